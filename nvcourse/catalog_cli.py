@@ -1,0 +1,84 @@
+"""``nvcourse systems`` and ``nvcourse links``: print the hardware catalog."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+
+from . import catalog
+
+
+def system_record(system: catalog.System) -> dict:
+    """One system as JSON-ready data: catalog fields, derived totals and the sources of each figure."""
+    record = {k: v for k, v in asdict(system).items() if k != "src"}
+    record["switch_links_per_gpu"] = list(system.switch_links_per_gpu)
+    record.update(
+        scaleup_GBps_dir=system.scaleup_GBps_dir,
+        scaleup_achievable_GBps_dir=round(system.scaleup_achievable_GBps_dir, 3),
+        nic_line_GBps_dir=system.nic.line_GBps_dir,
+        scaleout_GBps_dir_per_gpu=system.scaleout_GBps_dir_per_gpu,
+        sources={k: catalog.describe_source(v) for k, v in system.src.items()},
+    )
+    return record
+
+
+def link_record(link: catalog.Link) -> dict:
+    record = {k: v for k, v in asdict(link).items() if k != "src" and v is not None}
+    record.update(
+        achievable_GBps_dir=round(link.achievable_GBps_dir, 3),
+        half_bandwidth_bytes=round(link.alpha_s * link.beta_Bps),
+        sources={k: catalog.describe_source(v) for k, v in link.src.items()},
+    )
+    return record
+
+
+def _systems(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    items = list(catalog.systems().values())
+    if args.json:
+        print_json([system_record(s) for s in items])
+        return 0
+    header = f"{'id':<13} {'GPU':<10} {'GPUs/host':>9} {'NVLink dom.':>11} {'scale-up link':<14} {'links':>5} " \
+             f"{'GB/s/dir':>8} {'NVSwitch':>8} {'in-switch red.':>14} {'NICs/host':>9} {'NIC':<10}"
+    print(header)
+    print("-" * len(header))
+    for s in items:
+        print(
+            f"{s.id:<13} {s.gpu:<10} {s.gpus_per_host:>9} {s.gpus_per_domain:>11} {s.scale_up_link:<14} "
+            f"{s.links_per_gpu:>5} {s.scaleup_GBps_dir:>8.1f} {s.nvswitch_count:>8} "
+            f"{'yes' if s.in_switch_reduction else 'no':>14} {s.nics_per_host:>9} {s.nic_link:<10}"
+        )
+    print("\nGB/s/dir = line rate of one GPU's scale-up links, 10^9 bytes/s in one direction.")
+    print("Sources: nvcourse systems --json (every figure with its source).")
+    return 0
+
+
+def _links(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    items = list(catalog.links().values())
+    if args.json:
+        print_json([link_record(l) for l in items])
+        return 0
+    header = f"{'id':<10} {'kind':<10} {'line GB/s/dir':>13} {'efficiency':>10} {'achievable':>10} {'alpha µs':>8} {'n½':>10}"
+    print(header)
+    print("-" * len(header))
+    from .units import format_size
+
+    for l in items:
+        print(
+            f"{l.id:<10} {l.kind:<10} {l.line_GBps_dir:>13.2f} {l.efficiency:>10.3f} {l.achievable_GBps_dir:>10.2f} "
+            f"{l.alpha_us:>8.1f} {format_size(l.alpha_s * l.beta_Bps):>10}"
+        )
+    print("\nNVLink rows are ONE link; a GPU has several (nvcourse systems). n½ = α·β, the size reaching half of β.")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("systems", help="list the systems of the hardware catalog")
+    p.add_argument("--json", action="store_true", help="machine-readable output with every figure's source")
+    p.set_defaults(handler=_systems)
+    p = sub.add_parser("links", help="list link types with the alpha-beta parameters")
+    p.add_argument("--json", action="store_true", help="machine-readable output with every figure's source")
+    p.set_defaults(handler=_links)

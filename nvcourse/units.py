@@ -1,0 +1,168 @@
+"""Parse and format sizes and rates: the one place where units are decided.
+
+Conventions (the same as nccl-tests):
+
+* sizes are in **bytes**; ``GB`` = 10**9 bytes, ``GiB`` = 2**30 bytes;
+* rates are in **bytes per second**; ``GB/s`` = 10**9 B/s, ``Gb/s`` = 10**9 *bits*/s = 1.25e8 B/s;
+* a bare number is bytes (or bytes per second for a rate);
+* anything else is an error, never a guess: ``"12 parsecs"`` raises :class:`ValueError`.
+
+Case matters where it changes meaning: ``b`` is a bit, ``B`` is a byte, so ``Gb/s`` and ``GB/s`` differ
+by a factor of eight. For the same reason, lower-case ``gb`` is rejected rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Final
+
+__all__ = [
+    "SIZE_UNITS",
+    "RATE_UNITS",
+    "parse_size",
+    "parse_rate",
+    "parse_time",
+    "format_size",
+    "format_rate",
+    "format_time",
+    "gbps_to_GBps",
+    "GBps_to_gbps",
+]
+
+_DECIMAL = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
+
+#: Size units accepted by :func:`parse_size`, mapped to bytes.
+SIZE_UNITS: Final[dict[str, int]] = {
+    "B": 1,
+    **{f"{p}B": f for p, f in _DECIMAL.items() if p},
+    **{f"{p}B": f for p, f in _BINARY.items()},
+}
+
+#: Rate units accepted by :func:`parse_rate`, mapped to bytes per second.
+RATE_UNITS: Final[dict[str, float]] = {
+    **{f"{p}B/s": float(f) for p, f in _DECIMAL.items()},
+    **{f"{p}B/s": float(f) for p, f in _BINARY.items()},
+    **{f"{p}b/s": f / 8 for p, f in _DECIMAL.items()},
+    **{f"{p}bps": f / 8 for p, f in _DECIMAL.items() if p},
+    **{f"{p}Bps": float(f) for p, f in _DECIMAL.items() if p},
+}
+
+_TIME_UNITS: Final[dict[str, float]] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[^\s\d.+-][^\s]*)?\s*$")
+
+
+def _split(text: str | int | float, what: str) -> tuple[float, str]:
+    if isinstance(text, bool):
+        raise ValueError(f"{what} must be a number or a string such as '64MiB', got {text!r}")
+    if isinstance(text, (int, float)):
+        return float(text), ""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be a number or a string such as '64MiB', got {type(text).__name__}")
+    m = _QUANTITY.match(text)
+    if not m:
+        raise ValueError(f"{what}: cannot read {text!r}; expected a number followed by a unit, e.g. '64MiB'")
+    return float(m.group("num")), m.group("unit") or ""
+
+
+def _check_positive(value: float, original: object, what: str, allow_zero: bool) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{what} must be finite, got {original!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{what} must be {bound}, got {original!r}")
+
+
+def parse_size(text: str | int | float, *, what: str = "size", allow_zero: bool = False) -> int:
+    """Return a size in bytes.
+
+    Accepts ``4096``, ``"4096"``, ``"64MiB"``, ``"1GB"``, ``"1.5 GiB"``, ``"8B"``. Decimal prefixes
+    (k, M, G, T) are powers of ten, binary prefixes (Ki, Mi, Gi, Ti) powers of two. The result must
+    be a whole number of bytes.
+
+    Raises:
+        ValueError: unknown unit, a bit unit (``Gb``), a negative, zero or fractional byte count.
+    """
+    value, unit = _split(text, what)
+    unit = unit or "B"
+    if unit not in SIZE_UNITS:
+        hint = " (that is bits; sizes are in bytes: use 'B')" if unit.endswith("b") else ""
+        allowed = ", ".join(["(none)", *SIZE_UNITS])
+        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}{hint}; allowed units: {allowed}")
+    nbytes = value * SIZE_UNITS[unit]
+    _check_positive(nbytes, text, what, allow_zero)
+    rounded = round(nbytes)
+    if abs(nbytes - rounded) > 1e-6 * max(1.0, abs(nbytes)):
+        raise ValueError(f"{what} must be a whole number of bytes, got {text!r} = {nbytes} B")
+    return int(rounded)
+
+
+def parse_rate(text: str | int | float, *, what: str = "rate") -> float:
+    """Return a rate in **bytes per second**.
+
+    Accepts ``"900 GB/s"`` (9e11 B/s), ``"400Gb/s"`` (5e10 B/s: bits), ``"400Gbps"``, ``"25GBps"``
+    and a bare number of bytes per second.
+    """
+    value, unit = _split(text, what)
+    unit = unit or "B/s"
+    if unit not in RATE_UNITS:
+        allowed = ", ".join(["(none: B/s)", *RATE_UNITS])
+        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}; allowed units: {allowed}")
+    rate = value * RATE_UNITS[unit]
+    _check_positive(rate, text, what, allow_zero=False)
+    return rate
+
+
+def parse_time(text: str | int | float, *, what: str = "time") -> float:
+    """Return a duration in seconds from ``"2.5us"``, ``"10 ms"``, ``"1s"`` or a bare number of seconds."""
+    value, unit = _split(text, what)
+    unit = unit or "s"
+    if unit not in _TIME_UNITS:
+        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}; allowed units: {', '.join(_TIME_UNITS)}")
+    seconds = value * _TIME_UNITS[unit]
+    _check_positive(seconds, text, what, allow_zero=True)
+    return seconds
+
+
+def _format(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+    for factor, unit in steps:
+        if abs(value) >= factor:
+            scaled = value / factor
+            text = f"{scaled:.{digits}g}" if scaled < 10**digits else f"{scaled:.0f}"
+            return f"{text} {unit}"
+    factor, unit = steps[-1]
+    return f"{value / factor:.{digits}g} {unit}"
+
+
+def format_size(nbytes: float, *, binary: bool = True, digits: int = 3) -> str:
+    """Format a byte count, e.g. ``format_size(2**26) == '64 MiB'``, ``format_size(1e9, binary=False) == '1 GB'``."""
+    if binary:
+        steps = [(2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")]
+    else:
+        steps = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
+    return _format(float(nbytes), steps, digits)
+
+
+def format_rate(bytes_per_s: float, *, bits: bool = False, digits: int = 3) -> str:
+    """Format a rate given in B/s as GB/s-style decimal units (or Gb/s with ``bits=True``)."""
+    if bits:
+        return _format(bytes_per_s * 8, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")], digits)
+    return _format(bytes_per_s, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")], digits)
+
+
+def format_time(seconds: float, *, digits: int = 3) -> str:
+    """Format seconds as s, ms, µs or ns, e.g. ``format_time(2.5e-6) == '2.5 µs'``."""
+    return _format(seconds, [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")], digits)
+
+
+def gbps_to_GBps(gbit_per_s: float) -> float:
+    """Gigabits per second → gigabytes per second (divide by 8)."""
+    return gbit_per_s / 8.0
+
+
+def GBps_to_gbps(gbyte_per_s: float) -> float:
+    """Gigabytes per second → gigabits per second (multiply by 8)."""
+    return gbyte_per_s * 8.0

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Project commands. Needs only Python 3.11+; everything else is installed on first use.
+
+    python3 tasks.py lab        # install what is missing, open the course in JupyterLab
+    python3 tasks.py test       # install what is missing (Chromium too, as root), run the whole test suite
+    python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
+    python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
+    python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
+
+A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
+pyproject.toml has not changed since the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("NVCOURSE_VENV", ROOT / ".venv"))
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+
+
+def say(msg: str) -> None:
+    print(f"[tasks] {msg}", flush=True)
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def run(cmd: list[str | Path], **kw) -> int:
+    say(" ".join(str(c) for c in cmd))
+    return subprocess.call([str(c) for c in cmd], **kw)
+
+
+def ensure_env(extras: str = "") -> Path:
+    """Create .venv if needed and install nvcourse (editable) with the given extras."""
+    py = venv_python()
+    if not py.exists():
+        say(f"creating virtual environment in {VENV}")
+        venv.EnvBuilder(with_pip=True, upgrade_deps=False).create(VENV)
+    spec = f".[{extras}]" if extras else "."
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + spec.encode()).hexdigest()
+    marker = VENV / ".nvcourse-install"
+    if not marker.exists() or marker.read_text() != digest:
+        rc = run([py, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", spec], cwd=ROOT)
+        if rc != 0:
+            sys.exit(f"[tasks] pip install failed (exit {rc})")
+        marker.write_text(digest)
+    return py
+
+
+def find_chromium() -> str | None:
+    for path in (os.environ.get("NVCOURSE_CHROMIUM"), *CHROMIUM_CANDIDATES):
+        if path and Path(path).exists():
+            return path
+    return shutil.which("chromium")
+
+
+def ensure_chromium() -> str | None:
+    """Install Debian's Chromium when missing and we are root (the browser test needs it)."""
+    found = find_chromium()
+    if found or os.environ.get("NVCOURSE_NO_BROWSER"):
+        return found
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if is_root and shutil.which("apt-get"):
+        say("installing Chromium from Debian's packages for the browser test")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        if run(["apt-get", "update", "-q"], env=env) == 0:
+            run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], env=env)
+    else:
+        say("Chromium not found and cannot install it (needs root and apt-get); the browser test will skip")
+    return find_chromium()
+
+
+def cmd_lab(args: list[str]) -> int:
+    py = ensure_env()
+    return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
+
+
+def cmd_test(args: list[str]) -> int:
+    py = ensure_env("test")
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
+    chromium = ensure_chromium()
+    if chromium:
+        env["NVCOURSE_CHROMIUM"] = chromium
+    rc = run([py, "-m", "pytest", *args], cwd=ROOT, env=env)
+    return rc
+
+
+def cmd_execute(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "-m", "nvcourse.devtools.execute_notebooks", *args], cwd=ROOT)
+
+
+def cmd_exercises(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "-m", "nvcourse.devtools.make_exercises", *args], cwd=ROOT)
+
+
+def cmd_budget(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "benchmarks/binder_budget.py", *args], cwd=ROOT)
+
+
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises, "budget": cmd_budget}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
