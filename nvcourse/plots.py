@@ -1,0 +1,78 @@
+"""Shared plotting helpers: one look for every figure of the course.
+
+All axis labels are passed in by the caller as plain strings, so a translated edition only changes
+strings in code; no text is baked into image files.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from .units import format_rate, format_size, format_time
+
+__all__ = ["KIND_COLOURS", "new_figure", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
+
+#: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
+KIND_COLOURS = {
+    "pcie": "#E69F00",
+    "nvlink": "#009E73",
+    "infiniband": "#0072B2",
+    "ethernet": "#CC79A7",
+    "cpu": "#999999",
+}
+
+
+def colour_for_link(kind: str) -> str:
+    return KIND_COLOURS.get(kind, "#555555")
+
+
+def new_figure(width: float = 8.0, height: float = 4.2, ncols: int = 1) -> tuple[Figure, Axes | np.ndarray]:
+    """A figure sized for the notebook column, with light grid lines."""
+    fig, ax = plt.subplots(1, ncols, figsize=(width, height), layout="constrained")
+    for a in np.atleast_1d(ax):
+        a.grid(True, which="major", alpha=0.35)
+        a.grid(True, which="minor", alpha=0.12)
+    return fig, ax
+
+
+def _log_axis(ax: Axes, which: str, formatter) -> None:
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_locator(LogLocator(base=2 if formatter is _fmt_size else 10, numticks=12))
+    axis.set_major_formatter(FuncFormatter(formatter))
+
+
+def _fmt_size(x: float, _pos=None) -> str:
+    return format_size(x, digits=3).replace(" ", "\u2009")
+
+
+def _fmt_rate(x: float, _pos=None) -> str:
+    return format_rate(x, digits=3)
+
+
+def _fmt_time(x: float, _pos=None) -> str:
+    return format_time(x, digits=3)
+
+
+def bytes_axis(ax: Axes, which: str = "x", label: str = "message size") -> None:
+    """Log axis in bytes with binary labels (1 KiB, 1 MiB, ...), ticks every 4x."""
+    _log_axis(ax, which, _fmt_size)
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_locator(LogLocator(base=4, numticks=20))
+    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)
+
+
+def rate_axis(ax: Axes, which: str = "y", label: str = "bandwidth (per direction)") -> None:
+    """Log axis in bytes/second with decimal labels (GB/s = 10^9 B/s, as nccl-tests)."""
+    _log_axis(ax, which, _fmt_rate)
+    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)
+
+
+def time_axis(ax: Axes, which: str = "y", label: str = "time") -> None:
+    """Log axis in seconds with µs/ms labels."""
+    _log_axis(ax, which, _fmt_time)
+    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)

@@ -1,0 +1,67 @@
+"""Command line: contract fields, exit status 2 and no traceback on bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nvcourse import catalog
+from nvcourse.cli import main
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "nvcourse", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_systems_json_lists_every_system_with_sources(capsys):
+    assert main(["systems", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["id"] for d in data] == list(catalog.systems())
+    h100 = next(d for d in data if d["id"] == "dgx-h100")
+    assert h100["gpus_per_domain"] == 8 and h100["links_per_gpu"] == 18 and h100["nvswitch_count"] == 4
+    assert h100["in_switch_reduction"] is True and h100["nics_per_host"] == 8
+    assert h100["scaleup_GBps_dir"] == 450.0
+    assert all(h100["sources"][k] for k in ("links_per_gpu", "nics_per_host"))
+
+
+def test_systems_table(capsys):
+    assert main(["systems"]) == 0
+    out = capsys.readouterr().out
+    for sid in catalog.systems():
+        assert sid in out
+
+
+def test_links_json(capsys):
+    assert main(["links", "--json"]) == 0
+    data = {d["id"]: d for d in json.loads(capsys.readouterr().out)}
+    assert data["ib-ndr"]["line_Gbps_dir"] == 400 and data["ib-ndr"]["line_GBps_dir"] == 50
+
+
+def test_doctor_json(capsys):
+    rc = main(["doctor", "--json"])
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    assert rc == 0
+    assert checks["python"]["status"] == "OK" and checks["numpy"]["status"] == "OK"
+    assert "shared memory" in checks
+
+
+@pytest.mark.parametrize("args", [["systems", "--bogus"], ["nosuchcommand"], []])
+def test_usage_errors_exit_2_without_traceback(args):
+    r = run(*args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert "usage:" in r.stderr
+
+
+def test_value_error_becomes_exit_2(monkeypatch, capsys):
+    import nvcourse.catalog_cli as cc
+
+    def boom(_args):
+        raise ValueError("unknown system 'x'; allowed: a, b")
+
+    monkeypatch.setattr(cc, "_systems", boom)
+    with pytest.raises(SystemExit) as info:
+        main(["systems"])
+    assert info.value.code == 2
+    assert "nvcourse: error: unknown system 'x'; allowed: a, b" in capsys.readouterr().err
