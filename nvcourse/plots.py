@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
@@ -58,11 +58,27 @@ def _fmt_time(x: float, _pos=None) -> str:
     return format_time(x, digits=3)
 
 
-def bytes_axis(ax: Axes, which: str = "x", label: str = "message size") -> None:
-    """Log axis in bytes with binary labels (1 KiB, 1 MiB, ...), ticks every 4x."""
+class _PowerOfTwoLocator(Locator):
+    """Ticks at powers of two, spaced so that at most ``max_ticks`` labels fit."""
+
+    def __init__(self, max_ticks: int = 9) -> None:
+        self.max_ticks = max_ticks
+
+    def __call__(self):
+        lo, hi = sorted(self.axis.get_view_interval())
+        lo_e, hi_e = int(np.floor(np.log2(max(lo, 1e-3)))), int(np.ceil(np.log2(max(hi, 1e-3))))
+        span = max(hi_e - lo_e, 1)
+        step = next(s for s in (1, 2, 5, 10, 20, 30, 40) if span / s <= self.max_ticks)
+        start = int(np.ceil(lo_e / step) * step)
+        return [2.0**e for e in range(start, hi_e + 1, step)]
+
+
+def bytes_axis(ax: Axes, which: str = "x", label: str = "message size", max_ticks: int = 9) -> None:
+    """Log axis in bytes with binary labels (1 KiB, 1 MiB, ...) at readable powers of two."""
     _log_axis(ax, which, _fmt_size)
     axis = ax.xaxis if which == "x" else ax.yaxis
-    axis.set_major_locator(LogLocator(base=4, numticks=20))
+    axis.set_major_locator(_PowerOfTwoLocator(max_ticks))
+    axis.set_minor_locator(NullLocator())
     (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)
 
 

@@ -1,0 +1,226 @@
+"""Figures, tables and dashboards for chapter 02 (PCIe vs NVLink and the alpha-beta model).
+
+The model itself is :mod:`nvcourse.linkmodel`; the figures come from :mod:`nvcourse.catalog` and the
+published measurements in ``data/link_measurements.toml``.
+"""
+
+from __future__ import annotations
+
+import html
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import catalog, linkmodel
+from .plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
+from .units import format_rate, format_size, format_time
+from .widgets import Dashboard, log_slider, size_slider
+
+__all__ = [
+    "LinkMeasurement",
+    "link_measurements",
+    "link_table_html",
+    "spec_vs_measured_html",
+    "plot_effective_bandwidth",
+    "plot_spec_vs_measured",
+    "alpha_beta_dashboard",
+    "link_chooser_dashboard",
+    "PER_GPU_CHOICES",
+]
+
+SIZES = np.logspace(0, np.log10(16 * 2**30), 400)  # 1 B .. 16 GiB
+
+#: (label, link id, links used together) for "one GPU's worth" of each interconnect.
+PER_GPU_CHOICES: dict[str, tuple[str, int]] = {
+    "PCIe Gen4 x16": ("pcie4", 1),
+    "PCIe Gen5 x16": ("pcie5", 1),
+    "V100: 6 x NVLink 2": ("nvlink2", 6),
+    "A100: 12 x NVLink 3": ("nvlink3", 12),
+    "H100: 18 x NVLink 4": ("nvlink4", 18),
+    "B200: 18 x NVLink 5": ("nvlink5", 18),
+    "InfiniBand HDR (1 NIC)": ("ib-hdr", 1),
+    "InfiniBand NDR (1 NIC)": ("ib-ndr", 1),
+    "RoCE 400 GbE (1 NIC)": ("roce-400g", 1),
+}
+
+
+@dataclass(frozen=True)
+class LinkMeasurement:
+    """A published measurement of ``links`` catalog links used together, GB/s in one direction."""
+
+    id: str
+    link: str
+    links: int
+    measured_GBps_dir: float
+    what: str
+    source: str
+
+    @property
+    def line_GBps_dir(self) -> float:
+        return catalog.get_link(self.link).line_GBps_dir * self.links
+
+    @property
+    def model_GBps_dir(self) -> float:
+        return catalog.get_link(self.link).achievable_GBps_dir * self.links
+
+
+@cache
+def link_measurements() -> tuple[LinkMeasurement, ...]:
+    text = resources.files("nvcourse").joinpath("data/link_measurements.toml").read_text(encoding="utf-8")
+    return tuple(LinkMeasurement(**m) for m in tomllib.loads(text)["measurement"])
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="nvcourse-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:
+    """The catalog's links as an HTML table: line rate both ways, efficiency, α and n½."""
+    rows = []
+    for link in catalog.links().values():
+        if link.kind not in kinds:
+            continue
+        bidir = link.line_GBps_bidir if link.line_GBps_bidir is not None else 2 * link.line_GBps_dir
+        rows.append(
+            [
+                html.escape(link.name),
+                f"{link.line_GBps_dir:g}",
+                f"{bidir:g}",
+                f"{link.efficiency:.3f}",
+                f"{link.achievable_GBps_dir:.1f}",
+                f"{link.alpha_us:g}",
+                format_size(link.alpha_s * link.beta_Bps),
+            ]
+        )
+    headers = ["link", "line GB/s per direction", "line GB/s both directions", "efficiency",
+               "achievable GB/s per direction", "α (µs)", "n½ = αβ"]
+    return _table(headers, rows)
+
+
+def spec_vs_measured_html() -> str:
+    """Datasheet line rate vs the model vs published measurements, with links to the sources."""
+    rows = []
+    for m in link_measurements():
+        rows.append(
+            [
+                html.escape(m.what),
+                f"{m.line_GBps_dir:g}",
+                f"{m.model_GBps_dir:.1f}",
+                f"<b>{m.measured_GBps_dir:g}</b>",
+                f"{100 * m.measured_GBps_dir / m.line_GBps_dir:.0f} %",
+                f'<a href="{html.escape(m.source)}" target="_blank">source</a>',
+            ]
+        )
+    headers = ["measurement", "line rate GB/s/dir", "model GB/s/dir", "measured GB/s/dir", "measured / line", ""]
+    return _table(headers, rows)
+
+
+def plot_effective_bandwidth(choices: list[str], *, line_rate: bool = False, mark_half: bool = True) -> Figure:
+    """Effective bandwidth vs message size (log-log) for entries of :data:`PER_GPU_CHOICES`."""
+    if not choices:
+        raise ValueError(f"choose at least one link; allowed: {', '.join(PER_GPU_CHOICES)}")
+    fig, ax = new_figure(8.5, 4.4)
+    for label in choices:
+        if label not in PER_GPU_CHOICES:
+            raise ValueError(f"unknown link choice {label!r}; allowed: {', '.join(PER_GPU_CHOICES)}")
+        link_id, count = PER_GPU_CHOICES[label]
+        p = linkmodel.link_params(link_id, links=count)
+        link = catalog.get_link(link_id)
+        colour = colour_for_link(link.kind)
+        style = {"pcie": "-", "nvlink": "-", "infiniband": "--", "ethernet": "-."}[link.kind]
+        # older generations lighter, so the family reads as one colour from faint to strong
+        shade = 0.35 + 0.65 * link.generation / max(l.generation for l in catalog.links().values() if l.kind == link.kind)
+        ax.plot(SIZES, p.bandwidth(SIZES), style, color=colour, lw=2, label=label, alpha=shade)
+        if line_rate:
+            peak = linkmodel.link_params(link_id, links=count, use_efficiency=False).beta_Bps
+            ax.axhline(peak, color=colour, lw=0.8, ls=":")
+        if mark_half:
+            n_half = p.half_bandwidth_bytes
+            ax.plot([n_half], [p.beta_Bps / 2], "o", color=colour, ms=5)
+    bytes_axis(ax)
+    rate_axis(ax, label="effective bandwidth, one direction")
+    ax.set_ylim(1e6, 2e12)
+    ax.set_title("Effective bandwidth n / (α + n/β); dots mark n½ = αβ")
+    ax.legend(fontsize=8, loc="upper left", ncols=2)
+    return fig
+
+
+def plot_spec_vs_measured() -> Figure:
+    """Horizontal bars: line rate, model and measurement for each published measurement."""
+    ms = link_measurements()
+    fig, ax = new_figure(8.5, 0.5 * len(ms) + 1.2)
+    y = np.arange(len(ms))
+    ax.barh(y + 0.27, [m.line_GBps_dir for m in ms], 0.27, color="#cccccc", label="line rate (datasheet)")
+    ax.barh(y, [m.model_GBps_dir for m in ms], 0.27, color="#56B4E9", label="model: line x efficiency")
+    ax.barh(y - 0.27, [m.measured_GBps_dir for m in ms], 0.27, color="#D55E00", label="published measurement")
+    ax.set_yticks(y, [m.id for m in ms], fontsize=8)
+    ax.set_xlabel("GB/s, one direction")
+    ax.invert_yaxis()
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def _alpha_beta_render(alpha_us: float, beta_GBps: float, size: int) -> tuple[Figure, str]:
+    p = linkmodel.LinkParams(alpha_s=alpha_us * 1e-6, beta_Bps=beta_GBps * 1e9)
+    fig, (ax_t, ax_b) = new_figure(9.5, 3.8, ncols=2)
+    t = p.time(SIZES)
+    ax_t.plot(SIZES, t, color="#0072B2", lw=2, label="t(n) = α + n/β")
+    ax_t.plot(SIZES, np.full_like(SIZES, p.alpha_s), ":", color="#999999", label="α alone")
+    ax_t.plot(SIZES, SIZES / p.beta_Bps, "--", color="#999999", label="n/β alone")
+    ax_t.plot([size], [p.time(size)], "o", color="#D55E00")
+    bytes_axis(ax_t)
+    time_axis(ax_t, label="transfer time")
+    ax_t.set_ylim(1e-8, 10)
+    ax_t.legend(fontsize=8)
+    ax_b.plot(SIZES, p.bandwidth(SIZES), color="#009E73", lw=2)
+    ax_b.axhline(p.beta_Bps, ls=":", color="#999999")
+    ax_b.axvline(p.half_bandwidth_bytes, ls="--", color="#999999")
+    ax_b.plot([size], [p.bandwidth(size)], "o", color="#D55E00")
+    bytes_axis(ax_b)
+    rate_axis(ax_b, label="effective bandwidth")
+    ax_b.set_ylim(1e5, 2e12)
+    n_half = p.half_bandwidth_bytes
+    regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
+    text = (
+        f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
+        f"<b>{format_rate(p.bandwidth(size))}</b> = {100 * p.bandwidth(size) / p.beta_Bps:.0f} % of β. "
+        f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
+    )
+    return fig, text
+
+
+def alpha_beta_dashboard() -> Dashboard:
+    """Sliders for α (µs), β (GB/s) and the message size; plots t(n) and the effective bandwidth."""
+    return Dashboard(
+        {
+            "alpha_us": log_slider("α latency (µs)", minimum=0.1, maximum=100.0, value=3.4),
+            "beta_GBps": log_slider("β bandwidth (GB/s)", minimum=1.0, maximum=2000.0, value=370.8),
+            "size": size_slider("message size", min_exp=0, max_exp=34, value_exp=20),
+        },
+        _alpha_beta_render,
+    )
+
+
+def _chooser_render(links: tuple[str, ...], show_line_rate: bool) -> Figure:
+    return plot_effective_bandwidth(list(links), line_rate=show_line_rate)
+
+
+def link_chooser_dashboard() -> Dashboard:
+    """Pick interconnects (one GPU's worth of links) and compare their effective-bandwidth curves."""
+    chooser = widgets.SelectMultiple(
+        options=list(PER_GPU_CHOICES),
+        value=("PCIe Gen4 x16", "PCIe Gen5 x16", "H100: 18 x NVLink 4", "InfiniBand NDR (1 NIC)"),
+        rows=9,
+        description="links",
+    )
+    return Dashboard(
+        {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},
+        _chooser_render,
+    )
