@@ -1,0 +1,534 @@
+"""Metrics of an interconnect graph: bisection, hops, link loads, all-to-all throughput, NCCL-style rings.
+
+Every bandwidth here is in GB/s (10^9 B/s) **per direction**: a full-duplex bundle with ``GBps_dir = 50``
+carries 50 GB/s one way *and* 50 GB/s the other way at the same time. NVIDIA's headline "bisection"
+figures (DGX A100 2.4 TB/s, DGX H100 3.6 TB/s) add both directions: divide them by two to compare.
+
+The graphs are those of :func:`nvcourse.topology.build_system_graph` or of the ``nvidia-smi topo -m`` reader:
+undirected, one edge per bundle of links, capacity = ``GBps_dir``; edges marked ``unbounded`` have infinite
+capacity. A switch chip is a node: it forwards anything (a non-blocking crossbar), so only its links limit.
+
+Routing model (for link loads and throughput): a flow between two GPUs follows the paths with the fewest
+links, split among them in proportion to each path's bottleneck bandwidth. On an NVSwitch system this is
+what the hardware does (a GPU sprays over all its links, so a chip with 5 links gets 5/18 of the traffic);
+on the DGX-1 it stands for software relaying through an intermediate GPU (pairs without NVLink).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from .builders import gpu_nodes, natural_key
+
+__all__ = [
+    "PATTERNS",
+    "Bisection",
+    "RingPlan",
+    "capacity",
+    "cut_capacity",
+    "bisection_bandwidth",
+    "hop_counts",
+    "hop_stats",
+    "traffic",
+    "link_loads",
+    "pattern_throughput",
+    "alltoall_throughput",
+    "busiest_links",
+    "nccl_rings",
+    "summary",
+]
+
+PATTERNS = ("ring", "all-to-all", "one-to-all")
+
+
+def capacity(G: nx.Graph, u: str, v: str) -> float:
+    """Capacity of the bundle u-v in GB/s per direction (``inf`` when unbounded).
+
+    Raises ValueError when the edge has no known bandwidth (e.g. a parsed ``NV12`` without a link generation).
+    """
+    data = G.edges[u, v]
+    if data.get("unbounded"):
+        return math.inf
+    bw = data.get("GBps_dir")
+    if bw is None:
+        raise ValueError(
+            f"link {u}-{v} ({data.get('link') or 'unknown type'}, x{data.get('count', 1)}) has no known bandwidth; "
+            "give the link generation (e.g. nvlink='nvlink4', pcie='pcie5')"
+        )
+    return float(bw)
+
+
+# --------------------------------------------------------------------------------------------- bisection
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """Minimum bisection: the smallest cut capacity over all balanced splits of the GPUs.
+
+    Attributes:
+        GBps_dir: cut capacity in GB/s per direction (from side A to side B; equal the other way).
+        side_a, side_b: one partition achieving it.
+        method: ``'max-flow'`` (every split enumerated, min-cut by max-flow with switches free to sit on
+            either side) or ``'uniform-crossbar'`` (exact closed form, see :func:`bisection_bandwidth`).
+        splits: number of balanced splits examined (``None`` for the closed form).
+    """
+
+    GBps_dir: float
+    side_a: tuple[str, ...]
+    side_b: tuple[str, ...]
+    method: str
+    splits: int | None = None
+
+    @property
+    def GBps_bidir(self) -> float:
+        """Both directions added: the convention of NVIDIA's headline bisection figures."""
+        return 2 * self.GBps_dir
+
+
+def _flow_network(G: nx.Graph) -> nx.DiGraph:
+    D = nx.DiGraph()
+    D.add_nodes_from(G.nodes)
+    for u, v in G.edges:
+        c = capacity(G, u, v)
+        if math.isinf(c):
+            D.add_edge(u, v)  # networkx: no 'capacity' attribute = infinite capacity
+            D.add_edge(v, u)
+        else:
+            D.add_edge(u, v, capacity=c)
+            D.add_edge(v, u, capacity=c)
+    return D
+
+
+def cut_capacity(G: nx.Graph, side_a: Iterable[str], side_b: Iterable[str]) -> float:
+    """Minimum capacity (GB/s per direction) of a cut separating GPU set A from GPU set B.
+
+    All other nodes (switches, CPUs, NICs) may fall on either side: this is the max-flow from A to B.
+    """
+    D = _flow_network(G)
+    return _cut_in(D, list(side_a), list(side_b))
+
+
+def _cut_in(D: nx.DiGraph, side_a: list[str], side_b: list[str]) -> float:
+    s, t = ("__source__",), ("__sink__",)
+    H = D.copy()
+    for a in side_a:
+        H.add_edge(s, a)
+    for b in side_b:
+        H.add_edge(b, t)
+    try:
+        return float(nx.maximum_flow_value(H, s, t))
+    except nx.NetworkXUnbounded:
+        return math.inf
+
+
+def _uniform_crossbar(G: nx.Graph, gpus: list[str]) -> float | None:
+    """Closed-form bisection when every non-GPU node is a switch wired to every GPU with equal capacity.
+
+    Then no GPU-GPU edge exists and a switch's cut contribution is min(capacity to side A, to side B) = (n/2) c_s
+    whichever side it is put on and whatever the split, so every balanced split has the same cut.
+    """
+    n = len(gpus)
+    gset = set(gpus)
+    total = 0.0
+    for node, kind in G.nodes(data="kind"):
+        if node in gset:
+            if any(nb in gset for nb in G.neighbors(node)):
+                return None
+            continue
+        if set(G.neighbors(node)) != gset:
+            return None
+        caps = {capacity(G, node, g) for g in gpus}
+        if len(caps) != 1:
+            return None
+        total += (n // 2) * caps.pop()
+    return total
+
+
+def bisection_bandwidth(G: nx.Graph, *, max_enumerate: int = 16) -> Bisection:
+    """Minimum bisection bandwidth of the GPUs of ``G``, GB/s **per direction**.
+
+    Exact in both methods:
+
+    * up to ``max_enumerate`` GPUs, every balanced split is enumerated (8 GPUs: C(8,4)/2 = 35 splits) and its
+      min-cut found by max-flow, switches and CPUs free to go on either side;
+    * larger graphs must be uniform crossbars (every GPU wired to every switch, the same count per switch,
+      no GPU-GPU links, like the NVL72): then each switch contributes (n/2) x its per-GPU bandwidth for
+      *every* balanced split. Other large graphs raise ValueError.
+    """
+    gpus = gpu_nodes(G)
+    n = len(gpus)
+    if n < 2:
+        raise ValueError(f"bisection needs at least 2 GPUs, the graph has {n}")
+    if n <= max_enumerate:
+        D = _flow_network(G)
+        first, rest = gpus[0], gpus[1:]
+        best: tuple[float, tuple[str, ...], tuple[str, ...]] | None = None
+        splits = 0
+        for combo in itertools.combinations(rest, n // 2 - 1):
+            a = (first, *combo)
+            b = tuple(g for g in gpus if g not in a)
+            splits += 1
+            value = _cut_in(D, list(a), list(b))
+            if best is None or value < best[0] - 1e-9:
+                best = (value, a, b)
+        assert best is not None
+        return Bisection(best[0], best[1], best[2], "max-flow", splits)
+    value = _uniform_crossbar(G, gpus)
+    if value is None:
+        raise ValueError(
+            f"{n} GPUs is too many to enumerate the splits and the graph is not a uniform crossbar; "
+            f"raise max_enumerate (slow) or simplify the graph"
+        )
+    half = n // 2
+    return Bisection(value, tuple(gpus[:half]), tuple(gpus[half:]), "uniform-crossbar", None)
+
+
+# --------------------------------------------------------------------------------------------- hops
+
+
+def hop_counts(G: nx.Graph) -> dict[tuple[str, str], int]:
+    """Links traversed on the shortest route between every ordered pair of distinct GPUs.
+
+    A GPU-switch-GPU route is 2 hops; a direct NVLink is 1. Unreachable pairs are left out.
+    """
+    gpus = gpu_nodes(G)
+    gset = set(gpus)
+    out: dict[tuple[str, str], int] = {}
+    for a in gpus:
+        lengths = nx.single_source_shortest_path_length(G, a)
+        for b, d in lengths.items():
+            if b in gset and b != a:
+                out[(a, b)] = d
+    return out
+
+
+def hop_stats(G: nx.Graph) -> dict[str, float]:
+    """``{'min', 'max', 'mean'}`` of :func:`hop_counts` over ordered GPU pairs, and ``'unreachable'`` pairs."""
+    hops = hop_counts(G)
+    n = len(gpu_nodes(G))
+    values = list(hops.values())
+    if not values:
+        return {"min": math.nan, "max": math.nan, "mean": math.nan, "unreachable": n * (n - 1)}
+    return {
+        "min": min(values),
+        "max": max(values),
+        "mean": sum(values) / len(values),
+        "unreachable": n * (n - 1) - len(values),
+    }
+
+
+# --------------------------------------------------------------------------------------------- traffic
+
+
+def traffic(G: nx.Graph, pattern: str, *, order: Sequence[str] | None = None, root: str | None = None
+            ) -> dict[tuple[str, str], float]:
+    """Demand matrix for one unit (1 GB/s) of traffic injected by each sending GPU.
+
+    * ``'ring'``: GPU ``order[i]`` sends 1 to ``order[i+1]`` (wrapping). Default order: the first ring of
+      :func:`nccl_rings` when the GPUs have NVLink, else GPU0, GPU1, ...
+    * ``'all-to-all'``: every GPU sends 1/(n-1) to each other GPU (1 in total).
+    * ``'one-to-all'``: ``root`` (default the first GPU) sends 1/(n-1) to each other GPU (1 in total).
+    """
+    gpus = gpu_nodes(G)
+    n = len(gpus)
+    if n < 2:
+        raise ValueError(f"traffic needs at least 2 GPUs, the graph has {n}")
+    if pattern == "ring":
+        if order is None:
+            order = _default_ring_order(G)
+        order = list(order)
+        if sorted(order, key=natural_key) != gpus:
+            raise ValueError(f"ring order must list every GPU once: {gpus}")
+        return {(order[i], order[(i + 1) % n]): 1.0 for i in range(n)}
+    if pattern == "all-to-all":
+        return {(a, b): 1.0 / (n - 1) for a in gpus for b in gpus if a != b}
+    if pattern == "one-to-all":
+        root = gpus[0] if root is None else root
+        if root not in gpus:
+            raise ValueError(f"root {root!r} is not a GPU; GPUs: {', '.join(gpus)}")
+        return {(root, b): 1.0 / (n - 1) for b in gpus if b != root}
+    raise ValueError(f"unknown traffic pattern {pattern!r}; allowed: {', '.join(PATTERNS)}")
+
+
+def _default_ring_order(G: nx.Graph) -> list[str]:
+    try:
+        plan = nccl_rings(G)
+    except ValueError:
+        return gpu_nodes(G)
+    return list(plan.rings[0]) if plan.rings else gpu_nodes(G)
+
+
+def _shortest_paths_from(G: nx.Graph, src: str) -> dict[str, list[str]]:
+    """BFS predecessor lists (all shortest paths) from src."""
+    dist = {src: 0}
+    preds: dict[str, list[str]] = {src: []}
+    queue = deque([src])
+    while queue:
+        u = queue.popleft()
+        for v in G.neighbors(u):
+            if v not in dist:
+                dist[v] = dist[u] + 1
+                preds[v] = [u]
+                queue.append(v)
+            elif dist[v] == dist[u] + 1:
+                preds[v].append(u)
+    return preds
+
+
+def _paths(preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
+    if dst == src:
+        return [[src]]
+    out = []
+    for p in preds.get(dst, []):
+        for head in _paths(preds, src, p):
+            out.append(head + [dst])
+    return out
+
+
+def link_loads(G: nx.Graph, demands: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+    """Load on every *directed* bundle (u, v), in the demands' units (GB/s per direction).
+
+    Each demand follows its fewest-link paths, split in proportion to each path's bottleneck capacity
+    (equal split when all are unbounded). Raises ValueError if a destination is unreachable.
+    """
+    loads: dict[tuple[str, str], float] = defaultdict(float)
+    by_src: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for (a, b), amount in demands.items():
+        if a != b and amount:
+            by_src[a].append((b, amount))
+    for src, items in by_src.items():
+        preds = _shortest_paths_from(G, src)
+        for dst, amount in items:
+            if dst not in preds:
+                raise ValueError(f"no route from {src} to {dst}")
+            paths = _paths(preds, src, dst)
+            weights = [min(capacity(G, p[i], p[i + 1]) for i in range(len(p) - 1)) for p in paths]
+            if all(math.isinf(w) for w in weights):
+                weights = [1.0] * len(paths)
+            else:
+                weights = [w if not math.isinf(w) else max(x for x in weights if not math.isinf(x)) for w in weights]
+            total = sum(weights)
+            for p, w in zip(paths, weights):
+                share = amount * w / total
+                for i in range(len(p) - 1):
+                    loads[(p[i], p[i + 1])] += share
+    return dict(loads)
+
+
+def _scale(G: nx.Graph, loads: dict[tuple[str, str], float]) -> float:
+    """Largest factor by which the loads can grow before some bundle is full."""
+    scale = math.inf
+    for (u, v), load in loads.items():
+        if load > 0:
+            scale = min(scale, capacity(G, u, v) / load)
+    return scale
+
+
+def pattern_throughput(G: nx.Graph, pattern: str, **kwargs) -> float:
+    """Largest rate each sending GPU can inject (GB/s per direction) for a traffic pattern.
+
+    For ``'ring'`` that is the rate to the ring neighbour; for ``'all-to-all'`` the total a GPU sends (spread
+    evenly over the others); for ``'one-to-all'`` the root's total. Uses :func:`link_loads`' routing.
+    """
+    return _scale(G, link_loads(G, traffic(G, pattern, **kwargs)))
+
+
+def alltoall_throughput(G: nx.Graph) -> float:
+    """All-to-all throughput per GPU under uniform traffic, GB/s per direction (total sent by one GPU)."""
+    return pattern_throughput(G, "all-to-all")
+
+
+def busiest_links(G: nx.Graph, pattern: str, top: int | None = 5, **kwargs) -> list[dict]:
+    """The most utilised bundles when every GPU injects at :func:`pattern_throughput`.
+
+    Returns dicts ``{'a', 'b', 'load_GBps_dir', 'capacity_GBps_dir', 'utilisation'}`` for the busier direction
+    of each undirected bundle, sorted by utilisation (1.0 = full), then by load. ``top=None`` returns all.
+    """
+    loads = link_loads(G, traffic(G, pattern, **kwargs))
+    rate = _scale(G, loads)
+    merged: dict[frozenset, tuple[str, str, float]] = {}
+    for (u, v), load in loads.items():
+        key = frozenset((u, v))
+        if key not in merged or load > merged[key][2]:
+            merged[key] = (u, v, load)
+    rows = []
+    for u, v, load in merged.values():
+        cap = capacity(G, u, v)
+        real = load * rate if math.isfinite(rate) else load
+        rows.append({
+            "a": u, "b": v,
+            "load_GBps_dir": real,
+            "capacity_GBps_dir": cap,
+            "utilisation": (real / cap) if math.isfinite(cap) else 0.0,
+        })
+    rows.sort(key=lambda r: (-r["utilisation"], -r["load_GBps_dir"], natural_key(r["a"]), natural_key(r["b"])))
+    return rows if top is None else rows[:top]
+
+
+# --------------------------------------------------------------------------------------------- rings
+
+
+@dataclass(frozen=True)
+class RingPlan:
+    """NCCL-style rings over NVLink.
+
+    A ring is directed (data flows one way round it) and uses one link out of and one link into every GPU;
+    a full-duplex link can carry one ring in each direction. So a GPU with L links supports at most L rings.
+
+    Attributes:
+        n_rings: number of directed rings.
+        ring_GBps_dir: bandwidth of one ring, GB/s per direction (one link's line rate).
+        total_GBps_dir: n_rings x ring_GBps_dir: what a ring all-reduce can use per GPU (its busbw ceiling
+            at line rate; NCCL reaches about link.efficiency of it).
+        rings: GPU orders (one per undirected cycle; each is used in both directions when ``bidirectional``).
+        method: ``'switch'``, ``'hamiltonian'`` or ``'pcie'``.
+    """
+
+    n_rings: int
+    ring_GBps_dir: float
+    rings: tuple[tuple[str, ...], ...]
+    method: str
+    notes: str = ""
+    bidirectional: bool = True
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def total_GBps_dir(self) -> float:
+        return self.n_rings * self.ring_GBps_dir
+
+
+def _is_nvlink_edge(G: nx.Graph, u: str, v: str) -> bool:
+    link = G.edges[u, v].get("link") or ""
+    return link.startswith("nvlink") or G.edges[u, v].get("kind") == "nvlink"
+
+
+def nccl_rings(G: nx.Graph) -> RingPlan:
+    """Rings in the spirit of NCCL's ring search, and their bandwidth (GB/s per direction).
+
+    * NVSwitch fabric (every GPU wired to every switch): a switch with k links to each GPU carries k rings,
+      each ring through one link per GPU; rings = sum over switches = links per GPU.
+    * Direct NVLink (DGX-1): the largest set of link-disjoint Hamiltonian cycles (a pair with 2 NVLinks can be
+      used by two cycles), each used in both directions: 2 directed rings per cycle.
+    * No NVLink between GPUs (PCIe): one ring GPU0 -> GPU1 -> ... at the throughput of that ring pattern.
+    """
+    gpus = gpu_nodes(G)
+    n = len(gpus)
+    if n < 2:
+        raise ValueError(f"rings need at least 2 GPUs, the graph has {n}")
+    gset = set(gpus)
+    switches = [x for x, k in G.nodes(data="kind") if k == "nvswitch"]
+    direct = [(u, v) for u, v in G.edges if u in gset and v in gset and _is_nvlink_edge(G, u, v)]
+    if switches and not direct:
+        rings_total = 0
+        per_link = math.inf
+        for s in switches:
+            if not gset <= set(G.neighbors(s)):
+                raise ValueError(f"switch {s} does not reach every GPU; ring count undefined for this model")
+            counts = [G.edges[s, g].get("count", 1) for g in gpus]
+            rings_total += min(counts)
+            for g in gpus:
+                per_link = min(per_link, capacity(G, s, g) / G.edges[s, g].get("count", 1))
+        return RingPlan(rings_total, per_link, (tuple(gpus),), "switch",
+                        notes=f"{rings_total} rings, one link per GPU each, through {len(switches)} switch chip(s)",
+                        bidirectional=False)
+    if direct:
+        return _hamiltonian_rings(G, gpus)
+    rate = pattern_throughput(G, "ring", order=gpus)
+    return RingPlan(1, rate, (tuple(gpus),), "pcie", notes="no NVLink: one ring over the PCIe tree",
+                    bidirectional=False)
+
+
+def _hamiltonian_rings(G: nx.Graph, gpus: list[str]) -> RingPlan:
+    n = len(gpus)
+    if n > 12:
+        raise ValueError(f"Hamiltonian ring search is limited to 12 GPUs, the graph has {n}")
+    gset = set(gpus)
+    count = {}
+    per_link = math.inf
+    for u, v in G.edges:
+        if u in gset and v in gset and _is_nvlink_edge(G, u, v):
+            c = G.edges[u, v].get("count", 1)
+            count[frozenset((u, v))] = c
+            per_link = min(per_link, capacity(G, u, v) / c)
+    adj = {g: sorted((h for h in gpus if frozenset((g, h)) in count), key=natural_key) for g in gpus}
+    cycles: list[tuple[str, ...]] = []
+
+    def extend(path: list[str], seen: set[str]) -> None:
+        if len(path) == n:
+            if path[0] in adj[path[-1]] and path[1] < path[-1]:  # each undirected cycle once
+                cycles.append(tuple(path))
+            return
+        for nb in adj[path[-1]]:
+            if nb not in seen:
+                seen.add(nb)
+                path.append(nb)
+                extend(path, seen)
+                path.pop()
+                seen.remove(nb)
+
+    extend([gpus[0]], {gpus[0]})
+    if n == 2:
+        cycles = [tuple(gpus)]
+
+    def edges_of(cycle: tuple[str, ...]) -> list[frozenset]:
+        if n == 2:
+            return [frozenset(cycle), frozenset(cycle)]
+        return [frozenset((cycle[i], cycle[(i + 1) % n])) for i in range(n)]
+
+    best: list[tuple[str, ...]] = []
+    bound = min(sum(count.get(frozenset((g, h)), 0) for h in gpus) for g in gpus) // 2
+
+    def pack(start: int, chosen: list[tuple[str, ...]], left: dict) -> None:
+        nonlocal best
+        if len(chosen) > len(best):
+            best = list(chosen)
+        if len(best) >= bound:
+            return
+        for i in range(start, len(cycles)):
+            es = edges_of(cycles[i])
+            need = defaultdict(int)
+            for e in es:
+                need[e] += 1
+            if all(left.get(e, 0) >= k for e, k in need.items()):
+                for e, k in need.items():
+                    left[e] -= k
+                chosen.append(cycles[i])
+                pack(i, chosen, left)
+                chosen.pop()
+                for e, k in need.items():
+                    left[e] += k
+            if len(best) >= bound:
+                return
+
+    pack(0, [], dict(count))
+    if not best:
+        raise ValueError("no NVLink ring visits every GPU")
+    return RingPlan(2 * len(best), per_link, tuple(best), "hamiltonian",
+                    notes=f"{len(best)} link-disjoint Hamiltonian cycle(s), each used in both directions",
+                    extra={"hamiltonian_cycles_found": len(cycles)})
+
+
+# --------------------------------------------------------------------------------------------- summary
+
+
+def summary(G: nx.Graph) -> dict:
+    """Headline metrics of a graph as plain data (GB/s per direction)."""
+    bis = bisection_bandwidth(G)
+    rings = nccl_rings(G)
+    hops = hop_stats(G)
+    return {
+        "gpus": len(gpu_nodes(G)),
+        "bisection_GBps_dir": bis.GBps_dir,
+        "bisection_split": [list(bis.side_a), list(bis.side_b)],
+        "hops": hops,
+        "alltoall_GBps_dir_per_gpu": alltoall_throughput(G),
+        "rings": rings.n_rings,
+        "ring_GBps_dir": rings.ring_GBps_dir,
+        "rings_total_GBps_dir": rings.total_GBps_dir,
+    }
