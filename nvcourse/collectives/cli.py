@@ -1,0 +1,184 @@
+"""``nvcourse bench``: an nccl-tests-style measurement of collectives on CPU processes.
+
+    nvcourse bench allreduce --procs 4 --algo ring --min-bytes 8 --max-bytes 64MiB
+    nvcourse bench allreduce --procs 2 --bytes 64MiB --backend mpi --json
+
+Columns as in nccl-tests: size (B), count (elements), type, time (µs, median over calls of the
+slowest rank), algbw = size / time and busbw = algbw × factor (2(n-1)/n allreduce, (n-1)/n
+reducescatter and allgather, 1 broadcast), in GB/s = 1e9 B/s, and #wrong (elements that differ from
+numpy's answer). ``--json`` prints a list of rows with keys ``op, algo, backend, procs, bytes, count,
+dtype, time_s, algbw_GBps, busbw_GBps, correct, wrong, iters``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..units import parse_rate, parse_size, parse_time
+from . import plan as _plan
+
+BACKENDS = ("shm", "torch", "mpi")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "bench",
+        help="measure a collective on CPU processes (nccl-tests style)",
+        description="Measure a collective on N CPU processes: shared memory (our algorithms), torch.distributed or MPI.",
+    )
+    p.add_argument("op", metavar="OP", help=f"one of {', '.join(_plan.OPERATIONS)}")
+    p.add_argument("--procs", "-n", type=int, default=2, help="number of processes (default 2)")
+    p.add_argument("--algo", default="auto", help=f"shm algorithm: {', '.join(_plan.ALGORITHMS)} or auto (default)")
+    p.add_argument("--bytes", "-b", dest="nbytes", default=None, help="message size S, e.g. 4096, 64KiB, 1GB (default 1MiB)")
+    p.add_argument("--min-bytes", default=None, help="sweep from this size ...")
+    p.add_argument("--max-bytes", default=None, help="... to this size")
+    p.add_argument("--step-factor", "-f", type=int, default=2, help="sweep multiplier (default 2)")
+    p.add_argument("--iters", type=int, default=20, help="timed calls per size (default 20)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed calls per size (default 5)")
+    p.add_argument("--dtype", default="float32", help=f"element type: {', '.join(_plan.DTYPES)}")
+    p.add_argument("--backend", default="shm", help="shm (default), torch (gloo/NCCL) or mpi (mpi4py under mpirun)")
+    p.add_argument("--emulate-latency", default=None, help="per-hop latency added by link emulation, e.g. 50us")
+    p.add_argument("--emulate-bandwidth", default=None, help="per-link bandwidth cap, e.g. 500MB/s")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds without progress before giving up (default 10)")
+    p.add_argument("--no-verify", action="store_true", help="skip the check against numpy")
+    p.add_argument("--json", action="store_true", help="print JSON rows instead of the table")
+    p.set_defaults(handler=handle)
+
+
+def sizes_from(args: argparse.Namespace) -> list[int]:
+    """The list of sizes in bytes given by --bytes or --min-bytes/--max-bytes/--step-factor."""
+    if args.nbytes is not None and (args.min_bytes is not None or args.max_bytes is not None):
+        raise ValueError("bytes: give either --bytes or --min-bytes/--max-bytes, not both")
+    if args.min_bytes is None and args.max_bytes is None:
+        return [parse_size(args.nbytes if args.nbytes is not None else "1MiB", what="bytes")]
+    lo = parse_size(args.min_bytes if args.min_bytes is not None else args.max_bytes, what="min-bytes")
+    hi = parse_size(args.max_bytes if args.max_bytes is not None else args.min_bytes, what="max-bytes")
+    if lo > hi:
+        raise ValueError(f"min-bytes must be <= max-bytes; got {lo} > {hi}")
+    if args.step_factor < 2:
+        raise ValueError(f"step-factor must be an integer >= 2; got {args.step_factor}")
+    sizes, s = [], lo
+    while s <= hi:
+        sizes.append(s)
+        s *= args.step_factor
+    return sizes
+
+
+def _check_common(args: argparse.Namespace) -> None:
+    if args.op not in _plan.OPERATIONS:
+        raise ValueError(f"op must be one of {', '.join(_plan.OPERATIONS)}; got {args.op!r}")
+    if args.backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {args.backend!r}")
+    if args.procs < 1 or args.procs > _plan.MAX_PROCS:
+        raise ValueError(f"procs must be an integer from 1 to {_plan.MAX_PROCS}; got {args.procs}")
+    if args.iters < 1:
+        raise ValueError(f"iters must be >= 1; got {args.iters}")
+    if args.warmup < 0:
+        raise ValueError(f"warmup must be >= 0; got {args.warmup}")
+    if args.dtype not in _plan.DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_plan.DTYPES)}; got {args.dtype!r}")
+    if args.timeout <= 0:
+        raise ValueError(f"timeout must be > 0 seconds; got {args.timeout}")
+    if args.backend != "shm":
+        if args.algo != "auto":
+            raise ValueError(f"algo is chosen by the engine for backend {args.backend}; omit --algo (got {args.algo!r})")
+        if args.emulate_latency or args.emulate_bandwidth:
+            raise ValueError(f"emulate-latency/emulate-bandwidth work with backend shm only; got backend {args.backend}")
+    elif args.algo != "auto":
+        _plan.check_args(args.op, args.algo, args.procs, args.dtype)
+
+
+def _emulation(args: argparse.Namespace):
+    from .group import LinkEmulation
+
+    if args.emulate_latency is None and args.emulate_bandwidth is None:
+        return None
+    lat = parse_time(args.emulate_latency, what="emulate-latency") if args.emulate_latency is not None else 0.0
+    bw = parse_rate(args.emulate_bandwidth, what="emulate-bandwidth") if args.emulate_bandwidth is not None else float("inf")
+    return LinkEmulation(latency_s=lat, bandwidth_Bps=bw)
+
+
+_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64"}
+
+
+def format_table(rows: list[dict], title: str) -> str:
+    lines = [
+        f"# {title}",
+        "#",
+        f"# {'size':>10} {'count':>12} {'type':>6} {'algo':>7} {'time':>10} {'algbw':>8} {'busbw':>8} {'#wrong':>7}",
+        f"# {'(B)':>10} {'(elements)':>12} {'':>6} {'':>7} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8} {'':>7}",
+    ]
+    for r in rows:
+        wrong = "N/A" if r["wrong"] is None else str(r["wrong"])
+        lines.append(
+            f"  {r['bytes']:>10} {r['count']:>12} {_TYPE_NAMES.get(r['dtype'], r['dtype']):>6} {r['algo']:>7} "
+            f"{r['time_s'] * 1e6:>10.2f} {r['algbw_GBps']:>8.3f} {r['busbw_GBps']:>8.3f} {wrong:>7}"
+        )
+    if rows:
+        lines.append(f"# Avg bus bandwidth : {sum(r['busbw_GBps'] for r in rows) / len(rows):.3f} GB/s")
+        bad = sum(1 for r in rows if r["correct"] is False)
+        lines.append(f"# Out of bounds values : {bad} {'OK' if not bad else 'FAILED'}")
+    return "\n".join(lines)
+
+
+class _Progress:
+    def __init__(self, total: int) -> None:
+        self.total, self.tty = total, sys.stderr.isatty()
+
+    def __call__(self, done: int, nbytes: int) -> None:
+        if self.total < 2:
+            return
+        from ..units import format_size
+
+        msg = f"bench: {done}/{self.total} sizes ({format_size(nbytes)})"
+        sys.stderr.write(("\r" + msg + ("\n" if done == self.total else "")) if self.tty else msg + "\n")
+        sys.stderr.flush()
+
+
+def run_shm(op: str, sizes: list[int], procs: int, *, algo: str = "auto", iters: int = 20, warmup: int = 5,
+            dtype: str = "float32", emulation=None, timeout_s: float = 10.0, verify: bool = True,
+            progress=None) -> list[dict]:
+    """Rows for each size with one :class:`ProcessGroup` (started once)."""
+    from .group import ProcessGroup
+
+    rows = []
+    with ProcessGroup(procs, timeout_s=timeout_s, emulation=emulation) as pg:
+        for i, s in enumerate(sizes):
+            res = pg.run(op, s, algo=algo, iters=iters, warmup=warmup, dtype=dtype, verify=verify)
+            rows.append(res.row())
+            if progress:
+                progress(i + 1, s)
+    return rows
+
+
+def handle(args: argparse.Namespace) -> int:
+    _check_common(args)
+    sizes = sizes_from(args)
+    emulation = _emulation(args) if args.backend == "shm" else None
+    progress = _Progress(len(sizes))
+    if args.backend == "shm":
+        rows = run_shm(args.op, sizes, args.procs, algo=args.algo, iters=args.iters, warmup=args.warmup,
+                       dtype=args.dtype, emulation=emulation, timeout_s=args.timeout,
+                       verify=not args.no_verify, progress=progress)
+    else:
+        from . import engines
+
+        fn = engines.run_torch if args.backend == "torch" else engines.run_mpi
+        rows = fn(args.op, sizes, args.procs, iters=args.iters, warmup=args.warmup, dtype=args.dtype,
+                  progress=len(sizes) > 1)
+        if rows is None:  # a non-zero rank under torchrun/mpirun: rank 0 prints
+            return 0
+    if args.json:
+        from ..cli import print_json
+
+        print_json(rows)
+    else:
+        algo = rows[0]["algo"] if rows else args.algo
+        emu = ""
+        if emulation is not None:
+            emu = f", emulated link {emulation.latency_s * 1e6:g} us + {emulation.bandwidth_Bps / 1e9:g} GB/s"
+        title = (f"nvcourse bench {args.op}: backend {args.backend}, algo {algo}, {args.procs} procs, "
+                 f"{args.dtype}, iters {args.iters}, warmup {args.warmup}{emu}")
+        print(format_table(rows, title))
+    return 0 if all(r["correct"] is not False for r in rows) else 1

@@ -1,0 +1,324 @@
+"""The same measurement with real engines: torch.distributed (gloo on CPU, NCCL on GPUs) and MPI.
+
+Both are optional. :func:`run_torch` and :func:`run_mpi` return the same rows as
+:meth:`nvcourse.collectives.RunResult.row` and raise :class:`EngineUnavailable` (a ``ValueError``, so
+the command line prints one line and exits with status 2) with install instructions when the engine
+is missing.
+
+Method (the same as the shared-memory group): per size, one verified call, ``warmup`` calls, then
+``iters`` calls each preceded by a barrier; a call's time is the slowest rank's; the row's time is
+the median over calls.
+
+Launch modes:
+
+* spawned here: ``nvcourse bench allreduce --backend torch --procs 4`` starts 4 processes itself;
+  ``--backend mpi`` runs ``mpirun -n 4 python -m nvcourse.collectives.engines mpi SPEC``;
+* already launched: under ``torchrun --nproc-per-node 4 -m nvcourse bench allreduce --backend torch``
+  or ``mpirun -n 4 nvcourse bench allreduce --backend mpi`` each process runs its part and rank 0
+  prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from . import plan as _plan
+
+__all__ = ["EngineUnavailable", "run_torch", "run_mpi", "torch_available", "mpi_available", "under_torchrun", "under_mpirun"]
+
+TORCH_HINT = (
+    "pip install nvcourse[torch] (CPU-only build: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+)
+MPI_HINT = (
+    "pip install nvcourse[mpi] plus Open MPI (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin; "
+    "macOS: brew install open-mpi; conda: conda install -c conda-forge mpi4py openmpi)"
+)
+
+
+class EngineUnavailable(ValueError):
+    """The requested engine (torch, mpi4py, mpirun) is not installed; the message says how to install it."""
+
+
+def torch_available() -> bool:
+    try:
+        import torch.distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def mpi_available() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("mpirun") is not None or shutil.which("mpiexec") is not None
+
+
+def under_torchrun() -> bool:
+    return "TORCHELASTIC_RUN_ID" in os.environ or all(k in os.environ for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR"))
+
+
+def under_mpirun() -> bool:
+    return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"))
+
+
+# -- shared loop ---------------------------------------------------------------------------------
+def _inputs(op: str, p: int, rank: int, count: int, dtype: str):
+    """(input, output, expected output) as numpy arrays: small integers, exact sums in every dtype."""
+    m = count // p if op in ("reducescatter", "allgather") else count
+    n_in = m if op == "allgather" else count
+    n_out = m if op == "reducescatter" else count
+    base = (np.arange(count) % 7).astype(dtype)
+    x = (base[:n_in] + (rank % 5)).astype(dtype)
+    if op == "allreduce":
+        exp = base * p + sum(q % 5 for q in range(p))
+    elif op == "reducescatter":
+        exp = (base * p + sum(q % 5 for q in range(p)))[rank * m:(rank + 1) * m]
+    elif op == "allgather":
+        exp = np.concatenate([base[:m] + (q % 5) for q in range(p)])
+    else:
+        exp = base.copy() if rank != 0 else x.copy()
+        if rank != 0:
+            x = np.zeros(n_in, dtype=dtype)
+    return x, np.zeros(n_out, dtype=dtype), exp.astype(dtype)
+
+
+def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum) -> list[dict]:
+    """Measure every size of ``spec``; ``call(x, y)`` runs one collective from x into y."""
+    rows = []
+    for nbytes in spec["sizes"]:
+        itemsize = np.dtype(spec["dtype"]).itemsize
+        count = _plan.normalize_count(spec["op"], p, nbytes, itemsize)
+        x, y, exp = _inputs(spec["op"], p, rank, count, spec["dtype"])
+        xs, ys = spec["wrap"](x), spec["wrap"](y)
+        barrier()
+        call(xs, ys)
+        got = spec["unwrap"](ys if spec["op"] != "broadcast" else xs)
+        wrong = int(allsum(float(np.count_nonzero(got != exp))))
+        for _ in range(spec["warmup"]):
+            call(xs, ys)
+        times = []
+        for _ in range(spec["iters"]):
+            barrier()
+            t0 = time.perf_counter()
+            call(xs, ys)
+            spec["sync"]()
+            times.append(time.perf_counter() - t0)
+        times = allmax(times)
+        t = statistics.median(times)
+        S = count * itemsize
+        algbw = S / t / 1e9 if t > 0 else float("inf")
+        rows.append({
+            "op": spec["op"], "algo": spec["algo"], "backend": spec["backend"], "procs": p, "bytes": S,
+            "count": count, "dtype": spec["dtype"], "time_s": t, "algbw_GBps": algbw,
+            "busbw_GBps": algbw * _plan.busbw_factor(spec["op"], p), "correct": wrong == 0, "wrong": wrong,
+            "iters": len(times),
+        })
+        if rank == 0 and spec.get("progress"):
+            print(f"bench: {spec['backend']} {len(rows)}/{len(spec['sizes'])} sizes", file=sys.stderr, flush=True)
+    return rows
+
+
+# -- torch.distributed ---------------------------------------------------------------------------
+def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[dict] | None:
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= p and spec.get("allow_gpu", True)
+    backend = "nccl" if use_cuda else "gloo"
+    kw = {"init_method": init_method, "rank": rank, "world_size": p} if init_method else {}
+    dist.init_process_group(backend, **kw)
+    dev = torch.device(f"cuda:{rank % max(1, torch.cuda.device_count())}") if use_cuda else torch.device("cpu")
+    if use_cuda:
+        torch.cuda.set_device(dev)
+    op = spec["op"]
+
+    def call(x, y):
+        if op == "allreduce":
+            y.copy_(x)
+            dist.all_reduce(y)
+        elif op == "reducescatter":
+            dist.reduce_scatter_tensor(y, x)
+        elif op == "allgather":
+            dist.all_gather_into_tensor(y, x)
+        else:
+            dist.broadcast(x, src=0)
+
+    def allmax(times):
+        t = torch.tensor(times, dtype=torch.float64, device=dev)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.cpu().tolist()
+
+    def allsum(v):
+        t = torch.tensor([v], dtype=torch.float64, device=dev)
+        dist.all_reduce(t)
+        return t.item()
+
+    spec = dict(
+        spec, algo=backend, backend="torch",
+        wrap=lambda a: torch.from_numpy(a).to(dev),
+        unwrap=lambda t: t.cpu().numpy(),
+        sync=(torch.cuda.synchronize if use_cuda else (lambda: None)),
+    )
+    try:
+        try:
+            rows = _loop(rank, p, spec, call, dist.barrier, allmax, allsum)
+        except RuntimeError as exc:  # e.g. an op the backend does not implement
+            raise EngineUnavailable(f"torch.distributed ({backend}) cannot run {op}: {exc}") from exc
+    finally:
+        dist.destroy_process_group()
+    return rows if rank == 0 else None
+
+
+def _torch_spawned(rank: int, p: int, spec: dict, port: int, conn) -> None:
+    try:
+        rows = _torch_rank(rank, p, spec, f"tcp://127.0.0.1:{port}")
+        conn.send(("ok", rows))
+    except BaseException as exc:  # reported to the parent
+        conn.send(("err", f"{type(exc).__name__}: {exc}"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_torch(op: str, sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
+              progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
+    """Measure ``op`` with torch.distributed; rows on rank 0 (None on other ranks under torchrun)."""
+    if not torch_available():
+        raise EngineUnavailable(f"backend 'torch' needs PyTorch, which is not installed: {TORCH_HINT}")
+    spec = {"op": op, "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    if dtype == "float16":
+        spec["allow_gpu"] = True
+    if under_torchrun():
+        world = int(os.environ["WORLD_SIZE"])
+        if procs not in (None, world):
+            raise ValueError(f"procs must equal torchrun's WORLD_SIZE={world}; got {procs}")
+        return _torch_rank(int(os.environ["RANK"]), world, spec, None)
+    import multiprocessing as mp
+    from multiprocessing import connection
+
+    ctx = mp.get_context("spawn")
+    port = _free_port()
+    pipes, procs_ = [], []
+    for r in range(procs):
+        a, b = ctx.Pipe(duplex=False)
+        pr = ctx.Process(target=_torch_spawned, args=(r, procs, spec, port, b), daemon=True)
+        pr.start()
+        b.close()
+        pipes.append(a)
+        procs_.append(pr)
+    try:
+        results: dict[int, tuple] = {}
+        deadline = time.monotonic() + timeout_s
+        while len(results) < procs:
+            ready = connection.wait([c for i, c in enumerate(pipes) if i not in results], timeout=1.0)
+            for c in ready:
+                i = pipes.index(c)
+                try:
+                    results[i] = c.recv()
+                except EOFError:
+                    results[i] = ("err", f"rank {i} died with exit code {procs_[i].exitcode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"torch benchmark timed out after {timeout_s:g} s")
+        for i in range(procs):
+            if results[i][0] == "err":
+                msg = results[i][1]
+                if msg.startswith("EngineUnavailable: "):
+                    raise EngineUnavailable(msg.split(": ", 1)[1])
+                raise RuntimeError(f"torch rank {i}: {msg}")
+        return results[0][1]
+    finally:
+        for pr in procs_:
+            pr.join(5.0)
+            if pr.exitcode is None:
+                pr.kill()
+                pr.join()
+
+
+# -- MPI -----------------------------------------------------------------------------------------
+def _mpi_rank(spec: dict) -> list[dict] | None:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank, p = comm.Get_rank(), comm.Get_size()
+    op = spec["op"]
+
+    def call(x, y):
+        if op == "allreduce":
+            comm.Allreduce(x, y, op=MPI.SUM)
+        elif op == "reducescatter":
+            comm.Reduce_scatter_block(x, y, op=MPI.SUM)
+        elif op == "allgather":
+            comm.Allgather(x, y)
+        else:
+            comm.Bcast(x, root=0)
+
+    def allmax(times):
+        t = np.asarray(times, dtype=np.float64)
+        out = np.empty_like(t)
+        comm.Allreduce(t, out, op=MPI.MAX)
+        return out.tolist()
+
+    spec = dict(spec, algo="mpi", backend="mpi", wrap=lambda a: a, unwrap=lambda a: a, sync=lambda: None)
+    rows = _loop(rank, p, spec, call, comm.Barrier, allmax, lambda v: comm.allreduce(v))
+    return rows if rank == 0 else None
+
+
+def mpirun_command(procs: int) -> list[str]:
+    """``mpirun -n N`` with the flags Open MPI needs as root and with more ranks than cores."""
+    exe = shutil.which("mpirun") or shutil.which("mpiexec")
+    if exe is None:
+        raise EngineUnavailable(f"backend 'mpi' needs mpirun, which was not found: {MPI_HINT}")
+    cmd = [exe, "-n", str(procs)]
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    if "Open MPI" in out or "OpenRTE" in out:
+        cmd.append("--oversubscribe")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def run_mpi(op: str, sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
+            progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
+    """Measure ``op`` with MPI (mpi4py); under mpirun runs in place, otherwise launches mpirun."""
+    if not mpi_available():
+        raise EngineUnavailable(f"backend 'mpi' needs mpi4py and mpirun, which are not installed: {MPI_HINT}")
+    spec = {"op": op, "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    if under_mpirun():
+        return _mpi_rank(spec)
+    cmd = [*mpirun_command(procs), sys.executable, "-m", "nvcourse.collectives.engines", "mpi", json.dumps(spec)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    if proc.returncode != 0:
+        raise RuntimeError(f"mpirun failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    if progress and proc.stderr:
+        sys.stderr.write(proc.stderr)
+    for line in proc.stdout.splitlines():
+        if line.startswith("NVCOURSE_ROWS "):
+            return json.loads(line[len("NVCOURSE_ROWS "):])
+    raise RuntimeError(f"mpirun printed no result: {proc.stdout.strip()[-2000:]}")
+
+
+if __name__ == "__main__":  # mpirun -n N python -m nvcourse.collectives.engines mpi SPEC
+    if len(sys.argv) == 3 and sys.argv[1] == "mpi":
+        rows = _mpi_rank(json.loads(sys.argv[2]))
+        if rows is not None:
+            print("NVCOURSE_ROWS " + json.dumps(rows), flush=True)
+    else:
+        sys.exit("usage: python -m nvcourse.collectives.engines mpi SPEC_JSON")
