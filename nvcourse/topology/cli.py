@@ -1,0 +1,85 @@
+"""``nvcourse topo FILE [--json] [--draw OUT.png] [--nvlink ID] [--pcie ID]``: read ``nvidia-smi topo -m`` output."""
+
+from __future__ import annotations
+
+import argparse
+
+from nvcourse import catalog
+
+__all__ = ["register", "run_topo"]
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "topo",
+        help="read `nvidia-smi topo -m` output: GPUs, NICs, links; metrics and a drawing",
+        description="Read the text printed by `nvidia-smi topo -m` (FILE, or - for standard input). "
+        "Bandwidths are GB/s (10^9 B/s) per direction.",
+    )
+    p.add_argument("file", metavar="FILE", help="a file with the output of `nvidia-smi topo -m`, or - for stdin")
+    p.add_argument("--json", action="store_true", help="print JSON: gpus, nics, links (one per device pair), graph")
+    p.add_argument("--draw", metavar="OUT.png", help="write a drawing of the rebuilt topology")
+    nv = [k for k, v in catalog.links().items() if v.kind == "nvlink"]
+    pc = [k for k, v in catalog.links().items() if v.kind == "pcie"]
+    p.add_argument("--nvlink", choices=nv, help="NVLink generation, to give NVLink edges a bandwidth")
+    p.add_argument("--pcie", choices=pc, help="PCIe generation, to give PCIe edges a bandwidth")
+    p.set_defaults(handler=run_topo)
+
+
+def _metrics(result) -> dict | None:
+    """Metrics of the NVLink fabric (when --nvlink was given), else of the whole graph (when --pcie was)."""
+    from . import metrics
+
+    G = result.graph
+    if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
+        keep = [n for n, k in G.nodes(data="kind") if k in ("gpu", "nvswitch")]
+        H = G.subgraph(keep).copy()
+        H.remove_edges_from([(u, v) for u, v, d in H.edges(data=True) if d.get("kind") != "nvlink"])
+        scope = "NVLink fabric"
+    else:
+        H, scope = G, "PCIe tree"
+    try:
+        out = metrics.summary(H)
+    except (ValueError, KeyError):
+        return None
+    out["scope"] = scope
+    return out
+
+
+def run_topo(args: argparse.Namespace) -> int:
+    from nvcourse.cli import print_json
+
+    from .topo_parser import read_topo
+
+    result = read_topo(args.file, nvlink=args.nvlink, pcie=args.pcie)
+    data = result.to_json()
+    m = _metrics(result)
+    if m is not None:
+        data["metrics"] = m
+    if args.draw:
+        from . import draw
+
+        draw.save_topology(result.graph, args.draw, title=f"nvidia-smi topo -m: {args.file}")
+    if args.json:
+        print_json(data)
+        return 0
+    print(f"GPUs: {len(result.gpus)} ({', '.join(result.gpus)})")
+    if result.nics:
+        names = [f"{n}={result.nic_names[n]}" if n in result.nic_names else n for n in result.nics]
+        print(f"NICs: {len(result.nics)} ({', '.join(names)})")
+    counts: dict[str, int] = {}
+    for link in result.links():
+        if link["a"] in result.gpus and link["b"] in result.gpus:
+            counts[link["type"]] = counts.get(link["type"], 0) + 1
+    print("GPU pairs by connection: " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    for note in result.notes:
+        print(f"note: {note}")
+    if m is not None:
+        print(f"metrics ({m['scope']}, GB/s per direction): bisection {m['bisection_GBps_dir']:g}, "
+              f"all-to-all per GPU {m['alltoall_GBps_dir_per_gpu']:.4g}, rings {m['rings']} x {m['ring_GBps_dir']:g}, "
+              f"hops {m['hops']['min']}-{m['hops']['max']}")
+    elif not (args.nvlink or args.pcie):
+        print("(give --nvlink/--pcie generations to compute bandwidth metrics)")
+    if args.draw:
+        print(f"drawing written to {args.draw}")
+    return 0
