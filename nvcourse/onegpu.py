@@ -1,0 +1,183 @@
+"""Chapter 01 — why one GPU is not enough: reference models, GPUs needed, bytes per step, dashboards.
+
+The arithmetic is in :mod:`nvcourse.training` (memory per GPU, traffic per step); this module adds the
+reference models (``data/models.toml``), the "how many GPUs" question, and the chapter's figures.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import catalog, linkmodel, training
+from .plots import new_figure
+from .units import format_size, format_time
+from .widgets import Dashboard
+
+__all__ = [
+    "ReferenceModel",
+    "reference_models",
+    "get_model",
+    "gpus_needed",
+    "plot_gpus_needed",
+    "plot_memory_breakdown",
+    "time_to_move",
+    "memory_dashboard",
+]
+
+BYTES_PER_PARAM = 16  # mixed-precision Adam: 2 weights + 2 gradients + 12 optimizer (ZeRO paper §3)
+
+
+@dataclass(frozen=True)
+class ReferenceModel:
+    id: str
+    name: str
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    source: str
+    url: str
+
+
+@cache
+def reference_models() -> dict[str, ReferenceModel]:
+    text = resources.files("nvcourse").joinpath("data/models.toml").read_text(encoding="utf-8")
+    return {k: ReferenceModel(id=k, **v) for k, v in tomllib.loads(text)["models"].items()}
+
+
+def get_model(model_id: str) -> ReferenceModel:
+    models = reference_models()
+    if model_id not in models:
+        raise ValueError(f"unknown model {model_id!r}; allowed: {', '.join(models)}")
+    return models[model_id]
+
+
+def gpus_needed(params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = 0.9) -> int:
+    """Fewest GPUs whose memory holds the model states when they are fully sharded (ZeRO-3 style).
+
+    ``ceil(params × bytes_per_param / (headroom × memory))``: a lower bound — activations, buffers and
+    fragmentation need more. ``headroom`` is the fraction of HBM usable for model states.
+    """
+    if not (isinstance(params, (int, float)) and math.isfinite(params) and params > 0):
+        raise ValueError(f"params must be a positive number of parameters, got {params!r}")
+    if not 0 < headroom <= 1:
+        raise ValueError(f"headroom must be in (0, 1], got {headroom!r}")
+    if bytes_per_param <= 0:
+        raise ValueError(f"bytes_per_param must be > 0, got {bytes_per_param!r}")
+    memory = catalog.get_gpu(gpu_id).memory_GB * 1e9
+    return max(1, math.ceil(params * bytes_per_param / (headroom * memory)))
+
+
+def time_to_move(nbytes: float, link_id: str, links: int = 1) -> float:
+    """Seconds to push ``nbytes`` through ``links`` catalog links at their achievable bandwidth (one message)."""
+    if nbytes <= 0:
+        return 0.0
+    return float(linkmodel.link_params(link_id, links=links).time(nbytes))
+
+
+def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200", "b200")) -> Figure:
+    """GPUs needed just to hold the training state (16 B/param, fully sharded) vs model size."""
+    params = np.logspace(9, 12.3, 200)
+    fig, ax = new_figure(8.0, 4.0)
+    by_memory: dict[float, list[str]] = {}
+    for gid in gpu_ids:  # GPUs with the same HBM size share one line (A100 80 GB and H100 80 GB)
+        by_memory.setdefault(catalog.get_gpu(gid).memory_GB, []).append(gid)
+    for memory_GB, ids in by_memory.items():
+        need = [gpus_needed(p, ids[0]) for p in params]
+        label = " / ".join(i.upper() for i in ids) + f" ({memory_GB:g} GB)"
+        ax.step(params, need, where="post", lw=2, label=label)
+    for m in reference_models().values():
+        ax.axvline(m.params, color="#999999", lw=0.8, ls=":")
+        ax.text(m.params * 1.05, 1.15, m.name, rotation=90, fontsize=8, color="#555555", va="bottom")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("GPUs needed (model states only)")
+    ax.set_title("16 bytes per parameter, 90 % of HBM usable, fully sharded")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
+    """One stacked bar of a GPU's memory use against its HBM capacity."""
+    gpu = catalog.get_gpu(gpu_id)
+    parts = [("weights", mem.weights, "#0072B2"), ("gradients", mem.grads, "#56B4E9"),
+             ("optimizer states", mem.optimizer, "#E69F00"), ("activations", mem.activations, "#CC79A7")]
+    fig, ax = new_figure(8.0, 2.2)
+    left = 0.0
+    for label, value, colour in parts:
+        ax.barh([0], [value / 1e9], left=left, color=colour, label=label)
+        left += value / 1e9
+    ax.axvline(gpu.memory_GB, color="#D55E00", lw=2, label=f"{gpu.name}: {gpu.memory_GB:g} GB")
+    ax.set_yticks([])
+    ax.set_xlabel("GB per GPU (10⁹ bytes)")
+    ax.set_xlim(0, max(left, gpu.memory_GB) * 1.1)
+    ax.legend(fontsize=8, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+    return fig
+
+
+def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) -> tuple[Figure, str]:
+    m = get_model(model)
+    if m.layers % pp:
+        raise ValueError(f"pipeline stages ({pp}) must divide the {m.layers} layers of {m.name}")
+    act = training.activation_memory_bytes(layers=m.layers, hidden=m.hidden, seq=4096, micro_batch=1,
+                                           heads=m.heads, tp=tp, pp=pp)
+    mem = training.training_memory_bytes(m.params, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, activations=act)
+    traffic = training.per_step_traffic_bytes(m.params, dp=dp, tp=tp, pp=pp, layers=m.layers, hidden=m.hidden,
+                                              seq=4096, micro_batch=1, micro_batches=max(pp, 1) * 2,
+                                              zero_stage=zero_stage)
+    fig = plot_memory_breakdown(mem, gpu)
+    spec = catalog.get_gpu(gpu)
+    fits = mem.fits(spec.memory_GB)
+    verdict = "<b style='color:#009E73'>fits</b>" if fits else "<b style='color:#D55E00'>does not fit</b>"
+    nvlink = (spec.nvlink, spec.nvlink_links) if spec.nvlink else (spec.pcie, 1)
+    rows = "".join(
+        f"<tr><td>{kind}</td><td>{format_size(b, binary=False)}</td>"
+        f"<td>{format_time(time_to_move(b, *nvlink)) if b else '—'}</td>"
+        f"<td>{format_time(time_to_move(b, 'ib-ndr')) if b else '—'}</td></tr>"
+        for kind, b in (("data parallel (gradients)", traffic.dp), ("tensor parallel (activations)", traffic.tp),
+                        ("pipeline parallel (activations)", traffic.pp))
+    )
+    link_name = catalog.get_link(nvlink[0]).name.split(" (")[0]  # "NVLink 4", "PCIe Gen4 x16"
+    text = (
+        f"{m.name} on {tp * pp * dp} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero_stage}): "
+        f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
+        f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
+        f"<table class='nvcourse-table'><tr><th>bytes sent per GPU per step</th><th>volume</th>"
+        f"<th>time at {nvlink[1]} × {link_name}</th><th>time on one 400 Gb/s NIC</th></tr>{rows}</table>"
+        f"<small>Sequence 4096 tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
+        f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure).</small>"
+    )
+    return fig, text
+
+
+def memory_dashboard() -> Dashboard:
+    """Model, GPU and parallel degrees → memory per GPU (does it fit?) and bytes moved per step."""
+    def dd(options, value, description):
+        return widgets.Dropdown(options=options, value=value, description=description,
+                                style={"description_width": "initial"})
+
+    def degree(description, value, maximum):
+        return widgets.SelectionSlider(options=[2**i for i in range(int(math.log2(maximum)) + 1)], value=value,
+                                       description=description, continuous_update=False,
+                                       style={"description_width": "initial"})
+
+    return Dashboard(
+        {
+            "tp": degree("tensor parallel (TP)", 8, 64),
+            "pp": degree("pipeline parallel (PP)", 1, 16),
+            "dp": degree("data parallel (DP)", 8, 1024),
+            "zero_stage": dd([("none", 0), ("ZeRO-1", 1), ("ZeRO-2", 2), ("ZeRO-3", 3)], 1, "ZeRO"),
+            "model": dd([(m.name, k) for k, m in reference_models().items()], "llama3-70b", "model"),
+            "gpu": dd([(g.name, k) for k, g in catalog.gpus().items() if k != "p100"], "h100", "GPU"),
+        },
+        _render,
+    )

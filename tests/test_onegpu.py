@@ -1,0 +1,60 @@
+"""Chapter 01: GPUs needed, reference models, dashboard."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import pytest
+
+from nvcourse import catalog, onegpu
+
+
+def test_gpus_needed_hand_worked():
+    # 70e9 x 16 B = 1.12e12 B; H100 80 GB x 0.9 = 72e9 B usable -> 1.12e12 / 72e9 = 15.6 -> 16 GPUs
+    assert onegpu.gpus_needed(70e9, "h100") == 16
+    # H200 141 GB x 0.9 = 126.9e9 -> 8.83 -> 9
+    assert onegpu.gpus_needed(70e9, "h200") == 9
+    # a tiny model still needs one GPU
+    assert onegpu.gpus_needed(1e6, "h100") == 1
+    # all of the memory usable, 80e9 B per GPU exactly: 5e9 params x 16 = 80e9 -> 1 GPU
+    assert onegpu.gpus_needed(5e9, "h100", headroom=1.0) == 1
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(params=0, gpu_id="h100"), "params"),
+    (dict(params=1e9, gpu_id="h900"), "unknown GPU"),
+    (dict(params=1e9, gpu_id="h100", headroom=1.5), "headroom"),
+])
+def test_gpus_needed_bad_input(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        onegpu.gpus_needed(**kwargs)
+
+
+def test_reference_models_have_sources():
+    models = onegpu.reference_models()
+    assert {"llama3-8b", "llama3-70b", "llama3-405b"} <= set(models)
+    for m in models.values():
+        assert m.url.startswith("https://arxiv.org/")
+        assert m.hidden % m.heads == 0
+    with pytest.raises(ValueError, match="allowed: llama3-8b"):
+        onegpu.get_model("gpt-9")
+
+
+def test_time_to_move_uses_achievable_bandwidth():
+    # 1 GB over 18 NVLink 4 links: 3.4 us + 1e9 / 370.8e9 s
+    assert onegpu.time_to_move(1e9, "nvlink4", 18) == pytest.approx(3.4e-6 + 1e9 / 370.8e9)
+    assert onegpu.time_to_move(0, "nvlink4") == 0.0
+
+
+def test_memory_dashboard_fit_verdict_and_invalid_state():
+    d = onegpu.memory_dashboard()
+    d.controls["model"].value = "llama3-70b"
+    d.controls["gpu"].value = "h100"
+    d.controls["tp"].value, d.controls["pp"].value, d.controls["dp"].value = 1, 1, 1
+    d.controls["zero_stage"].value = 0
+    assert "does not fit" in d.readout.value  # 1.12 TB on one 80 GB GPU
+    d.controls["tp"].value = 8
+    d.controls["dp"].value = 64
+    d.controls["zero_stage"].value = 3
+    assert "— <b style='color:#009E73'>fits" in d.readout.value
+    d.controls["pp"].value = 16  # 80 layers are not divisible by 16 stages: a note, not a traceback
+    assert d.last_error and "must divide the 80 layers" in d.readout.value
