@@ -253,7 +253,8 @@ def per_step_traffic_bytes(
         layers, hidden, seq: transformer depth, width h and sequence length s.
         micro_batch: sequences per micro-batch b; micro_batches: m per step (gradient accumulation).
         grad_bytes, act_bytes: bytes per element of gradients / activations (2 = BF16).
-        zero_stage: 0–2 move 2(d−1)/d·S, 3 moves 3(d−1)/d·S for the data-parallel part.
+        zero_stage: 0–2 move 2(d−1)/d·S; 3 moves (2m+1)(d−1)/d·S (weights all-gathered in the forward
+            and backward pass of each micro-batch, gradients reduce-scattered once; 3(d−1)/d·S for m = 1).
         recompute: 'full' repeats the 2 forward TP all-reduces of each layer ('none'/'selective' do not).
         pp_scatter_gather: Megatron's optimisation, each TP rank sends 1/tp of the stage boundary tensor.
 
@@ -277,7 +278,9 @@ def per_step_traffic_bytes(
         raise ValueError(f"pp must be <= layers ({layers}), got {pp}")
 
     grad_buffer = params / (tp * pp) * grad_bytes
-    dp_factor = (3 if zero_stage == 3 else 2) * (dp - 1) / dp
+    # ZeRO-3 re-gathers the weights in the forward and backward pass of every micro-batch (2m) and
+    # reduce-scatters the gradients once: (2m + 1)(d-1)/d S; m = 1 gives the paper's 3(d-1)/d S.
+    dp_factor = ((2 * m + 1) if zero_stage == 3 else 2) * (dp - 1) / dp
     payload = b * seq * hidden * act_bytes
     allreduces_per_layer = 6 if recompute == "full" else 4
     tp_bytes = allreduces_per_layer * (layers / pp) * m * ring_allreduce_factor(tp) * payload
@@ -287,3 +290,503 @@ def per_step_traffic_bytes(
 
 #: Alias used by chapter 01.
 bytes_moved_per_step = per_step_traffic_bytes
+
+
+# ================================================================================================
+# Step-time model: compute + exposed communication, on a catalog system.
+#
+#   step = compute · (1 + bubble) + TP (not overlapped) + PP p2p (not overlapped) + EP all-to-all
+#          + DP exposed (what the backward pass of the last micro-batch cannot hide)
+#
+# compute   = FLOPs per GPU / (peak dense BF16 × compute_efficiency), FLOPs = 6·P·tokens (8·P with
+#             full recomputation: hardware work, while MFU keeps counting 6·P).
+# bubble    = (p − 1)/(v·m) of the compute time (Megatron-LM's normalisation; share of wall time
+#             (p − 1)/(v·m + p − 1)), v = virtual stages of the interleaved schedule.
+# placement = which GPUs a group spans. Ranks are numbered inside a node first; with the default
+#             order 'tp-first' a TP group is consecutive ranks (inside one NVLink domain), a DP group
+#             strides by tp·... and crosses nodes. 'dp-first' swaps them: the classic bad placement.
+# ================================================================================================
+
+import tomllib  # noqa: E402
+from functools import cache  # noqa: E402
+from importlib import resources  # noqa: E402
+
+from . import catalog  # noqa: E402
+
+__all__ += [
+    "ModelSpec",
+    "Placement",
+    "StepTime",
+    "RunCost",
+    "data",
+    "models",
+    "get_model",
+    "training_flops",
+    "compute_time_s",
+    "pipeline_bubble_fraction",
+    "group_placement",
+    "collective_time",
+    "step_time",
+    "best_config",
+    "run_cost",
+    "system_costs",
+    "moe_alltoall_bytes",
+    "COLLECTIVE_OPS",
+    "PLACEMENTS",
+]
+
+COLLECTIVE_OPS = ("allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
+PLACEMENTS = ("tp-first", "dp-first")
+
+
+@cache
+def data() -> dict:
+    """The parsed ``data/training.toml``."""
+    return tomllib.loads(resources.files("nvcourse").joinpath("data/training.toml").read_text(encoding="utf-8"))
+
+
+@cache
+def _costs() -> dict:
+    return tomllib.loads(resources.files("nvcourse").joinpath("data/costs.toml").read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A dense transformer: P parameters, L layers of width h with a heads, trained on sequences of s tokens."""
+
+    id: str
+    name: str
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    seq: int
+    global_batch_tokens: int
+    ffn_hidden: int = 0
+
+    @property
+    def global_batch_sequences(self) -> int:
+        return self.global_batch_tokens // self.seq
+
+
+def models() -> dict[str, ModelSpec]:
+    """The reference models of ``data/training.toml`` (Llama 3 8B, 70B, 405B shapes)."""
+    out = {}
+    for k, v in data()["models"].items():
+        fields = {f: v[f] for f in ModelSpec.__dataclass_fields__ if f in v}
+        out[k] = ModelSpec(id=k, **fields)
+    return out
+
+
+def get_model(model: str | ModelSpec) -> ModelSpec:
+    """A reference model by id (ValueError lists the ids), or the ModelSpec passed in."""
+    if isinstance(model, ModelSpec):
+        return model
+    table = models()
+    if model not in table:
+        raise ValueError(f"model must be one of {', '.join(table)} or a ModelSpec; got {model!r}")
+    return table[model]
+
+
+def training_flops(params: float, tokens: float, *, recompute: str = "selective") -> float:
+    """FLOPs to train ``params`` parameters on ``tokens`` tokens: 6·P·D (Kaplan 2020; Chinchilla).
+
+    With ``recompute='full'`` the hardware does 8·P·D (one more forward pass); MFU still counts 6·P·D.
+    """
+    params = _number("params", params, positive=True)
+    tokens = _number("tokens", tokens)
+    recompute = _choice("recompute", recompute, RECOMPUTE_MODES)
+    key = "recompute_per_param_per_token" if recompute == "full" else "per_param_per_token"
+    return data()["flops"][key] * params * tokens
+
+
+def compute_time_s(flops: float, gpus: int, *, peak_TFLOPS: float, efficiency: float) -> float:
+    """Seconds for ``gpus`` GPUs at ``efficiency`` × ``peak_TFLOPS`` to do ``flops`` FLOPs."""
+    flops = _number("flops", flops)
+    gpus = _int_at_least("gpus", gpus)
+    peak = _number("peak_TFLOPS", peak_TFLOPS, positive=True)
+    eff = _number("efficiency", efficiency, positive=True)
+    if eff > 1:
+        raise ValueError(f"efficiency must be in (0, 1], got {efficiency!r}")
+    return flops / (gpus * peak * 1e12 * eff)
+
+
+def pipeline_bubble_fraction(pp: int, micro_batches: int, *, virtual_stages: int = 1) -> float:
+    """Idle share of wall time of a 1F1B pipeline: (p − 1)/(v·m + p − 1) (0 for p = 1)."""
+    p = _int_at_least("pp", pp)
+    m = _int_at_least("micro_batches", micro_batches)
+    v = _int_at_least("virtual_stages", virtual_stages)
+    return (p - 1) / (v * m + p - 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# placement and collective times
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the ``ranks`` of one communication group sit: ``per_node`` of them in each of ``nodes`` nodes."""
+
+    ranks: int
+    per_node: int
+    nodes: int
+
+    @property
+    def crosses_nodes(self) -> bool:
+        return self.nodes > 1
+
+
+def node_size(system_id: str) -> int:
+    """GPUs of one *node* of the model: the NVLink domain, or the host when the domain is smaller (PCIe)."""
+    s = catalog.get_system(system_id)
+    return max(s.gpus_per_host, s.gpus_per_domain)
+
+
+def group_placement(system_id: str, ranks: int, stride: int) -> Placement:
+    """Placement of a group of ``ranks`` ranks whose consecutive members are ``stride`` ranks apart.
+
+    Ranks fill a node before the next one. With stride ≥ node size every member is on its own node.
+    """
+    n = _int_at_least("ranks", ranks)
+    stride = _int_at_least("stride", stride)
+    d = node_size(system_id)
+    per_node = 1 if stride >= d else max(1, min(n, d // stride))
+    return Placement(ranks=n, per_node=per_node, nodes=math.ceil(n / per_node))
+
+
+def _intra_params(s: catalog.System) -> tuple[float, float]:
+    """(α, β) of one GPU inside its node: all NVLink links of the GPU, or its PCIe x16 link."""
+    if s.has_nvlink:
+        return s.link.alpha_s, s.scaleup_achievable_GBps_dir * 1e9
+    return s.link.alpha_s, s.link.beta_Bps
+
+
+def _nic_per_gpu_Bps(s: catalog.System) -> float:
+    return s.nics_per_host * s.nic.beta_Bps / s.gpus_per_host
+
+
+def collective_time(
+    op: str, system_id: str, placement: Placement, nbytes: float, *, slowest_link_factor: float = 1.0, bandwidth_multiplier: float = 1.0
+) -> float:
+    """Seconds for one collective of ``nbytes`` (the full buffer) over a placed group.
+
+    A ring (NCCL's large-message algorithm) per channel; a group with ``per_node`` members in each node
+    crosses nodes through those members' NICs, so its bandwidth is
+    ``min(β_intra, per_node × NIC bandwidth per GPU)``, and each step pays the NIC's α.
+    ``slowest_link_factor`` < 1 slows the slowest link (a ring runs at its slowest link);
+    ``bandwidth_multiplier`` scales every β (a what-if: 2 = twice the bandwidth, α unchanged).
+
+    Bytes sent per rank: allreduce 2(n−1)/n·S, reduce-scatter / all-gather (n−1)/n·S,
+    all-to-all (n−1)/n·S, sendrecv S (one point-to-point message).
+    """
+    op = _choice("op", op, COLLECTIVE_OPS)
+    s = catalog.get_system(system_id)
+    nbytes = _number("nbytes", nbytes)
+    f = _number("slowest_link_factor", slowest_link_factor, positive=True)
+    if f > 1:
+        raise ValueError(f"slowest_link_factor must be in (0, 1], got {slowest_link_factor!r}")
+    n = placement.ranks
+    if nbytes == 0 or (n == 1 and op != "sendrecv"):
+        return 0.0
+    alpha, beta = _intra_params(s)
+    if placement.crosses_nodes:
+        alpha = s.nic.alpha_s
+        beta = min(beta, placement.per_node * _nic_per_gpu_Bps(s))
+    beta *= f * _number("bandwidth_multiplier", bandwidth_multiplier, positive=True)
+    if op == "sendrecv":
+        return alpha + nbytes / beta
+    steps, factor = {
+        "allreduce": (2 * (n - 1), 2 * (n - 1) / n),
+        "reducescatter": (n - 1, (n - 1) / n),
+        "allgather": (n - 1, (n - 1) / n),
+        "alltoall": (n - 1, (n - 1) / n),
+    }[op]
+    return steps * alpha + factor * nbytes / beta
+
+
+def moe_alltoall_bytes(*, tokens: int, hidden: int, top_k: int, act_bytes: float = 2) -> float:
+    """Bytes one GPU dispatches in one MoE all-to-all: every token goes to ``top_k`` experts (h values each)."""
+    tokens = _int_at_least("tokens", tokens)
+    hidden = _int_at_least("hidden", hidden)
+    top_k = _int_at_least("top_k", top_k)
+    return tokens * hidden * top_k * _number("act_bytes", act_bytes, positive=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# the step
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One optimizer step of one configuration, seconds; plus what it means (MFU, tokens/s, memory)."""
+
+    model: str
+    system: str
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    micro_batches: int
+    compute: float
+    bubble: float
+    tp_comm: float
+    pp_comm: float
+    dp_comm: float
+    dp_exposed: float
+    tokens_per_step: int
+    model_flops: float
+    peak_flops: float
+    memory: MemoryBreakdown
+    memory_capacity_GB: float
+    placements: dict
+    compute_efficiency: float
+
+    @property
+    def total(self) -> float:
+        return self.compute + self.bubble + self.tp_comm + self.pp_comm + self.dp_exposed
+
+    @property
+    def exposed_comm(self) -> float:
+        """Communication the GPU waits for: TP + PP + the part of DP that overlap cannot hide."""
+        return self.tp_comm + self.pp_comm + self.dp_exposed
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs utilisation: 6·P·tokens / (step time × GPUs × peak)."""
+        return self.model_flops / (self.total * self.gpus * self.peak_flops)
+
+    @property
+    def efficiency(self) -> float:
+        """Scaling efficiency: time the step would take with no communication and no bubble (6·P FLOPs at
+        ``compute_efficiency``) divided by the real step time. 1 = the GPUs never wait; equals MFU / compute_efficiency."""
+        return self.mfu / self.compute_efficiency
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens_per_step / self.total
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits(self.memory_capacity_GB)
+
+    def breakdown(self) -> dict[str, float]:
+        """Seconds per part, in plotting order (they add up to :attr:`total`)."""
+        return {
+            "compute": self.compute,
+            "pipeline bubble": self.bubble,
+            "TP comm": self.tp_comm,
+            "PP comm": self.pp_comm,
+            "DP comm (exposed)": self.dp_exposed,
+        }
+
+
+def step_time(
+    model: str | ModelSpec,
+    system: str,
+    gpus: int,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    micro_batch: int | None = None,
+    global_batch_tokens: int | None = None,
+    zero_stage: int = 1,
+    recompute: str = "selective",
+    virtual_stages: int = 1,
+    compute_efficiency: float | None = None,
+    placement: str = "tp-first",
+    overlap_dp: bool = True,
+    slowest_link_factor: float = 1.0,
+    bandwidth_multiplier: float = 1.0,
+) -> StepTime:
+    """Time of one optimizer step of ``model`` on ``gpus`` GPUs of catalog ``system``.
+
+    ``dp = gpus / (tp·pp)`` must be an integer and divide the global batch (in sequences of ``seq``
+    tokens, ``micro_batch`` each): ``m = sequences / (dp·micro_batch)`` micro-batches per step.
+    ``slowest_link_factor`` < 1 models one degraded link in every ring; ``bandwidth_multiplier``
+    scales every link's bandwidth (a what-if).
+    """
+    spec = get_model(model)
+    sysobj = catalog.get_system(system)
+    gpus = _int_at_least("gpus", gpus)
+    tp = _int_at_least("tp", tp)
+    pp = _int_at_least("pp", pp)
+    v = _int_at_least("virtual_stages", virtual_stages)
+    placement = _choice("placement", placement, PLACEMENTS)
+    defaults = data()["defaults"]
+    b = _int_at_least("micro_batch", defaults["micro_batch"] if micro_batch is None else micro_batch)
+    eff = defaults["compute_efficiency"] if compute_efficiency is None else compute_efficiency
+    tokens = spec.global_batch_tokens if global_batch_tokens is None else _int_at_least("global_batch_tokens", global_batch_tokens)
+    if gpus % (tp * pp):
+        raise ValueError(f"gpus ({gpus}) must be a multiple of tp × pp ({tp} × {pp} = {tp * pp})")
+    if tp > spec.heads:
+        raise ValueError(f"tp must be <= the number of attention heads ({spec.heads}), got {tp}")
+    if pp > spec.layers:
+        raise ValueError(f"pp must be <= the number of layers ({spec.layers}), got {pp}")
+    dp = gpus // (tp * pp)
+    sequences = tokens // spec.seq
+    if sequences < 1 or sequences % (dp * b):
+        raise ValueError(
+            f"the global batch ({sequences} sequences of {spec.seq} tokens) must split evenly into "
+            f"dp × micro_batch = {dp} × {b}; choose gpus, tp, pp so that dp divides {sequences}"
+        )
+    m = sequences // (dp * b)
+    act = defaults["bytes_per_element"]
+
+    # compute and bubble
+    gpu = sysobj.gpu_spec
+    peak = gpu.bf16_TFLOPS * 1e12
+    model_flops = training_flops(spec.params, sequences * spec.seq)
+    hw_flops = training_flops(spec.params, sequences * spec.seq, recompute=recompute)
+    compute = compute_time_s(hw_flops, gpus, peak_TFLOPS=gpu.bf16_TFLOPS, efficiency=eff)
+    bubble = compute * (pp - 1) / (v * m)
+
+    # placement of the three groups
+    strides = {"tp-first": {"tp": 1, "dp": tp, "pp": tp * dp}, "dp-first": {"dp": 1, "tp": dp, "pp": tp * dp}}[placement]
+    groups = {
+        "tp": group_placement(system, tp, strides["tp"]),
+        "dp": group_placement(system, dp, strides["dp"]),
+        "pp": group_placement(system, pp, strides["pp"]),
+    }
+
+    # tensor parallel: 4 all-reduces per layer and micro-batch (6 with full recompute), not overlapped
+    payload = b * spec.seq * spec.hidden * act
+    per_layer = 6 if recompute == "full" else 4
+    tp_comm = per_layer * (spec.layers / pp) * m * collective_time(
+        "allreduce", system, groups["tp"], payload, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier
+    )
+    # pipeline: one activation forward + one gradient backward per micro-batch (1/tp each with scatter/gather)
+    pp_comm = 0.0
+    if pp > 1:
+        pp_comm = 2 * m * collective_time("sendrecv", system, groups["pp"], payload / tp, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier)
+    # data parallel: gradient all-reduce (or RS + AG for ZeRO-1/2, same cost) of P/(tp·pp)·2 bytes
+    grad_buffer = spec.params / (tp * pp) * act
+    if zero_stage == 3:
+        dp_comm = (2 * m) * collective_time("allgather", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier) + collective_time(
+            "reducescatter", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier
+        )
+        window = compute  # gathers are prefetched during the whole forward and backward
+    else:
+        _choice("zero_stage", zero_stage, ZERO_STAGES)
+        dp_comm = collective_time("allreduce", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier)
+        window = compute / m * (4 / 6)  # bucketed, overlapped with the backward (4N of 6N) of the last micro-batch
+    dp_exposed = max(0.0, dp_comm - window) if overlap_dp else dp_comm
+
+    act_mem = activation_memory_bytes(
+        layers=spec.layers, hidden=spec.hidden, seq=spec.seq, micro_batch=b, heads=spec.heads, tp=tp, pp=pp, recompute=recompute
+    )
+    memory = training_memory_bytes(spec.params, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, activations=act_mem)
+    return StepTime(
+        model=spec.id,
+        system=system,
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        micro_batches=m,
+        compute=compute,
+        bubble=bubble,
+        tp_comm=tp_comm,
+        pp_comm=pp_comm,
+        dp_comm=dp_comm,
+        dp_exposed=dp_exposed,
+        tokens_per_step=sequences * spec.seq,
+        model_flops=model_flops,
+        peak_flops=peak,
+        memory=memory,
+        memory_capacity_GB=gpu.memory_GB,
+        placements=groups,
+        compute_efficiency=eff,
+    )
+
+
+def _pow2_upto(n: int) -> list[int]:
+    out, k = [], 1
+    while k <= n:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def best_config(
+    model: str | ModelSpec,
+    system: str,
+    gpus: int,
+    *,
+    max_tp: int | None = None,
+    **kwargs,
+) -> StepTime | None:
+    """The fastest configuration that fits in memory, searching tp (powers of 2 up to the node size),
+    pp (powers of 2) and recompute ('selective', then 'full'). None when nothing fits.
+
+    Other keyword arguments go to :func:`step_time`.
+    """
+    spec = get_model(model)
+    gpus = _int_at_least("gpus", gpus)
+    limit = node_size(system) if max_tp is None else _int_at_least("max_tp", max_tp)
+    best: StepTime | None = None
+    for recompute in ("selective", "full"):
+        for tp in _pow2_upto(min(limit, spec.heads, gpus)):
+            for pp in _pow2_upto(min(spec.layers, gpus // tp)):
+                try:
+                    st = step_time(spec, system, gpus, tp=tp, pp=pp, recompute=recompute, **kwargs)
+                except ValueError:
+                    continue
+                if st.fits and (best is None or st.total < best.total):
+                    best = st
+        if best is not None:
+            return best
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
+# cost and energy
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """A whole training run: wall time, GPU-hours, rental cost, energy and its cost."""
+
+    hours: float
+    gpu_hours: float
+    usd: float
+    energy_MWh: float
+    energy_usd: float
+
+
+def system_costs(system_id: str) -> dict:
+    """Price per GPU-hour and power per GPU of a system, with labels and sources (``data/costs.toml``)."""
+    table = _costs()["systems"]
+    if system_id not in table:
+        raise ValueError(f"system_id must be one of {', '.join(table)} (systems with cost data); got {system_id!r}")
+    return dict(table[system_id])
+
+
+def run_cost(
+    step: StepTime,
+    training_tokens: float,
+    *,
+    usd_per_gpu_hour: float | None = None,
+    kW_per_gpu: float | None = None,
+    usd_per_kWh: float | None = None,
+    pue: float | None = None,
+    goodput: float = 1.0,
+) -> RunCost:
+    """Cost of training on ``training_tokens`` tokens at this step time.
+
+    ``goodput`` (0–1] stretches the wall time for failures and checkpoints (see ``nvcourse.reliability``).
+    Prices and power default to ``data/costs.toml``; pass your own to change an assumption.
+    """
+    tokens = _number("training_tokens", training_tokens, positive=True)
+    g = _number("goodput", goodput, positive=True)
+    if g > 1:
+        raise ValueError(f"goodput must be in (0, 1], got {goodput!r}")
+    c = system_costs(step.system)
+    elec = _costs()["electricity"]
+    price = c["usd_per_gpu_hour"] if usd_per_gpu_hour is None else _number("usd_per_gpu_hour", usd_per_gpu_hour)
+    kw = c["kW_per_gpu"] if kW_per_gpu is None else _number("kW_per_gpu", kW_per_gpu)
+    kwh_price = elec["usd_per_kWh"] if usd_per_kWh is None else _number("usd_per_kWh", usd_per_kWh)
+    pue = elec["pue"] if pue is None else _number("pue", pue, positive=True)
+    hours = tokens / step.tokens_per_s / 3600 / g
+    gpu_hours = hours * step.gpus
+    energy_kWh = gpu_hours * kw * pue
+    return RunCost(hours=hours, gpu_hours=gpu_hours, usd=gpu_hours * price, energy_MWh=energy_kWh / 1000, energy_usd=energy_kWh * kwh_price)

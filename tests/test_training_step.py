@@ -1,0 +1,165 @@
+"""Step-time model, placement, cost: hand-worked cases, limits and bad input."""
+
+import pytest
+
+from nvcourse import training as tr
+
+# A small model to work by hand: 1e9 params, 4 layers, h = 1024, s = 1024, 16 sequences per step.
+TINY = tr.ModelSpec(id="tiny", name="tiny", params=1e9, layers=4, hidden=1024, heads=8, seq=1024, global_batch_tokens=16 * 1024)
+# dgx-h100: H100 989 TFLOPS; NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per GPU, alpha 14 us.
+# default compute_efficiency 0.55 (data/training.toml)
+
+
+def test_six_n_d_and_recompute():
+    # Llama 3 405B: 6 x 405e9 x 15.6e12 = 3.7908e25 FLOPs (paper: ~3.8e25)
+    assert tr.training_flops(405e9, 15.6e12) == pytest.approx(3.7908e25)
+    assert tr.training_flops(1e9, 1e9, recompute="full") == pytest.approx(8e18)
+
+
+def test_compute_time_and_bubble():
+    # 9.8304e13 FLOPs on 8 GPUs at 989 TFLOPS x 0.55: 9.8304e13 / (8 x 989e12 x 0.55) = 0.0225902 s
+    assert tr.compute_time_s(9.8304e13, 8, peak_TFLOPS=989, efficiency=0.55) == pytest.approx(0.0225902, rel=1e-5)
+    # p = 16, m = 64: 15 / 79 = 0.18987 (facts file: 19 %)
+    assert tr.pipeline_bubble_fraction(16, 64) == pytest.approx(15 / 79)
+    assert tr.pipeline_bubble_fraction(16, 64, virtual_stages=4) == pytest.approx(15 / 271)
+    assert tr.pipeline_bubble_fraction(1, 5) == 0
+
+
+def test_tp_inside_one_node_hand_worked():
+    st = tr.step_time(TINY, "dgx-h100", 8, tp=8)
+    assert (st.dp, st.micro_batches) == (1, 16)
+    # compute: 6 x 1e9 x 16384 = 9.8304e13 FLOPs -> 0.0225902 s
+    assert st.compute == pytest.approx(0.0225902, rel=1e-5)
+    # one all-reduce of b*s*h*2 = 2,097,152 B over 8 GPUs: 14 x 3.4e-6 + 1.75 x 2097152 / 370.8e9
+    #   = 4.76e-5 + 9.8975e-6 = 5.74975e-5 s; x 4 per layer x 4 layers x 16 micro-batches = 0.0147194 s
+    assert st.tp_comm == pytest.approx(0.0147194, rel=1e-4)
+    assert st.dp_comm == 0 and st.pp_comm == 0 and st.bubble == 0
+    assert st.total == pytest.approx(0.0225902 + 0.0147194, rel=1e-4)
+    assert st.mfu == pytest.approx(0.55 * 0.0225902 / 0.0373096, rel=1e-3)
+    assert st.efficiency == pytest.approx(st.mfu / 0.55)
+
+
+def test_dp_across_nodes_overlap_hand_worked():
+    st = tr.step_time(TINY, "dgx-h100", 16, tp=8)
+    # dp = 2, one rank per node (stride 8): grad buffer 1e9/8 x 2 = 2.5e8 B over one 47 GB/s NIC:
+    #   2 x 14e-6 + 2.5e8 / 47e9 = 2.8e-5 + 5.31915e-3 = 5.34715e-3 s
+    assert st.placements["dp"] == tr.Placement(ranks=2, per_node=1, nodes=2)
+    assert st.dp_comm == pytest.approx(5.34715e-3, rel=1e-4)
+    # m = 8; compute 0.0225902 / 2 = 0.0112951; window = backward of the last micro-batch = 0.0112951 / 8 x 4/6 = 9.4126e-4
+    assert st.dp_exposed == pytest.approx(5.34715e-3 - 9.4126e-4, rel=1e-4)
+    assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False).dp_exposed == pytest.approx(st.dp_comm)
+
+
+def test_bad_placement_puts_tp_on_the_nics():
+    good = tr.step_time(TINY, "dgx-h100", 16, tp=8)
+    bad = tr.step_time(TINY, "dgx-h100", 16, tp=8, placement="dp-first")
+    # dp-first: TP ranks stride 2 -> 4 per node, 2 nodes: beta = min(370.8, 4 x 47) = 188 GB/s, alpha 14 us:
+    #   14 x 14e-6 + 1.75 x 2097152 / 188e9 = 1.96e-4 + 1.95215e-5 = 2.15522e-4 s; x 4 x 4 x 8 = 0.0275868 s
+    assert bad.placements["tp"] == tr.Placement(ranks=8, per_node=4, nodes=2)
+    assert bad.tp_comm == pytest.approx(0.0275868, rel=1e-4)
+    # the DP pair now sits inside a node: 2 x 3.4e-6 + 2.5e8 / 370.8e9 = 6.8102e-4 s, hidden by the 9.41e-4 s window
+    assert bad.dp_comm == pytest.approx(6.8102e-4, rel=1e-4)
+    assert bad.dp_exposed == 0
+    assert bad.total > good.total
+
+
+def test_pipeline_hand_worked():
+    st = tr.step_time(TINY, "dgx-h100", 2, pp=2)
+    # m = 16, bubble = compute x 1/16; compute = 9.8304e13 / (2 x 989e12 x 0.55) = 0.0903608 s
+    assert st.bubble == pytest.approx(0.0903608 / 16, rel=1e-5)
+    # p2p inside the node: 3.4e-6 + 2097152 / 370.8e9 = 9.0557e-6 s; x 2 directions x 16 = 2.89782e-4 s
+    assert st.pp_comm == pytest.approx(2.89782e-4, rel=1e-4)
+
+
+def test_one_gpu_has_no_communication():
+    st = tr.step_time(TINY, "dgx-h100", 1)
+    assert st.exposed_comm == 0 and st.bubble == 0
+    assert st.total == st.compute
+    assert st.efficiency == pytest.approx(1.0)
+
+
+def test_infinite_bandwidth_leaves_compute_and_latency():
+    st = tr.step_time(TINY, "dgx-h100", 64, tp=8, pp=1, bandwidth_multiplier=1e12, overlap_dp=False)
+    # what is left is alpha only: TP 14 steps x 3.4 us x 4 x 4 x 2 micro-batches = 1.5232e-3 s; DP 2 x 7 x 14 us = 1.96e-4 s
+    assert st.tp_comm == pytest.approx(1.5232e-3, rel=1e-6)
+    assert st.dp_comm == pytest.approx(1.96e-4, rel=1e-6)
+    zero_alpha_limit = st.total - st.tp_comm - st.dp_exposed
+    assert zero_alpha_limit == pytest.approx(st.compute)
+
+
+def test_degraded_link_slows_the_step():
+    healthy = tr.step_time("llama3-70b", "dgx-h100", 512, tp=8, pp=4)
+    slow = tr.step_time("llama3-70b", "dgx-h100", 512, tp=8, pp=4, slowest_link_factor=0.5)
+    assert slow.tp_comm > 1.9 * healthy.tp_comm
+    assert slow.total > healthy.total
+
+
+def test_llama3_reference_is_near_reported_mfu():
+    ref = tr.data()["reference_runs"]["llama3-405b-16k"]
+    st = tr.step_time(ref["model"], ref["system"], ref["gpus"], tp=ref["tp"], pp=ref["pp"], virtual_stages=4)
+    assert st.micro_batches == 16          # 2048 sequences / dp 128
+    assert abs(st.mfu - ref["reported_mfu"]) < 0.05
+
+
+def test_best_config_fits_and_is_fastest():
+    b = tr.best_config("llama3-70b", "dgx-h100", 64)
+    assert b is not None and b.fits
+    for tp in (1, 2, 4, 8):
+        for pp in (1, 2, 4, 8, 16):
+            try:
+                st = tr.step_time("llama3-70b", "dgx-h100", 64, tp=tp, pp=pp)
+            except ValueError:
+                continue
+            if st.fits:
+                assert b.total <= st.total + 1e-12
+    assert tr.best_config("llama3-405b", "dgx-h100", 8) is None   # 405B never fits in one node
+
+
+def test_run_cost_hand_worked():
+    st = tr.step_time(TINY, "dgx-h100", 8, tp=8)
+    tokens = 16384 / st.total * 3600     # one hour of training
+    c = tr.run_cost(st, tokens, usd_per_gpu_hour=2.0, kW_per_gpu=1.0, usd_per_kWh=0.1, pue=1.5)
+    # 1 h x 8 GPUs = 8 GPU-h -> $16; energy 8 x 1 kW x 1.5 = 12 kWh = 0.012 MWh -> $1.2
+    assert c.hours == pytest.approx(1.0)
+    assert c.gpu_hours == pytest.approx(8.0)
+    assert c.usd == pytest.approx(16.0)
+    assert c.energy_MWh == pytest.approx(0.012)
+    assert c.energy_usd == pytest.approx(1.2)
+    # goodput 0.8 stretches the run by 1/0.8
+    assert tr.run_cost(st, tokens, usd_per_gpu_hour=2.0, goodput=0.8).usd == pytest.approx(20.0)
+    # defaults come from the sourced data file: dgx-h100 at $4.916/GPU-h
+    assert tr.run_cost(st, tokens).usd == pytest.approx(8 * 4.916)
+
+
+def test_moe_alltoall_bytes():
+    # 4096 tokens x 7168 x top-8 x 2 B = 469,762,048 B
+    assert tr.moe_alltoall_bytes(tokens=4096, hidden=7168, top_k=8) == 469_762_048
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"gpus": 12, "tp": 8}, "gpus"),
+        ({"gpus": 16, "tp": 16}, "tp"),
+        ({"gpus": 8, "pp": 8}, "pp"),
+        ({"gpus": 8, "placement": "random"}, "placement"),
+        ({"gpus": 32}, "global batch"),
+        ({"gpus": 8, "slowest_link_factor": 1.5}, "slowest_link_factor"),
+        ({"gpus": 8, "compute_efficiency": 1.5}, "efficiency"),
+        ({"gpus": 8, "zero_stage": 5}, "zero_stage"),
+    ],
+)
+def test_step_bad_input(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        tr.step_time(TINY, "dgx-h100", **kwargs)
+
+
+def test_unknown_names():
+    with pytest.raises(ValueError, match="llama3-8b"):
+        tr.get_model("gpt-9")
+    with pytest.raises(ValueError, match="system"):
+        tr.step_time(TINY, "cray-1", 8)
+    with pytest.raises(ValueError, match="op must be one of"):
+        tr.collective_time("gossip", "dgx-h100", tr.Placement(2, 2, 1), 1e6)
+    with pytest.raises(ValueError, match="system_id"):
+        tr.system_costs("dgx-1-v100")
