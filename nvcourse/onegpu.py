@@ -126,8 +126,6 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
 
 def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) -> tuple[Figure, str]:
     m = get_model(model)
-    if m.layers % pp:
-        raise ValueError(f"pipeline stages ({pp}) must divide the {m.layers} layers of {m.name}")
     act = training.activation_memory_bytes(layers=m.layers, hidden=m.hidden, seq=4096, micro_batch=1,
                                            heads=m.heads, tp=tp, pp=pp)
     mem = training.training_memory_bytes(m.params, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, activations=act)
