@@ -111,7 +111,7 @@ def _build_pcie_tree(system: catalog.System, smp_GBps_dir: float | None = None) 
                 gpu_index += 1
         if s < nics:
             nic = f"NIC{s}"
-            G.add_node(nic, kind="nic", label=f"NIC{s}\n{system.nic_link}", pos=(cx + 1.2, 1.0), socket=s,
+            G.add_node(nic, kind="nic", label=f"NIC{s}\n{system.nic_link}", pos=(cx, 1.0), socket=s,
                        assumption="NIC placement on the socket's top PCIe switch is an assumption")
             _bundle(G, top, nic, pcie, 1, assumption="NIC slot width assumed x16 of the system's PCIe generation")
     if smp_GBps_dir is None:
@@ -125,7 +125,8 @@ def _build_pcie_tree(system: catalog.System, smp_GBps_dir: float | None = None) 
 
 
 # Cube layout for the DGX-1: quad {0,1,2,3} is the front face, {4,5,6,7} the back face drawn up and right.
-_CUBE_POS = {0: (0.0, 0.0), 1: (2.0, 0.0), 2: (0.0, 2.0), 3: (2.0, 2.0)}
+_CUBE_POS = {0: (0.0, 0.0), 1: (3.0, 0.0), 2: (0.0, 3.0), 3: (3.0, 3.0)}
+_CUBE_BACK_OFFSET = (1.5, 2.2)  # keeps every node about 0.5 away from the face diagonals it does not touch
 
 
 def _build_cube_mesh(system: catalog.System) -> nx.Graph:
@@ -133,7 +134,7 @@ def _build_cube_mesh(system: catalog.System) -> nx.Graph:
     for i in range(system.gpus_per_host):
         x, y = _CUBE_POS[i % 4]
         if i >= 4:
-            x, y = x + 1.0, y + 0.8
+            x, y = x + _CUBE_BACK_OFFSET[0], y + _CUBE_BACK_OFFSET[1]
         G.add_node(f"GPU{i}", kind="gpu", label=f"GPU{i}", pos=(x, y))
     for (a, b), count in DGX1_V100_NVLINKS.items():
         _bundle(G, f"GPU{a}", f"GPU{b}", system.scale_up_link, count)

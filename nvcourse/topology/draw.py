@@ -1,0 +1,258 @@
+"""Drawings of interconnect graphs that show structure: the DGX-1 cube, GPUs and NVSwitch chips in two rows,
+the NVL72's trays, the PCIe tree.
+
+Nodes sit at their ``pos`` layout hints (set by the builders and by the ``topo -m`` reader). Edge width grows
+with the bundle's bandwidth (GB/s per direction); colour says the link family. With ``pattern=`` the edges are
+coloured by utilisation when every GPU injects at the pattern's maximal rate (computed by
+:func:`nvcourse.topology.metrics.busiest_links`, not here), and the busiest ones are labelled.
+
+The NVL72 (1,296 GPU-switch links) is drawn per tray: one line per compute tray x switch tray bundle
+(4 GPUs x 2 chips = 8 links), which is what the rack's cable cartridges really group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import matplotlib.pyplot as plt
+import networkx as nx
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyBboxPatch, Patch
+
+from ..plots import KIND_COLOURS
+from . import metrics
+
+__all__ = ["draw_topology", "save_topology", "tray_graph", "NODE_STYLE"]
+
+#: kind -> (marker, face colour, size)
+NODE_STYLE = {
+    "gpu": ("s", "#76B900", 620),
+    "nvswitch": ("D", "#0072B2", 520),
+    "pcie_switch": ("o", "#E69F00", 380),
+    "host_bridge": ("h", "#F0E442", 380),
+    "cpu": ("8", "#999999", 700),
+    "nic": ("^", "#CC79A7", 420),
+}
+_KIND_NAMES = {"gpu": "GPU", "nvswitch": "NVSwitch chip", "pcie_switch": "PCIe switch", "host_bridge": "root port",
+               "cpu": "CPU / NUMA node", "nic": "NIC"}
+_CMAP = "YlOrRd"
+
+
+def _edge_family(data: dict) -> str:
+    link = data.get("link") or ""
+    kind = data.get("kind") or ""
+    if link.startswith("nvlink") or kind == "nvlink":
+        return "nvlink"
+    if link.startswith("pcie") or kind == "pcie":
+        return "pcie"
+    return "cpu"
+
+
+def tray_graph(G: nx.Graph) -> tuple[nx.Graph, dict[str, str]]:
+    """Collapse an NVL72 graph to trays: ``CT<i>`` compute trays, ``ST<j>`` switch trays.
+
+    Returns the tray graph (bundles add their ``count`` and ``GBps_dir``) and the node -> tray map.
+    """
+    member: dict[str, str] = {}
+    T = nx.Graph(**G.graph)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for n, d in G.nodes(data=True):
+        prefix = "CT" if d["kind"] == "gpu" else "ST"
+        t = f"{prefix}{d.get('tray', 0)}"
+        member[n] = t
+        groups[t].append(n)
+    for t, nodes in groups.items():
+        xs = [G.nodes[n]["pos"][0] for n in nodes]
+        y = G.nodes[nodes[0]]["pos"][1]
+        T.add_node(t, kind="gpu" if t.startswith("CT") else "nvswitch", members=sorted(nodes, key=metrics.natural_key),
+                   pos=(sum(xs) / len(xs), y), span=(min(xs), max(xs)))
+    for u, v, d in G.edges(data=True):
+        a, b = member[u], member[v]
+        if T.has_edge(a, b):
+            T.edges[a, b]["count"] += d.get("count", 1)
+            T.edges[a, b]["GBps_dir"] += d.get("GBps_dir") or 0.0
+        else:
+            T.add_edge(a, b, link=d.get("link"), count=d.get("count", 1), GBps_dir=d.get("GBps_dir") or 0.0)
+    return T, member
+
+
+def _utilisation(G: nx.Graph, pattern: str | None, member: dict[str, str] | None) -> tuple[dict, float]:
+    """Utilisation per undirected edge of the drawn graph (aggregated to trays if ``member``) and the rate."""
+    if pattern is None:
+        return {}, math.nan
+    rows = metrics.busiest_links(G, pattern, top=None)
+    rate = metrics.pattern_throughput(G, pattern)
+    if member is None:
+        return {frozenset((r["a"], r["b"])): r["utilisation"] for r in rows}, rate
+    load: dict[frozenset, float] = defaultdict(float)
+    cap: dict[frozenset, float] = defaultdict(float)
+    for r in rows:
+        key = frozenset((member[r["a"]], member[r["b"]]))
+        load[key] += r["load_GBps_dir"]
+        cap[key] += r["capacity_GBps_dir"]
+    return {k: load[k] / cap[k] for k in load if cap[k]}, rate
+
+
+def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int = 4, title: str | None = None,
+                  legend: bool = True, figsize: tuple[float, float] = (9.0, 4.6)) -> Figure:
+    """Draw a topology graph; return the Figure.
+
+    Args:
+        G: a graph from :func:`~nvcourse.topology.build_system_graph` or from the ``topo -m`` reader.
+        pattern: ``'ring'``, ``'all-to-all'`` or ``'one-to-all'`` to colour edges by utilisation at the
+            pattern's maximal rate and label the ``top`` busiest bundles.
+        title: figure title (default: the system name).
+    """
+    if ax is None:
+        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    else:
+        fig = ax.figure
+    member = None
+    D = G
+    if G.graph.get("topology") == "nvl72":
+        D, member = tray_graph(G)
+    util, rate = _utilisation(G, pattern, member)
+    pos = {n: d["pos"] for n, d in D.nodes(data=True)}
+    bws = [d.get("GBps_dir") for *_, d in D.edges(data=True) if d.get("GBps_dir")]
+    max_bw = max(bws) if bws else 1.0
+    norm = Normalize(0.0, 1.0)
+    cmap = plt.get_cmap(_CMAP)
+
+    busiest, note = _pick_busiest(util, top)
+    busiest_keys = {k for k, _ in busiest}
+    for u, v, d in D.edges(data=True):
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        bw = d.get("GBps_dir")
+        family = _edge_family(d)
+        width = _width(bw, max_bw, member is not None)
+        style = "-" if bw else (":" if not d.get("unbounded") else "--")
+        colour = KIND_COLOURS.get(family, "#555555")
+        alpha = 0.85
+        key = frozenset((u, v))
+        if util:
+            if key in util:
+                colour = cmap(norm(0.15 + 0.85 * util[key]))
+            else:
+                colour, alpha = "#cccccc", 0.6
+        if member is not None and not util:
+            alpha = 0.35
+        ax.plot([x1, x2], [y1, y2], style, color=colour, lw=width, alpha=alpha, solid_capstyle="round",
+                zorder=1 if key not in busiest_keys else 2)
+        if key in busiest_keys:
+            ax.plot([x1, x2], [y1, y2], "-", color="black", lw=width + 2.2, alpha=0.9, zorder=1.5)
+    for key, u_val in busiest:
+        a, b = tuple(key)
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        ax.annotate(f"{u_val:.0%}", ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=8, ha="center", va="center", zorder=5,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="black", lw=0.6))
+
+    # edge labels for small point-to-point or tree graphs
+    if member is None and D.number_of_edges() <= 24 and not util:
+        for u, v, d in D.edges(data=True):
+            if d.get("GBps_dir") and (D.nodes[u]["kind"] == "gpu" and D.nodes[v]["kind"] == "gpu" or d.get("count", 1) > 1
+                                      or _edge_family(d) == "pcie"):
+                (x1, y1), (x2, y2) = pos[u], pos[v]
+                label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
+                ax.annotate(label, ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=7, ha="center", va="center",
+                            color="#333333", zorder=4, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+
+    if member is not None:
+        _draw_trays(ax, D)
+    else:
+        for kind, (marker, face, size) in NODE_STYLE.items():
+            nodes = [n for n, k in D.nodes(data="kind") if k == kind]
+            if not nodes:
+                continue
+            xs = [pos[n][0] for n in nodes]
+            ys = [pos[n][1] for n in nodes]
+            ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
+            for n in nodes:
+                label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
+                ax.annotate(label, pos[n], fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
+
+    if legend:
+        handles = []
+        kinds = {k for _, k in D.nodes(data="kind")}
+        for kind, (marker, face, _) in NODE_STYLE.items():
+            if member is not None:
+                marker = "s"
+            if kind in kinds:
+                handles.append(Line2D([], [], marker=marker, ls="", markerfacecolor=face, markeredgecolor="black",
+                                      markersize=9, label=_KIND_NAMES[kind]))
+        families = {_edge_family(d) for *_, d in D.edges(data=True)}
+        for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", "inside CPU / CPU-CPU (not limiting)")):
+            if fam in families and not util:
+                handles.append(Line2D([], [], color=KIND_COLOURS.get(fam, "#555555"),
+                                      ls="-" if fam != "cpu" else "--", lw=2.5, label=name))
+        distinct = sorted(set(bws))
+        if len(distinct) > 3:
+            distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
+        for bw in distinct:
+            handles.append(Line2D([], [], color="#555555", lw=_width(bw, max_bw, member is not None),
+                                  label=f"{bw:g} GB/s per direction"))
+        if util:
+            handles.append(Patch(facecolor=cmap(norm(1.0)), edgecolor="black", label=f"busiest ({pattern})"))
+            if note:
+                handles.append(Line2D([], [], ls="", label=note))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    if util:
+        sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+        cb = fig.colorbar(sm, ax=ax, shrink=0.6, pad=0.01, location="bottom", aspect=40)
+        cb.set_label(f"link utilisation at the maximal {pattern} rate ({rate:.4g} GB/s per GPU per direction)", fontsize=8)
+    name = title if title is not None else G.graph.get("name", "")
+    if member is not None and title is None:
+        name += "\none line per compute tray x switch tray bundle"
+    ax.set_title(name, fontsize=10)
+    ax.set_axis_off()
+    ax.margins(0.08)
+    return fig
+
+
+def _width(bw: float | None, max_bw: float, trays: bool) -> float:
+    if not bw:
+        return 1.0
+    return (0.5 + 1.3 * bw / max_bw) if trays else (0.8 + 5.0 * bw / max_bw)
+
+
+def _pick_busiest(util: dict, top: int) -> tuple[list, str]:
+    """The bundles to label: all those tied at the maximum (when few), else the ``top`` busiest."""
+    if not util:
+        return [], ""
+    ranked = sorted(util.items(), key=lambda kv: -kv[1])
+    peak = ranked[0][1]
+    tied = [kv for kv in ranked if kv[1] >= peak - 1e-6]
+    if len(tied) == len(ranked) and len(ranked) > 1:
+        return [], f"every link equally busy ({peak:.0%})"
+    if len(tied) > 12:
+        return [], f"{len(tied)} links tied at {peak:.0%}"
+    return (tied if len(tied) >= top else ranked[:top]), ""
+
+
+def _draw_trays(ax, T: nx.Graph) -> None:
+    for n, d in T.nodes(data=True):
+        x0, x1 = d["span"]
+        y = d["pos"][1]
+        is_gpu = d["kind"] == "gpu"
+        face = NODE_STYLE["gpu" if is_gpu else "nvswitch"][1]
+        ax.add_patch(FancyBboxPatch((x0 - 0.45, y - 0.6), x1 - x0 + 0.9, 1.2, boxstyle="round,pad=0.05",
+                                    fc="white", ec="black", lw=0.8, zorder=2.5))
+        members = d["members"]
+        width = (x1 - x0 + 0.9) / len(members)
+        for i, _m in enumerate(members):
+            ax.add_patch(FancyBboxPatch((x0 - 0.45 + i * width + 0.08, y - 0.45), width - 0.16, 0.9,
+                                        boxstyle="square,pad=0", fc=face, ec="black", lw=0.4, zorder=3))
+        label = f"compute tray {n[2:]}" if is_gpu else f"switch tray {n[2:]}"
+        ax.annotate(label, (d["pos"][0], y + (-1.1 if is_gpu else 1.1)), fontsize=6, ha="center",
+                    va="top" if is_gpu else "bottom", rotation=90 if is_gpu else 0, zorder=4)
+
+
+def save_topology(G: nx.Graph, path: str, **kwargs) -> None:
+    """Draw and write to ``path`` (PNG, SVG or PDF by extension)."""
+    fig = draw_topology(G, **kwargs)
+    try:
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,60 @@
+"""Drawings: they draw what the metrics say (busiest links labelled), without computing loads themselves."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from nvcourse.topology import build_system_graph  # noqa: E402
+from nvcourse.topology.draw import draw_topology, save_topology, tray_graph  # noqa: E402
+from nvcourse.topology.topo_parser import example_files, read_topo  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _labels(fig):
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def test_dgx1_all_to_all_labels_the_two_saturated_cross_links():
+    """The single links 2-6 and 3-7 are full (100 %), then 0-4/1-5 at 13/3 r / 50 = 59 % (see test_topology)."""
+    fig = draw_topology(build_system_graph("dgx-1-v100"), pattern="all-to-all", top=2)
+    assert _labels(fig).count("100%") == 2
+    fig = draw_topology(build_system_graph("dgx-1-v100"), pattern="all-to-all", top=4)
+    assert _labels(fig).count("59%") == 2
+
+
+def test_uniform_switch_traffic_is_reported_not_labelled_link_by_link():
+    fig = draw_topology(build_system_graph("dgx-h100"), pattern="all-to-all")
+    assert "100%" not in _labels(fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "every link equally busy (100%)" in legend
+
+
+def test_nvl72_is_drawn_per_tray():
+    """18 compute trays x 9 switch trays = 162 bundles of 4 GPUs x 2 chips = 8 links, 8 x 50 = 400 GB/s."""
+    T, member = tray_graph(build_system_graph("gb200-nvl72"))
+    assert T.number_of_nodes() == 27 and T.number_of_edges() == 162
+    assert T.edges["CT0", "ST0"]["count"] == 8 and T.edges["CT0", "ST0"]["GBps_dir"] == 400.0
+    assert member["GPU5"] == "CT1" and member["NVS3"] == "ST1"
+    fig = draw_topology(build_system_graph("gb200-nvl72"))
+    assert "compute tray 17" in _labels(fig) and "switch tray 8" in _labels(fig)
+
+
+def test_save_parsed_topology(tmp_path):
+    r = read_topo(example_files()["dgx-a100-10nic"], nvlink="nvlink3", pcie="pcie4")
+    out = tmp_path / "a100.png"
+    save_topology(r.graph, str(out))
+    assert out.stat().st_size > 10_000
+
+
+def test_highlight_needs_known_bandwidths():
+    r = read_topo(example_files()["dgx1-v100-cube-mesh"])  # no link generations given
+    with pytest.raises(ValueError, match="no known bandwidth"):
+        draw_topology(r.graph, pattern="ring")
