@@ -1,0 +1,108 @@
+"""``nvcourse predict``: the collective cost model on the command line.
+
+    nvcourse predict allreduce --system dgx-h100 --gpus 8 --bytes 64MiB
+    nvcourse predict allgather --system dgx-a100 --gpus 8 --nodes 4 --min-bytes 1KiB --max-bytes 1GiB --json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from .. import units
+from ..cli import print_json
+from . import model
+
+__all__ = ["register", "run", "sweep_sizes"]
+
+_DTYPE_BYTES = 4  # the table's count column is in float32 elements, as nccl-tests' default
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "predict",
+        help="predict the time, algbw and busbw of a collective (alpha-beta model from the catalog)",
+        description=(
+            "Predict an NCCL-style collective from the hardware catalog. GPUS is GPUs per node, where a node "
+            "is one NVLink domain (8 in a DGX, 72 in a GB200 NVL72) or one host without NVLink; NODES such "
+            "nodes talk over their NICs. Bandwidths are GB/s (1e9 B/s) per direction; busbw as nccl-tests."
+        ),
+    )
+    p.add_argument("op", choices=model.OPERATIONS, metavar="OP", help=f"one of {', '.join(model.OPERATIONS)}")
+    p.add_argument("--system", required=True, help="catalog system id (see `nvcourse systems`)")
+    p.add_argument("--gpus", required=True, type=int, help="GPUs per node (per NVLink domain / host)")
+    p.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
+    p.add_argument("--fabric", default=None, help="NIC link id overriding the system's (e.g. ib-ndr, roce-400g)")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--bytes", dest="nbytes", help="one size, e.g. 64MiB, 1GB, 4096 (nccl-tests 'size')")
+    size.add_argument("--min-bytes", help="smallest size of a sweep")
+    p.add_argument("--max-bytes", help="largest size of a sweep")
+    p.add_argument("--step-factor", type=float, default=2.0, help="multiply the size by this each row (default 2)")
+    p.add_argument(
+        "--algo",
+        default="auto",
+        help=f"one of {', '.join(model.SELECTORS + model.ALGORITHMS)}; auto = fastest modelled, nccl = fastest of NCCL's own",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(handler=run)
+
+
+def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: float) -> np.ndarray:
+    """min, min·f, min·f², ... up to max (inclusive), as whole bytes."""
+    if not step_factor > 1.0 or not np.isfinite(step_factor):
+        raise ValueError(f"step-factor must be a number > 1; got {step_factor!r}")
+    if max_bytes < min_bytes:
+        raise ValueError(f"max-bytes ({max_bytes}) must be >= min-bytes ({min_bytes})")
+    sizes = []
+    s = float(min_bytes)
+    while s <= max_bytes * (1 + 1e-12):
+        sizes.append(int(round(s)))
+        s *= step_factor
+        if len(sizes) > 10_000:
+            raise ValueError("the sweep would have more than 10000 sizes; raise step-factor")
+    return np.array(sorted(set(sizes)), dtype=float)
+
+
+def _table(rows: list[dict]) -> str:
+    first = rows[0]
+    head = (
+        f"# nvcourse predict: {first['op']} on {first['system']}, {first['gpus']} GPU(s) per node x "
+        f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}\n"
+        "# model: alpha-beta from the catalog; GB/s = 1e9 B/s per direction; busbw as nccl-tests\n"
+        f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}  algo"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['bytes']:15d} {r['bytes'] // _DTYPE_BYTES:13d} {'float':>6s} {r['time_s'] * 1e6:11.2f} "
+            f"{r['algbw_GBps']:12.2f} {r['busbw_GBps']:12.2f}  {r['algo']}"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.min_bytes is not None:
+        if args.max_bytes is None:
+            raise ValueError("--max-bytes is required with --min-bytes")
+        lo = units.parse_size(args.min_bytes, what="min-bytes")
+        hi = units.parse_size(args.max_bytes, what="max-bytes")
+        sizes = sweep_sizes(lo, hi, args.step_factor)
+        sw = model.predict_sweep(args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric)
+        rows = sw.rows()
+        if args.json:
+            print_json(rows)
+        else:
+            print(_table(rows))
+        return 0
+    if args.max_bytes is not None:
+        raise ValueError("--max-bytes needs --min-bytes (or use --bytes for one size)")
+    nbytes = units.parse_size(args.nbytes, what="bytes")
+    p = model.predict(args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric)
+    d = p.to_dict()
+    if args.json:
+        print_json(d)
+    else:
+        print(_table([d]))
+        print(f"# {p.regime}: latency {p.latency_s * 1e6:.2f} us + bandwidth {p.bandwidth_s * 1e6:.2f} us")
+    return 0

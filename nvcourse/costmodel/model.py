@@ -1,0 +1,510 @@
+"""Alpha-beta cost models of NCCL-style collectives, from the hardware catalog.
+
+Every (operation, algorithm, system, GPUs, nodes) reduces to two numbers::
+
+    t(S) = latency_s + S * s_per_byte
+
+``S`` is the size nccl-tests prints (its "size" column, PERFORMANCE.md): the buffer of allreduce,
+broadcast and reduce; the *total* (n-chunk) buffer of allgather, reducescatter and alltoall; the
+message of sendrecv. ``latency_s`` is a number of steps times the catalog's per-step α of the link
+class crossed (NVLink / PCIe inside a node, the NIC between nodes); ``s_per_byte`` is the bytes each
+GPU must push through its busiest resource divided by that resource's achievable bandwidth (catalog
+line rate x sourced efficiency). See :func:`cost` for every formula and ``notebooks/04b`` for their
+derivation.
+
+Vocabulary:
+
+* **node**: what the scale-up fabric joins: an NVLink domain (8 GPUs of a DGX, or all 72 GPUs of a
+  GB200 NVL72 rack), or one host when GPUs only share PCIe. ``gpus`` is GPUs *per node*; ``nodes`` is
+  how many such nodes talk over their NICs. For NVL72 the node is the 72-GPU rack, not the 4-GPU
+  compute tray: NCCL treats a multi-node NVLink domain as one node (MNNVL), and it is the unit across
+  which a hierarchical algorithm must leave NVLink.
+* **algbw** = S / t; **busbw** = algbw x :func:`busbw_factor` (nccl-tests). GB/s = 1e9 B/s, one direction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .. import catalog
+from . import factors
+from .domain import Domain, domain, max_gpus_per_node
+
+__all__ = [
+    "OPERATIONS",
+    "ALGORITHMS",
+    "NCCL_ALGORITHMS",
+    "SELECTORS",
+    "Cost",
+    "Config",
+    "Prediction",
+    "Sweep",
+    "busbw_factor",
+    "configure",
+    "algorithms",
+    "cost",
+    "predict",
+    "predict_sweep",
+]
+
+#: Collective operations, named as nccl-tests names its binaries (without ``_perf`` and underscores).
+OPERATIONS: Final[tuple[str, ...]] = (
+    "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv",
+)  # fmt: skip
+#: Algorithms the model knows.
+ALGORITHMS: Final[tuple[str, ...]] = ("ring", "tree", "rhd", "direct", "nvls", "hierarchical")
+#: Which algorithms exist for which operation (before asking whether a system can run them).
+OP_ALGORITHMS: Final[dict[str, tuple[str, ...]]] = {
+    "allreduce": ("ring", "tree", "rhd", "direct", "nvls", "hierarchical"),
+    "allgather": ("ring", "rhd", "direct"),
+    "reducescatter": ("ring", "rhd", "direct"),
+    "broadcast": ("ring", "tree", "direct"),
+    "reduce": ("ring", "tree", "direct"),
+    "alltoall": ("direct",),
+    "sendrecv": ("direct",),
+}
+#: What NCCL itself chooses from by default (its tuner: Ring/Tree/NVLS for allreduce, Ring for the
+#: other collectives, point-to-point sends for alltoall and sendrecv). PAT/CollNet/NVLSTree not modelled.
+NCCL_ALGORITHMS: Final[dict[str, tuple[str, ...]]] = {
+    "allreduce": ("ring", "tree", "nvls"),
+    "allgather": ("ring",),
+    "reducescatter": ("ring",),
+    "broadcast": ("ring",),
+    "reduce": ("ring",),
+    "alltoall": ("direct",),
+    "sendrecv": ("direct",),
+}
+#: ``algo`` values that choose per size: ``auto`` = fastest of every algorithm the configuration can run;
+#: ``nccl`` = fastest of NCCL's own algorithms (what NCCL's tuner would pick under this model).
+SELECTORS: Final[tuple[str, ...]] = ("auto", "nccl")
+
+
+def busbw_factor(op: str, n: int) -> float:
+    """nccl-tests' bus-bandwidth factor for ``n`` ranks: ``busbw = algbw * busbw_factor(op, n)``.
+
+    From nccl-tests ``doc/PERFORMANCE.md``: allreduce 2(n-1)/n; reducescatter, allgather and alltoall
+    (n-1)/n; broadcast, reduce and sendrecv 1. The factor turns algbw into the bandwidth each rank's
+    links must carry with the *ring* (point-to-point) algorithm, so busbw can be compared with the
+    per-direction link rate whatever n is.
+
+    busbw is therefore a *normalised* number, not a measured wire rate. It can exceed the link rate
+    when the algorithm moves fewer bytes per rank than the ring: with NVLS the NVSwitch adds the
+    contributions, so each GPU sends about S(n+1)/n bytes instead of 2S(n-1)/n; on two nodes the
+    double binary tree sends S across the network per node instead of 2S(n-1)/n, so its busbw can pass
+    the NICs' rate (NCCL issue #812).
+
+    >>> busbw_factor("allreduce", 8)
+    1.75
+    >>> busbw_factor("allgather", 4), busbw_factor("broadcast", 4)
+    (0.75, 1.0)
+    """
+    if op not in OPERATIONS:
+        raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n (number of ranks) must be an integer >= 1; got {n!r}")
+    if op == "allreduce":
+        return 2.0 * (n - 1) / n
+    if op in ("allgather", "reducescatter", "alltoall"):
+        return (n - 1) / n
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Cost:
+    """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record."""
+
+    latency_s: float
+    s_per_byte: float
+    steps: int
+
+    def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        t = self.latency_s + np.asarray(nbytes, dtype=float) * self.s_per_byte
+        return float(t) if np.ndim(t) == 0 else t
+
+    @property
+    def peak_algbw_Bps(self) -> float:
+        """S / t as S grows without bound (bytes/s)."""
+        return math.inf if self.s_per_byte == 0 else 1.0 / self.s_per_byte
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated (system, gpus per node, nodes, NIC link) with the quantities the formulas use."""
+
+    system: catalog.System
+    gpus: int
+    nodes: int
+    nic: catalog.Link
+    dom: Domain
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus * self.nodes
+
+    @property
+    def nic_Bps_per_gpu(self) -> float:
+        """A GPU's share of its host's NICs, bytes/s per direction (NICs x β / GPUs per host)."""
+        return self.system.nics_per_host * self.nic.beta_Bps / self.system.gpus_per_host
+
+    @property
+    def node_nic_Bps(self) -> float:
+        """NIC bandwidth that ``gpus`` GPUs of one node share, bytes/s per direction."""
+        return self.gpus * self.nic_Bps_per_gpu
+
+    @property
+    def nvls_ok(self) -> bool:
+        s = self.system
+        return bool(s.in_switch_reduction) and s.nvls_min_gpus is not None and self.gpus >= s.nvls_min_gpus and self.nodes == 1
+
+    @property
+    def fabric(self) -> str:
+        return self.nic.id
+
+
+def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum or (maximum is not None and value > maximum):
+        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name} must be an integer {bound}{hint}; got {value!r}")
+    return int(value)
+
+
+_NIC_KINDS = ("infiniband", "ethernet")
+
+
+def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None) -> Config:
+    """Validate the configuration; ValueError names the parameter and what is allowed."""
+    systems = catalog.systems()
+    if not isinstance(system, str) or system not in systems:
+        raise ValueError(f"system must be one of {', '.join(systems)}; got {system!r}")
+    sysobj = systems[system]
+    top = max_gpus_per_node(sysobj)
+    gpus = _check_int("gpus", gpus, 1, top, f" for {system} (GPUs per node: one NVLink domain or host)")
+    nodes = _check_int("nodes", nodes, 1, None)
+    if gpus * nodes < 2:
+        raise ValueError(f"a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or nodes")
+    if fabric is None:
+        nic = sysobj.nic
+    else:
+        nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
+        if fabric not in nics:
+            raise ValueError(f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}")
+        nic = catalog.get_link(fabric)
+    return Config(sysobj, gpus, nodes, nic, domain(system, gpus))
+
+
+def _why_not(op: str, algo: str, c: Config) -> str | None:
+    """None if ``algo`` can run ``op`` on ``c``; else the reason."""
+    if algo not in OP_ALGORITHMS[op]:
+        return f"{algo} is not an algorithm for {op}"
+    g, k = c.gpus, c.nodes
+    if algo == "nvls":
+        s = c.system
+        if not s.in_switch_reduction:
+            return f"{s.id} has no in-switch reduction (NVLink SHARP)"
+        if g < (s.nvls_min_gpus or 0):
+            return f"NVLS needs at least nvls_min_gpus={s.nvls_min_gpus} GPUs on {s.id}; got gpus={g}"
+        if s.scale_up_link not in factors.LINK_ARCH:
+            return f"no NVLS efficiency is known for {s.scale_up_link} (factors.LINK_ARCH)"
+        if k > 1:
+            return "NVLS is modelled inside one NVLink domain only (NVLSTree across nodes is not modelled)"
+    if algo == "rhd":
+        if k > 1:
+            return "rhd is modelled inside one node only; across nodes use ring, tree or hierarchical"
+        if g & (g - 1):
+            return f"rhd needs a power-of-two number of GPUs; got gpus={g}"
+    if algo == "hierarchical" and k < 2:
+        return "hierarchical needs nodes >= 2"
+    if algo == "direct" and k > 1 and op not in ("alltoall", "sendrecv"):
+        return f"direct {op} is modelled inside one node only"
+    return None
+
+
+def algorithms(op: str, system: str, gpus: int, nodes: int = 1, fabric: str | None = None) -> tuple[str, ...]:
+    """The algorithms that can run ``op`` in this configuration."""
+    _check_op(op)
+    c = configure(system, gpus, nodes, fabric)
+    return tuple(a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None)
+
+
+def _check_op(op: str) -> None:
+    if op not in OPERATIONS:
+        raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
+
+
+def _log2c(x: int) -> int:
+    return max(0, math.ceil(math.log2(x))) if x > 1 else 0
+
+
+def cost(op: str, algo: str, c: Config) -> Cost:
+    """Latency and seconds-per-byte of ``algo`` for ``op`` on configuration ``c`` (see the module doc).
+
+    With n = g x k ranks (g GPUs per node, k nodes), α = per-step latency inside the node (catalog
+    scale-up link), α_net = the NIC's, B = the ring bandwidth inside a node (:class:`Domain`),
+    B_node = the node's NIC bandwidth shared by its g GPUs:
+
+    * ring: allreduce 2(n-1) steps, each GPU sends 2(n-1)/n·S; reducescatter/allgather n-1 steps,
+      (n-1)/n·S; broadcast/reduce pipelined chain, n-1 steps, S. Of the steps, 2(k-1) resp. k-1
+      cross a node boundary and cost α_net (NCCL tuning.cc). Bandwidth min(B, B_node).
+    * tree (NCCL's: a pipelined chain through the g GPUs of each node, a double binary tree between
+      the k nodes): allreduce 2((g-1)α + ⌈log2 k⌉α_net) + S·max(2/B, inter), inter = 1/B_node for
+      k = 2 (each node sends S), 2/B_node for k > 2 (an inner node of one tree sends S/2 up and 2·S/2
+      down, and S/2 up as a leaf of the other); broadcast/reduce half the latency and
+      S·max(1/B, 1/B_node). Inside one node the chain is never better than the ring, as in NCCL.
+    * rhd (recursive halving then doubling, power-of-two g, one node): log2 g steps each way; step j
+      exchanges S/2^(j+1) with the partner at XOR distance 2^j, at the bandwidth that pattern gets.
+    * direct (every GPU talks to every peer in one step through the switch): reducescatter /
+      allgather / alltoall one step, (n-1)/n·S per GPU; allreduce = two steps (RS then AG);
+      broadcast/reduce: the root sends/receives (g-1)·S; sendrecv: S to the next rank.
+    * nvls (NVLink SHARP): one in-switch step, each GPU sends and receives S·(g+1)/g at
+      B x nvlsEfficiency (NCCL: Hopper 0.85, Blackwell 0.74).
+    * hierarchical (allreduce, k >= 2): ring reduce-scatter in the node, ring allreduce of S/g between
+      the k nodes over each GPU's share of the NICs, ring allgather in the node, one after the other.
+    """
+    why = _why_not(op, algo, c)
+    if why is not None:
+        allowed = [a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None]
+        raise ValueError(f"algo {algo!r} cannot run here: {why}; allowed: {', '.join(allowed + list(SELECTORS))}")
+    d = c.dom
+    g, k, n = c.gpus, c.nodes, c.ranks
+    a_in, a_net = d.alpha_s, c.nic.alpha_s
+    b_inv = d.ring_inv  # s per byte through one ring link inside the node (0 if g == 1)
+    node_inv = 1.0 / c.node_nic_Bps if k > 1 else 0.0
+
+    if algo == "ring":
+        if op == "allreduce":
+            steps, inter, vol = 2 * (n - 1), 2 * (k - 1), 2.0 * (n - 1) / n
+        elif op in ("allgather", "reducescatter"):
+            steps, inter, vol = n - 1, k - 1, (n - 1) / n
+        else:  # broadcast, reduce: pipelined chain
+            steps, inter, vol = n - 1, k - 1, 1.0
+        return Cost((steps - inter) * a_in + inter * a_net, vol * max(b_inv, node_inv), steps)
+
+    if algo == "tree":
+        depth_in, depth_net = g - 1, _log2c(k)  # NCCL: a chain inside the node, binary trees across
+        lat1 = depth_in * a_in + depth_net * a_net
+        if op == "allreduce":
+            inter = 0.0 if k == 1 else (1.0 if k == 2 else 2.0) * node_inv
+            return Cost(2 * lat1, max(2.0 * b_inv, inter), 2 * (depth_in + depth_net))
+        return Cost(lat1, max(b_inv, node_inv), depth_in + depth_net)
+
+    if algo == "rhd":
+        half = sum(inv / 2 ** (j + 1) for j, inv in enumerate(d.rhd_inv))
+        steps = len(d.rhd_inv)
+        if op == "allreduce":
+            return Cost(2 * steps * a_in, 2 * half, 2 * steps)
+        return Cost(steps * a_in, half, steps)
+
+    if algo == "direct":
+        if op == "sendrecv":
+            if k == 1:
+                return Cost(a_in, d.shift_inv, 1)
+            return Cost(a_net, max(d.shift_inv, 1.0 / c.nic.beta_Bps), 1)
+        if op == "alltoall" and k > 1:
+            intra = d.a2a_pair_inv / n
+            inter = (n - g) / n / c.nic_Bps_per_gpu
+            return Cost(a_net, max(intra, inter), 1)
+        if op in ("broadcast", "reduce"):
+            return Cost(a_in, d.root_inv, 1)
+        one = d.a2a_pair_inv / g  # every GPU sends S/g to each of the g-1 others
+        if op == "allreduce":
+            return Cost(2 * a_in, 2 * one, 2)
+        return Cost(a_in, one, 1)
+
+    if algo == "nvls":
+        eff = factors.NVLS_EFFICIENCY[factors.LINK_ARCH[c.system.scale_up_link]]
+        return Cost(factors.NVLS_LATENCY_US * 1e-6, (g + 1) / g / (d.gpu_Bps * eff), 1)
+
+    # hierarchical allreduce
+    lat = 2 * (g - 1) * a_in + 2 * (k - 1) * a_net
+    spb = 2.0 * (g - 1) / g * b_inv + 2.0 * (k - 1) / k * node_inv
+    return Cost(lat, spb, 2 * (g - 1) + 2 * (k - 1))
+
+
+def _candidates(op: str, algo: str, c: Config) -> list[str]:
+    if algo == "auto":
+        pool = OP_ALGORITHMS[op]
+    elif algo == "nccl":
+        pool = NCCL_ALGORITHMS[op]
+    else:
+        cost(op, algo, c)  # raises with the reason if it cannot run
+        return [algo]
+    names = [a for a in pool if _why_not(op, a, c) is None]
+    if not names:  # e.g. NCCL's set on a configuration where only the textbook ones run
+        names = [a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None]
+    return names
+
+
+def _check_algo(algo: str) -> None:
+    if algo not in ALGORITHMS and algo not in SELECTORS:
+        raise ValueError(f"algo must be one of {', '.join(SELECTORS + ALGORITHMS)}; got {algo!r}")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted collective. Times in seconds; bandwidths in GB/s (1e9 B/s), one direction."""
+
+    op: str
+    system: str
+    gpus: int
+    nodes: int
+    bytes: int
+    algo: str
+    time_s: float
+    algbw_GBps: float
+    busbw_GBps: float
+    ranks: int
+    fabric: str
+    latency_s: float
+    bandwidth_s: float
+    regime: str
+    requested_algo: str = "auto"
+    candidates_time_s: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _sizes(sizes: ArrayLike) -> NDArray[np.float64]:
+    s = np.atleast_1d(np.asarray(sizes, dtype=float))
+    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError("sizes (bytes) must be a non-empty 1-D array of finite numbers > 0")
+    return s
+
+
+def predict(
+    op: str,
+    system: str,
+    gpus: int,
+    nbytes: int | float,
+    nodes: int = 1,
+    algo: str = "auto",
+    fabric: str | None = None,
+) -> Prediction:
+    """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
+
+    ``algo``: an algorithm name, ``"auto"`` (the fastest the model knows) or ``"nccl"`` (the fastest of
+    NCCL's own). The :attr:`Prediction.algo` is the one used.
+
+    >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
+    >>> round(p.busbw_GBps)      # 18 NVLink4 x 25 GB/s x 0.824
+    370
+    """
+    _check_op(op)
+    _check_algo(algo)
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating)) or not (math.isfinite(nbytes) and nbytes > 0):
+        raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
+    c = configure(system, gpus, nodes, fabric)
+    names = _candidates(op, algo, c)
+    costs = {a: cost(op, a, c) for a in names}
+    times = {a: float(cs.time(nbytes)) for a, cs in costs.items()}
+    best = min(names, key=lambda a: (times[a], names.index(a)))
+    cs = costs[best]
+    t = times[best]
+    algbw = float(nbytes) / t
+    bw_part = float(nbytes) * cs.s_per_byte
+    return Prediction(
+        op=op,
+        system=system,
+        gpus=c.gpus,
+        nodes=c.nodes,
+        bytes=int(nbytes),
+        algo=best,
+        time_s=t,
+        algbw_GBps=algbw / 1e9,
+        busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
+        ranks=c.ranks,
+        fabric=c.fabric,
+        latency_s=cs.latency_s,
+        bandwidth_s=bw_part,
+        regime="latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
+        requested_algo=algo,
+        candidates_time_s=times,
+    )
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Predictions at many sizes. Arrays are aligned with ``sizes`` (bytes)."""
+
+    op: str
+    system: str
+    gpus: int
+    nodes: int
+    fabric: str
+    requested_algo: str
+    sizes: NDArray[np.float64]
+    time_s: NDArray[np.float64]
+    algbw_GBps: NDArray[np.float64]
+    busbw_GBps: NDArray[np.float64]
+    algo: NDArray[np.str_]
+    #: time of every candidate algorithm at every size, seconds
+    times_by_algo: dict[str, NDArray[np.float64]]
+    #: latency / seconds-per-byte of each candidate
+    costs: dict[str, Cost]
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus * self.nodes
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per size (the same keys as :meth:`Prediction.to_dict` where they apply)."""
+        out = []
+        for i, s in enumerate(self.sizes):
+            a = str(self.algo[i])
+            cs = self.costs[a]
+            bw_part = float(s) * cs.s_per_byte
+            out.append(
+                {
+                    "op": self.op, "system": self.system, "gpus": self.gpus, "nodes": self.nodes,
+                    "bytes": int(s), "algo": a, "time_s": float(self.time_s[i]),
+                    "algbw_GBps": float(self.algbw_GBps[i]), "busbw_GBps": float(self.busbw_GBps[i]),
+                    "ranks": self.ranks, "fabric": self.fabric,
+                    "regime": "latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
+                    "requested_algo": self.requested_algo,
+                }
+            )  # fmt: skip
+        return out
+
+
+def predict_sweep(
+    op: str,
+    system: str,
+    gpus: int,
+    sizes: ArrayLike,
+    nodes: int = 1,
+    algo: str = "auto",
+    fabric: str | None = None,
+) -> Sweep:
+    """Vectorised :func:`predict` over an array of sizes (bytes); ``algo='auto'``/``'nccl'`` choose per size."""
+    _check_op(op)
+    _check_algo(algo)
+    s = _sizes(sizes)
+    c = configure(system, gpus, nodes, fabric)
+    names = _candidates(op, algo, c)
+    costs = {a: cost(op, a, c) for a in names}
+    lat = np.array([costs[a].latency_s for a in names])
+    spb = np.array([costs[a].s_per_byte for a in names])
+    table = lat[:, None] + spb[:, None] * s[None, :]
+    pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier algorithm
+    t = table[pick, np.arange(s.size)]
+    algbw = s / t
+    return Sweep(
+        op=op,
+        system=system,
+        gpus=c.gpus,
+        nodes=c.nodes,
+        fabric=c.fabric,
+        requested_algo=algo,
+        sizes=s,
+        time_s=t,
+        algbw_GBps=algbw / 1e9,
+        busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
+        algo=np.array(names)[pick],
+        times_by_algo={a: table[i] for i, a in enumerate(names)},
+        costs=costs,
+    )
