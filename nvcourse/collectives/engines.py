@@ -96,7 +96,9 @@ def _inputs(op: str, p: int, rank: int, count: int, dtype: str):
 def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum) -> list[dict]:
     """Measure every size of ``spec``; ``call(x, y)`` runs one collective from x into y."""
     rows = []
-    for nbytes in spec["sizes"]:
+    for op, nbytes in [(o, n) for o in spec["ops"] for n in spec["sizes"]]:
+        spec = dict(spec, op=op)
+        spec["cur"]["op"] = op
         itemsize = np.dtype(spec["dtype"]).itemsize
         count = _plan.normalize_count(spec["op"], p, nbytes, itemsize)
         x, y, exp = _inputs(spec["op"], p, rank, count, spec["dtype"])
@@ -125,8 +127,17 @@ def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum) -> list[
             "iters": len(times),
         })
         if rank == 0 and spec.get("progress"):
-            print(f"bench: {spec['backend']} {len(rows)}/{len(spec['sizes'])} sizes", file=sys.stderr, flush=True)
+            total = len(spec["sizes"]) * len(spec["ops"])
+            print(f"bench: {spec['backend']} {len(rows)}/{total} sizes", file=sys.stderr, flush=True)
     return rows
+
+
+def _ops(op) -> list[str]:
+    ops = [op] if isinstance(op, str) else list(op)
+    for o in ops:
+        if o not in _plan.OPERATIONS:
+            raise ValueError(f"op must be one of {', '.join(_plan.OPERATIONS)}; got {o!r}")
+    return ops
 
 
 # -- torch.distributed ---------------------------------------------------------------------------
@@ -142,9 +153,10 @@ def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[
     dev = torch.device(f"cuda:{rank % max(1, torch.cuda.device_count())}") if use_cuda else torch.device("cpu")
     if use_cuda:
         torch.cuda.set_device(dev)
-    op = spec["op"]
+    cur = spec["cur"] = {}
 
     def call(x, y):
+        op = cur["op"]
         if op == "allreduce":
             y.copy_(x)
             dist.all_reduce(y)
@@ -175,7 +187,7 @@ def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[
         try:
             rows = _loop(rank, p, spec, call, dist.barrier, allmax, allsum)
         except RuntimeError as exc:  # e.g. an op the backend does not implement
-            raise EngineUnavailable(f"torch.distributed ({backend}) cannot run {op}: {exc}") from exc
+            raise EngineUnavailable(f"torch.distributed ({backend}) cannot run {cur.get('op')}: {exc}") from exc
     finally:
         dist.destroy_process_group()
     return rows if rank == 0 else None
@@ -195,12 +207,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_torch(op: str, sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
+def run_torch(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
               progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
-    """Measure ``op`` with torch.distributed; rows on rank 0 (None on other ranks under torchrun)."""
+    """Measure ``op`` (one name or a list) with torch.distributed; rows on rank 0 (None on other ranks under torchrun)."""
     if not torch_available():
         raise EngineUnavailable(f"backend 'torch' needs PyTorch, which is not installed: {TORCH_HINT}")
-    spec = {"op": op, "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
     if dtype == "float16":
         spec["allow_gpu"] = True
     if under_torchrun():
@@ -255,9 +267,10 @@ def _mpi_rank(spec: dict) -> list[dict] | None:
 
     comm = MPI.COMM_WORLD
     rank, p = comm.Get_rank(), comm.Get_size()
-    op = spec["op"]
+    cur = spec["cur"] = {}
 
     def call(x, y):
+        op = cur["op"]
         if op == "allreduce":
             comm.Allreduce(x, y, op=MPI.SUM)
         elif op == "reducescatter":
@@ -295,12 +308,12 @@ def mpirun_command(procs: int) -> list[str]:
     return cmd
 
 
-def run_mpi(op: str, sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
+def run_mpi(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
             progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
     """Measure ``op`` with MPI (mpi4py); under mpirun runs in place, otherwise launches mpirun."""
     if not mpi_available():
         raise EngineUnavailable(f"backend 'mpi' needs mpi4py and mpirun, which are not installed: {MPI_HINT}")
-    spec = {"op": op, "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
     if under_mpirun():
         return _mpi_rank(spec)
     cmd = [*mpirun_command(procs), sys.executable, "-m", "nvcourse.collectives.engines", "mpi", json.dumps(spec)]

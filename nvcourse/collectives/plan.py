@@ -370,12 +370,12 @@ def _programs(op: str, algo: str, p: int, count: int) -> tuple[dict[str, int], l
 
 
 def pingpong_plan(nprocs: int, count: int) -> Plan:
-    """Rank 0 writes ``count`` elements into rank 1's ``out``; rank 1 then writes them back (round trip)."""
+    """Rank 0 writes ``count`` elements into rank 1's ``out``; rank 1 then copies them back into rank 0's."""
     if nprocs < 2:
         raise ValueError(f"procs must be at least 2 for a ping-pong; got {nprocs}")
     b = _Builder(nprocs)
     b.add(0, 0, [Ref("out", 1, 0, count)], [Ref("in", 0, 0, count)], chunk=0)
-    b.add(1, 1, [Ref("out", 0, 0, count)], [Ref("in", 1, 0, count)], chunk=0)
+    b.add(1, 1, [Ref("out", 0, 0, count)], [Ref("out", 1, 0, count)], chunk=0)  # echo what arrived
     exits: list[Ref | None] = [Ref("out", 0, 0, count)] + [None] * (nprocs - 1)
     plan = Plan("pingpong", "pingpong", nprocs, count, {"in": count, "out": count, "tmp": 0}, b.finish(exits))
     plan.deps = derive_deps(plan.steps, nprocs)
