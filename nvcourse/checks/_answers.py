@@ -1,0 +1,133 @@
+"""Numeric and multiple-choice questions, checked with ``check.answer("02.ndr", value)``.
+
+Each question is registered once by its chapter module with a function that *computes* the expected
+answer from the package's models or the catalog (never a typed-in number), the known wrong-but-plausible
+answers with their hints, and a short explanation shown once the answer is right.
+
+The learner passes a value or, in the exercise notebooks, a function returning it (so the stub
+``raise NotImplementedError()`` can sit inside a function and the check still reports "not done yet").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ._core import (
+    ERROR,
+    FAIL,
+    PASS,
+    CheckError,
+    Result,
+    _exception_hint,
+    _Raised,
+    call_learner,
+    close,
+    describe_exception,
+    diagnose,
+    fmt,
+    safe_checker,
+    to_number,
+)
+
+__all__ = ["Question", "register", "questions", "answer", "expected_answer"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A numeric question (``choices`` empty) or a multiple-choice one (``choices``: letter → text).
+
+    ``expected`` computes the answer (a number, or the right letter); ``variants`` computes
+    {hint: wrong value} for numeric questions or {letter: why it is wrong} for choices.
+    """
+
+    qid: str
+    prompt: str
+    expected: Callable[[], Any]
+    unit: str = ""
+    rtol: float = 0.01
+    variants: Callable[[], dict[str, float]] = field(default=lambda: {})
+    choices: dict[str, str] = field(default_factory=dict)
+    wrong_choice: dict[str, str] = field(default_factory=dict)
+    explain: str | Callable[[], str] = ""
+    hint: str = ""
+
+    def explanation(self) -> list[str]:
+        text = self.explain() if callable(self.explain) else self.explain
+        return [text] if text else []
+
+
+_QUESTIONS: dict[str, Question] = {}
+
+
+def register(q: Question) -> Question:
+    if q.qid in _QUESTIONS:
+        raise ValueError(f"question {q.qid!r} registered twice")
+    _QUESTIONS[q.qid] = q
+    return q
+
+
+def questions() -> dict[str, Question]:
+    """Every registered question, by id."""
+    return dict(_QUESTIONS)
+
+
+def expected_answer(qid: str) -> Any:
+    """The expected answer of a question (computed by the models): for tests and instructors."""
+    return _QUESTIONS[qid].expected()
+
+
+def _normalise_choice(value: Any) -> str:
+    if not isinstance(value, str):
+        raise CheckError(f"your answer is {fmt(value)} ({type(value).__name__}); this question wants a letter.",
+                         'Answer with the letter of your choice as a string, e.g. `"b"`.')
+    text = value.strip().strip("()[].").strip().lower()
+    return text
+
+
+@safe_checker
+def answer(qid: str, value: Any) -> Result:
+    """Check the answer to question ``qid`` (``value`` may be a function that returns it)."""
+    if not isinstance(qid, str) or qid not in _QUESTIONS:
+        known = ", ".join(sorted(_QUESTIONS))
+        raise CheckError(f"there is no question {qid!r}.", f"Use the id written in the exercise; known ids: {known}.",
+                         status=ERROR)
+    q = _QUESTIONS[qid]
+    name = f"answer {qid}"
+    if callable(value):
+        try:
+            value = call_learner(value)
+        except CheckError as err:
+            return Result(name, err.status, err.message, hint=err.hint)
+        except _Raised as raised:
+            return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
+                          hint=_exception_hint(raised.exc))
+    if value is ... :
+        raise CheckError("you have not answered yet (the value is `...`).", "Replace `...` with your answer.",
+                         status="todo")
+    expected = q.expected()
+    if q.choices:
+        try:
+            letter = _normalise_choice(value)
+        except CheckError as err:
+            return Result(name, ERROR, err.message, hint=err.hint)
+        if letter not in q.choices:
+            return Result(name, ERROR, f"{fmt(value)} is not one of the choices.",
+                          hint=f"Answer with one of: {', '.join(repr(c) for c in q.choices)}.")
+        if letter == expected:
+            return Result(name, PASS, f"({letter}) {q.choices[letter]}", notes=q.explanation())
+        why = q.wrong_choice.get(letter, "")
+        return Result(name, FAIL, f"({letter}) is not the best answer.", wrong=[f"({letter}) {q.choices[letter]}"],
+                      hint=why or q.hint)
+    try:
+        got = to_number(value)
+    except CheckError as err:
+        return Result(name, ERROR, err.message, hint=err.hint)
+    unit = f" {q.unit}" if q.unit else ""
+    if close(got, expected, q.rtol):
+        return Result(name, PASS, f"{fmt(got)}{unit} (model: {fmt(expected)}{unit}).",
+                      notes=q.explanation())
+    hint = diagnose(got, expected, q.variants()) or q.hint
+    direction = "too large" if got > expected else "too small"
+    return Result(name, FAIL, f"{fmt(got)}{unit} is {direction}.", wrong=[f"your answer: {fmt(got)}{unit}"],
+                  hint=hint)

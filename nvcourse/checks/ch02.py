@@ -1,0 +1,115 @@
+"""Checkers for chapter 02 — PCIe vs NVLink, the alpha-beta model.
+
+Expected values come from :mod:`nvcourse.linkmodel` (unit-tested) on every catalog link, plus random
+(α, β, n) drawn from a seeded generator.
+"""
+
+from __future__ import annotations
+
+from .. import catalog, linkmodel
+from ._answers import Question, register
+from ._core import Case, check_function, rng_for, safe_checker
+
+__all__ = ["half_bandwidth_size", "effective_bandwidth"]
+
+
+def _link_inputs(name: str, extra: int = 4) -> list[tuple[float, float, str]]:
+    """(α s, β B/s, label) of every catalog link (one link), of 18 NVLink 4 links, and random ones."""
+    out = []
+    for link_id in catalog.links():
+        p = linkmodel.link_params(link_id)
+        out.append((p.alpha_s, p.beta_Bps, link_id))
+    h100 = linkmodel.link_params("nvlink4", links=18)
+    out.append((h100.alpha_s, h100.beta_Bps, "18 x nvlink4"))
+    rng = rng_for(name)
+    for a, b in zip(10 ** rng.uniform(-7, -4, extra), 10 ** rng.uniform(8, 12, extra)):
+        out.append((float(a), float(b), "random"))
+    return out
+
+
+@safe_checker
+def half_bandwidth_size(fn) -> "Result":  # noqa: F821
+    """``fn(alpha_s, beta_Bps)`` → n½ in bytes (the size whose effective bandwidth is β/2)."""
+    cases = []
+    for a, b, label in _link_inputs("half_bandwidth_size"):
+        exp = linkmodel.half_bandwidth_size(a, b)
+        cases.append(Case((a, b), exp, {
+            "α·β/2 is not it: n½ is the size where B_eff = β/2, i.e. where n/β = α (solve β·n/(n+αβ) = β/2).":
+                exp / 2,
+            "You divided: n½ = α × β (seconds × bytes/second = bytes).": b / a,
+            "n½ = α × β, not β/α or α/β.": a / b,
+        }, label))
+    return check_function("half_bandwidth_size", fn, ["alpha_s", "beta_Bps"], cases, what="a number of bytes",
+                          hint="Set B_eff(n) = β·n/(n + αβ) equal to β/2 and solve for n.",
+                          success="n½ = αβ: the faster the link, the bigger a message must be to use it.")
+
+
+@safe_checker
+def effective_bandwidth(fn) -> "Result":  # noqa: F821
+    """``fn(nbytes, alpha_s, beta_Bps)`` → bytes per second actually reached by one message of ``nbytes``."""
+    cases = []
+    rng = rng_for("effective_bandwidth")
+    sizes = [8, 4096, 65536, 2**20, 64 * 2**20, 2**30]
+    for i, (a, b, label) in enumerate(_link_inputs("effective_bandwidth")):
+        for n in (sizes[i % len(sizes)], int(2 ** rng.uniform(3, 32))):
+            exp = linkmodel.effective_bandwidth(n, a, b)
+            cases.append(Case((n, a, b), exp, {
+                "You returned β: the latency α is missing (B_eff = n / (α + n/β)).": b,
+                "You returned the transfer time; divide the size by it: B_eff = n / t(n).": a + n / b,
+                "You returned n/α: that ignores the time spent at bandwidth β.": n / a,
+                "Bits vs bytes: nbytes is already in bytes.": 8 * exp,
+            }, label))
+    return check_function("effective_bandwidth", fn, ["nbytes", "alpha_s", "beta_Bps"], cases,
+                          what="a rate in bytes per second",
+                          hint="t(n) = α + n/β is the time; the effective bandwidth is the size divided by the time.",
+                          success="Tiny messages get n/α; huge ones approach β.")
+
+
+# ------------------------------------------------------------------------------------------------
+# questions
+
+register(Question(
+    "02.ndr_GBps",
+    "An InfiniBand NDR port is sold as 400 Gb/s. How many GB/s can it send per direction (line rate)?",
+    lambda: catalog.get_link("ib-ndr").line_GBps_dir, unit="GB/s",
+    variants=lambda: {
+        "That is gigabits: divide by 8 to get gigabytes.": catalog.get_link("ib-ndr").line_Gbps_dir,
+        "A network port's Gb/s is already per direction: do not halve it.": catalog.get_link("ib-ndr").line_GBps_dir / 2,
+        "That is the achievable rate (line × efficiency); the question asks for the line rate.":
+            catalog.get_link("ib-ndr").achievable_GBps_dir,
+    },
+    explain=lambda: (f"{catalog.get_link('ib-ndr').line_Gbps_dir:g} Gb/s ÷ 8 = {catalog.get_link('ib-ndr').line_GBps_dir:g} "
+                     f"GB/s each way; NCCL reaches about {catalog.get_link('ib-ndr').efficiency:.0%} of it."),
+))
+
+register(Question(
+    "02.h100_nvlink_dir",
+    "NVIDIA quotes 900 GB/s of NVLink for one H100. How many GB/s can it send to its peers, per direction (line rate)?",
+    lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir, unit="GB/s",
+    variants=lambda: {
+        "900 GB/s adds both directions: per direction it is half.": catalog.get_gpu("h100").nvlink_GBps_bidir,
+        "That is one NVLink 4 link; an H100 has 18 of them.": catalog.get_link("nvlink4").line_GBps_dir,
+        "That is the achievable rate (× efficiency); the question asks for the line rate.":
+            catalog.get_system("dgx-h100").scaleup_achievable_GBps_dir,
+    },
+    explain=lambda: (f"{catalog.get_system('dgx-h100').links_per_gpu} links × {catalog.get_link('nvlink4').line_GBps_dir:g} GB/s "
+                     f"= {catalog.get_system('dgx-h100').scaleup_GBps_dir:g} GB/s per direction; "
+                     f"'{catalog.get_gpu('h100').nvlink_GBps_bidir:g} GB/s' counts both directions."),
+))
+
+
+def _latency_bound_64k() -> str:
+    p = linkmodel.link_params("nvlink4", links=18)
+    return "a" if 64 * 2**10 < p.half_bandwidth_bytes else "b"
+
+
+register(Question(
+    "02.bound_64k",
+    "A 64 KiB message between two H100s over all 18 NVLink 4 links (β = line × efficiency) is...",
+    _latency_bound_64k,
+    choices={"a": "latency-bound (n < n½)", "b": "bandwidth-bound (n > n½)"},
+    wrong_choice={"b": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+                  "a": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B."},
+    explain=lambda: (f"n½ = αβ ≈ {linkmodel.link_params('nvlink4', links=18).half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
+                     "a faster link would not make this message noticeably faster."),
+))
