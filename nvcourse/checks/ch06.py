@@ -2,7 +2,8 @@
 
 Hierarchical all-reduce: the expected time is :func:`nvcourse.costmodel.cost` ``("allreduce",
 "hierarchical", ...)`` for catalog systems (with the parameters that model uses) and the hand formula for
-random inputs. ECMP: :func:`nvcourse.fabric.ecmp.collision_probability` (balls into bins).
+random inputs. ECMP: the balls-into-bins formulas, written out here by hand (they agree with
+``nvcourse.fabric.ecmp``, which the chapter uses).
 """
 
 from __future__ import annotations
@@ -10,11 +11,26 @@ from __future__ import annotations
 import math
 
 from ..costmodel import configure, cost
-from ..fabric import ecmp
 from ._answers import Question, register
 from ._core import Case, check_function, rng_for, safe_checker
 
 __all__ = ["hierarchical_allreduce_time", "ecmp_collision_probability"]
+
+
+class ecmp:  # noqa: N801 - a namespace of hand formulas: m flows hashed uniformly onto k links
+    @staticmethod
+    def collision_probability(m: int, k: int) -> float:
+        """A given flow meets at least one of the other m−1 on its link."""
+        return 1.0 - (1.0 - 1.0 / k) ** (m - 1)
+
+    @staticmethod
+    def any_collision_probability(m: int, k: int) -> float:
+        """Some pair collides (birthday problem)."""
+        return 1.0 if m > k else 1.0 - math.prod(1.0 - i / k for i in range(m))
+
+    @staticmethod
+    def expected_busy_links(m: int, k: int) -> float:
+        return k * (1.0 - (1.0 - 1.0 / k) ** m)
 
 
 def _hier(S, g, k, a_in, bw_in, a_net, nic):
