@@ -156,7 +156,7 @@ _TOKENS = ["GPU0", "GPU1", "GPU2", "NIC0", "mlx5_0", "X", "NV1", "NV12", "NV0", 
            "SOC", "CPU", "Affinity", "NUMA", "ID", "0-7", "N/A", "Legend:", "NIC", "NIC0:", "=", "$", "\t", "", "€", "NV99999"]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(st.sampled_from(_TOKENS), max_size=8).map(" ".join), max_size=8).map("\n".join))
 def test_fuzz_token_soup_raises_only_value_error(text):
     try:
@@ -165,7 +165,7 @@ def test_fuzz_token_soup_raises_only_value_error(text):
         pass
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.text(max_size=300))
 def test_fuzz_arbitrary_text_raises_only_value_error(text):
     try:
@@ -174,7 +174,7 @@ def test_fuzz_arbitrary_text_raises_only_value_error(text):
         pass
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_fuzz_mutated_real_output_raises_only_value_error(data):
     text = text_of(data.draw(st.sampled_from(sorted(EXAMPLES))))
@@ -191,7 +191,7 @@ def test_fuzz_mutated_real_output_raises_only_value_error(data):
 _CODE = st.one_of(st.sampled_from(["PIX", "PXB", "PHB", "NODE", "SYS"]), st.integers(1, 18).map(lambda k: f"NV{k}"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 3), st.data())
 def test_fuzz_valid_matrices_round_trip(n_gpu, n_nic, data):
     names = [f"GPU{i}" for i in range(n_gpu)] + [f"NIC{i}" for i in range(n_nic)]

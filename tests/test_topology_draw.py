@@ -58,3 +58,18 @@ def test_highlight_needs_known_bandwidths():
     r = read_topo(example_files()["dgx1-v100-cube-mesh"])  # no link generations given
     with pytest.raises(ValueError, match="no known bandwidth"):
         draw_topology(r.graph, pattern="ring")
+
+
+def test_notebook_helpers():
+    from nvcourse.topology import notebook as nb
+
+    rows = {r["system"]: r for r in nb.system_rows(["dgx-1-v100", "dgx-h100"])}
+    # DGX-1: 150 GB/s bisection over 4 GPUs = 37.5 per GPU; H100: 1800 / 4 = 450 = its own link bandwidth
+    assert rows["dgx-1-v100"]["bisection per GPU GB/s"] == pytest.approx(37.5)
+    assert rows["dgx-h100"]["bisection per GPU GB/s"] == pytest.approx(450.0)
+    fig, text = nb.render_system("pcie-8gpu", "one-to-all")
+    assert "31.5 GB/s" in text and fig.axes
+    fig, text = nb.render_pasted(example_files()["dgx1-v100-cube-mesh"].read_text())  # no generations given
+    assert "no known bandwidth" in text
+    with pytest.raises(ValueError, match="line"):
+        nb.render_pasted("GPU0 GPU1\nGPU0 X NV1\nGPU1 NV2 X\n")

@@ -1,0 +1,124 @@
+"""Helpers for notebook 03: metric tables, the system explorer and the topo-paste box.
+
+Every number shown comes from :mod:`nvcourse.catalog` through the builders and :mod:`.metrics`; all
+bandwidths are GB/s per direction.
+"""
+
+from __future__ import annotations
+
+import html
+
+from nvcourse import catalog
+
+from . import metrics
+from .builders import build_system_graph
+from .topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
+
+__all__ = ["system_rows", "metrics_table_html", "codes_table_html", "render_system", "render_pasted", "table_html"]
+
+
+def system_rows(system_ids=None) -> list[dict]:
+    """One dict of headline metrics per system (GB/s per direction)."""
+    rows = []
+    for sid in system_ids or list(catalog.systems()):
+        s = catalog.get_system(sid)
+        G = build_system_graph(sid)
+        bis = metrics.bisection_bandwidth(G)
+        rings = metrics.nccl_rings(G)
+        hops = metrics.hop_stats(G)
+        link = s.link
+        rows.append({
+            "system": sid,
+            "GPUs": len(metrics.gpu_nodes(G)),
+            "GPU link GB/s": s.scaleup_GBps_dir,
+            "bisection GB/s": bis.GBps_dir,
+            "bisection per GPU GB/s": bis.GBps_dir / (len(bis.side_a)),
+            "max hops": hops["max"],
+            "all-to-all per GPU GB/s": metrics.alltoall_throughput(G),
+            "rings": rings.n_rings,
+            "ring total GB/s": rings.total_GBps_dir,
+            "ring x efficiency GB/s": rings.total_GBps_dir * link.efficiency,
+        })
+    return rows
+
+
+def table_html(rows: list[dict], caption: str = "") -> str:
+    if not rows:
+        return ""
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in rows[0])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{v:.4g}</td>" if isinstance(v, float) else f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
+        for r in rows
+    )
+    cap = f"<caption style='caption-side:bottom;text-align:left'>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def metrics_table_html(system_ids=None) -> str:
+    return table_html(system_rows(system_ids), "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
+                      "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model).")
+
+
+def codes_table_html() -> str:
+    rows = [{"code": "NV#", "path": CODE_MEANING["NV#"],
+             "what bounds a copy": "# x the NVLink generation's per-link rate (no PCIe involved)"}]
+    bound = {
+        "PIX": "one PCIe x16 link; the switch may be shared",
+        "PXB": "PCIe links through a tree of switches: shared uplinks",
+        "PHB": "PCIe through the CPU's root complex",
+        "NODE": "PCIe plus the fabric between root complexes in one socket",
+        "SYS": "PCIe plus the CPU-CPU link; P2P is often disabled, data bounces through host memory",
+    }
+    for code in PCIE_CODES:
+        rows.append({"code": code, "path": CODE_MEANING[code], "what bounds a copy": bound[code]})
+    return table_html(rows, "From fastest (NV#) to slowest (SYS), as NCCL ranks paths.")
+
+
+def render_system(system: str, pattern: str):
+    """Dashboard render function: the topology with the busiest links of ``pattern`` and a readout."""
+    from .draw import draw_topology
+
+    G = build_system_graph(system)
+    fig = draw_topology(G, pattern=pattern, figsize=(9.0, 4.8))
+    rate = metrics.pattern_throughput(G, pattern)
+    bis = metrics.bisection_bandwidth(G)
+    rings = metrics.nccl_rings(G)
+    top = metrics.busiest_links(G, pattern, top=1)[0]
+    text = (
+        f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
+        f"<b>{pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link {html.escape(top['a'])}–{html.escape(top['b'])}); "
+        f"bisection <b>{bis.GBps_dir:.5g} GB/s</b> ({bis.GBps_bidir:.5g} both directions); "
+        f"{rings.n_rings} ring(s) × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
+    )
+    return fig, text
+
+
+def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
+    """Dashboard render function for pasted ``nvidia-smi topo -m`` output."""
+    from .draw import draw_topology
+
+    nvlink = nvlink or None
+    pcie = pcie or None
+    res = parse_topo(text, nvlink=nvlink, pcie=pcie)
+    counts: dict[str, int] = {}
+    for link in res.links():
+        if link["a"] in res.gpus and link["b"] in res.gpus:
+            counts[link["type"]] = counts.get(link["type"], 0) + 1
+    parts = [f"{len(res.gpus)} GPUs, {len(res.nics)} NICs; GPU pairs: "
+             + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items()))]
+    if res.nvswitch_inferred:
+        parts.append("NVSwitch inferred (more NVLinks per GPU than any GPU has)")
+    G = res.graph
+    fabric = G
+    if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
+        keep = [n for n, k in G.nodes(data="kind") if k in ("gpu", "nvswitch")]
+        fabric = G.subgraph(keep).copy()
+        fabric.remove_edges_from([(u, v) for u, v, d in fabric.edges(data=True) if d.get("kind") != "nvlink"])
+    try:
+        bis = metrics.bisection_bandwidth(fabric)
+        a2a = metrics.alltoall_throughput(fabric)
+        parts.append(f"bisection {bis.GBps_dir:.5g} GB/s per direction, all-to-all {a2a:.4g} GB/s per GPU")
+    except ValueError as exc:
+        parts.append(f"<i>{html.escape(str(exc))}</i>")
+    fig = draw_topology(G, title="your nvidia-smi topo -m", figsize=(9.0, 4.8))
+    return fig, "; ".join(parts)
