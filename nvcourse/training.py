@@ -540,6 +540,7 @@ class StepTime:
     memory_capacity_GB: float
     placements: dict
     compute_efficiency: float
+    recompute: str = "selective"
 
     @property
     def total(self) -> float:
@@ -696,6 +697,7 @@ def step_time(
         memory_capacity_GB=gpu.memory_GB,
         placements=groups,
         compute_efficiency=eff,
+        recompute=recompute,
     )
 
 

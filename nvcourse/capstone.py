@@ -1,0 +1,276 @@
+"""Capstone: check a cluster design against targets set in advance (evidence gates) and log the decision.
+
+The learner writes :class:`Targets` first (what the run must achieve), then a :class:`Design` (a fabric,
+a size, a parallel layout, a checkpoint plan). :func:`evaluate` runs the course's models —
+:func:`nvcourse.training.step_time`, :func:`nvcourse.training.run_cost`, :mod:`nvcourse.reliability` —
+and returns one :class:`Gate` per target: passed or not, the measured value, and what to try when it
+fails. A gate is evidence from a model, not a measurement: the decision log records both.
+
+>>> t = Targets(model="llama3-8b", training_tokens=1e12, max_days=30, max_usd=2e6)
+>>> d = Design(system="dgx-h100", gpus=256, tp=1, pp=1)
+>>> r = evaluate(d, t)
+>>> [g.name for g in r.gates][:3]
+['memory', 'placement', 'time']
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass, field
+
+from . import reliability, training
+from .training import _number
+
+__all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log"]
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What the run must achieve, fixed *before* choosing hardware.
+
+    Args:
+        model: a reference model id of ``nvcourse.training.models()`` (or a ModelSpec).
+        training_tokens: tokens to train on.
+        max_days: wall-clock limit for the whole run, failures and checkpoints included.
+        max_usd: budget for GPU time (rental price × GPU-hours).
+        min_goodput: share of wall time that must be kept training (reliability target).
+        min_efficiency: scaling efficiency the design must reach (1 = GPUs never wait).
+        max_MW: power limit of the site (IT load × PUE), megawatts; None = no limit.
+    """
+
+    model: object
+    training_tokens: float
+    max_days: float
+    max_usd: float
+    min_goodput: float = 0.9
+    min_efficiency: float = 0.6
+    max_MW: float | None = None
+
+    def __post_init__(self) -> None:
+        training.get_model(self.model)
+        _number("training_tokens", self.training_tokens, positive=True)
+        _number("max_days", self.max_days, positive=True)
+        _number("max_usd", self.max_usd, positive=True)
+        for name in ("min_goodput", "min_efficiency"):
+            v = _number(name, getattr(self, name))
+            if v > 1:
+                raise ValueError(f"{name} must be a fraction in [0, 1], got {v!r}")
+        if self.max_MW is not None:
+            _number("max_MW", self.max_MW, positive=True)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A candidate cluster and how the job uses it.
+
+    ``checkpoint_s`` / ``restart_s``: time to write a checkpoint and to restart after a failure.
+    ``failure_rate_factor``: per-GPU failure rate relative to the Llama 3 record (1 = the same).
+    ``usd_per_gpu_hour`` / ``kW_per_gpu``: None = the labelled defaults of ``data/costs.toml``.
+    """
+
+    system: str
+    gpus: int
+    tp: int = 1
+    pp: int = 1
+    placement: str = "tp-first"
+    zero_stage: int = 1
+    recompute: str = "selective"
+    virtual_stages: int = 1
+    checkpoint_s: float = 60.0
+    restart_s: float = 600.0
+    failure_rate_factor: float = 1.0
+    usd_per_gpu_hour: float | None = None
+    kW_per_gpu: float | None = None
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    passed: bool
+    measured: str
+    target: str
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    design: Design
+    targets: Targets
+    step: training.StepTime
+    goodput: float
+    checkpoint_interval_s: float
+    mtbi_hours: float
+    cost: training.RunCost
+    MW: float
+    gates: tuple[Gate, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    @property
+    def failed(self) -> list[Gate]:
+        return [g for g in self.gates if not g.passed]
+
+    def text(self) -> str:
+        lines = [f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} target {g.target}" + ("" if g.passed else f"  -> {g.advice}") for g in self.gates]
+        verdict = "all gates pass" if self.passed else f"{len(self.failed)} gate(s) fail: " + ", ".join(g.name for g in self.failed)
+        return "\n".join(lines + [verdict])
+
+    def html(self) -> str:
+        rows = "".join(
+            f"<tr><td>{'✅' if g.passed else '❌'}</td><td>{g.name}</td><td>{html.escape(g.measured)}</td>"
+            f"<td>{html.escape(g.target)}</td><td>{'' if g.passed else html.escape(g.advice)}</td></tr>"
+            for g in self.gates
+        )
+        return "<table><tr><th></th><th>gate</th><th>design</th><th>target</th><th>what to try</th></tr>" + rows + "</table>"
+
+
+def evaluate(design: Design, targets: Targets) -> Report:
+    """Run the course's models on ``design`` and check every target; ValueError for an impossible layout."""
+    rate_factor = _number("failure_rate_factor", design.failure_rate_factor, positive=True)
+    step = training.step_time(
+        targets.model,
+        design.system,
+        design.gpus,
+        tp=design.tp,
+        pp=design.pp,
+        placement=design.placement,
+        zero_stage=design.zero_stage,
+        recompute=design.recompute,
+        virtual_stages=design.virtual_stages,
+    )
+    lam = reliability.failure_rate_per_gpu_hour() * rate_factor
+    mtbi_h = reliability.cluster_mtbf_hours(design.gpus, rate_per_gpu_hour=lam)
+    tau, good = reliability.best_goodput(checkpoint_s=design.checkpoint_s, restart_s=design.restart_s, mtbf_s=mtbi_h * 3600)
+    cost = training.run_cost(
+        step, targets.training_tokens, usd_per_gpu_hour=design.usd_per_gpu_hour, kW_per_gpu=design.kW_per_gpu, goodput=good
+    )
+    c = training.system_costs(design.system)
+    kw = c["kW_per_gpu"] if design.kW_per_gpu is None else design.kW_per_gpu
+    MW = design.gpus * kw * training._costs()["electricity"]["pue"] / 1000
+    node = training.node_size(design.system)
+    days = cost.hours / 24
+
+    gates = [
+        Gate(
+            "memory",
+            step.fits,
+            f"{step.memory.total / 1e9:.0f} GB per GPU",
+            f"≤ 90 % of {step.memory_capacity_GB:.0f} GB",
+            "raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation",
+        ),
+        Gate(
+            "placement",
+            design.tp <= node and not step.placements["tp"].crosses_nodes,
+            f"TP {design.tp} on {step.placements['tp'].nodes} node(s)",
+            f"TP inside one NVLink domain / node ({node} GPUs)",
+            "keep tp ≤ the node size and use placement='tp-first'",
+        ),
+        Gate(
+            "time",
+            days <= targets.max_days,
+            f"{days:.1f} days",
+            f"≤ {targets.max_days:g} days",
+            "more GPUs, a faster system, or a better layout (less bubble, less exposed communication)",
+        ),
+        Gate(
+            "budget",
+            cost.usd <= targets.max_usd,
+            f"${cost.usd / 1e6:.2f} M",
+            f"≤ ${targets.max_usd / 1e6:.2f} M",
+            "a cheaper price per GPU-hour, higher efficiency, or fewer wasted hours (goodput)",
+        ),
+        Gate(
+            "efficiency",
+            step.efficiency >= targets.min_efficiency,
+            f"{step.efficiency:.0%} (MFU {step.mfu:.0%})",
+            f"≥ {targets.min_efficiency:.0%}",
+            "fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth",
+        ),
+        Gate(
+            "goodput",
+            good >= targets.min_goodput,
+            f"{good:.1%} (MTBI {mtbi_h:.1f} h, checkpoint every {tau / 60:.0f} min)",
+            f"≥ {targets.min_goodput:.0%}",
+            "faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures",
+        ),
+    ]
+    if targets.max_MW is not None:
+        gates.append(Gate("power", MW <= targets.max_MW, f"{MW:.2f} MW", f"≤ {targets.max_MW:g} MW", "fewer GPUs or a more efficient system"))
+    return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))
+
+
+def compare_systems(targets: Targets, systems: list[str], gpus: list[int], **design_kwargs) -> list[Report]:
+    """Evaluate the best layout (:func:`nvcourse.training.best_config`) of every system × GPU count that fits."""
+    out = []
+    for sid in systems:
+        for g in gpus:
+            best = training.best_config(targets.model, sid, g)
+            if best is None:
+                continue
+            d = Design(system=sid, gpus=g, tp=best.tp, pp=best.pp, recompute=best.recompute, **design_kwargs)
+            try:
+                out.append(evaluate(d, targets))
+            except ValueError:
+                continue
+    return out
+
+
+DECISION_LOG_FIELDS = (
+    ("Decision", "what was chosen (system, size, layout, checkpoint plan)"),
+    ("Targets", "set before the choice: time, budget, goodput, efficiency, power"),
+    ("Options considered", "at least two, with the evidence for each"),
+    ("Evidence", "gates passed / failed, with the model or measurement behind each number"),
+    ("Assumptions", "every input that is not sourced (prices, efficiency, failure rate) and how sensitive the result is"),
+    ("Risks", "what could make this wrong; what would we see first"),
+    ("Validation plan", "benchmarks at job scale and message sizes before the full run; canary; thresholds"),
+    ("Rollback", "what we do if a gate fails in production"),
+    ("Owner and review date", "who decides, and when the decision is revisited"),
+)
+
+
+def decision_log_template() -> str:
+    """An empty decision log as a Markdown table to copy into a notebook cell."""
+    rows = "\n".join(f"| **{name}** | _{hint}_ |" for name, hint in DECISION_LOG_FIELDS)
+    return "| field | entry |\n|---|---|\n" + rows
+
+
+def decision_log(report: Report, **entries: str) -> str:
+    """A decision log (Markdown) pre-filled from a :class:`Report`; pass your own text per field.
+
+    Keyword names are the field names in lower case with underscores (``options_considered=...``).
+    Unknown names raise ValueError listing the allowed ones.
+    """
+    keys = {name.lower().replace(" ", "_"): name for name, _ in DECISION_LOG_FIELDS}
+    unknown = set(entries) - set(keys)
+    if unknown:
+        raise ValueError(f"unknown decision-log fields {sorted(unknown)}; allowed: {', '.join(keys)}")
+    d, t = report.design, report.targets
+    auto = {
+        "decision": f"{d.gpus} GPUs of {d.system}, TP {d.tp} × PP {d.pp} × DP {report.step.dp} ({d.placement}), "
+        f"checkpoint every {report.checkpoint_interval_s / 60:.0f} min",
+        "targets": f"≤ {t.max_days:g} days, ≤ ${t.max_usd / 1e6:.2f} M, goodput ≥ {t.min_goodput:.0%}, efficiency ≥ {t.min_efficiency:.0%}"
+        + (f", ≤ {t.max_MW:g} MW" if t.max_MW else ""),
+        "evidence": "; ".join(f"{g.name} {'pass' if g.passed else 'FAIL'} ({g.measured})" for g in report.gates),
+    }
+    rows = []
+    for key, name in keys.items():
+        text = entries.get(key) or auto.get(key) or f"_{dict(DECISION_LOG_FIELDS)[name]}_"
+        rows.append(f"| **{name}** | {text} |")
+    return "| field | entry |\n|---|---|\n" + "\n".join(rows)
+
+
+def as_dict(report: Report) -> dict:
+    """Plain numbers of a report (for tests and JSON)."""
+    return {
+        "design": asdict(report.design),
+        "days": report.cost.hours / 24,
+        "usd": report.cost.usd,
+        "goodput": report.goodput,
+        "efficiency": report.step.efficiency,
+        "mfu": report.step.mfu,
+        "MW": report.MW,
+        "passed": report.passed,
+        "failed": [g.name for g in report.failed],
+    }

@@ -1,0 +1,69 @@
+"""Capstone evidence gates: each gate fails for the reason it names, bad input is refused."""
+
+import pytest
+
+from nvcourse import capstone as cs
+
+TARGETS = cs.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9, min_efficiency=0.7, max_MW=3)
+
+
+def test_a_good_design_passes_every_gate():
+    r = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8), TARGETS)
+    assert r.passed, r.text()
+    assert {g.name for g in r.gates} == {"memory", "placement", "time", "budget", "efficiency", "goodput", "power"}
+    # 1,024 GPUs at the Llama 3 rate: 16 x 3.0931 h = 49.49 h between interruptions
+    assert r.mtbi_hours == pytest.approx(49.49, rel=1e-3)
+    # power: 1,024 x 1.275 kW x PUE 1.3 = 1,697 kW = 1.697 MW
+    assert r.MW == pytest.approx(1.6973, rel=1e-3)
+
+
+def test_each_gate_fails_for_its_reason():
+    assert "memory" in [g.name for g in cs.evaluate(cs.Design("dgx-h100", 64, tp=1, pp=1), TARGETS).failed]
+    bad_place = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, placement="dp-first"), TARGETS)
+    assert "placement" in [g.name for g in bad_place.failed]
+    slow = cs.evaluate(cs.Design("dgx-h100", 256, tp=4, pp=4), TARGETS)
+    assert "time" in [g.name for g in slow.failed]
+    pricey = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, usd_per_gpu_hour=10.0), TARGETS)
+    assert [g.name for g in pricey.failed] == ["budget"]
+    fragile = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, checkpoint_s=1200, restart_s=7200, failure_rate_factor=10), TARGETS)
+    assert "goodput" in [g.name for g in fragile.failed]
+    big = cs.evaluate(cs.Design("dgx-h100", 2048, tp=8), TARGETS)
+    assert "power" in [g.name for g in big.failed]
+    assert "FAIL" in big.text() and "❌" in big.html()
+
+
+def test_decision_log():
+    r = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8), TARGETS)
+    log = cs.decision_log(r, risks="price may rise")
+    assert "price may rise" in log and "1024 GPUs of dgx-h100" in log
+    assert cs.decision_log_template().count("\n") == len(cs.DECISION_LOG_FIELDS) + 1
+    with pytest.raises(ValueError, match="allowed: decision"):
+        cs.decision_log(r, colour="blue")
+
+
+def test_compare_systems_only_returns_fitting_designs():
+    reports = cs.compare_systems(TARGETS, ["dgx-h100"], [8, 1024])
+    assert [r.design.gpus for r in reports] == [1024]     # 70B does not fit in 8 H100
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"model": "gpt-9"}, "model"),
+        ({"max_days": 0}, "max_days"),
+        ({"min_goodput": 1.5}, "min_goodput"),
+        ({"max_MW": -1}, "max_MW"),
+    ],
+)
+def test_targets_bad_input(kwargs, name):
+    base = dict(model="llama3-8b", training_tokens=1e12, max_days=10, max_usd=1e6)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=name):
+        cs.Targets(**base)
+
+
+def test_design_bad_input():
+    with pytest.raises(ValueError, match="gpus"):
+        cs.evaluate(cs.Design("dgx-h100", 100, tp=8), TARGETS)
+    with pytest.raises(ValueError, match="failure_rate_factor"):
+        cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, failure_rate_factor=0), TARGETS)
