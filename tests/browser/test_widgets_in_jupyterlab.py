@@ -1,0 +1,275 @@
+"""Every course notebook, run in real JupyterLab in headless Chromium, as a learner would.
+
+For each ``notebooks/*.ipynb`` (a copy without outputs, see conftest.py):
+
+1. open it, wait for its kernel, and run all cells through the menu (Run → Run All Cells);
+2. no cell may show an error: no ``error`` output in the notebook model and no stderr output with a
+   Traceback in the page (cells tagged ``raises-exception`` are allowed to raise), no widget that failed
+   to render;
+3. move the first slider of the first ``Dashboard`` (CSS class ``nvcourse-dashboard``) one step with the
+   keyboard and check that the Dashboard's readout or plot changed. Every chapter must have a Dashboard;
+   only 00 (start here) may have none.
+
+Screenshots of the Dashboard before and after the move (and of the page on failure) are written to
+``artifacts/browser/``.
+
+    .venv/bin/python -m pytest -q tests/browser          # about 10-20 s per notebook
+    NVCOURSE_BROWSER_HEADED=1 ... -k 02                  # watch one notebook (needs a display)
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+RUN_ALL_TIMEOUT_MS = 240_000  # a chapter should run in < 30 s (docs/authoring.md); this is a hang guard
+UPDATE_TIMEOUT_MS = 30_000
+ALLOWED_TO_RAISE = {"raises-exception", "nbval-raises-exception"}
+
+# The notebook model as nbformat JSON (JupyterLab is started with expose_app_in_browser).
+NOTEBOOK_JSON = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  return w && w.context ? w.context.model.toJSON() : null;
+}"""
+
+# Run-all is over when the kernel is idle, nothing is queued ([*]) and every non-empty code cell has an
+# execution count, or when a cell raised (JupyterLab then drops the rest of the queue).
+RUN_ALL_DONE = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.context) return false;
+  const panel = w.node;
+  const idle = panel.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']");
+  if (!idle) return false;
+  if ([...panel.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'))) return false;
+  const cells = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
+  const raised = cells.some(c => (c.outputs || []).some(o => o.output_type === 'error'));
+  const src = c => Array.isArray(c.source) ? c.source.join('') : c.source;
+  const done = cells.every(c => !src(c).trim() || c.execution_count !== null);
+  return raised || done;
+}"""
+
+# What the learner sees of a Dashboard: its readout (HTML widget) and its plot area (Output widget).
+DASHBOARD_STATE = """el => {
+  const kids = [...el.children];
+  const readout = kids.filter(k => k.classList.contains('widget-html')).map(k => k.innerHTML).join('|');
+  const plot = kids.filter(k => k.classList.contains('widget-output')).map(k => {
+    const imgs = [...k.querySelectorAll('img')].map(i => i.getAttribute('src') || '');
+    return imgs.length ? imgs.join('|') : k.innerText;
+  }).join('|');
+  return {readout, plot};
+}"""
+
+
+def _src(cell: dict) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _problems(nb_json: dict) -> list[str]:
+    """Errors in the executed notebook model, as 'cell N: message' lines."""
+    found = []
+    for i, cell in enumerate(nb_json["cells"]):
+        if cell["cell_type"] != "code" or set(cell.get("metadata", {}).get("tags", [])) & ALLOWED_TO_RAISE:
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out.get("traceback", [])))
+                found.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}\n{tb[-1500:]}")
+            elif out.get("output_type") == "stream" and out.get("name") == "stderr" and "Traceback" in _text(out.get("text")):
+                found.append(f"cell {i}: stderr shows a traceback:\n{_text(out.get('text'))[-1500:]}")
+    return found
+
+
+def _open_notebook(page, lab, name: str) -> None:
+    page.goto(lab.url(f"/lab/tree/notebooks/{name}?reset"))
+    page.locator(".jp-NotebookPanel").first.wait_for(state="visible", timeout=60_000)
+    # Wait for the kernel to be idle, accepting a "Select Kernel" dialog should one appear anyway.
+    page.wait_for_function(
+        """() => document.querySelector('.jp-Dialog') ||
+                 [...document.querySelectorAll('.jp-StatusBar-Widget')].some(e => e.textContent.includes('| Idle'))""",
+        timeout=60_000,
+        polling=100,
+    )
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        select = dialog.get_by_role("button", name="Select", exact=True)
+        if select.count():
+            select.click()
+        else:
+            dialog.get_by_role("button").last.click()
+        dialog.wait_for(state="detached")
+    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-StatusBar-Widget')].some(e => e.textContent.includes('| Idle'))",
+        timeout=60_000,
+        polling=100,
+    )
+
+
+def _run_all(page) -> None:
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(RUN_ALL_DONE, timeout=RUN_ALL_TIMEOUT_MS, polling=200)
+
+
+def _wait_idle(page) -> None:
+    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=UPDATE_TIMEOUT_MS)
+
+
+def _settled_state(page, dashboard) -> dict:
+    """The Dashboard's state once it stops changing (the kernel has redrawn and the page has rendered)."""
+    _wait_idle(page)
+    state = dashboard.evaluate(DASHBOARD_STATE)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(250)  # settle delay between two identical readings
+        again = dashboard.evaluate(DASHBOARD_STATE)
+        if again == state:
+            return state
+        state = again
+    return state
+
+
+def _move_slider(page, slider) -> str:
+    """Move a slider one keyboard step (away from the end it sits at); return what was done."""
+    slider.scroll_into_view_if_needed()
+    handle = slider.locator(".noUi-handle").first
+    readout = slider.locator(".widget-readout").first
+    before = readout.inner_text()
+    now = float(handle.get_attribute("aria-valuenow") or 0)
+    top = float(handle.get_attribute("aria-valuemax") or 0)
+    key = "ArrowLeft" if now >= top else "ArrowRight"
+    handle.focus()
+    handle.press(key)
+    page.wait_for_function(
+        "([el, old]) => el.innerText !== old", arg=[readout.element_handle(), before], timeout=10_000, polling=100
+    )
+    return f"slider {_label(slider)!r}: {before!r} -> {readout.inner_text()!r} ({key})"
+
+
+def _move_dropdown(page, dropdown) -> str:
+    """Pick another option of a Dropdown (for Dashboards whose controls are all choices)."""
+    select = dropdown.locator("select").first
+    select.scroll_into_view_if_needed()
+    options = select.locator("option").all_inner_texts()
+    current = select.evaluate("el => el.selectedIndex")
+    target = 1 if current == 0 else 0
+    assert len(options) > 1, f"dropdown {_label(dropdown)!r} has a single option"
+    select.select_option(index=target)
+    return f"dropdown {_label(dropdown)!r}: {options[current]!r} -> {options[target]!r}"
+
+
+def _label(widget) -> str:
+    label = widget.locator(".widget-label").first
+    return label.inner_text().strip() if label.count() else "(no description)"
+
+
+def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, artifacts_dir, record_property):
+    page, stem = lab_page, notebook.stem
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    try:
+        _open_notebook(page, lab, notebook.name)
+        timings["open_s"] = time.monotonic() - t0
+
+        t = time.monotonic()
+        _run_all(page)
+        timings["run_all_s"] = time.monotonic() - t
+        nb_json = page.evaluate(NOTEBOOK_JSON)
+        problems = _problems(nb_json)
+        assert not problems, f"{notebook.name} raised during Run All:\n" + "\n\n".join(problems)
+        # the same seen in the page: stderr output areas showing a traceback
+        dom_tracebacks = page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]', has_text="Traceback"
+        )
+        assert dom_tracebacks.count() == 0, f"{notebook.name}: a Traceback is shown:\n{dom_tracebacks.first.inner_text()[-1500:]}"
+        unrun = [
+            i for i, c in enumerate(nb_json["cells"])
+            if c["cell_type"] == "code" and _src(c).strip() and c.get("execution_count") is None
+        ]
+        assert not unrun, f"{notebook.name}: code cells {unrun} were not run by Run All"
+
+        # Widgets: every widget output must render; Dashboards are recognised by their CSS class.
+        outputs = [o for c in nb_json["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+        has_widgets = any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+        expects_dashboard = any(_text(o.get("data", {}).get("text/plain")).startswith("Dashboard(") for o in outputs)
+        dashboards = page.locator(".nvcourse-dashboard")
+        if expects_dashboard or has_widgets:
+            try:
+                dashboards.first.wait_for(state="attached", timeout=UPDATE_TIMEOUT_MS if expects_dashboard else 5_000)
+            except Exception:
+                if expects_dashboard:
+                    raise AssertionError(f"{notebook.name}: a Dashboard was displayed but never rendered in the page") from None
+        broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget")
+        assert broken.count() == 0, f"{notebook.name}: a widget failed to render: {broken.first.inner_text()}"
+
+        n_dash = dashboards.count()
+        record_property("dashboards", n_dash)
+        if n_dash == 0:
+            assert stem.startswith("00"), (
+                f"{notebook.name} has no live Dashboard (nvcourse.widgets.Dashboard); every chapter after 00 needs one"
+            )
+            pytest.skip(f"{notebook.name}: Run All passed with no errors; no Dashboard in 00 (start here), so no slider to move")
+
+        # The first slider of the first Dashboard that has one; failing that (all controls are choices,
+        # as in a system selector), the first Dropdown of the first Dashboard.
+        with_slider = dashboards.filter(has=page.locator(".widget-slider"))
+        with_dropdown = dashboards.filter(has=page.locator(".widget-dropdown select"))
+        if with_slider.count():
+            dashboard, control = with_slider.first, "slider"
+        else:
+            assert with_dropdown.count(), f"{notebook.name}: none of its {n_dash} Dashboard(s) has a slider or dropdown to move"
+            dashboard, control = with_dropdown.first, "dropdown"
+        dashboard.scroll_into_view_if_needed()
+        before = _settled_state(page, dashboard)
+        assert before["readout"] or before["plot"], f"{notebook.name}: the first Dashboard shows neither readout nor plot"
+        dashboard.screenshot(path=str(artifacts_dir / f"{stem}_before.png"))
+
+        t = time.monotonic()
+        if control == "slider":
+            moved = _move_slider(page, dashboard.locator(".widget-slider").first)
+        else:
+            moved = _move_dropdown(page, dashboard.locator(".widget-dropdown").filter(has=page.locator("select")).first)
+        page.wait_for_function(
+            """([el, old]) => {
+                 const kids = [...el.children];
+                 const readout = kids.filter(k => k.classList.contains('widget-html')).map(k => k.innerHTML).join('|');
+                 const imgs = kids.filter(k => k.classList.contains('widget-output'))
+                                  .flatMap(k => [...k.querySelectorAll('img')].map(i => i.getAttribute('src') || ''));
+                 return readout !== old.readout || (imgs.length > 0 && !old.plot.includes(imgs[0]));
+               }""",
+            arg=[dashboard.element_handle(), before],
+            timeout=UPDATE_TIMEOUT_MS,
+            polling=100,
+        )
+        after = _settled_state(page, dashboard)
+        timings["slider_update_s"] = time.monotonic() - t
+        dashboard.scroll_into_view_if_needed()
+        dashboard.screenshot(path=str(artifacts_dir / f"{stem}_after.png"))
+        assert after != before, f"{notebook.name}: {moved}, but the Dashboard's readout and plot did not change"
+        assert after["readout"] or after["plot"], f"{notebook.name}: {moved} left the Dashboard empty"
+        if "nvcourse-note" in after["readout"] and "nvcourse-note" not in before["readout"]:
+            warnings.warn(f"{notebook.name}: {moved} shows the Dashboard's error note; ranges should exclude invalid states")
+        record_property("moved", moved)
+        print(f"\n{notebook.name}: {moved}", end="")
+    except BaseException as exc:
+        if not isinstance(exc, pytest.skip.Exception):
+            page.screenshot(path=str(artifacts_dir / f"{stem}_failure.png"), full_page=True)
+            if page.console_errors:
+                exc.add_note("errors in the page: " + "; ".join(page.console_errors[:5]))
+        raise
+    finally:
+        timings["total_s"] = time.monotonic() - t0
+        for k, v in timings.items():
+            record_property(k, round(v, 2))
+        print(f"\n{notebook.name}: " + ", ".join(f"{k}={v:.1f}" for k, v in timings.items()))
