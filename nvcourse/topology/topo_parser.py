@@ -431,7 +431,9 @@ def _build_graph(res: TopoResult, nv_link, pcie_link) -> None:
                 pcie_edge(hb, top)
                 leaves = _groups(sgrp, res.codes, _RANK["PIX"])
                 for lgrp in leaves:
-                    if len(lgrp) == 1 or len(leaves) == 1:
+                    # Every PIX group gets its own leaf switch once there are several: two devices that
+                    # see each other as PXB must not share one bridge, even when a group has one device.
+                    if len(leaves) == 1:
                         for d in lgrp:
                             pcie_edge(top, d)
                         continue
