@@ -65,15 +65,16 @@ _ALIGN = 16
 
 
 def busbw_factor(op: str, nprocs: int) -> float:
-    """nccl-tests' bus-bandwidth factor: busbw = algbw × factor (see nccl-tests PERFORMANCE.md)."""
-    n = nprocs
-    if op == "allreduce":
-        return 2 * (n - 1) / n
-    if op in ("reducescatter", "allgather"):
-        return (n - 1) / n
-    if op == "broadcast":
-        return 1.0
-    raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
+    """nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
+
+    One definition serves the whole course: this delegates to :func:`nvcourse.costmodel.busbw_factor`
+    (see its docstring for why busbw can exceed the link rate), after checking ``op`` is one of ours.
+    """
+    if op not in OPERATIONS:
+        raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
+    from ..costmodel.model import busbw_factor as nccl_tests_factor
+
+    return nccl_tests_factor(op, nprocs)
 
 
 def check_args(op: str, algo: str, nprocs: int, dtype: str = "float32") -> None:
