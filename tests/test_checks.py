@@ -264,3 +264,15 @@ def test_prediction_vs_measurement():
     assert r.status == "todo"
     r = checks.prediction_vs_measurement(model, "not a run", alpha_s=a, beta_Bps=b)
     assert not r.passed and "pg.run" in r.message
+
+
+def test_record_prediction():
+    assert checks.record_prediction(lambda: 0.0075).passed
+    assert "7.5 ms" in checks.record_prediction(0.0075).message
+
+    def stub():
+        raise NotImplementedError()
+    assert checks.record_prediction(stub).status == "todo"
+    assert not checks.record_prediction(lambda: None).passed
+    assert not checks.record_prediction(-1).passed
+    assert checks.record_prediction(lambda: 1 / 0).status == "error"

@@ -19,7 +19,7 @@ from ._core import Result
 from .ch01 import dp_bytes_per_step, min_gpus, model_state_bytes
 from .ch02 import effective_bandwidth, half_bandwidth_size
 from .ch03 import ring_bisection, switch_bisection
-from .ch04 import algbw_busbw, prediction_vs_measurement, ring_schedule, ring_time
+from .ch04 import algbw_busbw, prediction_vs_measurement, record_prediction, ring_schedule, ring_time
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch08 import cluster_mtbf_hours, young_interval
 
@@ -50,6 +50,7 @@ __all__ = [
     "algbw_busbw",
     "ring_schedule",
     "ring_time",
+    "record_prediction",
     "prediction_vs_measurement",
     "hierarchical_allreduce_time",
     "ecmp_collision_probability",

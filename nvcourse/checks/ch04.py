@@ -39,7 +39,7 @@ from ._core import (
     to_number,
 )
 
-__all__ = ["algbw_busbw", "ring_schedule", "ring_time", "prediction_vs_measurement"]
+__all__ = ["algbw_busbw", "ring_schedule", "ring_time", "record_prediction", "prediction_vs_measurement"]
 
 OPS = ("allreduce", "reducescatter", "allgather", "broadcast")
 
@@ -254,6 +254,23 @@ def ring_time(fn) -> Result:
     return check_function("ring_time", fn, ["nbytes", "p", "alpha_s", "beta_Bps"], cases, what="a time in seconds",
                           hint="2(p−1) steps; each costs α + (S/p)/β.",
                           success="t = 2(p−1)·α + 2(p−1)/p · S/β: latency grows with p, bandwidth term does not.")
+
+
+@safe_checker
+def record_prediction(predicted_s: Any) -> Result:
+    """Record a prediction (seconds) before running the experiment; it is compared afterwards."""
+    name = "prediction"
+    if callable(predicted_s):
+        try:
+            predicted_s = call_learner(predicted_s)
+        except _Raised as raised:
+            return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
+                          hint=_exception_hint(raised.exc))
+    pred = to_number(predicted_s, "a time in seconds")
+    if pred <= 0:
+        raise CheckError(f"a time must be positive; your prediction is {fmt(pred)} s.")
+    return Result(name, PASS, f"recorded: {fmt(pred * 1e3)} ms. Now run the experiment below; the check there "
+                  "compares your prediction with the model and the measurement.")
 
 
 @safe_checker

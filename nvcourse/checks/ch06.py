@@ -59,8 +59,9 @@ def hierarchical_allreduce_time(fn) -> "Result":  # noqa: F821
     return check_function("hierarchical_allreduce_time", fn, names, cases, what="a time in seconds",
                           hint="Three phases one after the other: reduce-scatter in the node (g−1 steps of S/g), "
                                "ring all-reduce of the S/g shard across k nodes, all-gather in the node.",
-                          success="Each GPU sends only S/g over the network: the NICs see g times less data "
-                                  "than a flat ring would push through them.")
+                          success="Only 2(k−1) of the steps cross the network (a flat ring over g·k GPUs has "
+                                  "2(g·k−1) steps): hierarchical wins on latency; for large buffers both are "
+                                  "limited by the NICs.")
 
 
 def _variants(S, g, k, a_in, bw_in, a_net, nic):
