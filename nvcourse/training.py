@@ -454,54 +454,44 @@ def group_placement(system_id: str, ranks: int, stride: int) -> Placement:
     return Placement(ranks=n, per_node=per_node, nodes=math.ceil(n / per_node))
 
 
-def _intra_params(s: catalog.System) -> tuple[float, float]:
-    """(α, β) of one GPU inside its node: all NVLink links of the GPU, or its PCIe x16 link."""
-    if s.has_nvlink:
-        return s.link.alpha_s, s.scaleup_achievable_GBps_dir * 1e9
-    return s.link.alpha_s, s.link.beta_Bps
-
-
-def _nic_per_gpu_Bps(s: catalog.System) -> float:
-    return s.nics_per_host * s.nic.beta_Bps / s.gpus_per_host
-
-
 def collective_time(
-    op: str, system_id: str, placement: Placement, nbytes: float, *, slowest_link_factor: float = 1.0, bandwidth_multiplier: float = 1.0
+    op: str,
+    system_id: str,
+    placement: Placement,
+    nbytes: float,
+    *,
+    slowest_link_factor: float = 1.0,
+    bandwidth_multiplier: float = 1.0,
+    algo: str = "nccl",
 ) -> float:
-    """Seconds for one collective of ``nbytes`` (the full buffer) over a placed group.
+    """Seconds for one collective of ``nbytes`` (nccl-tests' size S) over a placed group.
 
-    A ring (NCCL's large-message algorithm) per channel; a group with ``per_node`` members in each node
-    crosses nodes through those members' NICs, so its bandwidth is
-    ``min(β_intra, per_node × NIC bandwidth per GPU)``, and each step pays the NIC's α.
-    ``slowest_link_factor`` < 1 slows the slowest link (a ring runs at its slowest link);
-    ``bandwidth_multiplier`` scales every β (a what-if: 2 = twice the bandwidth, α unchanged).
+    The time comes from the course's collective cost model, :func:`nvcourse.costmodel.predict`, with
+    ``placement.per_node`` GPUs in each of ``placement.nodes`` nodes (a group crossing nodes uses
+    those members' share of the NICs) and ``algo`` ('nccl' = the fastest of NCCL's own algorithms, what
+    NCCL's tuner would pick; 'auto' = the fastest the model knows; or a name such as 'ring').
+    ``sendrecv`` is one point-to-point message between two neighbouring members of the group.
 
-    Bytes sent per rank: allreduce 2(n−1)/n·S, reduce-scatter / all-gather (n−1)/n·S,
-    all-to-all (n−1)/n·S, sendrecv S (one point-to-point message).
+    ``slowest_link_factor`` < 1 slows the bandwidth term (a ring runs at its slowest link);
+    ``bandwidth_multiplier`` scales it the other way (a what-if: 2 = twice the bandwidth, α unchanged).
     """
+    from .costmodel import predict
+
     op = _choice("op", op, COLLECTIVE_OPS)
-    s = catalog.get_system(system_id)
+    catalog.get_system(system_id)
     nbytes = _number("nbytes", nbytes)
     f = _number("slowest_link_factor", slowest_link_factor, positive=True)
     if f > 1:
         raise ValueError(f"slowest_link_factor must be in (0, 1], got {slowest_link_factor!r}")
-    n = placement.ranks
-    if nbytes == 0 or (n == 1 and op != "sendrecv"):
+    mult = _number("bandwidth_multiplier", bandwidth_multiplier, positive=True)
+    if nbytes == 0 or placement.ranks == 1:
         return 0.0
-    alpha, beta = _intra_params(s)
-    if placement.crosses_nodes:
-        alpha = s.nic.alpha_s
-        beta = min(beta, placement.per_node * _nic_per_gpu_Bps(s))
-    beta *= f * _number("bandwidth_multiplier", bandwidth_multiplier, positive=True)
-    if op == "sendrecv":
-        return alpha + nbytes / beta
-    steps, factor = {
-        "allreduce": (2 * (n - 1), 2 * (n - 1) / n),
-        "reducescatter": (n - 1, (n - 1) / n),
-        "allgather": (n - 1, (n - 1) / n),
-        "alltoall": (n - 1, (n - 1) / n),
-    }[op]
-    return steps * alpha + factor * nbytes / beta
+    if op == "sendrecv":  # two neighbours: in the same node, or one in each of two nodes
+        gpus, nodes = (2, 1) if placement.per_node >= 2 else (1, 2)
+    else:
+        gpus, nodes = placement.per_node, placement.nodes
+    p = predict(op, system_id, gpus, nbytes, nodes=nodes, algo="nccl" if op == "sendrecv" else algo)
+    return p.latency_s + p.bandwidth_s / (f * mult)
 
 
 def moe_alltoall_bytes(*, tokens: int, hidden: int, top_k: int, act_bytes: float = 2) -> float:
@@ -598,13 +588,15 @@ def step_time(
     overlap_dp: bool = True,
     slowest_link_factor: float = 1.0,
     bandwidth_multiplier: float = 1.0,
+    algo: str = "nccl",
 ) -> StepTime:
     """Time of one optimizer step of ``model`` on ``gpus`` GPUs of catalog ``system``.
 
     ``dp = gpus / (tp·pp)`` must be an integer and divide the global batch (in sequences of ``seq``
     tokens, ``micro_batch`` each): ``m = sequences / (dp·micro_batch)`` micro-batches per step.
     ``slowest_link_factor`` < 1 models one degraded link in every ring; ``bandwidth_multiplier``
-    scales every link's bandwidth (a what-if).
+    scales every link's bandwidth (a what-if). ``algo`` is passed to the collective cost model for the
+    TP and DP collectives ('nccl' = the fastest of NCCL's algorithms, e.g. NVLS inside an H100 node; 'ring').
     """
     spec = get_model(model)
     sysobj = catalog.get_system(system)
@@ -653,7 +645,7 @@ def step_time(
     payload = b * spec.seq * spec.hidden * act
     per_layer = 6 if recompute == "full" else 4
     tp_comm = per_layer * (spec.layers / pp) * m * collective_time(
-        "allreduce", system, groups["tp"], payload, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier
+        "allreduce", system, groups["tp"], payload, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier, algo=algo
     )
     # pipeline: one activation forward + one gradient backward per micro-batch (1/tp each with scatter/gather)
     pp_comm = 0.0
@@ -662,13 +654,13 @@ def step_time(
     # data parallel: gradient all-reduce (or RS + AG for ZeRO-1/2, same cost) of P/(tp·pp)·2 bytes
     grad_buffer = spec.params / (tp * pp) * act
     if zero_stage == 3:
-        dp_comm = (2 * m) * collective_time("allgather", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier) + collective_time(
-            "reducescatter", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier
+        dp_comm = (2 * m) * collective_time("allgather", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier, algo=algo) + collective_time(
+            "reducescatter", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier, algo=algo
         )
         window = compute  # gathers are prefetched during the whole forward and backward
     else:
         _choice("zero_stage", zero_stage, ZERO_STAGES)
-        dp_comm = collective_time("allreduce", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier)
+        dp_comm = collective_time("allreduce", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier, algo=algo)
         window = compute / m * (4 / 6)  # bucketed, overlapped with the backward (4N of 6N) of the last micro-batch
     dp_exposed = max(0.0, dp_comm - window) if overlap_dp else dp_comm
 
