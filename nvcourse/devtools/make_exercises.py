@@ -6,6 +6,7 @@ Markers (nbgrader-compatible, so nbgrader can be adopted later):
   ``# YOUR CODE HERE`` + ``raise NotImplementedError()`` (indentation kept);
 * in markdown cells, text between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` becomes
   ``YOUR ANSWER HERE``;
+* only ``solutions/*_exercises.ipynb`` get a twin (a worked design such as the capstone reference stays a solution);
 * cells tagged ``solution-only`` are dropped; outputs, execution counts and widget state are cleared.
 
     python3 tasks.py exercises           # regenerate
@@ -57,7 +58,8 @@ def sync(src_dir: Path, dst_dir: Path, check: bool) -> list[str]:
     """Write (or with ``check``, compare) every exercise; return the problems found."""
     problems: list[str] = []
     expected: set[Path] = set()
-    for src in sorted(src_dir.glob("*.ipynb")):
+    # Only *_exercises notebooks have an exercise twin; worked designs (the capstone reference) do not.
+    for src in sorted(src_dir.glob("*_exercises.ipynb")):
         dst = dst_dir / src.name
         expected.add(dst)
         text = render(src)
