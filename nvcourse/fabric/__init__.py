@@ -1,0 +1,21 @@
+"""Rack-scale and multi-node fabrics: fat-tree builders, max-min fair flow simulation, ECMP collisions,
+all-reduce on a fabric (ring, hierarchical, in-network), and the mixture-of-experts all-to-all model.
+
+GB/s = 10^9 B/s, per direction; port rates in Gb/s come from the catalog.
+
+>>> from nvcourse.fabric import superpod
+>>> superpod("b200", 16).counts()
+{'nodes': 512, 'gpus': 4096, 'leaf': 128, 'spine': 128, 'core': 64}
+"""
+
+from . import data, ecmp, moe
+from .builders import LAYOUTS, ROUTINGS, TIER_NAMES, Fabric, fat_tree, superpod
+from .collectives import ALGORITHMS, PLACEMENTS, AllReduceEstimate, allreduce_on_fabric, allreduce_scaling, alltoall_flows, node_order, ring_flows
+from .flows import SimResult, max_min_rates, simulate
+
+__all__ = [
+    "data", "ecmp", "moe",
+    "Fabric", "fat_tree", "superpod", "LAYOUTS", "ROUTINGS", "TIER_NAMES",
+    "SimResult", "max_min_rates", "simulate",
+    "ALGORITHMS", "PLACEMENTS", "AllReduceEstimate", "allreduce_on_fabric", "allreduce_scaling", "alltoall_flows", "node_order", "ring_flows",
+]

@@ -1,0 +1,228 @@
+"""Collectives on a multi-node fabric: the traffic of one step, and all-reduce time as nodes grow.
+
+Three all-reduce algorithms for ``N`` nodes of ``g`` GPUs (one NIC per GPU), ``p = N·g`` ranks, ``n``
+bytes per rank:
+
+* ``"ring"`` — NCCL's flat ring over all ``p`` GPUs, one channel per rail: each channel carries ``n/g``
+  of the data through every GPU and leaves a node through its own rail's NIC, so each step moves a
+  chunk ``n/(g·p)`` over NVLink and over the NIC at once. ``2(p-1)`` steps; NCCL's model charges
+  ``2(N-1)`` of them the network latency and the others the NVLink latency.
+* ``"hierarchical"`` — reduce-scatter inside the node over NVLink (``g-1`` steps of ``n/g``), then
+  ``g`` independent rings, one per rail, all-reduce each GPU's ``n/g`` shard across the ``N`` nodes
+  (``2(N-1)`` steps of ``n/(g·N)``), then all-gather inside the node.
+* ``"sharp"`` — the same intra-node phases, but the inter-node all-reduce happens in the switches
+  (InfiniBand SHARP through NCCL CollNet): each GPU sends its shard up once and gets the reduced shard
+  back, ``n/g`` bytes each way, with one in-network latency.
+
+The network rate of a ring step comes from the max-min fair flow simulation
+(:func:`~nvcourse.fabric.flows.simulate`) of that step on the fabric, so ECMP collisions, job placement
+and oversubscription show up in the time. Line rates are scaled by the catalog link's efficiency
+(achievable / line, for large messages) and latencies are NCCL's own model values (see catalog.toml).
+The intra- and inter-node phases are added, not overlapped (NCCL pipelines them in part).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import catalog
+from . import data
+from .builders import Fabric, fat_tree
+from .flows import SimResult, simulate
+
+__all__ = [
+    "ALGORITHMS",
+    "PLACEMENTS",
+    "node_order",
+    "ring_flows",
+    "alltoall_flows",
+    "AllReduceEstimate",
+    "allreduce_on_fabric",
+    "allreduce_scaling",
+]
+
+ALGORITHMS = ("ring", "hierarchical", "sharp")
+PLACEMENTS = ("packed", "random")
+
+
+def node_order(fabric: Fabric, placement: str = "packed", seed: int | None = 0) -> NDArray[np.int64]:
+    """The order of nodes along the job's rings: ``"packed"`` (node 0, 1, 2, ... neighbours share a leaf)
+    or ``"random"`` (a scheduler that hands out scattered nodes; seeded)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    if placement == "packed":
+        return np.arange(fabric.nodes)
+    return np.random.default_rng(seed).permutation(fabric.nodes)
+
+
+def ring_flows(fabric: Fabric, order: NDArray | None = None) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Inter-node flows of one ring step: on every rail r, node order[i] sends to order[i+1] (closing the ring).
+
+    Returns ``(src_node, src_rail, dst_node, dst_rail)``; empty for one node.
+    """
+    order = np.arange(fabric.nodes) if order is None else np.asarray(order, dtype=np.int64)
+    if sorted(order.tolist()) != list(range(fabric.nodes)):
+        raise ValueError(f"order must be a permutation of the {fabric.nodes} nodes")
+    if fabric.nodes < 2:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e, e
+    rails = np.arange(fabric.rails)
+    src = np.repeat(order, fabric.rails)
+    dst = np.repeat(np.roll(order, -1), fabric.rails)
+    r = np.tile(rails, fabric.nodes)
+    return src, r, dst, r.copy()
+
+
+def alltoall_flows(fabric: Fabric, nodes: int | None = None) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Inter-node flows of an all-to-all among the first ``nodes`` nodes, rail-aligned (NCCL's PXN moves
+    data over NVLink to the GPU on the destination's rail first): on every rail, every node to every other."""
+    n = fabric.nodes if nodes is None else int(nodes)
+    if not 1 <= n <= fabric.nodes:
+        raise ValueError(f"nodes must be in 1..{fabric.nodes}, got {nodes!r}")
+    a, b = np.nonzero(~np.eye(n, dtype=bool))
+    R = fabric.rails
+    src = np.repeat(a, R)
+    dst = np.repeat(b, R)
+    r = np.tile(np.arange(R), a.size)
+    return src, r, dst, r.copy()
+
+
+@dataclass(frozen=True)
+class AllReduceEstimate:
+    """Time of one all-reduce of ``nbytes`` per GPU, and its parts (seconds).
+
+    ``busbw_GBps`` follows nccl-tests: ``algbw · 2(p-1)/p`` (also for SHARP, for comparability).
+    ``net_rate_GBps``: achievable rate of the slowest network flow of a step (after contention).
+    """
+
+    algorithm: str
+    nodes: int
+    gpus: int
+    nbytes: float
+    time_s: float
+    intra_s: float
+    inter_s: float
+    latency_s: float
+    net_rate_GBps: float
+    sim: SimResult | None = field(default=None, repr=False)
+
+    @property
+    def algbw_GBps(self) -> float:
+        return self.nbytes / self.time_s / 1e9
+
+    @property
+    def busbw_GBps(self) -> float:
+        p = self.gpus
+        return self.algbw_GBps * (2 * (p - 1) / p if p > 1 else 1.0)
+
+
+def _check_bytes(nbytes: float) -> float:
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating)) or not np.isfinite(nbytes) or nbytes <= 0:
+        raise ValueError(f"nbytes (bytes per GPU) must be a number > 0, got {nbytes!r}")
+    return float(nbytes)
+
+
+def allreduce_on_fabric(
+    fabric: Fabric,
+    nbytes: float,
+    *,
+    algorithm: str = "hierarchical",
+    system: str = "dgx-h100",
+    nic_link: str | None = None,
+    routing: str = "ecmp",
+    placement: str = "packed",
+    seed: int | None = 0,
+) -> AllReduceEstimate:
+    """All-reduce of ``nbytes`` per GPU over every GPU of ``fabric`` (see the module docstring).
+
+    Args:
+        system: catalog system for the NVLink inside a node (α, β of its scale-up links).
+        nic_link: catalog link id for the NICs' latency and efficiency (default: the system's NIC).
+        routing: ``"ecmp"`` or ``"ideal"``; placement: ``"packed"`` or ``"random"`` node order.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    n = _check_bytes(nbytes)
+    sysm = catalog.get_system(system)
+    nic = catalog.get_link(nic_link or sysm.nic_link)
+    g, N = fabric.rails, fabric.nodes
+    p = g * N
+    a_nvl, b_nvl = sysm.link.alpha_s, sysm.scaleup_achievable_GBps_dir * 1e9
+    a_net = nic.alpha_s
+    port_Bps = fabric.port_GBps_dir * 1e9 * nic.efficiency
+
+    def intra_ring(total: float, phases: int) -> tuple[float, float]:
+        """(bandwidth time, latency) of `phases` ring phases (RS or AG) of `total` bytes over g GPUs."""
+        if g == 1:
+            return 0.0, 0.0
+        return phases * (g - 1) * (total / g) / b_nvl, phases * (g - 1) * a_nvl
+
+    if N == 1:  # everything stays inside the node
+        bw, lat = intra_ring(n, 2)
+        return AllReduceEstimate(algorithm, N, p, n, bw + lat, bw + lat, 0.0, lat, float("nan"), None)
+
+    sim = None
+    if algorithm == "sharp":
+        if not fabric_supports_sharp(nic_link or sysm.nic_link):
+            raise ValueError(f"algorithm='sharp' needs InfiniBand switches with in-network reduction; the NIC link {nic.id!r} is {nic.kind}")
+        net_rate = port_Bps
+        bw_i, lat_i = intra_ring(n, 2)
+        inter_bw, inter_lat = (n / g) / net_rate, data.collnet_alpha_s()
+        intra = bw_i + lat_i
+        inter = inter_bw + inter_lat
+        latency = lat_i + inter_lat
+        total = intra + inter
+    else:
+        order = node_order(fabric, placement, seed)
+        sim = simulate(fabric, *ring_flows(fabric, order), routing=routing, seed=seed)
+        net_rate = sim.min_rate_GBps * 1e9 * nic.efficiency
+        if algorithm == "ring":
+            chunk = n / (g * p)
+            hop = min(net_rate, b_nvl / (g - 1)) if g > 1 else net_rate
+            bw = 2 * (p - 1) * chunk / hop
+            latency = 2 * (p - N) * a_nvl + 2 * (N - 1) * a_net
+            total = bw + latency
+            inter = 2 * (N - 1) * (chunk / hop + a_net)
+            intra = total - inter
+        else:
+            bw_i, lat_i = intra_ring(n, 2)
+            inter_lat = 2 * (N - 1) * a_net
+            inter = 2 * (N - 1) * (n / (g * N)) / net_rate + inter_lat
+            intra = bw_i + lat_i
+            latency = lat_i + inter_lat
+            total = intra + inter
+    return AllReduceEstimate(algorithm, N, p, n, total, intra, inter, latency, net_rate / 1e9, sim)
+
+
+def fabric_supports_sharp(nic_link: str) -> bool:
+    """In-network reduction is modelled for InfiniBand only (SHARP in Quantum switches)."""
+    return catalog.get_link(nic_link).kind == "infiniband"
+
+
+def allreduce_scaling(
+    nodes: list[int] | NDArray,
+    nbytes: float,
+    *,
+    algorithms: tuple[str, ...] = ALGORITHMS,
+    system: str = "dgx-h100",
+    nic_link: str | None = None,
+    routing: str = "ecmp",
+    placement: str = "packed",
+    seed: int | None = 0,
+    **fabric_kw,
+) -> dict[str, list[AllReduceEstimate]]:
+    """All-reduce estimates for each node count and algorithm, each on its own fat-tree
+    (``fat_tree(N, rails=<system NICs>, port_GBps_dir=<NIC line rate>, **fabric_kw)``)."""
+    sysm = catalog.get_system(system)
+    nic = catalog.get_link(nic_link or sysm.nic_link)
+    out: dict[str, list[AllReduceEstimate]] = {a: [] for a in algorithms}
+    for N in nodes:
+        kw = dict(rails=sysm.nics_per_host, port_GBps_dir=nic.line_GBps_dir)
+        kw.update(fabric_kw)
+        fab = fat_tree(int(N), **kw)
+        for a in algorithms:
+            out[a].append(allreduce_on_fabric(fab, nbytes, algorithm=a, system=system, nic_link=nic.id, routing=routing, placement=placement, seed=seed))
+    return out

@@ -1,0 +1,151 @@
+"""The all-to-all of a mixture-of-experts (MoE) layer, inside one NVLink domain or across nodes.
+
+Expert parallelism (EP) spreads the ``experts`` of a layer over ``ep`` GPUs. Each GPU holds
+``tokens`` tokens; the router sends each token's hidden vector (``hidden`` elements of
+``bytes_per_elem`` bytes) to ``top_k`` experts (**dispatch**) and brings the ``top_k`` results back
+(**combine**). With experts chosen uniformly, a fraction ``(ep-1)/ep`` of those copies goes to another
+GPU, so one all-to-all sends, per GPU,
+
+    V = tokens · top_k · hidden · bytes_per_elem · (ep - 1) / ep  bytes.
+
+A forward pass has two all-to-alls per MoE layer (dispatch, combine) and the backward pass two more.
+
+Where the bytes go depends on the NVLink domain of ``d`` GPUs (8 in an HGX/DGX node, 72 in an NVL72):
+the EP group is packed into whole domains, so ``(min(ep, d) - 1)/ep`` of the copies stay on NVLink and
+``(ep - min(ep, d))/ep`` cross the scale-out network through the GPU's own NIC. Both move at once:
+
+    t = α + max(V_nvlink / β_nvlink, V_network / β_nic)
+
+with α the network latency when any byte leaves the domain (NVLink's otherwise), β_nvlink the GPU's
+achievable NVLink bandwidth and β_nic its share of the node's NICs (per direction, catalog values times
+efficiency). All peers are sent to at once (NCCL groups the point-to-point sends), so one α is charged
+per all-to-all, and the fabric is assumed non-blocking (see :mod:`nvcourse.fabric.flows` for contention).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import catalog
+
+__all__ = ["MoEConfig", "AllToAllTime", "alltoall_bytes_per_gpu", "moe_alltoall_time", "moe_layer_time", "domain_allreduce_time"]
+
+
+def _posint(name: str, v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class MoEConfig:
+    """One MoE layer's communication-relevant shape.
+
+    Attributes:
+        hidden: hidden size (elements per token vector).
+        tokens: tokens per GPU per micro-batch (sequence length x micro-batch size).
+        experts: routed experts per layer; top_k: experts each token is sent to.
+        bytes_per_elem: 2 for BF16 (DeepSeek-V3 dispatches in FP8: 1).
+        moe_layers: MoE layers in the model (for the per-step total).
+    """
+
+    hidden: int
+    tokens: int
+    experts: int
+    top_k: int
+    bytes_per_elem: float = 2.0
+    moe_layers: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "tokens", "experts", "top_k", "moe_layers"):
+            _posint(name, getattr(self, name))
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k must be <= experts ({self.experts}), got {self.top_k}")
+        if not (isinstance(self.bytes_per_elem, (int, float)) and self.bytes_per_elem > 0):
+            raise ValueError(f"bytes_per_elem must be > 0, got {self.bytes_per_elem!r}")
+
+    @property
+    def routed_bytes(self) -> float:
+        """Bytes of token copies a GPU routes in one dispatch (before removing the local share)."""
+        return self.tokens * self.top_k * self.hidden * self.bytes_per_elem
+
+
+def _check_ep(cfg: MoEConfig, ep: int) -> int:
+    _posint("ep", ep)
+    if ep > cfg.experts:
+        raise ValueError(f"ep (GPUs holding experts) must be <= experts ({cfg.experts}): each GPU needs at least one expert, got {ep}")
+    return ep
+
+
+def alltoall_bytes_per_gpu(cfg: MoEConfig, ep: int) -> float:
+    """Bytes one GPU sends to other GPUs in one dispatch (or combine) all-to-all."""
+    ep = _check_ep(cfg, ep)
+    return cfg.routed_bytes * (ep - 1) / ep
+
+
+@dataclass(frozen=True)
+class AllToAllTime:
+    """One all-to-all of a MoE layer on one system: bytes per GPU by path and the time (seconds)."""
+
+    system: str
+    ep: int
+    nvlink_bytes: float
+    network_bytes: float
+    nvlink_s: float
+    network_s: float
+    alpha_s: float
+
+    @property
+    def time_s(self) -> float:
+        return self.alpha_s + max(self.nvlink_s, self.network_s)
+
+    @property
+    def bottleneck(self) -> str:
+        return "network" if self.network_s > self.nvlink_s else "NVLink"
+
+
+def moe_alltoall_time(cfg: MoEConfig, ep: int, system: str) -> AllToAllTime:
+    """Time of one dispatch (or combine) all-to-all with the EP group packed into ``system``'s NVLink domains."""
+    ep = _check_ep(cfg, ep)
+    s = catalog.get_system(system)
+    d = s.gpus_per_domain
+    local = min(ep, d)
+    v_nvl = cfg.routed_bytes * (local - 1) / ep
+    v_net = cfg.routed_bytes * (ep - local) / ep
+    b_nvl = s.scaleup_achievable_GBps_dir * 1e9
+    b_nic = s.scaleout_GBps_dir_per_gpu * s.nic.efficiency * 1e9
+    alpha = s.nic.alpha_s if v_net > 0 else s.link.alpha_s
+    return AllToAllTime(system, ep, v_nvl, v_net, v_nvl / b_nvl, v_net / b_nic, alpha)
+
+
+def moe_layer_time(cfg: MoEConfig, ep: int, system: str, *, backward: bool = True) -> dict[str, float]:
+    """Communication time of the MoE all-to-alls: per layer and per step (all ``moe_layers``), seconds.
+
+    Per layer = 2 all-to-alls forward (+2 backward when ``backward``).
+    """
+    one = moe_alltoall_time(cfg, ep, system)
+    per_layer = (4 if backward else 2) * one.time_s
+    return {"alltoall_s": one.time_s, "per_layer_s": per_layer, "per_step_s": per_layer * cfg.moe_layers, "bottleneck": one.bottleneck}
+
+
+def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: bool = False) -> float:
+    """All-reduce of ``nbytes`` per GPU among ``gpus`` GPUs of one NVLink domain (tensor parallelism), seconds.
+
+    Ring: ``2(g-1)α + 2(g-1)/g · n/β``. In-switch reduction (NVLink SHARP, ``in_switch=True``, only on
+    systems that have it): each GPU sends its n bytes once and receives the reduced n bytes,
+    ``α + n/β`` — the switch does the adding.
+    """
+    s = catalog.get_system(system)
+    _posint("gpus", gpus)
+    if gpus > s.gpus_per_domain:
+        raise ValueError(f"gpus must be <= the NVLink domain of {system} ({s.gpus_per_domain}), got {gpus}")
+    if not (isinstance(nbytes, (int, float)) and nbytes > 0):
+        raise ValueError(f"nbytes must be > 0, got {nbytes!r}")
+    if gpus == 1:
+        return 0.0
+    a, b = s.link.alpha_s, s.scaleup_achievable_GBps_dir * 1e9
+    if in_switch:
+        if not s.in_switch_reduction:
+            raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
+        return a + nbytes / b
+    return 2 * (gpus - 1) * a + 2 * (gpus - 1) / gpus * nbytes / b

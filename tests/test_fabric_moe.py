@@ -1,0 +1,82 @@
+"""The MoE all-to-all model and in-domain all-reduce, on hand-worked values."""
+
+import pytest
+
+from nvcourse.fabric.moe import MoEConfig, alltoall_bytes_per_gpu, domain_allreduce_time, moe_alltoall_time, moe_layer_time
+
+# A DeepSeek-V3-like layer: hidden 7168, 4096 tokens per GPU, 256 experts, top-8, BF16.
+CFG = MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2, moe_layers=58)
+ROUTED = 4096 * 8 * 7168 * 2  # = 469,762,048 bytes of token copies per GPU per dispatch
+
+
+def test_bytes_per_gpu():
+    assert CFG.routed_bytes == ROUTED == 469_762_048
+    # EP = 64: 63/64 of the copies leave the GPU
+    assert alltoall_bytes_per_gpu(CFG, 64) == pytest.approx(ROUTED * 63 / 64)
+    assert alltoall_bytes_per_gpu(CFG, 1) == 0
+
+
+def test_eight_gpu_domain_plus_infiniband():
+    # DGX B200, EP = 64 over 8 nodes: 7/64 of the copies stay on NVLink, 56/64 cross the NIC.
+    # NVLink: 18 x 50 GB/s x 0.802 = 721.8 GB/s; NIC: 8 x 50 GB/s / 8 GPUs x 0.94 = 47 GB/s.
+    # network: 469,762,048 x 56/64 = 411,041,792 B / 47e9 = 8.7456 ms; NVLink: 51,380,224 / 721.8e9 = 71.2 us.
+    # t = 14 us + 8.7456 ms = 8.7596 ms
+    t = moe_alltoall_time(CFG, 64, "dgx-b200")
+    assert t.network_bytes == 411_041_792
+    assert t.nvlink_bytes == 51_380_224
+    assert t.network_s == pytest.approx(411_041_792 / 47e9)
+    assert t.nvlink_s == pytest.approx(51_380_224 / 721.8e9)
+    assert t.time_s == pytest.approx(8.7596e-3, rel=1e-4)
+    assert t.bottleneck == "network"
+
+
+def test_nvl72_domain():
+    # GB200 NVL72, EP = 64 inside the domain: 63/64 x 469,762,048 = 462,422,016 B over NVLink at 721.8 GB/s
+    # = 640.7 us, + 3.4 us = 644.1 us: 13.6x faster than 8 GPUs + InfiniBand.
+    t = moe_alltoall_time(CFG, 64, "gb200-nvl72")
+    assert t.network_bytes == 0 and t.nvlink_bytes == 462_422_016
+    assert t.time_s == pytest.approx(644.1e-6, rel=1e-3)
+    assert moe_alltoall_time(CFG, 64, "dgx-b200").time_s / t.time_s == pytest.approx(13.6, rel=0.01)
+
+
+def test_per_layer_and_per_step():
+    r = moe_layer_time(CFG, 64, "gb200-nvl72")
+    one = moe_alltoall_time(CFG, 64, "gb200-nvl72").time_s
+    assert r["per_layer_s"] == pytest.approx(4 * one)  # dispatch + combine, forward and backward
+    assert r["per_step_s"] == pytest.approx(58 * 4 * one)
+    assert moe_layer_time(CFG, 64, "gb200-nvl72", backward=False)["per_layer_s"] == pytest.approx(2 * one)
+
+
+def test_ep_inside_one_node_never_touches_the_network():
+    t = moe_alltoall_time(CFG, 8, "dgx-b200")
+    assert t.network_bytes == 0 and t.alpha_s == pytest.approx(3.4e-6)
+
+
+def test_domain_allreduce_by_hand():
+    # 8 GPUs, 64 MiB, DGX H100: ring 14 x 3.4 us + 2 x 7/8 x 67,108,864 B / (18 x 25 x 0.824 = 370.8 GB/s)
+    n = 64 * 2**20
+    assert domain_allreduce_time("dgx-h100", n, 8) == pytest.approx(14 * 3.4e-6 + 1.75 * n / 370.8e9)
+    # NVLink SHARP: each GPU sends n once: 3.4 us + n / 370.8 GB/s
+    assert domain_allreduce_time("dgx-h100", n, 8, in_switch=True) == pytest.approx(3.4e-6 + n / 370.8e9)
+    with pytest.raises(ValueError, match="in-switch"):
+        domain_allreduce_time("dgx-a100", n, 8, in_switch=True)
+    with pytest.raises(ValueError, match="domain"):
+        domain_allreduce_time("dgx-h100", n, 16)
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(hidden=0, tokens=1, experts=8, top_k=2), "hidden"),
+        (dict(hidden=8, tokens=1, experts=8, top_k=9), "top_k"),
+        (dict(hidden=8, tokens=1, experts=8, top_k=2, bytes_per_elem=0), "bytes_per_elem"),
+    ],
+)
+def test_bad_config(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        MoEConfig(**kwargs)
+
+
+def test_ep_larger_than_experts_is_rejected():
+    with pytest.raises(ValueError, match="ep"):
+        moe_alltoall_time(MoEConfig(hidden=8, tokens=1, experts=8, top_k=2), 16, "gb200-nvl72")
