@@ -1,0 +1,94 @@
+"""Pictures of fabrics: the tiers of a fat-tree with every cable coloured by its load.
+
+The models never import this module; notebooks and widgets do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
+from matplotlib import colormaps
+
+from .builders import Fabric
+from .flows import SimResult
+
+__all__ = ["draw_fabric", "cable_utilisation"]
+
+TIER_Y = {"host": 0.0, "leaf": 1.0, "spine": 2.0, "core": 3.0}
+HOT = "#D55E00"
+
+
+def cable_utilisation(sim: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per cable: (tier of its lower end 0/1/2, lower index, upper index, utilisation of the busier
+    direction, flows on the busier direction)."""
+    fab = sim.fabric
+    lo, hi = fab.link_ends
+    t = fab.link_tier
+    u = sim.utilisation
+    fl = sim.flows_per_link
+    tiers, los, his, utils, flows = [], [], [], [], []
+    for k, (up, down) in enumerate(((0, 1), (2, 3), (4, 5))):
+        a, b = np.flatnonzero(t == up), np.flatnonzero(t == down)
+        if a.size == 0:
+            continue
+        tiers.append(np.full(a.size, k))
+        los.append(lo[a])
+        his.append(hi[a])
+        utils.append(np.maximum(u[a], u[b]))
+        flows.append(np.maximum(fl[a], fl[b]))
+    return tuple(np.concatenate(x) for x in (tiers, los, his, utils, flows))
+
+
+def _x(index: np.ndarray, count: int) -> np.ndarray:
+    return (np.asarray(index) + 0.5) / max(count, 1)
+
+
+def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hottest: int = 8, title: str | None = None) -> None:
+    """Draw hosts, leaves, spines (and cores) as rows, cables as lines coloured by utilisation.
+
+    With ``sim``, idle cables are light grey, busy ones coloured from pale to dark by utilisation and the
+    ``hottest`` most loaded switch-to-switch cables drawn thick in orange (ties broken by the number of
+    flows sharing the cable, so ECMP collisions come first).
+    """
+    counts = {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
+    names = ("host", "leaf", "spine", "core")
+    lo, hi = fabric.link_ends
+    if sim is None:
+        from .flows import SimResult as _S
+
+        n = fabric.n_links
+        sim = _S(fabric, "none", np.zeros(0), np.zeros(n), fabric.capacity_GBps[:n].copy(), np.zeros(n, dtype=np.int64))
+    tier, a, b, util, nflows = cable_utilisation(sim)
+    cnt = np.array([max(counts[n], 1) for n in names], dtype=float)
+    y0 = tier.astype(float)  # host 0, leaf 1, spine 2
+    x0 = (a + 0.5) / cnt[tier]
+    x1 = (b + 0.5) / cnt[tier + 1]
+    segs = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0 + 1], 1)], 1)
+    order = np.argsort(util, kind="stable")
+    cmap = colormaps["Blues"]
+    norm = Normalize(0, 1)
+    colours = np.where(util[order, None] > 0, cmap(norm(0.2 + 0.8 * np.clip(util[order], 0, 1))), np.array([[0.88, 0.88, 0.88, 1.0]]))
+    colours[:, 3] = np.where(util[order] > 0, 0.35 + 0.5 * np.clip(util[order], 0, 1), 0.5)
+    widths = np.where(util[order] > 0, 0.4 + 1.0 * np.clip(util[order], 0, 1), 0.25)
+    ax.add_collection(LineCollection(segs[order], colors=colours, linewidths=widths, zorder=1))
+    switch_cable = tier > 0
+    if hottest and np.any(util[switch_cable] > 0):
+        score = np.where(switch_cable, util + 1e-3 * nflows, -1.0)
+        top = np.argsort(-score, kind="stable")[:hottest]
+        top = top[score[top] > 0]
+        ax.add_collection(LineCollection(segs[top], colors=HOT, linewidths=1.5 + 0.8 * np.minimum(nflows[top], 5), zorder=3))
+    for name in names:
+        c = counts[name]
+        if c == 0:
+            continue
+        xs = _x(np.arange(c), c)
+        ax.scatter(xs, np.full(c, TIER_Y[name]), s=max(4, min(40, 2400 / c)), c="#333333", marker="s" if name != "host" else "o", zorder=4)
+        ax.text(-0.02, TIER_Y[name], f"{name} ({c})", ha="right", va="center", fontsize=9)
+    top_y = 3 if fabric.n_cores else 2
+    ax.set_xlim(-0.22, 1.0)
+    ax.set_ylim(-0.3, top_y + 0.3)
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title, fontsize=10)
