@@ -21,6 +21,7 @@ from .ch02 import effective_bandwidth, half_bandwidth_size
 from .ch03 import ring_bisection, switch_bisection
 from .ch04 import algbw_busbw, prediction_vs_measurement, record_prediction, ring_schedule, ring_time
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
+from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch08 import cluster_mtbf_hours, young_interval
 
 #: Every function checker, by chapter (tests iterate over it).
@@ -56,4 +57,8 @@ __all__ = [
     "ecmp_collision_probability",
     "young_interval",
     "cluster_mtbf_hours",
+    "training_compute_time",
+    "bubble_fraction",
+    "exposed_dp_time",
+    "step_prediction",
 ]
