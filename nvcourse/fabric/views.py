@@ -85,9 +85,14 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
         up = tiers.get("leaf→spine")
         down = tiers.get("spine→leaf")
         worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
+        share = (
+            f"up to <b>{worst}</b> flows hashed onto one leaf–spine cable"
+            if routing == "ecmp"
+            else f"every flow spread over all up-links, busiest leaf–spine cable at {max((up or {}).get('max_util', 0), (down or {}).get('max_util', 0)):.0%}"
+        )
         hot = (
             f"<br>Ring step: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
-            f"up to <b>{worst}</b> flows share one leaf–spine cable (orange: the hottest cables)."
+            f"{share} (orange: the hottest cables)."
         )
     else:
         hot = "<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce (no ring traffic drawn)."
