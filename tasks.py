@@ -86,7 +86,8 @@ def cmd_lab(args: list[str]) -> int:
 
 def cmd_test(args: list[str]) -> int:
     py = ensure_env("test")
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
+    # No MPLBACKEND here: kernels must pick the inline backend, as in JupyterLab, or figures vanish
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONHASHSEED": "0"}
     chromium = ensure_chromium()
     if chromium:
         env["NVCOURSE_CHROMIUM"] = chromium
