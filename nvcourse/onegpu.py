@@ -1,16 +1,12 @@
 """Chapter 01 — why one GPU is not enough: reference models, GPUs needed, bytes per step, dashboards.
 
 The arithmetic is in :mod:`nvcourse.training` (memory per GPU, traffic per step); this module adds the
-reference models (``data/models.toml``), the "how many GPUs" question, and the chapter's figures.
+reference models (``data/training.toml``), the "how many GPUs" question, and the chapter's figures.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 
 import ipywidgets as widgets
 import numpy as np
@@ -22,7 +18,6 @@ from .units import format_size, format_time
 from .widgets import Dashboard
 
 __all__ = [
-    "ReferenceModel",
     "reference_models",
     "get_model",
     "gpus_needed",
@@ -35,29 +30,14 @@ __all__ = [
 BYTES_PER_PARAM = 16  # mixed-precision Adam: 2 weights + 2 gradients + 12 optimizer (ZeRO paper §3)
 
 
-@dataclass(frozen=True)
-class ReferenceModel:
-    id: str
-    name: str
-    params: float
-    layers: int
-    hidden: int
-    heads: int
-    source: str
-    url: str
+def reference_models() -> dict[str, training.ModelSpec]:
+    """The course's reference models (``data/training.toml``: Llama 3 family and GPT-3, with sources)."""
+    return training.models()
 
 
-@cache
-def reference_models() -> dict[str, ReferenceModel]:
-    text = resources.files("nvcourse").joinpath("data/models.toml").read_text(encoding="utf-8")
-    return {k: ReferenceModel(id=k, **v) for k, v in tomllib.loads(text)["models"].items()}
-
-
-def get_model(model_id: str) -> ReferenceModel:
-    models = reference_models()
-    if model_id not in models:
-        raise ValueError(f"unknown model {model_id!r}; allowed: {', '.join(models)}")
-    return models[model_id]
+def get_model(model_id: str) -> training.ModelSpec:
+    """A reference model by id; ValueError lists the ids."""
+    return training.get_model(model_id)
 
 
 def gpus_needed(params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = 0.9) -> int:

@@ -29,13 +29,15 @@ def test_gpus_needed_bad_input(kwargs, fragment):
         onegpu.gpus_needed(**kwargs)
 
 
-def test_reference_models_have_sources():
+def test_reference_models_are_the_training_models():
     models = onegpu.reference_models()
-    assert {"llama3-8b", "llama3-70b", "llama3-405b"} <= set(models)
+    assert {"llama3-8b", "llama3-70b", "gpt3-175b", "llama3-405b"} <= set(models)
     for m in models.values():
-        assert m.url.startswith("https://arxiv.org/")
         assert m.hidden % m.heads == 0
-    with pytest.raises(ValueError, match="allowed: llama3-8b"):
+    # GPT-3 (Brown et al. Table 2.1): 96 layers x 12288 wide; 12 L h^2 ≈ 174.0e9 parameters, the "175B"
+    g = onegpu.get_model("gpt3-175b")
+    assert 12 * g.layers * g.hidden**2 == pytest.approx(175e9, rel=0.01)
+    with pytest.raises(ValueError, match="llama3-8b"):
         onegpu.get_model("gpt-9")
 
 
