@@ -103,3 +103,122 @@ def test_timeline_and_ring_frames_from_a_real_trace():
         assert all(t["src"] == (t["dst"] - 1) % 4 and t["nbytes"] == 4096 for t in f["transfers"])
         assert 0 <= f["start"] <= f["end"]
     np.testing.assert_array_less(-1e-12, [f["start"] for f in frames])
+
+
+# -- machine model (nvcourse.collectives.machine): hand-worked cases -----------------------------
+
+from nvcourse.collectives import machine as M  # noqa: E402
+from nvcourse.collectives import plan as P  # noqa: E402
+from nvcourse.collectives.fit import measured_vs_model, median_abs_error, plot_measured_vs_model  # noqa: E402
+
+
+def test_plan_work_counts_copies_adds_and_streams():
+    # ring, p=2, 8 float32: chunks of 4 elements = 16 B; step 0 adds, step 1 copies, step 2 is the exit read
+    work = M.plan_work(P.build_plan("allreduce", "ring", 2, 8), 4)
+    for r in range(2):
+        assert work[r] == [M.StepWork(add_bytes=16, calls=1), M.StepWork(copy_bytes=16, calls=1), M.StepWork()]
+    # direct, p=4, 16 elements: each rank sums 4 sources of 16 B into 4 destinations:
+    # first add 16 B, then 2 more adds and 3 copies that each stream one more array (5 x 16 B), 6 numpy calls
+    for row in M.plan_work(P.build_plan("allreduce", "direct", 4, 16), 4):
+        assert row[0] == M.StepWork(add_bytes=16, extra_streams_bytes=80, calls=6)
+    # naive, p=3, 10 elements (40 B): root adds 3 inputs (one add + one extra stream), then copies to 2 peers
+    work = M.plan_work(P.build_plan("allreduce", "naive", 3, 10), 4)
+    assert work[0][:2] == [M.StepWork(add_bytes=40, extra_streams_bytes=40, calls=2), M.StepWork(copy_bytes=80, calls=2)]
+    assert all(w.empty for r in (1, 2) for w in work[r])
+    # pieces: 16-byte pieces, 8-element (32 B) chunks -> every kernel runs twice
+    work = M.plan_work(P.build_plan("allreduce", "ring", 2, 16), 4, piece_bytes=16)
+    assert [w.calls for w in work[0]] == [2, 2, 0]
+
+
+def test_footprint_counts_every_touched_region_once():
+    # allreduce ring p=2, 8 elements: both inputs and both outputs, whole = 4 x 8 x 4 B
+    assert M.footprint_bytes(P.build_plan("allreduce", "ring", 2, 8), 4) == 128
+    # allgather ring p=2, 8 elements: inputs of 4, outputs of 8 -> (2x4 + 2x8) x 4 B
+    assert M.footprint_bytes(P.build_plan("allgather", "ring", 2, 8), 4) == 96
+
+
+def test_rates_interpolate_in_log_log_and_share_cores():
+    mp_ = M.MachineParams(0.0, 1, [1000, 100000], [[1e9, 1e7]], [[2e9, 2e7]])
+    assert mp_.copy_rate(10000) == pytest.approx(1e8)  # halfway in log footprint -> geometric mean
+    assert mp_.add_rate(10000) == pytest.approx(2e8)
+    assert mp_.copy_rate(10) == 1e9 and mp_.copy_rate(1e9) == 1e7  # constant beyond the ends
+    assert mp_.copy_rate(1000, k=4) == pytest.approx(1e9 / 4)  # 4 ranks on 1 core: a quarter each
+    two = M.MachineParams(0.0, 2, [1], [[8e9], [6e9]], [[4e9], [3e9]])
+    assert two.copy_rate(1, k=2) == 6e9 and two.copy_rate(1, k=4) == pytest.approx(3e9)
+
+
+def test_machine_params_reject_bad_tables():
+    with pytest.raises(ValueError):
+        M.MachineParams(0.0, 1, [2, 1], [[1.0, 1.0]], [[1.0, 1.0]])
+    with pytest.raises(ValueError):
+        M.MachineParams(0.0, 1, [1, 2], [[1.0]], [[1.0, 1.0]])
+    with pytest.raises(ValueError):
+        M.MachineParams(0.0, 0, [1], [[1.0]], [[1.0]])
+    with pytest.raises(ValueError):
+        M.MachineParams(0.0, 1, [1], [[0.0]], [[1.0]])
+
+
+def test_predict_plan_ring_two_ranks_by_hand():
+    # α = 1 µs, β = 1 GB/s, γ = 0.5 GB/s; 256 float32 -> chunks of 512 B: add 1.024 µs, copy 0.512 µs.
+    # Rank 1 leaves the barrier α after rank 0 and adds until 2.024 µs; rank 0 (add done at 1.024)
+    # notices at 3.024 and copies until 3.536 µs. Rank 1 needs rank 0's step 0 (noticed at 2.024),
+    # finishes at 2.536 = 1.536 µs after its start. Both finish together next round: same answer.
+    params = M.MachineParams.flat(1e-6, 1e9, 5e8, cores=2)
+    t = M.predict_plan(P.build_plan("allreduce", "ring", 2, 256), 4, params)
+    assert t == pytest.approx(3.536e-6, rel=1e-9)
+    assert M.predict_machine("allreduce", "ring", 2, 1024, params) == pytest.approx(3.536e-6, rel=1e-9)
+
+
+def test_predict_plan_naive_root_is_late_after_the_barrier():
+    # naive p=3, 256 float32 (1024 B), α = 1 µs, β = γ = 1 GB/s: root adds 3 inputs
+    # (1.024 + 1.024/3 µs) and copies to 2 peers (2.048 µs) = W = 3.41333 µs. The root finishes first
+    # and waits at the barrier, so in steady state it leaves α after the others, who wait for its
+    # last copy and notice it α later: time = α + W + α.
+    params = M.MachineParams.flat(1e-6, 1e9, 1e9, cores=4)
+    W = 1.024e-6 + 1.024e-6 / 3 + 2.048e-6
+    t = M.predict_plan(P.build_plan("allreduce", "naive", 3, 256), 4, params)
+    assert t == pytest.approx(2e-6 + W, rel=1e-9)
+    # one round only (rank 0 = root leaves the barrier first, the others α later): the root takes W;
+    # the others start at α and notice the root's last copy at W + α: W as well
+    t1 = M.predict_plan(P.build_plan("allreduce", "naive", 3, 256), 4, params, rounds=1)
+    assert t1 == pytest.approx(W, rel=1e-9)
+
+
+def test_predict_plan_time_sharing_slows_every_rank():
+    # same ring, 4 ranks on 1 core vs 4 cores: the kernels (not α) take 4x as long
+    plan = P.build_plan("allreduce", "ring", 4, 4096)
+    fast = M.predict_plan(plan, 4, M.MachineParams.flat(0.0, 1e9, 1e9, cores=4))
+    slow = M.predict_plan(plan, 4, M.MachineParams.flat(0.0, 1e9, 1e9, cores=1))
+    assert slow == pytest.approx(4 * fast, rel=1e-9)
+
+
+def test_measured_vs_model_table_and_plot():
+    class FakeResult:
+        def __init__(self, nbytes):
+            self.nbytes, self.time_s, self.correct = nbytes, 2 * 3.536e-6, True
+
+    class FakeGroup:
+        nprocs = 2
+
+        def run(self, op, nbytes, **kw):
+            return FakeResult(nbytes)
+
+    params = M.MachineParams.flat(1e-6, 1e9, 5e8, cores=2)
+    rows = measured_vs_model(FakeGroup(), [1024], ["ring"], params=params, alpha_beta=(1e-6, 1e9, 5e8))
+    assert len(rows) == 1 and rows[0]["algo"] == "ring" and rows[0]["procs"] == 2
+    assert rows[0]["model_s"] == pytest.approx(3.536e-6) and rows[0]["error"] == pytest.approx(-0.5)
+    # closed form ring p=2: 2α + n/β + n/(2γ) = 2 + 1.024 + 1.024 µs
+    assert rows[0]["alpha_beta_s"] == pytest.approx(4.048e-6)
+    assert median_abs_error([{"error": 0.1}, {"error": -0.5}, {"error": 0.2}]) == pytest.approx(0.2)
+    rows2 = rows + [dict(rows[0], procs=4)]
+    ax = plot_measured_vs_model(rows2)
+    assert len(ax.lines) == 4  # model line + measured markers, for each N
+
+
+def test_measure_machine_and_measured_vs_model_on_real_processes():
+    params = M.measure_machine(alpha_s=1e-6, footprints=[2**16, 2**18], max_procs=1, reps=1, min_time_s=1e-4)
+    assert params.alpha_s == 1e-6 and params.footprints == [2**16, 2**18]
+    assert len(params.copy_Bps) == 1 and all(v > 0 for v in params.copy_Bps[0] + params.add_Bps[0])
+    with ProcessGroup(2) as pg:
+        rows = measured_vs_model(pg, [2**16], ["direct"], params=params, iters=2)
+    assert rows[0]["correct"] and rows[0]["measured_s"] > 0 and rows[0]["model_s"] > 0

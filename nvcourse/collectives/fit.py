@@ -1,4 +1,6 @@
-"""Measure the alpha-beta parameters of this machine's shared-memory "link" (and γ, numpy's add rate)."""
+"""Measure the alpha-beta parameters of this machine's shared-memory "link" (and γ, numpy's add rate),
+and compare measured collectives with the machine model of :mod:`nvcourse.collectives.machine`
+(:func:`measured_vs_model`, :func:`plot_measured_vs_model`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,16 @@ import time
 
 import numpy as np
 
-__all__ = ["least_squares_alpha_beta", "fit_alpha_beta", "measure_gamma", "DEFAULT_FIT_SIZES"]
+__all__ = [
+    "least_squares_alpha_beta",
+    "fit_alpha_beta",
+    "measure_gamma",
+    "DEFAULT_FIT_SIZES",
+    "measure_machine_for",
+    "measured_vs_model",
+    "median_abs_error",
+    "plot_measured_vs_model",
+]
 
 #: Ping-pong sizes in bytes: 8 B to 16 MiB.
 DEFAULT_FIT_SIZES: tuple[int, ...] = tuple(8 * 4**k for k in range(12))
@@ -52,3 +63,124 @@ def measure_gamma(nbytes: int = 32 * 2**20, *, reps: int = 5, dtype: str = "floa
         np.add(a, b, out=a)
         ts.append(time.perf_counter() - t0)
     return n * a.itemsize / statistics.median(ts)
+
+
+# -- measured vs model (machine model of :mod:`.machine`) ----------------------------------------
+
+def _footprint_grid(lo: int, hi: int) -> list[int]:
+    """Powers of 4 times 64 KiB covering [lo, hi] (at least two points)."""
+    grid = [64 * 2**10]
+    while grid[-1] < hi:
+        grid.append(grid[-1] * 4)
+    while len(grid) > 2 and grid[1] <= lo:
+        grid.pop(0)
+    if len(grid) < 2:
+        grid.append(grid[-1] * 4)
+    return grid
+
+
+def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtype: str = "float32",
+                        reps: int = 5, min_time_s: float = 2e-3):
+    """:func:`~nvcourse.collectives.machine.measure_machine` over just the footprints these calls touch."""
+    from . import machine
+    from .plan import build_plan, normalize_count
+
+    p = group.nprocs
+    itemsize = np.dtype(dtype).itemsize
+    algos = _algos(op, p, algos)
+    fps = []
+    for s in sizes:
+        for a in algos:
+            count = normalize_count(op, p, int(s), itemsize)
+            fps.append(machine.footprint_bytes(build_plan(op, a, p, count), itemsize))
+    return machine.measure_machine(group if p >= 2 else None, footprints=_footprint_grid(min(fps), max(fps)),
+                                   max_procs=p, reps=reps, min_time_s=min_time_s)
+
+
+def _algos(op: str, p: int, algos) -> list[str]:
+    from .plan import SUPPORTED
+
+    if algos is None:
+        return [a for a in SUPPORTED[op] if not (a == "rhd" and p & (p - 1))]
+    return [algos] if isinstance(algos, str) else list(algos)
+
+
+def measured_vs_model(group, sizes=(64 * 2**10, 256 * 2**10, 2**20), algos=None, *, op: str = "allreduce",
+                      params=None, iters: int = 5, warmup: int = 1, dtype: str = "float32",
+                      alpha_beta: tuple | None = None) -> list[dict]:
+    """Run ``op`` on ``group`` for every size and algorithm and put the machine model next to it.
+
+    ``params``: :class:`~nvcourse.collectives.machine.MachineParams` (measured with
+    :func:`measure_machine_for` when None). ``alpha_beta=(α, β, γ)``: also give the closed-form
+    prediction of :func:`nvcourse.collectives.model.predict` (column ``alpha_beta_s``).
+    Returns one dict per call: ``procs, op, algo, nbytes, measured_s, model_s, error`` (model/measured
+    − 1), ``correct`` (and ``alpha_beta_s``, ``alpha_beta_error``).
+
+        >>> with ProcessGroup(2) as pg:                                    # doctest: +SKIP
+        ...     rows = measured_vs_model(pg, [2**16, 2**20], ["ring", "direct"])
+        >>> plot_measured_vs_model(rows)                                   # doctest: +SKIP
+    """
+    from . import machine
+    from .model import predict
+
+    p = group.nprocs
+    algos = _algos(op, p, algos)
+    if params is None:
+        params = measure_machine_for(group, sizes, op=op, algos=algos, dtype=dtype)
+    rows = []
+    for s in sizes:
+        for a in algos:
+            r = group.run(op, int(s), algo=a, iters=iters, warmup=warmup, dtype=dtype)
+            pred = machine.predict_machine(op, a, p, r.nbytes, params, dtype=dtype)
+            row = {"procs": p, "op": op, "algo": a, "nbytes": r.nbytes, "measured_s": r.time_s,
+                   "model_s": pred, "error": pred / r.time_s - 1 if r.time_s > 0 else float("nan"),
+                   "correct": r.correct}
+            if alpha_beta is not None:
+                ab = predict(op, a, p, r.nbytes, *alpha_beta)
+                row["alpha_beta_s"] = ab
+                row["alpha_beta_error"] = ab / r.time_s - 1 if r.time_s > 0 else float("nan")
+            rows.append(row)
+    return rows
+
+
+def median_abs_error(rows, key: str = "error") -> float:
+    """Median of ``|row[key]|`` over rows (a fraction: 0.3 = 30 %)."""
+    errs = [abs(r[key]) for r in rows if key in r and r[key] == r[key]]
+    if not errs:
+        raise ValueError(f"no rows with {key!r}")
+    return statistics.median(errs)
+
+
+def plot_measured_vs_model(rows, ax=None, *, title: str | None = None):
+    """Measured (markers) vs machine model (lines) time per call, log-log, one colour per algorithm.
+
+    Rows of several group sizes go on the same axes (marker and line style per N). Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5))
+    algos = list(dict.fromkeys(r["algo"] for r in rows))
+    procs = sorted({r["procs"] for r in rows})
+    cmap = plt.get_cmap("tab10")
+    markers, styles = "os^Dv", ["-", "--", ":", "-."]
+    for j, p in enumerate(procs):
+        for i, a in enumerate(algos):
+            pts = sorted((r["nbytes"], r["measured_s"], r["model_s"]) for r in rows if r["algo"] == a and r["procs"] == p)
+            if not pts:
+                continue
+            x = [q[0] for q in pts]
+            ax.plot(x, [q[2] * 1e6 for q in pts], styles[j % 4], color=cmap(i % 10), lw=1.2,
+                    label=f"N={p} {a} model")
+            ax.plot(x, [q[1] * 1e6 for q in pts], markers[j % 5], color=cmap(i % 10), ms=5, mfc="none",
+                    label=f"N={p} {a} measured")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size S (bytes)")
+    ax.set_ylabel("time per call (µs)")
+    if rows:
+        med = median_abs_error(rows) * 100
+        ax.set_title(title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return ax

@@ -1,0 +1,554 @@
+"""Machine model of the shared-memory collectives: the plan's own steps, priced with measured primitives.
+
+The closed-form alpha-beta formulas of :mod:`nvcourse.collectives.model` price a step as ``α + m/β``
+with one β for every size. On one host that misses what decides the time of a large collective:
+
+* **where the data lives** — copies and adds run at cache speed while every buffer the call touches
+  (all ranks together: its *footprint*) fits in the caches, at DRAM speed beyond;
+* **how many ranks stream at once** — ranks share one memory system, so the per-rank rate with k
+  concurrent streams is lower than with one; with more ranks than cores (N > C) only C run at a
+  time and the others wait their turn (time sharing).
+
+The machine model keeps the algorithm exact and measures only *primitive* operations:
+
+1. :func:`plan_work` reads the step program of :mod:`nvcourse.collectives.plan` and lists, for each
+   rank and step, the numpy kernels the worker will run (``copy`` of m bytes, ``add`` writing m
+   bytes), exactly as :mod:`nvcourse.collectives._worker` executes an action: ``dsts[0] = srcs[0] +
+   srcs[1]``, then one in-place add per further source, then one copy per further destination,
+   walked in pieces of ``PIECE_BYTES``.
+2. :func:`measure_machine` measures, in k = 1..C processes running at the same time, the per-process
+   rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, and α,
+   the cost of one synchronised step, from a ping-pong of a tiny message.
+3. :func:`predict_plan` walks the plan's dependencies (the same waits the workers spin on): a rank
+   starts step s when it has finished step s-1 and, α later, every rank it waits for has finished
+   the step it needs (α: the time to notice a peer's counter; ranks also leave the barrier that
+   opens each call α apart); a step costs ``Σ copy bytes / β(F, k) + Σ add bytes / γ(F, k)`` plus
+   numpy's per-call overhead, where F is the call's footprint and k the number of ranks with work in
+   that step (capped at C, and the rate divided by k/C when k > C). The call's time is the slowest
+   rank's, from its own start — what :class:`ProcessGroup` reports.
+
+Nothing is fitted to collective timings: the same :class:`MachineParams` price every algorithm.
+Units: bytes, seconds, bytes per second.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import multiprocessing as mp
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from . import plan as _plan
+
+__all__ = [
+    "MachineParams",
+    "StepWork",
+    "step_seconds",
+    "plan_work",
+    "footprint_bytes",
+    "predict_plan",
+    "predict_machine",
+    "measure_streams",
+    "measure_machine",
+    "DEFAULT_FOOTPRINTS",
+    "DEFAULT_NOTICE_WAITS",
+    "measure_notice",
+    "PIECE_BYTES",
+]
+
+#: The worker walks every action in pieces of this many bytes (see ``_worker.PIECE_BYTES``).
+PIECE_BYTES = 256 * 1024
+#: Footprints (bytes, all processes together) at which the primitives are measured: 64 KiB .. 256 MiB.
+DEFAULT_FOOTPRINTS: tuple[int, ...] = tuple(64 * 2**10 * 4**k for k in range(7))
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """Memory streams one rank runs in one step.
+
+    ``copy_bytes``: bytes *written* by pure copies (one source); ``add_bytes``: bytes written by
+    reductions (the first add of each action); ``extra_streams_bytes``: bytes of the further sources
+    and destinations of reducing actions, which stream past the piece of ``dsts[0]`` that stays in
+    cache (see :func:`plan_work`); ``calls``: numpy calls.
+    """
+
+    copy_bytes: int = 0
+    add_bytes: int = 0
+    calls: int = 0
+    extra_streams_bytes: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return self.copy_bytes == 0 and self.add_bytes == 0 and self.extra_streams_bytes == 0
+
+
+def plan_work(plan: _plan.Plan, itemsize: int, piece_bytes: int = PIECE_BYTES) -> list[list[StepWork]]:
+    """``work[r][s]``: what rank r computes in step s of ``plan`` (elements of ``itemsize`` bytes).
+
+    The worker runs an action with k sources and d destinations of m elements piece by piece
+    (``piece_bytes``, a piece stays in L2). With k = 1 it is d copies: ``copy_bytes += d·m``.
+    With k >= 2 the first add ``dsts[0] = srcs[0] + srcs[1]`` is one add (``add_bytes += m``: two
+    streams in, one out); the further k-2 in-place adds and d-1 copies re-read the cached piece of
+    ``dsts[0]`` and each streams only one more array: ``extra_streams_bytes += (k-2 + d-1)·m``,
+    priced like one stream of an add (a third of an add). Calls: each kernel once per piece.
+    Actions without destinations (the final "read my output" step) compute nothing.
+    """
+    piece = max(1, piece_bytes // itemsize)
+    out = []
+    for steps in plan.steps:
+        row = []
+        for actions in steps:
+            cb = ab = xb = calls = 0
+            for a in actions:
+                if not a.dsts:
+                    continue
+                m = a.dsts[0].size * itemsize
+                pieces = -(-a.dsts[0].size // piece)
+                k, d = len(a.srcs), len(a.dsts)
+                if k == 1:
+                    cb += d * m
+                    calls += d * pieces
+                else:
+                    ab += m
+                    xb += (k - 2 + d - 1) * m
+                    calls += (k - 1 + d - 1) * pieces
+            row.append(StepWork(cb, ab, calls, xb))
+        out.append(row)
+    return out
+
+
+def footprint_bytes(plan: _plan.Plan, itemsize: int) -> int:
+    """Bytes of distinct buffer regions the whole call touches (every rank's in/out/tmp it reads or writes)."""
+    spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for steps in plan.steps:
+        for actions in steps:
+            for a in actions:
+                for ref in a.dsts + a.srcs:
+                    spans.setdefault((ref.kind, ref.owner), []).append((ref.lo, ref.hi))
+    total = 0
+    for iv in spans.values():
+        iv.sort()
+        lo, hi = iv[0]
+        for a, b in iv[1:]:
+            if a > hi:
+                total += hi - lo
+                lo, hi = a, b
+            else:
+                hi = max(hi, b)
+        total += hi - lo
+    return total * itemsize
+
+
+def _interp_loglog(xs: list[float], ys: list[float], x: float) -> float:
+    """Piecewise-linear interpolation in log-log space, constant beyond the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = bisect.bisect_right(xs, x)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    t = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
+
+
+@dataclass
+class MachineParams:
+    """Measured primitives of one machine.
+
+    ``footprints``: increasing footprints in bytes; ``copy_Bps[k-1][i]`` / ``add_Bps[k-1][i]``:
+    per-process rate (bytes written per second) of ``np.copyto`` / ``np.add`` when k processes run
+    at once with footprint ``footprints[i]`` all together; ``alpha_s``: cost of one synchronised step
+    (tiny-message ping-pong, one way); ``call_s``: overhead of one numpy call; ``cores``: C, the
+    number of ranks that can run at once. ``notice_s[i]``: time for a rank that has been waiting
+    ``notice_waits_s[i]`` seconds on a peer's counter to notice it changed (the worker spins, then
+    yields, then sleeps, so a long wait is noticed late); without this table every wait costs α.
+    """
+
+    alpha_s: float
+    cores: int
+    footprints: list[int]
+    copy_Bps: list[list[float]]
+    add_Bps: list[list[float]]
+    call_s: float = 0.0
+    notice_waits_s: list[float] = field(default_factory=list)
+    notice_s: list[float] = field(default_factory=list)
+    notes: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.alpha_s < 0 or self.call_s < 0:
+            raise ValueError("alpha_s and call_s must be >= 0 (seconds)")
+        if self.cores < 1:
+            raise ValueError(f"cores must be >= 1; got {self.cores}")
+        if not self.footprints or list(self.footprints) != sorted(set(self.footprints)):
+            raise ValueError("footprints must be a non-empty increasing list of sizes")
+        for name, table in (("copy_Bps", self.copy_Bps), ("add_Bps", self.add_Bps)):
+            if not table or any(len(row) != len(self.footprints) for row in table):
+                raise ValueError(f"{name} needs one row per concurrency with one rate per footprint")
+            if any(not v > 0 for row in table for v in row):
+                raise ValueError(f"{name}: rates must be > 0 bytes/s")
+        if len(self.notice_waits_s) != len(self.notice_s) or list(self.notice_waits_s) != sorted(self.notice_waits_s):
+            raise ValueError("notice_waits_s must be increasing, with one notice_s per wait")
+
+    def notice(self, waited_s: float) -> float:
+        """Seconds until a rank that has waited ``waited_s`` notices its peer's counter (α without a table)."""
+        if not self.notice_s:
+            return self.alpha_s
+        return float(np.interp(max(0.0, waited_s), self.notice_waits_s, self.notice_s))
+
+    @classmethod
+    def flat(cls, alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None, *, cores: int = 1,
+             call_s: float = 0.0) -> MachineParams:
+        """Rates that depend on nothing: the machine model then reduces to plain α-β(-γ) per step.
+
+        ``gamma_Bps=None`` makes adds free (1e30 B/s).
+        """
+        g = 1e30 if gamma_Bps is None else gamma_Bps
+        return cls(alpha_s, cores, [1], [[beta_Bps]] * cores, [[g]] * cores, call_s)
+
+    def _rate(self, table: list[list[float]], footprint: float, k: int) -> float:
+        k = max(1, k)
+        kk = min(k, self.cores, len(table))
+        r = _interp_loglog([float(f) for f in self.footprints], table[kk - 1], max(1.0, float(footprint)))
+        if k > self.cores:  # time sharing: only C of the k ranks run at any moment
+            r *= self.cores / k
+        return r
+
+    def copy_rate(self, footprint: float, k: int = 1) -> float:
+        """Per-rank copy rate (bytes written/s) with ``k`` ranks streaming over ``footprint`` bytes."""
+        return self._rate(self.copy_Bps, footprint, k)
+
+    def add_rate(self, footprint: float, k: int = 1) -> float:
+        """Per-rank add rate (bytes written/s) with ``k`` ranks streaming over ``footprint`` bytes."""
+        return self._rate(self.add_Bps, footprint, k)
+
+    def to_dict(self) -> dict:
+        return {"alpha_s": self.alpha_s, "cores": self.cores, "footprints": list(self.footprints),
+                "copy_Bps": self.copy_Bps, "add_Bps": self.add_Bps, "call_s": self.call_s,
+                "notice_waits_s": list(self.notice_waits_s), "notice_s": list(self.notice_s), "notes": self.notes}
+
+
+def step_seconds(w: StepWork, footprint: float, k: int, params: MachineParams) -> float:
+    """Seconds of the kernels of one step: copies at β, adds at γ, extra streams at 3γ, plus numpy calls."""
+    t = w.calls * params.call_s
+    if w.copy_bytes:
+        t += w.copy_bytes / params.copy_rate(footprint, k)
+    if w.add_bytes or w.extra_streams_bytes:
+        g = params.add_rate(footprint, k)
+        t += w.add_bytes / g + w.extra_streams_bytes / (3 * g)
+    return t
+
+
+def _timeline(work, plan, fp, params, begin):
+    p, nsteps = plan.nprocs, plan.nsteps
+    active = [sum(1 for r in range(p) if not work[r][s].empty) for s in range(nsteps)]
+    finish = [[0.0] * nsteps for _ in range(p)]
+    # plan.deps only points backwards in step index, so step order is a valid evaluation order
+    for s in range(nsteps):
+        k = active[s]
+        for r in range(p):
+            w = work[r][s]
+            ready = finish[r][s - 1] if s else begin[r]
+            start = ready
+            for q, need in (plan.deps[r][s] if plan.deps else []):
+                done = finish[q][need - 1]
+                start = max(start, done + params.notice(done - ready))
+            cost = params.call_s
+            if not w.empty:
+                cost += step_seconds(w, fp, k, params)
+            finish[r][s] = start + cost
+    return finish
+
+
+def predict_plan(plan: _plan.Plan, itemsize: int, params: MachineParams, *, detail: bool = False,
+                 rounds: int = 3):
+    """Predicted seconds of one call of ``plan``: the slowest rank's time from its own start (see module doc).
+
+    Timeline (seconds, per rank):
+
+    * **step s** — ready when the rank has finished step s-1; for each wait ``(q, k)`` of the plan it
+      starts only once rank q has finished step k-1 *and* it has noticed: ``params.notice(W)`` after
+      that, W being how long it waited (α with flat parameters); then it runs its kernels: copy
+      bytes at ``β(F, a)``, add bytes at ``γ(F, a)``, ``call_s`` per numpy call and one ``call_s``
+      of bookkeeping, with F the call's footprint and a the number of ranks with work in step s
+      (rates shared by time slicing when a > C);
+    * **start** — every call begins with a barrier: the last rank to arrive leaves at once, each
+      other rank ``notice(W)`` later, W its wait at the barrier. Calls run back to back, so the
+      arrival times come from the previous call: the timeline is evaluated ``rounds`` times, starting
+      with rank 0 first and the others ``notice(0)`` later;
+    * **time** — ``max_r (finish_r − start_r)``, what :class:`ProcessGroup` reports (slowest rank).
+
+    With ``detail=True`` returns ``(seconds, finish)`` with ``finish[r][s]`` each step's end time.
+    """
+    p = plan.nprocs
+    if plan.nsteps == 0:
+        return (0.0, []) if detail else 0.0
+    work = plan_work(plan, itemsize)
+    fp = footprint_bytes(plan, itemsize)
+    begin = [0.0] + [params.notice(0.0)] * (p - 1)
+    for i in range(max(1, rounds)):
+        finish = _timeline(work, plan, fp, params, begin)
+        if i + 1 == max(1, rounds):
+            break
+        arrive = [finish[r][-1] for r in range(p)]  # when each rank reaches the next call's barrier
+        last = max(range(p), key=lambda r: arrive[r])
+        begin = [0.0 if r == last else params.notice(arrive[last] - arrive[r]) for r in range(p)]
+    total = max(finish[r][-1] - begin[r] for r in range(p))
+    return (total, finish) if detail else total
+
+
+def predict_machine(op: str, algo: str, p: int, nbytes: int, params: MachineParams, *, dtype: str = "float32") -> float:
+    """Machine-model seconds for one call of ``op`` with ``algo`` on ``p`` ranks and ``nbytes`` (nccl-tests' S)."""
+    _plan.check_args(op, algo, p, dtype)
+    itemsize = np.dtype(dtype).itemsize
+    count = _plan.normalize_count(op, p, int(nbytes), itemsize)
+    return predict_plan(_plan.build_plan(op, algo, p, count), itemsize, params)
+
+
+# -- measuring the primitives ------------------------------------------------------------------
+
+def _stream_proc(rank: int, k: int, footprints, piece_bytes: int, min_time_s: float, reps: int,
+                 barrier, queue) -> None:
+    """One of k processes: for each footprint, time copy and add on this process's share of it."""
+    try:
+        results = {}
+        piece = max(1, piece_bytes // 4)
+        for fp in footprints:
+            for kind, nbuf in (("copy", 2), ("add", 3)):
+                n = max(16, int(fp) // (k * nbuf * 4))
+                # shared memory like the group's buffers (same page size: no transparent huge pages)
+                segs = [shared_memory.SharedMemory(create=True, size=n * 4) for _ in range(nbuf)]
+                bufs = [np.frombuffer(sg.buf, dtype=np.float32, count=n) for sg in segs]
+                for b in bufs:
+                    b.fill(1.0)
+                chunks = [(lo, min(n, lo + piece)) for lo in range(0, n, piece)]
+                views = [[b[lo:hi] for b in bufs] for lo, hi in chunks]
+
+                def once():
+                    if kind == "copy":
+                        for s, d in views:
+                            np.copyto(d, s)
+                    else:
+                        for a, b, c in views:
+                            np.add(a, b, out=c)
+
+                once()
+                t0 = time.perf_counter()
+                once()
+                t1 = max(1e-7, time.perf_counter() - t0)
+                inner = max(1, int(min_time_s / t1))
+                ts = []
+                for _ in range(reps):
+                    barrier.wait()
+                    t0 = time.perf_counter()
+                    for _ in range(inner):
+                        once()
+                    ts.append((time.perf_counter() - t0) / inner)
+                results[(kind, fp)] = n * 4 / statistics.median(ts)
+                del views, bufs, b, once
+                for sg in segs:
+                    sg.close()
+                    sg.unlink()
+        queue.put((rank, results))
+    except BaseException as exc:  # reported to the parent
+        queue.put((rank, exc))
+
+
+def measure_streams(k: int, footprints=DEFAULT_FOOTPRINTS, *, piece_bytes: int = PIECE_BYTES,
+                    min_time_s: float = 2e-3, reps: int = 5, timeout_s: float = 300.0) -> dict:
+    """Per-process copy and add rates (bytes written/s) with ``k`` processes streaming at the same time.
+
+    Each process works on its own arrays, ``footprint / k`` bytes per process (split over 2 arrays for
+    a copy, 3 for an add), in pieces of ``piece_bytes`` like the workers; before every repetition all
+    k processes meet at a barrier. Returns ``{("copy"|"add", footprint): median over processes of each
+    process's median rate}``.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1; got {k}")
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(k)
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_stream_proc, args=(r, k, list(footprints), piece_bytes, min_time_s, reps,
+                                                     barrier, queue), daemon=True) for r in range(k)]
+    for pr in procs:
+        pr.start()
+    got = {}
+    try:
+        deadline = time.monotonic() + timeout_s
+        while len(got) < k:
+            r, res = queue.get(timeout=max(0.1, deadline - time.monotonic()))
+            if isinstance(res, BaseException):
+                raise RuntimeError(f"stream process {r} failed: {res!r}")
+            got[r] = res
+    finally:
+        barrier.abort()
+        for pr in procs:
+            pr.join(2.0)
+            if pr.exitcode is None:
+                pr.kill()
+                pr.join(1.0)
+    keys = got[0].keys()
+    return {key: statistics.median(got[r][key] for r in got) for key in keys}
+
+
+#: Waits (seconds) at which :func:`measure_notice` measures the notice latency.
+DEFAULT_NOTICE_WAITS: tuple[float, ...] = (0.0, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3)
+
+
+def _notice_proc(rank: int, nprocs: int, ctl_name: str, parent_pid: int, waits, reps: int, queue) -> None:
+    """Ranks ping-pong in pairs (0,1), (2,3), ...: the even rank works ``T``, bumps its counter and times
+    until its partner answers. With an odd count the last rank streams copies."""
+    from . import _worker
+
+    try:
+        w = _worker.Worker(rank, nprocs, ctl_name, parent_pid)
+        ctl, perf = w.ctl, time.perf_counter
+        stop = _worker.bar_slot(nprocs, 0)
+        total = len(waits) * (reps + 1)
+        me = _worker.DONE + _worker.LINE * rank
+        if rank % 2 == 0 and rank + 1 < nprocs:
+            peer = me + _worker.LINE
+            res, seq = {}, 0
+            for T in waits:
+                ts = []
+                for _ in range(reps + 1):
+                    w.wait_ge(peer, seq)  # the partner has answered the previous round and waits again
+                    t_end = perf() + T
+                    while perf() < t_end:  # "work" while the partner waits
+                        pass
+                    seq += 1
+                    t0 = perf()
+                    ctl[me] = seq
+                    w.wait_ge(peer, seq)
+                    ts.append(perf() - t0)
+                res[T] = statistics.median(ts[1:])
+            if rank == 0:
+                ctl[stop] = 1
+            queue.put((rank, res))
+        elif rank % 2 == 1:
+            peer = me - _worker.LINE
+            for seq in range(1, total + 1):
+                w.wait_ge(peer, seq)
+                ctl[me] = seq
+            queue.put((rank, None))
+        else:  # odd group: the last rank streams memory like a working rank
+            a = np.ones(PIECE_BYTES // 4, dtype=np.float32)
+            b = np.ones_like(a)
+            while not ctl[stop]:
+                for _ in range(16):
+                    np.copyto(b, a)
+            queue.put((rank, None))
+        w.close()
+    except BaseException as exc:
+        queue.put((rank, exc))
+
+
+def measure_notice(nprocs: int = 2, waits=DEFAULT_NOTICE_WAITS, *, reps: int = 15,
+                   timeout_s: float = 120.0) -> tuple[list[float], list[float]]:
+    """Notice latency of the workers' spin-wait after waiting ``T``, with ``nprocs`` processes running.
+
+    The processes ping-pong in pairs at the same time, with the workers' own wait
+    (:meth:`_worker.Worker.wait_ge`: spin, then yield, then sleep): the even rank of a pair keeps
+    busy for T while its partner waits, bumps its counter and times until the answer arrives (with
+    N > C the pairs compete for cores like the ranks of a group). The round trip is the partner's
+    notice after a wait of T plus the even rank's after a short one, so
+    ``notice(T) = rtt(T) − rtt(0)/2``. Returns ``(waits, notice_s)``: medians over ``reps`` and pairs.
+    """
+    from . import _worker
+
+    if nprocs < 2:
+        raise ValueError(f"nprocs must be >= 2 for a notice probe; got {nprocs}")
+    waits = sorted(float(t) for t in waits)
+    if waits[0] != 0.0:
+        waits = [0.0] + waits
+    ctx = mp.get_context("spawn")
+    ctl = shared_memory.SharedMemory(create=True, size=8 * _worker.ctl_slots(nprocs))
+    ctl.buf[:] = bytes(ctl.size)
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_notice_proc, args=(r, nprocs, ctl.name, os.getpid(), waits, reps, queue),
+                         daemon=True) for r in range(nprocs)]
+    try:
+        for pr in procs:
+            pr.start()
+        got = {}
+        deadline = time.monotonic() + timeout_s
+        while len(got) < nprocs:
+            r, res = queue.get(timeout=max(0.1, deadline - time.monotonic()))
+            if isinstance(res, BaseException):
+                raise RuntimeError(f"notice probe process {r} failed: {res!r}")
+            got[r] = res
+    finally:
+        c = ctl.buf.cast("q")
+        c[_worker.bar_slot(nprocs, 0)] = 1
+        c.release()
+        for pr in procs:
+            pr.join(2.0)
+            if pr.exitcode is None:
+                pr.kill()
+                pr.join(1.0)
+        ctl.close()
+        ctl.unlink()
+    pairs = [res for res in got.values() if res]
+    rtt = {t: statistics.median(res[t] for res in pairs) for t in waits}
+    half0 = rtt[0.0] / 2
+    return waits, [max(half0, rtt[t] - half0) for t in waits]
+
+
+def _call_overhead_s(reps: int = 2000) -> float:
+    a = np.ones(16, dtype=np.float32)
+    b = np.ones(16, dtype=np.float32)
+    np.copyto(a, b)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        np.copyto(a, b)
+    return (time.perf_counter() - t0) / reps
+
+
+def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int | None = None,
+                    cores: int | None = None, alpha_s: float | None = None, pingpong_iters: int = 50,
+                    reps: int = 5, min_time_s: float = 2e-3, notice_procs: int | None = None,
+                    notice_waits=DEFAULT_NOTICE_WAITS, notice_reps: int = 15) -> MachineParams:
+    """Measure :class:`MachineParams` on this machine.
+
+    α: one-way time of an 8-byte ping-pong between ranks 0 and 1 of ``group`` (median of 3 runs; a
+    :class:`~nvcourse.collectives.ProcessGroup`; a 2-rank group is started when ``group`` is None and
+    ``alpha_s`` is not given). Rates: :func:`measure_streams` for k = 1 .. min(``max_procs``, C),
+    C = ``cores`` (default: the CPUs this process may run on). With ``notice_procs`` = N >= 2 also the
+    notice latency after waits of ``notice_waits`` seconds, N processes running (:func:`measure_notice`);
+    beyond the longest wait the table stays constant.
+    """
+    if cores:
+        C = int(cores)
+    elif hasattr(os, "sched_getaffinity"):
+        C = len(os.sched_getaffinity(0))
+    else:
+        C = os.cpu_count() or 1
+    C = max(1, C)
+    kmax = min(C, max_procs) if max_procs else C
+    t0 = time.perf_counter()
+    if alpha_s is None:
+        if group is not None:
+            alpha_s = statistics.median(group.pingpong(8, iters=pingpong_iters, warmup=5) for _ in range(3))
+        else:
+            from .group import ProcessGroup
+
+            with ProcessGroup(2) as pg:
+                alpha_s = statistics.median(pg.pingpong(8, iters=pingpong_iters, warmup=5) for _ in range(3))
+    fps = sorted(set(int(f) for f in footprints))
+    copy_rows, add_rows = [], []
+    for k in range(1, kmax + 1):
+        res = measure_streams(k, fps, reps=reps, min_time_s=min_time_s)
+        copy_rows.append([res[("copy", f)] for f in fps])
+        add_rows.append([res[("add", f)] for f in fps])
+    waits, notice = [], []
+    if notice_procs and notice_procs >= 2:
+        waits, notice = measure_notice(notice_procs, notice_waits, reps=notice_reps)
+    notes = {"measure_s": time.perf_counter() - t0}
+    if hasattr(os, "getloadavg"):
+        notes["loadavg"] = os.getloadavg()
+    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes)
