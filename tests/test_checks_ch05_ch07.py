@@ -16,8 +16,38 @@ def _exposed(d, c, m):
     return max(0.0, d - c / m * 4 / 6)
 
 
+def _ar(n, g, a, b, insw, *, insw_bytes=lambda n, g: n, insw_lat=lambda g: 1, ring_steps=lambda g: 2 * (g - 1)):
+    if g == 1:
+        return 0.0
+    if insw:
+        return insw_lat(g) * a + insw_bytes(n, g) / b
+    return ring_steps(g) * a + ring_steps(g) / g * n / b
+
+
 # checker -> (right solution, [(plausible mistake, words the hint must contain)])
 CASES = {
+    "moe_dispatch_bytes": (lambda t, h, k, b, g: t * h * k * b * (g - 1) / g, [
+        (lambda t, h, k, b, g: t * h * k * b, "(G−1)/G"),
+        (lambda t, h, k, b, g: t * h * b * (g - 1) / g, "top_k experts"),
+        (lambda t, h, k, b, g: 2 * t * h * k * b * (g - 1) / g, "dispatch and combine"),
+        (lambda t, h, k, b, g: t * h * k * (g - 1) / g, "elements"),
+        (lambda t, h, k, b, g: 8 * t * h * k * b * (g - 1) / g, "bits")]),
+    "moe_network_bytes": (lambda t, h, k, b, g, d: t * h * k * b * (g - min(g, d)) / g, [
+        (lambda t, h, k, b, g, d: t * h * k * b * (g - d) / g, "min(G, domain)"),
+        (lambda t, h, k, b, g, d: t * h * k * b * (g - 1) / g, "outside the NVLink domain"),
+        (lambda t, h, k, b, g, d: t * h * k * b * (min(g, d) - 1) / g, "NVLink part"),
+        (lambda t, h, k, b, g, d: t * h * k * b * (g - min(g, d)) / max(g - 1, 1), "Divide by G")]),
+    "alltoall_time": (lambda v1, v2, a, b1, b2: a + max(v1 / b1, v2 / b2), [
+        (lambda v1, v2, a, b1, b2: a + v1 / b1 + v2 / b2, "max of the two"),
+        (lambda v1, v2, a, b1, b2: max(v1 / b1, v2 / b2), "latency α is missing"),
+        (lambda v1, v2, a, b1, b2: a + (v1 + v2) / b1, "NIC at its own"),
+        (lambda v1, v2, a, b1, b2: 2 * a + max(v1 / b1, v2 / b2), "One α")]),
+    "domain_allreduce": (_ar, [
+        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_bytes=lambda n, g: 2 * n), "2n/β"),
+        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_bytes=lambda n, g: n * (g + 1) / g), "NCCL"),
+        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_lat=lambda g: 2 * (g - 1)), "one α"),
+        (lambda n, g, a, b, s: _ar(n, g, a, b, s, ring_steps=lambda g: g - 1), "reduce-scatter and an all-gather"),
+        (lambda n, g, a, b, s: _ar(n, g, a, b, not s), "That is the")]),
     "training_compute_time": (lambda n, d, g, f, e: 6 * n * d / (g * f * 1e12 * e), [
         (lambda n, d, g, f, e: 2 * n * d / (g * f * 1e12 * e), "forward pass only"),
         (lambda n, d, g, f, e: 6 * n * d / (g * 2 * f * 1e12 * e), "sparse"),
@@ -45,7 +75,8 @@ ALL = list(CASES)
 
 
 def _arity(name):
-    return len(inspect.signature(CASES[name][0]).parameters)
+    params = inspect.signature(CASES[name][0]).parameters.values()
+    return sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
 
 
 def _assert_result(r):
@@ -184,7 +215,7 @@ def _mine():
 
 
 def test_questions_registered():
-    assert {"07.days_70b_b200", "07.tp_placement"} <= set(_mine())
+    assert {"07.days_70b_b200", "07.tp_placement", "05.moe_speedup", "05.ep64_bottleneck"} <= set(_mine())
 
 
 def test_every_question_passes_with_its_computed_answer():
@@ -212,11 +243,41 @@ def test_tp_placement_answer_follows_the_model():
     assert good < bad and checks.expected_answer("07.tp_placement") == "a"
 
 
+def test_moe_speedup_by_hand():
+    from nvcourse import catalog
+    s = catalog.get_system("dgx-b200")
+    nvl, nic = s.scaleup_achievable_GBps_dir * 1e9, s.scaleout_GBps_dir_per_gpu * s.nic.efficiency * 1e9
+    routed = 4096 * 8 * 7168 * 2
+    slow = s.nic.alpha_s + max(routed * 7 / 64 / nvl, routed * 56 / 64 / nic)
+    fast = catalog.get_system("gb200-nvl72").link.alpha_s + routed * 63 / 64 / nvl
+    assert checks.expected_answer("05.moe_speedup") == pytest.approx(slow / fast)
+    assert checks.expected_answer("05.ep64_bottleneck") == "b"
+
+
+def test_in_switch_checker_follows_the_chapter_model_and_notes_nccl():
+    """The chapter's ideal in-switch model is α + n/β; the course's NCCL cost model counts n(g+1)/g at the NVLS
+    efficiency: the checker expects the chapter's and names NCCL's when a learner writes it."""
+    from nvcourse.costmodel import configure, cost
+    c = configure("gb200-nvl72", 72)
+    per_byte = cost("allreduce", "nvls", c).s_per_byte
+    assert per_byte * c.dom.gpu_Bps > 73 / 72  # (g+1)/g / efficiency
+
+
 @pytest.mark.parametrize("qid,factor,words", [
+    ("05.moe_speedup", None, "link rates"), ("05.moe_speedup", -1, "Inverted"),
     ("07.days_70b_b200", 0.5, "sparse"), ("07.days_70b_b200", 1 / 3, "forward"),
     ("07.days_70b_b200", 24, "hours"), ("07.days_70b_b200", 86400, "seconds"),
 ])
 def test_plausible_wrong_answers(qid, factor, words):
-    r = checks.answer(qid, factor * checks.expected_answer(qid))
+    from nvcourse import catalog
+    exp = checks.expected_answer(qid)
+    if factor is None:  # the raw NVLink / NIC rate ratio
+        s = catalog.get_system("dgx-b200")
+        value = s.scaleup_GBps_dir / s.scaleout_GBps_dir_per_gpu
+    elif factor == -1:
+        value = 1 / exp
+    else:
+        value = factor * exp
+    r = checks.answer(qid, value)
     _assert_result(r)
     assert not r.passed and words in r.hint, r.message

@@ -20,6 +20,7 @@ from .ch01 import dp_bytes_per_step, min_gpus, model_state_bytes
 from .ch02 import effective_bandwidth, half_bandwidth_size
 from .ch03 import ring_bisection, switch_bisection
 from .ch04 import algbw_busbw, prediction_vs_measurement, record_prediction, ring_schedule, ring_time
+from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_network_bytes
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch08 import cluster_mtbf_hours, young_interval
@@ -57,6 +58,10 @@ __all__ = [
     "ecmp_collision_probability",
     "young_interval",
     "cluster_mtbf_hours",
+    "moe_dispatch_bytes",
+    "moe_network_bytes",
+    "alltoall_time",
+    "domain_allreduce",
     "training_compute_time",
     "bubble_fraction",
     "exposed_dp_time",
