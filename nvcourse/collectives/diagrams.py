@@ -1,0 +1,180 @@
+"""Pictures of what each collective does: every rank's buffer before and after the call.
+
+A buffer is drawn as ``p`` slots (chunks). A :class:`Block` is one chunk's content: the ranks whose
+data it holds (``sources``; several ranks = a sum) and which chunk of their input it is (``chunk``).
+Rank ``r``'s own data is coloured with rank ``r``'s colour and lettered A, B, C, ...; a sum is drawn as
+stripes of its sources' colours and labelled with their letters, or Σ when every rank contributed.
+
+    >>> before, after = collective_blocks("allreduce", 2)
+    >>> [b.label(2) for b in after[1]]
+    ['Σ0', 'Σ1']
+
+:func:`collective_blocks` is the data (tested); :func:`draw_collective` and :func:`draw_collectives`
+turn it into matplotlib figures. The pictures include ``reduce`` and ``alltoall``, which the
+shared-memory :class:`~nvcourse.collectives.ProcessGroup` does not run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "COLLECTIVES",
+    "TITLES",
+    "RANK_COLOURS",
+    "Block",
+    "rank_letter",
+    "collective_blocks",
+    "draw_buffer",
+    "draw_collective",
+    "draw_collectives",
+]
+
+#: Operations drawn by :func:`draw_collectives`, in teaching order.
+COLLECTIVES: tuple[str, ...] = ("broadcast", "reduce", "allreduce", "reducescatter", "allgather", "alltoall")
+
+#: Title and one-line meaning of each picture.
+TITLES: dict[str, tuple[str, str]] = {
+    "broadcast": ("broadcast (root 0)", "the root's buffer is copied to every rank"),
+    "reduce": ("reduce (root 0)", "the sum of all buffers lands on the root"),
+    "allreduce": ("all-reduce", "every rank gets the sum of all buffers"),
+    "reducescatter": ("reduce-scatter", "rank r gets chunk r of the sum"),
+    "allgather": ("all-gather", "every rank gets every rank's chunk"),
+    "alltoall": ("all-to-all", "rank r's chunk j goes to rank j (a transpose)"),
+}
+
+#: One colour per rank (Okabe–Ito, colour-blind safe), reused by the ring animation.
+RANK_COLOURS: tuple[str, ...] = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
+MAX_RANKS = len(RANK_COLOURS)
+
+
+def rank_letter(rank: int) -> str:
+    """A, B, C, ... for ranks 0, 1, 2, ..."""
+    return chr(ord("A") + rank)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One chunk of a buffer: the sum over ``sources`` (rank ids, sorted) of their chunk ``chunk``."""
+
+    sources: tuple[int, ...]
+    chunk: int
+
+    def label(self, nprocs: int) -> str:
+        """``'B2'`` (rank 1's chunk 2), ``'AC2'`` (a partial sum) or ``'Σ2'`` (the sum over all ranks)."""
+        if len(self.sources) == nprocs and nprocs > 1:
+            return f"Σ{self.chunk}"
+        return "".join(rank_letter(s) for s in self.sources) + str(self.chunk)
+
+
+def _own(rank: int, chunk: int) -> Block:
+    return Block((rank,), chunk)
+
+
+def collective_blocks(op: str, nprocs: int = 4, root: int = 0) -> tuple[list[list[Block | None]], list[list[Block | None]]]:
+    """``(before, after)``: for each rank a list of ``nprocs`` slots holding a :class:`Block` or ``None`` (empty).
+
+    Slots are chunk positions in the buffer, so a reduce-scatter's output chunk ``r`` and an
+    all-gather's input from rank ``r`` sit in slot ``r``. Slots a call does not write stay ``None``
+    in ``after`` (for reduce: the output buffers of non-root ranks).
+    """
+    if op not in COLLECTIVES:
+        raise ValueError(f"op must be one of {', '.join(COLLECTIVES)}; got {op!r}")
+    if isinstance(nprocs, bool) or not isinstance(nprocs, int) or not 2 <= nprocs <= MAX_RANKS:
+        raise ValueError(f"nprocs must be an integer from 2 to {MAX_RANKS}; got {nprocs!r}")
+    if not 0 <= root < nprocs:
+        raise ValueError(f"root must be from 0 to {nprocs - 1}; got {root!r}")
+    p = nprocs
+    everyone = tuple(range(p))
+    full = [[_own(r, c) for c in range(p)] for r in range(p)]
+    empty = [[None] * p for _ in range(p)]
+    total = [Block(everyone, c) for c in range(p)]
+    if op == "broadcast":
+        before = [list(full[root]) if r == root else [None] * p for r in range(p)]
+        after = [list(full[root]) for _ in range(p)]
+    elif op == "reduce":
+        before = full
+        after = [list(total) if r == root else [None] * p for r in range(p)]
+    elif op == "allreduce":
+        before = full
+        after = [list(total) for _ in range(p)]
+    elif op == "reducescatter":
+        before = full
+        after = [[total[c] if c == r else None for c in range(p)] for r in range(p)]
+    elif op == "allgather":
+        before = [[_own(r, r) if c == r else None for c in range(p)] for r in range(p)]
+        after = [[_own(c, c) for c in range(p)] for _ in range(p)]
+    else:  # alltoall: slot j of rank r receives rank j's chunk r
+        before = full
+        after = [[_own(j, r) for j in range(p)] for r in range(p)]
+    return [list(x) for x in before], [list(x) for x in (after or empty)]
+
+
+def draw_buffer(ax, x0: float, y0: float, slots, nprocs: int, *, width: float = 1.0, height: float = 0.8,
+                highlight: set[int] | None = None, fontsize: float = 8) -> None:
+    """Draw one rank's slots left to right from ``(x0, y0)`` (lower-left corner); sums as colour stripes."""
+    from matplotlib.patches import Rectangle
+
+    highlight = highlight or set()
+    for i, block in enumerate(slots):
+        x = x0 + i * width
+        if block is None:
+            ax.add_patch(Rectangle((x + 0.04, y0), width - 0.08, height, fill=False, ls=(0, (2, 2)),
+                                   ec="#999999", lw=0.8))
+            continue
+        k = len(block.sources)
+        for j, s in enumerate(block.sources):  # horizontal stripes, one per source rank
+            ax.add_patch(Rectangle((x + 0.04, y0 + j * height / k), width - 0.08, height / k,
+                                   fc=RANK_COLOURS[s % MAX_RANKS], ec="none"))
+        ax.add_patch(Rectangle((x + 0.04, y0), width - 0.08, height, fill=False,
+                               ec="black", lw=2.2 if i in highlight else 0.6))
+        label = block.label(nprocs)
+        ax.text(x + width / 2, y0 + height / 2, label, ha="center", va="center",
+                fontsize=fontsize if len(label) <= 3 else fontsize * 0.8,
+                bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.75))
+
+
+def draw_collective(op: str, nprocs: int = 4, *, ax=None, root: int = 0):
+    """Draw ``op`` for ``nprocs`` ranks on one Axes: buffers before (left) and after (right). Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    before, after = collective_blocks(op, nprocs, root)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.4, 0.55 * nprocs + 0.9), layout="constrained")
+    p = nprocs
+    gap = 1.6
+    x_after = p + gap
+    for r in range(p):
+        y = p - 1 - r
+        ax.text(-0.15, y + 0.4, f"rank {r}", ha="right", va="center", fontsize=8)
+        draw_buffer(ax, 0, y, before[r], p)
+        draw_buffer(ax, x_after, y, after[r], p)
+    ax.annotate("", xy=(x_after - 0.2, p / 2), xytext=(p + 0.2, p / 2),
+                arrowprops=dict(arrowstyle="-|>", lw=1.5, color="#333333"))
+    ax.text(p / 2, p + 0.05, "before", ha="center", va="bottom", fontsize=8, color="#333333")
+    ax.text(x_after + p / 2, p + 0.05, "after", ha="center", va="bottom", fontsize=8, color="#333333")
+    title, meaning = TITLES[op]
+    ax.set_title(f"{title}\n{meaning}", fontsize=9.5)
+    ax.set_xlim(-1.3, x_after + p + 0.1)
+    ax.set_ylim(-0.2, p + 0.45)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax
+
+
+def draw_collectives(ops=COLLECTIVES, nprocs: int = 4, *, columns: int = 2):
+    """A grid of :func:`draw_collective` pictures (default: all six). Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    ops = list(ops)
+    for op in ops:
+        if op not in COLLECTIVES:
+            raise ValueError(f"op must be one of {', '.join(COLLECTIVES)}; got {op!r}")
+    rows = -(-len(ops) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, (0.5 * nprocs + 0.9) * rows), layout="constrained")
+    flat = list(getattr(axes, "flat", [axes]))
+    for ax, op in zip(flat, ops):
+        draw_collective(op, nprocs, ax=ax)
+    for ax in flat[len(ops):]:
+        ax.axis("off")
+    return fig

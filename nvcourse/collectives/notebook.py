@@ -1,0 +1,183 @@
+"""Helpers for notebook 04 (collectives and all-reduce): sweeps, model-vs-measurement plots,
+emulated links scaled from the catalog, and the formula explorer.
+
+Every prediction comes from :func:`nvcourse.collectives.model.predict`; every measurement from a
+:class:`~nvcourse.collectives.ProcessGroup`. Times in seconds, sizes in bytes, GB/s = 1e9 B/s.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from . import model as _model
+from .group import LinkEmulation
+from .plan import SUPPORTED, is_power_of_two
+
+__all__ = [
+    "ALGO_COLOURS",
+    "algorithms_for",
+    "measure",
+    "sweep_table",
+    "formula_terms",
+    "plot_measured_vs_model",
+    "emulated_link",
+    "plot_link_tradeoff",
+    "render_formulas",
+]
+
+#: One colour per algorithm (the same as notebook 04b's).
+ALGO_COLOURS = {"ring": "#0072B2", "tree": "#009E73", "rhd": "#E69F00", "direct": "#CC79A7", "naive": "#999999"}
+
+
+def algorithms_for(op: str, nprocs: int) -> list[str]:
+    """The shared-memory algorithms that can run ``op`` on ``nprocs`` ranks (rhd needs a power of two)."""
+    return [a for a in SUPPORTED[op] if a != "rhd" or is_power_of_two(nprocs)]
+
+
+def measure(group, op: str, sizes, algos=None, *, iters: int = 3, warmup: int = 1,
+            emulation: LinkEmulation | None = None) -> list[dict]:
+    """Run ``op`` at every size with every algorithm on ``group``; one ``nvcourse bench --json`` row each."""
+    algos = algorithms_for(op, group.size) if algos is None else list(algos)
+    rows = []
+    for algo in algos:
+        for s in sizes:
+            res = group.run(op, int(s), algo=algo, iters=iters, warmup=warmup, emulation=emulation)
+            rows.append(res.row())
+    return rows
+
+
+def sweep_table(rows: list[dict], title: str) -> str:
+    """The rows as nccl-tests prints them (the table of ``nvcourse bench``)."""
+    from .cli import format_table
+
+    return format_table(rows, title)
+
+
+def formula_terms(op: str, algo: str, nprocs: int, nbytes: float, alpha_s: float, beta_Bps: float) -> tuple[float, float]:
+    """``(latency term, bandwidth term)`` of the model's time, both in seconds: the time with
+    ``nbytes = 0`` and the time with ``α = 0`` (their sum is :func:`~nvcourse.collectives.model.predict`)."""
+    lat = _model.predict(op, algo, nprocs, 0, alpha_s, beta_Bps)
+    bw = _model.predict(op, algo, nprocs, nbytes, 0.0, beta_Bps)
+    return lat, bw
+
+
+def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None,
+                           *, title: str | None = None):
+    """Measured time per size (markers) against the model's prediction (lines), one colour per algorithm.
+
+    Returns the Figure (fixed size, two panels: time, and measured/predicted ratio).
+    """
+    from ..plots import bytes_axis, new_figure, time_axis
+
+    if not rows:
+        raise ValueError("no rows to plot")
+    op, p = rows[0]["op"], rows[0]["procs"]
+    sizes = np.array(sorted({r["bytes"] for r in rows}), dtype=float)
+    grid = np.geomspace(sizes.min(), sizes.max(), 60)
+    fig, (ax, ax2) = new_figure(10, 4.2, ncols=2)
+    for algo in dict.fromkeys(r["algo"] for r in rows):
+        mine = sorted((r for r in rows if r["algo"] == algo), key=lambda r: r["bytes"])
+        n = np.array([r["bytes"] for r in mine], dtype=float)
+        t = np.array([r["time_s"] for r in mine])
+        colour = ALGO_COLOURS.get(algo, "#555555")
+        pred_grid = [_model.predict(op, algo, p, s, alpha_s, beta_Bps, gamma_Bps) for s in grid]
+        pred = np.array([_model.predict(op, algo, p, s, alpha_s, beta_Bps, gamma_Bps) for s in n])
+        ax.plot(grid, pred_grid, color=colour, lw=1.5, label=f"{algo} model")
+        ax.plot(n, t, "o", color=colour, ms=5, mfc="white", mew=1.5, label=f"{algo} measured")
+        ax2.plot(n, t / pred, "o-", color=colour, ms=4, lw=1, label=algo)
+    bytes_axis(ax)
+    time_axis(ax)
+    ax.legend(fontsize=7, ncols=2, loc="upper left")
+    ax.set_title(title or f"{op}, {p} processes: measured (dots) vs model (lines)", fontsize=10)
+    bytes_axis(ax2)
+    ax2.set_yscale("log")
+    ax2.axhline(1.0, color="black", lw=1)
+    ax2.set_ylabel("measured / predicted")
+    ax2.set_ylim(0.1, 30)
+    ax2.legend(fontsize=7, loc="upper right")
+    ax2.set_title("ratio (1 = the model is exact)", fontsize=10)
+    return fig
+
+
+def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
+    """A :class:`LinkEmulation` that behaves like catalog link ``link_id`` (``links`` of them), ``slowdown`` times slower.
+
+    Both α and the time per byte are multiplied by ``slowdown`` (α·k, β/k), so the half-bandwidth
+    size αβ — and with it which algorithm wins at a given message size — is the real link's.
+    Returns ``(emulation, link_params)`` where ``link_params`` are the real link's α and β
+    (:func:`nvcourse.linkmodel.link_params`).
+    """
+    from ..linkmodel import link_params
+
+    if not slowdown >= 1:
+        raise ValueError(f"slowdown must be >= 1; got {slowdown!r}")
+    lp = link_params(link_id, links=links)
+    return LinkEmulation(latency_s=lp.alpha_s * slowdown, bandwidth_Bps=lp.beta_Bps / slowdown), lp
+
+
+def plot_link_tradeoff(results: dict[str, list[dict]], emulations: dict[str, LinkEmulation]):
+    """Bars of measured time per algorithm for each emulated link, with the model's prediction as a tick.
+
+    ``results[label]`` are rows of :func:`measure` at one size; ``emulations[label]`` the link used.
+    Returns the Figure.
+    """
+    from ..plots import new_figure
+
+    fig, ax = new_figure(8, 3.8)
+    labels = list(results)
+    algos = list(dict.fromkeys(r["algo"] for rows in results.values() for r in rows))
+    width = 0.8 / max(1, len(algos))
+    for i, label in enumerate(labels):
+        emu = emulations[label]
+        for j, algo in enumerate(algos):
+            row = next(r for r in results[label] if r["algo"] == algo)
+            x = i + (j - (len(algos) - 1) / 2) * width
+            pred = _model.predict(row["op"], algo, row["procs"], row["bytes"], emu.latency_s, emu.bandwidth_Bps)
+            ax.bar(x, row["time_s"] * 1e3, width * 0.9, color=ALGO_COLOURS.get(algo, "#555555"),
+                   label=algo if i == 0 else None)
+            ax.plot([x - width * 0.45, x + width * 0.45], [pred * 1e3] * 2, color="black", lw=2,
+                    label="model" if i == 0 and j == 0 else None)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel("time per call (ms, emulated)")
+    ax.legend(fontsize=8)
+    ax.grid(False, axis="x")
+    return fig
+
+
+def render_formulas(procs: int, alpha_us: float, beta_GBps: float, size: int, op: str = "allreduce"):
+    """Dashboard render: the model's time of every algorithm for ``op`` vs size, and the terms at ``size``.
+
+    Returns ``(Figure, html)``. α in microseconds, β in GB/s per rank's link, ``size`` in bytes.
+    """
+    from ..plots import bytes_axis, new_figure, time_axis
+    from ..units import format_size, format_time
+
+    alpha, beta = alpha_us * 1e-6, beta_GBps * 1e9
+    grid = 2.0 ** np.arange(6, 31)
+    fig, ax = new_figure(8, 4.0)
+    rows, best = [], None
+    for algo in algorithms_for(op, procs):
+        t = [_model.predict(op, algo, procs, s, alpha, beta) for s in grid]
+        colour = ALGO_COLOURS.get(algo, "#555555")
+        ax.plot(grid, t, color=colour, lw=2 if algo != "naive" else 1, label=algo)
+        lat, bw = formula_terms(op, algo, procs, size, alpha, beta)
+        ax.plot([size], [lat + bw], "o", color=colour, ms=7, mec="black")
+        rows.append((algo, lat, bw))
+        if best is None or lat + bw < best[1]:
+            best = (algo, lat + bw)
+    ax.axvline(size, color="#555555", lw=1, ls="--")
+    bytes_axis(ax)
+    time_axis(ax)
+    ax.set_xlim(grid[0], grid[-1])
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})", fontsize=10)
+    body = "".join(
+        f"<tr><td>{'<b>' + a + '</b>' if a == best[0] else a}</td><td>{html.escape(format_time(lat))}</td>"
+        f"<td>{html.escape(format_time(bw))}</td><td>{html.escape(format_time(lat + bw))}</td></tr>"
+        for a, lat, bw in rows
+    )
+    table = ("<table><tr><th>algorithm</th><th>latency term</th><th>bandwidth term</th><th>total</th></tr>"
+             f"{body}</table>")
+    return fig, f"At {html.escape(format_size(size))} the fastest is <b>{best[0]}</b>. {table}"
