@@ -28,6 +28,9 @@ from nvcourse.collectives.plots import plot_timeline, ring_frames  # noqa: E402
         ("allreduce", "direct", 2, 1e6, 2e-6, 1e9, None, 1.002e-3),
         # p=7: L=2 levels, 2 children: 2(α + 2n/β) + 2(α + n/β) with n/β = 1 ms, α = 1 ms
         ("allreduce", "tree", 7, 1e3, 1e-3, 1e6, None, 1e-2),
+        # p=4: the root has 2 children, rank 1 has one (rank 3), rank 2 none:
+        # reduce (α + 2n/β) + (α + n/β) = 3 + 2 ms, broadcast 2(α + n/β) = 4 ms -> 9 ms
+        ("allreduce", "tree", 4, 1e3, 1e-3, 1e6, None, 9e-3),
         ("allreduce", "naive", 4, 1e6, 0.0, 1e9, None, 6e-3),
         ("reducescatter", "ring", 4, 4e6, 1e-5, 1e9, None, 3e-5 + 3e-3),
         ("allgather", "rhd", 4, 4e6, 1e-5, 1e9, None, 2e-5 + 3e-3),

@@ -10,8 +10,10 @@ bytes, ``p`` processes, "n/p" a chunk):
 allreduce ring    2(p-1)·α + 2(p-1)/p·n/β + (p-1)/p·n/γ        (reduce-scatter + all-gather)
 allreduce rhd     2·log2(p)·α + 2(p-1)/p·n/β + (p-1)/p·n/γ     (Rabenseifner; p a power of two)
 allreduce direct  α + 2(p-1)/p·n/β + (p-1)/p·n/γ               (read all peers' shards, write all)
-allreduce tree    L·(α + c·n/β + c·n/γ) + L·(α + n/β)           (binary tree, L = ⌊log2 p⌋ levels,
-                                                                c = min(2, p-1) children; unpipelined)
+allreduce tree    Σ_d (α + c_d·n/β + c_d·n/γ) + L·(α + n/β)     (binary heap tree, L = ⌊log2 p⌋ levels,
+                                                                c_d = most children of a rank at depth d
+                                                                (2 in a full level, 1 in a half-full one);
+                                                                unpipelined)
 allreduce naive   2α + 2(p-1)·n/β + (p-1)·n/γ                  (root reduces, then sends to all)
 reducescatter     ring (p-1)α + (p-1)/p·n(1/β+1/γ); rhd log2(p)α + same; direct α + same;
                   naive 2α + (p-1)·n(1/β+1/γ) + (p-1)/p·n/β
@@ -30,9 +32,16 @@ from __future__ import annotations
 
 import math
 
-from .plan import BCAST_PIPELINE_CHUNKS, SUPPORTED, check_args
+from .plan import BCAST_PIPELINE_CHUNKS, SUPPORTED, _depth, _tree_children, check_args
 
-__all__ = ["predict", "predict_table"]
+__all__ = ["predict", "predict_table", "tree_level_children"]
+
+
+def tree_level_children(p: int) -> list[int]:
+    """For each reducing level of the plan's binary heap tree (root first), the most children any rank
+    at that depth has: the critical path of the reduce phase pays that many reductions per level."""
+    levels = _depth(p - 1) if p > 1 else 0
+    return [max(len(_tree_children(r, p)) for r in range(p) if _depth(r) == d) for d in range(levels)]
 
 
 def predict(op: str, algo: str, p: int, nbytes: float, alpha_s: float, beta_Bps: float,
@@ -54,7 +63,7 @@ def predict(op: str, algo: str, p: int, nbytes: float, alpha_s: float, beta_Bps:
             "ring": 2 * (p - 1) * a + 2 * f * n * b + f * n * g,
             "rhd": 2 * lg * a + 2 * f * n * b + f * n * g,
             "direct": a + 2 * f * n * b + f * n * g,
-            "tree": L * (a + min(2, p - 1) * n * (b + g)) + L * (a + n * b),
+            "tree": sum(a + c * n * (b + g) for c in tree_level_children(p)) + L * (a + n * b),
             "naive": 2 * a + 2 * (p - 1) * n * b + (p - 1) * n * g,
         }[algo]
     if op == "reducescatter":
