@@ -141,6 +141,8 @@ class Config:
     nodes: int
     nic: catalog.Link
     dom: Domain
+    #: per-GPU network rate that replaces the catalog's (see :func:`configure`); None = the catalog's
+    net_Bps_per_gpu: float | None = None
 
     @property
     def ranks(self) -> int:
@@ -148,7 +150,10 @@ class Config:
 
     @property
     def nic_Bps_per_gpu(self) -> float:
-        """A GPU's share of its host's NICs, bytes/s per direction (NICs x β / GPUs per host)."""
+        """A GPU's share of its host's NICs, bytes/s per direction (NICs x β / GPUs per host), or the
+        ``net_Bps_per_gpu`` given to :func:`configure`."""
+        if self.net_Bps_per_gpu is not None:
+            return self.net_Bps_per_gpu
         return self.system.nics_per_host * self.nic.beta_Bps / self.system.gpus_per_host
 
     @property
@@ -176,8 +181,18 @@ def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: s
 _NIC_KINDS = ("infiniband", "ethernet")
 
 
-def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None) -> Config:
-    """Validate the configuration; ValueError names the parameter and what is allowed."""
+def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None) -> Config:
+    """Validate the configuration; ValueError names the parameter and what is allowed.
+
+    ``net_Bps_per_gpu`` (bytes/s per direction) replaces the bandwidth each GPU gets between nodes, which
+    is otherwise its share of the catalog NICs at their achievable rate. It is for callers that know
+    better what the network delivers, e.g. :mod:`nvcourse.fabric`, whose flow simulation gives the rate
+    a step gets on a given fat-tree with contention; every formula of :func:`cost` stays the same.
+
+    >>> c = configure("dgx-h100", 8, nodes=4, net_Bps_per_gpu=20e9)
+    >>> c.nic_Bps_per_gpu, round(configure("dgx-h100", 8, nodes=4).nic_Bps_per_gpu / 1e9)
+    (20000000000.0, 47)
+    """
     systems = catalog.systems()
     if not isinstance(system, str) or system not in systems:
         raise ValueError(f"system must be one of {', '.join(systems)}; got {system!r}")
@@ -194,7 +209,13 @@ def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None)
         if fabric not in nics:
             raise ValueError(f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}")
         nic = catalog.get_link(fabric)
-    return Config(sysobj, gpus, nodes, nic, domain(system, gpus))
+    if net_Bps_per_gpu is not None and (
+        isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
+        or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
+    ):
+        raise ValueError(f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}")
+    net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
+    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net)
 
 
 def _why_not(op: str, algo: str, c: Config) -> str | None:

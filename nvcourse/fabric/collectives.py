@@ -3,10 +3,9 @@
 Three all-reduce algorithms for ``N`` nodes of ``g`` GPUs (one NIC per GPU), ``p = N·g`` ranks, ``n``
 bytes per rank:
 
-* ``"ring"`` — NCCL's flat ring over all ``p`` GPUs, one channel per rail: each channel carries ``n/g``
-  of the data through every GPU and leaves a node through its own rail's NIC, so each step moves a
-  chunk ``n/(g·p)`` over NVLink and over the NIC at once. ``2(p-1)`` steps; NCCL's model charges
-  ``2(N-1)`` of them the network latency and the others the NVLink latency.
+* ``"ring"`` — NCCL's flat ring over all ``p`` GPUs: ``2(p-1)`` steps, of which ``2(N-1)`` cross the
+  network and pay its latency, each GPU sending ``2(p-1)/p · n`` at the slower of its NVLink ring rate
+  and its NIC rate.
 * ``"hierarchical"`` — reduce-scatter inside the node over NVLink (``g-1`` steps of ``n/g``), then
   ``g`` independent rings, one per rail, all-reduce each GPU's ``n/g`` shard across the ``N`` nodes
   (``2(N-1)`` steps of ``n/(g·N)``), then all-gather inside the node.
@@ -14,11 +13,17 @@ bytes per rank:
   (InfiniBand SHARP through NCCL CollNet): each GPU sends its shard up once and gets the reduced shard
   back, ``n/g`` bytes each way, with one in-network latency.
 
-The network rate of a ring step comes from the max-min fair flow simulation
-(:func:`~nvcourse.fabric.flows.simulate`) of that step on the fabric, so ECMP collisions, job placement
-and oversubscription show up in the time. Line rates are scaled by the catalog link's efficiency
-(achievable / line, for large messages) and latencies are NCCL's own model values (see catalog.toml).
-The intra- and inter-node phases are added, not overlapped (NCCL pipelines them in part).
+One formula, one place: the ring and hierarchical formulas and everything inside a node (the NVLink ring's
+rate and latency, the reduce-scatter and all-gather) come from the course's collective cost model
+(:func:`nvcourse.costmodel.cost`). What this module adds is the *network rate*: the max-min fair flow
+simulation (:func:`~nvcourse.fabric.flows.simulate`) of one inter-node ring step on the fabric gives the
+rate of its slowest flow, so ECMP collisions, job placement and oversubscription show up in the time; it
+replaces the cost model's per-GPU NIC bandwidth (``costmodel.configure(..., net_Bps_per_gpu=...)``). On a
+non-blocking fabric with ideal routing that rate is the NIC's achievable rate and the result is exactly
+``costmodel.predict(..., algo="hierarchical")`` (``tests/test_fabric_costmodel_consistency.py``). SHARP
+is modelled here only. Line rates are scaled by the catalog link's efficiency (achievable / line, for
+large messages) and latencies are NCCL's own model values (see catalog.toml). The intra- and inter-node
+phases are added, not overlapped (NCCL pipelines them in part).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import catalog
+from .. import catalog, costmodel
 from . import data
 from .builders import Fabric, fat_tree
 from .flows import SimResult, simulate
@@ -150,50 +155,46 @@ def allreduce_on_fabric(
     nic = catalog.get_link(nic_link or sysm.nic_link)
     g, N = fabric.rails, fabric.nodes
     p = g * N
-    a_nvl, b_nvl = sysm.link.alpha_s, sysm.scaleup_achievable_GBps_dir * 1e9
-    a_net = nic.alpha_s
     port_Bps = fabric.port_GBps_dir * 1e9 * nic.efficiency
 
-    def intra_ring(total: float, phases: int) -> tuple[float, float]:
-        """(bandwidth time, latency) of `phases` ring phases (RS or AG) of `total` bytes over g GPUs."""
-        if g == 1:
-            return 0.0, 0.0
-        return phases * (g - 1) * (total / g) / b_nvl, phases * (g - 1) * a_nvl
+    def in_node(op: str) -> costmodel.Cost:
+        """The cost model's ring ``op`` among the g GPUs of one node (RS, AG: ``n`` is the whole buffer)."""
+        return costmodel.cost(op, "ring", costmodel.configure(system, g, fabric=nic.id))
 
-    if N == 1:  # everything stays inside the node
-        bw, lat = intra_ring(n, 2)
-        return AllReduceEstimate(algorithm, N, p, n, bw + lat, bw + lat, 0.0, lat, float("nan"), None)
+    if p == 1:
+        return AllReduceEstimate(algorithm, N, p, n, 0.0, 0.0, 0.0, 0.0, float("nan"), None)
+    if N == 1:  # everything stays inside the node: the NVLink ring, whatever the algorithm
+        c = in_node("allreduce")
+        t = c.time(n)
+        return AllReduceEstimate(algorithm, N, p, n, t, t, 0.0, c.latency_s, float("nan"), None)
 
     sim = None
+    rs, ag = (in_node("reducescatter"), in_node("allgather")) if g > 1 else (None, None)
+    intra = rs.time(n) + ag.time(n) if g > 1 else 0.0
+    lat_i = rs.latency_s + ag.latency_s if g > 1 else 0.0
     if algorithm == "sharp":
         if not fabric_supports_sharp(nic_link or sysm.nic_link):
             raise ValueError(f"algorithm='sharp' needs InfiniBand switches with in-network reduction; the NIC link {nic.id!r} is {nic.kind}")
         net_rate = port_Bps
-        bw_i, lat_i = intra_ring(n, 2)
-        inter_bw, inter_lat = (n / g) / net_rate, data.collnet_alpha_s()
-        intra = bw_i + lat_i
-        inter = inter_bw + inter_lat
+        inter_lat = data.collnet_alpha_s()
+        inter = (n / g) / net_rate + inter_lat
         latency = lat_i + inter_lat
         total = intra + inter
     else:
         order = node_order(fabric, placement, seed)
         sim = simulate(fabric, *ring_flows(fabric, order), routing=routing, seed=seed)
         net_rate = sim.min_rate_GBps * 1e9 * nic.efficiency
+        # the cost model's formulas, with the rate the simulated fabric gives each GPU's NIC flow
+        cfg = costmodel.configure(system, g, N, fabric=nic.id, net_Bps_per_gpu=net_rate)
+        c = costmodel.cost("allreduce", "ring" if algorithm == "ring" else "hierarchical", cfg)
+        total, latency = c.time(n), c.latency_s
         if algorithm == "ring":
-            chunk = n / (g * p)
-            hop = min(net_rate, b_nvl / (g - 1)) if g > 1 else net_rate
-            bw = 2 * (p - 1) * chunk / hop
-            latency = 2 * (p - N) * a_nvl + 2 * (N - 1) * a_net
-            total = bw + latency
-            inter = 2 * (N - 1) * (chunk / hop + a_net)
+            # 2(p-1) steps of equal size; 2(N-1) of them cross the network (and pay its α)
+            per_step = (total - latency) / (2 * (p - 1))
+            inter = 2 * (N - 1) * (per_step + nic.alpha_s)
             intra = total - inter
         else:
-            bw_i, lat_i = intra_ring(n, 2)
-            inter_lat = 2 * (N - 1) * a_net
-            inter = 2 * (N - 1) * (n / (g * N)) / net_rate + inter_lat
-            intra = bw_i + lat_i
-            latency = lat_i + inter_lat
-            total = intra + inter
+            inter = total - intra
     return AllReduceEstimate(algorithm, N, p, n, total, intra, inter, latency, net_rate / 1e9, sim)
 
 
