@@ -50,3 +50,18 @@ def test_slider_helpers_validate():
     sizes = size_slider(min_exp=0, max_exp=4, value_exp=2)
     assert sizes.value == 4 and [v for _, v in sizes.options] == [1, 2, 4, 8, 16]
     assert sizes.label == "4 B"
+
+
+def test_frozen_layout_reuses_the_first_axes_positions():
+    def two_panels(x):
+        fig, axes = plt.subplots(1, 2, figsize=(6, 3), layout="constrained")
+        axes[0].plot([0, 1], [0, x])
+        axes[1].set_ylabel("a long label " * x)
+        return fig
+
+    d = Dashboard({"x": w.IntSlider(value=1, min=1, max=3)}, two_panels)
+    first = d._layouts[((6.0, 3.0), 2)]
+    d.controls["x"].value = 3  # a longer label: the frozen layout keeps the first positions
+    assert d._layouts[((6.0, 3.0), 2)] == first and len(d._layouts) == 1
+    unfrozen = Dashboard({"x": w.IntSlider(value=1, min=1, max=3)}, two_panels, freeze_layout=False)
+    assert unfrozen._layouts == {}
