@@ -16,11 +16,15 @@ def _exposed(d, c, m):
     return max(0.0, d - c / m * 4 / 6)
 
 
-def _ar(n, g, a, b, insw, *, insw_bytes=lambda n, g: n, insw_lat=lambda g: 1, ring_steps=lambda g: 2 * (g - 1)):
+def _ar(n, g, a, b, insw, lat, eff, *, insw_bytes=lambda n, g: n * (g + 1) / g, insw_lat=None, insw_eff=None,
+        ring_steps=lambda g: 2 * (g - 1)):
+    """Ring 2(g−1)α + 2(g−1)/g·n/β; NVLS (NCCL's cost model) L + (g+1)/g·n/(β·η). The keywords make mistakes."""
     if g == 1:
         return 0.0
     if insw:
-        return insw_lat(g) * a + insw_bytes(n, g) / b
+        latency = lat if insw_lat is None else insw_lat(g, a, lat)
+        e = eff if insw_eff is None else insw_eff(eff)
+        return latency + insw_bytes(n, g) / (b * e)
     return ring_steps(g) * a + ring_steps(g) / g * n / b
 
 
@@ -43,11 +47,23 @@ CASES = {
         (lambda v1, v2, a, b1, b2: a + (v1 + v2) / b1, "NIC at its own"),
         (lambda v1, v2, a, b1, b2: 2 * a + max(v1 / b1, v2 / b2), "One α")]),
     "domain_allreduce": (_ar, [
-        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_bytes=lambda n, g: 2 * n), "2n/β"),
-        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_bytes=lambda n, g: n * (g + 1) / g), "NCCL"),
-        (lambda n, g, a, b, s: _ar(n, g, a, b, s, insw_lat=lambda g: 2 * (g - 1)), "one α"),
-        (lambda n, g, a, b, s: _ar(n, g, a, b, s, ring_steps=lambda g: g - 1), "reduce-scatter and an all-gather"),
-        (lambda n, g, a, b, s: _ar(n, g, a, b, not s), "That is the")]),
+        # the old ideal model α + n/β
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_bytes=lambda n, g: n, insw_lat=lambda g, a, L: a,
+                                         insw_eff=lambda e: 1.0), "ideal"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_eff=lambda e: 1.0), "η is missing"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_eff=lambda e: 1 / e), "do not multiply"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_bytes=lambda n, g: n), "(g+1)/g·n per GPU, not n"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_bytes=lambda n, g: 2 * n * (g + 1) / g),
+         "opposite directions"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_bytes=lambda n, g: 2 * n * (g - 1) / g),
+         "ring's byte count"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_lat=lambda g, a, L: 2 * (g - 1) * a), "one step"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, insw_lat=lambda g, a, L: a), "not one NVLink step α"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e, ring_steps=lambda g: g - 1),
+         "reduce-scatter and an all-gather"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, not s, L, e), "That is the"),
+        (lambda n, g, a, b, s, L, e: _ar(n, g, a, b, s, L, e) if s or g == 1
+         else 2 * (g - 1) * a + 2 * (g - 1) / g * n / (b * e), "ring runs at β")]),
     "training_compute_time": (lambda n, d, g, f, e: 6 * n * d / (g * f * 1e12 * e), [
         (lambda n, d, g, f, e: 2 * n * d / (g * f * 1e12 * e), "forward pass only"),
         (lambda n, d, g, f, e: 6 * n * d / (g * 2 * f * 1e12 * e), "sparse"),
@@ -254,13 +270,40 @@ def test_moe_speedup_by_hand():
     assert checks.expected_answer("05.ep64_bottleneck") == "b"
 
 
-def test_in_switch_checker_follows_the_chapter_model_and_notes_nccl():
-    """The chapter's ideal in-switch model is α + n/β; the course's NCCL cost model counts n(g+1)/g at the NVLS
-    efficiency: the checker expects the chapter's and names NCCL's when a learner writes it."""
-    from nvcourse.costmodel import configure, cost
-    c = configure("gb200-nvl72", 72)
-    per_byte = cost("allreduce", "nvls", c).s_per_byte
-    assert per_byte * c.dom.gpu_Bps > 73 / 72  # (g+1)/g / efficiency
+def test_in_switch_checker_expects_nvls_as_nccl_charges_it():
+    """By hand: 1 GiB over the 72 GPUs of an NVL72 (β = 18 × 50 GB/s × 0.802 = 721.8 GB/s, α = 3.4 µs; Blackwell
+    NVLS: η = 0.74, L = 25 µs). Ring 142 × 3.4 µs + 2·71/72 · 2^30 B / 721.8 GB/s = 3.417 ms; NVLS
+    25 µs + 73/72 · 2^30 B / (721.8 GB/s × 0.74) = 2.063 ms. A learner's function with these numbers passes only
+    if it gives them, and the checker feeds it the catalog's and NCCL's values."""
+    n, g, a, b = 2**30, 72, 3.4e-6, 721.8e9
+    ring = 142 * a + 2 * 71 / 72 * n / b
+    nvls = 25e-6 + 73 / 72 * n / (b * 0.74)
+    assert ring == pytest.approx(3.417e-3, rel=1e-3) and nvls == pytest.approx(2.063e-3, rel=1e-3)
+    seen = []
+
+    def spy(n_, g_, a_, b_, s_, lat_, eff_):
+        seen.append((n_, g_, a_, b_, s_, lat_, eff_))
+        return _ar(n_, g_, a_, b_, s_, lat_, eff_)
+    assert checks.domain_allreduce(spy).passed
+    nvl = [x for x in seen if x[:2] == (n, g)]
+    assert {x[4] for x in nvl} == {False, True}
+    for x in nvl:
+        assert x[2] == pytest.approx(a) and x[3] == pytest.approx(b) and x[5] == pytest.approx(25e-6)
+        assert x[6] == pytest.approx(0.74)
+    # Hopper's NVLS efficiency is NCCL's 0.85
+    assert any(x[6] == pytest.approx(0.85) for x in seen if x[3] == pytest.approx(370.8e9))
+    # NVLS never asked below NCCL's minimum GPU count (catalog nvls_min_gpus: 5 on Hopper, 6 on Blackwell)
+    assert all(x[1] >= 5 for x in seen if x[4])
+    assert any(x[1] == 2 and not x[4] for x in seen)  # the 2-GPU ring is still checked
+
+
+def test_in_switch_checker_rejects_the_ideal_model():
+    def ideal(n, g, a, b, s, lat, eff):
+        if g == 1:
+            return 0.0
+        return a + n / b if s else 2 * (g - 1) * a + 2 * (g - 1) / g * n / b
+    r = checks.domain_allreduce(ideal)
+    assert not r.passed and "ideal" in r.hint and "(g+1)/g" in r.hint
 
 
 @pytest.mark.parametrize("qid,factor,words", [

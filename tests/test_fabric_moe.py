@@ -2,6 +2,7 @@
 
 import pytest
 
+from nvcourse import costmodel
 from nvcourse.fabric.moe import MoEConfig, alltoall_bytes_per_gpu, domain_allreduce_time, moe_alltoall_time, moe_layer_time
 
 # A DeepSeek-V3-like layer: hidden 7168, 4096 tokens per GPU, 256 experts, top-8, BF16.
@@ -56,8 +57,8 @@ def test_domain_allreduce_by_hand():
     # 8 GPUs, 64 MiB, DGX H100: ring 14 x 3.4 us + 2 x 7/8 x 67,108,864 B / (18 x 25 x 0.824 = 370.8 GB/s)
     n = 64 * 2**20
     assert domain_allreduce_time("dgx-h100", n, 8) == pytest.approx(14 * 3.4e-6 + 1.75 * n / 370.8e9)
-    # NVLink SHARP: each GPU sends n once: 3.4 us + n / 370.8 GB/s
-    assert domain_allreduce_time("dgx-h100", n, 8, in_switch=True) == pytest.approx(3.4e-6 + n / 370.8e9)
+    # NVLink SHARP as NCCL models NVLS (the cost model): one 25 us step, n(g+1)/g bytes at 370.8 GB/s x 0.85 (Hopper)
+    assert domain_allreduce_time("dgx-h100", n, 8, in_switch=True) == pytest.approx(25e-6 + 9 / 8 * n / (370.8e9 * 0.85))
     with pytest.raises(ValueError, match="in-switch"):
         domain_allreduce_time("dgx-a100", n, 8, in_switch=True)
     with pytest.raises(ValueError, match="domain"):
@@ -80,3 +81,19 @@ def test_bad_config(kwargs, word):
 def test_ep_larger_than_experts_is_rejected():
     with pytest.raises(ValueError, match="ep"):
         moe_alltoall_time(MoEConfig(hidden=8, tokens=1, experts=8, top_k=2), 16, "gb200-nvl72")
+
+
+@pytest.mark.parametrize("system, g", [("dgx-h100", 8), ("dgx-b200", 8), ("gb200-nvl72", 16), ("gb200-nvl72", 72)])
+@pytest.mark.parametrize("n", [2**16, 2**26, 2**30])
+def test_domain_allreduce_is_the_cost_model(system, g, n):
+    # one formula in the course: the in-domain all-reduce is costmodel's ring / NVLS, not a copy of it
+    assert domain_allreduce_time(system, n, g) == costmodel.predict("allreduce", system, g, n, algo="ring").time_s
+    assert domain_allreduce_time(system, n, g, in_switch=True) == costmodel.predict("allreduce", system, g, n, algo="nvls").time_s
+
+
+def test_domain_allreduce_in_switch_needs_nvls_min_gpus():
+    # the catalog's nvls_min_gpus (6 on NVL72): below it NCCL does not use NVLS, and the error says so
+    with pytest.raises(ValueError, match="nvls_min_gpus"):
+        domain_allreduce_time("gb200-nvl72", 2**20, 2, in_switch=True)
+    assert domain_allreduce_time("gb200-nvl72", 2**20, 2) > 0  # the ring still runs
+    assert domain_allreduce_time("gb200-nvl72", 2**20, 1, in_switch=True) == 0.0

@@ -3,13 +3,15 @@ NICs vs a 72-GPU domain, in-switch reduction vs ring all-reduce).
 
 Expected values come from :mod:`nvcourse.fabric.moe` (tested in ``tests/test_fabric_moe.py``) on catalog systems:
 ``alltoall_bytes_per_gpu``, ``moe_alltoall_time`` (NVLink and network bytes, time) and ``domain_allreduce_time``
-(ring, and the chapter's ideal in-switch model α + n/β), and from the same formulas written out by hand for
-random inputs.
+(ring, and in-switch reduction as the course's cost model :mod:`nvcourse.costmodel` charges NCCL's NVLS: one NVLS
+latency + (g+1)/g·n/(β·η), with the latency and η from :mod:`nvcourse.costmodel.factors`), and from the same
+formulas written out by hand for random inputs.
 """
 
 from __future__ import annotations
 
 from .. import catalog
+from ..costmodel import factors
 from ..fabric.moe import MoEConfig, alltoall_bytes_per_gpu, domain_allreduce_time, moe_alltoall_time
 from ._answers import Question, register
 from ._core import Case, check_function, rng_for, safe_checker
@@ -157,64 +159,106 @@ def alltoall_time(fn) -> "Result":  # noqa: F821
 
 
 # ------------------------------------------------------------------------------------------------
-# in-switch reduction vs the ring
+# in-switch reduction (NVLS) vs the ring
 
 
-def _ar(nbytes, g, alpha, beta, in_switch):
+def _ar(nbytes, g, alpha, beta, in_switch, nvls_lat, eff):
     if g == 1:
         return 0.0
     if in_switch:
-        return alpha + nbytes / beta
+        return nvls_lat + (g + 1) / g * nbytes / (beta * eff)
     return 2 * (g - 1) * alpha + 2 * (g - 1) / g * nbytes / beta
 
 
-def _ar_variants(nbytes, g, alpha, beta, in_switch) -> dict[str, float | None]:
+def _ar_variants(nbytes, g, alpha, beta, in_switch, nvls_lat, eff) -> dict[str, float | None]:
     if g == 1:
         return {}
+    nv = (g + 1) / g * nbytes / (beta * eff)  # the right NVLS bandwidth term
+    ring_bw = 2 * (g - 1) / g * nbytes / beta
     if in_switch:
         return {
-            "In-switch reduction is one step: one α, not 2(g−1) — the switch adds while the data passes.":
-                2 * (g - 1) * alpha + nbytes / beta,
-            "Each GPU writes its n bytes once and reads the sum once, in opposite directions: n/β, not 2n/β.":
-                alpha + 2 * nbytes / beta,
-            "That is the ring's time; with in_switch=True the switch does the adding: α + n/β.":
-                2 * (g - 1) * alpha + 2 * (g - 1) / g * nbytes / beta,
-            "n(g+1)/g is NCCL's accounting of NVLS (the course's cost model); the chapter's ideal in-switch model "
-            "is α + n/β.": alpha + nbytes * (g + 1) / g / beta,
+            "That is the ideal in-switch model α + n/β. NCCL's NVLS moves (g+1)/g·n per GPU (load-reduce your 1/g "
+            "slice, multicast-store the result) at β·η, after one NVLS latency: L + (g+1)/g·n/(β·η).":
+                alpha + nbytes / beta,
+            "The NVLS efficiency η is missing: the in-switch path reaches only η of the link rate — divide by β·η.":
+                nvls_lat + (g + 1) / g * nbytes / beta,
+            "Divide by η, do not multiply: a path at η of the link rate takes longer, n/(β·η).":
+                nvls_lat + (g + 1) / g * nbytes * eff / beta,
+            "The bytes are (g+1)/g·n per GPU, not n: each GPU serves n to the g load-reduces and also sends its "
+            "reduced 1/g slice to be multicast — (g+1)/g·n each way.":
+                nvls_lat + nbytes / (beta * eff),
+            "Send and receive run at once in opposite directions: (g+1)/g·n/(β·η), not twice that.":
+                nvls_lat + 2 * nv,
+            "That is the ring's byte count 2(g−1)/g·n; with the switch adding, each GPU moves only (g+1)/g·n.":
+                nvls_lat + 2 * (g - 1) / g * nbytes / (beta * eff),
+            "In-switch reduction is one step with the NVLS latency L, not 2(g−1) ring steps of α.":
+                2 * (g - 1) * alpha + nv,
+            "In-switch reduction is one step with the NVLS latency, not 2(g−1) of them.":
+                2 * (g - 1) * nvls_lat + nv,
+            "The latency of an NVLS all-reduce is NCCL's NVLS latency L (nvls_latency_s), not one NVLink step α.":
+                alpha + nv,
+            "That is the ring's time; with in_switch=True it is NVLS: L + (g+1)/g·n/(β·η).":
+                2 * (g - 1) * alpha + ring_bw,
         }
     return {
         "A ring all-reduce is a reduce-scatter and an all-gather: 2(g−1) steps and 2(g−1)/g·n bytes, not g−1.":
             (g - 1) * alpha + (g - 1) / g * nbytes / beta,
         "Each ring step sends a chunk of n/g, not the whole buffer: 2(g−1)/g·n/β.":
             2 * (g - 1) * alpha + 2 * (g - 1) * nbytes / beta,
-        "That is the in-switch time; with in_switch=False it is the ring: 2(g−1)α + 2(g−1)/g·n/β.":
-            alpha + nbytes / beta,
-        "The latency term is 2(g−1)α: one α per ring step.": 2 * (g - 1) / g * nbytes / beta + alpha,
+        "That is the in-switch (NVLS) time; with in_switch=False it is the ring: 2(g−1)α + 2(g−1)/g·n/β.":
+            nvls_lat + nv,
+        "The latency term is 2(g−1)α: one α per ring step.": ring_bw + alpha,
+        "The NVLS efficiency η belongs to the in-switch path only; the ring runs at β.":
+            2 * (g - 1) * alpha + ring_bw / eff,
     }
+
+
+# (system, GPUs, bytes, in-switch cases too?): NVLS only where NCCL uses it (catalog nvls_min_gpus)
+_AR_CASES = (("gb200-nvl72", 72, 2**30), ("gb200-nvl72", 8, 64 * 2**20), ("gb200-nvl72", 16, 64 * 2**20),
+             ("dgx-b200", 8, 2**28), ("dgx-h100", 8, 2**26), ("gb200-nvl72", 6, 2**20), ("dgx-h100", 5, 2**20),
+             ("hgx-h200", 8, 256 * 2**10), ("gb200-nvl72", 2, 2**20))
+
+
+def _bytes_ratio(g: int) -> float:
+    """Per-GPU bytes of a ring all-reduce over those of NVLS: 2(g−1)/g ÷ (g+1)/g."""
+    return 2 * (g - 1) / (g + 1)
+
+
+def _nvls_factors(system: str) -> tuple[float, float]:
+    """(NVLS latency in seconds, NVLS efficiency η) of ``system`` from :mod:`nvcourse.costmodel.factors`."""
+    s = catalog.get_system(system)
+    return factors.NVLS_LATENCY_US * 1e-6, factors.NVLS_EFFICIENCY[factors.LINK_ARCH[s.scale_up_link]]
 
 
 @safe_checker
 def domain_allreduce(fn) -> "Result":  # noqa: F821
-    """``fn(nbytes, g, alpha_s, beta_Bps, in_switch)`` → seconds of an all-reduce inside one NVLink domain."""
+    """``fn(nbytes, g, alpha_s, beta_Bps, in_switch, nvls_latency_s, nvls_eff)`` → seconds of an all-reduce inside
+    one NVLink domain: the ring, or in-switch reduction (NVLS) as the course's cost model (NCCL's) charges it."""
     cases = []
-    for sid, g, n in (("gb200-nvl72", 72, 2**30), ("gb200-nvl72", 8, 64 * 2**20), ("gb200-nvl72", 16, 64 * 2**20),
-                      ("dgx-b200", 8, 2**28), ("dgx-h100", 8, 2**26), ("gb200-nvl72", 2, 2**20)):
+    for sid, g, n in _AR_CASES:
         s = catalog.get_system(sid)
         alpha, beta = s.link.alpha_s, s.scaleup_achievable_GBps_dir * 1e9
-        for in_switch in (False, True):
-            args = (n, g, alpha, beta, in_switch)
+        lat, eff = _nvls_factors(sid)
+        nvls_ok = s.in_switch_reduction and s.nvls_min_gpus is not None and g >= s.nvls_min_gpus
+        for in_switch in (False, True) if nvls_ok else (False,):
+            args = (n, g, alpha, beta, in_switch, lat, eff)
             exp = domain_allreduce_time(sid, n, g, in_switch=in_switch)
             cases.append(Case(args, exp, _ar_variants(*args), sid))
     rng = rng_for("domain_allreduce")
     for i in range(4):
-        args = (int(2 ** rng.integers(16, 33)), int(rng.integers(3, 73)), float(10 ** rng.uniform(-6, -5)),
-                float(10 ** rng.uniform(11, 12)), bool(i % 2))
+        args = (int(2 ** rng.integers(16, 33)), int(rng.integers(6, 73)), float(10 ** rng.uniform(-6, -5)),
+                float(10 ** rng.uniform(11, 12)), bool(i % 2), float(rng.uniform(10e-6, 40e-6)),
+                float(rng.uniform(0.6, 0.95)))
         cases.append(Case(args, _ar(*args), _ar_variants(*args), "random"))
-    return check_function("domain_allreduce", fn, ["nbytes", "g", "alpha_s", "beta_Bps", "in_switch"], cases,
+    return check_function("domain_allreduce", fn,
+                          ["nbytes", "g", "alpha_s", "beta_Bps", "in_switch", "nvls_latency_s", "nvls_eff"], cases,
                           what="a time in seconds",
-                          hint="Ring: 2(g−1)α + 2(g−1)/g·n/β. In-switch: α + n/β (write n once, read the sum once).",
-                          success="For large buffers in-switch reduction halves the bandwidth term (2(g−1)/g → 1) "
-                                  "and replaces 2(g−1) latencies by one; for small ones the latency win dominates.")
+                          hint="Ring: 2(g−1)α + 2(g−1)/g·n/β. In-switch (NVLS): L + (g+1)/g·n/(β·η) — one step of "
+                               "latency L, (g+1)/g·n per GPU at η of the link rate.",
+                          success=f"Per-GPU bytes drop from 2(g−1)/g·n to (g+1)/g·n ({_bytes_ratio(8):.2f}× fewer "
+                                  f"at g = 8, {_bytes_ratio(72):.2f}× at g = 72), but NVLS runs at η of the link rate, "
+                                  "so the large-buffer gain is 2(g−1)η/(g+1); for small buffers one NVLS latency "
+                                  "replaces 2(g−1) ring steps.")
 
 
 # ------------------------------------------------------------------------------------------------

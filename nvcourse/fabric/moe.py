@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import catalog
+from .. import catalog, costmodel
 
 __all__ = ["MoEConfig", "AllToAllTime", "alltoall_bytes_per_gpu", "moe_alltoall_time", "moe_layer_time", "domain_allreduce_time"]
 
@@ -131,21 +131,36 @@ def moe_layer_time(cfg: MoEConfig, ep: int, system: str, *, backward: bool = Tru
 def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: bool = False) -> float:
     """All-reduce of ``nbytes`` per GPU among ``gpus`` GPUs of one NVLink domain (tensor parallelism), seconds.
 
-    Ring: ``2(g-1)α + 2(g-1)/g · n/β``. In-switch reduction (NVLink SHARP, ``in_switch=True``, only on
-    systems that have it): each GPU sends its n bytes once and receives the reduced n bytes,
-    ``α + n/β`` — the switch does the adding.
+    The course's collective cost model (:func:`nvcourse.costmodel.predict`) inside one node:
+
+    * ring (``in_switch=False``): ``2(g-1)α + 2(g-1)/g · n/β``;
+    * in-switch reduction (NVLink SHARP, ``in_switch=True``; NCCL's NVLS): each GPU load-reduces its 1/g
+      slice through the multicast address (the switch fetches the g contributions and adds them), then
+      multicast-stores the reduced slice to all g GPUs, so each GPU sends and receives ``n(g+1)/g`` bytes,
+      at ``β × nvlsEfficiency`` (0.85 Hopper, 0.74 Blackwell), after one NVLS latency (25 µs):
+      ``L + (g+1)/g · n/(β·η)``, constants in :mod:`nvcourse.costmodel.factors`.
+
+    Raises:
+        ValueError: bad ``gpus``/``nbytes``, a system without in-switch reduction, or fewer GPUs than NVLS
+            needs on that system (catalog ``nvls_min_gpus``; NCCL does not use NVLS below it).
     """
     s = catalog.get_system(system)
     _posint("gpus", gpus)
     if gpus > s.gpus_per_domain:
         raise ValueError(f"gpus must be <= the NVLink domain of {system} ({s.gpus_per_domain}), got {gpus}")
-    if not (isinstance(nbytes, (int, float)) and nbytes > 0):
+    if isinstance(nbytes, bool) or not (isinstance(nbytes, (int, float)) and nbytes > 0):
         raise ValueError(f"nbytes must be > 0, got {nbytes!r}")
     if gpus == 1:
         return 0.0
-    a, b = s.link.alpha_s, s.scaleup_achievable_GBps_dir * 1e9
-    if in_switch:
-        if not s.in_switch_reduction:
-            raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
-        return a + nbytes / b
-    return 2 * (gpus - 1) * a + 2 * (gpus - 1) / gpus * nbytes / b
+    if in_switch and not s.in_switch_reduction:
+        raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
+    try:
+        return costmodel.predict("allreduce", system, gpus, nbytes, algo="nvls" if in_switch else "ring").time_s
+    except ValueError as e:
+        if not in_switch:
+            raise
+        if s.nvls_min_gpus is not None and gpus < s.nvls_min_gpus:
+            raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {s.nvls_min_gpus} GPUs "
+                             f"on {system} (catalog nvls_min_gpus: NCCL does not use NVLS on fewer); got gpus={gpus}; "
+                             "use in_switch=False (the ring)") from e
+        raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which cannot run here: {e}") from e
