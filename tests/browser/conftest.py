@@ -161,9 +161,6 @@ class Lab:
             body = r.read()
         return json.loads(body) if body else None
 
-    def kernel_pids(self) -> list[int]:
-        return [p for p in descendants(self.proc.pid)]
-
     def shutdown_sessions(self) -> None:
         """Shut every session down (and its kernel) between notebooks, so memory stays flat."""
         try:
@@ -206,7 +203,7 @@ def _write_settings(settings_dir: Path) -> None:
         },
         # no "get notified about Jupyter news?" toast over the page
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
-        # no "kernel is busy/closing" confirmation on close
+        # never write to the copies: what ran is what the test reads from the page
         "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     }
     for rel, value in settings.items():
