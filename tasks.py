@@ -6,6 +6,7 @@
     python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
     python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
+    python3 tasks.py latency    # time every dashboard's update (target: 150 ms per slider change)
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
 pyproject.toml has not changed since the last one.
@@ -110,7 +111,13 @@ def cmd_budget(args: list[str]) -> int:
     return run([py, "benchmarks/binder_budget.py", *args], cwd=ROOT)
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises, "budget": cmd_budget}
+def cmd_latency(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "benchmarks/widget_latency.py", *args], cwd=ROOT)
+
+
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises,
+            "budget": cmd_budget, "latency": cmd_latency}
 
 
 def main(argv: list[str]) -> int:
