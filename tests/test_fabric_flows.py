@@ -209,3 +209,21 @@ def test_allreduce_bad_input():
         allreduce_on_fabric(fab, 1e6, placement="spread")
     with pytest.raises(ValueError, match="InfiniBand"):
         allreduce_on_fabric(fab, 1e6, algorithm="sharp", nic_link="roce-400g")
+
+
+def test_ecmp_figure_tells_the_simulated_series_apart():
+    # chapter 06's ECMP figure: a y label, and the simulated mean and slowest-flow points each with its own marker,
+    # in the colour of the closed-form curve it checks
+    import matplotlib.pyplot as plt
+
+    from nvcourse.fabric.views import ecmp_figure
+    fig = ecmp_figure(8, sim_mean=([4, 8], [0.8, 0.7]), sim_slowest=([4, 8], [0.6, 0.4]))
+    ax = fig.axes[0]
+    assert ax.get_ylabel()
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    mean, slow = lines["simulated: mean rate"], lines["simulated: slowest flow"]
+    assert mean.get_marker() != slow.get_marker() and mean.get_color() != slow.get_color()
+    assert mean.get_color() == lines["mean rate / link rate"].get_color()
+    assert slow.get_color() == lines["slowest flow: E[1 / max load]"].get_color()
+    assert mean.get_linestyle() == "None" and slow.get_linestyle() == "None"
+    plt.close(fig)

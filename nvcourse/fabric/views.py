@@ -45,8 +45,13 @@ def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[F
     return fig, res
 
 
-def ecmp_figure(links: int = 32, *, sims: dict | None = None, width: float = 8.0) -> Figure:
-    """Closed-form ECMP collision curves against the number of flows hashed onto ``links`` up-links."""
+def ecmp_figure(links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: tuple | None = None, width: float = 8.0) -> Figure:
+    """Closed-form ECMP collision curves against the number of flows hashed onto ``links`` up-links.
+
+    ``sim_mean`` / ``sim_slowest``: optional ``(flows, values)`` from a flow simulation, the mean flow rate and the
+    slowest flow's rate as fractions of the link rate; each is drawn with its own marker in the colour of the
+    closed-form curve it checks (mean rate: circles; slowest flow: squares).
+    """
     m = np.arange(1, 2 * links + 1)
     fig, ax = new_figure(width, 3.6)
     ax.plot(m, [ecmp.collision_probability(int(x), links) for x in m], label="P(a given flow shares its link)", color=KIND_COLOURS["ethernet"])
@@ -57,13 +62,16 @@ def ecmp_figure(links: int = 32, *, sims: dict | None = None, width: float = 8.0
         return float(np.sum(pmf[1:] / j))
 
     ax.plot(m, [slowest(int(x)) for x in m], label="slowest flow: E[1 / max load]", color=KIND_COLOURS["pcie"])
-    if sims:
-        for key, (xs, ys) in sims.items():
-            ax.plot(xs, ys, "x", color="black", label=key)
+    for sim, marker, colour, label in ((sim_mean, "o", KIND_COLOURS["infiniband"], "simulated: mean rate"),
+                                       (sim_slowest, "s", KIND_COLOURS["pcie"], "simulated: slowest flow")):
+        if sim is not None:
+            xs, ys = sim
+            ax.plot(xs, ys, marker, ls="none", markersize=7, markerfacecolor="none", markeredgewidth=1.6, color=colour, label=label)
     ax.axvline(links, color="#999999", ls=":", lw=1)
     ax.set_xlabel(f"flows hashed onto {links} up-links")
+    ax.set_ylabel("probability, or rate / link rate")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the curves fill the axes
     return fig
 
 
