@@ -39,10 +39,13 @@ def execute(path: Path, timeout: int = 600) -> float:
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=True,  # needed by nbclient to route Output widgets; stripped below
+        record_timing=False,  # per-cell timestamps would change every cell on every run
     )
     start = time.perf_counter()
     client.execute()
     nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
     nbformat.write(nb, path)
     return time.perf_counter() - start
 

@@ -34,6 +34,7 @@ def strip_solution(nb: nbformat.NotebookNode, name: str = "") -> nbformat.Notebo
     for cell in nb.cells:
         if "solution-only" in cell.metadata.get("tags", []):
             continue
+        cell.metadata.pop("execution", None)  # timestamps of the solution's last run
         if cell.cell_type == "code":
             src = CODE_RE.sub(
                 lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()\n", cell.source
