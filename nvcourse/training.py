@@ -295,11 +295,14 @@ bytes_moved_per_step = per_step_traffic_bytes
 # ================================================================================================
 # Step-time model: compute + exposed communication, on a catalog system.
 #
-#   step = compute · (1 + bubble) + TP (not overlapped) + PP p2p (not overlapped) + EP all-to-all
-#          + DP exposed (what the backward pass of the last micro-batch cannot hide)
+#   step = compute · (1 + bubble) + TP (not overlapped) + PP p2p (not overlapped)
+#          + EP all-to-all (not overlapped) + DP exposed (what the backward pass of the last micro-batch cannot hide)
 #
 # compute   = FLOPs per GPU / (peak dense BF16 × compute_efficiency), FLOPs = 6·P·tokens (8·P with
-#             full recomputation: hardware work, while MFU keeps counting 6·P).
+#             full recomputation: hardware work, while MFU keeps counting 6·P); P = the *active*
+#             parameters per token for a mixture-of-experts model (``active_params``).
+# EP        = 4 all-to-alls (dispatch + combine, forward and backward) per MoE layer of the stage and
+#             micro-batch over the ``ep`` ranks, the EP group carved out of the DP group (Megatron-Core).
 # bubble    = (p − 1)/(v·m) of the compute time (Megatron-LM's normalisation; share of wall time
 #             (p − 1)/(v·m + p − 1)), v = virtual stages of the interleaved schedule.
 # placement = which GPUs a group spans. Ranks are numbered inside a node first; with the default
@@ -531,15 +534,17 @@ class StepTime:
     placements: dict
     compute_efficiency: float
     recompute: str = "selective"
+    ep: int = 1
+    ep_comm: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.compute + self.bubble + self.tp_comm + self.pp_comm + self.dp_exposed
+        return self.compute + self.bubble + self.tp_comm + self.pp_comm + self.dp_exposed + self.ep_comm
 
     @property
     def exposed_comm(self) -> float:
-        """Communication the GPU waits for: TP + PP + the part of DP that overlap cannot hide."""
-        return self.tp_comm + self.pp_comm + self.dp_exposed
+        """Communication the GPU waits for: TP + PP + EP + the part of DP that overlap cannot hide."""
+        return self.tp_comm + self.pp_comm + self.dp_exposed + self.ep_comm
 
     @property
     def mfu(self) -> float:
@@ -561,14 +566,17 @@ class StepTime:
         return self.memory.fits(self.memory_capacity_GB)
 
     def breakdown(self) -> dict[str, float]:
-        """Seconds per part, in plotting order (they add up to :attr:`total`)."""
-        return {
+        """Seconds per part, in plotting order (they add up to :attr:`total`). ``"EP comm"`` only when ep > 1."""
+        parts = {
             "compute": self.compute,
             "pipeline bubble": self.bubble,
             "TP comm": self.tp_comm,
             "PP comm": self.pp_comm,
-            "DP comm (exposed)": self.dp_exposed,
         }
+        if self.ep > 1:
+            parts["EP comm"] = self.ep_comm
+        parts["DP comm (exposed)"] = self.dp_exposed
+        return parts
 
 
 def step_time(
@@ -589,6 +597,11 @@ def step_time(
     slowest_link_factor: float = 1.0,
     bandwidth_multiplier: float = 1.0,
     algo: str = "nccl",
+    ep: int = 1,
+    experts: int | None = None,
+    top_k: int | None = None,
+    moe_layers: int | None = None,
+    active_params: float | None = None,
 ) -> StepTime:
     """Time of one optimizer step of ``model`` on ``gpus`` GPUs of catalog ``system``.
 
@@ -597,6 +610,24 @@ def step_time(
     ``slowest_link_factor`` < 1 models one degraded link in every ring; ``bandwidth_multiplier``
     scales every link's bandwidth (a what-if). ``algo`` is passed to the collective cost model for the
     TP and DP collectives ('nccl' = the fastest of NCCL's algorithms, e.g. NVLS inside an H100 node; 'ring').
+
+    Mixture of experts (expert parallelism, all optional; the defaults give the dense model):
+
+    * ``experts`` routed experts per MoE layer, each token sent to ``top_k`` of them, in ``moe_layers``
+      of the ``layers`` (default: all). ``ep`` GPUs share the experts of a layer; ``ep`` must divide
+      ``experts`` and ``dp`` (the EP group is carved out of the DP group, as in Megatron-Core: with
+      'tp-first' its members are ``tp`` ranks apart, so it stays in one NVLink domain when ``tp·ep`` fits
+      in the node, and crosses the NICs otherwise).
+    * with ep > 1, each MoE layer of a stage adds, per micro-batch, 2 all-to-alls forward (dispatch,
+      combine) and 2 backward, **not overlapped** with compute (an upper bound: DeepSeek-V3's DualPipe
+      hides most of it). One all-to-all is the costmodel's ``alltoall`` of the routed buffer
+      ``b·s · top_k · h · 2`` bytes (:class:`nvcourse.fabric.moe.MoEConfig`), i.e. each GPU sends
+      :func:`nvcourse.fabric.moe.alltoall_bytes_per_gpu` = tokens·top_k·h·2·(ep−1)/ep bytes, experts
+      chosen uniformly. Every rank of a TP group is assumed to dispatch its whole micro-batch of b·s
+      tokens (Megatron's sequence-parallel dispatch would send 1/tp of it).
+    * ``active_params`` (parameters used per token) replaces P in the FLOPs, 6·P_active·tokens, for the
+      compute time and the MFU. Memory and the DP gradient traffic still treat all ``params`` as dense
+      weights split by tp·pp (an upper bound: experts are also split over ``ep``).
     """
     spec = get_model(model)
     sysobj = catalog.get_system(system)
@@ -616,6 +647,34 @@ def step_time(
     if pp > spec.layers:
         raise ValueError(f"pp must be <= the number of layers ({spec.layers}), got {pp}")
     dp = gpus // (tp * pp)
+    ep = _int_at_least("ep", ep)
+    moe = None
+    if experts is not None or ep > 1:
+        from .fabric.moe import MoEConfig
+
+        if experts is None:
+            raise ValueError(f"experts (routed experts per MoE layer) is required when ep > 1, got ep = {ep}")
+        experts = _int_at_least("experts", experts)
+        if top_k is None:
+            raise ValueError("top_k (experts each token is sent to) is required with experts")
+        top_k = _int_at_least("top_k", top_k)
+        n_moe = spec.layers if moe_layers is None else _int_at_least("moe_layers", moe_layers)
+        if n_moe > spec.layers:
+            raise ValueError(f"moe_layers must be <= the number of layers ({spec.layers}), got {n_moe}")
+        # MoEConfig checks top_k <= experts (ValueError naming top_k)
+        moe = MoEConfig(hidden=spec.hidden, tokens=b * spec.seq, experts=experts, top_k=top_k,
+                        bytes_per_elem=defaults["bytes_per_element"], moe_layers=n_moe)
+        if experts % ep:
+            raise ValueError(f"ep must divide experts ({experts}) so each GPU holds the same number of experts, got {ep}")
+        if dp % ep:
+            raise ValueError(
+                f"ep must divide dp = gpus / (tp × pp) = {dp} (ep × tp × pp = {ep * tp * pp} must divide gpus = {gpus}), got {ep}"
+            )
+    elif top_k is not None or moe_layers is not None:
+        raise ValueError("top_k and moe_layers need experts (a mixture-of-experts model)")
+    flop_params = spec.params if active_params is None else _number("active_params", active_params, positive=True)
+    if flop_params > spec.params:
+        raise ValueError(f"active_params must be <= params ({spec.params:g}), got {active_params!r}")
     sequences = tokens // spec.seq
     if sequences < 1 or sequences % (dp * b):
         raise ValueError(
@@ -628,8 +687,8 @@ def step_time(
     # compute and bubble
     gpu = sysobj.gpu_spec
     peak = gpu.bf16_TFLOPS * 1e12
-    model_flops = training_flops(spec.params, sequences * spec.seq)
-    hw_flops = training_flops(spec.params, sequences * spec.seq, recompute=recompute)
+    model_flops = training_flops(flop_params, sequences * spec.seq)
+    hw_flops = training_flops(flop_params, sequences * spec.seq, recompute=recompute)
     compute = compute_time_s(hw_flops, gpus, peak_TFLOPS=gpu.bf16_TFLOPS, efficiency=eff)
     bubble = compute * (pp - 1) / (v * m)
 
@@ -640,6 +699,8 @@ def step_time(
         "dp": group_placement(system, dp, strides["dp"]),
         "pp": group_placement(system, pp, strides["pp"]),
     }
+    if ep > 1:  # EP = consecutive members of the DP group
+        groups["ep"] = group_placement(system, ep, strides["dp"])
 
     # tensor parallel: 4 all-reduces per layer and micro-batch (6 with full recompute), not overlapped
     payload = b * spec.seq * spec.hidden * act
@@ -663,6 +724,13 @@ def step_time(
         dp_comm = collective_time("allreduce", system, groups["dp"], grad_buffer, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier, algo=algo)
         window = compute / m * (4 / 6)  # bucketed, overlapped with the backward (4N of 6N) of the last micro-batch
     dp_exposed = max(0.0, dp_comm - window) if overlap_dp else dp_comm
+    # expert parallel: 2 all-to-alls forward + 2 backward per MoE layer of the stage and micro-batch, not overlapped.
+    # nccl-tests' size S of one all-to-all = the routed buffer; each GPU sends (ep-1)/ep of it (alltoall_bytes_per_gpu).
+    ep_comm = 0.0
+    if ep > 1:
+        ep_comm = 4 * (moe.moe_layers / pp) * m * collective_time(
+            "alltoall", system, groups["ep"], moe.routed_bytes, slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier
+        )
 
     act_mem = activation_memory_bytes(
         layers=spec.layers, hidden=spec.hidden, seq=spec.seq, micro_batch=b, heads=spec.heads, tp=tp, pp=pp, recompute=recompute
@@ -690,6 +758,8 @@ def step_time(
         placements=groups,
         compute_efficiency=eff,
         recompute=recompute,
+        ep=ep,
+        ep_comm=ep_comm,
     )
 
 

@@ -20,6 +20,7 @@ STEP_COLOURS = {
     "pipeline bubble": "#dddddd",
     "TP comm": "#009E73",
     "PP comm": "#E69F00",
+    "EP comm": "#CC79A7",
     "DP comm (exposed)": "#0072B2",
 }
 GPU_COUNTS = [2**k for k in range(3, 15)]  # 8 .. 16,384
