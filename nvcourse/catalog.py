@@ -64,6 +64,9 @@ COUNT_FIELDS: frozenset[str] = frozenset(
         "switch_links_per_gpu",
         "nvls_min_gpus",
         "nics_per_host",
+        "nvlink_pairs",
+        "gpu_socket",
+        "gpu_pcie_leaf",
     }
 )
 LINK_KINDS = ("pcie", "nvlink", "infiniband", "ethernet")
@@ -160,7 +163,16 @@ class System:
     switch_links_per_gpu: tuple[int, ...] = ()
     switch_trays: int | None = None
     nvls_min_gpus: int | None = None
+    nvlink_pairs: tuple[tuple[int, int, int], ...] = ()
+    gpu_socket: tuple[int, ...] = ()
+    gpu_pcie_leaf: tuple[int, ...] = ()
+    inter_socket_GBps_dir: float | None = None
     src: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def nvlink_map(self) -> dict[tuple[int, int], int]:
+        """Switchless NVLink mesh (DGX-1): ``{(gpu_a, gpu_b): links}``, empty for switched systems."""
+        return {(a, b): n for a, b, n in self.nvlink_pairs}
 
     @property
     def gpu_spec(self) -> GPU:
@@ -217,8 +229,11 @@ def _build(cls: type, key: str, record: dict[str, Any]):
     if unknown:
         raise ValueError(f"catalog: {cls.__name__.lower()} {key!r} has unknown fields {sorted(unknown)}")
     values = dict(record)
-    if "switch_links_per_gpu" in values:
-        values["switch_links_per_gpu"] = tuple(values["switch_links_per_gpu"])
+    for name in ("switch_links_per_gpu", "gpu_socket", "gpu_pcie_leaf"):
+        if name in values:
+            values[name] = tuple(values[name])
+    if "nvlink_pairs" in values:
+        values["nvlink_pairs"] = tuple(tuple(pair) for pair in values["nvlink_pairs"])
     return cls(id=key, **values)
 
 

@@ -130,3 +130,23 @@ def test_unknown_ids_list_the_allowed_ones(getter, bad):
 def test_describe_source_labels_assumptions():
     assert catalog.describe_source("assumption:foo bar").startswith("ASSUMPTION")
     assert catalog.describe_source("hc22").endswith(">")
+
+
+def test_record_ids_match_their_keys():
+    for table in (catalog.links(), catalog.gpus(), catalog.systems()):
+        assert all(rec.id == key for key, rec in table.items())
+
+
+def test_dgx1_mesh_and_socket_structure():
+    # DGX-1 (V100): every GPU spends its 6 NVLink 2 links; quads {0..3} and {4..7} are fully connected;
+    # the only cross-quad links are i <-> i+4; pairs like 0-5 have none (nvidia-smi topo -m: SYS).
+    dgx1 = catalog.get_system("dgx-1-v100")
+    links = dgx1.nvlink_map
+    per_gpu = [sum(n for (a, b), n in links.items() if g in (a, b)) for g in range(8)]
+    assert per_gpu == [6] * 8
+    cross = {(a, b) for a, b in links if (a < 4) != (b < 4)}
+    assert cross == {(0, 4), (1, 5), (2, 6), (3, 7)}
+    assert (0, 5) not in links and (0, 6) not in links
+    assert dgx1.gpu_socket == (0, 0, 0, 0, 1, 1, 1, 1)
+    pcie = catalog.get_system("pcie-8gpu")
+    assert len(set(pcie.gpu_pcie_leaf)) == 4 and len(pcie.gpu_socket) == pcie.gpus_per_host

@@ -69,30 +69,30 @@ class _Fabric:
                 self.cap[("out", i)] = port
                 self.cap[("in", i)] = port
         elif self.kind == "mesh":
-            nvl = factors.CUBE_MESH_NVLINKS
-            per_gpu = [0] * 8
+            nvl = system.nvlink_map
+            per_gpu = [0] * system.gpus_per_host
             for (a, b), m in nvl.items():
                 per_gpu[a] += m
                 per_gpu[b] += m
             if any(p != system.links_per_gpu for p in per_gpu):
-                raise ValueError("factors.CUBE_MESH_NVLINKS disagrees with the catalog's links_per_gpu")
+                raise ValueError("the catalog's nvlink_pairs disagree with its links_per_gpu")
             for (a, b), m in nvl.items():
                 if a < g and b < g:
                     self.cap[("nvl", a, b)] = self.cap[("nvl", b, a)] = m * link.beta_Bps
             pcie = catalog.get_link(system.gpu_spec.pcie).beta_Bps
             for i in range(g):
                 self.cap[("up", i)] = self.cap[("down", i)] = pcie
-            qpi = factors.INTER_SOCKET_GBps_dir[system.id] * 1e9
+            qpi = system.inter_socket_GBps_dir * 1e9
             self.cap[("sys", 0, 1)] = self.cap[("sys", 1, 0)] = qpi
         else:  # pcie tree
             pcie = link.beta_Bps
             for i in range(g):
                 self.cap[("up", i)] = self.cap[("down", i)] = pcie
-            for leaf in range(4):
+            for leaf in set(system.gpu_pcie_leaf):
                 self.cap[("leafup", leaf)] = self.cap[("leafdown", leaf)] = pcie
-            for s in range(2):
+            for s in set(system.gpu_socket):
                 self.cap[("rootup", s)] = self.cap[("rootdown", s)] = pcie
-            qpi = factors.INTER_SOCKET_GBps_dir[system.id] * 1e9
+            qpi = system.inter_socket_GBps_dir * 1e9
             self.cap[("sys", 0, 1)] = self.cap[("sys", 1, 0)] = qpi
 
     def path(self, i: int, j: int) -> tuple[tuple, ...]:
@@ -101,14 +101,14 @@ class _Fabric:
         if self.kind == "mesh":
             if ("nvl", i, j) in self.cap:
                 return (("nvl", i, j),)
-            si, sj = factors.CUBE_MESH_SOCKET[i], factors.CUBE_MESH_SOCKET[j]
+            si, sj = self.system.gpu_socket[i], self.system.gpu_socket[j]
             hops: list[tuple] = [("up", i)]
             if si != sj:
                 hops.append(("sys", si, sj))
             hops.append(("down", j))
             return tuple(hops)
-        li, lj = factors.PCIE_TREE_LEAF[i], factors.PCIE_TREE_LEAF[j]
-        si, sj = factors.PCIE_TREE_SOCKET[i], factors.PCIE_TREE_SOCKET[j]
+        li, lj = self.system.gpu_pcie_leaf[i], self.system.gpu_pcie_leaf[j]
+        si, sj = self.system.gpu_socket[i], self.system.gpu_socket[j]
         hops = [("up", i)]
         if li != lj:
             hops.append(("leafup", li))

@@ -34,23 +34,9 @@ __all__ = ["build_system_graph", "SYSTEM_BUILDERS", "NODE_KINDS", "gpu_nodes", "
 
 NODE_KINDS = ("gpu", "nvswitch", "pcie_switch", "cpu", "nic", "host_bridge")
 
-#: DGX-1 (V100) NVLink map: pair -> number of NVLink 2 links. From ``nvidia-smi topo -m`` of a DGX-1-style
-#: 8x V100-SXM2 node (Oneflow-Inc/DLPerf HugeCTR report, catalog source ``dlperf-topo``; reproduced in
-#: interconnect-facts §3.2/§7.A). Two fully connected quads {0,1,2,3} and {4,5,6,7} plus the cross edges
-#: 0-4, 1-5, 2-6, 3-7; pairs such as 0-5 have no NVLink. Each GPU uses all 6 of its links.
-DGX1_V100_NVLINKS: dict[tuple[int, int], int] = {
-    (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2,
-    (1, 2): 2, (1, 3): 1, (1, 5): 2,
-    (2, 3): 2, (2, 6): 1,
-    (3, 7): 1,
-    (4, 5): 1, (4, 6): 1, (4, 7): 2,
-    (5, 6): 2, (5, 7): 1,
-    (6, 7): 2,
-}
-
 SMP_ASSUMPTION = (
-    "CPU-CPU interconnect (UPI/xGMI): no sourced bandwidth in the catalog, so the model treats it as never "
-    "the bottleneck; pass smp_GBps_dir= to explore"
+    "CPU-CPU interconnect (UPI/xGMI): the catalog has only NCCL's model value for it (inter_socket_GBps_dir), "
+    "not a measured rate, so these graphs treat it as never the bottleneck; pass smp_GBps_dir= to explore"
 )
 
 
@@ -136,7 +122,7 @@ def _build_cube_mesh(system: catalog.System) -> nx.Graph:
         if i >= 4:
             x, y = x + _CUBE_BACK_OFFSET[0], y + _CUBE_BACK_OFFSET[1]
         G.add_node(f"GPU{i}", kind="gpu", label=f"GPU{i}", pos=(x, y))
-    for (a, b), count in DGX1_V100_NVLINKS.items():
+    for (a, b), count in system.nvlink_map.items():
         _bundle(G, f"GPU{a}", f"GPU{b}", system.scale_up_link, count)
     return G
 
