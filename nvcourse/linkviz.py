@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from . import catalog, linkmodel
 from .plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
 from .units import format_rate, format_size, format_time
-from .widgets import Dashboard, log_slider, size_slider
+from .widgets import Dashboard, LiveFigure, log_slider, size_slider, new_live_figure
 
 __all__ = [
     "LinkMeasurement",
@@ -122,34 +122,96 @@ def spec_vs_measured_html() -> str:
     return _table(headers, rows)
 
 
-def plot_effective_bandwidth(choices: list[str], *, line_rate: bool = False, mark_half: bool = True) -> Figure:
-    """Effective bandwidth vs message size (log-log) for entries of :data:`PER_GPU_CHOICES`."""
+@dataclass(frozen=True)
+class _Curve:
+    """What is drawn for one entry of :data:`PER_GPU_CHOICES`."""
+
+    label: str
+    params: linkmodel.LinkParams
+    peak_Bps: float
+    colour: str
+    style: str
+    shade: float
+
+
+def _curve(label: str) -> _Curve:
+    if label not in PER_GPU_CHOICES:
+        raise ValueError(f"unknown link choice {label!r}; allowed: {', '.join(PER_GPU_CHOICES)}")
+    link_id, count = PER_GPU_CHOICES[label]
+    link = catalog.get_link(link_id)
+    newest = max(l.generation for l in catalog.links().values() if l.kind == link.kind)
+    return _Curve(
+        label=label,
+        params=linkmodel.link_params(link_id, links=count),
+        peak_Bps=linkmodel.link_params(link_id, links=count, use_efficiency=False).beta_Bps,
+        colour=colour_for_link(link.kind),
+        style={"pcie": "-", "nvlink": "-", "infiniband": "--", "ethernet": "-."}[link.kind],
+        # older generations lighter, so the family reads as one colour from faint to strong
+        shade=0.35 + 0.65 * link.generation / newest,
+    )
+
+
+def _check_choices(choices) -> list[_Curve]:
     if not choices:
         raise ValueError(f"choose at least one link; allowed: {', '.join(PER_GPU_CHOICES)}")
-    fig, ax = new_figure(8.5, 4.4)
-    for label in choices:
-        if label not in PER_GPU_CHOICES:
-            raise ValueError(f"unknown link choice {label!r}; allowed: {', '.join(PER_GPU_CHOICES)}")
-        link_id, count = PER_GPU_CHOICES[label]
-        p = linkmodel.link_params(link_id, links=count)
-        link = catalog.get_link(link_id)
-        colour = colour_for_link(link.kind)
-        style = {"pcie": "-", "nvlink": "-", "infiniband": "--", "ethernet": "-."}[link.kind]
-        # older generations lighter, so the family reads as one colour from faint to strong
-        shade = 0.35 + 0.65 * link.generation / max(l.generation for l in catalog.links().values() if l.kind == link.kind)
-        ax.plot(SIZES, p.bandwidth(SIZES), style, color=colour, lw=2, label=label, alpha=shade)
-        if line_rate:
-            peak = linkmodel.link_params(link_id, links=count, use_efficiency=False).beta_Bps
-            ax.axhline(peak, color=colour, lw=0.8, ls=":")
-        if mark_half:
-            n_half = p.half_bandwidth_bytes
-            ax.plot([n_half], [p.beta_Bps / 2], "o", color=colour, ms=5)
+    return [_curve(label) for label in choices]
+
+
+def _bandwidth_axes(ax) -> None:
     bytes_axis(ax)
     rate_axis(ax, label="effective bandwidth, one direction")
+    ax.set_xlim(SIZES[0], SIZES[-1])
     ax.set_ylim(1e6, 2e12)
     ax.set_title("Effective bandwidth n / (α + n/β); dots mark n½ = αβ")
+
+
+def plot_effective_bandwidth(choices: list[str], *, line_rate: bool = False, mark_half: bool = True) -> Figure:
+    """Effective bandwidth vs message size (log-log) for entries of :data:`PER_GPU_CHOICES`."""
+    curves = _check_choices(choices)
+    fig, ax = new_figure(8.5, 4.4)
+    for c in curves:
+        p = c.params
+        ax.plot(SIZES, p.bandwidth(SIZES), c.style, color=c.colour, lw=2, label=c.label, alpha=c.shade)
+        if line_rate:
+            ax.axhline(c.peak_Bps, color=c.colour, lw=0.8, ls=":")
+        if mark_half:
+            ax.plot([p.half_bandwidth_bytes], [p.beta_Bps / 2], "o", color=c.colour, ms=5)
+    _bandwidth_axes(ax)
     ax.legend(fontsize=8, loc="upper left", ncols=2)
     return fig
+
+
+class _ChooserView:
+    """Every choice's curve, line rate and n½ dot drawn once; a change toggles which are visible."""
+
+    def __init__(self) -> None:
+        self.live, ax = new_live_figure(8.5, 4.4)
+        self.ax = ax
+        self.artists: dict[str, tuple] = {}
+        for label in PER_GPU_CHOICES:
+            c = _curve(label)
+            p = c.params
+            (curve,) = ax.plot(SIZES, p.bandwidth(SIZES), c.style, color=c.colour, lw=2, label=c.label, alpha=c.shade)
+            peak = ax.axhline(c.peak_Bps, color=c.colour, lw=0.8, ls=":")
+            (dot,) = ax.plot([p.half_bandwidth_bytes], [p.beta_Bps / 2], "o", color=c.colour, ms=5)
+            self.artists[label] = (curve, peak, dot)
+            self.live.animate(curve, peak, dot)
+        _bandwidth_axes(ax)
+        self.legend = None
+
+    def __call__(self, links: tuple[str, ...], show_line_rate: bool) -> LiveFigure:
+        _check_choices(links)
+        for label, (curve, peak, dot) in self.artists.items():
+            on = label in links
+            curve.set_visible(on)
+            dot.set_visible(on)
+            peak.set_visible(on and show_line_rate)
+        if self.legend is not None:
+            self.live.forget(self.legend)
+        shown = [self.artists[label][0] for label in PER_GPU_CHOICES if label in links]
+        self.legend = self.ax.legend(handles=shown, fontsize=8, loc="upper left", ncols=2)
+        self.live.animate(self.legend)
+        return self.live
 
 
 def plot_spec_vs_measured() -> Figure:
@@ -167,33 +229,49 @@ def plot_spec_vs_measured() -> Figure:
     return fig
 
 
-def _alpha_beta_render(alpha_us: float, beta_GBps: float, size: int) -> tuple[Figure, str]:
-    p = linkmodel.LinkParams(alpha_s=alpha_us * 1e-6, beta_Bps=beta_GBps * 1e9)
-    fig, (ax_t, ax_b) = new_figure(9.5, 3.8, ncols=2)
-    t = p.time(SIZES)
-    ax_t.plot(SIZES, t, color="#0072B2", lw=2, label="t(n) = α + n/β")
-    ax_t.plot(SIZES, np.full_like(SIZES, p.alpha_s), ":", color="#999999", label="α alone")
-    ax_t.plot(SIZES, SIZES / p.beta_Bps, "--", color="#999999", label="n/β alone")
-    ax_t.plot([size], [p.time(size)], "o", color="#D55E00")
-    bytes_axis(ax_t)
-    time_axis(ax_t, label="transfer time")
-    ax_t.set_ylim(1e-8, 10)
-    ax_t.legend(fontsize=8)
-    ax_b.plot(SIZES, p.bandwidth(SIZES), color="#009E73", lw=2)
-    ax_b.axhline(p.beta_Bps, ls=":", color="#999999")
-    ax_b.axvline(p.half_bandwidth_bytes, ls="--", color="#999999")
-    ax_b.plot([size], [p.bandwidth(size)], "o", color="#D55E00")
-    bytes_axis(ax_b)
-    rate_axis(ax_b, label="effective bandwidth")
-    ax_b.set_ylim(1e5, 2e12)
-    n_half = p.half_bandwidth_bytes
-    regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
-    text = (
-        f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
-        f"<b>{format_rate(p.bandwidth(size))}</b> = {100 * p.bandwidth(size) / p.beta_Bps:.0f} % of β. "
-        f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
-    )
-    return fig, text
+class _AlphaBetaView:
+    """t(n) and the effective bandwidth for one (α, β): the axes are drawn once, the curves move."""
+
+    def __init__(self) -> None:
+        self.live, (ax_t, ax_b) = new_live_figure(9.5, 3.8, ncols=2)
+        (self.t,) = ax_t.plot(SIZES, SIZES, color="#0072B2", lw=2, label="t(n) = α + n/β")
+        (self.alpha_only,) = ax_t.plot(SIZES, SIZES, ":", color="#999999", label="α alone")
+        (self.beta_only,) = ax_t.plot(SIZES, SIZES, "--", color="#999999", label="n/β alone")
+        (self.t_dot,) = ax_t.plot([1.0], [1.0], "o", color="#D55E00")
+        bytes_axis(ax_t)
+        time_axis(ax_t, label="transfer time")
+        ax_t.set_xlim(SIZES[0], SIZES[-1])
+        ax_t.set_ylim(1e-8, 10)
+        ax_t.legend(fontsize=8, loc="upper left")  # fixed: "best" would depend on the first state
+        (self.bw,) = ax_b.plot(SIZES, SIZES, color="#009E73", lw=2)
+        self.beta_line = ax_b.axhline(1.0, ls=":", color="#999999")
+        self.half_line = ax_b.axvline(1.0, ls="--", color="#999999")
+        (self.bw_dot,) = ax_b.plot([1.0], [1.0], "o", color="#D55E00")
+        bytes_axis(ax_b)
+        rate_axis(ax_b, label="effective bandwidth")
+        ax_b.set_xlim(SIZES[0], SIZES[-1])
+        ax_b.set_ylim(1e5, 2e12)
+        self.live.animate(self.t, self.alpha_only, self.beta_only, self.t_dot, self.bw, self.beta_line,
+                          self.half_line, self.bw_dot)
+
+    def __call__(self, alpha_us: float, beta_GBps: float, size: int) -> tuple[LiveFigure, str]:
+        p = linkmodel.LinkParams(alpha_s=alpha_us * 1e-6, beta_Bps=beta_GBps * 1e9)
+        n_half = p.half_bandwidth_bytes
+        self.t.set_ydata(p.time(SIZES))
+        self.alpha_only.set_ydata(np.full_like(SIZES, p.alpha_s))
+        self.beta_only.set_ydata(SIZES / p.beta_Bps)
+        self.t_dot.set_data([size], [p.time(size)])
+        self.bw.set_ydata(p.bandwidth(SIZES))
+        self.beta_line.set_ydata([p.beta_Bps, p.beta_Bps])
+        self.half_line.set_xdata([n_half, n_half])
+        self.bw_dot.set_data([size], [p.bandwidth(size)])
+        regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
+        text = (
+            f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
+            f"<b>{format_rate(p.bandwidth(size))}</b> = {100 * p.bandwidth(size) / p.beta_Bps:.0f} % of β. "
+            f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
+        )
+        return self.live, text
 
 
 def alpha_beta_dashboard() -> Dashboard:
@@ -204,12 +282,8 @@ def alpha_beta_dashboard() -> Dashboard:
             "beta_GBps": log_slider("β bandwidth (GB/s)", minimum=1.0, maximum=2000.0, value=370.8),
             "size": size_slider("message size", min_exp=0, max_exp=34, value_exp=20),
         },
-        _alpha_beta_render,
+        _AlphaBetaView(),
     )
-
-
-def _chooser_render(links: tuple[str, ...], show_line_rate: bool) -> Figure:
-    return plot_effective_bandwidth(list(links), line_rate=show_line_rate)
 
 
 def link_chooser_dashboard() -> Dashboard:
@@ -222,5 +296,5 @@ def link_chooser_dashboard() -> Dashboard:
     )
     return Dashboard(
         {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},
-        _chooser_render,
+        _ChooserView(),
     )

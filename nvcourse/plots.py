@@ -14,7 +14,7 @@ from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
-__all__ = ["KIND_COLOURS", "new_figure", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
+__all__ = ["KIND_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -34,8 +34,13 @@ def new_figure(width: float = 8.0, height: float = 4.2, ncols: int = 1) -> tuple
     """A figure sized for the notebook column, with light grid lines."""
     fig, ax = plt.subplots(1, ncols, figsize=(width, height), layout="constrained")
     for a in np.atleast_1d(ax):
-        a.grid(True, which="major", alpha=0.35)
+        style_axes(a)
     return fig, ax
+
+
+def style_axes(ax: Axes) -> None:
+    """The course's look for one axes: light major grid lines."""
+    ax.grid(True, which="major", alpha=0.35)
 
 
 def _log_axis(ax: Axes, which: str, formatter) -> None:

@@ -52,3 +52,41 @@ def test_chooser_dashboard_never_tracebacks_on_empty_selection():
     d = linkviz.link_chooser_dashboard()
     d.controls["links"].value = ()
     assert d.last_error is not None and "choose at least one link" in d.readout.value
+
+
+def _pixels(live):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(live.png())))
+
+
+def test_alpha_beta_view_updated_in_place_draws_what_a_fresh_one_draws():
+    import numpy as np
+
+    view = linkviz._AlphaBetaView()
+    for state in [(3.4, 370.8, 2**20), (100.0, 1.0, 1), (0.1, 2000.0, 2**34)]:
+        live, text = view(*state)
+        live.png()
+    live, text = view(5.0, 50.0, 2**24)
+    fresh, fresh_text = linkviz._AlphaBetaView()(5.0, 50.0, 2**24)
+    assert text == fresh_text and "16 MiB" in text
+    assert np.array_equal(_pixels(live), _pixels(fresh))
+    assert live.full_draws == 1  # three updates, the axes were drawn once
+
+
+def test_link_chooser_view_shows_only_the_chosen_links():
+    import numpy as np
+
+    view = linkviz._ChooserView()
+    view(tuple(linkviz.PER_GPU_CHOICES), True).png()
+    live = view(("PCIe Gen4 x16", "H100: 18 x NVLink 4"), False)
+    assert [t.get_text() for t in view.legend.get_texts()] == ["PCIe Gen4 x16", "H100: 18 x NVLink 4"]
+    visible = [a for a in live.artists if a.get_visible()]
+    assert len(visible) == 2 * 2 + 1  # two curves and two n½ dots, no line rates, the legend
+    again = linkviz._ChooserView()(("PCIe Gen4 x16", "H100: 18 x NVLink 4"), False)
+    assert np.array_equal(_pixels(live), _pixels(again))
+    with pytest.raises(ValueError, match="choose at least one link"):
+        view((), True)

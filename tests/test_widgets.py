@@ -65,3 +65,97 @@ def test_frozen_layout_reuses_the_first_axes_positions():
     assert d._layouts[((6.0, 3.0), 2)] == first and len(d._layouts) == 1
     unfrozen = Dashboard({"x": w.IntSlider(value=1, min=1, max=3)}, two_panels, freeze_layout=False)
     assert unfrozen._layouts == {}
+
+
+# -- LiveFigure: blitting must show exactly what a full redraw shows -------------------------------------
+
+import io
+
+import numpy as np
+from PIL import Image
+
+from nvcourse.widgets import LiveFigure, new_live_figure
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def _line_view():
+    live, ax = new_live_figure(4, 3)
+    (line,) = ax.plot([0, 1, 2], [0, 1, 2], lw=2)
+    ax.set_xlim(-0.5, 2.5)  # the line stays inside the frame (blitting draws over the spines, a full draw under)
+    ax.set_ylim(-0.5, 4.5)
+    ax.set_title("static title")
+    live.animate(line)
+    return live, ax, line
+
+
+def test_live_figure_blit_equals_a_full_redraw_and_draws_the_static_part_once():
+    live, ax, line = _line_view()
+    first = _pixels(live.png())
+    line.set_ydata([0.5, 3, 4])
+    moved = _pixels(live.png())
+    assert live.full_draws == 1  # the second image reused the cached axes
+    assert not np.array_equal(first, moved)
+    # the same state drawn from scratch, nothing animated: identical pixels
+    line.set_animated(False)
+    live.invalidate()
+    live.artists.clear()
+    assert np.array_equal(_pixels(live.png()), moved)
+    assert live.full_draws == 2
+
+
+def test_live_figure_invalidate_redraws_static_changes_and_forget_removes():
+    live, ax, line = _line_view()
+    before = _pixels(live.png())
+    ax.set_title("another title")
+    assert np.array_equal(_pixels(live.png()), before)  # static change not seen until invalidate()
+    live.invalidate()
+    assert not np.array_equal(_pixels(live.png()), before)
+    legend = ax.legend([line], ["a line"])
+    live.animate(legend)
+    with_legend = _pixels(live.png())
+    live.forget(legend)
+    assert legend not in live.artists and ax.get_legend() is None
+    assert not np.array_equal(_pixels(live.png()), with_legend)
+
+
+def test_dashboard_shows_a_live_figure_without_pyplot_and_updates_in_place(monkeypatch):
+    import nvcourse.widgets as widgets_module
+
+    shown = []
+    monkeypatch.setattr(widgets_module, "display", shown.append)
+    live, ax, line = _line_view()
+
+    def render(y):
+        line.set_ydata([0, y, y])
+        return live, f"y={y}"
+
+    plt.close("all")
+    d = Dashboard({"y": w.IntSlider(value=1, min=0, max=4)}, render)
+    for y in (2, 3, 4):
+        d.controls["y"].value = y
+    assert d.readout.value == "y=4" and d.last_error is None
+    assert live.full_draws == 1
+    assert plt.get_fignums() == []  # never a pyplot figure: the inline backend will not show it again
+    assert len(shown) == 4 and all(_pixels(img.data).shape == (300, 400, 4) for img in shown)
+    assert not np.array_equal(_pixels(shown[0].data), _pixels(shown[-1].data))
+
+
+def test_figure_png_on_a_kept_renderer_equals_savefig():
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    from nvcourse.widgets import figure_png
+
+    def fig_for(x):
+        fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+        ax.plot([0, 1, 2], [0, x, 1])
+        ax.set_title(f"x = {x}")
+        return fig
+
+    renderer = RendererAgg(400, 300, 100)
+    for x in (1, 2, 3):  # the renderer is reused: each image is still that figure alone
+        a, b = fig_for(x), fig_for(x)
+        assert np.array_equal(_pixels(figure_png(a, renderer)), _pixels(figure_png(b)))
+        plt.close("all")
