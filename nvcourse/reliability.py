@@ -172,13 +172,18 @@ def daly_interval(checkpoint_s: float, mtbf_s: float) -> float:
 def expected_segment_time(interval_s: float, *, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:
     """Expected wall time to finish τ of work and its checkpoint under exponential failures (Daly 2006).
 
-    ``E = M·e^{R/M}·(e^{(τ+δ)/M} − 1)``. With no failures (M → ∞) this tends to τ + δ.
+    ``E = M·e^{R/M}·(e^{(τ+δ)/M} − 1)``. With no failures (M → ∞) this tends to τ + δ. When the
+    segment is so long (or failures so frequent) that E exceeds a float, returns ``inf``: the work never
+    finishes, goodput 0.
     """
     tau = _number("interval_s", interval_s, positive=True)
     d = _number("checkpoint_s", checkpoint_s)
     r = _number("restart_s", restart_s)
     m = _number("mtbf_s", mtbf_s, positive=True)
-    return m * math.exp(r / m) * math.expm1((tau + d) / m)
+    try:
+        return m * math.exp(r / m) * math.expm1((tau + d) / m)
+    except OverflowError:  # e^x beyond ~1.8e308: not a real job any more, but a widget can reach it
+        return math.inf
 
 
 def goodput(interval_s: float, *, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:

@@ -62,6 +62,12 @@ def test_goodput_limits_and_hand_case():
     assert rel.goodput(3600, checkpoint_s=0, restart_s=3600, mtbf_s=3600) == pytest.approx(1 / (math.e - 1) / math.e)
 
 
+def test_goodput_is_zero_not_an_overflow_when_segments_can_never_finish():
+    # 48 h segments on a cluster interrupted every ~30 s: e^(172800/30) overflows a float
+    assert rel.expected_segment_time(48 * 3600, checkpoint_s=1200, restart_s=7200, mtbf_s=30) == math.inf
+    assert rel.goodput(48 * 3600, checkpoint_s=1200, restart_s=7200, mtbf_s=30) == 0.0
+
+
 def test_daly_interval_is_near_the_goodput_optimum():
     for d, m in [(60, 10800), (300, 86400), (30, 3600)]:
         tau, g = rel.best_goodput(checkpoint_s=d, restart_s=300, mtbf_s=m)
