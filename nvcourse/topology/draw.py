@@ -17,10 +17,11 @@ from collections import defaultdict
 
 import matplotlib.pyplot as plt
 import networkx as nx
-from matplotlib.colors import Normalize
+from matplotlib.collections import LineCollection, PatchCollection
+from matplotlib.colors import Normalize, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyBboxPatch, Patch
+from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 
 from ..plots import KIND_COLOURS
 from . import metrics
@@ -79,12 +80,12 @@ def tray_graph(G: nx.Graph) -> tuple[nx.Graph, dict[str, str]]:
     return T, member
 
 
-def _utilisation(G: nx.Graph, pattern: str | None, member: dict[str, str] | None) -> tuple[dict, float]:
+def _utilisation(G: nx.Graph, pattern: str | None, member: dict[str, str] | None,
+                 report: tuple[float, list[dict]] | None = None) -> tuple[dict, float]:
     """Utilisation per undirected edge of the drawn graph (aggregated to trays if ``member``) and the rate."""
     if pattern is None:
         return {}, math.nan
-    rows = metrics.busiest_links(G, pattern, top=None)
-    rate = metrics.pattern_throughput(G, pattern)
+    rate, rows = report if report is not None else metrics.pattern_report(G, pattern)
     if member is None:
         return {frozenset((r["a"], r["b"])): r["utilisation"] for r in rows}, rate
     load: dict[frozenset, float] = defaultdict(float)
@@ -97,7 +98,8 @@ def _utilisation(G: nx.Graph, pattern: str | None, member: dict[str, str] | None
 
 
 def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int = 4, title: str | None = None,
-                  legend: bool = True, figsize: tuple[float, float] = (9.0, 4.6)) -> Figure:
+                  legend: bool = True, figsize: tuple[float, float] = (9.0, 4.6),
+                  report: tuple[float, list[dict]] | None = None) -> Figure:
     """Draw a topology graph; return the Figure.
 
     Args:
@@ -105,6 +107,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
         pattern: ``'ring'``, ``'all-to-all'`` or ``'one-to-all'`` to colour edges by utilisation at the
             pattern's maximal rate and label the ``top`` busiest bundles.
         title: figure title (default: the system name).
+        report: ``metrics.pattern_report(G, pattern)`` if already computed (saves the routing).
     """
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -114,7 +117,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
     D = G
     if G.graph.get("topology") == "nvl72":
         D, member = tray_graph(G)
-    util, rate = _utilisation(G, pattern, member)
+    util, rate = _utilisation(G, pattern, member, report)
     pos = {n: d["pos"] for n, d in D.nodes(data=True)}
     bws = [d.get("GBps_dir") for *_, d in D.edges(data=True) if d.get("GBps_dir")]
     max_bw = max(bws) if bws else 1.0
@@ -123,8 +126,20 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
 
     busiest, note = _pick_busiest(util, top)
     busiest_keys = {k for k, _ in busiest}
+    # One LineCollection per layer instead of one Line2D per bundle: a redraw of the NVL72 (162 bundles)
+    # or a DGX (up to 48) costs a few draw calls, not hundreds of artists.
+    layers: dict[str, dict[str, list]] = {name: {"segments": [], "colors": [], "linewidths": [], "linestyles": []}
+                                          for name in ("edges", "outline", "busiest")}
+
+    def add(layer: str, segment, colour, alpha: float, width: float, style: str) -> None:
+        d = layers[layer]
+        d["segments"].append(segment)
+        d["colors"].append(to_rgba(colour, alpha))
+        d["linewidths"].append(width)
+        d["linestyles"].append({"-": "solid", ":": "dotted", "--": "dashed"}[style])
+
     for u, v, d in D.edges(data=True):
-        (x1, y1), (x2, y2) = pos[u], pos[v]
+        segment = [pos[u], pos[v]]
         bw = d.get("GBps_dir")
         family = _edge_family(d)
         width = _width(bw, max_bw, member is not None)
@@ -139,15 +154,20 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
                 colour, alpha = "#cccccc", 0.6
         if member is not None and not util:
             alpha = 0.35
-        ax.plot([x1, x2], [y1, y2], style, color=colour, lw=width, alpha=alpha, solid_capstyle="round",
-                zorder=1 if key not in busiest_keys else 2)
         if key in busiest_keys:
-            ax.plot([x1, x2], [y1, y2], "-", color="black", lw=width + 2.2, alpha=0.9, zorder=1.5)
+            add("busiest", segment, colour, alpha, width, style)
+            add("outline", segment, "black", 0.9, width + 2.2, "-")
+        else:
+            add("edges", segment, colour, alpha, width, style)
+    for zorder, name in ((1, "edges"), (1.5, "outline"), (2, "busiest")):
+        d = layers[name]
+        if d["segments"]:
+            ax.add_collection(LineCollection(d.pop("segments"), capstyle="round", zorder=zorder, **d))
     for key, u_val in busiest:
         a, b = tuple(key)
         (x1, y1), (x2, y2) = pos[a], pos[b]
-        ax.annotate(f"{u_val:.0%}", ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=8, ha="center", va="center", zorder=5,
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="black", lw=0.6))
+        ax.text((x1 + x2) / 2, (y1 + y2) / 2, f"{u_val:.0%}", fontsize=8, ha="center", va="center", zorder=5,
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="black", lw=0.6))
 
     # edge labels for small point-to-point or tree graphs
     if member is None and D.number_of_edges() <= 24 and not util:
@@ -156,8 +176,8 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
                                       or _edge_family(d) == "pcie"):
                 (x1, y1), (x2, y2) = pos[u], pos[v]
                 label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
-                ax.annotate(label, ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=7, ha="center", va="center",
-                            color="#333333", zorder=4, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+                ax.text((x1 + x2) / 2, (y1 + y2) / 2, label, fontsize=7, ha="center", va="center",
+                        color="#333333", zorder=4, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
 
     if member is not None:
         _draw_trays(ax, D)
@@ -171,7 +191,8 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
             ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
             for n in nodes:
                 label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
-                ax.annotate(label, pos[n], fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
+                ax.text(*pos[n], label, fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
+    ax.autoscale_view()
 
     if legend:
         handles = []
@@ -232,6 +253,7 @@ def _pick_busiest(util: dict, top: int) -> tuple[list, str]:
 
 
 def _draw_trays(ax, T: nx.Graph) -> None:
+    chips = []
     for n, d in T.nodes(data=True):
         x0, x1 = d["span"]
         y = d["pos"][1]
@@ -241,12 +263,13 @@ def _draw_trays(ax, T: nx.Graph) -> None:
                                     fc="white", ec="black", lw=0.8, zorder=2.5))
         members = d["members"]
         width = (x1 - x0 + 0.9) / len(members)
-        for i, _m in enumerate(members):
-            ax.add_patch(FancyBboxPatch((x0 - 0.45 + i * width + 0.08, y - 0.45), width - 0.16, 0.9,
-                                        boxstyle="square,pad=0", fc=face, ec="black", lw=0.4, zorder=3))
+        chips += [Rectangle((x0 - 0.45 + i * width + 0.08, y - 0.45), width - 0.16, 0.9, fc=face)
+                  for i in range(len(members))]
         label = f"compute tray {n[2:]}" if is_gpu else f"switch tray {n[2:]}"
-        ax.annotate(label, (d["pos"][0], y + (-1.1 if is_gpu else 1.1)), fontsize=6, ha="center",
-                    va="top" if is_gpu else "bottom", rotation=90 if is_gpu else 0, zorder=4)
+        ax.text(d["pos"][0], y + (-1.1 if is_gpu else 1.1), label, fontsize=6, ha="center",
+                va="top" if is_gpu else "bottom", rotation=90 if is_gpu else 0, zorder=4)
+    # the 108 chips (72 GPUs, 36 NVSwitch chips) as one collection: one artist to draw, not 108
+    ax.add_collection(PatchCollection(chips, match_original=True, edgecolor="black", linewidth=0.4, zorder=3))
 
 
 def save_topology(G: nx.Graph, path: str, **kwargs) -> None:

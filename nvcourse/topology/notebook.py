@@ -7,6 +7,7 @@ bandwidths are GB/s per direction.
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 
 from nvcourse import catalog
 
@@ -22,9 +23,7 @@ def system_rows(system_ids=None) -> list[dict]:
     rows = []
     for sid in system_ids or list(catalog.systems()):
         s = catalog.get_system(sid)
-        G = build_system_graph(sid)
-        bis = metrics.bisection_bandwidth(G)
-        rings = metrics.nccl_rings(G)
+        G, bis, rings = _system_facts(sid)  # cached: the explorer below shows the same systems
         hops = metrics.hop_stats(G)
         link = s.link
         rows.append({
@@ -34,7 +33,7 @@ def system_rows(system_ids=None) -> list[dict]:
             "bisection GB/s": bis.GBps_dir,
             "bisection per GPU GB/s": bis.GBps_dir / (len(bis.side_a)),
             "max hops": hops["max"],
-            "all-to-all per GPU GB/s": metrics.alltoall_throughput(G),
+            "all-to-all per GPU GB/s": _pattern_facts(sid, "all-to-all")[0],
             "rings": rings.n_rings,
             "ring total GB/s": rings.total_GBps_dir,
             "ring x efficiency GB/s": rings.total_GBps_dir * link.efficiency,
@@ -74,16 +73,29 @@ def codes_table_html() -> str:
     return table_html(rows, "From fastest (NV#) to slowest (SYS), as NCCL ranks paths.")
 
 
+@lru_cache(maxsize=None)
+def _system_facts(system: str) -> tuple:
+    """The graph, bisection and rings of a catalog system (pure functions of the catalog: computed once).
+
+    The graph is shared by later calls: only this module's read-only renders use it."""
+    G = build_system_graph(system)
+    return G, metrics.bisection_bandwidth(G), metrics.nccl_rings(G)
+
+
+@lru_cache(maxsize=None)
+def _pattern_facts(system: str, pattern: str) -> tuple[float, list[dict]]:
+    return metrics.pattern_report(_system_facts(system)[0], pattern)
+
+
 def render_system(system: str, pattern: str):
     """Dashboard render function: the topology with the busiest links of ``pattern`` and a readout."""
     from .draw import draw_topology
 
-    G = build_system_graph(system)
-    fig = draw_topology(G, pattern=pattern, figsize=(9.0, 4.8))
-    rate = metrics.pattern_throughput(G, pattern)
-    bis = metrics.bisection_bandwidth(G)
-    rings = metrics.nccl_rings(G)
-    top = metrics.busiest_links(G, pattern, top=1)[0]
+    G, bis, rings = _system_facts(system)
+    report = _pattern_facts(system, pattern)
+    rate, rows = report
+    fig = draw_topology(G, pattern=pattern, figsize=(9.0, 4.8), report=report)
+    top = rows[0]
     text = (
         f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
         f"<b>{pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link {html.escape(top['a'])}–{html.escape(top['b'])}); "
