@@ -1,0 +1,116 @@
+"""Chapter 04b's dashboard: any collective on any catalog system, every algorithm's time and the chosen busbw.
+
+The model is :mod:`nvcourse.costmodel.model`; this module wires controls to it and draws two panels.
+Both panels keep fixed axes (1 µs – 100 s, 100 B/s – 2 TB/s over 8 B – 16 GiB), so switching systems
+or operations compares like with like, and only the curves are redrawn on a change
+(:class:`nvcourse.widgets.LiveFigure`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import catalog
+from ..plots import bytes_axis, rate_axis, time_axis
+from ..units import format_size, format_time
+from ..widgets import Dashboard, LiveFigure, new_live_figure
+from .model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
+
+__all__ = ["SIZES", "ALGO_COLOURS", "SweepView", "predict_dashboard"]
+
+#: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
+SIZES = 2.0 ** np.arange(3, 35)
+#: One colour per algorithm (Okabe–Ito), in every figure of chapter 04b.
+ALGO_COLOURS = {"ring": "#0072B2", "tree": "#009E73", "rhd": "#E69F00", "direct": "#CC79A7",
+                "nvls": "#D55E00", "hierarchical": "#56B4E9"}
+TIME_LIMITS_S = (1e-6, 1e2)
+BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
+
+
+class SweepView:
+    """Left: time of every algorithm that can run (thin) and of the chosen one (thick). Right: busbw of the
+    choice, one colour per algorithm picked. Grey: sizes where the α term exceeds the bandwidth term."""
+
+    def __init__(self) -> None:
+        self.live, (ax1, ax2) = new_live_figure(10, 4.0, ncols=2)
+        self.ax1, self.ax2 = ax1, ax2
+        self.lines = {name: ax1.plot(SIZES, SIZES, color=ALGO_COLOURS[name], lw=1, alpha=0.6, label=name)[0]
+                      for name in ALGORITHMS}
+        (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)
+        self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=ALGO_COLOURS[name], label=name)[0]
+                       for name in ALGORITHMS}
+        for ax in (ax1, ax2):
+            bytes_axis(ax)
+            ax.set_xlim(SIZES[0], SIZES[-1])
+        time_axis(ax1)
+        ax1.set_ylim(*TIME_LIMITS_S)
+        ax1.set_title("time (grey: latency-bound)", fontsize=10)
+        rate_axis(ax2, label="busbw (per direction)")
+        ax2.set_ylim(*BUSBW_LIMITS_Bps)
+        ax2.set_title("busbw as nccl-tests prints it", fontsize=10)
+        self.live.animate(*self.lines.values(), self.chosen, *self.points.values())
+        self.extras: list = []  # shading and legends: rebuilt on every change
+
+    def __call__(self, op: str, algo: str, system: str, gpus: int, nodes: int) -> tuple[LiveFigure, str]:
+        sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo)
+        full = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo="auto")
+        for name, line in self.lines.items():
+            line.set_visible(name in full.times_by_algo)
+            if name in full.times_by_algo:
+                line.set_ydata(full.times_by_algo[name])
+        self.chosen.set_ydata(sw.time_s)
+        self.chosen.set_label(f"{algo} (chosen)")
+        picked = [str(a) for a in sw.algo]
+        for name, points in self.points.items():
+            mask = np.array([a == name for a in picked])
+            points.set_visible(bool(mask.any()))
+            points.set_data(SIZES[mask], sw.busbw_GBps[mask] * 1e9)
+        lat = np.array([sw.costs[a].latency_s for a in sw.algo])
+        bw_term = np.array([sw.costs[a].s_per_byte for a in sw.algo]) * SIZES
+        latency_bound = SIZES[lat >= bw_term]
+        for artist in self.extras:
+            self.live.forget(artist)
+        self.extras = []
+        if latency_bound.size:
+            self.extras += [ax.axvspan(SIZES[0], latency_bound.max(), color="#999999", alpha=0.15, lw=0)
+                            for ax in (self.ax1, self.ax2)]
+        shown = [line for line in self.lines.values() if line.get_visible()]
+        self.extras.append(self.ax1.legend(handles=[*shown, self.chosen], fontsize=8, loc="upper left"))
+        in_order = [self.points[name] for name in dict.fromkeys(picked)]
+        self.extras.append(self.ax2.legend(handles=in_order, fontsize=8, loc="upper left", title="picked"))
+        self.live.animate(*self.extras)
+        # shading under the curves: move it to the front of the redraw list
+        self.live.artists.sort(key=lambda a: a.get_zorder())
+        p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo)
+        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}</b>, {format_time(p.time_s)}, "
+                f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
+                f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}")
+        return self.live, text
+
+
+def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: int = 8, nodes: int = 1) -> Dashboard:
+    """Controls for operation, algorithm (``auto``, ``nccl`` or one that can run), system, GPUs per node and
+    nodes; the controls only ever offer valid combinations."""
+    import ipywidgets as w
+
+    op_w = w.Dropdown(options=list(OPERATIONS), value=op, description="operation")
+    algo_w = w.Dropdown(options=["auto", "nccl"], value="nccl", description="algorithm")
+    sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
+    gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
+    nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
+
+    def sync(_=None) -> None:
+        """Keep the controls valid: GPU range from the system, algorithms from what can run."""
+        s = catalog.get_system(sys_w.value)
+        gpus_w.max = max(s.gpus_per_host, s.gpus_per_domain)
+        gpus_w.min = 2 if nodes_w.value == 1 else 1
+        names = ["auto", "nccl", *algorithms(op_w.value, sys_w.value, gpus_w.value, nodes_w.value)]
+        if algo_w.value not in names:
+            algo_w.value = "nccl"
+        algo_w.options = names
+
+    for widget in (op_w, sys_w, gpus_w, nodes_w):  # registered before the dashboard's observers: runs first
+        widget.observe(sync, names="value")
+    sync()
+    return Dashboard({"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w}, SweepView(),
+                     columns=3)

@@ -1,0 +1,78 @@
+"""Chapter 04b's dashboard draws what the cost model predicts, and only offers valid combinations."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pytest
+from PIL import Image
+
+from nvcourse import catalog
+from nvcourse.costmodel import OPERATIONS, algorithms, predict, predict_sweep
+from nvcourse.costmodel.views import BUSBW_LIMITS_Bps, SIZES, TIME_LIMITS_S, SweepView, predict_dashboard
+
+
+def _pixels(live) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(live.png())))
+
+
+def test_curves_are_the_models_sweeps():
+    view = SweepView()
+    live, text = view("allreduce", "nccl", "dgx-a100", 8, 2)
+    sweep = predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=2, algo="nccl")
+    full = predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=2, algo="auto")
+    np.testing.assert_allclose(view.chosen.get_ydata(), sweep.time_s)
+    shown = {name for name, line in view.lines.items() if line.get_visible()}
+    assert shown == set(full.times_by_algo) == set(algorithms("allreduce", "dgx-a100", 8, 2))
+    for name in shown:
+        np.testing.assert_allclose(view.lines[name].get_ydata(), full.times_by_algo[name])
+    picked = {str(a) for a in sweep.algo}
+    assert {name for name, pts in view.points.items() if pts.get_visible()} == picked
+    total = sum(len(pts.get_xdata()) for pts in view.points.values() if pts.get_visible())
+    assert total == len(SIZES)
+    p = predict("allreduce", "dgx-a100", 8, 2**30, nodes=2, algo="nccl")
+    assert f"busbw {p.busbw_GBps:.1f} GB/s" in text and p.algo in text
+
+
+def test_fixed_axes_hold_every_combination_the_controls_offer():
+    """The axes never rescale, so every time and busbw the dashboard can show must fit inside them."""
+    lo_t, hi_t = TIME_LIMITS_S
+    lo_b, hi_b = BUSBW_LIMITS_Bps
+    for op in OPERATIONS:
+        for sid, s in catalog.systems().items():
+            for nodes in (1, 256):
+                for g in {2, max(s.gpus_per_host, s.gpus_per_domain)}:
+                    full = predict_sweep(op, sid, g, SIZES, nodes=nodes, algo="auto")
+                    times = np.concatenate(list(full.times_by_algo.values()))
+                    assert lo_t <= times.min() and times.max() <= hi_t, (op, sid, g, nodes)
+                    busbw = full.busbw_GBps[full.busbw_GBps > 0] * 1e9
+                    assert lo_b <= busbw.min() and busbw.max() <= hi_b, (op, sid, g, nodes)
+
+
+def test_updated_view_draws_what_a_fresh_one_draws():
+    view = SweepView()
+    for state in [("allreduce", "nccl", "dgx-h100", 8, 1), ("alltoall", "auto", "gb200-nvl72", 72, 1),
+                  ("broadcast", "nccl", "pcie-8gpu", 8, 64)]:
+        view(*state)[0].png()
+    live, text = view("reducescatter", "auto", "dgx-a100", 8, 2)
+    fresh, fresh_text = SweepView()("reducescatter", "auto", "dgx-a100", 8, 2)
+    assert text == fresh_text
+    assert np.array_equal(_pixels(live), _pixels(fresh))
+    assert live.full_draws == 1
+
+
+def test_dashboard_keeps_controls_valid():
+    d = predict_dashboard()
+    d.controls["system"].value = "gb200-nvl72"
+    assert d.controls["gpus"].max == 72
+    d.controls["gpus"].value = 72
+    d.controls["system"].value = "dgx-a100"  # 72 GPUs no longer fit: clamped to 8
+    assert d.controls["gpus"].value == 8 and d.last_error is None
+    d.controls["op"].value = "alltoall"
+    assert set(d.controls["algo"].options) == {"auto", "nccl", *algorithms("alltoall", "dgx-a100", 8, 1)}
+    d.controls["nodes"].value = 256
+    assert d.last_error is None and "256" in d.readout.value
+    with pytest.raises(ValueError):
+        SweepView()("allreduce", "ring", "dgx-h100", 8, 0)
