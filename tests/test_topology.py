@@ -307,3 +307,14 @@ def test_h100_ring_total_times_nccl_efficiency_is_near_measured_busbw():
     """18 x 25 x 0.824 (NCCL's 20.6 GB/s per link) = 370.8, the measured ring busbw of ~370 GB/s."""
     plan = nccl_rings(build_system_graph("dgx-h100"))
     assert plan.total_GBps_dir * catalog.get_link("nvlink4").efficiency == pytest.approx(370.8)
+
+
+@pytest.mark.parametrize("system", ["dgx-1-v100", "pcie-8gpu", "gb200-nvl72"])
+@pytest.mark.parametrize("pattern", ["ring", "all-to-all", "one-to-all"])
+def test_pattern_report_is_throughput_and_busiest_links_from_one_routing(system, pattern):
+    from nvcourse.topology import metrics
+
+    G = build_system_graph(system)
+    rate, rows = metrics.pattern_report(G, pattern)
+    assert rate == metrics.pattern_throughput(G, pattern)
+    assert rows == metrics.busiest_links(G, pattern, top=None)
