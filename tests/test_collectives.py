@@ -98,6 +98,26 @@ def test_plan_gives_numpy_answer_in_any_allowed_order(op, algo, p):
                 np.testing.assert_array_equal(outs[r], exp[r], err_msg=f"{op}/{algo} p={p} rank {r}")
 
 
+@pytest.mark.parametrize("op, algo, p", [("allreduce", "ring", 4), ("allreduce", "rhd", 8), ("allgather", "direct", 3)])
+def test_simulate_reports_each_data_step_and_gives_numpy_answer(op, algo, p):
+    count = P.normalize_count(op, p, 4 * p * 6, 4)
+    plan = P.build_plan(op, algo, p, count)
+    ins = [np.arange(plan.counts["in"], dtype=np.float64) + 100 * r for r in range(p)]
+    seen = []
+
+    def on_step(s, wrote, bufs):
+        chunks = {a.chunk for a in plan.steps[0][s] if a.dsts} if 0 in wrote else set()
+        assert set(wrote.get(0, [])) == chunks  # rank 0's chunks written in step s, as the plan says
+        seen.append((s, sorted(wrote)))
+
+    bufs = P.simulate(plan, ins, fill=0, on_step=on_step)
+    data_steps = [s for s in range(plan.nsteps) if any(a.dsts for r in range(p) for a in plan.steps[r][s])]
+    assert [s for s, _ in seen] == data_steps  # the final "read my output" step moves nothing: not reported
+    exp = expected_outputs(op, ins, p)
+    for r in range(p):
+        np.testing.assert_array_equal(bufs["out"][r], exp[r])
+
+
 def test_interleaving_checker_catches_missing_waits():
     plan = P.build_plan("allreduce", "ring", 4, 4 * 64)
     ins = [np.full(plan.counts["in"], float(r + 1)) for r in range(4)]

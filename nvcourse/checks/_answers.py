@@ -18,14 +18,11 @@ from ._core import (
     FAIL,
     PASS,
     CheckError,
-    Result,
-    _exception_hint,
-    _Raised,
-    call_learner,
     close,
-    describe_exception,
     diagnose,
     fmt,
+    learner_value,
+    Result,
     safe_checker,
     to_number,
 )
@@ -94,17 +91,9 @@ def answer(qid: str, value: Any) -> Result:
                          status=ERROR)
     q = _QUESTIONS[qid]
     name = f"answer {qid}"
-    if callable(value):
-        try:
-            value = call_learner(value)
-        except CheckError as err:
-            return Result(name, err.status, err.message, hint=err.hint)
-        except _Raised as raised:
-            return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
-                          hint=_exception_hint(raised.exc))
-    if value is ... :
-        raise CheckError("you have not answered yet (the value is `...`).", "Replace `...` with your answer.",
-                         status="todo")
+    value = learner_value(value, name)
+    if isinstance(value, Result):
+        return value
     expected = q.expected()
     if q.choices:
         try:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = [
+    "learner_value",
     "Result",
     "Case",
     "CheckError",
@@ -247,6 +248,23 @@ def call_learner(fn: Callable[..., Any], *args: Any) -> Any:
         raise
     except BaseException as exc:
         raise _Raised(exc) from exc
+
+
+def learner_value(value: Any, name: str) -> Any:
+    """The learner's answer: ``value`` itself, or what it returns when it is a function (called with no
+    arguments). A :class:`Result` instead when there is nothing to check yet: ``...`` (TODO), a function
+    that raises NotImplementedError (TODO) or another exception (ERROR, with a hint for that exception)."""
+    if callable(value):
+        try:
+            value = call_learner(value)
+        except CheckError as err:
+            return Result(name, err.status, err.message, hint=err.hint)
+        except _Raised as raised:
+            return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
+                          hint=_exception_hint(raised.exc))
+    if value is ...:
+        return Result(name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer.")
+    return value
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -16,20 +16,16 @@ from .. import catalog, training
 from ._answers import Question, register
 from ._core import (
     ERROR,
-    TODO,
     FAIL,
     PASS,
     Case,
-    CheckError,
-    Result,
-    _exception_hint,
-    _Raised,
-    call_learner,
     check_function,
+    CheckError,
     close,
-    describe_exception,
     diagnose,
     fmt,
+    learner_value,
+    Result,
     rng_for,
     safe_checker,
     to_number,
@@ -200,16 +196,9 @@ def exposed_dp_time(fn) -> Result:
 
 
 def _learner_number(value: Any, name: str, what: str) -> float | Result:
-    if callable(value):
-        try:
-            value = call_learner(value)
-        except CheckError as err:
-            return Result(name, err.status, err.message, hint=err.hint)
-        except _Raised as raised:
-            return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
-                          hint=_exception_hint(raised.exc))
-    if value is ...:
-        return Result(name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer.")
+    value = learner_value(value, name)
+    if isinstance(value, Result):
+        return value
     try:
         return to_number(value, what)
     except CheckError as err:

@@ -24,6 +24,7 @@ Sizes in this module are in **elements**, not bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -419,11 +420,15 @@ def build_plan(op: str, algo: str, nprocs: int, count: int) -> Plan:
     return plan
 
 
-def simulate(plan: Plan, inputs: list, *, order: str = "forward") -> dict[str, list]:
-    """Run a plan in one process with numpy arrays (for tests): returns the buffers.
+def simulate(plan: Plan, inputs: list, *, order: str = "forward", fill: float | None = None,
+             on_step: Callable[[int, dict[int, list[int]], dict[str, list]], None] | None = None) -> dict[str, list]:
+    """Run a plan in one process with numpy arrays: returns the buffers.
 
     Steps execute in step order; within a step, ranks run in ``order`` ("forward" or "reverse") so that
-    tests can check that the result does not depend on the interleaving the plan allows.
+    tests can check that the result does not depend on the interleaving the plan allows. ``out`` and
+    ``tmp`` start filled with ``fill`` (default: the markers -99 and -77, so that a test sees an element
+    nobody wrote). ``on_step(s, wrote, bufs)`` is called after every step that wrote something, with
+    ``wrote`` = rank → the chunks it wrote in step ``s``.
     """
     import numpy as np
 
@@ -431,8 +436,8 @@ def simulate(plan: Plan, inputs: list, *, order: str = "forward") -> dict[str, l
     dtype = inputs[0].dtype
     bufs = {
         "in": [np.array(x, copy=True) for x in inputs],
-        "out": [np.full(plan.counts["out"], -99, dtype=dtype) for _ in range(p)],
-        "tmp": [np.full(plan.counts["tmp"], -77, dtype=dtype) for _ in range(p)],
+        "out": [np.full(plan.counts["out"], -99 if fill is None else fill, dtype=dtype) for _ in range(p)],
+        "tmp": [np.full(plan.counts["tmp"], -77 if fill is None else fill, dtype=dtype) for _ in range(p)],
     }
 
     def view(ref: Ref):
@@ -440,6 +445,7 @@ def simulate(plan: Plan, inputs: list, *, order: str = "forward") -> dict[str, l
 
     ranks = list(range(p)) if order == "forward" else list(range(p - 1, -1, -1))
     for s in range(plan.nsteps):
+        wrote: dict[int, list[int]] = {}
         for r in ranks:
             for a in plan.steps[r][s]:
                 if not a.dsts:
@@ -449,6 +455,9 @@ def simulate(plan: Plan, inputs: list, *, order: str = "forward") -> dict[str, l
                     acc = acc + view(src)
                 for d in a.dsts:
                     view(d)[...] = acc
+                wrote.setdefault(r, []).append(a.chunk)
+        if on_step is not None and wrote:
+            on_step(s, dict(sorted(wrote.items())), bufs)
     return bufs
 
 

@@ -44,16 +44,9 @@ def ring_states(nprocs: int, count: int) -> tuple[list[list[list[Block]]], list[
     bounds = _plan.chunk_bounds(count, nprocs)
     if any(hi <= lo for lo, hi in zip(bounds, bounds[1:])):
         raise ValueError(f"count must be at least nprocs={nprocs} so every chunk has an element; got {count}")
-    bufs = {
-        "in": [np.full(count, 1 << r, dtype=np.int64) for r in range(nprocs)],
-        "out": [np.zeros(count, dtype=np.int64) for _ in range(nprocs)],
-        "tmp": [np.zeros(max(1, plan.counts["tmp"]), dtype=np.int64) for _ in range(nprocs)],
-    }
+    inputs = [np.full(count, 1 << r, dtype=np.int64) for r in range(nprocs)]
 
-    def view(ref: _plan.Ref) -> np.ndarray:
-        return bufs[ref.kind][ref.owner][ref.lo:ref.hi]
-
-    def snapshot() -> list[list[Block]]:
+    def snapshot(bufs) -> list[list[Block]]:
         state = []
         for r in range(nprocs):
             row = []
@@ -66,22 +59,16 @@ def ring_states(nprocs: int, count: int) -> tuple[list[list[list[Block]]], list[
             state.append(row)
         return state
 
-    states, written = [snapshot()], []
-    for s in range(plan.nsteps):
-        wrote: dict[int, list[int]] = {}
-        for r in range(nprocs):
-            for a in plan.steps[r][s]:
-                if not a.dsts:
-                    continue
-                acc = view(a.srcs[0]).copy()
-                for src in a.srcs[1:]:
-                    acc = acc + view(src)
-                for d in a.dsts:
-                    view(d)[...] = acc
-                wrote.setdefault(r, []).append(a.chunk)
-        if wrote:  # the plan's last step only waits (no data moves): not a frame
-            states.append(snapshot())
-            written.append(wrote)
+    # before the call every chunk of a rank holds its own input; then one state per step that moved data
+    # (the plan's last step only waits)
+    states = [[[Block((r,), c) for c in range(nprocs)] for r in range(nprocs)]]
+    written: list[dict[int, list[int]]] = []
+
+    def record(_step: int, wrote: dict[int, list[int]], bufs) -> None:
+        states.append(snapshot(bufs))
+        written.append(wrote)
+
+    _plan.simulate(plan, inputs, fill=0, on_step=record)
     return states, written
 
 
