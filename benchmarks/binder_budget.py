@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvcourse.doctor import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 DIRS = ("notebooks", "solutions")
 TIME_BUDGET_S = 300.0
@@ -178,16 +180,6 @@ def run_notebook(path: Path, timeout: int, sampler_cpus: set[int] | None = None)
 # ---------------------------------------------------------------- reporting
 def fmt_mib(b: float) -> str:
     return f"{b / MiB:,.0f}"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def table(results: list[Result]) -> list[str]:

@@ -32,6 +32,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from nvcourse.doctor import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_MS = 150.0
 N_VALUES = 12
@@ -153,16 +155,6 @@ def probe_notebook(path: Path, timeout: int = 600) -> list[dict]:
     if MARK not in text:
         raise RuntimeError(f"the probe printed nothing: {text[-500:]}")
     return json.loads(text.split(MARK)[1])
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def p90(xs: list[float]) -> float:

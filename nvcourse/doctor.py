@@ -80,11 +80,23 @@ def _shared_memory() -> Check:
     return Check("shared memory", "OK", f"{platform.system()}: multiprocessing.shared_memory (no /dev/shm to measure)")
 
 
+def cpu_model() -> str:
+    """The CPU's marketing name (Linux: /proc/cpuinfo), else what :mod:`platform` knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def _cpus() -> Check:
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if n >= 2:
-        return Check("CPU cores", "OK", f"{n} usable: demos with up to {min(n, 8)} ranks run in parallel")
-    return Check("CPU cores", "WARN", "1 usable core (Binder?): multi-process demos still run, ranks take turns")
+        return Check("CPU cores", "OK", f"{n} usable ({cpu_model()}): demos with up to {min(n, 8)} ranks run in parallel")
+    return Check("CPU cores", "WARN", f"1 usable core ({cpu_model()}; Binder?): multi-process demos still run, ranks take turns")
 
 
 def run_checks() -> list[Check]:
