@@ -324,3 +324,12 @@ def test_plausible_wrong_answers(qid, factor, words):
     r = checks.answer(qid, value)
     _assert_result(r)
     assert not r.passed and words in r.hint, r.message
+
+
+def test_every_public_checker_is_tested_somewhere():
+    """CHECKERS (tests/test_checks.py), CASES here, and the predict-then-run pair cover every checker."""
+    not_checkers = {"Result", "Question", "answer", "expected_answer", "questions", "CHECKERS"}
+    covered = {f.__name__ for fs in checks.CHECKERS.values() for f in fs} | set(CASES)
+    covered |= {"record_prediction", "prediction_vs_measurement"}  # tests/test_checks.py::test_prediction_vs_measurement
+    covered |= {"step_prediction"}  # test_step_prediction_* above
+    assert set(checks.__all__) - not_checkers == covered

@@ -25,7 +25,10 @@ from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch08 import cluster_mtbf_hours, young_interval
 
-#: Every function checker, by chapter (tests iterate over it).
+#: The checkers that take one learner function of plain numbers and try it on cases, by chapter
+#: (tests/test_checks.py runs each with a solution, a stub and typical mistakes). The others take several
+#: functions or values (chapters 05 and 07, the predict-then-run pair of 04, ``answer``) and have their own
+#: tests (tests/test_checks_ch05_ch07.py, tests/test_checks.py).
 CHECKERS = {
     "01": (model_state_bytes, min_gpus, dp_bytes_per_step),
     "02": (half_bandwidth_size, effective_bandwidth),
