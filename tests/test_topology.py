@@ -180,6 +180,17 @@ def test_uniform_crossbar_closed_form_agrees_with_max_flow():
     assert bisection_bandwidth(G, max_enumerate=2).GBps_dir == 300.0
 
 
+@pytest.mark.parametrize("system", ["dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "dgx-1-v100", "pcie-8gpu"])
+def test_closed_form_first_gives_the_max_flow_answer(system):
+    """Where the uniform-crossbar formula applies it must equal the enumeration; elsewhere it is not used."""
+    G = build_system_graph(system)
+    exact = bisection_bandwidth(G)
+    fast = bisection_bandwidth(G, closed_form_first=True)
+    assert fast.GBps_dir == pytest.approx(exact.GBps_dir)
+    crossbar = system in ("dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200")
+    assert fast.method == ("uniform-crossbar" if crossbar else "max-flow")
+
+
 # ----------------------------------------------------------------------------------------- hops
 
 

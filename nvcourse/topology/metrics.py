@@ -151,7 +151,7 @@ def _uniform_crossbar(G: nx.Graph, gpus: list[str]) -> float | None:
     return total
 
 
-def bisection_bandwidth(G: nx.Graph, *, max_enumerate: int = 16) -> Bisection:
+def bisection_bandwidth(G: nx.Graph, *, max_enumerate: int = 16, closed_form_first: bool = False) -> Bisection:
     """Minimum bisection bandwidth of the GPUs of ``G``, GB/s **per direction**.
 
     Exact in both methods:
@@ -161,11 +161,18 @@ def bisection_bandwidth(G: nx.Graph, *, max_enumerate: int = 16) -> Bisection:
     * larger graphs must be uniform crossbars (every GPU wired to every switch, the same count per switch,
       no GPU-GPU links, like the NVL72): then each switch contributes (n/2) x its per-GPU bandwidth for
       *every* balanced split. Other large graphs raise ValueError.
+
+    ``closed_form_first``: use the uniform-crossbar result whenever it applies, also for small graphs (the
+    same value, tested; a live widget then skips the 35 max-flows of an 8-GPU NVSwitch box).
     """
     gpus = gpu_nodes(G)
     n = len(gpus)
     if n < 2:
         raise ValueError(f"bisection needs at least 2 GPUs, the graph has {n}")
+    if closed_form_first:
+        value = _uniform_crossbar(G, gpus)
+        if value is not None:
+            return Bisection(value, tuple(gpus[: n // 2]), tuple(gpus[n // 2:]), "uniform-crossbar", None)
     if n <= max_enumerate:
         D = _flow_network(G)
         first, rest = gpus[0], gpus[1:]
