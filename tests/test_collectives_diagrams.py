@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from nvcourse.collectives import LinkEmulation, ProcessGroup, model
@@ -76,18 +77,37 @@ def test_ring_states_follow_reduce_scatter_then_all_gather():
             assert written[k][r] == written[k - 1][(r - 1) % p]
 
 
+def _pixels(png: bytes):
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)))
+
+
 def test_replay_of_a_real_trace_and_its_pictures():
     with ProcessGroup(4, timeout_s=30) as pg:
         res = pg.run("allreduce", 64, algo="ring", iters=1, warmup=1, trace=True)
     assert res.correct
     rp = RingReplay.from_result(res)
     assert rp.nsteps == 6 and rp.iteration == max(e.iteration for e in res.trace)
+    view = render_ring(rp)
     for k in (0, 3, 6):
-        fig, text = render_ring(rp)(k)
+        live, text = view(k)
         assert "step" in text or "Move the slider" in text
-        plt.close(fig)
+        live.png()
+    # the kept figure, moved through other steps, shows what a fresh one shows
+    again, _ = render_ring(rp)(6)
+    assert np.array_equal(_pixels(live.png()), _pixels(again.png()))
+    assert live.full_draws == 1 and plt.get_fignums() == []
+    assert view.ax.title.get_text().startswith("step 6 of 6 — all-gather")
+    fig = draw_ring_step(rp, 3)  # the static picture of one step
+    assert fig.axes[0].get_title().startswith("step 3 of 6 — reduce-scatter")  # p − 1 = 3 steps of it
+    plt.close(fig)
     with pytest.raises(ValueError):
         draw_ring_step(rp, 7)
+    with pytest.raises(ValueError):
+        view(7)
     # a trace that contradicts the plan is refused
     bad = res.trace[:]
     i = next(i for i, e in enumerate(bad) if e.iteration == rp.iteration and e.peer >= 0)

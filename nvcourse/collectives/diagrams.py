@@ -111,12 +111,15 @@ def collective_blocks(op: str, nprocs: int = 4, root: int = 0) -> tuple[list[lis
 
 
 def draw_buffer(ax, x0: float, y0: float, slots, nprocs: int, *, width: float = 1.0, height: float = 0.8,
-                highlight: set[int] | None = None, fontsize: float = 8) -> None:
-    """Draw one rank's slots left to right from ``(x0, y0)`` (lower-left corner); sums as colour stripes."""
+                highlight: set[int] | None = None, fontsize: float = 8) -> list:
+    """Draw one rank's slots left to right from ``(x0, y0)`` (lower-left corner); sums as colour stripes.
+
+    Returns the artists it added (the boxes' collection, then the labels)."""
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
     highlight = highlight or set()
+    labels = []
     boxes = []  # drawn as one PatchCollection: a ring step has ~60 rectangles, one artist each was most of a redraw
     for i, block in enumerate(slots):
         x = x0 + i * width
@@ -131,11 +134,12 @@ def draw_buffer(ax, x0: float, y0: float, slots, nprocs: int, *, width: float = 
         boxes.append(Rectangle((x + 0.04, y0), width - 0.08, height, fill=False,
                                ec="black", lw=2.2 if i in highlight else 0.6))
         label = block.label(nprocs)
-        ax.text(x + width / 2, y0 + height / 2, label, ha="center", va="center",
-                fontsize=fontsize if len(label) <= 3 else fontsize * 0.8,
-                bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.75))
+        labels.append(ax.text(x + width / 2, y0 + height / 2, label, ha="center", va="center",
+                              fontsize=fontsize if len(label) <= 3 else fontsize * 0.8,
+                              bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.75)))
     collection = ax.add_collection(PatchCollection(boxes, match_original=True), autolim=False)
     collection.set_zorder(1)  # under the labels (texts are at zorder 3)
+    return [collection, *labels]
 
 
 def draw_collective(op: str, nprocs: int = 4, *, ax=None, root: int = 0):

@@ -26,7 +26,7 @@ from . import plan as _plan
 from .diagrams import RANK_COLOURS, Block, draw_buffer, rank_letter
 from .plots import ring_frames
 
-__all__ = ["RingReplay", "ring_states", "draw_ring_step", "ring_step_html", "render_ring", "ring_dashboard"]
+__all__ = ["RingReplay", "RingView", "ring_states", "draw_ring_step", "ring_step_html", "render_ring", "ring_dashboard"]
 
 MAX_RING_RANKS = 8
 
@@ -139,37 +139,59 @@ def _positions(p: int) -> tuple[float, list[tuple[float, float]]]:
     return radius, pts
 
 
-def draw_ring_step(replay: RingReplay, k: int, *, ax=None):
-    """Draw the ring after ``k`` steps (0: before the call): buffers, partial sums and step ``k``'s transfers.
+_W, _H = 1.0, 0.75  # one chunk's box, data units
 
-    Returns the Figure.
-    """
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyArrowPatch
 
+def _check_step(replay: RingReplay, k: int) -> None:
     if not 0 <= k <= replay.nsteps:
         raise ValueError(f"step must be from 0 to {replay.nsteps}; got {k!r}")
+
+
+def _draw_ring_static(ax, replay: RingReplay) -> None:
+    """What every step shares: the faint ring, each rank's frame and name, the limits."""
+    import matplotlib.pyplot as plt
+
     p = replay.nprocs
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 6.0), layout="constrained")
-    else:
-        fig = ax.figure
     radius, pts = _positions(p)
-    w, h = 1.0, 0.75
-    state = replay.states[k]
-    wrote = replay.written[k - 1] if k else {}
-    # the ring itself, faint
     ax.add_patch(plt.Circle((0, 0), radius * 0.62, fill=False, ec="#cccccc", lw=1, ls=(0, (3, 3))))
     for r, (x, y) in enumerate(pts):
-        x0, y0 = x - p * w / 2, y - h / 2
-        draw_buffer(ax, x0, y0, state[r], p, width=w, height=h, highlight=set(wrote.get(r, [])), fontsize=9)
-        ax.text(x, y + h / 2 + 0.12, f"rank {r} ({rank_letter(r)})", ha="center", va="bottom", fontsize=9,
+        x0, y0 = x - p * _W / 2, y - _H / 2
+        ax.text(x, y + _H / 2 + 0.12, f"rank {r} ({rank_letter(r)})", ha="center", va="bottom", fontsize=9,
                 color="black", fontweight="bold")
-        ax.add_patch(plt.Rectangle((x0 - 0.12, y0 - 0.08), p * w + 0.24, h + 0.16, fill=False,
+        ax.add_patch(plt.Rectangle((x0 - 0.12, y0 - 0.08), p * _W + 0.24, _H + 0.16, fill=False,
                                    ec=RANK_COLOURS[r % len(RANK_COLOURS)], lw=1.5))
+    lim = radius + p * _W / 2 + 0.3
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-radius - 0.9, radius + 1.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def _ring_title(replay: RingReplay, k: int) -> str:
+    phase = replay.phase(k)
+    if k == 0:
+        return "before the call: each rank holds only its own data (one colour per rank)"
+    if phase == "reduce-scatter":
+        return (f"step {k} of {replay.nsteps} — reduce-scatter: each rank receives one chunk from its left "
+                "neighbour\nand adds its own (thick outline = just written)")
+    return (f"step {k} of {replay.nsteps} — all-gather: each rank receives one finished chunk (Σ)\n"
+            "from its left neighbour and stores it (thick outline = just written)")
+
+
+def _draw_ring_state(ax, replay: RingReplay, k: int) -> list:
+    """What step ``k`` shows: buffers and partial sums, step k's transfers and phase. Returns the artists."""
+    from matplotlib.patches import FancyArrowPatch
+
+    p = replay.nprocs
+    radius, pts = _positions(p)
+    state = replay.states[k]
+    wrote = replay.written[k - 1] if k else {}
+    artists: list = []
+    for r, (x, y) in enumerate(pts):
+        artists += draw_buffer(ax, x - p * _W / 2, y - _H / 2, state[r], p, width=_W, height=_H,
+                               highlight=set(wrote.get(r, [])), fontsize=9)
     if k:
-        frame = replay.frames[k - 1]
-        for t in frame["transfers"]:
+        for t in replay.frames[k - 1]["transfers"]:
             src, dst = t["src"], t["dst"]
             a0 = math.atan2(pts[src][1], pts[src][0])
             a1 = math.atan2(pts[dst][1], pts[dst][0])
@@ -179,29 +201,59 @@ def draw_ring_step(replay: RingReplay, k: int, *, ax=None):
             off = 0.22 if p <= 4 else 0.1
             start = (r_in * math.cos(a0 - off), r_in * math.sin(a0 - off))
             end = (r_in * math.cos(a1 + off), r_in * math.sin(a1 + off))
-            ax.add_patch(FancyArrowPatch(start, end, connectionstyle="arc3,rad=-0.25", arrowstyle="-|>",
-                                         mutation_scale=16, lw=2.2, color="#333333"))
+            artists.append(ax.add_artist(FancyArrowPatch(start, end, connectionstyle="arc3,rad=-0.25", arrowstyle="-|>",
+                                                         mutation_scale=16, lw=2.2, color="#333333")))
             am = (a0 + a1) / 2
-            ax.text(0.42 * radius * math.cos(am), 0.42 * radius * math.sin(am), f"chunk {t['chunk']}",
-                    ha="center", va="center", fontsize=8.5,
-                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="#999999", lw=0.6))
-    phase = replay.phase(k)
-    if k == 0:
-        title = "before the call: each rank holds only its own data (one colour per rank)"
-    elif phase == "reduce-scatter":
-        title = (f"step {k} of {replay.nsteps} — reduce-scatter: each rank receives one chunk from its left "
-                 "neighbour\nand adds its own (thick outline = just written)")
+            artists.append(ax.text(0.42 * radius * math.cos(am), 0.42 * radius * math.sin(am), f"chunk {t['chunk']}",
+                                   ha="center", va="center", fontsize=8.5,
+                                   bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="#999999", lw=0.6)))
+    artists.append(ax.text(0, 0, replay.phase(k), ha="center", va="center", fontsize=11, color="#555555",
+                           style="italic"))
+    return artists
+
+
+def draw_ring_step(replay: RingReplay, k: int, *, ax=None):
+    """Draw the ring after ``k`` steps (0: before the call): buffers, partial sums and step ``k``'s transfers.
+
+    Returns the Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    _check_step(replay, k)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 6.0), layout="constrained")
     else:
-        title = (f"step {k} of {replay.nsteps} — all-gather: each rank receives one finished chunk (Σ)\n"
-                 "from its left neighbour and stores it (thick outline = just written)")
-    ax.text(0, 0, phase, ha="center", va="center", fontsize=11, color="#555555", style="italic")
-    ax.set_title(title, fontsize=10)
-    lim = radius + p * w / 2 + 0.3
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-radius - 0.9, radius + 1.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
+        fig = ax.figure
+    _draw_ring_static(ax, replay)
+    _draw_ring_state(ax, replay, k)
+    ax.set_title(_ring_title(replay, k), fontsize=10)
     return fig
+
+
+class RingView:
+    """The ring dashboard's figure, kept: rank frames and names drawn once, each step's buffers, arrows and
+    title redrawn over them (:class:`nvcourse.widgets.LiveFigure`)."""
+
+    def __init__(self, replay: RingReplay) -> None:
+        from ..widgets import new_live_figure
+
+        self.replay = replay
+        self.live, self.ax = new_live_figure(7.5, 6.0)
+        self.ax.grid(False)
+        _draw_ring_static(self.ax, replay)
+        self.ax.set_title(_ring_title(replay, 1), fontsize=10)  # the layout keeps room for a two-line title ...
+        self.live.animate(self.ax.title)  # ... which each step rewrites
+        self.live.draw()  # lay out and cache the static part now, while the title has two lines
+        self.state: list = []
+
+    def __call__(self, step: int):
+        _check_step(self.replay, step)
+        for artist in self.state:
+            self.live.forget(artist)
+        self.state = _draw_ring_state(self.ax, self.replay, step)
+        self.live.animate(*self.state)
+        self.ax.title.set_text(_ring_title(self.replay, step))
+        return self.live, ring_step_html(self.replay, step)
 
 
 def ring_step_html(replay: RingReplay, k: int) -> str:
@@ -230,12 +282,8 @@ def ring_step_html(replay: RingReplay, k: int) -> str:
 
 
 def render_ring(replay: RingReplay):
-    """A ``render(step)`` for :class:`nvcourse.widgets.Dashboard`: returns ``(Figure, html)``."""
-
-    def render(step: int):
-        return draw_ring_step(replay, step), ring_step_html(replay, step)
-
-    return render
+    """A ``render(step)`` for :class:`nvcourse.widgets.Dashboard`: returns ``(LiveFigure, html)``."""
+    return RingView(replay)
 
 
 def ring_dashboard(replay: RingReplay, *, value: int = 0):
