@@ -157,3 +157,25 @@ def test_plots_and_formula_render():
     assert "fastest" in text and "ring" in text
     with pytest.raises(ValueError):
         lab.plot_measured_vs_model([], 1e-5, 1e9)
+
+
+def test_formulas_view_matches_render_formulas_and_its_axes_hold_every_control_value():
+    view = lab.FormulasView()
+    for state in [(2, 0.1, 1000.0, 64), (64, 1000.0, 0.1, 2**30), (8, 3.4, 370.8, 2**18)]:
+        view(*state)[0].png()
+    live, text = view(4, 10.0, 50.0, 2**20)
+    fig, fig_text = lab.render_formulas(4, 10.0, 50.0, 2**20)
+    assert text == fig_text
+    drawn = {name for name, line in view.curves.items() if line.get_visible()}
+    assert drawn == set(lab.algorithms_for("allreduce", 4))
+    for line in fig.axes[0].lines:
+        if line.get_label() in drawn:
+            np.testing.assert_allclose(view.curves[line.get_label()].get_ydata(), line.get_ydata())
+    plt.close(fig)
+    assert live.full_draws == 1
+    lo, hi = lab.FORMULA_TIME_LIMITS_S
+    for p in (2, 4, 8, 16, 32, 64):
+        for a in (0.1, 1000.0):
+            for b in (0.1, 1000.0):
+                for _algo, t, _lat, _bw in lab._formula_rows("allreduce", p, a * 1e-6, b * 1e9, 2**18):
+                    assert lo <= min(t) and max(t) <= hi

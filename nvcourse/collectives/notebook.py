@@ -25,6 +25,7 @@ __all__ = [
     "emulated_link",
     "plot_link_tradeoff",
     "render_formulas",
+    "FormulasView",
 ]
 
 #: One colour per algorithm (the same as notebook 04b's).
@@ -146,38 +147,103 @@ def plot_link_tradeoff(results: dict[str, list[dict]], emulations: dict[str, Lin
     return fig
 
 
-def render_formulas(procs: int, alpha_us: float, beta_GBps: float, size: int, op: str = "allreduce"):
-    """Dashboard render: the model's time of every algorithm for ``op`` vs size, and the terms at ``size``.
+#: Fixed axes of the formulas dashboard: its controls (α 0.1–1000 µs, β 0.1–1000 GB/s, p 2–64) reach
+#: 0.1 µs .. 1,400 s over 64 B .. 1 GiB; one frame for all, so moving α or β visibly moves the curves.
+FORMULA_SIZES = 2.0 ** np.arange(6, 31)
+FORMULA_TIME_LIMITS_S = (5e-8, 3e3)
 
-    Returns ``(Figure, html)``. α in microseconds, β in GB/s per rank's link, ``size`` in bytes.
-    """
-    from ..plots import bytes_axis, new_figure, time_axis
+
+def _formula_rows(op: str, procs: int, alpha: float, beta: float, size: int):
+    """Per algorithm that can run: (name, times over FORMULA_SIZES, latency term, bandwidth term at ``size``)."""
+    rows = []
+    for algo in algorithms_for(op, procs):
+        t = [_model.predict(op, algo, procs, s, alpha, beta) for s in FORMULA_SIZES]
+        lat, bw = formula_terms(op, algo, procs, size, alpha, beta)
+        rows.append((algo, t, lat, bw))
+    return rows
+
+
+def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     from ..units import format_size, format_time
 
-    alpha, beta = alpha_us * 1e-6, beta_GBps * 1e9
-    grid = 2.0 ** np.arange(6, 31)
-    fig, ax = new_figure(8, 4.0)
-    rows, best = [], None
-    for algo in algorithms_for(op, procs):
-        t = [_model.predict(op, algo, procs, s, alpha, beta) for s in grid]
-        colour = ALGO_COLOURS.get(algo, "#555555")
-        ax.plot(grid, t, color=colour, lw=2 if algo != "naive" else 1, label=algo)
-        lat, bw = formula_terms(op, algo, procs, size, alpha, beta)
-        ax.plot([size], [lat + bw], "o", color=colour, ms=7, mec="black")
-        rows.append((algo, lat, bw))
-        if best is None or lat + bw < best[1]:
-            best = (algo, lat + bw)
-    ax.axvline(size, color="#555555", lw=1, ls="--")
-    bytes_axis(ax)
-    time_axis(ax)
-    ax.set_xlim(grid[0], grid[-1])
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})", fontsize=10)
+    best = min(rows, key=lambda r: r[2] + r[3])[0]
     body = "".join(
-        f"<tr><td>{'<b>' + a + '</b>' if a == best[0] else a}</td><td>{html.escape(format_time(lat))}</td>"
+        f"<tr><td>{'<b>' + a + '</b>' if a == best else a}</td><td>{html.escape(format_time(lat))}</td>"
         f"<td>{html.escape(format_time(bw))}</td><td>{html.escape(format_time(lat + bw))}</td></tr>"
-        for a, lat, bw in rows
+        for a, _t, lat, bw in rows
     )
     table = ("<table><tr><th>algorithm</th><th>latency term</th><th>bandwidth term</th><th>total</th></tr>"
              f"{body}</table>")
-    return fig, f"At {html.escape(format_size(size))} the fastest is <b>{best[0]}</b>. {table}"
+    title = f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})"
+    return title, f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>. {table}"
+
+
+def _formula_axes(ax) -> None:
+    from ..plots import bytes_axis, time_axis
+
+    bytes_axis(ax)
+    time_axis(ax)
+    ax.set_xlim(FORMULA_SIZES[0], FORMULA_SIZES[-1])
+    ax.set_ylim(*FORMULA_TIME_LIMITS_S)
+
+
+def render_formulas(procs: int, alpha_us: float, beta_GBps: float, size: int, op: str = "allreduce"):
+    """The model's time of every algorithm for ``op`` vs size, and the terms at ``size``, as a new figure.
+
+    Returns ``(Figure, html)``. α in microseconds, β in GB/s per rank's link, ``size`` in bytes.
+    The dashboard uses :class:`FormulasView`, which keeps its figure and redraws only the curves.
+    """
+    from ..plots import new_figure
+
+    rows = _formula_rows(op, procs, alpha_us * 1e-6, beta_GBps * 1e9, size)
+    fig, ax = new_figure(8, 4.0)
+    for algo, t, lat, bw in rows:
+        colour = ALGO_COLOURS.get(algo, "#555555")
+        ax.plot(FORMULA_SIZES, t, color=colour, lw=2 if algo != "naive" else 1, label=algo)
+        ax.plot([size], [lat + bw], "o", color=colour, ms=7, mec="black")
+    ax.axvline(size, color="#555555", lw=1, ls="--")
+    _formula_axes(ax)
+    ax.legend(fontsize=8, loc="upper left")
+    title, text = _formula_text(op, procs, size, rows)
+    ax.set_title(title, fontsize=10)
+    return fig, text
+
+
+class FormulasView:
+    """The formulas dashboard's figure, kept: axes drawn once, curves, dots, marker line, legend and title
+    redrawn on a change (:class:`nvcourse.widgets.LiveFigure`)."""
+
+    def __init__(self, op: str = "allreduce") -> None:
+        from ..widgets import new_live_figure
+
+        self.op = op
+        self.live, ax = new_live_figure(8, 4.0)
+        self.ax = ax
+        self.curves, self.dots = {}, {}
+        for algo, colour in ALGO_COLOURS.items():
+            (self.curves[algo],) = ax.plot(FORMULA_SIZES, FORMULA_SIZES, color=colour, lw=2 if algo != "naive" else 1,
+                                           label=algo)
+            (self.dots[algo],) = ax.plot([1.0], [1.0], "o", color=colour, ms=7, mec="black")
+        self.marker = ax.axvline(1.0, color="#555555", lw=1, ls="--")
+        _formula_axes(ax)
+        ax.set_title(" ", fontsize=10)
+        self.live.animate(*self.curves.values(), *self.dots.values(), self.marker, ax.title)
+        self.legend = None
+
+    def __call__(self, procs: int, alpha_us: float, beta_GBps: float, size: int):
+        rows = _formula_rows(self.op, procs, alpha_us * 1e-6, beta_GBps * 1e9, size)
+        shown = {algo for algo, *_ in rows}
+        for algo in ALGO_COLOURS:
+            self.curves[algo].set_visible(algo in shown)
+            self.dots[algo].set_visible(algo in shown)
+        for algo, t, lat, bw in rows:
+            self.curves[algo].set_ydata(t)
+            self.dots[algo].set_data([size], [lat + bw])
+        self.marker.set_xdata([size, size])
+        if self.legend is not None:
+            self.live.forget(self.legend)
+        self.legend = self.ax.legend(handles=[self.curves[a] for a, *_ in rows], fontsize=8, loc="upper left")
+        self.live.animate(self.legend)
+        title, text = _formula_text(self.op, procs, size, rows)
+        self.ax.title.set_text(title)
+        return self.live, text
