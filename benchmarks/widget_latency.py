@@ -186,8 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             found = probe_notebook(path)
         except Exception as exc:
+            import traceback
+
             failures.append(f"`{rel}`: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}")
             print(f"{rel}: FAILED {failures[-1]}", flush=True)
+            traceback.print_exc(file=sys.stderr)  # the table keeps one line; the whole story goes to stderr
             continue
         if not found:
             print(f"{rel}: no Dashboard", flush=True)
