@@ -46,8 +46,10 @@ class LiveFigure:
     call :meth:`invalidate` and the next :meth:`png` redraws everything.
 
     The picture equals a full redraw's, except where an animated artist crosses an axes frame or a
-    tick: blitting draws it over them, a full redraw under. The figure is not managed by pyplot, so it is never shown twice by the inline backend and needs no
-    closing. Its layout (constrained, by default) is solved on the first draw and then kept.
+    tick: blitting draws it over them, a full redraw under. The figure is not managed by pyplot, so
+    it is never shown twice by the inline backend and needs no closing. Its layout (constrained, by
+    default) is solved on the first draw and then kept: give animated texts (a title that changes)
+    their longest content before the first draw.
 
     Args:
         figure: a figure without a pyplot manager (see :func:`new_live_figure`); an Agg canvas is attached.
@@ -94,10 +96,6 @@ class LiveFigure:
         for artist in self.artists:
             if artist.get_visible() and artist.figure is not None:
                 artist.draw(renderer)
-
-    def rgba(self) -> np.ndarray:
-        """The current image as an (height, width, 4) uint8 array (after :meth:`draw`)."""
-        return np.asarray(self.canvas.buffer_rgba()).copy()
 
     def png(self) -> bytes:
         """Draw (see :meth:`draw`) and encode the image as PNG bytes."""
