@@ -148,7 +148,9 @@ def main() -> int:
             rows += sweep(p, sizes, params, (a_fit, b_fit, g_fit))
         print(f"## Run {rep + 1} of {args.repeats}: raw shared memory (load average before {load0}, after {load()}; "
               f"{time.time() - t0:.0f} s)\n")
+        remote = f"{params.remote_Bps / 1e9:.1f} GB/s" if params.remote_Bps else "not measured"
         print(f"Machine model primitives: α = {params.alpha_s * 1e6:.2f} µs (8 B ping-pong, one way), "
+              f"another process's fresh writes copied at {remote} (256 KiB / 1 MiB ping-pong), "
               f"C = {params.cores} cores, numpy call {params.call_s * 1e6:.2f} µs; per-process rates GB/s "
               "(bytes written per second) by footprint:\n")
         print("| footprint | " + " | ".join(f"copy k={k + 1} | add k={k + 1}" for k in range(len(params.copy_Bps))) + " |")

@@ -118,8 +118,10 @@ from nvcourse.collectives.fit import measured_vs_model, median_abs_error, plot_m
 def test_plan_work_counts_copies_adds_and_streams():
     # ring, p=2, 8 float32: chunks of 4 elements = 16 B; step 0 adds, step 1 copies, step 2 is the exit read
     work = M.plan_work(P.build_plan("allreduce", "ring", 2, 8), 4)
+    # step 1 copies the chunk the peer wrote in step 0: 16 B read from another rank's fresh writes
     for r in range(2):
-        assert work[r] == [M.StepWork(add_bytes=16, calls=1), M.StepWork(copy_bytes=16, calls=1), M.StepWork()]
+        assert work[r] == [M.StepWork(add_bytes=16, calls=1), M.StepWork(copy_bytes=16, calls=1, remote_dirty_bytes=16),
+                           M.StepWork()]
     # direct, p=4, 16 elements: each rank sums 4 sources of 16 B into 4 destinations:
     # first add 16 B, then 2 more adds and 3 copies that each stream one more array (5 x 16 B), 6 numpy calls
     for row in M.plan_work(P.build_plan("allreduce", "direct", 4, 16), 4):
@@ -131,6 +133,32 @@ def test_plan_work_counts_copies_adds_and_streams():
     # pieces: 16-byte pieces, 8-element (32 B) chunks -> every kernel runs twice
     work = M.plan_work(P.build_plan("allreduce", "ring", 2, 16), 4, piece_bytes=16)
     assert [w.calls for w in work[0]] == [2, 2, 0]
+
+
+def test_remote_dirty_bytes_by_hand():
+    """Bytes a rank reads that another rank wrote last (steady state, inputs never dirty), float32."""
+    # ring p=2, 64 elements: step 1 copies the peer's reduced half (32 x 4 B), both ranks
+    assert M.remote_dirty_bytes(P.build_plan("allreduce", "ring", 2, 64), 4) == [[0, 128, 0], [0, 128, 0]]
+    # tree p=2: rank 1 copies rank 0's full sum in step 1; rank 0 only reads inputs
+    assert M.remote_dirty_bytes(P.build_plan("allreduce", "tree", 2, 64), 4) == [[0, 0, 0], [0, 256, 0]]
+    # naive and direct read only inputs: nothing another rank wrote
+    for algo in ("naive", "direct"):
+        assert all(b == 0 for row in M.remote_dirty_bytes(P.build_plan("allreduce", algo, 2, 64), 4) for b in row)
+    # ring p=4, 64 elements (chunks of 16): every data step but the first reads one chunk the left neighbour wrote
+    ring4 = M.remote_dirty_bytes(P.build_plan("allreduce", "ring", 4, 64), 4)
+    assert all(row == [0, 64, 64, 64, 64, 64, 0] for row in ring4)
+
+
+def test_remote_rate_slows_only_fresh_foreign_bytes():
+    w = M.StepWork(copy_bytes=1000, calls=0, remote_dirty_bytes=1000)
+    base = M.MachineParams(0.0, 1, [1], [[1e9]], [[1e9]])
+    slow = M.MachineParams(0.0, 1, [1], [[1e9]], [[1e9]], remote_Bps=2.5e8)
+    fast = M.MachineParams(0.0, 1, [1], [[1e9]], [[1e9]], remote_Bps=4e9)
+    assert M.step_seconds(w, 1, 1, base) == pytest.approx(1e-6)
+    assert M.step_seconds(w, 1, 1, slow) == pytest.approx(4e-6)  # 1000 B at 0.25 GB/s instead of 1 GB/s
+    assert M.step_seconds(w, 1, 1, fast) == pytest.approx(1e-6)  # never faster than a local copy
+    with pytest.raises(ValueError, match="remote_Bps"):
+        M.MachineParams(0.0, 1, [1], [[1e9]], [[1e9]], remote_Bps=0.0)
 
 
 def test_footprint_counts_every_touched_region_once():
@@ -222,6 +250,9 @@ def test_measure_machine_and_measured_vs_model_on_real_processes():
     params = M.measure_machine(alpha_s=1e-6, footprints=[2**16, 2**18], max_procs=1, reps=1, min_time_s=1e-4)
     assert params.alpha_s == 1e-6 and params.footprints == [2**16, 2**18]
     assert len(params.copy_Bps) == 1 and all(v > 0 for v in params.copy_Bps[0] + params.add_Bps[0])
+    assert params.remote_Bps is None  # no group to ping-pong in
     with ProcessGroup(2) as pg:
         rows = measured_vs_model(pg, [2**16], ["direct"], params=params, iters=2)
+        with_group = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5)
     assert rows[0]["correct"] and rows[0]["measured_s"] > 0 and rows[0]["model_s"] > 0
+    assert with_group.remote_Bps is not None and with_group.remote_Bps > 0  # a 1 MiB ping-pong outlasts an 8 B one

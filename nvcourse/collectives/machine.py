@@ -17,8 +17,10 @@ The machine model keeps the algorithm exact and measures only *primitive* operat
    srcs[1]``, then one in-place add per further source, then one copy per further destination,
    walked in pieces of ``PIECE_BYTES``.
 2. :func:`measure_machine` measures, in k = 1..C processes running at the same time, the per-process
-   rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, and α,
-   the cost of one synchronised step, from a ping-pong of a tiny message.
+   rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, α,
+   the cost of one synchronised step, from a ping-pong of a tiny message, and the rate of copying
+   data another process has just written, from a ping-pong of 256 KiB and 1 MiB (those cache lines
+   come from the other core; on this 2-core VM ~2-3x slower than a local copy).
 3. :func:`predict_plan` walks the plan's dependencies (the same waits the workers spin on): a rank
    starts step s when it has finished step s-1 and, α later, every rank it waits for has finished
    the step it needs (α: the time to notice a peer's counter; ranks also leave the barrier that
@@ -82,6 +84,7 @@ class StepWork:
     add_bytes: int = 0
     calls: int = 0
     extra_streams_bytes: int = 0
+    remote_dirty_bytes: int = 0
 
     @property
     def empty(self) -> bool:
@@ -100,10 +103,11 @@ def plan_work(plan: _plan.Plan, itemsize: int, piece_bytes: int = PIECE_BYTES) -
     Actions without destinations (the final "read my output" step) compute nothing.
     """
     piece = max(1, piece_bytes // itemsize)
+    dirty = remote_dirty_bytes(plan, itemsize)
     out = []
-    for steps in plan.steps:
+    for r_, steps in enumerate(plan.steps):
         row = []
-        for actions in steps:
+        for s_, actions in enumerate(steps):
             cb = ab = xb = calls = 0
             for a in actions:
                 if not a.dsts:
@@ -118,8 +122,51 @@ def plan_work(plan: _plan.Plan, itemsize: int, piece_bytes: int = PIECE_BYTES) -
                     ab += m
                     xb += (k - 2 + d - 1) * m
                     calls += (k - 1 + d - 1) * pieces
-            row.append(StepWork(cb, ab, calls, xb))
+            row.append(StepWork(cb, ab, calls, xb, dirty[r_][s_]))
         out.append(row)
+    return out
+
+
+def remote_dirty_bytes(plan: _plan.Plan, itemsize: int) -> list[list[int]]:
+    """``[r][s]``: bytes rank r reads in step s that another rank wrote last (steady state: calls run back to
+    back, so the previous call's writes count). Inputs are never written during a call: never dirty."""
+    p = plan.nprocs
+    segs: dict[tuple[str, int], list[tuple[int, int, int]]] = {}  # (kind, owner) -> [(lo, hi, writer)]
+
+    def write(ref, r):
+        old = segs.get((ref.kind, ref.owner), [])
+        new = []
+        for lo, hi, w in old:
+            if hi <= ref.lo or lo >= ref.hi:
+                new.append((lo, hi, w))
+                continue
+            if lo < ref.lo:
+                new.append((lo, ref.lo, w))
+            if hi > ref.hi:
+                new.append((ref.hi, hi, w))
+        new.append((ref.lo, ref.hi, r))
+        segs[(ref.kind, ref.owner)] = new
+
+    def foreign(ref, r) -> int:
+        return sum(max(0, min(hi, ref.hi) - max(lo, ref.lo))
+                   for lo, hi, w in segs.get((ref.kind, ref.owner), []) if w != r)
+
+    out = [[0] * plan.nsteps for _ in range(p)]
+    for rnd in range(2):  # round 0 only leaves the state of a previous call behind
+        for s in range(plan.nsteps):
+            reads = [[0] for _ in range(p)]
+            for r in range(p):
+                for a in plan.steps[r][s]:
+                    if not a.dsts:
+                        continue
+                    reads[r][0] += sum(foreign(x, r) for x in a.srcs if x.kind != "in")
+            for r in range(p):
+                for a in plan.steps[r][s]:
+                    for d in a.dsts:
+                        write(d, r)
+            if rnd:
+                for r in range(p):
+                    out[r][s] = reads[r][0] * itemsize
     return out
 
 
@@ -168,6 +215,9 @@ class MachineParams:
     number of ranks that can run at once. ``notice_s[i]``: time for a rank that has been waiting
     ``notice_waits_s[i]`` seconds on a peer's counter to notice it changed (the worker spins, then
     yields, then sleeps, so a long wait is noticed late); without this table every wait costs α.
+    ``remote_Bps``: rate (bytes/s) of copying data that *another* process has just written (a large
+    ping-pong: the cache lines come from the other core's cache); a step's bytes read from such
+    buffers (:func:`remote_dirty_bytes`) cost at least this rate. None: no such penalty.
     """
 
     alpha_s: float
@@ -179,6 +229,7 @@ class MachineParams:
     notice_waits_s: list[float] = field(default_factory=list)
     notice_s: list[float] = field(default_factory=list)
     notes: dict = field(default_factory=dict)
+    remote_Bps: float | None = None
 
     def __post_init__(self) -> None:
         if self.alpha_s < 0 or self.call_s < 0:
@@ -194,6 +245,8 @@ class MachineParams:
                 raise ValueError(f"{name}: rates must be > 0 bytes/s")
         if len(self.notice_waits_s) != len(self.notice_s) or list(self.notice_waits_s) != sorted(self.notice_waits_s):
             raise ValueError("notice_waits_s must be increasing, with one notice_s per wait")
+        if self.remote_Bps is not None and not self.remote_Bps > 0:
+            raise ValueError(f"remote_Bps must be > 0 bytes/s or None; got {self.remote_Bps!r}")
 
     def notice(self, waited_s: float) -> float:
         """Seconds until a rank that has waited ``waited_s`` notices its peer's counter (α without a table)."""
@@ -230,14 +283,18 @@ class MachineParams:
     def to_dict(self) -> dict:
         return {"alpha_s": self.alpha_s, "cores": self.cores, "footprints": list(self.footprints),
                 "copy_Bps": self.copy_Bps, "add_Bps": self.add_Bps, "call_s": self.call_s,
-                "notice_waits_s": list(self.notice_waits_s), "notice_s": list(self.notice_s), "notes": self.notes}
+                "notice_waits_s": list(self.notice_waits_s), "notice_s": list(self.notice_s), "notes": self.notes,
+                "remote_Bps": self.remote_Bps}
 
 
 def step_seconds(w: StepWork, footprint: float, k: int, params: MachineParams) -> float:
-    """Seconds of the kernels of one step: copies at β, adds at γ, extra streams at 3γ, plus numpy calls."""
+    """Seconds of the kernels of one step: copies at β, adds at γ, extra streams at 3γ, plus numpy calls; bytes
+    read that another rank just wrote are slowed to ``params.remote_Bps`` when that is slower than a copy."""
     t = w.calls * params.call_s
     if w.copy_bytes:
         t += w.copy_bytes / params.copy_rate(footprint, k)
+    if w.remote_dirty_bytes and params.remote_Bps:
+        t += w.remote_dirty_bytes * max(0.0, 1 / params.remote_Bps - 1 / params.copy_rate(footprint, k))
     if w.add_bytes or w.extra_streams_bytes:
         g = params.add_rate(footprint, k)
         t += w.add_bytes / g + w.extra_streams_bytes / (3 * g)
@@ -539,6 +596,14 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
 
             with ProcessGroup(2) as pg:
                 alpha_s = statistics.median(pg.pingpong(8, iters=pingpong_iters, warmup=5) for _ in range(3))
+    remote = None  # the rate of reading another process's fresh writes: needs a group to ping-pong in
+    if group is not None:
+        rates = []
+        for m in (256 * 2**10, 2**20):
+            t = statistics.median(group.pingpong(m, iters=pingpong_iters, warmup=5) for _ in range(3))
+            if t > alpha_s:
+                rates.append(m / (t - alpha_s))
+        remote = statistics.median(rates) if rates else None
     fps = sorted(set(int(f) for f in footprints))
     copy_rows, add_rows = [], []
     for k in range(1, kmax + 1):
@@ -551,4 +616,4 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
     notes = {"measure_s": time.perf_counter() - t0}
     if hasattr(os, "getloadavg"):
         notes["loadavg"] = os.getloadavg()
-    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes)
+    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes, remote)
