@@ -14,7 +14,7 @@ from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
-__all__ = ["KIND_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
+__all__ = ["KIND_COLOURS", "ALGO_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -23,6 +23,18 @@ KIND_COLOURS = {
     "infiniband": "#0072B2",
     "ethernet": "#CC79A7",
     "cpu": "#999999",
+}
+
+
+#: One colour per collective algorithm, in every figure of chapters 04 and 04b (Okabe–Ito).
+ALGO_COLOURS = {
+    "ring": "#0072B2",
+    "tree": "#009E73",
+    "rhd": "#E69F00",
+    "direct": "#CC79A7",
+    "naive": "#999999",
+    "nvls": "#D55E00",
+    "hierarchical": "#56B4E9",
 }
 
 

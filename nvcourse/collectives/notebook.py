@@ -13,6 +13,7 @@ import numpy as np
 
 from . import model as _model
 from .group import LinkEmulation
+from ..plots import ALGO_COLOURS
 from .plan import SUPPORTED, is_power_of_two
 
 __all__ = [
@@ -27,9 +28,6 @@ __all__ = [
     "render_formulas",
     "FormulasView",
 ]
-
-#: One colour per algorithm (the same as notebook 04b's).
-ALGO_COLOURS = {"ring": "#0072B2", "tree": "#009E73", "rhd": "#E69F00", "direct": "#CC79A7", "naive": "#999999"}
 
 
 def algorithms_for(op: str, nprocs: int) -> list[str]:
@@ -220,7 +218,8 @@ class FormulasView:
         self.live, ax = new_live_figure(8, 4.0)
         self.ax = ax
         self.curves, self.dots = {}, {}
-        for algo, colour in ALGO_COLOURS.items():
+        for algo in SUPPORTED[op]:
+            colour = ALGO_COLOURS[algo]
             (self.curves[algo],) = ax.plot(FORMULA_SIZES, FORMULA_SIZES, color=colour, lw=2 if algo != "naive" else 1,
                                            label=algo)
             (self.dots[algo],) = ax.plot([1.0], [1.0], "o", color=colour, ms=7, mec="black")
@@ -233,7 +232,7 @@ class FormulasView:
     def __call__(self, procs: int, alpha_us: float, beta_GBps: float, size: int):
         rows = _formula_rows(self.op, procs, alpha_us * 1e-6, beta_GBps * 1e9, size)
         shown = {algo for algo, *_ in rows}
-        for algo in ALGO_COLOURS:
+        for algo in self.curves:
             self.curves[algo].set_visible(algo in shown)
             self.dots[algo].set_visible(algo in shown)
         for algo, t, lat, bw in rows:

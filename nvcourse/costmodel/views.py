@@ -11,18 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import catalog
-from ..plots import bytes_axis, rate_axis, time_axis
+from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 from .model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
 
-__all__ = ["SIZES", "ALGO_COLOURS", "SweepView", "predict_dashboard"]
+__all__ = ["SIZES", "SweepView", "predict_dashboard"]
 
 #: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
 SIZES = 2.0 ** np.arange(3, 35)
-#: One colour per algorithm (Okabe–Ito), in every figure of chapter 04b.
-ALGO_COLOURS = {"ring": "#0072B2", "tree": "#009E73", "rhd": "#E69F00", "direct": "#CC79A7",
-                "nvls": "#D55E00", "hierarchical": "#56B4E9"}
 TIME_LIMITS_S = (1e-6, 1e2)
 BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
 
