@@ -20,7 +20,7 @@ The machine model keeps the algorithm exact and measures only *primitive* operat
    rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, α,
    the cost of one synchronised step, from a ping-pong of a tiny message, and the rate of copying
    data another process has just written, from a ping-pong of 256 KiB and 1 MiB (those cache lines
-   come from the other core; on this 2-core VM ~2-3x slower than a local copy).
+   come from the other core's cache, often slower than a local copy).
 3. :func:`predict_plan` walks the plan's dependencies (the same waits the workers spin on): a rank
    starts step s when it has finished step s-1 and, α later, every rank it waits for has finished
    the step it needs (α: the time to notice a peer's counter; ranks also leave the barrier that
@@ -154,19 +154,16 @@ def remote_dirty_bytes(plan: _plan.Plan, itemsize: int) -> list[list[int]]:
     out = [[0] * plan.nsteps for _ in range(p)]
     for rnd in range(2):  # round 0 only leaves the state of a previous call behind
         for s in range(plan.nsteps):
-            reads = [[0] for _ in range(p)]
-            for r in range(p):
-                for a in plan.steps[r][s]:
-                    if not a.dsts:
-                        continue
-                    reads[r][0] += sum(foreign(x, r) for x in a.srcs if x.kind != "in")
+            # every rank reads before anyone writes in the same step (the plan's waits guarantee no overlap)
+            reads = [sum(foreign(x, r) for a in plan.steps[r][s] if a.dsts for x in a.srcs if x.kind != "in")
+                     for r in range(p)]
             for r in range(p):
                 for a in plan.steps[r][s]:
                     for d in a.dsts:
                         write(d, r)
             if rnd:
                 for r in range(p):
-                    out[r][s] = reads[r][0] * itemsize
+                    out[r][s] = reads[r] * itemsize
     return out
 
 

@@ -2,9 +2,10 @@
 
 The catalog (``nvcourse/data/catalog.toml``) owns the hardware: link rates, link efficiencies, α per
 link class, links per GPU, NICs per host. What is left here are *modelling* constants: numbers NVIDIA
-put in NCCL's own cost model (``src/graph/topo.h``, ``src/graph/tuning.cc``, ``src/tuning/nvls.cc``)
+put in NCCL's own cost model (``src/graph/topo.h``, ``src/graph/tuning.cc``, ``src/tuning/nvls.cc``).
 The structure of the DGX-1 mesh and of the PCIe tree (link map, sockets, leaf switches, the CPU-to-CPU
-link) is hardware, so it lives in the catalog too. Nothing here is fitted to the measurements in ``data/measurements.toml``.
+link) is hardware, so it lives in the catalog too. Nothing here is fitted to the measurements in
+``data/measurements.toml``.
 """
 
 from __future__ import annotations
