@@ -215,9 +215,7 @@ class Dashboard(widgets.VBox):
         self.readout.value = text or ""
         self.plot.clear_output(wait=True)
         if isinstance(fig, LiveFigure):
-            png = fig.png()
-            with self.plot:
-                display(Image(data=png, format="png"))
+            self._show(fig.png())
         elif fig is not None:
             key = (tuple(fig.get_size_inches()), len(fig.axes))
             frozen = self.freeze_layout and key in self._layouts
@@ -232,9 +230,12 @@ class Dashboard(widgets.VBox):
             png = figure_png(fig, self._renderers[rkey])
             if self.freeze_layout and not frozen and fig.get_layout_engine() is not None:
                 self._layouts[key] = [ax.get_position().bounds for ax in fig.axes]
-            with self.plot:
-                display(Image(data=png, format="png"))
+            self._show(png)
             plt.close(fig)
+
+    def _show(self, png: bytes) -> None:
+        with self.plot:
+            display(Image(data=png, format="png"))
 
 
 def log_slider(description: str, *, minimum: float, maximum: float, value: float, fmt: str = ".3g", step: float = 0.05) -> widgets.FloatLogSlider:
