@@ -91,6 +91,7 @@ def test_replay_of_a_real_trace_and_its_pictures():
     assert res.correct
     rp = RingReplay.from_result(res)
     assert rp.nsteps == 6 and rp.iteration == max(e.iteration for e in res.trace)
+    figures_before = plt.get_fignums()
     view = render_ring(rp)
     for k in (0, 3, 6):
         live, text = view(k)
@@ -99,7 +100,7 @@ def test_replay_of_a_real_trace_and_its_pictures():
     # the kept figure, moved through other steps, shows what a fresh one shows
     again, _ = render_ring(rp)(6)
     assert np.array_equal(_pixels(live.png()), _pixels(again.png()))
-    assert live.full_draws == 1 and plt.get_fignums() == []
+    assert live.full_draws == 1 and plt.get_fignums() == figures_before  # no pyplot figure left behind
     assert view.ax.title.get_text().startswith("step 6 of 6 — all-gather")
     fig = draw_ring_step(rp, 3)  # the static picture of one step
     assert fig.axes[0].get_title().startswith("step 3 of 6 — reduce-scatter")  # p − 1 = 3 steps of it

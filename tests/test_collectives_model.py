@@ -244,6 +244,9 @@ def test_measured_vs_model_table_and_plot():
     rows2 = rows + [dict(rows[0], procs=4)]
     ax = plot_measured_vs_model(rows2)
     assert len(ax.lines) == 4  # model line + measured markers, for each N
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
 
 
 def test_measure_machine_and_measured_vs_model_on_real_processes():

@@ -19,6 +19,7 @@ def render(x, size):
 
 
 def test_dashboard_renders_and_updates():
+    plt.close("all")  # figures other test files left open are not this test's business
     d = Dashboard({"x": w.IntSlider(value=1, min=0, max=10), "size": size_slider(value_exp=10)}, render)
     assert "x=1, size=1024" in d.readout.value
     d.controls["x"].value = 3
