@@ -44,7 +44,52 @@ def test_nvl72_is_drawn_per_tray():
     assert T.edges["CT0", "ST0"]["count"] == 8 and T.edges["CT0", "ST0"]["GBps_dir"] == 400.0
     assert member["GPU5"] == "CT1" and member["NVS3"] == "ST1"
     fig = draw_topology(build_system_graph("gb200-nvl72"))
-    assert "compute tray 17" in _labels(fig) and "switch tray 8" in _labels(fig)
+    labels = _labels(fig)
+    assert {"compute trays", "switch trays"} <= set(labels)
+    assert [str(i) for i in range(18)] == [t for t in labels if t.isdigit()][:18]  # compute trays 0-17 numbered
+    assert labels.count("8") == 2 and "17" in labels and "18" not in labels  # and switch trays 0-8
+
+
+def _legend_labels(fig):
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("system,pattern", [("pcie-8gpu", None), ("dgx-1-v100", "all-to-all"), ("gb200-nvl72", "ring")])
+def test_dashboard_figure_moves_the_legend_to_html(system, pattern):
+    """topology_figure draws what draw_topology draws, minus legend and colour bar, which it returns as HTML with
+    the same entries (one list feeds both)."""
+    import html
+
+    import matplotlib.pyplot as plt
+
+    from nvcourse.topology.draw import topology_figure
+
+    G = build_system_graph(system)
+    full = draw_topology(G, pattern=pattern)
+    fig, legend = topology_figure(G, pattern=pattern)
+    assert len(fig.axes) == 1 and fig.axes[0].get_legend() is None
+    assert fig not in map(plt.figure, plt.get_fignums())  # no pyplot manager: the dashboard need not close it
+    assert len(full.axes) == (2 if pattern else 1)  # the static figure keeps its colour bar
+    text = html.unescape(legend)
+    for label in _legend_labels(full):
+        assert label in text
+    assert _labels(fig) == [t for t in _labels(full)]  # same drawing
+    assert ("link utilisation at the maximal" in text) == (pattern is not None)
+    assert ("one line per compute tray x switch tray bundle" in text) == (system == "gb200-nvl72")
+
+
+def test_legend_html_escapes_and_uses_the_drawing_colours():
+    from matplotlib import colormaps
+
+    from nvcourse.topology.draw import LegendEntry, legend_html
+
+    out = legend_html([LegendEntry("a <b> & c", "text"), LegendEntry("NVLink", "line", "#009E73", width=2.5, dashed=True)],
+                      colour_bar="x < y")
+    assert "a &lt;b&gt; &amp; c" in out and "x &lt; y" in out and "<b>" not in out
+    assert "dashed rgba(0,158,115,1)" in out
+    cmap = colormaps["YlOrRd"]  # idle cables are drawn at cmap(0.15), full ones at cmap(1.0)
+    lo, hi = (tuple(round(255 * c) for c in cmap(v)[:3]) for v in (0.15, 1.0))
+    assert f"rgba({lo[0]},{lo[1]},{lo[2]},1) 0%" in out and f"rgba({hi[0]},{hi[1]},{hi[2]},1) 100%" in out
 
 
 def test_save_parsed_topology(tmp_path):
@@ -69,6 +114,7 @@ def test_notebook_helpers():
     assert rows["dgx-h100"]["bisection per GPU GB/s"] == pytest.approx(450.0)
     fig, text = nb.render_system("pcie-8gpu", "one-to-all")
     assert "31.5 GB/s" in text and fig.axes
+    assert "nvcourse-legend" in text and "busiest (one-to-all)" in text
     fig, text = nb.render_pasted(example_files()["dgx1-v100-cube-mesh"].read_text())  # no generations given
     assert "no known bandwidth" in text
     with pytest.raises(ValueError, match="line"):

@@ -12,8 +12,10 @@ The NVL72 (1,296 GPU-switch links) is drawn per tray: one line per compute tray 
 
 from __future__ import annotations
 
+import html
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import networkx as nx
@@ -27,7 +29,7 @@ from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 from ..plots import KIND_COLOURS
 from . import metrics
 
-__all__ = ["draw_topology", "save_topology", "tray_graph", "NODE_STYLE"]
+__all__ = ["draw_topology", "topology_figure", "legend_html", "LegendEntry", "save_topology", "tray_graph", "NODE_STYLE"]
 
 #: kind -> (marker, face colour, size)
 NODE_STYLE = {
@@ -41,6 +43,27 @@ NODE_STYLE = {
 _KIND_NAMES = {"gpu": "GPU", "nvswitch": "NVSwitch chip", "pcie_switch": "PCIe switch", "host_bridge": "root port",
                "cpu": "CPU / NUMA node", "nic": "NIC"}
 _CMAP = "YlOrRd"
+_TRAY_NOTE = "one line per compute tray x switch tray bundle"
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One line of a topology legend, drawn by matplotlib (:func:`draw_topology`) or as HTML (:func:`legend_html`).
+
+    ``kind``: ``"marker"`` (a node shape), ``"line"`` (a link family or a bandwidth, ``width`` in points),
+    ``"patch"`` (a colour) or ``"text"`` (a note).
+    """
+
+    label: str
+    kind: str
+    colour: str | tuple = "#555555"
+    marker: str = ""
+    width: float = 2.5
+    dashed: bool = False
+
+
+def _colour_bar_label(pattern: str, rate: float) -> str:
+    return f"link utilisation at the maximal {pattern} rate ({rate:.4g} GB/s per GPU per direction)"
 
 
 def _edge_family(data: dict) -> str:
@@ -108,12 +131,109 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
         pattern: ``'ring'``, ``'all-to-all'`` or ``'one-to-all'`` to colour edges by utilisation at the
             pattern's maximal rate and label the ``top`` busiest bundles.
         title: figure title (default: the system name).
+        legend: draw the legend and, with ``pattern``, the utilisation colour bar.
         report: ``metrics.pattern_report(G, pattern)`` if already computed (saves the routing).
     """
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     else:
         fig = ax.figure
+    is_trays = G.graph.get("topology") == "nvl72"
+    name = title if title is not None else G.graph.get("name", "")
+    if is_trays and title is None:
+        name += "\n" + _TRAY_NOTE
+    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report)
+    if legend:
+        ax.legend(handles=[_mpl_handle(e) for e in entries], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                  frameon=False)
+        if pattern is not None:
+            norm = Normalize(0.0, 1.0)
+            sm = plt.cm.ScalarMappable(norm=norm, cmap=plt.get_cmap(_CMAP))
+            cb = fig.colorbar(sm, ax=ax, shrink=0.6, pad=0.01, location="bottom", aspect=40)
+            cb.set_label(_colour_bar_label(pattern, rate), fontsize=8)
+            cb.set_ticks([0.0, 0.25, 0.5, 0.75, 1.0], labels=["0 %", "25 %", "50 %", "75 %", "100 %"], fontsize=8)
+    return fig
+
+
+def topology_figure(G: nx.Graph, *, pattern: str | None = None, top: int = 4, title: str | None = None,
+                    figsize: tuple[float, float] = (8.0, 4.4),
+                    report: tuple[float, list[dict]] | None = None) -> tuple[Figure, str]:
+    """The picture of :func:`draw_topology` for a dashboard: ``(figure, legend as HTML)``.
+
+    The legend and the utilisation colour bar go into the HTML (next to the readout) instead of the
+    image: text is the most expensive thing matplotlib draws, and a legend drawn by the browser is
+    sharp at any zoom and can be translated. The figure has no pyplot manager (nothing to close).
+    """
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.subplots()
+    name = title if title is not None else G.graph.get("name", "")
+    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report)
+    if G.graph.get("topology") == "nvl72":
+        entries.append(LegendEntry(_TRAY_NOTE, "text"))
+    return fig, legend_html(entries, colour_bar=None if pattern is None else _colour_bar_label(pattern, rate))
+
+
+def _mpl_handle(entry: LegendEntry):
+    if entry.kind == "marker":
+        return Line2D([], [], marker=entry.marker, ls="", markerfacecolor=entry.colour, markeredgecolor="black",
+                      markersize=9, label=entry.label)
+    if entry.kind == "line":
+        return Line2D([], [], color=entry.colour, ls="--" if entry.dashed else "-", lw=entry.width, label=entry.label)
+    if entry.kind == "patch":
+        return Patch(facecolor=entry.colour, edgecolor="black", label=entry.label)
+    return Line2D([], [], ls="", label=entry.label)
+
+
+# CSS shapes for matplotlib's markers (clip-path polygons, in % of a 12 px box)
+_CSS_SHAPES = {
+    "s": "none",
+    "D": "polygon(50% 0, 100% 50%, 50% 100%, 0 50%)",
+    "o": "circle(50%)",
+    "h": "polygon(50% 0, 93% 25%, 93% 75%, 50% 100%, 7% 75%, 7% 25%)",
+    "8": "polygon(30% 0, 70% 0, 100% 30%, 100% 70%, 70% 100%, 30% 100%, 0 70%, 0 30%)",
+    "^": "polygon(50% 0, 100% 100%, 0 100%)",
+}
+
+
+def legend_html(entries: list[LegendEntry], colour_bar: str | None = None) -> str:
+    """A legend as one wrapped row of HTML swatches; ``colour_bar``: the caption of a utilisation scale
+    (the colours of the drawing's colormap, 0 to 100 %)."""
+    items = []
+    for e in entries:
+        colour = html.escape(_css_colour(e.colour))
+        if e.kind == "marker":
+            swatch = (f"<span style='display:inline-block;width:12px;height:12px;background:{colour};"
+                      f"clip-path:{_CSS_SHAPES.get(e.marker, 'none')};vertical-align:middle'></span>")
+        elif e.kind == "line":
+            px = max(1.0, e.width * 100 / 72)  # points at the figures' 100 dpi
+            swatch = (f"<span style='display:inline-block;width:24px;border-top:{px:.1f}px "
+                      f"{'dashed' if e.dashed else 'solid'} {colour};vertical-align:middle'></span>")
+        elif e.kind == "patch":
+            swatch = (f"<span style='display:inline-block;width:12px;height:12px;background:{colour};"
+                      "border:1px solid black;vertical-align:middle'></span>")
+        else:
+            swatch = ""
+        label = html.escape(e.label) if e.kind != "text" else f"<i>{html.escape(e.label)}</i>"
+        items.append(f"<span style='margin-right:14px;white-space:nowrap'>{swatch} {label}</span>")
+    if colour_bar is not None:
+        cmap = plt.get_cmap(_CMAP)
+        stops = ", ".join(f"{_css_colour(cmap(0.15 + 0.85 * u))} {100 * u:.0f}%" for u in np.linspace(0, 1, 11))
+        items.append(
+            "<span style='white-space:nowrap'>0 % <span style='display:inline-block;width:140px;height:10px;"
+            f"background:linear-gradient(to right, {stops});border:1px solid #999;vertical-align:middle'></span>"
+            f" 100 %: {html.escape(colour_bar)}</span>"
+        )
+    return "<div class='nvcourse-legend' style='font-size:85%;line-height:1.9'>" + "".join(items) + "</div>"
+
+
+def _css_colour(colour) -> str:
+    r, g, b, a = to_rgba(colour)
+    return f"rgba({round(255 * r)},{round(255 * g)},{round(255 * b)},{a:.3g})"
+
+
+def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
+          report: tuple[float, list[dict]] | None) -> tuple[list[LegendEntry], float]:
+    """Draw everything but the legend and the colour bar; return the legend's entries and the pattern's rate."""
     member = None
     D = G
     if G.graph.get("topology") == "nvl72":
@@ -122,9 +242,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
     pos = {n: d["pos"] for n, d in D.nodes(data=True)}
     bws = [d.get("GBps_dir") for *_, d in D.edges(data=True) if d.get("GBps_dir")]
     max_bw = max(bws) if bws else 1.0
-    norm = Normalize(0.0, 1.0)
     cmap = plt.get_cmap(_CMAP)
-
     busiest, note = _pick_busiest(util, top)
     busiest_keys = {k for k, _ in busiest}
     # one colormap call for every utilisation (a call per edge was a fifth of building the NVL72 picture)
@@ -198,43 +316,28 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
                 ax.text(*pos[n], label, fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
     ax.autoscale_view()
 
-    if legend:
-        handles = []
-        kinds = {k for _, k in D.nodes(data="kind")}
-        for kind, (marker, face, _) in NODE_STYLE.items():
-            if member is not None:
-                marker = "s"
-            if kind in kinds:
-                handles.append(Line2D([], [], marker=marker, ls="", markerfacecolor=face, markeredgecolor="black",
-                                      markersize=9, label=_KIND_NAMES[kind]))
-        families = {_edge_family(d) for *_, d in D.edges(data=True)}
-        for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", "inside CPU / CPU-CPU (not limiting)")):
-            if fam in families and not util:
-                handles.append(Line2D([], [], color=KIND_COLOURS.get(fam, "#555555"),
-                                      ls="-" if fam != "cpu" else "--", lw=2.5, label=name))
-        distinct = sorted(set(bws))
-        if len(distinct) > 3:
-            distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
-        for bw in distinct:
-            handles.append(Line2D([], [], color="#555555", lw=_width(bw, max_bw, member is not None),
-                                  label=f"{bw:g} GB/s per direction"))
-        if util:
-            handles.append(Patch(facecolor=cmap(norm(1.0)), edgecolor="black", label=f"busiest ({pattern})"))
-            if note:
-                handles.append(Line2D([], [], ls="", label=note))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    entries = []
+    kinds = {k for _, k in D.nodes(data="kind")}
+    for kind, (marker, face, _) in NODE_STYLE.items():
+        if kind in kinds:
+            entries.append(LegendEntry(_KIND_NAMES[kind], "marker", face, "s" if member is not None else marker))
+    families = {_edge_family(d) for *_, d in D.edges(data=True)}
+    for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", "inside CPU / CPU-CPU (not limiting)")):
+        if fam in families and not util:
+            entries.append(LegendEntry(name, "line", KIND_COLOURS.get(fam, "#555555"), dashed=fam == "cpu"))
+    distinct = sorted(set(bws))
+    if len(distinct) > 3:
+        distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
+    for bw in distinct:
+        entries.append(LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, member is not None)))
     if util:
-        sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
-        cb = fig.colorbar(sm, ax=ax, shrink=0.6, pad=0.01, location="bottom", aspect=40)
-        cb.set_label(f"link utilisation at the maximal {pattern} rate ({rate:.4g} GB/s per GPU per direction)", fontsize=8)
-        cb.set_ticks([0.0, 0.25, 0.5, 0.75, 1.0], labels=["0 %", "25 %", "50 %", "75 %", "100 %"], fontsize=8)
-    name = title if title is not None else G.graph.get("name", "")
-    if member is not None and title is None:
-        name += "\none line per compute tray x switch tray bundle"
-    ax.set_title(name, fontsize=10, y=1.0)  # a fixed y skips matplotlib's search for tick labels above the axes
+        entries.append(LegendEntry(f"busiest ({pattern})", "patch", to_rgba(cmap(1.0))))
+        if note:
+            entries.append(LegendEntry(note, "text"))
+    ax.set_title(title, fontsize=10, y=1.0)  # a fixed y skips matplotlib's search for tick labels above the axes
     ax.set_axis_off()
     ax.margins(0.08)
-    return fig
+    return entries, rate
 
 
 def _width(bw: float | None, max_bw: float, trays: bool) -> float:
@@ -269,9 +372,14 @@ def _draw_trays(ax, T: nx.Graph) -> None:
         width = (x1 - x0 + 0.9) / len(members)
         chips += [Rectangle((x0 - 0.45 + i * width + 0.08, y - 0.45), width - 0.16, 0.9, fc=face)
                   for i in range(len(members))]
-        label = f"compute tray {n[2:]}" if is_gpu else f"switch tray {n[2:]}"
-        ax.text(d["pos"][0], y + (-1.1 if is_gpu else 1.1), label, fontsize=6, ha="center",
-                va="top" if is_gpu else "bottom", rotation=90 if is_gpu else 0, zorder=4)
+        ax.text(d["pos"][0], y + (-0.9 if is_gpu else 0.9), n[2:], fontsize=7, ha="center",
+                va="top" if is_gpu else "bottom", zorder=4)
+    # one name per row, its trays numbered (27 short labels read better than 27 rotated phrases and draw faster)
+    left = min(d["span"][0] for _, d in T.nodes(data=True)) - 0.9
+    for kind, name in (("gpu", "compute trays"), ("nvswitch", "switch trays")):
+        ys = [d["pos"][1] for _, d in T.nodes(data=True) if d["kind"] == kind]
+        if ys:
+            ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4)
     # 27 trays and their 108 chips (72 GPUs, 36 NVSwitch chips) as two collections: two artists to draw, not 135
     ax.add_collection(PatchCollection(trays, facecolor="white", edgecolor="black", linewidth=0.8, zorder=2.5))
     ax.add_collection(PatchCollection(chips, match_original=True, edgecolor="black", linewidth=0.4, zorder=3))

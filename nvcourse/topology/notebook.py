@@ -88,13 +88,13 @@ def _pattern_facts(system: str, pattern: str) -> tuple[float, list[dict]]:
 
 
 def render_system(system: str, pattern: str):
-    """Dashboard render function: the topology with the busiest links of ``pattern`` and a readout."""
-    from .draw import draw_topology
+    """Dashboard render function: the topology with the busiest links of ``pattern``; a readout and the legend."""
+    from .draw import topology_figure
 
     G, bis, rings = _system_facts(system)
     report = _pattern_facts(system, pattern)
     rate, rows = report
-    fig = draw_topology(G, pattern=pattern, figsize=(9.0, 4.8), report=report)
+    fig, legend = topology_figure(G, pattern=pattern, report=report)
     top = rows[0]
     text = (
         f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
@@ -102,12 +102,12 @@ def render_system(system: str, pattern: str):
         f"bisection <b>{bis.GBps_dir:.5g} GB/s</b> ({bis.GBps_bidir:.5g} both directions); "
         f"{rings.n_rings} ring(s) × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
     )
-    return fig, text
+    return fig, text + legend
 
 
 def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
-    """Dashboard render function for pasted ``nvidia-smi topo -m`` output."""
-    from .draw import draw_topology
+    """Dashboard render function for pasted ``nvidia-smi topo -m`` output: the picture; a readout and the legend."""
+    from .draw import topology_figure
 
     nvlink = nvlink or None
     pcie = pcie or None
@@ -132,5 +132,5 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         parts.append(f"bisection {bis.GBps_dir:.5g} GB/s per direction, all-to-all {a2a:.4g} GB/s per GPU")
     except ValueError as exc:
         parts.append(f"<i>{html.escape(str(exc))}</i>")
-    fig = draw_topology(G, title="your nvidia-smi topo -m", figsize=(9.0, 4.8))
-    return fig, "; ".join(parts)
+    fig, legend = topology_figure(G, title="your nvidia-smi topo -m")
+    return fig, "; ".join(parts) + legend
