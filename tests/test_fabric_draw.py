@@ -5,26 +5,42 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.collections import LineCollection
+from matplotlib.collections import LineCollection, PathCollection
 
 from nvcourse.fabric import fat_tree, simulate
 from nvcourse.fabric.collectives import node_order, ring_flows
-from nvcourse.fabric.draw import cable_utilisation, draw_fabric
+from nvcourse.fabric.draw import cable_segments, cable_utilisation, draw_fabric
 
 
 def _draw(nodes=64, oversubscription=2.0, routing="ecmp"):  # 2 leaves per rail: traffic crosses spines
     fab = fat_tree(nodes, rails=8, port_GBps_dir=50.0, oversubscription=oversubscription)
     sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=3)), routing=routing, seed=3)
     fig, ax = plt.subplots()
-    draw_fabric(fab, ax, sim, hottest=8)
+    draw_fabric(fab, ax, sim, hottest=8, merge_px=0)  # exact: only parallel cables share a line
     return fab, sim, fig, ax
+
+
+def _levels(ax):
+    return [c for c in ax.collections if isinstance(c, PathCollection) and c.get_zorder() == 1]
+
+
+def _bundles(sim):
+    """Distinct cable positions (tier, lower end, upper end) -> the busiest utilisation among their cables."""
+    tier, a, b, util, _ = cable_utilisation(sim)
+    out = {}
+    for key, u in zip(zip(tier.tolist(), a.tolist(), b.tolist()), util.tolist()):
+        out[key] = max(u, out.get(key, 0.0))
+    return out
 
 
 def test_every_cable_drawn_once_in_its_utilisation_level():
     fab, sim, fig, ax = _draw()
-    util = cable_utilisation(sim)[3]
-    levels = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_zorder() == 1]
-    assert sum(len(c.get_segments()) for c in levels) == len(util)  # each cable once, no cable lost
+    bundles = _bundles(sim)
+    util = np.array(list(bundles.values()))
+    levels = _levels(ax)
+    segs = np.concatenate([cable_segments(c) for c in levels])
+    assert len(segs) == len(bundles)  # each cable position once (parallel cables share one line), none lost
+    assert len({tuple(s.ravel()) for s in segs}) == len(segs)
     # one colour and one width per level; busier levels are wider and more opaque
     busy = [c for c in levels if c.get_linewidth()[0] > 0.25]
     widths = [float(c.get_linewidth()[0]) for c in busy]
@@ -32,7 +48,7 @@ def test_every_cable_drawn_once_in_its_utilisation_level():
     assert widths == sorted(widths) and alphas == sorted(alphas) and len(set(widths)) == len(busy)
     # the widest level holds exactly the cables at the highest utilisation (to the 5 % step)
     top_level = 1 + np.round(20 * np.clip(util, 0, 1))
-    assert len(busy[-1].get_segments()) == int(np.sum(top_level == top_level.max()))
+    assert len(cable_segments(busy[-1])) == int(np.sum(top_level == top_level.max()))
     plt.close(fig)
 
 
@@ -44,7 +60,52 @@ def test_hottest_switch_cables_are_drawn_on_top():
     assert all(min(seg[0][1], seg[1][1]) >= 1 for seg in hot[0].get_segments())
     tier, _a, _b, util, _flows = cable_utilisation(sim)
     assert util[tier > 0].max() > 0
-    levels = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_zorder() == 1]
-    top_switch = {tuple(map(tuple, s)) for c in levels[-1:] for s in c.get_segments()}
+    levels = _levels(ax)
+    top_switch = {tuple(map(tuple, s)) for c in levels[-1:] for s in cable_segments(c)}
     assert top_switch & {tuple(map(tuple, s)) for s in hot[0].get_segments()}
+    plt.close(fig)
+
+
+def test_parallel_cables_are_one_line_with_the_busiest_ones_load():
+    from nvcourse.fabric.draw import _distinct_cables
+
+    tier, a, b, util, flows = (np.array(x) for x in ([1, 1, 1, 0], [0, 0, 1, 0], [2, 2, 2, 0], [0.3, 0.9, 0.5, 1.0], [1, 3, 2, 1]))
+    out = {(t, x, y): (u, f) for t, x, y, u, f in zip(*(v.tolist() for v in _distinct_cables(tier, a, b, util, flows)))}
+    assert out == {(1, 0, 2): (0.9, 3), (1, 1, 2): (0.5, 2), (0, 0, 0): (1.0, 1)}
+
+
+def test_a_fabric_with_parallel_cables_draws_each_bundle_once():
+    # 128 nodes, 1:1: 1024 leaf-spine cables over 512 leaf-spine pairs (two cables each)
+    fab = fat_tree(128, rails=8, port_GBps_dir=50.0)
+    sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
+    tier = cable_utilisation(sim)[0]
+    fig, ax = plt.subplots()
+    draw_fabric(fab, ax, sim, merge_px=0)
+    segs = np.concatenate([cable_segments(c) for c in _levels(ax)])
+    assert np.sum(tier == 1) == 1024 and len(segs) == np.sum(tier == 0) + 512
+    plt.close(fig)
+
+
+def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
+    """512 nodes in the chapter-06 figure: hosts ~1.5 px apart. Every cable is stood for by a drawn line of its
+    tier whose ends lie within merge_px of its own, at a utilisation level at least its own."""
+    fab = fat_tree(512, rails=8, port_GBps_dir=50.0)
+    sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
+    tier, a, b, util, _ = cable_utilisation(sim)
+    fig, ax = plt.subplots(figsize=(10.0, 4.4))
+    draw_fabric(fab, ax, sim, merge_px=4.0)
+    px_per_x = ax.get_position().width * 10.0 * fig.dpi / 1.22
+    drawn = []  # (tier, x_low, x_high, line width: grows with the utilisation level)
+    for c in _levels(ax):
+        for seg in cable_segments(c):
+            drawn.append((round(min(seg[0][1], seg[1][1])), seg[0][0], seg[1][0], float(c.get_linewidth()[0])))
+    drawn = np.array(drawn)
+    assert 4096 + 4096 < len(tier) and len(drawn) < 0.6 * len(tier)  # far fewer lines than 12,288 cables
+    counts = np.array([fab.nodes, fab.n_leaves, fab.n_spines, fab.n_cores], dtype=float)
+    x0, x1 = (a + 0.5) / counts[tier], (b + 0.5) / counts[tier + 1]
+    width = np.where(util > 0, 0.4 + np.round(20 * np.clip(util, 0, 1)) / 20, 0.25)  # draw_fabric's widths
+    for k in np.random.default_rng(0).choice(len(tier), 400, replace=False):
+        same = drawn[drawn[:, 0] == tier[k]]
+        near = same[(np.abs(same[:, 1] - x0[k]) * px_per_x < 4.0) & (np.abs(same[:, 2] - x1[k]) * px_per_x < 4.0)]
+        assert len(near) and near[:, 3].max() >= width[k] - 1e-9
     plt.close(fig)

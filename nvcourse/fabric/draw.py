@@ -8,15 +8,17 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib import colormaps
-from matplotlib.collections import LineCollection
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.path import Path
 
 from .builders import Fabric
 from .flows import SimResult
 
-__all__ = ["draw_fabric", "cable_utilisation"]
+__all__ = ["draw_fabric", "cable_utilisation", "cable_segments"]
 
 TIER_Y = {"host": 0.0, "leaf": 1.0, "spine": 2.0, "core": 3.0}
 HOT = "#D55E00"
+_X_MIN = -0.22  # room left of the rows for their names
 
 
 def cable_utilisation(sim: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -40,16 +42,58 @@ def cable_utilisation(sim: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return tuple(np.concatenate(x) for x in (tiers, los, his, utils, flows))
 
 
+def _distinct_cables(tier, a, b, util, nflows, key_a=None, key_b=None) -> tuple[np.ndarray, ...]:
+    """One line per group of cables with the same ``(tier, key_a, key_b)`` (default: the same two ends, i.e.
+    parallel cables, which cover the same pixels). The busiest of a group (then the one with most flows)
+    stands for it, drawn at its own ends."""
+    key_a = a if key_a is None else key_a
+    key_b = b if key_b is None else key_b
+    order = np.lexsort((nflows, util, key_b, key_a, tier))  # within a group, the busiest last
+    cols = tuple(x[order] for x in (tier, a, b, util, nflows))
+    t, ka, kb = tier[order], key_a[order], key_b[order]
+    last = np.ones(t.size, dtype=bool)
+    last[:-1] = (t[1:] != t[:-1]) | (ka[1:] != ka[:-1]) | (kb[1:] != kb[:-1])
+    return tuple(x[last] for x in cols)
+
+
+# Agg pays a fixed cost per path (~10 µs, mostly Python-side Path objects and per-path set-up), which at 12k
+# cables was most of a redraw: a few cables per Path (MOVETO/LINETO pairs) cut it by half; more per path
+# makes each path's scanline sweep slower again.
+_CABLES_PER_PATH = 4
+
+
+def _cable_paths(segs: np.ndarray) -> list[Path]:
+    """Straight segments ``(n, 2, 2)`` as Paths of up to ``_CABLES_PER_PATH`` unconnected segments each."""
+    verts = segs.reshape(-1, 2)
+    codes = np.tile([Path.MOVETO, Path.LINETO], _CABLES_PER_PATH).astype(Path.code_type)
+    k = 2 * _CABLES_PER_PATH
+    return [Path(verts[i : i + k], codes[: len(verts[i : i + k])]) for i in range(0, len(verts), k)]
+
+
+def cable_segments(collection) -> np.ndarray:
+    """The segments ``(n, 2, 2)`` a cable collection of :func:`draw_fabric` draws (for tests and tools)."""
+    paths = collection.get_paths()
+    if not paths:
+        return np.zeros((0, 2, 2))
+    return np.concatenate([p.vertices.reshape(-1, 2, 2) for p in paths])
+
+
 def _x(index: np.ndarray, count: int) -> np.ndarray:
     return (np.asarray(index) + 0.5) / max(count, 1)
 
 
-def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hottest: int = 8, title: str | None = None) -> None:
+def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hottest: int = 8, title: str | None = None,
+                merge_px: float = 4.0) -> None:
     """Draw hosts, leaves, spines (and cores) as rows, cables as lines coloured by utilisation.
 
     With ``sim``, idle cables are light grey, busy ones coloured from pale to dark by utilisation and the
     ``hottest`` most loaded switch-to-switch cables drawn thick in orange (ties broken by the number of
     flows sharing the cable, so ECMP collisions come first).
+
+    ``merge_px``: cables of one tier whose ends fall in the same ``merge_px``-wide columns of the drawing
+    are drawn as one line, the busiest (parallel cables always are). At 512 nodes the hosts are ~1.5 px
+    apart and 4,096 host cables would paint the same pixels many times over; at 128 nodes and below
+    (hosts >= 6 px apart) only parallel cables merge. 0: only parallel cables.
     """
     counts = {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
     names = ("host", "leaf", "spine", "core")
@@ -59,13 +103,22 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
 
         n = fabric.n_links
         sim = _S(fabric, "none", np.zeros(0), np.zeros(n), fabric.capacity_GBps[:n].copy(), np.zeros(n, dtype=np.int64))
-    tier, a, b, util, nflows = cable_utilisation(sim)
     cnt = np.array([max(counts[n], 1) for n in names], dtype=float)
+    tier, a, b, util, nflows = cable_utilisation(sim)
+    if merge_px > 0:
+        fig = ax.get_figure()
+        axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # before layout: close enough
+        column = merge_px / (axes_px / (1.0 - _X_MIN))  # in data units (x runs from _X_MIN to 1)
+        key_a = np.floor((a + 0.5) / cnt[tier] / column).astype(np.int64)
+        key_b = np.floor((b + 0.5) / cnt[tier + 1] / column).astype(np.int64)
+        tier, a, b, util, nflows = _distinct_cables(tier, a, b, util, nflows, key_a, key_b)
+    else:
+        tier, a, b, util, nflows = _distinct_cables(tier, a, b, util, nflows)
     y0 = tier.astype(float)  # host 0, leaf 1, spine 2
     x0 = (a + 0.5) / cnt[tier]
     x1 = (b + 0.5) / cnt[tier + 1]
     segs = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0 + 1], 1)], 1)
-    # Cables are drawn in 21 utilisation levels (idle, then 5 % steps), one LineCollection per level with
+    # Cables are drawn in 21 utilisation levels (idle, then 5 % steps), one collection per level with
     # one colour and one width: per-cable width lists make matplotlib rescale a dash pattern for every
     # cable (a 512-node fabric has 12k), which cost more than drawing them. Levels go from idle to full,
     # so busy cables stay on top.
@@ -79,7 +132,8 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
             u = (lv - 1) / 20
             colour = (*cmap(0.2 + 0.8 * u)[:3], 0.35 + 0.5 * u)
             width = 0.4 + 1.0 * u
-        ax.add_collection(LineCollection(segs[same], colors=[colour], linewidths=width, zorder=1), autolim=False)
+        ax.add_collection(PathCollection(_cable_paths(segs[same]), facecolors="none", edgecolors=[colour],
+                                         linewidths=width, zorder=1, transform=ax.transData), autolim=False)
     switch_cable = tier > 0
     if hottest and np.any(util[switch_cable] > 0):
         score = np.where(switch_cable, util + 1e-3 * nflows, -1.0)
@@ -95,7 +149,7 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
         ax.scatter(xs, np.full(c, TIER_Y[name]), s=max(4, min(40, 2400 / c)), c="#333333", marker="s" if name != "host" else "o", zorder=4)
         ax.text(-0.02, TIER_Y[name], f"{name} ({c})", ha="right", va="center", fontsize=9)
     top_y = 3 if fabric.n_cores else 2
-    ax.set_xlim(-0.22, 1.0)
+    ax.set_xlim(_X_MIN, 1.0)
     ax.set_ylim(-0.3, top_y + 0.3)
     ax.set_axis_off()
     if title:

@@ -84,7 +84,8 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
     base_fab = fat_tree(2, rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir)
     base = allreduce_on_fabric(base_fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed)
     eff = est.busbw_GBps / base.busbw_GBps
-    fig, ax = new_figure(10.0, 4.4)
+    fig = Figure(figsize=(10.0, 4.4), layout="constrained")  # no pyplot manager: the dashboard shows it once
+    ax = fig.subplots()
     sim = est.sim
     draw_fabric(fab, ax, sim, title=f"{fab.describe()}".replace("; leaf", ";\nleaf"))
     hot = ""
