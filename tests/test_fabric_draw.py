@@ -9,7 +9,7 @@ from matplotlib.collections import LineCollection, PathCollection
 
 from nvcourse.fabric import fat_tree, simulate
 from nvcourse.fabric.collectives import node_order, ring_flows
-from nvcourse.fabric.draw import cable_segments, cable_utilisation, draw_fabric
+from nvcourse.fabric.draw import _X_MIN, cable_segments, cable_utilisation, draw_fabric
 
 
 def _draw(nodes=64, oversubscription=2.0, routing="ecmp"):  # 2 leaves per rail: traffic crosses spines
@@ -94,7 +94,7 @@ def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
     tier, a, b, util, _ = cable_utilisation(sim)
     fig, ax = plt.subplots(figsize=(10.0, 4.4))
     draw_fabric(fab, ax, sim, merge_px=4.0)
-    px_per_x = ax.get_position().width * 10.0 * fig.dpi / 1.22
+    px_per_x = ax.get_position().width * 10.0 * fig.dpi / (1.0 - _X_MIN)  # x runs from _X_MIN to 1
     drawn = []  # (tier, x_low, x_high, line width: grows with the utilisation level)
     for c in _levels(ax):
         for seg in cable_segments(c):

@@ -60,8 +60,6 @@ def test_dashboard_figure_moves_the_legend_to_html(system, pattern):
     the same entries (one list feeds both)."""
     import html
 
-    import matplotlib.pyplot as plt
-
     from nvcourse.topology.draw import topology_figure
 
     G = build_system_graph(system)
@@ -73,7 +71,7 @@ def test_dashboard_figure_moves_the_legend_to_html(system, pattern):
     text = html.unescape(legend)
     for label in _legend_labels(full):
         assert label in text
-    assert _labels(fig) == [t for t in _labels(full)]  # same drawing
+    assert _labels(fig) == _labels(full)  # the same labels on the drawing
     assert ("link utilisation at the maximal" in text) == (pattern is not None)
     assert ("one line per compute tray x switch tray bundle" in text) == (system == "gb200-nvl72")
 
