@@ -161,6 +161,26 @@ def test_remote_rate_slows_only_fresh_foreign_bytes():
         M.MachineParams(0.0, 1, [1], [[1e9]], [[1e9]], remote_Bps=0.0)
 
 
+def test_shared_alpha_prices_only_plans_with_more_ranks_than_cores():
+    base = M.MachineParams.flat(1e-6, 1e9, 5e8, cores=2)
+    shared = M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s={4: 2e-5, 2: 9e-5})
+    assert shared.alpha_for(4) == 2e-5
+    assert shared.alpha_for(2) == 1e-6  # 2 ranks on 2 cores: each has its core, the ping-pong's α applies
+    assert shared.alpha_for(3) == 1e-6  # not measured: falls back to α
+    assert shared.for_procs(2) is shared
+    # a 4-rank plan on 2 cores is priced exactly as with α = 20 µs everywhere
+    plan4 = P.build_plan("allreduce", "ring", 4, 1024)
+    slow = M.MachineParams.flat(2e-5, 1e9, 5e8, cores=2)
+    assert M.predict_plan(plan4, 4, shared) == pytest.approx(M.predict_plan(plan4, 4, slow), rel=1e-12)
+    # ring, 4 ranks: 2 x 3 steps, each waiting for the left neighbour -> 6 hand-offs, each 19 µs dearer
+    assert M.predict_plan(plan4, 4, shared) == pytest.approx(M.predict_plan(plan4, 4, base) + 6 * 1.9e-5, rel=1e-9)
+    plan2 = P.build_plan("allreduce", "ring", 2, 1024)
+    assert M.predict_plan(plan2, 4, shared) == pytest.approx(M.predict_plan(plan2, 4, base), rel=1e-12)
+    for bad in ({1: 1e-6}, {4: -1.0}, {"4": 1e-6}):
+        with pytest.raises(ValueError, match="shared_alpha_s"):
+            M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s=bad)
+
+
 def test_footprint_counts_every_touched_region_once():
     # allreduce ring p=2, 8 elements: both inputs and both outputs, whole = 4 x 8 x 4 B
     assert M.footprint_bytes(P.build_plan("allreduce", "ring", 2, 8), 4) == 128
@@ -259,3 +279,23 @@ def test_measure_machine_and_measured_vs_model_on_real_processes():
         with_group = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5)
     assert rows[0]["correct"] and rows[0]["measured_s"] > 0 and rows[0]["model_s"] > 0
     assert with_group.remote_Bps is not None and with_group.remote_Bps > 0  # a 1 MiB ping-pong outlasts an 8 B one
+    assert with_group.shared_alpha_s == {}  # not asked for
+
+
+def test_shared_alpha_is_measured_only_where_ranks_outnumber_cores():
+    # cores=1 pretends a 1-CPU machine (Binder): 2 ranks then share it, and α for 2 ranks is measured
+    with ProcessGroup(2) as pg:
+        params = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
+                                   cores=1, shared_procs=(1, 2, 3))
+        roomy = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
+                                  cores=4, shared_procs=(2, 3))
+        with pytest.raises(ValueError, match="at least 2 ranks"):
+            M.measure_shared_alpha(_OneRank())
+    assert sorted(params.shared_alpha_s) == [2, 3]  # 1 rank has nothing to hand off; 3 ran in a group of its own
+    assert all(a > 0 for a in params.shared_alpha_s.values())
+    assert params.alpha_for(2) == params.shared_alpha_s[2]
+    assert roomy.shared_alpha_s == {}  # every rank has a core
+
+
+class _OneRank:
+    nprocs = 1

@@ -94,7 +94,7 @@ def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtyp
             count = normalize_count(op, p, int(s), itemsize)
             fps.append(machine.footprint_bytes(build_plan(op, a, p, count), itemsize))
     return machine.measure_machine(group if p >= 2 else None, footprints=_footprint_grid(min(fps), max(fps)),
-                                   max_procs=p, reps=reps, min_time_s=min_time_s)
+                                   max_procs=p, reps=reps, min_time_s=min_time_s, shared_procs=(p,))
 
 
 def _algos(op: str, p: int, algos) -> list[str]:

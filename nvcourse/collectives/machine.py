@@ -20,7 +20,11 @@ The machine model keeps the algorithm exact and measures only *primitive* operat
    rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, α,
    the cost of one synchronised step, from a ping-pong of a tiny message, and the rate of copying
    data another process has just written, from a ping-pong of 256 KiB and 1 MiB (those cache lines
-   come from the other core's cache, often slower than a local copy).
+   come from the other core's cache, often slower than a local copy). With more ranks than cores
+   (N > C) a rank often waits for a peer that is not running and the hand-off goes through the
+   scheduler: α is then measured for N ranks as the per-step time of a ring of N workers passing
+   one element each (an all-gather of 4 bytes per rank, N − 1 steps in which every rank waits for
+   its left neighbour), :func:`measure_shared_alpha`.
 3. :func:`predict_plan` walks the plan's dependencies (the same waits the workers spin on): a rank
    starts step s when it has finished step s-1 and, α later, every rank it waits for has finished
    the step it needs (α: the time to notice a peer's counter; ranks also leave the barrier that
@@ -41,7 +45,7 @@ import multiprocessing as mp
 import os
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import shared_memory
 
 import numpy as np
@@ -61,6 +65,7 @@ __all__ = [
     "DEFAULT_FOOTPRINTS",
     "DEFAULT_NOTICE_WAITS",
     "measure_notice",
+    "measure_shared_alpha",
     "PIECE_BYTES",
 ]
 
@@ -215,6 +220,8 @@ class MachineParams:
     ``remote_Bps``: rate (bytes/s) of copying data that *another* process has just written (a large
     ping-pong: the cache lines come from the other core's cache); a step's bytes read from such
     buffers (:func:`remote_dirty_bytes`) cost at least this rate. None: no such penalty.
+    ``shared_alpha_s[N]``: α for a plan of N > C ranks (:func:`measure_shared_alpha`: with more ranks
+    than cores a hand-off waits for the scheduler); N missing or N <= C: ``alpha_s``.
     """
 
     alpha_s: float
@@ -227,6 +234,7 @@ class MachineParams:
     notice_s: list[float] = field(default_factory=list)
     notes: dict = field(default_factory=dict)
     remote_Bps: float | None = None
+    shared_alpha_s: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.alpha_s < 0 or self.call_s < 0:
@@ -244,6 +252,20 @@ class MachineParams:
             raise ValueError("notice_waits_s must be increasing, with one notice_s per wait")
         if self.remote_Bps is not None and not self.remote_Bps > 0:
             raise ValueError(f"remote_Bps must be > 0 bytes/s or None; got {self.remote_Bps!r}")
+        for n, a in self.shared_alpha_s.items():
+            if not (isinstance(n, int) and n >= 2) or not a >= 0:
+                raise ValueError(f"shared_alpha_s maps procs (an int >= 2) to seconds >= 0; got {n!r}: {a!r}")
+
+    def alpha_for(self, procs: int) -> float:
+        """α (seconds) for a plan of ``procs`` ranks: ``shared_alpha_s[procs]`` when procs > cores and measured."""
+        if procs > self.cores and procs in self.shared_alpha_s:
+            return self.shared_alpha_s[procs]
+        return self.alpha_s
+
+    def for_procs(self, procs: int) -> MachineParams:
+        """These parameters with ``alpha_s`` = :meth:`alpha_for` (``procs``): what a plan of that size is priced with."""
+        a = self.alpha_for(procs)
+        return self if a == self.alpha_s else replace(self, alpha_s=a)
 
     def notice(self, waited_s: float) -> float:
         """Seconds until a rank that has waited ``waited_s`` notices its peer's counter (α without a table)."""
@@ -281,7 +303,7 @@ class MachineParams:
         return {"alpha_s": self.alpha_s, "cores": self.cores, "footprints": list(self.footprints),
                 "copy_Bps": self.copy_Bps, "add_Bps": self.add_Bps, "call_s": self.call_s,
                 "notice_waits_s": list(self.notice_waits_s), "notice_s": list(self.notice_s), "notes": self.notes,
-                "remote_Bps": self.remote_Bps}
+                "remote_Bps": self.remote_Bps, "shared_alpha_s": dict(self.shared_alpha_s)}
 
 
 def step_seconds(w: StepWork, footprint: float, k: int, params: MachineParams) -> float:
@@ -327,7 +349,8 @@ def predict_plan(plan: _plan.Plan, itemsize: int, params: MachineParams, *, deta
 
     * **step s** — ready when the rank has finished step s-1; for each wait ``(q, k)`` of the plan it
       starts only once rank q has finished step k-1 *and* it has noticed: ``params.notice(W)`` after
-      that, W being how long it waited (α with flat parameters); then it runs its kernels: copy
+      that, W being how long it waited (α with flat parameters; α for N ranks,
+      :meth:`MachineParams.alpha_for`, when the plan has more ranks than cores); then it runs its kernels: copy
       bytes at ``β(F, a)``, add bytes at ``γ(F, a)``, ``call_s`` per numpy call and one ``call_s``
       of bookkeeping, with F the call's footprint and a the number of ranks with work in step s
       (rates shared by time slicing when a > C);
@@ -342,6 +365,7 @@ def predict_plan(plan: _plan.Plan, itemsize: int, params: MachineParams, *, deta
     p = plan.nprocs
     if plan.nsteps == 0:
         return (0.0, []) if detail else 0.0
+    params = params.for_procs(p)
     work = plan_work(plan, itemsize)
     fp = footprint_bytes(plan, itemsize)
     begin = [0.0] + [params.notice(0.0)] * (p - 1)
@@ -553,6 +577,22 @@ def measure_notice(nprocs: int = 2, waits=DEFAULT_NOTICE_WAITS, *, reps: int = 1
     return waits, [max(half0, rtt[t] - half0) for t in waits]
 
 
+def measure_shared_alpha(group, *, iters: int = 50, repeats: int = 3) -> float:
+    """α (seconds) for ``group``'s N ranks all stepping at once: the per-step time of a ring all-gather
+    of one float32 per rank (N − 1 steps, each rank waits for its left neighbour's step), median of
+    ``repeats`` runs of ``iters`` calls. No data to speak of: this is a latency probe, the N-rank
+    form of the ping-pong. It matters when N exceeds the cores, where the peer a rank waits for is
+    often not running and the hand-off goes through the scheduler (several µs to tens of µs instead
+    of the ~1 µs of two running processes).
+    """
+    p = group.nprocs
+    if p < 2:
+        raise ValueError(f"the group needs at least 2 ranks to pass a step around; got {p}")
+    runs = [group.run("allgather", 4 * p, algo="ring", iters=iters, warmup=5, verify=False).time_s
+            for _ in range(max(1, repeats))]
+    return statistics.median(runs) / (p - 1)
+
+
 def _call_overhead_s(reps: int = 2000) -> float:
     a = np.ones(16, dtype=np.float32)
     b = np.ones(16, dtype=np.float32)
@@ -566,7 +606,8 @@ def _call_overhead_s(reps: int = 2000) -> float:
 def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int | None = None,
                     cores: int | None = None, alpha_s: float | None = None, pingpong_iters: int = 50,
                     reps: int = 5, min_time_s: float = 2e-3, notice_procs: int | None = None,
-                    notice_waits=DEFAULT_NOTICE_WAITS, notice_reps: int = 15) -> MachineParams:
+                    notice_waits=DEFAULT_NOTICE_WAITS, notice_reps: int = 15,
+                    shared_procs=()) -> MachineParams:
     """Measure :class:`MachineParams` on this machine.
 
     α: one-way time of an 8-byte ping-pong between ranks 0 and 1 of ``group`` (median of 3 runs; a
@@ -574,7 +615,8 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
     ``alpha_s`` is not given). Rates: :func:`measure_streams` for k = 1 .. min(``max_procs``, C),
     C = ``cores`` (default: the CPUs this process may run on). With ``notice_procs`` = N >= 2 also the
     notice latency after waits of ``notice_waits`` seconds, N processes running (:func:`measure_notice`);
-    beyond the longest wait the table stays constant.
+    beyond the longest wait the table stays constant. For every N in ``shared_procs`` with N > C, α for N
+    ranks (:func:`measure_shared_alpha`) on ``group`` when it has N ranks, else on a group started for it.
     """
     if cores:
         C = int(cores)
@@ -610,7 +652,19 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
     waits, notice = [], []
     if notice_procs and notice_procs >= 2:
         waits, notice = measure_notice(notice_procs, notice_waits, reps=notice_reps)
+    shared = {}
+    for n in sorted({int(n) for n in shared_procs}):
+        if n <= C or n < 2:
+            continue  # every rank has its core: the ping-pong's α applies
+        if group is not None and group.nprocs == n:
+            shared[n] = measure_shared_alpha(group)
+        else:
+            from .group import ProcessGroup
+
+            with ProcessGroup(n) as pg:
+                shared[n] = measure_shared_alpha(pg)
     notes = {"measure_s": time.perf_counter() - t0}
     if hasattr(os, "getloadavg"):
         notes["loadavg"] = os.getloadavg()
-    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes, remote)
+    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes, remote,
+                         shared)
