@@ -93,7 +93,7 @@ def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
     sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
     tier, a, b, util, _ = cable_utilisation(sim)
     fig, ax = plt.subplots(figsize=(10.0, 4.4))
-    draw_fabric(fab, ax, sim, merge_px=4.0)
+    assert draw_fabric(fab, ax, sim, merge_px=4.0, max_lines=None) == 4.0
     px_per_x = ax.get_position().width * 10.0 * fig.dpi / (1.0 - _X_MIN)  # x runs from _X_MIN to 1
     drawn = []  # (tier, x_low, x_high, line width: grows with the utilisation level)
     for c in _levels(ax):
@@ -109,3 +109,55 @@ def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
         near = same[(np.abs(same[:, 1] - x0[k]) * px_per_x < 4.0) & (np.abs(same[:, 2] - x1[k]) * px_per_x < 4.0)]
         assert len(near) and near[:, 3].max() >= width[k] - 1e-9
     plt.close(fig)
+
+
+def test_line_budget_widens_the_columns_only_as_far_as_needed():
+    """Same 512-node picture with the default budget: at most 3,000 lines, columns at most twice as wide, and
+    every cable still stood for by a line within that width at a level at least its own."""
+    fab = fat_tree(512, rails=8, port_GBps_dir=50.0)
+    sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
+    tier, a, b, util, _ = cable_utilisation(sim)
+    fig, ax = plt.subplots(figsize=(10.0, 4.4))
+    used = draw_fabric(fab, ax, sim)
+    px_per_x = ax.get_position().width * 10.0 * fig.dpi / (1.0 - _X_MIN)
+    drawn = np.array([(round(min(s[0][1], s[1][1])), s[0][0], s[1][0], float(c.get_linewidth()[0]))
+                      for c in _levels(ax) for s in cable_segments(c)])
+    assert 4.0 < used <= 8.0 and len(drawn) <= 3000
+    counts = np.array([fab.nodes, fab.n_leaves, fab.n_spines, fab.n_cores], dtype=float)
+    x0, x1 = (a + 0.5) / counts[tier], (b + 0.5) / counts[tier + 1]
+    width = np.where(util > 0, 0.4 + np.round(20 * np.clip(util, 0, 1)) / 20, 0.25)
+    for k in np.random.default_rng(2).choice(len(tier), 400, replace=False):
+        same = drawn[drawn[:, 0] == tier[k]]
+        near = same[(np.abs(same[:, 1] - x0[k]) * px_per_x < used) & (np.abs(same[:, 2] - x1[k]) * px_per_x < used)]
+        assert len(near) and near[:, 3].max() >= width[k] - 1e-9
+    plt.close(fig)
+    # a 64-node fabric is far below the budget: the columns stay at merge_px
+    fig, ax = plt.subplots(figsize=(10.0, 4.4))
+    assert draw_fabric(fat_tree(64, rails=8, port_GBps_dir=50.0), ax) == 4.0
+    plt.close(fig)
+
+
+def test_dashboard_view_puts_the_fabric_description_in_the_readout_not_on_the_figure():
+    import html
+
+    from nvcourse.fabric.views import allreduce_view
+
+    fig, text = allreduce_view(64, "ib-ndr", 2.0, "ecmp")
+    desc = fat_tree(64, rails=8, port_GBps_dir=50.0, oversubscription=2.0).describe()
+    assert html.escape(desc) in text and "2:1" in desc
+    assert [t.get_text() for t in fig.texts] == [] and fig.axes[0].get_title() == ""
+
+
+def test_cable_paths_match_paths_built_the_public_way():
+    from matplotlib.path import Path
+
+    from nvcourse.fabric import draw
+
+    segs = np.random.default_rng(0).uniform(0, 1, (11, 2, 2))  # 11 cables: two full paths of 4 and one of 3
+    fast = draw._cable_paths(segs)
+    assert [len(p.vertices) for p in fast] == [8, 8, 6]
+    for p in fast:
+        ref = Path(p.vertices, p.codes)
+        assert np.array_equal(p.codes, ref.codes) and p.should_simplify == ref.should_simplify
+        assert p.codes.dtype == ref.codes.dtype and list(p.codes[:2]) == [Path.MOVETO, Path.LINETO]
+    assert np.array_equal(cable_segments(PathCollection(fast)), segs)

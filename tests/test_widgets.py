@@ -75,7 +75,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from nvcourse.widgets import LiveFigure, new_live_figure
+from nvcourse.widgets import new_live_figure
 
 
 def _pixels(png: bytes) -> np.ndarray:
@@ -160,3 +160,17 @@ def test_figure_png_on_a_kept_renderer_equals_savefig():
         a, b = fig_for(x), fig_for(x)
         assert np.array_equal(_pixels(figure_png(a, renderer)), _pixels(figure_png(b)))
         plt.close("all")
+
+
+def test_png_encoding_drops_alpha_only_when_the_image_is_opaque():
+    from nvcourse.widgets import _encode_png
+
+    rng = np.random.default_rng(1)
+    opaque = rng.integers(0, 256, (30, 40, 4), dtype=np.uint8)
+    opaque[..., 3] = 255
+    img = Image.open(io.BytesIO(_encode_png(opaque.tobytes(), 40, 30)))
+    assert img.mode == "RGB" and np.array_equal(np.asarray(img), opaque[..., :3])
+    clear = opaque.copy()
+    clear[:5, :5, 3] = 0  # a transparent corner must survive
+    img = Image.open(io.BytesIO(_encode_png(clear.tobytes(), 40, 30)))
+    assert img.mode == "RGBA" and np.array_equal(np.asarray(img), clear)
