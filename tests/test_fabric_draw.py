@@ -93,7 +93,7 @@ def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
     sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
     tier, a, b, util, _ = cable_utilisation(sim)
     fig, ax = plt.subplots(figsize=(10.0, 4.4))
-    assert draw_fabric(fab, ax, sim, merge_px=4.0, max_lines=None) == 4.0
+    assert draw_fabric(fab, ax, sim, merge_px=4.0, max_switch_lines=None) == 4.0
     px_per_x = ax.get_position().width * 10.0 * fig.dpi / (1.0 - _X_MIN)  # x runs from _X_MIN to 1
     drawn = []  # (tier, x_low, x_high, line width: grows with the utilisation level)
     for c in _levels(ax):
@@ -111,9 +111,10 @@ def test_dense_tiers_merge_cables_within_a_few_pixels_keeping_the_busiest():
     plt.close(fig)
 
 
-def test_line_budget_widens_the_columns_only_as_far_as_needed():
-    """Same 512-node picture with the default budget: at most 3,000 lines, columns at most twice as wide, and
-    every cable still stood for by a line within that width at a level at least its own."""
+def test_line_budget_widens_the_switch_tiers_only_as_far_as_needed():
+    """Same 512-node picture with the default budget: at most 1,500 lines between switches, their columns at most
+    four times as wide, host cables still merged at 4 px only; every cable stood for by a line of its tier within
+    its tier's column width at a level at least its own."""
     fab = fat_tree(512, rails=8, port_GBps_dir=50.0)
     sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=1)), routing="ecmp", seed=1)
     tier, a, b, util, _ = cable_utilisation(sim)
@@ -122,15 +123,20 @@ def test_line_budget_widens_the_columns_only_as_far_as_needed():
     px_per_x = ax.get_position().width * 10.0 * fig.dpi / (1.0 - _X_MIN)
     drawn = np.array([(round(min(s[0][1], s[1][1])), s[0][0], s[1][0], float(c.get_linewidth()[0]))
                       for c in _levels(ax) for s in cable_segments(c)])
-    assert 4.0 < used <= 8.0 and len(drawn) <= 3000
+    assert 4.0 < used <= 16.0 and np.count_nonzero(drawn[:, 0] > 0) <= 1500
+    hosts_exact = plt.figure(figsize=(10.0, 4.4)).subplots()
+    draw_fabric(fab, hosts_exact, sim, max_switch_lines=None)
+    exact = np.array([round(min(s[0][1], s[1][1])) for c in _levels(hosts_exact) for s in cable_segments(c)])
+    assert np.count_nonzero(drawn[:, 0] == 0) == np.count_nonzero(exact == 0)  # host tier untouched by the budget
     counts = np.array([fab.nodes, fab.n_leaves, fab.n_spines, fab.n_cores], dtype=float)
     x0, x1 = (a + 0.5) / counts[tier], (b + 0.5) / counts[tier + 1]
     width = np.where(util > 0, 0.4 + np.round(20 * np.clip(util, 0, 1)) / 20, 0.25)
     for k in np.random.default_rng(2).choice(len(tier), 400, replace=False):
         same = drawn[drawn[:, 0] == tier[k]]
-        near = same[(np.abs(same[:, 1] - x0[k]) * px_per_x < used) & (np.abs(same[:, 2] - x1[k]) * px_per_x < used)]
+        w_px = 4.0 if tier[k] == 0 else used
+        near = same[(np.abs(same[:, 1] - x0[k]) * px_per_x < w_px) & (np.abs(same[:, 2] - x1[k]) * px_per_x < w_px)]
         assert len(near) and near[:, 3].max() >= width[k] - 1e-9
-    plt.close(fig)
+    plt.close("all")
     # a 64-node fabric is far below the budget: the columns stay at merge_px
     fig, ax = plt.subplots(figsize=(10.0, 4.4))
     assert draw_fabric(fat_tree(64, rails=8, port_GBps_dir=50.0), ax) == 4.0

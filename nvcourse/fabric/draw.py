@@ -92,7 +92,7 @@ def _x(index: np.ndarray, count: int) -> np.ndarray:
 
 
 def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hottest: int = 8, title: str | None = None,
-                merge_px: float = 4.0, max_lines: int | None = 3000) -> float:
+                merge_px: float = 4.0, max_switch_lines: int | None = 1500) -> float:
     """Draw hosts, leaves, spines (and cores) as rows, cables as lines coloured by utilisation.
 
     With ``sim``, idle cables are light grey, busy ones coloured from pale to dark by utilisation and the
@@ -104,11 +104,13 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
     apart and 4,096 host cables would paint the same pixels many times over; at 128 nodes and below
     (hosts >= 6 px apart) only parallel cables merge. 0: only parallel cables.
 
-    ``max_lines``: when more lines than this remain, the columns widen (by quarters, up to twice ``merge_px``)
-    until they fit: Agg's time grows with the lines drawn, and beyond ~3,000 long lines in a 10-inch figure
-    the rows are solid paint (512 nodes: 5,696 lines at 4 px, 2,966 at 7 px). None: no limit.
+    ``max_switch_lines``: when more lines than this remain between switches (leaf–spine, spine–core), the
+    columns of those tiers widen (up to four times ``merge_px``) until they fit. Those cables are long: Agg's
+    time grows with the lines and their length, and in a 10-inch figure a complete leaf–spine tier of 256 nodes
+    (64 x 32 switches, 2,048 cables) is solid paint already. Host cables always merge at ``merge_px``, so each
+    host keeps a visible cable. None: no limit.
 
-    Returns the column width used, in pixels (0 when only parallel cables merge).
+    Returns the column width used between switches, in pixels (0 when only parallel cables merge).
     """
     counts = {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
     names = ("host", "leaf", "spine", "core")
@@ -124,12 +126,13 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
     if merge_px > 0:
         fig = ax.get_figure()
         axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # before layout: close enough
-        for used_px in merge_px * np.array([1.0, 1.25, 1.5, 1.75, 2.0]):
-            column = used_px / (axes_px / (1.0 - _X_MIN))  # in data units (x runs from _X_MIN to 1)
+        px = axes_px / (1.0 - _X_MIN)  # pixels per data unit (x runs from _X_MIN to 1)
+        for used_px in merge_px * np.array([1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0]):
+            column = np.where(tier == 0, merge_px, used_px) / px  # in data units, per cable
             key_a = np.floor((a + 0.5) / cnt[tier] / column).astype(np.int64)
             key_b = np.floor((b + 0.5) / cnt[tier + 1] / column).astype(np.int64)
             merged = _distinct_cables(tier, a, b, util, nflows, key_a, key_b)
-            if max_lines is None or merged[0].size <= max_lines:
+            if max_switch_lines is None or np.count_nonzero(merged[0] > 0) <= max_switch_lines:
                 break
         tier, a, b, util, nflows = merged
         used_px = float(used_px)

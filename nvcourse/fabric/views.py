@@ -84,7 +84,7 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
     base_fab = fat_tree(2, rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir)
     base = allreduce_on_fabric(base_fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed)
     eff = est.busbw_GBps / base.busbw_GBps
-    fig = Figure(figsize=(10.0, 4.0), layout="constrained")  # no pyplot manager: the dashboard shows it once
+    fig = Figure(figsize=(9.0, 3.6), layout="constrained")  # no pyplot manager: the dashboard shows it once
     ax = fig.subplots()
     sim = est.sim
     # The fabric's description goes in the readout, not a title: matplotlib lays out and rasterises text glyph
