@@ -157,8 +157,11 @@ def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, m
     ax2.bar(names, per_step, color=colours)
     ax2.set_ylabel("seconds per step (all MoE layers)")
     ax2.set_ylim(bottom=0)
-    fig.suptitle(f"EP = {ep} GPUs, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of {cfg.experts}", fontsize=10)
+    # The configuration heads the readout rather than the figure: matplotlib lays out and rasterises text glyph by
+    # glyph, and the figure is redrawn on every slider change.
     table = (
+        f"<p><b>EP = {ep} GPUs</b>, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of {cfg.experts} experts, "
+        f"{cfg.moe_layers} MoE layers</p>"
         "<table><tr><th>system</th><th>NVLink bytes/GPU</th><th>network bytes/GPU</th><th>one all-to-all</th>"
         "<th>per layer (4)</th><th>per step</th><th>bound by</th></tr>" + "".join(rows) + "</table>"
         f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
