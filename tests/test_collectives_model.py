@@ -163,7 +163,7 @@ def test_remote_rate_slows_only_fresh_foreign_bytes():
 
 def test_shared_alpha_prices_only_plans_with_more_ranks_than_cores():
     base = M.MachineParams.flat(1e-6, 1e9, 5e8, cores=2)
-    shared = M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s={4: 2e-5, 2: 9e-5})
+    shared = M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s={4: 2e-5})
     assert shared.alpha_for(4) == 2e-5
     assert shared.alpha_for(2) == 1e-6  # 2 ranks on 2 cores: each has its core, the ping-pong's α applies
     assert shared.alpha_for(3) == 1e-6  # not measured: falls back to α
@@ -172,13 +172,27 @@ def test_shared_alpha_prices_only_plans_with_more_ranks_than_cores():
     plan4 = P.build_plan("allreduce", "ring", 4, 1024)
     slow = M.MachineParams.flat(2e-5, 1e9, 5e8, cores=2)
     assert M.predict_plan(plan4, 4, shared) == pytest.approx(M.predict_plan(plan4, 4, slow), rel=1e-12)
-    # ring, 4 ranks: 2 x 3 steps, each waiting for the left neighbour -> 6 hand-offs, each 19 µs dearer
+    # ring, 4 ranks: the critical path holds 6 α (5 waits on the left neighbour and the barrier's skew),
+    # so each costs 19 µs more
     assert M.predict_plan(plan4, 4, shared) == pytest.approx(M.predict_plan(plan4, 4, base) + 6 * 1.9e-5, rel=1e-9)
     plan2 = P.build_plan("allreduce", "ring", 2, 1024)
     assert M.predict_plan(plan2, 4, shared) == pytest.approx(M.predict_plan(plan2, 4, base), rel=1e-12)
-    for bad in ({1: 1e-6}, {4: -1.0}, {"4": 1e-6}):
+    for bad in ({2: 1e-6}, {4: -1.0}, {"four": 1e-6}, {3.5: 1e-6}):
         with pytest.raises(ValueError, match="shared_alpha_s"):
             M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s=bad)
+
+
+def test_shared_alpha_survives_json_and_raises_a_notice_table():
+    import json
+
+    shared = M.MachineParams(1e-6, 2, [1], [[1e9]] * 2, [[5e8]] * 2, shared_alpha_s={np.int64(4): 2e-5},
+                             notice_waits_s=[0.0, 1e-3], notice_s=[1e-6, 5e-5])
+    back = M.MachineParams(**json.loads(json.dumps(shared.to_dict())))  # JSON keys are strings: "4"
+    assert back.shared_alpha_s == {4: 2e-5} and back.alpha_for(4) == 2e-5
+    four = shared.for_procs(4)
+    # a short wait is noticed no sooner than the 4-rank α; a long one keeps its (larger) measured cost
+    assert four.notice(0.0) == 2e-5 and four.notice(1e-3) == 5e-5
+    assert shared.for_procs(2).notice(0.0) == 1e-6
 
 
 def test_footprint_counts_every_touched_region_once():
@@ -283,17 +297,20 @@ def test_measure_machine_and_measured_vs_model_on_real_processes():
 
 
 def test_shared_alpha_is_measured_only_where_ranks_outnumber_cores():
-    # cores=1 pretends a 1-CPU machine (Binder): 2 ranks then share it, and α for 2 ranks is measured
+    # cores=1 pretends a 1-CPU machine (Binder): 3 ranks then share it, and α for 3 ranks is measured (in a group
+    # started for it); 2 ranks are the ping-pong's business, 1 rank hands nothing off
     with ProcessGroup(2) as pg:
         params = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
                                    cores=1, shared_procs=(1, 2, 3))
         roomy = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
                                   cores=4, shared_procs=(2, 3))
-        with pytest.raises(ValueError, match="at least 2 ranks"):
+        with pytest.raises(ValueError, match="at least 3 ranks"):
+            M.measure_shared_alpha(pg)
+        with pytest.raises(ValueError, match="at least 3 ranks"):
             M.measure_shared_alpha(_OneRank())
-    assert sorted(params.shared_alpha_s) == [2, 3]  # 1 rank has nothing to hand off; 3 ran in a group of its own
-    assert all(a > 0 for a in params.shared_alpha_s.values())
-    assert params.alpha_for(2) == params.shared_alpha_s[2]
+    assert sorted(params.shared_alpha_s) == [3]
+    assert all(a >= 0 for a in params.shared_alpha_s.values())
+    assert params.alpha_for(3) == params.shared_alpha_s[3] and params.alpha_for(2) == params.alpha_s
     assert roomy.shared_alpha_s == {}  # every rank has a core
 
 

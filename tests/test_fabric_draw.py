@@ -154,16 +154,21 @@ def test_dashboard_view_puts_the_fabric_description_in_the_readout_not_on_the_fi
     assert [t.get_text() for t in fig.texts] == [] and fig.axes[0].get_title() == ""
 
 
-def test_cable_paths_match_paths_built_the_public_way():
+def test_cable_paths_match_paths_built_the_public_way(monkeypatch):
     from matplotlib.path import Path
 
     from nvcourse.fabric import draw
 
     segs = np.random.default_rng(0).uniform(0, 1, (11, 2, 2))  # 11 cables: two full paths of 4 and one of 3
+    codes = [Path.MOVETO, Path.LINETO] * 4
+    refs = [Path(segs[i : i + 4].reshape(-1, 2), codes[: 2 * len(segs[i : i + 4])]) for i in range(0, 11, 4)]
     fast = draw._cable_paths(segs)
-    assert [len(p.vertices) for p in fast] == [8, 8, 6]
-    for p in fast:
-        ref = Path(p.vertices, p.codes)
-        assert np.array_equal(p.codes, ref.codes) and p.should_simplify == ref.should_simplify
-        assert p.codes.dtype == ref.codes.dtype and list(p.codes[:2]) == [Path.MOVETO, Path.LINETO]
-    assert np.array_equal(cable_segments(PathCollection(fast)), segs)
+    monkeypatch.setattr(draw, "_fast_path", None)  # matplotlib without the private helper: public constructor
+    slow = draw._cable_paths(segs)
+    for paths in (fast, slow):
+        assert len(paths) == len(refs)
+        for p, ref in zip(paths, refs):
+            assert np.array_equal(p.vertices, ref.vertices) and np.array_equal(p.codes, ref.codes)
+            assert p.codes.dtype == ref.codes.dtype and p.should_simplify == ref.should_simplify
+            assert p.simplify_threshold == ref.simplify_threshold
+        assert np.array_equal(cable_segments(PathCollection(paths)), segs)

@@ -81,7 +81,8 @@ def _footprint_grid(lo: int, hi: int) -> list[int]:
 
 def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtype: str = "float32",
                         reps: int = 5, min_time_s: float = 2e-3):
-    """:func:`~nvcourse.collectives.machine.measure_machine` over just the footprints these calls touch."""
+    """:func:`~nvcourse.collectives.machine.measure_machine` over just the footprints these calls touch; when the
+    group has more ranks than this machine has cores (and at least 3), also α for that many ranks."""
     from . import machine
     from .plan import build_plan, normalize_count
 

@@ -22,9 +22,9 @@ The machine model keeps the algorithm exact and measures only *primitive* operat
    data another process has just written, from a ping-pong of 256 KiB and 1 MiB (those cache lines
    come from the other core's cache, often slower than a local copy). With more ranks than cores
    (N > C) a rank often waits for a peer that is not running and the hand-off goes through the
-   scheduler: α is then measured for N ranks as the per-step time of a ring of N workers passing
-   one element each (an all-gather of 4 bytes per rank, N − 1 steps in which every rank waits for
-   its left neighbour), :func:`measure_shared_alpha`.
+   scheduler: α is then measured for N >= 3 ranks from a ring of N workers passing one element each
+   (an all-gather of 4 bytes per rank, whose critical path the model prices at N − 1 α),
+   :func:`measure_shared_alpha`.
 3. :func:`predict_plan` walks the plan's dependencies (the same waits the workers spin on): a rank
    starts step s when it has finished step s-1 and, α later, every rank it waits for has finished
    the step it needs (α: the time to notice a peer's counter; ranks also leave the barrier that
@@ -220,8 +220,9 @@ class MachineParams:
     ``remote_Bps``: rate (bytes/s) of copying data that *another* process has just written (a large
     ping-pong: the cache lines come from the other core's cache); a step's bytes read from such
     buffers (:func:`remote_dirty_bytes`) cost at least this rate. None: no such penalty.
-    ``shared_alpha_s[N]``: α for a plan of N > C ranks (:func:`measure_shared_alpha`: with more ranks
-    than cores a hand-off waits for the scheduler); N missing or N <= C: ``alpha_s``.
+    ``shared_alpha_s[N]``: α for a plan of N > C ranks, N >= 3 (:func:`measure_shared_alpha`: with more
+    ranks than cores a hand-off waits for the scheduler); N missing or N <= C: ``alpha_s`` (for N = 2 the
+    2-rank ping-pong *is* the hand-off, on a shared core too).
     """
 
     alpha_s: float
@@ -252,9 +253,16 @@ class MachineParams:
             raise ValueError("notice_waits_s must be increasing, with one notice_s per wait")
         if self.remote_Bps is not None and not self.remote_Bps > 0:
             raise ValueError(f"remote_Bps must be > 0 bytes/s or None; got {self.remote_Bps!r}")
+        shared = {}
         for n, a in self.shared_alpha_s.items():
-            if not (isinstance(n, int) and n >= 2) or not a >= 0:
-                raise ValueError(f"shared_alpha_s maps procs (an int >= 2) to seconds >= 0; got {n!r}: {a!r}")
+            try:  # JSON turns int keys into strings: to_dict() -> json -> MachineParams(**d) must round-trip
+                procs = int(n)
+            except (TypeError, ValueError):
+                procs = None
+            if procs is None or procs != float(n) or procs < 3 or not a >= 0:
+                raise ValueError(f"shared_alpha_s maps procs (an integer >= 3) to seconds >= 0; got {n!r}: {a!r}")
+            shared[procs] = float(a)
+        self.shared_alpha_s = shared
 
     def alpha_for(self, procs: int) -> float:
         """α (seconds) for a plan of ``procs`` ranks: ``shared_alpha_s[procs]`` when procs > cores and measured."""
@@ -263,9 +271,12 @@ class MachineParams:
         return self.alpha_s
 
     def for_procs(self, procs: int) -> MachineParams:
-        """These parameters with ``alpha_s`` = :meth:`alpha_for` (``procs``): what a plan of that size is priced with."""
+        """These parameters with ``alpha_s`` = :meth:`alpha_for` (``procs``): what a plan of that size is priced with.
+        A notice table, if any, is raised to at least that α (a hand-off is never cheaper than the N-rank α)."""
         a = self.alpha_for(procs)
-        return self if a == self.alpha_s else replace(self, alpha_s=a)
+        if a == self.alpha_s:
+            return self
+        return replace(self, alpha_s=a, notice_s=[max(x, a) for x in self.notice_s])
 
     def notice(self, waited_s: float) -> float:
         """Seconds until a rank that has waited ``waited_s`` notices its peer's counter (α without a table)."""
@@ -577,20 +588,28 @@ def measure_notice(nprocs: int = 2, waits=DEFAULT_NOTICE_WAITS, *, reps: int = 1
     return waits, [max(half0, rtt[t] - half0) for t in waits]
 
 
-def measure_shared_alpha(group, *, iters: int = 50, repeats: int = 3) -> float:
-    """α (seconds) for ``group``'s N ranks all stepping at once: the per-step time of a ring all-gather
-    of one float32 per rank (N − 1 steps, each rank waits for its left neighbour's step), median of
-    ``repeats`` runs of ``iters`` calls. No data to speak of: this is a latency probe, the N-rank
-    form of the ping-pong. It matters when N exceeds the cores, where the peer a rank waits for is
-    often not running and the hand-off goes through the scheduler (several µs to tens of µs instead
-    of the ~1 µs of two running processes).
+def measure_shared_alpha(group, *, iters: int = 50, repeats: int = 3, call_s: float = 0.0) -> float:
+    """α (seconds) for ``group``'s N >= 3 ranks all stepping at once, from a ring all-gather of one float32 per
+    rank: the median call time of ``repeats`` runs of ``iters`` calls, less what the model prices besides α
+    (numpy calls and bookkeeping at ``call_s`` each), divided by the number of α the model puts on that call's
+    critical path (N − 1: the waits on the left neighbour, and the skew of the opening barrier). No data to speak
+    of: this is a latency probe, the N-rank form of the ping-pong. It matters when N exceeds the cores, where
+    the peer a rank waits for is often not running and the hand-off goes through the scheduler (several µs to
+    tens of µs instead of the ~1 µs of two running processes). N = 2 is refused: that plan has no wait to time,
+    and the 2-rank ping-pong already is the hand-off.
     """
     p = group.nprocs
-    if p < 2:
-        raise ValueError(f"the group needs at least 2 ranks to pass a step around; got {p}")
+    if p < 3:
+        raise ValueError(f"the group needs at least 3 ranks (2 ranks: use the ping-pong's α); got {p}")
+    plan = _plan.build_plan("allgather", "ring", p, _plan.normalize_count("allgather", p, 4 * p, 4))
+    free = MachineParams.flat(0.0, 1e30, 1e30, cores=p, call_s=call_s)
+    base = predict_plan(plan, 4, free)
+    count = predict_plan(plan, 4, MachineParams.flat(1.0, 1e30, 1e30, cores=p, call_s=call_s)) - base
+    if count < 0.5:  # pragma: no cover - the ring all-gather waits on every rank for p >= 3
+        raise RuntimeError(f"the ring all-gather of {p} ranks has no wait to time")
     runs = [group.run("allgather", 4 * p, algo="ring", iters=iters, warmup=5, verify=False).time_s
             for _ in range(max(1, repeats))]
-    return statistics.median(runs) / (p - 1)
+    return max(0.0, statistics.median(runs) - base) / count
 
 
 def _call_overhead_s(reps: int = 2000) -> float:
@@ -653,18 +672,19 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
     if notice_procs and notice_procs >= 2:
         waits, notice = measure_notice(notice_procs, notice_waits, reps=notice_reps)
     shared = {}
+    call_s = _call_overhead_s()
     for n in sorted({int(n) for n in shared_procs}):
-        if n <= C or n < 2:
-            continue  # every rank has its core: the ping-pong's α applies
+        if n <= C or n < 3:
+            continue  # every rank has its core, or 2 ranks: the ping-pong's α applies
         if group is not None and group.nprocs == n:
-            shared[n] = measure_shared_alpha(group)
+            shared[n] = measure_shared_alpha(group, call_s=call_s)
         else:
             from .group import ProcessGroup
 
             with ProcessGroup(n) as pg:
-                shared[n] = measure_shared_alpha(pg)
+                shared[n] = measure_shared_alpha(pg, call_s=call_s)
     notes = {"measure_s": time.perf_counter() - t0}
     if hasattr(os, "getloadavg"):
         notes["loadavg"] = os.getloadavg()
-    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, _call_overhead_s(), waits, notice, notes, remote,
+    return MachineParams(float(alpha_s), C, fps, copy_rows, add_rows, call_s, waits, notice, notes, remote,
                          shared)
