@@ -127,14 +127,20 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
         fig = ax.get_figure()
         axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # before layout: close enough
         px = axes_px / (1.0 - _X_MIN)  # pixels per data unit (x runs from _X_MIN to 1)
+
+        def merged(mask: np.ndarray, width_px: float) -> tuple[np.ndarray, ...]:
+            t, lo_, hi_ = tier[mask], a[mask], b[mask]
+            column = width_px / px  # in data units
+            return _distinct_cables(t, lo_, hi_, util[mask], nflows[mask],
+                                    np.floor((lo_ + 0.5) / cnt[t] / column).astype(np.int64),
+                                    np.floor((hi_ + 0.5) / cnt[t + 1] / column).astype(np.int64))
+
+        hosts = merged(tier == 0, merge_px)  # host cables: always at merge_px
         for used_px in merge_px * np.array([1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0]):
-            column = np.where(tier == 0, merge_px, used_px) / px  # in data units, per cable
-            key_a = np.floor((a + 0.5) / cnt[tier] / column).astype(np.int64)
-            key_b = np.floor((b + 0.5) / cnt[tier + 1] / column).astype(np.int64)
-            merged = _distinct_cables(tier, a, b, util, nflows, key_a, key_b)
-            if max_switch_lines is None or np.count_nonzero(merged[0] > 0) <= max_switch_lines:
+            switches = merged(tier > 0, used_px)
+            if max_switch_lines is None or switches[0].size <= max_switch_lines:
                 break
-        tier, a, b, util, nflows = merged
+        tier, a, b, util, nflows = (np.concatenate(pair) for pair in zip(hosts, switches))
         used_px = float(used_px)
     else:
         tier, a, b, util, nflows = _distinct_cables(tier, a, b, util, nflows)
