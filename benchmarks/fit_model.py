@@ -8,13 +8,14 @@ closed-form alpha-beta model on raw shared memory and on emulated links.
 Per repeat (fresh measurements each time, the machine is shared and its load changes):
 
 1. Primitives only (:func:`nvcourse.collectives.machine.measure_machine`): α = one-way 8-byte
-   ping-pong between two workers; for N in --procs with N > C cores, α for N ranks (per step of a
-   ring of N workers passing one element: hand-offs through the scheduler); per-process np.copyto / np.add rates in shared memory for
-   footprints 256 KiB .. 1 GiB with k = 1..C processes streaming at once. Also, for the teaching
+   ping-pong between two workers; for N >= 3 in --procs with N > C cores, α for N ranks (a ring of N
+   workers passing one element: hand-offs through the scheduler); per-process np.copyto / np.add rates
+   in shared memory for footprints 256 KiB .. 1 GiB with k = 1..C processes streaming at once. Also, for the teaching
    model, the ping-pong least-squares fit (α, β over 8 B .. 16 MiB) and γ = np.add in one process.
 2. For N in --procs, every allreduce algorithm, 64 KiB .. 64 MiB: measured time (median over calls
-   of the slowest rank; median of --passes interleaved passes over the sweep) vs the machine model (:func:`~nvcourse.collectives.machine.predict_machine`,
-   priced from the plan's own steps) and vs the closed form (:func:`~nvcourse.collectives.model.predict`).
+   of the slowest rank; median of --passes interleaved passes over the sweep) vs the machine model
+   (:func:`~nvcourse.collectives.machine.predict_machine`, priced from the plan's own steps) and vs the
+   closed form (:func:`~nvcourse.collectives.model.predict`).
 3. A plot, both N: artifacts/collectives_measured_vs_model.png.
 4. (unless --no-emulated) the closed form on an emulated link (100 µs, 1 GB/s), where it applies.
 
@@ -54,7 +55,7 @@ def sweep(p: int, sizes: list[int], params, ab: tuple, passes: int = 3) -> list[
     """Every (size, algorithm) point measured in ``passes`` interleaved passes over the whole sweep; the
     point's time is the median of its passes. The VM's host moves its vCPUs: for stretches of a fraction
     of a second, reading what the other process just wrote gets several times slower (N = 2 ring at 1 MiB:
-    55 µs, then 330 µs, then 55 µs again in one group). Interleaving spreads such a stretch over
+    104 µs, then 331 µs, then 56 µs in one group). Interleaving spreads such a stretch over
     different points instead of letting it decide a whole size."""
     times: dict[tuple[int, str], list[float]] = {}
     last, ok = {}, {}
@@ -162,7 +163,8 @@ def main() -> int:
         t0 = time.time()
         load0 = load()
         with ProcessGroup(2) as pg:
-            params = measure_machine(pg, footprints=fps, max_procs=max(args.procs), shared_procs=() if args.ping_pong_alpha_only else args.procs)
+            shared = () if args.ping_pong_alpha_only else args.procs
+            params = measure_machine(pg, footprints=fps, max_procs=max(args.procs), shared_procs=shared)
             a_fit, b_fit = fit_alpha_beta(pg)
         g_fit = measure_gamma()
         rows = []

@@ -314,5 +314,20 @@ def test_shared_alpha_is_measured_only_where_ranks_outnumber_cores():
     assert roomy.shared_alpha_s == {}  # every rank has a core
 
 
+def test_shared_alpha_probe_removes_the_models_other_costs_and_divides_by_its_alpha_count():
+    # 4 ranks: each rank copies its own element, then forwards 3 (4 steps, each one numpy copy and one
+    # bookkeeping call: 8 calls on the critical path) and waits 3 times (N - 1 α). A group whose calls take
+    # 8 x 0.5 µs + 3 x 10 µs = 34 µs gives α = 10 µs; with no call overhead priced, 34 / 3 µs.
+    class _Timed:
+        nprocs = 4
+
+        def run(self, op, nbytes, **kw):
+            assert (op, nbytes, kw["algo"]) == ("allgather", 16, "ring")
+            return type("R", (), {"time_s": 34e-6})()
+
+    assert M.measure_shared_alpha(_Timed(), call_s=0.5e-6) == pytest.approx(10e-6)
+    assert M.measure_shared_alpha(_Timed()) == pytest.approx(34e-6 / 3)
+
+
 class _OneRank:
     nprocs = 1

@@ -634,8 +634,8 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
     ``alpha_s`` is not given). Rates: :func:`measure_streams` for k = 1 .. min(``max_procs``, C),
     C = ``cores`` (default: the CPUs this process may run on). With ``notice_procs`` = N >= 2 also the
     notice latency after waits of ``notice_waits`` seconds, N processes running (:func:`measure_notice`);
-    beyond the longest wait the table stays constant. For every N in ``shared_procs`` with N > C, α for N
-    ranks (:func:`measure_shared_alpha`) on ``group`` when it has N ranks, else on a group started for it.
+    beyond the longest wait the table stays constant. For every N in ``shared_procs`` with N > C and N >= 3,
+    α for N ranks (:func:`measure_shared_alpha`) on ``group`` when it has N ranks, else on a group started for it.
     """
     if cores:
         C = int(cores)
