@@ -30,6 +30,7 @@ from . import catalog
 __all__ = [
     "LinkParams",
     "link_params",
+    "time_to_move",
     "transfer_time",
     "effective_bandwidth",
     "half_bandwidth_size",
@@ -94,6 +95,13 @@ def link_params(link_id: str, *, links: int = 1, use_efficiency: bool = True) ->
     per_link = link.beta_Bps if use_efficiency else link.line_GBps_dir * 1e9
     label = f"{links} x {link.name}" if links > 1 else link.name
     return LinkParams(alpha_s=link.alpha_s, beta_Bps=per_link * links, label=label)
+
+
+def time_to_move(nbytes: float, link_id: str, links: int = 1) -> float:
+    """Seconds to push ``nbytes`` through ``links`` catalog links at their achievable bandwidth (one message)."""
+    if nbytes <= 0:
+        return 0.0
+    return float(link_params(link_id, links=links).time(nbytes))
 
 
 def transfer_time(nbytes: ArrayLike, alpha_s: ArrayLike, beta_Bps: ArrayLike) -> NDArray[np.float64] | float:

@@ -44,6 +44,8 @@ __all__ = [
     "TrafficBreakdown",
     "training_memory_bytes",
     "memory_per_gpu",
+    "gpus_needed",
+    "BYTES_PER_PARAM",
     "activation_memory_bytes",
     "per_step_traffic_bytes",
     "bytes_moved_per_step",
@@ -164,6 +166,26 @@ def training_memory_bytes(
 
 #: Alias used by chapter 01.
 memory_per_gpu = training_memory_bytes
+
+
+#: Mixed-precision Adam: 2 weights + 2 gradients + 12 optimizer (ZeRO paper §3), the defaults above.
+BYTES_PER_PARAM = 16
+
+
+def gpus_needed(params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = 0.9) -> int:
+    """Fewest GPUs whose memory holds the model states when they are fully sharded (ZeRO-3 style).
+
+    ``ceil(params × bytes_per_param / (headroom × memory))``: a lower bound — activations, buffers and
+    fragmentation need more. ``headroom`` is the fraction of HBM usable for model states.
+    """
+    if not (isinstance(params, (int, float)) and math.isfinite(params) and params > 0):
+        raise ValueError(f"params must be a positive number of parameters, got {params!r}")
+    if not 0 < headroom <= 1:
+        raise ValueError(f"headroom must be in (0, 1], got {headroom!r}")
+    if bytes_per_param <= 0:
+        raise ValueError(f"bytes_per_param must be > 0, got {bytes_per_param!r}")
+    memory = catalog.get_gpu(gpu_id).memory_GB * 1e9
+    return max(1, math.ceil(params * bytes_per_param / (headroom * memory)))
 
 
 def activation_memory_bytes(

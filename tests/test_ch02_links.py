@@ -5,7 +5,8 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest
 
-from nvcourse import catalog, linkviz
+from nvcourse import catalog
+from nvcourse.chapters import ch02_links as linkviz
 
 
 def test_measurements_reference_catalog_links_and_sources():

@@ -11,7 +11,7 @@ from PIL import Image
 
 from nvcourse import catalog
 from nvcourse.costmodel import OPERATIONS, algorithms, predict, predict_sweep
-from nvcourse.costmodel.views import BUSBW_LIMITS_Bps, SIZES, TIME_LIMITS_S, SweepView, predict_dashboard
+from nvcourse.chapters.ch04b_predicting import BUSBW_LIMITS_Bps, SIZES, TIME_LIMITS_S, SweepView, predict_dashboard
 
 
 def _pixels(live) -> np.ndarray:

@@ -4,7 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from nvcourse import trainviz
+from nvcourse.chapters import ch07_training as trainviz
 
 
 def make():

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from nvcourse import reliability as rel
-from nvcourse import reliabilityviz as rv
+from nvcourse.chapters import ch08_reliability as rv
 
 
 def _pixels(live) -> np.ndarray:

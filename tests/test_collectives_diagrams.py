@@ -1,4 +1,4 @@
-"""Collective pictures (diagrams), the ring replay (ringviz) and notebook 04's helpers."""
+"""Collective pictures (collectives.draw), the ring replay (collectives.draw_ring) and chapter 04's module."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from nvcourse.collectives import LinkEmulation, ProcessGroup, model
-from nvcourse.collectives import notebook as lab
-from nvcourse.collectives.diagrams import COLLECTIVES, Block, collective_blocks, draw_collective, draw_collectives
-from nvcourse.collectives.ringviz import RingReplay, draw_ring_step, render_ring, ring_states
+from nvcourse.chapters import ch04_collectives as lab
+from nvcourse.collectives.draw import COLLECTIVES, Block, collective_blocks, draw_collective, draw_collectives
+from nvcourse.collectives.draw_ring import RingReplay, draw_ring_step, render_ring, ring_states
 
 
 # -- diagrams --------------------------------------------------------------------------------------

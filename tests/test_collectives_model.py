@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 from nvcourse.collectives import LinkEmulation, ProcessGroup  # noqa: E402
 from nvcourse.collectives.fit import fit_alpha_beta, least_squares_alpha_beta  # noqa: E402
 from nvcourse.collectives.model import predict, predict_table  # noqa: E402
-from nvcourse.collectives.plots import plot_timeline, ring_frames  # noqa: E402
+from nvcourse.collectives.draw import plot_timeline, ring_frames  # noqa: E402
 
 
 @pytest.mark.parametrize(

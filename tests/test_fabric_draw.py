@@ -146,7 +146,7 @@ def test_line_budget_widens_the_switch_tiers_only_as_far_as_needed():
 def test_dashboard_view_puts_the_fabric_description_in_the_readout_not_on_the_figure():
     import html
 
-    from nvcourse.fabric.views import allreduce_view
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
 
     fig, text = allreduce_view(64, "ib-ndr", 2.0, "ecmp")
     desc = fat_tree(64, rails=8, port_GBps_dir=50.0, oversubscription=2.0).describe()

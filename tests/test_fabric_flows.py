@@ -216,7 +216,7 @@ def test_ecmp_figure_tells_the_simulated_series_apart():
     # in the colour of the closed-form curve it checks
     import matplotlib.pyplot as plt
 
-    from nvcourse.fabric.views import ecmp_figure
+    from nvcourse.chapters.ch06_fabrics import ecmp_figure
     fig = ecmp_figure(8, sim_mean=([4, 8], [0.8, 0.7]), sim_slowest=([4, 8], [0.6, 0.4]))
     ax = fig.axes[0]
     assert ax.get_ylabel()

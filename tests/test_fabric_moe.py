@@ -105,7 +105,7 @@ def test_chapter05_dashboard_bars_and_readout_show_the_model():
     import matplotlib
 
     matplotlib.use("Agg")
-    from nvcourse.fabric.views import moe_view
+    from nvcourse.chapters.ch05_nvl72 import moe_view
 
     fig, html = moe_view(7168, 4096, 256, 8, ep=64, moe_layers=58)
     ax_layer, ax_step = fig.axes

@@ -104,7 +104,7 @@ def test_highlight_needs_known_bandwidths():
 
 
 def test_notebook_helpers():
-    from nvcourse.topology import notebook as nb
+    from nvcourse.chapters import ch03_topology as nb
 
     rows = {r["system"]: r for r in nb.system_rows(["dgx-1-v100", "dgx-h100"])}
     # DGX-1: 150 GB/s bisection over 4 GPUs = 37.5 per GPU; H100: 1800 / 4 = 450 = its own link bandwidth

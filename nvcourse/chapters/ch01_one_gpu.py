@@ -1,7 +1,8 @@
-"""Chapter 01 — why one GPU is not enough: reference models, GPUs needed, bytes per step, dashboards.
+"""Chapter 01 — why one GPU is not enough: the chapter's figures, table and memory dashboard.
 
-The arithmetic is in :mod:`nvcourse.training` (memory per GPU, traffic per step); this module adds the
-reference models (``data/training.toml``), the "how many GPUs" question, and the chapter's figures.
+The arithmetic is in :mod:`nvcourse.training` (reference models, memory per GPU, GPUs needed, traffic per
+step) and :func:`nvcourse.linkmodel.time_to_move`; ``get_model`` and ``gpus_needed`` are re-exported because
+the notebook calls them through this module.
 """
 
 from __future__ import annotations
@@ -12,56 +13,20 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from . import catalog, linkmodel, training
-from .plots import new_figure
-from .units import format_size, format_time
-from .widgets import Dashboard
+from .. import catalog, training
+from ..linkmodel import time_to_move
+from ..training import get_model, gpus_needed
+from ..plots import new_figure
+from ..units import format_size, format_time
+from ..widgets import Dashboard
 
 __all__ = [
-    "reference_models",
     "get_model",
     "gpus_needed",
     "plot_gpus_needed",
     "plot_memory_breakdown",
-    "time_to_move",
     "memory_dashboard",
 ]
-
-BYTES_PER_PARAM = 16  # mixed-precision Adam: 2 weights + 2 gradients + 12 optimizer (ZeRO paper §3)
-
-
-def reference_models() -> dict[str, training.ModelSpec]:
-    """The course's reference models (``data/training.toml``: Llama 3 family and GPT-3, with sources)."""
-    return training.models()
-
-
-def get_model(model_id: str) -> training.ModelSpec:
-    """A reference model by id; ValueError lists the ids."""
-    return training.get_model(model_id)
-
-
-def gpus_needed(params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = 0.9) -> int:
-    """Fewest GPUs whose memory holds the model states when they are fully sharded (ZeRO-3 style).
-
-    ``ceil(params × bytes_per_param / (headroom × memory))``: a lower bound — activations, buffers and
-    fragmentation need more. ``headroom`` is the fraction of HBM usable for model states.
-    """
-    if not (isinstance(params, (int, float)) and math.isfinite(params) and params > 0):
-        raise ValueError(f"params must be a positive number of parameters, got {params!r}")
-    if not 0 < headroom <= 1:
-        raise ValueError(f"headroom must be in (0, 1], got {headroom!r}")
-    if bytes_per_param <= 0:
-        raise ValueError(f"bytes_per_param must be > 0, got {bytes_per_param!r}")
-    memory = catalog.get_gpu(gpu_id).memory_GB * 1e9
-    return max(1, math.ceil(params * bytes_per_param / (headroom * memory)))
-
-
-def time_to_move(nbytes: float, link_id: str, links: int = 1) -> float:
-    """Seconds to push ``nbytes`` through ``links`` catalog links at their achievable bandwidth (one message)."""
-    if nbytes <= 0:
-        return 0.0
-    return float(linkmodel.link_params(link_id, links=links).time(nbytes))
-
 
 def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200", "b200")) -> Figure:
     """GPUs needed just to hold the training state (16 B/param, fully sharded) vs model size."""
@@ -74,7 +39,7 @@ def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200",
         need = [gpus_needed(p, ids[0]) for p in params]
         label = " / ".join(i.upper() for i in ids) + f" ({memory_GB:g} GB)"
         ax.step(params, need, where="post", lw=2, label=label)
-    for m in reference_models().values():
+    for m in training.models().values():
         ax.axvline(m.params, color="#999999", lw=0.8, ls=":")
         ax.text(m.params * 1.05, 1.15, m.name, rotation=90, fontsize=8, color="#555555", va="bottom")
     ax.set_xscale("log")
@@ -154,7 +119,7 @@ def memory_dashboard() -> Dashboard:
             "pp": degree("pipeline parallel (PP)", 1, 16),
             "dp": degree("data parallel (DP)", 8, 1024),
             "zero_stage": dd([("none", 0), ("ZeRO-1", 1), ("ZeRO-2", 2), ("ZeRO-3", 3)], 1, "ZeRO"),
-            "model": dd([(m.name, k) for k, m in reference_models().items()], "llama3-70b", "model"),
+            "model": dd([(m.name, k) for k, m in training.models().items()], "llama3-70b", "model"),
             "gpu": dd([(g.name, k) for k, g in catalog.gpus().items() if k != "p100"], "h100", "GPU"),
         },
         _render,

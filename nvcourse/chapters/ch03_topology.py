@@ -11,9 +11,9 @@ from functools import lru_cache
 
 from nvcourse import catalog
 
-from . import metrics
-from .builders import build_system_graph
-from .topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
+from ..topology import metrics
+from ..topology.builders import build_system_graph
+from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
 
 __all__ = ["system_rows", "metrics_table_html", "codes_table_html", "render_system", "render_pasted", "table_html"]
 
@@ -89,7 +89,7 @@ def _pattern_facts(system: str, pattern: str) -> tuple[float, list[dict]]:
 
 def render_system(system: str, pattern: str):
     """Dashboard render function: the topology with the busiest links of ``pattern``; a readout and the legend."""
-    from .draw import topology_figure
+    from ..topology.draw import topology_figure
 
     G, bis, rings = _system_facts(system)
     report = _pattern_facts(system, pattern)
@@ -107,7 +107,7 @@ def render_system(system: str, pattern: str):
 
 def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
     """Dashboard render function for pasted ``nvidia-smi topo -m`` output: the picture; a readout and the legend."""
-    from .draw import topology_figure
+    from ..topology.draw import topology_figure
 
     nvlink = nvlink or None
     pcie = pcie or None

@@ -1,20 +1,25 @@
-"""Helpers for notebook 04 (collectives and all-reduce): sweeps, model-vs-measurement plots,
-emulated links scaled from the catalog, and the formula explorer.
+"""Chapter 04 (collectives and all-reduce): sweeps, model-vs-measurement plots, emulated links scaled from
+the catalog, the formula explorer and the ring replay dashboard.
 
 Every prediction comes from :func:`nvcourse.collectives.model.predict`; every measurement from a
-:class:`~nvcourse.collectives.ProcessGroup`. Times in seconds, sizes in bytes, GB/s = 1e9 B/s.
+:class:`~nvcourse.collectives.ProcessGroup`. The pictures of collectives and traces are in
+:mod:`nvcourse.collectives.draw` and :mod:`nvcourse.collectives.draw_ring`. Times in seconds, sizes in bytes,
+GB/s = 1e9 B/s.
 """
 
 from __future__ import annotations
 
 import html
 
+import ipywidgets as widgets
 import numpy as np
 
-from . import model as _model
-from .group import LinkEmulation
+from ..collectives import model as _model
+from ..collectives.draw_ring import RingReplay, RingView
+from ..collectives.group import LinkEmulation
+from ..collectives.plan import SUPPORTED, is_power_of_two
 from ..plots import ALGO_COLOURS
-from .plan import SUPPORTED, is_power_of_two
+from ..widgets import Dashboard
 
 __all__ = [
     "ALGO_COLOURS",
@@ -27,6 +32,8 @@ __all__ = [
     "plot_link_tradeoff",
     "render_formulas",
     "FormulasView",
+    "RingReplay",
+    "ring_dashboard",
 ]
 
 
@@ -49,7 +56,7 @@ def measure(group, op: str, sizes, algos=None, *, iters: int = 3, warmup: int = 
 
 def sweep_table(rows: list[dict], title: str) -> str:
     """The rows as nccl-tests prints them (the table of ``nvcourse bench``)."""
-    from .cli import format_table
+    from ..collectives.cli import format_table
 
     return format_table(rows, title)
 
@@ -246,3 +253,10 @@ class FormulasView:
         title, text = _formula_text(self.op, procs, size, rows)
         self.ax.title.set_text(title)
         return self.live, text
+
+
+def ring_dashboard(replay: RingReplay, *, value: int = 0):
+    """A :class:`~nvcourse.widgets.Dashboard` with a step slider over the replay."""
+    slider = widgets.IntSlider(value=value, min=0, max=replay.nsteps, step=1, description="step",
+                               continuous_update=False, layout=widgets.Layout(width="380px"))
+    return Dashboard({"step": slider}, RingView(replay), columns=1)

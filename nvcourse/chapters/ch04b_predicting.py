@@ -14,7 +14,7 @@ from .. import catalog
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
-from .model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
+from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
 
 __all__ = ["SIZES", "SweepView", "predict_dashboard"]
 

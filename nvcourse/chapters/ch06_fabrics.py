@@ -1,4 +1,4 @@
-"""Figures and dashboard renderers for chapters 05 (NVL72, rack scale) and 06 (multi-node fabrics).
+"""Chapter 06 (multi-node fabrics): figures and the fabric dashboard's renderer.
 
 Each ``*_view`` function takes the dashboard's control values and returns ``(Figure, html)``.
 """
@@ -13,13 +13,12 @@ from matplotlib.figure import Figure
 from .. import catalog
 from ..plots import KIND_COLOURS, new_figure, time_axis
 from ..units import format_size, format_time
-from . import ecmp
-from .builders import fat_tree
-from .collectives import allreduce_on_fabric, allreduce_scaling
-from .draw import draw_fabric
-from .moe import MoEConfig, moe_alltoall_time
+from ..fabric import ecmp
+from ..fabric.builders import fat_tree
+from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
+from ..fabric.draw import draw_fabric
 
-__all__ = ["ALGO_COLOURS", "ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure", "moe_view", "moe_figure"]
+__all__ = ["ALGO_COLOURS", "ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure"]
 
 ALGO_COLOURS = {"ring": KIND_COLOURS["pcie"], "hierarchical": KIND_COLOURS["infiniband"], "sharp": KIND_COLOURS["nvlink"]}
 ALGO_LABELS = {"ring": "flat ring (NCCL rings, one per rail)", "hierarchical": "hierarchical (NVLink + per-rail rings)", "sharp": "in-network reduction (SHARP)"}
@@ -115,55 +114,3 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
         f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>." + hot
     )
     return fig, text
-
-
-def moe_figure(cfg: MoEConfig, eps=(8, 16, 32, 64), systems=("dgx-b200", "gb200-nvl72"), *, width: float = 8.0) -> Figure:
-    """Time of one MoE all-to-all (dispatch) vs EP size on an 8-GPU domain + InfiniBand and on NVL72."""
-    fig, ax = new_figure(width, 3.6)
-    styles = {"dgx-b200": KIND_COLOURS["infiniband"], "gb200-nvl72": KIND_COLOURS["nvlink"]}
-    for s in systems:
-        t = [moe_alltoall_time(cfg, e, s).time_s for e in eps]
-        ax.plot(eps, t, "o-", color=styles.get(s, "#555555"), label=catalog.get_system(s).name)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(eps), [str(e) for e in eps])
-    ax.set_xlabel("expert-parallel GPUs (EP)")
-    time_axis(ax, "y", "one dispatch all-to-all")
-    ax.legend(fontsize=8)
-    return fig
-
-
-def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, moe_layers: int = 58, bytes_per_elem: float = 2.0) -> tuple[Figure, str]:
-    """Dashboard of chapter 05: the MoE all-to-all on an 8-GPU domain + InfiniBand vs one NVL72 domain."""
-    cfg = MoEConfig(hidden=int(hidden), tokens=int(tokens), experts=int(experts), top_k=int(top_k), bytes_per_elem=bytes_per_elem, moe_layers=int(moe_layers))
-    ep = min(int(ep), cfg.experts)
-    rows = []
-    fig, (ax1, ax2) = new_figure(9.0, 3.6, ncols=2)
-    names, per_layer, per_step, colours = [], [], [], []
-    for s, colour in (("dgx-b200", KIND_COLOURS["infiniband"]), ("gb200-nvl72", KIND_COLOURS["nvlink"])):
-        one = moe_alltoall_time(cfg, ep, s)
-        layer = 4 * one.time_s
-        names.append("8-GPU domain\n+ InfiniBand" if s == "dgx-b200" else "72-GPU domain\n(NVL72)")
-        per_layer.append(layer)
-        per_step.append(layer * cfg.moe_layers)
-        colours.append(colour)
-        rows.append(
-            f"<tr><td>{_html.escape(catalog.get_system(s).name)}</td><td>{format_size(one.nvlink_bytes)}</td>"
-            f"<td>{format_size(one.network_bytes)}</td><td>{format_time(one.time_s)}</td><td>{format_time(layer)}</td>"
-            f"<td>{format_time(layer * cfg.moe_layers)}</td><td>{one.bottleneck}</td></tr>"
-        )
-    ax1.bar(names, np.array(per_layer) * 1e3, color=colours)
-    ax1.set_ylabel("ms per MoE layer (4 all-to-alls)")
-    ax1.set_ylim(bottom=0)
-    ax2.bar(names, per_step, color=colours)
-    ax2.set_ylabel("seconds per step (all MoE layers)")
-    ax2.set_ylim(bottom=0)
-    # The configuration heads the readout rather than the figure: matplotlib lays out and rasterises text glyph by
-    # glyph, and the figure is redrawn on every slider change.
-    table = (
-        f"<p><b>EP = {ep} GPUs</b>, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of {cfg.experts} experts, "
-        f"{cfg.moe_layers} MoE layers</p>"
-        "<table><tr><th>system</th><th>NVLink bytes/GPU</th><th>network bytes/GPU</th><th>one all-to-all</th>"
-        "<th>per layer (4)</th><th>per step</th><th>bound by</th></tr>" + "".join(rows) + "</table>"
-        f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
-    )
-    return fig, table

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from . import training
-from .plots import new_figure
-from .widgets import Dashboard
+from .. import training
+from ..plots import new_figure
+from ..widgets import Dashboard
 
 __all__ = ["STEP_COLOURS", "GPU_COUNTS", "step_breakdown_bar", "step_dashboard"]
 

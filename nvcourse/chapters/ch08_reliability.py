@@ -10,8 +10,8 @@ import ipywidgets as w
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from . import reliability as rel
-from .widgets import Dashboard, LiveFigure, new_live_figure
+from .. import reliability as rel
+from ..widgets import Dashboard, LiveFigure, new_live_figure
 
 __all__ = ["INTERVALS_S", "GPU_COUNTS", "GoodputView", "goodput_dashboard"]
 

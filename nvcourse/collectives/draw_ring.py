@@ -11,7 +11,7 @@ a trace that does not match.
     >>> with ProcessGroup(4) as pg:                                             # doctest: +SKIP
     ...     res = pg.run("allreduce", 64, algo="ring", iters=1, warmup=0, trace=True)
     >>> replay = RingReplay.from_result(res)                                     # doctest: +SKIP
-    >>> ring_dashboard(replay)                                                   # doctest: +SKIP
+    >>> render_ring(replay)(1)   # (LiveFigure, html) for step 1               # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import plan as _plan
-from .diagrams import RANK_COLOURS, Block, draw_buffer, rank_letter
-from .plots import ring_frames
+from .draw import RANK_COLOURS, Block, draw_buffer, rank_letter, ring_frames
 
-__all__ = ["RingReplay", "RingView", "ring_states", "draw_ring_step", "ring_step_html", "render_ring", "ring_dashboard"]
+__all__ = ["RingReplay", "RingView", "ring_states", "draw_ring_step", "ring_step_html", "render_ring"]
 
 MAX_RING_RANKS = 8
 
@@ -76,7 +75,7 @@ def ring_states(nprocs: int, count: int) -> tuple[list[list[list[Block]]], list[
 class RingReplay:
     """A real ring all-reduce trace plus the partial sums after each step.
 
-    ``frames`` are :func:`nvcourse.collectives.plots.ring_frames` of the trace (times in seconds
+    ``frames`` are :func:`nvcourse.collectives.draw.ring_frames` of the trace (times in seconds
     from the first event); ``states[k]`` is every rank's buffer after ``k`` steps (see
     :func:`ring_states`); ``written[k]`` the chunks each rank wrote in step ``k``.
     """
@@ -284,14 +283,3 @@ def ring_step_html(replay: RingReplay, k: int) -> str:
 def render_ring(replay: RingReplay):
     """A ``render(step)`` for :class:`nvcourse.widgets.Dashboard`: returns ``(LiveFigure, html)``."""
     return RingView(replay)
-
-
-def ring_dashboard(replay: RingReplay, *, value: int = 0):
-    """A :class:`~nvcourse.widgets.Dashboard` with a step slider over the replay."""
-    import ipywidgets as widgets
-
-    from ..widgets import Dashboard
-
-    slider = widgets.IntSlider(value=value, min=0, max=replay.nsteps, step=1, description="step",
-                               continuous_update=False, layout=widgets.Layout(width="380px"))
-    return Dashboard({"step": slider}, render_ring(replay), columns=1)
