@@ -127,13 +127,13 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from nvcourse.collectives.fit import plot_measured_vs_model
+    from nvcourse.collectives.draw import plot_measured_vs_machine
 
     procs = sorted({r["procs"] for r in rows})
     fig, axes = plt.subplots(1, len(procs), figsize=(7 * len(procs), 5), sharey=True, squeeze=False)
     for ax, p in zip(axes[0], procs):
         sub = [r for r in rows if r["procs"] == p]
-        plot_measured_vs_model(sub, ax=ax, title=f"N = {p}: median |error| {median_abs_error(sub) * 100:.0f} %")
+        plot_measured_vs_machine(sub, ax=ax, title=f"N = {p}: median |error| {median_abs_error(sub) * 100:.0f} %")
     fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -112,7 +112,8 @@ def test_timeline_and_ring_frames_from_a_real_trace():
 
 from nvcourse.collectives import machine as M  # noqa: E402
 from nvcourse.collectives import plan as P  # noqa: E402
-from nvcourse.collectives.fit import measured_vs_model, median_abs_error, plot_measured_vs_model  # noqa: E402
+from nvcourse.collectives.draw import plot_measured_vs_machine  # noqa: E402
+from nvcourse.collectives.fit import measured_vs_model, median_abs_error  # noqa: E402
 
 
 def test_plan_work_counts_copies_adds_and_streams():
@@ -276,7 +277,7 @@ def test_measured_vs_model_table_and_plot():
     assert rows[0]["alpha_beta_s"] == pytest.approx(4.048e-6)
     assert median_abs_error([{"error": 0.1}, {"error": -0.5}, {"error": 0.2}]) == pytest.approx(0.2)
     rows2 = rows + [dict(rows[0], procs=4)]
-    ax = plot_measured_vs_model(rows2)
+    ax = plot_measured_vs_machine(rows2)
     assert len(ax.lines) == 4  # model line + measured markers, for each N
     import matplotlib.pyplot as plt
 

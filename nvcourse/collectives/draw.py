@@ -33,6 +33,7 @@ __all__ = [
     "draw_collectives",
     "plot_timeline",
     "ring_frames",
+    "plot_measured_vs_machine",
 ]
 
 #: Operations drawn by :func:`draw_collectives`, in teaching order.
@@ -251,3 +252,40 @@ def ring_frames(trace: Sequence[TraceEvent], nprocs: int, *, iteration: int = 0)
             ],
         })
     return frames
+
+
+def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
+    """Measured (markers) vs machine model (lines) time per call, log-log, one colour per algorithm.
+
+    Rows of several group sizes go on the same axes (marker and line style per N). Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    from .fit import median_abs_error
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5))
+    algos = list(dict.fromkeys(r["algo"] for r in rows))
+    procs = sorted({r["procs"] for r in rows})
+    cmap = plt.get_cmap("tab10")
+    markers, styles = "os^Dv", ["-", "--", ":", "-."]
+    for j, p in enumerate(procs):
+        for i, a in enumerate(algos):
+            pts = sorted((r["nbytes"], r["measured_s"], r["model_s"]) for r in rows if r["algo"] == a and r["procs"] == p)
+            if not pts:
+                continue
+            x = [q[0] for q in pts]
+            ax.plot(x, [q[2] * 1e6 for q in pts], styles[j % 4], color=cmap(i % 10), lw=1.2,
+                    label=f"N={p} {a} model")
+            ax.plot(x, [q[1] * 1e6 for q in pts], markers[j % 5], color=cmap(i % 10), ms=5, mfc="none",
+                    label=f"N={p} {a} measured")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size S (bytes)")
+    ax.set_ylabel("time per call (µs)")
+    if rows:
+        med = median_abs_error(rows) * 100
+        ax.set_title(title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return ax

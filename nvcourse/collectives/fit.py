@@ -1,6 +1,6 @@
 """Measure the alpha-beta parameters of this machine's shared-memory "link" (and γ, numpy's add rate),
 and compare measured collectives with the machine model of :mod:`nvcourse.collectives.machine`
-(:func:`measured_vs_model`, :func:`plot_measured_vs_model`)."""
+(:func:`measured_vs_model`; drawn by :func:`nvcourse.collectives.draw.plot_measured_vs_machine`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ __all__ = [
     "measure_machine_for",
     "measured_vs_model",
     "median_abs_error",
-    "plot_measured_vs_model",
 ]
 
 #: Ping-pong sizes in bytes: 8 B to 16 MiB.
@@ -119,7 +118,7 @@ def measured_vs_model(group, sizes=(64 * 2**10, 256 * 2**10, 2**20), algos=None,
 
         >>> with ProcessGroup(2) as pg:                                    # doctest: +SKIP
         ...     rows = measured_vs_model(pg, [2**16, 2**20], ["ring", "direct"])
-        >>> plot_measured_vs_model(rows)                                   # doctest: +SKIP
+        >>> plot_measured_vs_machine(rows)                                 # doctest: +SKIP
     """
     from . import machine
     from .model import predict
@@ -150,38 +149,3 @@ def median_abs_error(rows, key: str = "error") -> float:
     if not errs:
         raise ValueError(f"no rows with {key!r}")
     return statistics.median(errs)
-
-
-def plot_measured_vs_model(rows, ax=None, *, title: str | None = None):
-    """Measured (markers) vs machine model (lines) time per call, log-log, one colour per algorithm.
-
-    Rows of several group sizes go on the same axes (marker and line style per N). Returns the Axes.
-    """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5))
-    algos = list(dict.fromkeys(r["algo"] for r in rows))
-    procs = sorted({r["procs"] for r in rows})
-    cmap = plt.get_cmap("tab10")
-    markers, styles = "os^Dv", ["-", "--", ":", "-."]
-    for j, p in enumerate(procs):
-        for i, a in enumerate(algos):
-            pts = sorted((r["nbytes"], r["measured_s"], r["model_s"]) for r in rows if r["algo"] == a and r["procs"] == p)
-            if not pts:
-                continue
-            x = [q[0] for q in pts]
-            ax.plot(x, [q[2] * 1e6 for q in pts], styles[j % 4], color=cmap(i % 10), lw=1.2,
-                    label=f"N={p} {a} model")
-            ax.plot(x, [q[1] * 1e6 for q in pts], markers[j % 5], color=cmap(i % 10), ms=5, mfc="none",
-                    label=f"N={p} {a} measured")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size S (bytes)")
-    ax.set_ylabel("time per call (µs)")
-    if rows:
-        med = median_abs_error(rows) * 100
-        ax.set_title(title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    return ax
