@@ -19,7 +19,7 @@ import html
 from dataclasses import asdict, dataclass, field
 
 from . import reliability, training
-from .training import _number
+from ._validate import number
 
 __all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log"]
 
@@ -48,15 +48,15 @@ class Targets:
 
     def __post_init__(self) -> None:
         training.get_model(self.model)
-        _number("training_tokens", self.training_tokens, positive=True)
-        _number("max_days", self.max_days, positive=True)
-        _number("max_usd", self.max_usd, positive=True)
+        number("training_tokens", self.training_tokens, positive=True)
+        number("max_days", self.max_days, positive=True)
+        number("max_usd", self.max_usd, positive=True)
         for name in ("min_goodput", "min_efficiency"):
-            v = _number(name, getattr(self, name))
+            v = number(name, getattr(self, name))
             if v > 1:
-                raise ValueError(f"{name} must be a fraction in [0, 1], got {v!r}")
+                raise ValueError(f"{name} must be a fraction in [0, 1]; got {v!r}")
         if self.max_MW is not None:
-            _number("max_MW", self.max_MW, positive=True)
+            number("max_MW", self.max_MW, positive=True)
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class Report:
 
 def evaluate(design: Design, targets: Targets) -> Report:
     """Run the course's models on ``design`` and check every target; ValueError for an impossible layout."""
-    rate_factor = _number("failure_rate_factor", design.failure_rate_factor, positive=True)
+    rate_factor = number("failure_rate_factor", design.failure_rate_factor, positive=True)
     step = training.step_time(
         targets.model,
         design.system,
@@ -148,7 +148,7 @@ def evaluate(design: Design, targets: Targets) -> Report:
     )
     c = training.system_costs(design.system)
     kw = c["kW_per_gpu"] if design.kW_per_gpu is None else design.kW_per_gpu
-    MW = design.gpus * kw * training._costs()["electricity"]["pue"] / 1000
+    MW = design.gpus * kw * training.electricity()["pue"] / 1000
     node = training.node_size(design.system)
     days = cost.hours / 24
 

@@ -26,13 +26,12 @@ Slow links and stragglers
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
-from .training import _int_at_least, _number
+from . import _data
+from ._validate import fraction, integer, number
+from .costmodel import busbw_factor
 
 __all__ = [
     "FailureRecord",
@@ -59,11 +58,9 @@ __all__ = [
 CATEGORIES = ("gpu", "network", "host", "software", "maintenance", "unknown")
 
 
-@cache
 def raw() -> dict[str, Any]:
     """The parsed ``data/reliability.toml``."""
-    text = resources.files("nvcourse").joinpath("data/reliability.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return _data.load("reliability")
 
 
 @dataclass(frozen=True)
@@ -137,14 +134,14 @@ def failure_rate_per_gpu_hour(categories: tuple[str, ...] | None = None, *, run_
 
 def cluster_mtbf_hours(gpus: int, *, rate_per_gpu_hour: float | None = None) -> float:
     """Mean time between job interruptions on ``gpus`` GPUs, hours: 1 / (gpus × λ)."""
-    gpus = _int_at_least("gpus", gpus)
-    lam = failure_rate_per_gpu_hour() if rate_per_gpu_hour is None else _number("rate_per_gpu_hour", rate_per_gpu_hour, positive=True)
+    gpus = integer("gpus", gpus)
+    lam = failure_rate_per_gpu_hour() if rate_per_gpu_hour is None else number("rate_per_gpu_hour", rate_per_gpu_hour, positive=True)
     return 1.0 / (gpus * lam)
 
 
 def expected_interruptions(gpus: int, hours: float, *, rate_per_gpu_hour: float | None = None) -> float:
     """Expected unexpected interruptions of a job of ``gpus`` GPUs running ``hours`` hours."""
-    hours = _number("hours", hours)
+    hours = number("hours", hours)
     return hours / cluster_mtbf_hours(gpus, rate_per_gpu_hour=rate_per_gpu_hour)
 
 
@@ -154,15 +151,15 @@ def expected_interruptions(gpus: int, hours: float, *, rate_per_gpu_hour: float 
 
 def young_interval(checkpoint_s: float, mtbf_s: float) -> float:
     """Young's optimal compute time between checkpoints, seconds: √(2·δ·M)."""
-    d = _number("checkpoint_s", checkpoint_s, positive=True)
-    m = _number("mtbf_s", mtbf_s, positive=True)
+    d = number("checkpoint_s", checkpoint_s, positive=True)
+    m = number("mtbf_s", mtbf_s, positive=True)
     return math.sqrt(2 * d * m)
 
 
 def daly_interval(checkpoint_s: float, mtbf_s: float) -> float:
     """Daly's higher-order optimal interval, seconds (τ = M when δ ≥ 2M)."""
-    d = _number("checkpoint_s", checkpoint_s, positive=True)
-    m = _number("mtbf_s", mtbf_s, positive=True)
+    d = number("checkpoint_s", checkpoint_s, positive=True)
+    m = number("mtbf_s", mtbf_s, positive=True)
     if d >= 2 * m:
         return m
     x = d / (2 * m)
@@ -176,10 +173,10 @@ def expected_segment_time(interval_s: float, *, checkpoint_s: float, restart_s: 
     segment is so long (or failures so frequent) that E exceeds a float, returns ``inf``: the work never
     finishes, goodput 0.
     """
-    tau = _number("interval_s", interval_s, positive=True)
-    d = _number("checkpoint_s", checkpoint_s)
-    r = _number("restart_s", restart_s)
-    m = _number("mtbf_s", mtbf_s, positive=True)
+    tau = number("interval_s", interval_s, positive=True)
+    d = number("checkpoint_s", checkpoint_s)
+    r = number("restart_s", restart_s)
+    m = number("mtbf_s", mtbf_s, positive=True)
     try:
         return m * math.exp(r / m) * math.expm1((tau + d) / m)
     except OverflowError:  # e^x beyond ~1.8e308: not a real job any more, but a widget can reach it
@@ -214,16 +211,14 @@ def ring_allreduce_time(nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: 
     The ring is a pipeline over every link, so the slowest link sets β for everybody.
     ``slowest_link_factor`` = 0.5 means one link runs at half speed (e.g. a lane down, or a NIC at 200 of 400 Gb/s).
     """
-    s = _number("nbytes", nbytes)
-    n = _int_at_least("ranks", ranks)
-    a = _number("alpha_s", alpha_s)
-    b = _number("beta_Bps", beta_Bps, positive=True)
-    f = _number("slowest_link_factor", slowest_link_factor, positive=True)
-    if f > 1:
-        raise ValueError(f"slowest_link_factor must be in (0, 1], got {slowest_link_factor!r}")
+    s = number("nbytes", nbytes)
+    n = integer("ranks", ranks)
+    a = number("alpha_s", alpha_s)
+    b = number("beta_Bps", beta_Bps, positive=True)
+    f = fraction("slowest_link_factor", slowest_link_factor)
     if n == 1:
         return 0.0
-    return 2 * (n - 1) * a + 2 * (n - 1) / n * s / (b * f)
+    return 2 * (n - 1) * a + busbw_factor("allreduce", n) * s / (b * f)
 
 
 def degraded_link_slowdown(nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: float, slowest_link_factor: float) -> float:
@@ -240,13 +235,13 @@ def straggler_slowdown(gpus: int, *, p_slow: float, slow_factor: float) -> float
     of the N GPUs is slow, which happens with probability 1 − (1 − p)^N. Expected multiplier:
     ``1 + (slow_factor − 1)·(1 − (1 − p)^N)``.
     """
-    n = _int_at_least("gpus", gpus)
-    p = _number("p_slow", p_slow)
+    n = integer("gpus", gpus)
+    p = number("p_slow", p_slow)
     if p > 1:
-        raise ValueError(f"p_slow must be a probability in [0, 1], got {p_slow!r}")
-    s = _number("slow_factor", slow_factor, positive=True)
+        raise ValueError(f"p_slow must be a probability in [0, 1]; got {p_slow!r}")
+    s = number("slow_factor", slow_factor, positive=True)
     if s < 1:
-        raise ValueError(f"slow_factor must be >= 1 (a straggler is slower), got {slow_factor!r}")
+        raise ValueError(f"slow_factor must be >= 1 (a straggler is slower); got {slow_factor!r}")
     return 1 + (s - 1) * (1 - (1 - p) ** n)
 
 
@@ -256,8 +251,8 @@ def jitter_slowdown(gpus: int, *, cv: float) -> float:
     The expected maximum of N independent normal times is about μ·(1 + cv·√(2 ln N)) for large N
     (the classic extreme-value approximation): even a 2 % jitter costs ~8 % at 16K GPUs.
     """
-    n = _int_at_least("gpus", gpus)
-    cv = _number("cv", cv)
+    n = integer("gpus", gpus)
+    cv = number("cv", cv)
     return 1.0 if n == 1 else 1 + cv * math.sqrt(2 * math.log(n))
 
 
@@ -284,7 +279,7 @@ def alerts() -> list[Alert]:
 
 def evaluate_alert(alert: Alert, value: float) -> str:
     """'ok', 'warn' or 'critical' for a measured ``value`` of this alert's metric."""
-    v = _number("value", value)
+    v = number("value", value)
     if alert.direction == "below":
         return "critical" if v < alert.critical else "warn" if v < alert.warn else "ok"
     return "critical" if v >= alert.critical else "warn" if v >= alert.warn else "ok"

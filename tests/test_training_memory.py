@@ -13,7 +13,7 @@ def test_sixteen_bytes_per_param_on_one_gpu():
     assert (m.weights, m.grads, m.optimizer) == (140e9, 140e9, 840e9)
     assert m.total == pytest.approx(1.12e12)
     # Llama 3 405B at 16 B/param: 405e9 x 16 = 6.48e12 B (facts file §2.1 cross-check)
-    assert tr.memory_per_gpu(405e9).total == pytest.approx(6.48e12)
+    assert tr.training_memory_bytes(405e9).total == pytest.approx(6.48e12)
 
 
 def test_tp_and_zero1_hand_worked():
@@ -116,7 +116,7 @@ def test_pp_traffic_hand_worked():
 
 
 def test_single_gpu_moves_nothing():
-    t = tr.bytes_moved_per_step(8e9, dp=1, tp=1, pp=1, layers=32, hidden=4096, seq=8192, micro_batch=1, micro_batches=8)
+    t = tr.per_step_traffic_bytes(8e9, dp=1, tp=1, pp=1, layers=32, hidden=4096, seq=8192, micro_batch=1, micro_batches=8)
     assert t.total == 0
     assert tr.ring_allreduce_factor(1) == 0
 

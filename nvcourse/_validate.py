@@ -1,0 +1,63 @@
+"""Argument checks shared by every model: one message style for the whole course.
+
+Every bad value is a ``ValueError`` whose message names the parameter, says what is allowed, then what came:
+``"<name> must be <what is allowed>; got <value!r>"``. The CLI prints that line as it is (exit 2), so the
+wording is part of its interface.
+
+    >>> integer("dp", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: dp must be an integer >= 1; got 0
+    >>> fraction("goodput", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: goodput must be in (0, 1]; got 1.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Integral, Real
+from typing import TypeVar
+
+__all__ = ["integer", "number", "fraction", "choice"]
+
+T = TypeVar("T")
+
+
+def integer(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int in ``[minimum, maximum]`` (no bool, no float)."""
+    ok = not isinstance(value, bool) and isinstance(value, Integral) and value >= minimum
+    if maximum is None:
+        if not ok:
+            raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    elif not ok or value > maximum:
+        raise ValueError(f"{name} must be an integer from {minimum} to {maximum}; got {value!r}")
+    return int(value)
+
+
+def number(name: str, value: object, *, positive: bool = False) -> float:
+    """``value`` as a finite float, ``>= 0`` (``> 0`` with ``positive=True``)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {value!r}")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be > 0; got {value!r}")
+    if not positive and value < 0:
+        raise ValueError(f"{name} must be >= 0; got {value!r}")
+    return float(value)
+
+
+def fraction(name: str, value: object) -> float:
+    """``value`` as a float in (0, 1]: a share, an efficiency, a slowdown factor."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value <= 1:
+        raise ValueError(f"{name} must be in (0, 1]; got {value!r}")
+    return float(value)
+
+
+def choice(name: str, value: T, allowed: Iterable[object]) -> T:
+    """``value`` when it is one of ``allowed``; the message lists them."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
