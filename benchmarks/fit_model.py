@@ -7,7 +7,7 @@ closed-form alpha-beta model on raw shared memory and on emulated links.
 
 Per repeat (fresh measurements each time, the machine is shared and its load changes):
 
-1. Primitives only (:func:`nvcourse.collectives.machine.measure_machine`): α = one-way 8-byte
+1. Primitives only (:func:`nvcourse.collectives.probes.measure_machine`): α = one-way 8-byte
    ping-pong between two workers; for N >= 3 in --procs with N > C cores, α for N ranks (a ring of N
    workers passing one element: hand-offs through the scheduler); per-process np.copyto / np.add rates
    in shared memory for footprints 256 KiB .. 1 GiB with k = 1..C processes streaming at once. Also, for the teaching
@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nvcourse.collectives import SUPPORTED, LinkEmulation, ProcessGroup  # noqa: E402
 from nvcourse.collectives.fit import fit_alpha_beta, measure_gamma, median_abs_error  # noqa: E402
-from nvcourse.collectives.machine import measure_machine, predict_machine  # noqa: E402
+from nvcourse.collectives.machine import predict_machine  # noqa: E402
+from nvcourse.collectives.probes import measure_machine  # noqa: E402
 from nvcourse.collectives.model import predict  # noqa: E402
 from nvcourse.units import format_size  # noqa: E402
 

@@ -111,6 +111,7 @@ def test_timeline_and_ring_frames_from_a_real_trace():
 # -- machine model (nvcourse.collectives.machine): hand-worked cases -----------------------------
 
 from nvcourse.collectives import machine as M  # noqa: E402
+from nvcourse.collectives import probes  # noqa: E402
 from nvcourse.collectives import plan as P  # noqa: E402
 from nvcourse.collectives.draw import plot_measured_vs_machine  # noqa: E402
 from nvcourse.collectives.fit import measured_vs_model, median_abs_error  # noqa: E402
@@ -285,13 +286,13 @@ def test_measured_vs_model_table_and_plot():
 
 
 def test_measure_machine_and_measured_vs_model_on_real_processes():
-    params = M.measure_machine(alpha_s=1e-6, footprints=[2**16, 2**18], max_procs=1, reps=1, min_time_s=1e-4)
+    params = probes.measure_machine(alpha_s=1e-6, footprints=[2**16, 2**18], max_procs=1, reps=1, min_time_s=1e-4)
     assert params.alpha_s == 1e-6 and params.footprints == [2**16, 2**18]
     assert len(params.copy_Bps) == 1 and all(v > 0 for v in params.copy_Bps[0] + params.add_Bps[0])
     assert params.remote_Bps is None  # no group to ping-pong in
     with ProcessGroup(2) as pg:
         rows = measured_vs_model(pg, [2**16], ["direct"], params=params, iters=2)
-        with_group = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5)
+        with_group = probes.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5)
     assert rows[0]["correct"] and rows[0]["measured_s"] > 0 and rows[0]["model_s"] > 0
     assert with_group.remote_Bps is not None and with_group.remote_Bps > 0  # a 1 MiB ping-pong outlasts an 8 B one
     assert with_group.shared_alpha_s == {}  # not asked for
@@ -301,14 +302,14 @@ def test_shared_alpha_is_measured_only_where_ranks_outnumber_cores():
     # cores=1 pretends a 1-CPU machine (Binder): 3 ranks then share it, and α for 3 ranks is measured (in a group
     # started for it); 2 ranks are the ping-pong's business, 1 rank hands nothing off
     with ProcessGroup(2) as pg:
-        params = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
-                                   cores=1, shared_procs=(1, 2, 3))
-        roomy = M.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
-                                  cores=4, shared_procs=(2, 3))
+        params = probes.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
+                                        cores=1, shared_procs=(1, 2, 3))
+        roomy = probes.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5,
+                                       cores=4, shared_procs=(2, 3))
         with pytest.raises(ValueError, match="at least 3 ranks"):
-            M.measure_shared_alpha(pg)
+            probes.measure_shared_alpha(pg)
         with pytest.raises(ValueError, match="at least 3 ranks"):
-            M.measure_shared_alpha(_OneRank())
+            probes.measure_shared_alpha(_OneRank())
     assert sorted(params.shared_alpha_s) == [3]
     assert all(a >= 0 for a in params.shared_alpha_s.values())
     assert params.alpha_for(3) == params.shared_alpha_s[3] and params.alpha_for(2) == params.alpha_s
@@ -326,8 +327,8 @@ def test_shared_alpha_probe_removes_the_models_other_costs_and_divides_by_its_al
             assert (op, nbytes, kw["algo"]) == ("allgather", 16, "ring")
             return type("R", (), {"time_s": 34e-6})()
 
-    assert M.measure_shared_alpha(_Timed(), call_s=0.5e-6) == pytest.approx(10e-6)
-    assert M.measure_shared_alpha(_Timed()) == pytest.approx(34e-6 / 3)
+    assert probes.measure_shared_alpha(_Timed(), call_s=0.5e-6) == pytest.approx(10e-6)
+    assert probes.measure_shared_alpha(_Timed()) == pytest.approx(34e-6 / 3)
 
 
 class _OneRank:

@@ -80,9 +80,9 @@ def _footprint_grid(lo: int, hi: int) -> list[int]:
 
 def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtype: str = "float32",
                         reps: int = 5, min_time_s: float = 2e-3):
-    """:func:`~nvcourse.collectives.machine.measure_machine` over just the footprints these calls touch; when the
+    """:func:`~nvcourse.collectives.probes.measure_machine` over just the footprints these calls touch; when the
     group has more ranks than this machine has cores (and at least 3), also α for that many ranks."""
-    from . import machine
+    from . import machine, probes
     from .plan import build_plan, normalize_count
 
     p = group.nprocs
@@ -93,8 +93,8 @@ def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtyp
         for a in algos:
             count = normalize_count(op, p, int(s), itemsize)
             fps.append(machine.footprint_bytes(build_plan(op, a, p, count), itemsize))
-    return machine.measure_machine(group if p >= 2 else None, footprints=_footprint_grid(min(fps), max(fps)),
-                                   max_procs=p, reps=reps, min_time_s=min_time_s, shared_procs=(p,))
+    return probes.measure_machine(group if p >= 2 else None, footprints=_footprint_grid(min(fps), max(fps)),
+                                  max_procs=p, reps=reps, min_time_s=min_time_s, shared_procs=(p,))
 
 
 def _algos(op: str, p: int, algos) -> list[str]:

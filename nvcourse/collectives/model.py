@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import math
 
-from .plan import BCAST_PIPELINE_CHUNKS, SUPPORTED, _depth, _tree_children, check_args
+from .plan import BCAST_PIPELINE_CHUNKS, SUPPORTED, check_args
+from .programs import tree_children, tree_depth
 
 __all__ = ["predict", "predict_table", "tree_level_children"]
 
@@ -40,8 +41,8 @@ __all__ = ["predict", "predict_table", "tree_level_children"]
 def tree_level_children(p: int) -> list[int]:
     """For each reducing level of the plan's binary heap tree (root first), the most children any rank
     at that depth has: the critical path of the reduce phase pays that many reductions per level."""
-    levels = _depth(p - 1) if p > 1 else 0
-    return [max(len(_tree_children(r, p)) for r in range(p) if _depth(r) == d) for d in range(levels)]
+    levels = tree_depth(p - 1) if p > 1 else 0
+    return [max(len(tree_children(r, p)) for r in range(p) if tree_depth(r) == d) for d in range(levels)]
 
 
 def predict(op: str, algo: str, p: int, nbytes: float, alpha_s: float, beta_Bps: float,
