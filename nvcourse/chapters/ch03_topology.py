@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from nvcourse import catalog
 
-from ..topology import metrics
+from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
 from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
 
@@ -79,7 +79,7 @@ def _system_facts(system: str) -> tuple:
 
     The graph is shared by later calls: only this module's read-only renders use it."""
     G = build_system_graph(system)
-    return G, metrics.bisection_bandwidth(G), metrics.nccl_rings(G)
+    return G, metrics.bisection_bandwidth(G), rings.nccl_rings(G)
 
 
 @lru_cache(maxsize=None)

@@ -232,14 +232,14 @@ def diagnose(got: float, expected: float, variants: dict[str, float] | None = No
 # calling the learner's code
 
 
-class _Raised(Exception):
+class LearnerRaised(Exception):
     def __init__(self, exc: BaseException) -> None:
         super().__init__(str(exc))
         self.exc = exc
 
 
 def call_learner(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call the learner's function; NotImplementedError → a TODO CheckError, others → :class:`_Raised`."""
+    """Call the learner's function; NotImplementedError → a TODO CheckError, others → :class:`LearnerRaised`."""
     try:
         return fn(*args)
     except NotImplementedError as exc:
@@ -247,7 +247,7 @@ def call_learner(fn: Callable[..., Any], *args: Any) -> Any:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
-        raise _Raised(exc) from exc
+        raise LearnerRaised(exc) from exc
 
 
 def learner_value(value: Any, name: str) -> Any:
@@ -259,9 +259,9 @@ def learner_value(value: Any, name: str) -> Any:
             value = call_learner(value)
         except CheckError as err:
             return Result(name, err.status, err.message, hint=err.hint)
-        except _Raised as raised:
+        except LearnerRaised as raised:
             return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
-                          hint=_exception_hint(raised.exc))
+                          hint=exception_hint(raised.exc))
     if value is ...:
         return Result(name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer.")
     return value
@@ -273,7 +273,7 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _exception_hint(exc: BaseException) -> str:
+def exception_hint(exc: BaseException) -> str:
     if isinstance(exc, NameError):
         return ("A name is not defined: run the setup cell at the top of the notebook first, and check the spelling "
                 "of your variables.")
@@ -352,9 +352,9 @@ def check_function(
     for case in cases:
         try:
             got = convert(call_learner(fn, *case.args))
-        except _Raised as raised:
+        except LearnerRaised as raised:
             bad.append(f"{_call_text(name, names, case)} raised {describe_exception(raised.exc)}")
-            hints.append(_exception_hint(raised.exc))
+            hints.append(exception_hint(raised.exc))
             continue
         except CheckError as err:
             if err.status == TODO:

@@ -23,15 +23,15 @@ from ._core import (
     PASS,
     Case,
     CheckError,
+    LearnerRaised,
     Result,
-    _exception_hint,
-    _Raised,
     best_hint,
     call_learner,
     check_function,
     close,
     describe_exception,
     diagnose,
+    exception_hint,
     fmt,
     require_callable,
     rng_for,
@@ -72,9 +72,9 @@ def algbw_busbw(fn) -> Result:
         label = f"algbw_busbw({op!r}, nbytes={fmt(nbytes)}, time_s={fmt(t)}, n={n})"
         try:
             got_a, got_b = _pair(call_learner(fn, op, nbytes, t, n))
-        except _Raised as raised:
+        except LearnerRaised as raised:
             wrong.append(f"{label} raised {describe_exception(raised.exc)}")
-            hints.append(_exception_hint(raised.exc))
+            hints.append(exception_hint(raised.exc))
             continue
         except CheckError as err:
             if err.status == "todo":
@@ -203,9 +203,9 @@ def ring_schedule(fn, trace: Any = None) -> Result:
     for p in (2, 3, 4, 5, 8):
         try:
             schedule = call_learner(fn, p)
-        except _Raised as raised:
+        except LearnerRaised as raised:
             return Result("ring_schedule", ERROR, f"ring_schedule({p}) raised {describe_exception(raised.exc)}.",
-                          right=right, hint=_exception_hint(raised.exc))
+                          right=right, hint=exception_hint(raised.exc))
         got_right, wrong, hint = _simulate(schedule, p)
         right += got_right
         if wrong:
@@ -263,9 +263,9 @@ def record_prediction(predicted_s: Any) -> Result:
     if callable(predicted_s):
         try:
             predicted_s = call_learner(predicted_s)
-        except _Raised as raised:
+        except LearnerRaised as raised:
             return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
-                          hint=_exception_hint(raised.exc))
+                          hint=exception_hint(raised.exc))
     pred = to_number(predicted_s, "a time in seconds")
     if pred <= 0:
         raise CheckError(f"a time must be positive; your prediction is {fmt(pred)} s.")
@@ -280,9 +280,9 @@ def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, 
     if callable(predicted_s):
         try:
             predicted_s = call_learner(predicted_s)
-        except _Raised as raised:
+        except LearnerRaised as raised:
             return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
-                          hint=_exception_hint(raised.exc))
+                          hint=exception_hint(raised.exc))
     pred = to_number(predicted_s, "a time in seconds")
     if not hasattr(result, "time_s") or not hasattr(result, "procs"):
         raise CheckError("the second argument must be the result of pg.run(...).", status=ERROR)

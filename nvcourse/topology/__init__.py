@@ -12,7 +12,6 @@ from .builders import NODE_KINDS, build_system_graph, gpu_nodes
 from .metrics import (
     PATTERNS,
     Bisection,
-    RingPlan,
     alltoall_throughput,
     bisection_bandwidth,
     busiest_links,
@@ -21,11 +20,11 @@ from .metrics import (
     hop_counts,
     hop_stats,
     link_loads,
-    nccl_rings,
     pattern_throughput,
     summary,
     traffic,
 )
+from .rings import RingPlan, nccl_rings
 
 __all__ = [
     "NODE_KINDS",
