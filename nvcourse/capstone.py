@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import reliability, training
 from ._validate import number
+from .tables import table_html
 
 __all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log"]
 
@@ -118,12 +119,9 @@ class Report:
         return "\n".join(lines + [verdict])
 
     def html(self) -> str:
-        rows = "".join(
-            f"<tr><td>{'✅' if g.passed else '❌'}</td><td>{g.name}</td><td>{html.escape(g.measured)}</td>"
-            f"<td>{html.escape(g.target)}</td><td>{'' if g.passed else html.escape(g.advice)}</td></tr>"
-            for g in self.gates
-        )
-        return "<table><tr><th></th><th>gate</th><th>design</th><th>target</th><th>what to try</th></tr>" + rows + "</table>"
+        rows = [["✅" if g.passed else "❌", html.escape(g.name), html.escape(g.measured), html.escape(g.target),
+                 "" if g.passed else html.escape(g.advice)] for g in self.gates]
+        return table_html(["", "gate", "design", "target", "what to try"], rows)
 
 
 def evaluate(design: Design, targets: Targets) -> Report:

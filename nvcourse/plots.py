@@ -35,6 +35,7 @@ ALGO_COLOURS = {
     "naive": "#999999",
     "nvls": "#D55E00",
     "hierarchical": "#56B4E9",
+    "sharp": "#000000",  # in-network reduction (chapter 06)
 }
 
 

@@ -15,10 +15,16 @@ from matplotlib.figure import Figure
 
 from .. import catalog, training
 from ..linkmodel import time_to_move
-from ..training import get_model, gpus_needed
 from ..plots import new_figure
+from ..tables import table_html
+from ..training import get_model, gpus_needed
 from ..units import format_size, format_time
 from ..widgets import Dashboard
+
+#: Sequence length (tokens) of the dashboard's activation and traffic figures.
+SEQ = 4096
+#: The network link of the "one NIC" column (a catalog link id).
+NIC = "ib-ndr"
 
 __all__ = [
     "get_model",
@@ -71,32 +77,32 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
 
 def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) -> tuple[Figure, str]:
     m = get_model(model)
-    act = training.activation_memory_bytes(layers=m.layers, hidden=m.hidden, seq=4096, micro_batch=1,
+    act = training.activation_memory_bytes(layers=m.layers, hidden=m.hidden, seq=SEQ, micro_batch=1,
                                            heads=m.heads, tp=tp, pp=pp)
     mem = training.training_memory_bytes(m.params, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, activations=act)
     traffic = training.per_step_traffic_bytes(m.params, dp=dp, tp=tp, pp=pp, layers=m.layers, hidden=m.hidden,
-                                              seq=4096, micro_batch=1, micro_batches=max(pp, 1) * 2,
+                                              seq=SEQ, micro_batch=1, micro_batches=max(pp, 1) * 2,
                                               zero_stage=zero_stage)
     fig = plot_memory_breakdown(mem, gpu)
     spec = catalog.get_gpu(gpu)
     fits = mem.fits(spec.memory_GB)
     verdict = "<b style='color:#009E73'>fits</b>" if fits else "<b style='color:#D55E00'>does not fit</b>"
     nvlink = (spec.nvlink, spec.nvlink_links) if spec.nvlink else (spec.pcie, 1)
-    rows = "".join(
-        f"<tr><td>{kind}</td><td>{format_size(b, binary=False)}</td>"
-        f"<td>{format_time(time_to_move(b, *nvlink)) if b else '—'}</td>"
-        f"<td>{format_time(time_to_move(b, 'ib-ndr')) if b else '—'}</td></tr>"
+    rows = [
+        [kind, format_size(b, binary=False), format_time(time_to_move(b, *nvlink)) if b else "—",
+         format_time(time_to_move(b, NIC)) if b else "—"]
         for kind, b in (("data parallel (gradients)", traffic.dp), ("tensor parallel (activations)", traffic.tp),
                         ("pipeline parallel (activations)", traffic.pp))
-    )
+    ]
     link_name = catalog.get_link(nvlink[0]).name.split(" (")[0]  # "NVLink 4", "PCIe Gen4 x16"
+    nic = catalog.get_link(NIC).name.replace(" port)", ")")  # "InfiniBand NDR (400 Gb/s)"
+    table = table_html(["bytes sent per GPU per step", "volume", f"time at {nvlink[1]} × {link_name}",
+                        f"time on one {nic} NIC"], rows)
     text = (
         f"{m.name} on {tp * pp * dp} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero_stage}): "
         f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
         f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
-        f"<table class='nvcourse-table'><tr><th>bytes sent per GPU per step</th><th>volume</th>"
-        f"<th>time at {nvlink[1]} × {link_name}</th><th>time on one 400 Gb/s NIC</th></tr>{rows}</table>"
-        f"<small>Sequence 4096 tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
+        f"{table}<small>Sequence {SEQ} tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
         f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure).</small>"
     )
     return fig, text

@@ -18,8 +18,9 @@ from matplotlib.figure import Figure
 
 from .. import catalog, linkmodel
 from ..plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
+from ..tables import table_html
 from ..units import format_rate, format_size, format_time
-from ..widgets import Dashboard, LiveFigure, log_slider, size_slider, new_live_figure
+from ..widgets import Dashboard, LiveFigure, log_slider, new_live_figure, size_slider
 
 __all__ = [
     "LinkMeasurement",
@@ -75,12 +76,6 @@ def link_measurements() -> tuple[LinkMeasurement, ...]:
     return tuple(LinkMeasurement(**m) for m in tomllib.loads(text)["measurement"])
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<table class="nvcourse-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
 def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:
     """The catalog's links as an HTML table: line rate both ways, efficiency, α and n½."""
     rows = []
@@ -101,7 +96,7 @@ def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:
         )
     headers = ["link", "line GB/s per direction", "line GB/s both directions", "efficiency",
                "achievable GB/s per direction", "α (µs)", "n½ = αβ"]
-    return _table(headers, rows)
+    return table_html(headers, rows)
 
 
 def spec_vs_measured_html() -> str:
@@ -119,7 +114,7 @@ def spec_vs_measured_html() -> str:
             ]
         )
     headers = ["measurement", "line rate GB/s/dir", "model GB/s/dir", "measured GB/s/dir", "measured / line", ""]
-    return _table(headers, rows)
+    return table_html(headers, rows)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from functools import lru_cache
 
 from nvcourse import catalog
 
+from ..tables import table_html
 from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
 from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
 
-__all__ = ["system_rows", "metrics_table_html", "codes_table_html", "render_system", "render_pasted", "table_html"]
+__all__ = ["system_rows", "metrics_table_html", "codes_table_html", "render_system", "render_pasted", "records_table_html"]
 
 
 def system_rows(system_ids=None) -> list[dict]:
@@ -41,20 +42,16 @@ def system_rows(system_ids=None) -> list[dict]:
     return rows
 
 
-def table_html(rows: list[dict], caption: str = "") -> str:
+def records_table_html(rows: list[dict], caption: str = "") -> str:
+    """A table of records (one dict per row, the keys of the first as headers); text cells are escaped."""
     if not rows:
         return ""
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in rows[0])
-    body = "".join(
-        "<tr>" + "".join(f"<td>{v:.4g}</td>" if isinstance(v, float) else f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
-        for r in rows
-    )
-    cap = f"<caption style='caption-side:bottom;text-align:left'>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    cells = [[v if isinstance(v, float) else html.escape(str(v)) for v in r.values()] for r in rows]
+    return table_html(list(rows[0]), cells, caption=caption)
 
 
 def metrics_table_html(system_ids=None) -> str:
-    return table_html(system_rows(system_ids), "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
+    return records_table_html(system_rows(system_ids), "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
                       "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model).")
 
 
@@ -70,7 +67,7 @@ def codes_table_html() -> str:
     }
     for code in PCIE_CODES:
         rows.append({"code": code, "path": CODE_MEANING[code], "what bounds a copy": bound[code]})
-    return table_html(rows, "From fastest (NV#) to slowest (SYS), as NCCL ranks paths.")
+    return records_table_html(rows, "From fastest (NV#) to slowest (SYS), as NCCL ranks paths.")
 
 
 @lru_cache(maxsize=None)

@@ -19,6 +19,7 @@ from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED, is_power_of_two
 from ..plots import ALGO_COLOURS
+from ..tables import table_html
 from ..widgets import Dashboard
 
 __all__ = [
@@ -172,13 +173,9 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     from ..units import format_size, format_time
 
     best = min(rows, key=lambda r: r[2] + r[3])[0]
-    body = "".join(
-        f"<tr><td>{'<b>' + a + '</b>' if a == best else a}</td><td>{html.escape(format_time(lat))}</td>"
-        f"<td>{html.escape(format_time(bw))}</td><td>{html.escape(format_time(lat + bw))}</td></tr>"
-        for a, _t, lat, bw in rows
-    )
-    table = ("<table><tr><th>algorithm</th><th>latency term</th><th>bandwidth term</th><th>total</th></tr>"
-             f"{body}</table>")
+    table = table_html(["algorithm", "latency term", "bandwidth term", "total"],
+                       [["<b>" + a + "</b>" if a == best else a, html.escape(format_time(lat)),
+                         html.escape(format_time(bw)), html.escape(format_time(lat + bw))] for a, _t, lat, bw in rows])
     title = f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})"
     return title, f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>. {table}"
 

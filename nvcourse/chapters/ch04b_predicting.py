@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import catalog
+from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
-from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
 
 __all__ = ["SIZES", "SweepView", "predict_dashboard"]
 

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from .. import catalog
 from ..fabric.moe import MoEConfig, moe_alltoall_time
 from ..plots import KIND_COLOURS, new_figure, time_axis
+from ..tables import table_html
 from ..units import format_size, format_time
 
 __all__ = ["moe_figure", "moe_view"]
@@ -48,11 +49,9 @@ def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, m
         per_layer.append(layer)
         per_step.append(layer * cfg.moe_layers)
         colours.append(colour)
-        rows.append(
-            f"<tr><td>{_html.escape(catalog.get_system(s).name)}</td><td>{format_size(one.nvlink_bytes)}</td>"
-            f"<td>{format_size(one.network_bytes)}</td><td>{format_time(one.time_s)}</td><td>{format_time(layer)}</td>"
-            f"<td>{format_time(layer * cfg.moe_layers)}</td><td>{one.bottleneck}</td></tr>"
-        )
+        rows.append([_html.escape(catalog.get_system(s).name), format_size(one.nvlink_bytes),
+                     format_size(one.network_bytes), format_time(one.time_s), format_time(layer),
+                     format_time(layer * cfg.moe_layers), one.bottleneck])
     ax1.bar(names, np.array(per_layer) * 1e3, color=colours)
     ax1.set_ylabel("ms per MoE layer (4 all-to-alls)")
     ax1.set_ylim(bottom=0)
@@ -62,10 +61,11 @@ def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, m
     # The configuration heads the readout rather than the figure: matplotlib lays out and rasterises text glyph by
     # glyph, and the figure is redrawn on every slider change.
     table = (
-        f"<p><b>EP = {ep} GPUs</b>, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of {cfg.experts} experts, "
-        f"{cfg.moe_layers} MoE layers</p>"
-        "<table><tr><th>system</th><th>NVLink bytes/GPU</th><th>network bytes/GPU</th><th>one all-to-all</th>"
-        "<th>per layer (4)</th><th>per step</th><th>bound by</th></tr>" + "".join(rows) + "</table>"
+        f"<p><b>EP = {ep} GPUs</b>, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of "
+        f"{cfg.experts} experts, {cfg.moe_layers} MoE layers</p>"
+        + table_html(["system", "NVLink bytes/GPU", "network bytes/GPU", "one all-to-all", "per layer (4)",
+                      "per step", "bound by"], rows)
+        +
         f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
     )
     return fig, table

@@ -11,17 +11,21 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog
-from ..plots import KIND_COLOURS, new_figure, time_axis
-from ..units import format_size, format_time
 from ..fabric import ecmp
 from ..fabric.builders import fat_tree
 from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
 from ..fabric.draw import draw_fabric
+from ..plots import ALGO_COLOURS, KIND_COLOURS, new_figure, time_axis
+from ..units import format_size, format_time
 
-__all__ = ["ALGO_COLOURS", "ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure"]
+__all__ = ["ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure"]
 
-ALGO_COLOURS = {"ring": KIND_COLOURS["pcie"], "hierarchical": KIND_COLOURS["infiniband"], "sharp": KIND_COLOURS["nvlink"]}
-ALGO_LABELS = {"ring": "flat ring (NCCL rings, one per rail)", "hierarchical": "hierarchical (NVLink + per-rail rings)", "sharp": "in-network reduction (SHARP)"}
+#: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours: :data:`nvcourse.plots.ALGO_COLOURS`).
+ALGO_LABELS = {
+    "ring": "flat ring (NCCL rings, one per rail)",
+    "hierarchical": "hierarchical (NVLink + per-rail rings)",
+    "sharp": "in-network reduction (SHARP)",
+}
 
 
 def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[Figure, dict]:

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from .. import capstone
 from ..plots import new_figure
+from ..tables import table_html
 from ..widgets import Dashboard
 
 __all__ = ["comparison_table_html", "design_view", "design_dashboard"]
@@ -25,16 +26,10 @@ STEP_COLOURS = ("#999999", "#dddddd", "#009E73", "#E69F00", "#0072B2")
 
 def comparison_table_html(reports: list[capstone.Report]) -> str:
     """One row per evaluated design: size, parallelism, days, $M, efficiency, goodput, MW and the gates."""
-    rows = "".join(
-        f"<tr><td>{html.escape(r.design.system)}</td><td>{r.design.gpus}</td>"
-        f"<td>{r.design.tp}×{r.design.pp}×{r.step.dp}</td><td>{r.cost.hours / 24:.1f}</td>"
-        f"<td>{r.cost.usd / 1e6:.2f}</td><td>{r.step.efficiency:.0%}</td><td>{r.goodput:.1%}</td>"
-        f"<td>{r.MW:.2f}</td><td>{'✅ all' if r.passed else '❌ ' + ', '.join(g.name for g in r.failed)}</td></tr>"
-        for r in reports
-    )
-    head = ("<tr><th>system</th><th>GPUs</th><th>TP×PP×DP</th><th>days</th><th>$M</th><th>efficiency</th>"
-            "<th>goodput</th><th>MW</th><th>gates</th></tr>")
-    return f'<table class="nvcourse-table">{head}{rows}</table>'
+    rows = [[html.escape(r.design.system), r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}",
+             f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}", f"{r.step.efficiency:.0%}", f"{r.goodput:.1%}",
+             f"{r.MW:.2f}", "✅ all" if r.passed else "❌ " + ", ".join(g.name for g in r.failed)] for r in reports]
+    return table_html(["system", "GPUs", "TP×PP×DP", "days", "$M", "efficiency", "goodput", "MW", "gates"], rows)
 
 
 def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: int, checkpoint_s: float,

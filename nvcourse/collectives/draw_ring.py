@@ -257,6 +257,7 @@ class RingView:
 
 def ring_step_html(replay: RingReplay, k: int) -> str:
     """The readout for step ``k``: who sent which chunk to whom, what the receiver now holds, measured times."""
+    from ..tables import table_html
     from ..units import format_size, format_time
 
     if k == 0:
@@ -269,15 +270,13 @@ def ring_step_html(replay: RingReplay, k: int) -> str:
     for t in sorted(frame["transfers"], key=lambda t: t["src"]):
         block = replay.states[k][t["dst"]][t["chunk"]]
         verb = "adds its own → holds" if replay.phase(k) == "reduce-scatter" else "stores"
-        rows.append(
-            f"<tr><td>rank {t['src']} → rank {t['dst']}</td><td>chunk {t['chunk']}</td>"
-            f"<td>{html.escape(format_size(t['nbytes']))}</td><td>{verb} {html.escape(block.label(replay.nprocs))}</td>"
-            f"<td>{html.escape(format_time(t['end'] - t['start']))}</td></tr>"
-        )
-    head = "<tr><th>transfer</th><th>chunk</th><th>bytes</th><th>receiver</th><th>measured</th></tr>"
+        rows.append([f"rank {t['src']} → rank {t['dst']}", f"chunk {t['chunk']}", html.escape(format_size(t["nbytes"])),
+                     f"{verb} {html.escape(block.label(replay.nprocs))}",
+                     html.escape(format_time(t["end"] - t["start"]))])
     span = format_time(frame["end"] - frame["start"])
     return (f"<b>step {k}</b> ({replay.phase(k)}): every rank moves one chunk at the same time; in the trace "
-            f"this step spans {html.escape(span)}.<table>{head}{''.join(rows)}</table>")
+            f"this step spans {html.escape(span)}."
+            + table_html(["transfer", "chunk", "bytes", "receiver", "measured"], rows))
 
 
 def render_ring(replay: RingReplay):
