@@ -12,11 +12,11 @@ and derives. Field names carry their units (``line_GBps_dir`` = GB/s, 10^9 B/s, 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
+
+from . import _data
 
 __all__ = [
     "Source",
@@ -212,15 +212,9 @@ class System:
         return self.nics_per_host * self.nic.line_GBps_dir / self.gpus_per_host
 
 
-def _load() -> dict[str, Any]:
-    text = resources.files("nvcourse").joinpath("data/catalog.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
-
-
-@cache
 def raw() -> dict[str, Any]:
     """The parsed TOML file, as plain dictionaries (for integrity tests and the JSON output)."""
-    return _load()
+    return _data.load("catalog")
 
 
 def _build(cls: type, key: str, record: dict[str, Any]):

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import catalog
+from . import _data, catalog
+from ._validate import integer
 
 __all__ = [
     "LinkParams",
@@ -36,6 +37,8 @@ __all__ = [
     "half_bandwidth_size",
     "sweep_all_links",
     "fit_alpha_beta",
+    "LinkMeasurement",
+    "link_measurements",
 ]
 
 
@@ -89,8 +92,7 @@ def link_params(link_id: str, *, links: int = 1, use_efficiency: bool = True) ->
         links: number of links used together (bandwidth adds up; latency does not).
         use_efficiency: False gives the line rate (the datasheet view), True what software reaches.
     """
-    if not isinstance(links, (int, np.integer)) or isinstance(links, bool) or links < 1:
-        raise ValueError(f"links must be an integer >= 1, got {links!r}")
+    links = integer("links", links)
     link = catalog.get_link(link_id)
     per_link = link.beta_Bps if use_efficiency else link.line_GBps_dir * 1e9
     label = f"{links} x {link.name}" if links > 1 else link.name
@@ -154,3 +156,31 @@ def fit_alpha_beta(nbytes: ArrayLike, seconds: ArrayLike) -> LinkParams:
     if slope <= 0:
         raise ValueError("measured times do not grow with size: no positive bandwidth fits these data")
     return LinkParams(alpha_s=max(float(intercept), 0.0), beta_Bps=1.0 / float(slope), label="fitted")
+
+
+# ---------------------------------------------------------------- published measurements
+
+
+@dataclass(frozen=True)
+class LinkMeasurement:
+    """A published measurement of ``links`` catalog links used together, GB/s in one direction."""
+
+    id: str
+    link: str
+    links: int
+    measured_GBps_dir: float
+    what: str
+    source: str
+
+    @property
+    def line_GBps_dir(self) -> float:
+        return catalog.get_link(self.link).line_GBps_dir * self.links
+
+    @property
+    def model_GBps_dir(self) -> float:
+        return catalog.get_link(self.link).achievable_GBps_dir * self.links
+
+
+def link_measurements() -> tuple[LinkMeasurement, ...]:
+    """The published measurements of ``data/link_measurements.toml`` (each with its source)."""
+    return tuple(LinkMeasurement(**m) for m in _data.load("link_measurements")["measurement"])

@@ -5,12 +5,12 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest
 
-from nvcourse import catalog
+from nvcourse import catalog, linkmodel
 from nvcourse.chapters import ch02_links as linkviz
 
 
 def test_measurements_reference_catalog_links_and_sources():
-    ms = linkviz.link_measurements()
+    ms = linkmodel.link_measurements()
     assert len(ms) >= 6
     for m in ms:
         catalog.get_link(m.link)  # raises if unknown
@@ -19,7 +19,7 @@ def test_measurements_reference_catalog_links_and_sources():
 
 
 def test_line_and_model_scale_with_link_count():
-    h100 = next(m for m in linkviz.link_measurements() if m.id == "h100-nvlink-8gpu-allreduce")
+    h100 = next(m for m in linkmodel.link_measurements() if m.id == "h100-nvlink-8gpu-allreduce")
     assert h100.line_GBps_dir == 450.0  # 18 x 25 GB/s
     assert h100.model_GBps_dir == pytest.approx(370.8)  # 18 x 20.6 GB/s
     # the measured 370 GB/s is within 1 % of the model built from NCCL's per-link figure
@@ -30,7 +30,7 @@ def test_tables_contain_every_link_and_measurement():
     table = linkviz.link_table_html()
     for link in catalog.links().values():
         assert link.name in table
-    assert linkviz.spec_vs_measured_html().count("<tr>") == len(linkviz.link_measurements()) + 1
+    assert linkviz.spec_vs_measured_html().count("<tr>") == len(linkmodel.link_measurements()) + 1
 
 
 def test_plot_rejects_unknown_choice():

@@ -7,24 +7,20 @@ published measurements in ``data/link_measurements.toml``.
 from __future__ import annotations
 
 import html
-import tomllib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, linkmodel
+from ..linkmodel import link_measurements
 from ..plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
 from ..tables import table_html
 from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard, LiveFigure, log_slider, new_live_figure, size_slider
 
 __all__ = [
-    "LinkMeasurement",
-    "link_measurements",
     "link_table_html",
     "spec_vs_measured_html",
     "plot_effective_bandwidth",
@@ -48,32 +44,6 @@ PER_GPU_CHOICES: dict[str, tuple[str, int]] = {
     "InfiniBand NDR (1 NIC)": ("ib-ndr", 1),
     "RoCE 400 GbE (1 NIC)": ("roce-400g", 1),
 }
-
-
-@dataclass(frozen=True)
-class LinkMeasurement:
-    """A published measurement of ``links`` catalog links used together, GB/s in one direction."""
-
-    id: str
-    link: str
-    links: int
-    measured_GBps_dir: float
-    what: str
-    source: str
-
-    @property
-    def line_GBps_dir(self) -> float:
-        return catalog.get_link(self.link).line_GBps_dir * self.links
-
-    @property
-    def model_GBps_dir(self) -> float:
-        return catalog.get_link(self.link).achievable_GBps_dir * self.links
-
-
-@cache
-def link_measurements() -> tuple[LinkMeasurement, ...]:
-    text = resources.files("nvcourse").joinpath("data/link_measurements.toml").read_text(encoding="utf-8")
-    return tuple(LinkMeasurement(**m) for m in tomllib.loads(text)["measurement"])
 
 
 def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:

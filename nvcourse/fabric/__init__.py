@@ -10,12 +10,22 @@ GB/s = 10^9 B/s, per direction; port rates in Gb/s come from the catalog.
 
 from . import data, ecmp, moe
 from .builders import LAYOUTS, ROUTINGS, TIER_NAMES, Fabric, fat_tree, superpod
-from .collectives import ALGORITHMS, PLACEMENTS, AllReduceEstimate, allreduce_on_fabric, allreduce_scaling, alltoall_flows, node_order, ring_flows
+from .collectives import (
+    FABRIC_ALGORITHMS,
+    NODE_PLACEMENTS,
+    AllReduceEstimate,
+    allreduce_on_fabric,
+    allreduce_scaling,
+    alltoall_flows,
+    node_order,
+    ring_flows,
+)
 from .flows import SimResult, max_min_rates, simulate
 
 __all__ = [
     "data", "ecmp", "moe",
     "Fabric", "fat_tree", "superpod", "LAYOUTS", "ROUTINGS", "TIER_NAMES",
     "SimResult", "max_min_rates", "simulate",
-    "ALGORITHMS", "PLACEMENTS", "AllReduceEstimate", "allreduce_on_fabric", "allreduce_scaling", "alltoall_flows", "node_order", "ring_flows",
+    "FABRIC_ALGORITHMS", "NODE_PLACEMENTS", "AllReduceEstimate", "allreduce_on_fabric", "allreduce_scaling",
+    "alltoall_flows", "node_order", "ring_flows",
 ]

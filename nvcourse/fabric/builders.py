@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import catalog
+from .._validate import integer
 from . import data
 
 __all__ = ["Fabric", "fat_tree", "superpod", "LAYOUTS", "ROUTINGS", "TIER_NAMES"]
@@ -52,12 +53,6 @@ LAYOUTS = ("rail", "tor")
 ROUTINGS = ("ecmp", "ideal")
 #: Tier of each directed physical link (index into this tuple): NIC up/down, leaf up/down, spine up/down.
 TIER_NAMES = ("host→leaf", "leaf→host", "leaf→spine", "spine→leaf", "spine→core", "core→spine")
-
-
-def _int(name: str, value: object, minimum: int, hint: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}{hint}, got {value!r}")
-    return int(value)
 
 
 def _smallest_divisor_at_least(n: int, need: int) -> int | None:
@@ -368,10 +363,10 @@ def fat_tree(
     Raises:
         ValueError: naming the parameter and what is allowed.
     """
-    nodes = _int("nodes", nodes, 1)
-    rails = _int("rails", rails, 1)
-    nodes_per_su = _int("nodes_per_su", nodes_per_su, 1)
-    radix = _int("radix", radix, 2)
+    nodes = integer("nodes", nodes, 1)
+    rails = integer("rails", rails, 1)
+    nodes_per_su = integer("nodes_per_su", nodes_per_su, 1)
+    radix = integer("radix", radix, 2)
     if isinstance(port_GBps_dir, bool) or not isinstance(port_GBps_dir, (int, float)) or not math.isfinite(port_GBps_dir) or port_GBps_dir <= 0:
         raise ValueError(f"port_GBps_dir must be a number > 0 (GB/s per direction), got {port_GBps_dir!r}")
     if layout not in LAYOUTS:
@@ -449,7 +444,7 @@ def superpod(pod: str = "h100", su: int = 4, *, nodes: int | None = None, **over
     ``nodes`` defaults to the published row for ``su`` when there is one (31 nodes per H100 SU row), else
     ``32·su``. Extra keyword arguments go to :func:`fat_tree` (``layout``, ``oversubscription``, ...).
     """
-    su = _int("su", su, 1)
+    su = integer("su", su, 1)
     info = data.superpods().get(pod)
     if info is None:
         raise ValueError(f"unknown SuperPOD {pod!r}; allowed: {', '.join(data.superpods())}")

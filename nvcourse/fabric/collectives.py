@@ -34,13 +34,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import catalog, costmodel
+from .._validate import choice
 from . import data
 from .builders import Fabric, fat_tree
 from .flows import SimResult, simulate
 
 __all__ = [
-    "ALGORITHMS",
-    "PLACEMENTS",
+    "FABRIC_ALGORITHMS",
+    "NODE_PLACEMENTS",
     "node_order",
     "ring_flows",
     "alltoall_flows",
@@ -49,15 +50,16 @@ __all__ = [
     "allreduce_scaling",
 ]
 
-ALGORITHMS = ("ring", "hierarchical", "sharp")
-PLACEMENTS = ("packed", "random")
+#: All-reduce algorithms across nodes (not the shared-memory ``collectives.ALGORITHMS`` nor the costmodel's).
+FABRIC_ALGORITHMS = ("ring", "hierarchical", "sharp")
+#: Orders in which a scheduler hands out nodes (not ``training.PLACEMENTS``, which orders ranks in a job).
+NODE_PLACEMENTS = ("packed", "random")
 
 
 def node_order(fabric: Fabric, placement: str = "packed", seed: int | None = 0) -> NDArray[np.int64]:
     """The order of nodes along the job's rings: ``"packed"`` (node 0, 1, 2, ... neighbours share a leaf)
     or ``"random"`` (a scheduler that hands out scattered nodes; seeded)."""
-    if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    choice("placement", placement, NODE_PLACEMENTS)
     if placement == "packed":
         return np.arange(fabric.nodes)
     return np.random.default_rng(seed).permutation(fabric.nodes)
@@ -121,7 +123,7 @@ class AllReduceEstimate:
     @property
     def busbw_GBps(self) -> float:
         p = self.gpus
-        return self.algbw_GBps * (2 * (p - 1) / p if p > 1 else 1.0)
+        return self.algbw_GBps * (costmodel.busbw_factor("allreduce", p) if p > 1 else 1.0)
 
 
 def _check_bytes(nbytes: float) -> float:
@@ -148,8 +150,7 @@ def allreduce_on_fabric(
         nic_link: catalog link id for the NICs' latency and efficiency (default: the system's NIC).
         routing: ``"ecmp"`` or ``"ideal"``; placement: ``"packed"`` or ``"random"`` node order.
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    choice("algorithm", algorithm, FABRIC_ALGORITHMS)
     n = _check_bytes(nbytes)
     sysm = catalog.get_system(system)
     nic = catalog.get_link(nic_link or sysm.nic_link)
@@ -207,7 +208,7 @@ def allreduce_scaling(
     nodes: list[int] | NDArray,
     nbytes: float,
     *,
-    algorithms: tuple[str, ...] = ALGORITHMS,
+    algorithms: tuple[str, ...] = FABRIC_ALGORITHMS,
     system: str = "dgx-h100",
     nic_link: str | None = None,
     routing: str = "ecmp",

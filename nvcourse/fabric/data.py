@@ -11,13 +11,11 @@ Read from ``data/fabrics.toml`` (same conventions as the catalog: every figure c
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from .. import catalog
+from .. import _data, catalog
 
 __all__ = ["Switch", "SuperPodRow", "raw", "switches", "get_switch", "superpod_rows", "superpods", "collnet_alpha_s", "describe_source"]
 
@@ -51,10 +49,9 @@ class SuperPodRow:
     core: int
 
 
-@cache
 def raw() -> dict[str, Any]:
-    text = resources.files("nvcourse").joinpath("data/fabrics.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    """The parsed ``data/fabrics.toml``."""
+    return _data.load("fabrics")
 
 
 @cache

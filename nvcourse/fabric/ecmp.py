@@ -24,14 +24,13 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validate import integer
+
 __all__ = ["collision_probability", "any_collision_probability", "expected_busy_links", "mean_rate_fraction", "max_load_pmf", "expected_max_load"]
 
 
 def _check(m: int, k: int) -> tuple[int, int]:
-    for name, v in (("flows", m), ("links", k)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    return int(m), int(k)
+    return integer("flows", m), integer("links", k)
 
 
 def collision_probability(flows: int, links: int) -> float:
