@@ -6,6 +6,8 @@
 3. Every notebook ``notebooks/NN_*.ipynb`` that shows a dashboard imports its chapter module
    ``nvcourse.chapters.chNN_*``, and every chapter module has its notebook.
 4. No package module is over 500 lines.
+5. Each shared helper is written once: TOML is parsed only by ``_data.py``, HTML tables are built only by
+   ``tables.py``, the colour of an algorithm is defined only in ``plots.py``.
 
 Each rule is a function over a tree (a package folder and a notebooks folder), so the tests below run them
 on the real tree and on a small synthetic bad tree, which shows that each rule can fail.
@@ -161,6 +163,29 @@ def size_violations(package: Path, exempt: dict[str, str] | None = None) -> list
     return out
 
 
+#: (what, pattern, the one module allowed to hold it)
+ONE_HOME = (
+    ("TOML parsing", re.compile(r"\btomllib\b"), "_data.py"),
+    ("a hand-built HTML table", re.compile(r"<table\b"), "tables.py"),
+    ("an algorithm colour table", re.compile(r"^ALGO_COLOURS\s*[:=]", re.M), "plots.py"),
+)
+#: Copies that another issue removes (remove the entry when it lands).
+ONE_HOME_OWNED_ELSEWHERE = {"costmodel/validation.py": "the costmodel issue: its _raw() becomes _data.load"}
+
+
+def helper_copies(package: Path, exempt: dict[str, str] | None = None) -> list[str]:
+    """Modules that re-implement a shared helper instead of calling it."""
+    exempt = exempt or {}
+    out = []
+    for path in _modules(package):
+        rel = _rel(path, package)
+        text = path.read_text(encoding="utf-8")
+        for what, pattern, home in ONE_HOME:
+            if rel != home and rel not in exempt and pattern.search(text):
+                out.append(f"{rel}: {what} (use {home})")
+    return out
+
+
 # ---------------------------------------------------------------- the real tree
 
 
@@ -178,6 +203,10 @@ def test_every_notebook_with_a_dashboard_imports_its_chapter_module():
 
 def test_no_package_module_over_500_lines():
     assert size_violations(PACKAGE, OVER_LIMIT_OWNED_ELSEWHERE) == []
+
+
+def test_each_shared_helper_has_one_home():
+    assert helper_copies(PACKAGE, ONE_HOME_OWNED_ELSEWHERE) == []
 
 
 # ---------------------------------------------------------------- a bad tree: every rule can fail
@@ -202,6 +231,9 @@ def bad_tree(tmp_path: Path) -> tuple[Path, Path]:
         "chapters/__init__.py": "",
         "chapters/ch02_links.py": "import ipywidgets\n",
         "chapters/ch07_training.py": "import ipywidgets\n",
+        "_data.py": "import tomllib\n",
+        "catalog.py": "import tomllib\nALGO_COLOURS = {}\n",
+        "tables.py": "T = '<table>'\n",
     }
     for name, text in files.items():
         (pkg / name).write_text(text)
@@ -214,7 +246,8 @@ def bad_tree(tmp_path: Path) -> tuple[Path, Path]:
         (nbs / name).write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
 
     notebook("02_links.ipynb", "from nvcourse.chapters import ch02_links as linkviz\n", "linkviz.dashboard()")
-    notebook("03_topology.ipynb", "import ipywidgets as w\nfrom nvcourse.widgets import Dashboard\n", "Dashboard({}, f)")
+    notebook("03_topology.ipynb", "import ipywidgets as w\nfrom nvcourse.widgets import Dashboard\n",
+             "Dashboard({}, f)")
     notebook("04_collectives.ipynb", "from nvcourse import linkmodel\n", "print(linkmodel)")  # no dashboard
     notebook("06b_nccl.ipynb", "from nvcourse.chapters import ch06_fabrics\n", "ch06_fabrics.x_dashboard()")
     return pkg, nbs
@@ -251,3 +284,9 @@ def test_size_rule_names_long_modules_unless_exempt(bad_tree):
     pkg, _ = bad_tree
     assert size_violations(pkg) == [f"topology/metrics.py: {MAX_LINES + 1} lines (limit {MAX_LINES})"]
     assert size_violations(pkg, {"topology/metrics.py": "being split"}) == []
+
+
+def test_helper_rule_names_copies_outside_their_home(bad_tree):
+    pkg, _ = bad_tree
+    assert helper_copies(pkg) == ["catalog.py: TOML parsing (use _data.py)",
+                                  "catalog.py: an algorithm colour table (use plots.py)"]
