@@ -29,12 +29,12 @@ def main() -> None:
     args = ap.parse_args()
     print(f"{'GPUs':>5} {'pattern':<28} {'routing':<6} {'flows':>9} {'build s':>8} {'step s':>8} {'min GB/s':>9} {'target':>7}")
     for nodes, target in ((128, 2.0), (512, 10.0)):
-        fab, t_build = timed(lambda: fat_tree(nodes))
+        fab, t_build = timed(lambda nodes=nodes: fat_tree(nodes))
         _ = fab.capacity_GBps, fab.link_tier
         cases = [
-            ("ring step, packed", lambda: ring_flows(fab)),
-            ("ring step, random placement", lambda: ring_flows(fab, node_order(fab, "random", seed=1))),
-            ("all-to-all, rail-aligned", lambda: alltoall_flows(fab)),
+            ("ring step, packed", lambda fab=fab: ring_flows(fab)),
+            ("ring step, random placement", lambda fab=fab: ring_flows(fab, node_order(fab, "random", seed=1))),
+            ("all-to-all, rail-aligned", lambda fab=fab: alltoall_flows(fab)),
         ]
         for name, make in cases:
             for routing in ("ecmp", "ideal"):
@@ -42,7 +42,7 @@ def main() -> None:
                     print(f"{fab.gpus:>5} {name:<28} {routing:<6} {'':>9} {'':>8} {'skipped (--alltoall-4096)':>26}")
                     continue
                 flows = make()
-                sim, t = timed(lambda: simulate(fab, *flows, routing=routing, seed=1))
+                sim, t = timed(lambda fab=fab, flows=flows, routing=routing: simulate(fab, *flows, routing=routing, seed=1))
                 ok = "ok" if t < target else "SLOW"
                 print(f"{fab.gpus:>5} {name:<28} {routing:<6} {flows[0].size:>9} {t_build:>8.4f} {t:>8.4f} {sim.min_rate_GBps:>9.3g} {ok:>7}")
 

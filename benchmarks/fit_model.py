@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nvcourse.collectives import SUPPORTED, LinkEmulation, ProcessGroup  # noqa: E402
 from nvcourse.collectives.fit import fit_alpha_beta, measure_gamma, median_abs_error  # noqa: E402
 from nvcourse.collectives.machine import predict_machine  # noqa: E402
-from nvcourse.collectives.probes import measure_machine  # noqa: E402
 from nvcourse.collectives.model import predict  # noqa: E402
+from nvcourse.collectives.probes import measure_machine  # noqa: E402
 from nvcourse.units import format_size  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

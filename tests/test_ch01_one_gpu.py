@@ -5,7 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest
 
-from nvcourse import catalog, linkmodel, training
+from nvcourse import linkmodel, training
 from nvcourse.chapters import ch01_one_gpu
 
 

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from nvcourse import catalog
+from nvcourse.chapters.ch04b_predicting import SIZES, TIME_LIMITS_S, BUSBW_LIMITS_Bps, SweepView, predict_dashboard
 from nvcourse.costmodel import OPERATIONS, algorithms, predict, predict_sweep
-from nvcourse.chapters.ch04b_predicting import BUSBW_LIMITS_Bps, SIZES, TIME_LIMITS_S, SweepView, predict_dashboard
 
 
 def _pixels(live) -> np.ndarray:

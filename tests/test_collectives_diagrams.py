@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from nvcourse.collectives import LinkEmulation, ProcessGroup, model
 from nvcourse.chapters import ch04_collectives as lab
+from nvcourse.collectives import LinkEmulation, ProcessGroup, model
 from nvcourse.collectives.draw import COLLECTIVES, Block, collective_blocks, draw_collective, draw_collectives
 from nvcourse.collectives.draw_ring import RingReplay, draw_ring_step, render_ring, ring_states
 

@@ -11,9 +11,9 @@ import pytest
 matplotlib.use("Agg")
 
 from nvcourse.collectives import LinkEmulation, ProcessGroup  # noqa: E402
+from nvcourse.collectives.draw import plot_timeline, ring_frames  # noqa: E402
 from nvcourse.collectives.fit import fit_alpha_beta, least_squares_alpha_beta  # noqa: E402
 from nvcourse.collectives.model import predict, predict_table  # noqa: E402
-from nvcourse.collectives.draw import plot_timeline, ring_frames  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -111,8 +111,8 @@ def test_timeline_and_ring_frames_from_a_real_trace():
 # -- machine model (nvcourse.collectives.machine): hand-worked cases -----------------------------
 
 from nvcourse.collectives import machine as M  # noqa: E402
-from nvcourse.collectives import probes  # noqa: E402
 from nvcourse.collectives import plan as P  # noqa: E402
+from nvcourse.collectives import probes  # noqa: E402
 from nvcourse.collectives.draw import plot_measured_vs_machine  # noqa: E402
 from nvcourse.collectives.fit import measured_vs_model, median_abs_error  # noqa: E402
 

@@ -3,7 +3,13 @@
 import pytest
 
 from nvcourse import costmodel
-from nvcourse.fabric.moe import MoEConfig, alltoall_bytes_per_gpu, domain_allreduce_time, moe_alltoall_time, moe_layer_time
+from nvcourse.fabric.moe import (
+    MoEConfig,
+    alltoall_bytes_per_gpu,
+    domain_allreduce_time,
+    moe_alltoall_time,
+    moe_layer_time,
+)
 
 # A DeepSeek-V3-like layer: hidden 7168, 4096 tokens per GPU, 256 experts, top-8, BF16.
 CFG = MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2, moe_layers=58)

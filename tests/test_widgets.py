@@ -70,12 +70,12 @@ def test_frozen_layout_reuses_the_first_axes_positions():
 
 # -- LiveFigure: blitting must show exactly what a full redraw shows -------------------------------------
 
-import io
+import io  # noqa: E402 (this part's imports stay next to its tests)
 
-import numpy as np
-from PIL import Image
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
 
-from nvcourse.widgets import new_live_figure
+from nvcourse.widgets import new_live_figure  # noqa: E402
 
 
 def _pixels(png: bytes) -> np.ndarray:

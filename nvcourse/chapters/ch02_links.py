@@ -104,7 +104,7 @@ def _curve(label: str) -> _Curve:
         raise ValueError(f"unknown link choice {label!r}; allowed: {', '.join(PER_GPU_CHOICES)}")
     link_id, count = PER_GPU_CHOICES[label]
     link = catalog.get_link(link_id)
-    newest = max(l.generation for l in catalog.links().values() if l.kind == link.kind)
+    newest = max(x.generation for x in catalog.links().values() if x.kind == link.kind)
     return _Curve(
         label=label,
         params=linkmodel.link_params(link_id, links=count),

@@ -18,11 +18,11 @@ from ._core import (
     FAIL,
     PASS,
     CheckError,
+    Result,
     close,
     diagnose,
     fmt,
     learner_value,
-    Result,
     safe_checker,
     to_number,
 )

@@ -9,7 +9,6 @@ out by hand for random inputs), and the catalog for the hardware.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import catalog, training
@@ -19,13 +18,13 @@ from ._core import (
     FAIL,
     PASS,
     Case,
-    check_function,
     CheckError,
+    Result,
+    check_function,
     close,
     diagnose,
     fmt,
     learner_value,
-    Result,
     rng_for,
     safe_checker,
     to_number,

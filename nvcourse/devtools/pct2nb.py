@@ -33,7 +33,7 @@ def convert(text: str) -> nbformat.NotebookNode:
             return
         body = "\n".join(lines).strip("\n")
         if current["md"]:
-            body = "\n".join(l[2:] if l.startswith("# ") else l.lstrip("#") for l in body.split("\n"))
+            body = "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.split("\n"))
             cell = nbformat.v4.new_markdown_cell(body)
         else:
             cell = nbformat.v4.new_code_cell(body)

@@ -6,8 +6,8 @@ The models never import this module; notebooks and widgets do.
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.axes import Axes
 from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.path import Path
 

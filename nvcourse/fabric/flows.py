@@ -53,10 +53,10 @@ def max_min_rates(
         rate of each flow. Every flow must use at least one link (ValueError otherwise).
     """
     f = np.asarray(flow_index, dtype=np.int64).ravel()
-    l = np.asarray(link_index, dtype=np.int64).ravel()
+    lk = np.asarray(link_index, dtype=np.int64).ravel()
     cap = np.asarray(capacity, dtype=float).ravel()
     w = np.ones(f.size) if weight is None else np.asarray(weight, dtype=float).ravel()
-    if f.shape != l.shape or f.shape != w.shape:
+    if f.shape != lk.shape or f.shape != w.shape:
         raise ValueError("flow_index, link_index and weight must have the same length")
     if np.any(cap <= 0) or not np.all(np.isfinite(cap)):
         raise ValueError("capacity must be finite and > 0 on every link")
@@ -64,7 +64,7 @@ def max_min_rates(
         raise ValueError("weight must be > 0")
     if n_flows == 0:
         return np.zeros(0)
-    if f.size == 0 or f.min() < 0 or f.max() >= n_flows or l.min() < 0 or l.max() >= cap.size:
+    if f.size == 0 or f.min() < 0 or f.max() >= n_flows or lk.min() < 0 or lk.max() >= cap.size:
         raise ValueError("flow_index must be in 0..n_flows-1 and link_index in 0..len(capacity)-1")
     if not np.all(np.bincount(f, minlength=n_flows) > 0):
         raise ValueError("every flow must use at least one link")
@@ -72,30 +72,30 @@ def max_min_rates(
     rate = np.zeros(n_flows)
     residual = cap.copy()
     while f.size:
-        demand = np.bincount(l, weights=w, minlength=n_links)  # sum of active weights on each link
+        demand = np.bincount(lk, weights=w, minlength=n_links)  # sum of active weights on each link
         used = demand > 0
         share = np.full(n_links, np.inf)
         share[used] = np.maximum(residual[used], 0.0) / demand[used]  # the link's equal share
         # a flow can get at most the smallest share along its path ...
         fmin = np.full(n_flows, np.inf)
-        np.minimum.at(fmin, f, share[l])
+        np.minimum.at(fmin, f, share[lk])
         # ... and a link is a bottleneck when no flow through it is held lower elsewhere
         lmin = np.full(n_links, np.inf)
-        np.minimum.at(lmin, l, fmin[f])
+        np.minimum.at(lmin, lk, fmin[f])
         bottleneck = used & (share <= lmin * (1 + rtol))
         bottleneck[int(np.argmin(share))] = True  # the global minimum always is one (guards rounding)
         done = np.zeros(n_flows, dtype=bool)
-        done[f[bottleneck[l]]] = True
+        done[f[bottleneck[lk]]] = True
         rate[done] = fmin[done]
         gone = done[f]
-        residual -= np.bincount(l[gone], weights=w[gone] * rate[f[gone]], minlength=n_links)
+        residual -= np.bincount(lk[gone], weights=w[gone] * rate[f[gone]], minlength=n_links)
         before = f.size
-        f, l, w = f[~gone], l[~gone], w[~gone]
+        f, lk, w = f[~gone], lk[~gone], w[~gone]
         if f.size > _SWITCH * before:
             # the pairs drain slowly (many bottleneck levels): finish level by level, touching each pair once
             left = np.zeros(n_flows, dtype=bool)
             left[f] = True
-            rate[left] = _water_fill(n_flows, f, l, w, residual, rtol)[left]
+            rate[left] = _water_fill(n_flows, f, lk, w, residual, rtol)[left]
             break
     return rate
 
@@ -124,7 +124,7 @@ def _gather(ptr: NDArray[np.int64], ids: NDArray[np.int64]) -> tuple[NDArray[np.
     return idx, seg
 
 
-def _water_fill(n_flows, f, l, w, cap, rtol):
+def _water_fill(n_flows, f, lk, w, cap, rtol):
     """Water filling, one level at a time, touching every incidence pair O(1) times.
 
     Each level takes the smallest equal share ``m`` over the links that still carry rising flows, freezes
@@ -133,12 +133,12 @@ def _water_fill(n_flows, f, l, w, cap, rtol):
     Indexes link -> flows and flow -> links (CSR) make each level cost what it freezes, not what remains.
     """
     n_links = cap.size
-    ol, lptr = _csr(l, n_links)
+    ol, lptr = _csr(lk, n_links)
     f_by_l = f[ol]
     of, fptr = _csr(f, n_flows)
-    l_by_f, w_by_f = l[of], w[of]
-    count = np.bincount(l, minlength=n_links)  # rising flows on each link
-    demand = np.bincount(l, weights=w, minlength=n_links)  # their summed weight
+    l_by_f, w_by_f = lk[of], w[of]
+    count = np.bincount(lk, minlength=n_links)  # rising flows on each link
+    demand = np.bincount(lk, weights=w, minlength=n_links)  # their summed weight
     residual = cap.copy()
     share = np.full(n_links, np.inf)
     used = count > 0

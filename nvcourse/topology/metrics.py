@@ -136,7 +136,7 @@ def _uniform_crossbar(G: nx.Graph, gpus: list[str]) -> float | None:
     n = len(gpus)
     gset = set(gpus)
     total = 0.0
-    for node, kind in G.nodes(data="kind"):
+    for node in G.nodes:
         if node in gset:
             if any(nb in gset for nb in G.neighbors(node)):
                 return None

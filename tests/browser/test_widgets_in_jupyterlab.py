@@ -259,7 +259,8 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
         assert after != before, f"{notebook.name}: {moved}, but the Dashboard's readout and plot did not change"
         assert after["readout"] or after["plot"], f"{notebook.name}: {moved} left the Dashboard empty"
         if "nvcourse-note" in after["readout"] and "nvcourse-note" not in before["readout"]:
-            warnings.warn(f"{notebook.name}: {moved} shows the Dashboard's error note; ranges should exclude invalid states")
+            warnings.warn(f"{notebook.name}: {moved} shows the Dashboard's error note; ranges should exclude "
+                          "invalid states", stacklevel=1)
         record_property("moved", moved)
         print(f"\n{notebook.name}: {moved}", end="")
     except BaseException as exc:
