@@ -2,7 +2,8 @@
 """Project commands. Needs only Python 3.11+; everything else is installed on first use.
 
     python3 tasks.py lab        # install what is missing, open the course in JupyterLab
-    python3 tasks.py test       # install what is missing (Chromium too, as root), run the whole test suite
+    python3 tasks.py test       # install what is missing (Chromium too, as root), lint, run the whole test suite
+    python3 tasks.py lint       # ruff over the whole tree (configuration in pyproject.toml)
     python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
     python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
@@ -85,8 +86,16 @@ def cmd_lab(args: list[str]) -> int:
     return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
 
 
+def cmd_lint(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "-m", "ruff", "check", ".", *args], cwd=ROOT)
+
+
 def cmd_test(args: list[str]) -> int:
     py = ensure_env("test")
+    if cmd_lint([]) != 0:  # a lint error fails the test command (and CI) before any test runs
+        say("lint failed: fix what ruff reports above (python3 tasks.py lint)")
+        return 1
     # No MPLBACKEND here: kernels must pick the inline backend, as in JupyterLab, or figures vanish
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONHASHSEED": "0"}
     chromium = ensure_chromium()
@@ -116,7 +125,7 @@ def cmd_latency(args: list[str]) -> int:
     return run([py, "benchmarks/widget_latency.py", *args], cwd=ROOT)
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises,
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "lint": cmd_lint, "execute": cmd_execute, "exercises": cmd_exercises,
             "budget": cmd_budget, "latency": cmd_latency}
 
 

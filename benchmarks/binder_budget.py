@@ -191,7 +191,9 @@ def table(results: list[Result]) -> list[str]:
         status = "ok" if not r.error else f"**failed**: {r.error.replace('|', '/')}"
         if not r.error and r.peak_b > MEM_BUDGET_B:
             status = "**over memory target**"
-        rows.append(f"| `{r.name}` | {r.cells} | {r.wall_s:.1f} | {fmt_mib(r.peak_b)} | {fmt_mib(r.peak_rss_b)} | {status} |")
+        rows.append(
+            f"| `{r.name}` | {r.cells} | {r.wall_s:.1f} | {fmt_mib(r.peak_b)} | {fmt_mib(r.peak_rss_b)} | {status} |"
+        )
     return rows
 
 
@@ -219,12 +221,15 @@ def report(results: list[Result], pinned: str, load: tuple, method: str, partial
         "",
         "| target | limit | measured | |",
         "|---|--:|--:|---|",
-        f"| whole course, wall time | {TIME_BUDGET_S / 60:.0f} min | {total:.0f} s ({total / 60:.1f} min) | {mark(time_ok)} |",
-        f"| peak memory of any notebook | 1.5 GB ({fmt_mib(MEM_BUDGET_B)} MiB) | {fmt_mib(peak)} MiB | {mark(mem_ok)} |",
+        f"| whole course, wall time | {TIME_BUDGET_S / 60:.0f} min | {total:.0f} s ({total / 60:.1f} min) | "
+        f"{mark(time_ok)} |",
+        f"| peak memory of any notebook | 1.5 GB ({fmt_mib(MEM_BUDGET_B)} MiB) | {fmt_mib(peak)} MiB | "
+        f"{mark(mem_ok)} |",
         f"| notebooks that fail | 0 | {len(failed)} | {mark(not failed)} |",
         "",
         *table(results),
-        f"| **total** ({len(results)} notebooks) | {sum(r.cells for r in results)} | **{total:.1f}** | **{fmt_mib(peak)}** (max) "
+        f"| **total** ({len(results)} notebooks) | {sum(r.cells for r in results)} | **{total:.1f}** | "
+        f"**{fmt_mib(peak)}** (max) "
         f"| {fmt_mib(max((r.peak_rss_b for r in results), default=0))} (max) | {'ok' if ok else '**target missed**'} |",
         "",
         "Time per folder: " + ", ".join(f"`{d}/` {s:.1f} s" for d, s in by_dir.items()) + ".",
@@ -248,7 +253,9 @@ def pin_to_one_cpu(cpu: int | None) -> tuple[str, set[int] | None]:
         sys.exit(f"--cpu {chosen} is not one of the CPUs this process may use: {allowed}")
     os.sched_setaffinity(0, {chosen})
     others = set(allowed) - {chosen}
-    return f"CPU {chosen}; memory sampled from " + (f"CPU {sorted(others)}" if others else "the same CPU"), others or None
+    return f"CPU {chosen}; memory sampled from " + (
+        f"CPU {sorted(others)}" if others else "the same CPU"
+    ), others or None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         r = run_notebook(path, args.timeout, sampler_cpus)
         results.append(r)
-        print(f"  {str(rel):60s} {r.wall_s:6.1f} s {fmt_mib(r.peak_b):>6s} MiB" + (f"  FAILED {r.error}" if r.error else ""), flush=True)
+        print(
+            f"  {str(rel):60s} {r.wall_s:6.1f} s {fmt_mib(r.peak_b):>6s} MiB"
+            + (f"  FAILED {r.error}" if r.error else ""),
+            flush=True,
+        )
     method = TreeSampler().method
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 

@@ -27,7 +27,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--alltoall-4096", action="store_true", help="also run the all-to-all on 4,096 GPUs with ECMP")
     args = ap.parse_args()
-    print(f"{'GPUs':>5} {'pattern':<28} {'routing':<6} {'flows':>9} {'build s':>8} {'step s':>8} {'min GB/s':>9} {'target':>7}")
+    print(
+        f"{'GPUs':>5} {'pattern':<28} {'routing':<6} {'flows':>9} {'build s':>8} {'step s':>8} {'min GB/s':>9} "
+        f"{'target':>7}"
+    )
     for nodes, target in ((128, 2.0), (512, 10.0)):
         fab, t_build = timed(lambda nodes=nodes: fat_tree(nodes))
         _ = fab.capacity_GBps, fab.link_tier
@@ -42,9 +45,14 @@ def main() -> None:
                     print(f"{fab.gpus:>5} {name:<28} {routing:<6} {'':>9} {'':>8} {'skipped (--alltoall-4096)':>26}")
                     continue
                 flows = make()
-                sim, t = timed(lambda fab=fab, flows=flows, routing=routing: simulate(fab, *flows, routing=routing, seed=1))
+                sim, t = timed(
+                    lambda fab=fab, flows=flows, routing=routing: simulate(fab, *flows, routing=routing, seed=1)
+                )
                 ok = "ok" if t < target else "SLOW"
-                print(f"{fab.gpus:>5} {name:<28} {routing:<6} {flows[0].size:>9} {t_build:>8.4f} {t:>8.4f} {sim.min_rate_GBps:>9.3g} {ok:>7}")
+                print(
+                    f"{fab.gpus:>5} {name:<28} {routing:<6} {flows[0].size:>9} {t_build:>8.4f} {t:>8.4f} "
+                    f"{sim.min_rate_GBps:>9.3g} {ok:>7}"
+                )
 
 
 if __name__ == "__main__":

@@ -180,7 +180,9 @@ def main() -> int:
                         "element, per step)" for n, a in sorted(params.shared_alpha_s.items()))
               + f", C = {params.cores} cores, numpy call {params.call_s * 1e6:.2f} µs; per-process rates GB/s "
               "(bytes written per second) by footprint:\n")
-        print("| footprint | " + " | ".join(f"copy k={k + 1} | add k={k + 1}" for k in range(len(params.copy_Bps))) + " |")
+        print(
+            "| footprint | " + " | ".join(f"copy k={k + 1} | add k={k + 1}" for k in range(len(params.copy_Bps))) + " |"
+        )
         print("|---" * (1 + 2 * len(params.copy_Bps)) + "|")
         for i, f in enumerate(params.footprints):
             cells = " | ".join(f"{params.copy_Bps[k][i] / 1e9:.1f} | {params.add_Bps[k][i] / 1e9:.1f}"

@@ -34,9 +34,21 @@ def main() -> int:
     sizes = np.logspace(0, 11, 10_000)
     rows = [
         ("linkmodel: 10^4 sizes x every link", lambda: linkmodel.sweep_all_links(sizes), 0.010),
-        ("costmodel: one prediction (auto)", lambda: costmodel.predict("allreduce", "dgx-h100", 8, int(fresh_sizes(1)[0])), 0.001),
-        ("costmodel: 64 sizes, all algorithms", lambda: costmodel.predict_sweep("allreduce", "dgx-h100", 8, fresh_sizes()), 0.050),
-        ("costmodel: 64 sizes, 4 nodes", lambda: costmodel.predict_sweep("allreduce", "dgx-h100", 8, fresh_sizes(), nodes=4), 0.050),
+        (
+            "costmodel: one prediction (auto)",
+            lambda: costmodel.predict("allreduce", "dgx-h100", 8, int(fresh_sizes(1)[0])),
+            0.001,
+        ),
+        (
+            "costmodel: 64 sizes, all algorithms",
+            lambda: costmodel.predict_sweep("allreduce", "dgx-h100", 8, fresh_sizes()),
+            0.050,
+        ),
+        (
+            "costmodel: 64 sizes, 4 nodes",
+            lambda: costmodel.predict_sweep("allreduce", "dgx-h100", 8, fresh_sizes(), nodes=4),
+            0.050,
+        ),
     ]
     print(f"{len(catalog.links())} links in the catalog")
     print(f"{'what':<40} {'best':>10} {'median':>10} {'target':>10}  verdict")
@@ -45,7 +57,9 @@ def main() -> int:
         best, median = best_of(fn)
         ok = median <= target
         failed += not ok
-        print(f"{name:<40} {best * 1e3:>8.3f}ms {median * 1e3:>8.3f}ms {target * 1e3:>8.1f}ms  {'OK' if ok else 'SLOW'}")
+        print(
+            f"{name:<40} {best * 1e3:>8.3f}ms {median * 1e3:>8.3f}ms {target * 1e3:>8.1f}ms  {'OK' if ok else 'SLOW'}"
+        )
     return 1 if failed else 0
 
 

@@ -171,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
 
-    paths = [p.resolve() for p in args.paths] or course_notebooks(("notebooks", "solutions") if args.solutions else ("notebooks",))
+    paths = [p.resolve() for p in args.paths] or course_notebooks(
+        ("notebooks", "solutions") if args.solutions else ("notebooks",)
+    )
     pinned = "not pinned"
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
@@ -188,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:
             import traceback
 
-            failures.append(f"`{rel}`: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}")
+            failures.append(
+                f"`{rel}`: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            )
             print(f"{rel}: FAILED {failures[-1]}", flush=True)
             traceback.print_exc(file=sys.stderr)  # the table keeps one line; the whole story goes to stderr
             continue
@@ -225,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         "*Error notes* counts values in the control's range for which the Dashboard shows its yellow note "
         "instead of a result.",
         "",
-        "| notebook | # | control moved | changes | wall median (ms) | wall p90 (ms) | **CPU p90 (ms)** | render() median (ms) | error notes | |",
+        "| notebook | # | control moved | changes | wall median (ms) | wall p90 (ms) | **CPU p90 (ms)** | render() "
+        "median (ms) | error notes | |",
         "|---|--:|---|--:|--:|--:|--:|--:|--:|---|",
     ]
     for rel, d in rows:
@@ -238,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             ok = p90(c) <= TARGET_MS
             lines.append(
                 f"| `{rel}` | {d['index']} | `{d['control']}` ({d['kind']}) | {len(t)} | {statistics.median(t):.0f} "
-                f"| {p90(t):.0f} | **{p90(c):.0f}** | {statistics.median(r):.0f} | {d['errors']} | {'✅' if ok else '❌'} |"
+                f"| {p90(t):.0f} | **{p90(c):.0f}** | {statistics.median(r):.0f} | {d['errors']} | "
+                f"{'✅' if ok else '❌'} |"
             )
     examples = [f"- `{rel}` #{d['index']}: {d['error_example']}" for rel, d in rows if d and d.get("error_example")]
     if examples:

@@ -22,7 +22,16 @@ from . import reliability, training
 from ._validate import number
 from .tables import table_html
 
-__all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log"]
+__all__ = [
+    "Targets",
+    "Design",
+    "Gate",
+    "Report",
+    "evaluate",
+    "compare_systems",
+    "decision_log_template",
+    "decision_log",
+]
 
 
 @dataclass(frozen=True)
@@ -114,8 +123,16 @@ class Report:
         return [g for g in self.gates if not g.passed]
 
     def text(self) -> str:
-        lines = [f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} target {g.target}" + ("" if g.passed else f"  -> {g.advice}") for g in self.gates]
-        verdict = "all gates pass" if self.passed else f"{len(self.failed)} gate(s) fail: " + ", ".join(g.name for g in self.failed)
+        lines = [
+            f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} target {g.target}"
+            + ("" if g.passed else f"  -> {g.advice}")
+            for g in self.gates
+        ]
+        verdict = (
+            "all gates pass"
+            if self.passed
+            else f"{len(self.failed)} gate(s) fail: " + ", ".join(g.name for g in self.failed)
+        )
         return "\n".join(lines + [verdict])
 
     def html(self) -> str:
@@ -140,9 +157,15 @@ def evaluate(design: Design, targets: Targets) -> Report:
     )
     lam = reliability.failure_rate_per_gpu_hour() * rate_factor
     mtbi_h = reliability.cluster_mtbf_hours(design.gpus, rate_per_gpu_hour=lam)
-    tau, good = reliability.best_goodput(checkpoint_s=design.checkpoint_s, restart_s=design.restart_s, mtbf_s=mtbi_h * 3600)
+    tau, good = reliability.best_goodput(
+        checkpoint_s=design.checkpoint_s, restart_s=design.restart_s, mtbf_s=mtbi_h * 3600
+    )
     cost = training.run_cost(
-        step, targets.training_tokens, usd_per_gpu_hour=design.usd_per_gpu_hour, kW_per_gpu=design.kW_per_gpu, goodput=good
+        step,
+        targets.training_tokens,
+        usd_per_gpu_hour=design.usd_per_gpu_hour,
+        kW_per_gpu=design.kW_per_gpu,
+        goodput=good,
     )
     c = training.system_costs(design.system)
     kw = c["kW_per_gpu"] if design.kW_per_gpu is None else design.kW_per_gpu
@@ -195,7 +218,15 @@ def evaluate(design: Design, targets: Targets) -> Report:
         ),
     ]
     if targets.max_MW is not None:
-        gates.append(Gate("power", MW <= targets.max_MW, f"{MW:.2f} MW", f"≤ {targets.max_MW:g} MW", "fewer GPUs or a more efficient system"))
+        gates.append(
+            Gate(
+                "power",
+                MW <= targets.max_MW,
+                f"{MW:.2f} MW",
+                f"≤ {targets.max_MW:g} MW",
+                "fewer GPUs or a more efficient system",
+            )
+        )
     return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))
 
 
@@ -220,7 +251,10 @@ DECISION_LOG_FIELDS = (
     ("Targets", "set before the choice: time, budget, goodput, efficiency, power"),
     ("Options considered", "at least two, with the evidence for each"),
     ("Evidence", "gates passed / failed, with the model or measurement behind each number"),
-    ("Assumptions", "every input that is not sourced (prices, efficiency, failure rate) and how sensitive the result is"),
+    (
+        "Assumptions",
+        "every input that is not sourced (prices, efficiency, failure rate) and how sensitive the result is",
+    ),
     ("Risks", "what could make this wrong; what would we see first"),
     ("Validation plan", "benchmarks at job scale and message sizes before the full run; canary; thresholds"),
     ("Rollback", "what we do if a gate fails in production"),
@@ -248,7 +282,8 @@ def decision_log(report: Report, **entries: str) -> str:
     auto = {
         "decision": f"{d.gpus} GPUs of {d.system}, TP {d.tp} × PP {d.pp} × DP {report.step.dp} ({d.placement}), "
         f"checkpoint every {report.checkpoint_interval_s / 60:.0f} min",
-        "targets": f"≤ {t.max_days:g} days, ≤ ${t.max_usd / 1e6:.2f} M, goodput ≥ {t.min_goodput:.0%}, efficiency ≥ {t.min_efficiency:.0%}"
+        "targets": f"≤ {t.max_days:g} days, ≤ ${t.max_usd / 1e6:.2f} M, goodput ≥ {t.min_goodput:.0%}, "
+        f"efficiency ≥ {t.min_efficiency:.0%}"
         + (f", ≤ {t.max_MW:g} MW" if t.max_MW else ""),
         "evidence": "; ".join(f"{g.name} {'pass' if g.passed else 'FAIL'} ({g.measured})" for g in report.gates),
     }

@@ -61,14 +61,16 @@ def _links(args: argparse.Namespace) -> int:
     if args.json:
         print_json([link_record(link) for link in items])
         return 0
-    header = f"{'id':<10} {'kind':<10} {'line GB/s/dir':>13} {'efficiency':>10} {'achievable':>10} {'alpha µs':>8} {'n½':>10}"
+    header = (f"{'id':<10} {'kind':<10} {'line GB/s/dir':>13} {'efficiency':>10} {'achievable':>10} {'alpha µs':>8} "
+              f"{'n½':>10}")
     print(header)
     print("-" * len(header))
     from .units import format_size
 
     for link in items:
         print(
-            f"{link.id:<10} {link.kind:<10} {link.line_GBps_dir:>13.2f} {link.efficiency:>10.3f} {link.achievable_GBps_dir:>10.2f} "
+            f"{link.id:<10} {link.kind:<10} {link.line_GBps_dir:>13.2f} {link.efficiency:>10.3f} "
+            f"{link.achievable_GBps_dir:>10.2f} "
             f"{link.alpha_us:>8.1f} {format_size(link.alpha_s * link.beta_Bps):>10}"
         )
     print("\nNVLink rows are ONE link; a GPU has several (nvcourse systems). n½ = α·β, the size reaching half of β.")

@@ -95,8 +95,12 @@ def cpu_model() -> str:
 def _cpus() -> Check:
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if n >= 2:
-        return Check("CPU cores", "OK", f"{n} usable ({cpu_model()}): demos with up to {min(n, 8)} ranks run in parallel")
-    return Check("CPU cores", "WARN", f"1 usable core ({cpu_model()}; Binder?): multi-process demos still run, ranks take turns")
+        return Check(
+            "CPU cores", "OK", f"{n} usable ({cpu_model()}): demos with up to {min(n, 8)} ranks run in parallel"
+        )
+    return Check(
+        "CPU cores", "WARN", f"1 usable core ({cpu_model()}; Binder?): multi-process demos still run, ranks take turns"
+    )
 
 
 def run_checks() -> list[Check]:
@@ -127,7 +131,13 @@ def _doctor(args: argparse.Namespace) -> int:
     else:
         for c in checks:
             print(f"[{c.status:<4}] {c.name:<22} {c.detail}")
-        worst = "FAIL" if any(c.status == "FAIL" for c in checks) else "WARN" if any(c.status == "WARN" for c in checks) else "OK"
+        worst = (
+            "FAIL"
+            if any(c.status == "FAIL" for c in checks)
+            else "WARN"
+            if any(c.status == "WARN" for c in checks)
+            else "OK"
+        )
         print({"OK": "\nAll good: open notebooks/00_start_here.ipynb.",
                "WARN": "\nThe course will run; see the warnings above.",
                "FAIL": "\nFix the FAIL lines above before starting."}[worst])

@@ -14,7 +14,16 @@ from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
-__all__ = ["KIND_COLOURS", "ALGO_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
+__all__ = [
+    "KIND_COLOURS",
+    "ALGO_COLOURS",
+    "new_figure",
+    "style_axes",
+    "bytes_axis",
+    "rate_axis",
+    "time_axis",
+    "colour_for_link",
+]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {

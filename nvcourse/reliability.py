@@ -135,7 +135,11 @@ def failure_rate_per_gpu_hour(categories: tuple[str, ...] | None = None, *, run_
 def cluster_mtbf_hours(gpus: int, *, rate_per_gpu_hour: float | None = None) -> float:
     """Mean time between job interruptions on ``gpus`` GPUs, hours: 1 / (gpus × λ)."""
     gpus = integer("gpus", gpus)
-    lam = failure_rate_per_gpu_hour() if rate_per_gpu_hour is None else number("rate_per_gpu_hour", rate_per_gpu_hour, positive=True)
+    lam = (
+        failure_rate_per_gpu_hour()
+        if rate_per_gpu_hour is None
+        else number("rate_per_gpu_hour", rate_per_gpu_hour, positive=True)
+    )
     return 1.0 / (gpus * lam)
 
 
@@ -205,7 +209,9 @@ def ib_retry_timeout_s() -> float:
 # slow links and stragglers
 
 
-def ring_allreduce_time(nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: float, slowest_link_factor: float = 1.0) -> float:
+def ring_allreduce_time(
+    nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: float, slowest_link_factor: float = 1.0
+) -> float:
     """Ring all-reduce time, seconds: 2(n−1)·α + 2(n−1)/n · S / (β × slowest_link_factor).
 
     The ring is a pipeline over every link, so the slowest link sets β for everybody.
@@ -221,10 +227,14 @@ def ring_allreduce_time(nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: 
     return 2 * (n - 1) * a + busbw_factor("allreduce", n) * s / (b * f)
 
 
-def degraded_link_slowdown(nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: float, slowest_link_factor: float) -> float:
+def degraded_link_slowdown(
+    nbytes: float, ranks: int, *, alpha_s: float, beta_Bps: float, slowest_link_factor: float
+) -> float:
     """How many times longer the all-reduce takes with one degraded link (≥ 1; → 1/factor for big messages)."""
     healthy = ring_allreduce_time(nbytes, ranks, alpha_s=alpha_s, beta_Bps=beta_Bps)
-    slow = ring_allreduce_time(nbytes, ranks, alpha_s=alpha_s, beta_Bps=beta_Bps, slowest_link_factor=slowest_link_factor)
+    slow = ring_allreduce_time(
+        nbytes, ranks, alpha_s=alpha_s, beta_Bps=beta_Bps, slowest_link_factor=slowest_link_factor
+    )
     return slow / healthy if healthy > 0 else 1.0
 
 

@@ -17,8 +17,9 @@ def table_html(headers: Sequence[str], rows: Iterable[Sequence[object]], *, capt
     ``headers`` and ``caption`` are plain text (escaped); cells are trusted HTML (escape what you did not write),
     except floats, which are written with 4 significant digits.
 
-    >>> table_html(["a", "b"], [["<b>1</b>", 2.0]])
-    '<table class="nvcourse-table"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td><b>1</b></td><td>2</td></tr></tbody></table>'
+    >>> t = table_html(["a", "b"], [["<b>1</b>", 2.0]])
+    >>> t[t.index("<tbody>"):]
+    '<tbody><tr><td><b>1</b></td><td>2</td></tr></tbody></table>'
     """
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in rows)

@@ -149,7 +149,9 @@ def format_size(nbytes: float, *, binary: bool = True, digits: int = 3) -> str:
 def format_rate(bytes_per_s: float, *, bits: bool = False, digits: int = 3) -> str:
     """Format a rate given in B/s as GB/s-style decimal units (or Gb/s with ``bits=True``)."""
     if bits:
-        return _format(bytes_per_s * 8, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")], digits)
+        return _format(
+            bytes_per_s * 8, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")], digits
+        )
     return _format(bytes_per_s, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")], digits)
 
 

@@ -241,7 +241,9 @@ class Dashboard(widgets.VBox):
             display(Image(data=png, format="png"))
 
 
-def log_slider(description: str, *, minimum: float, maximum: float, value: float, fmt: str = ".3g", step: float = 0.05) -> widgets.FloatLogSlider:
+def log_slider(
+    description: str, *, minimum: float, maximum: float, value: float, fmt: str = ".3g", step: float = 0.05
+) -> widgets.FloatLogSlider:
     """A logarithmic slider from ``minimum`` to ``maximum`` (both > 0), e.g. latency or bandwidth."""
     if not 0 < minimum < maximum:
         raise ValueError(f"log_slider needs 0 < minimum < maximum, got {minimum}, {maximum}")
@@ -261,7 +263,9 @@ def log_slider(description: str, *, minimum: float, maximum: float, value: float
     )
 
 
-def size_slider(description: str = "message", *, min_exp: int = 0, max_exp: int = 34, value_exp: int = 20) -> widgets.SelectionSlider:
+def size_slider(
+    description: str = "message", *, min_exp: int = 0, max_exp: int = 34, value_exp: int = 20
+) -> widgets.SelectionSlider:
     """A slider over powers of two, showing sizes as '1 MiB'; its value is the size in bytes."""
     from .units import format_size
 

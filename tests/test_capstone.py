@@ -4,7 +4,9 @@ import pytest
 
 from nvcourse import capstone as cs
 
-TARGETS = cs.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9, min_efficiency=0.7, max_MW=3)
+TARGETS = cs.Targets(
+    model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9, min_efficiency=0.7, max_MW=3
+)
 
 
 def test_a_good_design_passes_every_gate():
@@ -25,7 +27,9 @@ def test_each_gate_fails_for_its_reason():
     assert "time" in [g.name for g in slow.failed]
     pricey = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, usd_per_gpu_hour=10.0), TARGETS)
     assert [g.name for g in pricey.failed] == ["budget"]
-    fragile = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, checkpoint_s=1200, restart_s=7200, failure_rate_factor=10), TARGETS)
+    fragile = cs.evaluate(
+        cs.Design("dgx-h100", 1024, tp=8, checkpoint_s=1200, restart_s=7200, failure_rate_factor=10), TARGETS
+    )
     assert "goodput" in [g.name for g in fragile.failed]
     big = cs.evaluate(cs.Design("dgx-h100", 2048, tp=8), TARGETS)
     assert "power" in [g.name for g in big.failed]

@@ -13,7 +13,9 @@ def _numeric_fields(record):
     for key, value in record.items():
         if isinstance(value, bool) or key == "src":
             continue
-        if isinstance(value, (int, float)) or (isinstance(value, list) and value and isinstance(value[0], (int, float))):
+        if isinstance(value, (int, float)) or (
+            isinstance(value, list) and value and isinstance(value[0], (int, float))
+        ):
             yield key, value
 
 
@@ -49,9 +51,28 @@ def test_every_source_is_cited_and_has_a_url():
 
 
 def test_required_ids_exist():
-    assert {"pcie-8gpu", "dgx-1-v100", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72"} <= set(catalog.systems())
-    assert {"pcie3", "pcie4", "pcie5", "pcie6", "nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5",
-            "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g", "roce-400g", "roce-800g"} <= set(catalog.links())
+    assert {"pcie-8gpu", "dgx-1-v100", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72"} <= set(
+        catalog.systems()
+    )
+    assert {
+        "pcie3",
+        "pcie4",
+        "pcie5",
+        "pcie6",
+        "nvlink1",
+        "nvlink2",
+        "nvlink3",
+        "nvlink4",
+        "nvlink5",
+        "ib-edr",
+        "ib-hdr",
+        "ib-ndr",
+        "ib-xdr",
+        "roce-100g",
+        "roce-200g",
+        "roce-400g",
+        "roce-800g",
+    } <= set(catalog.links())
     assert {"p100", "v100", "a100", "h100", "h200", "b200"} <= set(catalog.gpus())
 
 
@@ -64,7 +85,9 @@ def test_link_units_are_consistent(link):
     if link.line_Gbps_dir is not None:  # network ports are quoted in bits
         assert link.line_GBps_dir == pytest.approx(link.line_Gbps_dir / 8)
     if link.lanes and link.lane_rate_Gbps_dir:  # per-lane signalling x lanes = link rate (NVLink, IB)
-        assert link.lanes * link.lane_rate_Gbps_dir / 8 == pytest.approx(link.line_Gbps_dir / 8 if link.line_Gbps_dir else link.line_GBps_dir)
+        assert link.lanes * link.lane_rate_Gbps_dir / 8 == pytest.approx(
+            link.line_Gbps_dir / 8 if link.line_Gbps_dir else link.line_GBps_dir
+        )
 
 
 @pytest.mark.parametrize("gen, expected", [(3, 15.75), (4, 31.5), (5, 63.0)])
@@ -121,7 +144,9 @@ def test_derived_properties():
     assert ndr.alpha_s == pytest.approx(14e-6)
 
 
-@pytest.mark.parametrize("getter, bad", [(catalog.get_system, "dgx-9000"), (catalog.get_link, "nvlink9"), (catalog.get_gpu, "x")])
+@pytest.mark.parametrize(
+    "getter, bad", [(catalog.get_system, "dgx-9000"), (catalog.get_link, "nvlink9"), (catalog.get_gpu, "x")]
+)
 def test_unknown_ids_list_the_allowed_ones(getter, bad):
     with pytest.raises(ValueError, match=r"unknown .* allowed: "):
         getter(bad)

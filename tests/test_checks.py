@@ -29,38 +29,73 @@ BUSBW = {"allreduce": lambda n: 2 * (n - 1) / n, "reducescatter": lambda n: (n -
 
 # checker -> (right solution, [(plausible mistake, words the hint must contain)])
 CASES = {
-    "model_state_bytes": (lambda p: 16 * p, [
-        (lambda p: 2 * p, "BF16 weights"), (lambda p: 4 * p, "optimizer states"), (lambda p: 16 * p / 1e9, "bytes")]),
-    "min_gpus": (lambda p, m, h: math.ceil(16 * p / (h * m * 1e9)), [
-        (lambda p, m, h: math.ceil(16 * p / (h * m * 2**30)), "GiB"),
-        (lambda p, m, h: math.ceil(16 * p / (m * 1e9)), "headroom"),
-        (lambda p, m, h: 16 * p / (h * m * 1e9), "round")]),
-    "dp_bytes_per_step": (lambda p, d, g: 2 * (d - 1) / d * p * g, [
-        (lambda p, d, g: (d - 1) / d * p * g, "reduce-scatter"), (lambda p, d, g: 2 * p * g if d > 1 else 0, "d−1")]),
-    "half_bandwidth_size": (lambda a, b: a * b, [
-        (lambda a, b: a * b / 2, "β/2"), (lambda a, b: a * 1e6 * b, "µs"), (lambda a, b: 8 * a * b, "bits")]),
-    "effective_bandwidth": (lambda n, a, b: n / (a + n / b), [
-        (lambda n, a, b: b, "latency α is missing"), (lambda n, a, b: 8 * n / (a + n / b), "Bits")]),
+    "model_state_bytes": (
+        lambda p: 16 * p,
+        [(lambda p: 2 * p, "BF16 weights"), (lambda p: 4 * p, "optimizer states"), (lambda p: 16 * p / 1e9, "bytes")],
+    ),
+    "min_gpus": (
+        lambda p, m, h: math.ceil(16 * p / (h * m * 1e9)),
+        [
+            (lambda p, m, h: math.ceil(16 * p / (h * m * 2**30)), "GiB"),
+            (lambda p, m, h: math.ceil(16 * p / (m * 1e9)), "headroom"),
+            (lambda p, m, h: 16 * p / (h * m * 1e9), "round"),
+        ],
+    ),
+    "dp_bytes_per_step": (
+        lambda p, d, g: 2 * (d - 1) / d * p * g,
+        [(lambda p, d, g: (d - 1) / d * p * g, "reduce-scatter"), (lambda p, d, g: 2 * p * g if d > 1 else 0, "d−1")],
+    ),
+    "half_bandwidth_size": (
+        lambda a, b: a * b,
+        [(lambda a, b: a * b / 2, "β/2"), (lambda a, b: a * 1e6 * b, "µs"), (lambda a, b: 8 * a * b, "bits")],
+    ),
+    "effective_bandwidth": (
+        lambda n, a, b: n / (a + n / b),
+        [(lambda n, a, b: b, "latency α is missing"), (lambda n, a, b: 8 * n / (a + n / b), "Bits")],
+    ),
     "switch_bisection": (lambda g, L, b: g / 2 * L * b, [(lambda g, L, b: g * L * b, "one side")]),
     "ring_bisection": (lambda n, b: 2 * b, [(lambda n, b: b, "two links")]),
-    "algbw_busbw": (lambda op, n, t, p: (n / t / 1e9, n / t / 1e9 * BUSBW[op](p)), [
-        (lambda op, n, t, p: (n / t / 1e9, n / t / 1e9), "factor"),
-        (lambda op, n, t, p: (n / t / 2**30, n / t / 2**30 * BUSBW[op](p)), "GiB"),
-        (lambda op, n, t, p: (n / t / 1e9 * BUSBW[op](p), n / t / 1e9), "swapped"),
-        (lambda op, n, t, p: n / t / 1e9, "tuple")]),
-    "ring_schedule": (ring, [(lambda p: ring(p)[: p - 1], "2(p−1)"),
-                             (lambda p: [[(r, (r + 2) % p, r) for r in range(p)] for _ in range(2 * p - 2)], "neighbour")]),
-    "ring_time": (lambda n, p, a, b: 2 * (p - 1) * (a + n / p / b), [
-        (lambda n, p, a, b: (p - 1) * (a + n / p / b), "reduce-scatter"),
-        (lambda n, p, a, b: 2 * (p - 1) * (a + n / b), "S/p"),
-        (lambda n, p, a, b: 2 * (p - 1) * (a + n / p / b) * 1e3, "ms")]),
-    "hierarchical_allreduce_time": (hier, [
-        (lambda S, g, k, ai, bi, an, nic: hier(S, g, k, ai, bi, an, nic) - ((g - 1) * ai + (g - 1) / g * S / bi),
-         "all-gather")]),
-    "ecmp_collision_probability": (lambda m, k: 1 - (1 - 1 / k) ** (m - 1), [
-        (lambda m, k: (1 - 1 / k) ** (m - 1), "not"), (lambda m, k: 1 - (1 - 1 / k) ** m, "m−1")]),
-    "young_interval": (lambda d, m: math.sqrt(2 * d * m), [
-        (lambda d, m: math.sqrt(d * m), "factor 2"), (lambda d, m: math.sqrt(2 * d * m) / 60, "minutes")]),
+    "algbw_busbw": (
+        lambda op, n, t, p: (n / t / 1e9, n / t / 1e9 * BUSBW[op](p)),
+        [
+            (lambda op, n, t, p: (n / t / 1e9, n / t / 1e9), "factor"),
+            (lambda op, n, t, p: (n / t / 2**30, n / t / 2**30 * BUSBW[op](p)), "GiB"),
+            (lambda op, n, t, p: (n / t / 1e9 * BUSBW[op](p), n / t / 1e9), "swapped"),
+            (lambda op, n, t, p: n / t / 1e9, "tuple"),
+        ],
+    ),
+    "ring_schedule": (
+        ring,
+        [
+            (lambda p: ring(p)[: p - 1], "2(p−1)"),
+            (lambda p: [[(r, (r + 2) % p, r) for r in range(p)] for _ in range(2 * p - 2)], "neighbour"),
+        ],
+    ),
+    "ring_time": (
+        lambda n, p, a, b: 2 * (p - 1) * (a + n / p / b),
+        [
+            (lambda n, p, a, b: (p - 1) * (a + n / p / b), "reduce-scatter"),
+            (lambda n, p, a, b: 2 * (p - 1) * (a + n / b), "S/p"),
+            (lambda n, p, a, b: 2 * (p - 1) * (a + n / p / b) * 1e3, "ms"),
+        ],
+    ),
+    "hierarchical_allreduce_time": (
+        hier,
+        [
+            (
+                lambda S, g, k, ai, bi, an, nic: hier(S, g, k, ai, bi, an, nic) - ((g - 1) * ai + (g - 1) / g * S / bi),
+                "all-gather",
+            )
+        ],
+    ),
+    "ecmp_collision_probability": (
+        lambda m, k: 1 - (1 - 1 / k) ** (m - 1),
+        [(lambda m, k: (1 - 1 / k) ** (m - 1), "not"), (lambda m, k: 1 - (1 - 1 / k) ** m, "m−1")],
+    ),
+    "young_interval": (
+        lambda d, m: math.sqrt(2 * d * m),
+        [(lambda d, m: math.sqrt(d * m), "factor 2"), (lambda d, m: math.sqrt(2 * d * m) / 60, "minutes")],
+    ),
     "cluster_mtbf_hours": (lambda n, r: 1 / (n * r), [(lambda n, r: n / r, "1/(N·λ)"), (lambda n, r: 1 / r, "any")]),
 }
 

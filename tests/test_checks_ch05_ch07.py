@@ -202,7 +202,13 @@ def test_step_prediction_right(st):
 ])
 def test_step_prediction_mistakes(st, how, words):
     compute, floor, m = _floor_by_hand()
-    value = {"compute": compute, "times": compute * (1 + 3 / (m + 3)), "total": st.total, "forward": floor / 3, "sparse": floor / 2}[how]
+    value = {
+        "compute": compute,
+        "times": compute * (1 + 3 / (m + 3)),
+        "total": st.total,
+        "forward": floor / 3,
+        "sparse": floor / 2,
+    }[how]
     r = checks.step_prediction(value, st)
     _assert_result(r)
     assert not r.passed and words in r.hint, r.message
@@ -330,6 +336,9 @@ def test_every_public_checker_is_tested_somewhere():
     """CHECKERS (tests/test_checks.py), CASES here, and the predict-then-run pair cover every checker."""
     not_checkers = {"Result", "Question", "answer", "expected_answer", "questions", "CHECKERS"}
     covered = {f.__name__ for fs in checks.CHECKERS.values() for f in fs} | set(CASES)
-    covered |= {"record_prediction", "prediction_vs_measurement"}  # tests/test_checks.py::test_prediction_vs_measurement
+    covered |= {
+        "record_prediction",
+        "prediction_vs_measurement",
+    }  # tests/test_checks.py::test_prediction_vs_measurement
     covered |= {"step_prediction"}  # test_step_prediction_* above
     assert set(checks.__all__) - not_checkers == covered

@@ -7,7 +7,9 @@ import pytest
 from nvcourse import cli
 from nvcourse.collectives import OPERATIONS, engines
 
-needs_torch = pytest.mark.skipif(not engines.torch_available(), reason="torch not installed (pip install nvcourse[torch])")
+needs_torch = pytest.mark.skipif(
+    not engines.torch_available(), reason="torch not installed (pip install nvcourse[torch])"
+)
 needs_mpi = pytest.mark.skipif(not engines.mpi_available(), reason="mpi4py/Open MPI not installed")
 
 

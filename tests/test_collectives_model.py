@@ -130,7 +130,10 @@ def test_plan_work_counts_copies_adds_and_streams():
         assert row[0] == M.StepWork(add_bytes=16, extra_streams_bytes=80, calls=6)
     # naive, p=3, 10 elements (40 B): root adds 3 inputs (one add + one extra stream), then copies to 2 peers
     work = M.plan_work(P.build_plan("allreduce", "naive", 3, 10), 4)
-    assert work[0][:2] == [M.StepWork(add_bytes=40, extra_streams_bytes=40, calls=2), M.StepWork(copy_bytes=80, calls=2)]
+    assert work[0][:2] == [
+        M.StepWork(add_bytes=40, extra_streams_bytes=40, calls=2),
+        M.StepWork(copy_bytes=80, calls=2),
+    ]
     assert all(w.empty for r in (1, 2) for w in work[r])
     # pieces: 16-byte pieces, 8-element (32 B) chunks -> every kernel runs twice
     work = M.plan_work(P.build_plan("allreduce", "ring", 2, 16), 4, piece_bytes=16)
@@ -292,7 +295,9 @@ def test_measure_machine_and_measured_vs_model_on_real_processes():
     assert params.remote_Bps is None  # no group to ping-pong in
     with ProcessGroup(2) as pg:
         rows = measured_vs_model(pg, [2**16], ["direct"], params=params, iters=2)
-        with_group = probes.measure_machine(pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5)
+        with_group = probes.measure_machine(
+            pg, footprints=[2**16], max_procs=1, reps=1, min_time_s=1e-4, pingpong_iters=5
+        )
     assert rows[0]["correct"] and rows[0]["measured_s"] > 0 and rows[0]["model_s"] > 0
     assert with_group.remote_Bps is not None and with_group.remote_Bps > 0  # a 1 MiB ping-pong outlasts an 8 B one
     assert with_group.shared_alpha_s == {}  # not asked for

@@ -74,7 +74,9 @@ def test_pins_are_compatible(name):
     for v in witnesses(conda[name]):
         assert pypi.contains(v), f"{name}: environment.yml allows {v}, which pyproject.toml ({pypi}) rejects"
     for v in witnesses(pypi):
-        assert conda[name].contains(v), f"{name}: pyproject.toml allows {v}, which environment.yml ({conda[name]}) rejects"
+        assert conda[name].contains(v), (
+            f"{name}: pyproject.toml allows {v}, which environment.yml ({conda[name]}) rejects"
+        )
 
 
 def test_python_version_is_supported():

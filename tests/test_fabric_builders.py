@@ -7,7 +7,9 @@ import pytest
 from nvcourse.fabric import data, fat_tree, superpod
 
 
-@pytest.mark.parametrize("row", data.superpod_rows("h100") + data.superpod_rows("b200"), ids=lambda r: f"{r.pod}-{r.su}SU")
+@pytest.mark.parametrize(
+    "row", data.superpod_rows("h100") + data.superpod_rows("b200"), ids=lambda r: f"{r.pod}-{r.su}SU"
+)
 def test_switch_counts_match_the_reference_architecture_tables(row):
     f = superpod(row.pod, row.su)
     assert f.counts() == {"nodes": row.nodes, "gpus": row.gpus, "leaf": row.leaf, "spine": row.spine, "core": row.core}

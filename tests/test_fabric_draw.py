@@ -69,7 +69,9 @@ def test_hottest_switch_cables_are_drawn_on_top():
 def test_parallel_cables_are_one_line_with_the_busiest_ones_load():
     from nvcourse.fabric.draw import _distinct_cables
 
-    tier, a, b, util, flows = (np.array(x) for x in ([1, 1, 1, 0], [0, 0, 1, 0], [2, 2, 2, 0], [0.3, 0.9, 0.5, 1.0], [1, 3, 2, 1]))
+    tier, a, b, util, flows = (
+        np.array(x) for x in ([1, 1, 1, 0], [0, 0, 1, 0], [2, 2, 2, 0], [0.3, 0.9, 0.5, 1.0], [1, 3, 2, 1])
+    )
     out = {(t, x, y): (u, f) for t, x, y, u, f in zip(*(v.tolist() for v in _distinct_cables(tier, a, b, util, flows)))}
     assert out == {(1, 0, 2): (0.9, 3), (1, 1, 2): (0.5, 2), (0, 0, 0): (1.0, 1)}
 

@@ -44,7 +44,9 @@ def random_instance(rng, n_flows, n_links, max_path, weighted, cap_levels=None):
         links = rng.choice(n_links, size=min(k, n_links), replace=False)
         f += [i] * links.size
         l += links.tolist()
-        w += (np.full(links.size, 1.0 / links.size) if weighted and rng.random() < 0.5 else np.ones(links.size)).tolist()
+        w += (
+            np.full(links.size, 1.0 / links.size) if weighted and rng.random() < 0.5 else np.ones(links.size)
+        ).tolist()
     if cap_levels is None:
         cap = rng.uniform(1.0, 100.0, n_links)
     else:  # few distinct capacities: many exact ties between links
@@ -68,18 +70,28 @@ def test_random_instances_match_reference(seed):
 @pytest.mark.parametrize("seed", range(5))
 def test_larger_random_instances_match_reference(seed):
     rng = np.random.default_rng(1000 + seed)
-    f, l, cap, w = random_instance(rng, 2000, 300, max_path=6, weighted=True, cap_levels=[25.0, 50.0, 100.0] if seed % 2 else None)
-    np.testing.assert_allclose(max_min_rates(2000, f, l, cap, weight=w), reference_max_min(2000, f, l, cap, w), rtol=1e-9, atol=0)
+    f, l, cap, w = random_instance(
+        rng, 2000, 300, max_path=6, weighted=True, cap_levels=[25.0, 50.0, 100.0] if seed % 2 else None
+    )
+    np.testing.assert_allclose(
+        max_min_rates(2000, f, l, cap, weight=w), reference_max_min(2000, f, l, cap, w), rtol=1e-9, atol=0
+    )
 
 
 @pytest.mark.parametrize("routing", ["ecmp", "ideal"])
 @pytest.mark.parametrize("pattern", ["ring", "ring-random", "alltoall"])
 def test_collectives_on_fabric_match_reference(routing, pattern):
     fab = fat_tree(16)
-    flows = {"ring": lambda: ring_flows(fab), "ring-random": lambda: ring_flows(fab, node_order(fab, "random", seed=3)), "alltoall": lambda: alltoall_flows(fab)}[pattern]()
+    flows = {
+        "ring": lambda: ring_flows(fab),
+        "ring-random": lambda: ring_flows(fab, node_order(fab, "random", seed=3)),
+        "alltoall": lambda: alltoall_flows(fab),
+    }[pattern]()
     fi, li = fab.route(*flows, routing=routing, seed=1)
     n = flows[0].size
-    np.testing.assert_allclose(max_min_rates(n, fi, li, fab.capacity_GBps), reference_max_min(n, fi, li, fab.capacity_GBps), rtol=1e-9, atol=0)
+    np.testing.assert_allclose(
+        max_min_rates(n, fi, li, fab.capacity_GBps), reference_max_min(n, fi, li, fab.capacity_GBps), rtol=1e-9, atol=0
+    )
 
 
 def test_flows_in_any_order_and_pairs_shuffled():
@@ -99,5 +111,9 @@ def test_water_filling_alone_matches_reference(seed):
     rng = np.random.default_rng(500 + seed)
     n_flows = int(rng.integers(1, 300))
     n_links = int(rng.integers(1, 40))
-    f, l, cap, w = random_instance(rng, n_flows, n_links, max_path=5, weighted=seed % 2 == 0, cap_levels=[1.0, 3.0, 9.0] if seed % 3 == 0 else None)
-    np.testing.assert_allclose(_water_fill(n_flows, f, l, w, cap.copy(), 1e-9), reference_max_min(n_flows, f, l, cap, w), rtol=1e-9, atol=0)
+    f, l, cap, w = random_instance(
+        rng, n_flows, n_links, max_path=5, weighted=seed % 2 == 0, cap_levels=[1.0, 3.0, 9.0] if seed % 3 == 0 else None
+    )
+    np.testing.assert_allclose(
+        _water_fill(n_flows, f, l, w, cap.copy(), 1e-9), reference_max_min(n_flows, f, l, cap, w), rtol=1e-9, atol=0
+    )

@@ -94,7 +94,9 @@ def test_ring_runs_at_its_slowest_link():
     # one link at half speed: 140e-6 + 0.07 = 0.07014 s
     slow = rel.ring_allreduce_time(1e9, 8, alpha_s=10e-6, beta_Bps=50e9, slowest_link_factor=0.5)
     assert slow == pytest.approx(0.07014)
-    assert rel.degraded_link_slowdown(1e9, 8, alpha_s=10e-6, beta_Bps=50e9, slowest_link_factor=0.5) == pytest.approx(0.07014 / 0.03514)
+    assert rel.degraded_link_slowdown(1e9, 8, alpha_s=10e-6, beta_Bps=50e9, slowest_link_factor=0.5) == pytest.approx(
+        0.07014 / 0.03514
+    )
     # small messages are latency-bound: a slow link barely shows
     assert rel.degraded_link_slowdown(1e3, 8, alpha_s=10e-6, beta_Bps=50e9, slowest_link_factor=0.5) < 1.01
     assert rel.ring_allreduce_time(1e9, 1, alpha_s=1e-5, beta_Bps=1e9) == 0

@@ -64,7 +64,9 @@ def test_edges_carry_link_type_count_and_bandwidth_per_direction(graphs):
 def test_dgx1_link_map_matches_the_published_topo_matrix(graphs):
     """interconnect-facts §7.A: GPU0 row reads X NV1 NV1 NV2 NV2 SYS SYS SYS; GPU5 row SYS NV2 SYS SYS NV1 X NV2 NV1."""
     G = graphs["dgx-1-v100"]
-    row0 = {f"GPU{j}": G.edges["GPU0", f"GPU{j}"]["count"] if G.has_edge("GPU0", f"GPU{j}") else None for j in range(1, 8)}
+    row0 = {
+        f"GPU{j}": G.edges["GPU0", f"GPU{j}"]["count"] if G.has_edge("GPU0", f"GPU{j}") else None for j in range(1, 8)
+    }
     assert row0 == {"GPU1": 1, "GPU2": 1, "GPU3": 2, "GPU4": 2, "GPU5": None, "GPU6": None, "GPU7": None}
     row5 = {j: G.edges["GPU5", f"GPU{j}"]["count"] for j in (1, 4, 6, 7)}
     assert row5 == {1: 2, 4: 1, 6: 2, 7: 1}

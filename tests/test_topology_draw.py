@@ -81,8 +81,10 @@ def test_legend_html_escapes_and_uses_the_drawing_colours():
 
     from nvcourse.topology.draw import LegendEntry, legend_html
 
-    out = legend_html([LegendEntry("a <b> & c", "text"), LegendEntry("NVLink", "line", "#009E73", width=2.5, dashed=True)],
-                      colour_bar="x < y")
+    out = legend_html(
+        [LegendEntry("a <b> & c", "text"), LegendEntry("NVLink", "line", "#009E73", width=2.5, dashed=True)],
+        colour_bar="x < y",
+    )
     assert "a &lt;b&gt; &amp; c" in out and "x &lt; y" in out and "<b>" not in out
     assert "dashed rgba(0,158,115,1)" in out
     cmap = colormaps["YlOrRd"]  # idle cables are drawn at cmap(0.15), full ones at cmap(1.0)

@@ -6,10 +6,13 @@ from nvcourse import training as tr
 from nvcourse.fabric.moe import MoEConfig, alltoall_bytes_per_gpu
 
 # The small model of test_training_step.py: 1e9 params, 4 layers, h = 1024, s = 1024, 16 sequences per step.
-TINY = tr.ModelSpec(id="tiny", name="tiny", params=1e9, layers=4, hidden=1024, heads=8, seq=1024, global_batch_tokens=16 * 1024)
+TINY = tr.ModelSpec(
+    id="tiny", name="tiny", params=1e9, layers=4, hidden=1024, heads=8, seq=1024, global_batch_tokens=16 * 1024
+)
 # Made an MoE by assumption: 8 experts per layer, top-2, every one of the 4 layers an MoE layer.
 MOE = dict(experts=8, top_k=2)
-# dgx-h100: NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s per GPU, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per GPU, alpha 14 us.
+# dgx-h100: NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s per GPU, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per GPU, alpha
+# 14 us.
 
 
 def test_bytes_per_gpu_hand_worked():
@@ -43,7 +46,8 @@ def test_ep_across_nodes_hand_worked():
 
 
 def test_moe_layers_pp_and_active_flops():
-    # 2 MoE layers over pp = 2 stages: 1 per stage; gpus 16, pp 2, ep 8 -> dp 8, m 2: 4 x 1 x 2 = 8 all-to-alls in one node
+    # 2 MoE layers over pp = 2 stages: 1 per stage; gpus 16, pp 2, ep 8 -> dp 8, m 2: 4 x 1 x 2 = 8 all-to-alls in one
+    # node
     st = tr.step_time(TINY, "dgx-h100", 16, pp=2, ep=8, moe_layers=2, **MOE)
     assert st.ep_comm == pytest.approx(8 * 1.329756e-5, rel=1e-5)
     # active parameters only: 6 x 0.25e9 x 16384 FLOPs = a quarter of the dense compute, MFU counts the same FLOPs

@@ -65,8 +65,12 @@ def test_activation_memory_hand_worked():
     s = tr.activation_memory_bytes(layers=1, hidden=4096, seq=2048, micro_batch=1, heads=32)
     assert s == pytest.approx(285_212_672)
     # tp = 4 with sequence parallel divides by 4; without it: sbh*(10 + 24/4) = 16 * sbh
-    assert tr.activation_memory_bytes(layers=1, hidden=4096, seq=2048, micro_batch=1, heads=32, tp=4) == pytest.approx(s / 4)
-    no_sp = tr.activation_memory_bytes(layers=1, hidden=4096, seq=2048, micro_batch=1, heads=32, tp=4, sequence_parallel=False)
+    assert tr.activation_memory_bytes(layers=1, hidden=4096, seq=2048, micro_batch=1, heads=32, tp=4) == pytest.approx(
+        s / 4
+    )
+    no_sp = tr.activation_memory_bytes(
+        layers=1, hidden=4096, seq=2048, micro_batch=1, heads=32, tp=4, sequence_parallel=False
+    )
     assert no_sp == pytest.approx(16 * 8_388_608)
     # full recompute keeps the layer input: 2 sbh per layer, 32 layers -> 64 sbh
     full = tr.activation_memory_bytes(layers=32, hidden=4096, seq=2048, micro_batch=1, heads=32, recompute="full")
@@ -99,7 +103,9 @@ def test_tp_traffic_matches_facts_file_example():
     assert t.tp == pytest.approx(236_760_072_192)
     assert t.dp == 0
     # full recompute: 6 all-reduces per layer instead of 4
-    f = tr.per_step_traffic_bytes(405e9, dp=1, tp=8, pp=1, layers=126, hidden=16384, seq=8192, micro_batch=1, recompute="full")
+    f = tr.per_step_traffic_bytes(
+        405e9, dp=1, tp=8, pp=1, layers=126, hidden=16384, seq=8192, micro_batch=1, recompute="full"
+    )
     assert f.tp == pytest.approx(1.5 * t.tp)
 
 
@@ -116,7 +122,9 @@ def test_pp_traffic_hand_worked():
 
 
 def test_single_gpu_moves_nothing():
-    t = tr.per_step_traffic_bytes(8e9, dp=1, tp=1, pp=1, layers=32, hidden=4096, seq=8192, micro_batch=1, micro_batches=8)
+    t = tr.per_step_traffic_bytes(
+        8e9, dp=1, tp=1, pp=1, layers=32, hidden=4096, seq=8192, micro_batch=1, micro_batches=8
+    )
     assert t.total == 0
     assert tr.ring_allreduce_factor(1) == 0
 

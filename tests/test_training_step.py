@@ -5,8 +5,11 @@ import pytest
 from nvcourse import training as tr
 
 # A small model to work by hand: 1e9 params, 4 layers, h = 1024, s = 1024, 16 sequences per step.
-TINY = tr.ModelSpec(id="tiny", name="tiny", params=1e9, layers=4, hidden=1024, heads=8, seq=1024, global_batch_tokens=16 * 1024)
-# dgx-h100: H100 989 TFLOPS; NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per GPU, alpha 14 us.
+TINY = tr.ModelSpec(
+    id="tiny", name="tiny", params=1e9, layers=4, hidden=1024, heads=8, seq=1024, global_batch_tokens=16 * 1024
+)
+# dgx-h100: H100 989 TFLOPS; NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per
+# GPU, alpha 14 us.
 # default compute_efficiency 0.55 (data/training.toml). Collective times come from nvcourse.costmodel; the hand-worked
 # cases force algo="ring" (2(n-1) steps, of which 2(k-1) cross nodes at the NIC's alpha) unless they say otherwise.
 
@@ -53,9 +56,12 @@ def test_dp_across_nodes_overlap_hand_worked():
     #   2 x 14e-6 + 2.5e8 / 47e9 = 2.8e-5 + 5.31915e-3 = 5.34715e-3 s
     assert st.placements["dp"] == tr.Placement(ranks=2, per_node=1, nodes=2)
     assert st.dp_comm == pytest.approx(5.34715e-3, rel=1e-4)
-    # m = 8; compute 0.0225902 / 2 = 0.0112951; window = backward of the last micro-batch = 0.0112951 / 8 x 4/6 = 9.4126e-4
+    # m = 8; compute 0.0225902 / 2 = 0.0112951; window = backward of the last micro-batch = 0.0112951 / 8 x 4/6 =
+    # 9.4126e-4
     assert st.dp_exposed == pytest.approx(5.34715e-3 - 9.4126e-4, rel=1e-4)
-    assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False, algo="ring").dp_exposed == pytest.approx(st.dp_comm)
+    assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False, algo="ring").dp_exposed == pytest.approx(
+        st.dp_comm
+    )
 
 
 def test_bad_placement_puts_tp_on_the_nics():
@@ -72,7 +78,10 @@ def test_bad_placement_puts_tp_on_the_nics():
     assert bad.tp_comm > good.tp_comm      # 0.0113 s vs 128 x 5.74975e-5 = 7.36e-3 s
     # at a real size the bad placement costs far more than it saves (Llama 3 405B layout)
     kw = dict(tp=8, pp=16, virtual_stages=4)
-    assert tr.step_time("llama3-405b", "dgx-h100", 16384, placement="dp-first", **kw).total > 1.5 * tr.step_time("llama3-405b", "dgx-h100", 16384, **kw).total
+    assert (
+        tr.step_time("llama3-405b", "dgx-h100", 16384, placement="dp-first", **kw).total
+        > 1.5 * tr.step_time("llama3-405b", "dgx-h100", 16384, **kw).total
+    )
 
 
 def test_pipeline_hand_worked():
@@ -92,7 +101,8 @@ def test_one_gpu_has_no_communication():
 
 def test_infinite_bandwidth_leaves_compute_and_latency():
     st = tr.step_time(TINY, "dgx-h100", 64, tp=8, pp=1, bandwidth_multiplier=1e12, overlap_dp=False, algo="ring")
-    # what is left is alpha only: TP 14 steps x 3.4 us x 4 x 4 x 2 micro-batches = 1.5232e-3 s; DP 2 x 7 x 14 us = 1.96e-4 s
+    # what is left is alpha only: TP 14 steps x 3.4 us x 4 x 4 x 2 micro-batches = 1.5232e-3 s; DP 2 x 7 x 14 us =
+    # 1.96e-4 s
     assert st.tp_comm == pytest.approx(1.5232e-3, rel=1e-6)
     assert st.dp_comm == pytest.approx(1.96e-4, rel=1e-6)
     zero_alpha_limit = st.total - st.tp_comm - st.dp_exposed

@@ -16,7 +16,14 @@ from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
 from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
 
-__all__ = ["system_rows", "metrics_table_html", "codes_table_html", "render_system", "render_pasted", "records_table_html"]
+__all__ = [
+    "system_rows",
+    "metrics_table_html",
+    "codes_table_html",
+    "render_system",
+    "render_pasted",
+    "records_table_html",
+]
 
 
 def system_rows(system_ids=None) -> list[dict]:
@@ -95,7 +102,8 @@ def render_system(system: str, pattern: str):
     top = rows[0]
     text = (
         f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
-        f"<b>{pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link {html.escape(top['a'])}–{html.escape(top['b'])}); "
+        f"<b>{pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link "
+        f"{html.escape(top['a'])}–{html.escape(top['b'])}); "
         f"bisection <b>{bis.GBps_dir:.5g} GB/s</b> ({bis.GBps_bidir:.5g} both directions); "
         f"{rings.n_rings} ring(s) × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
     )

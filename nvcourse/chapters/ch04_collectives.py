@@ -62,7 +62,9 @@ def sweep_table(rows: list[dict], title: str) -> str:
     return format_table(rows, title)
 
 
-def formula_terms(op: str, algo: str, nprocs: int, nbytes: float, alpha_s: float, beta_Bps: float) -> tuple[float, float]:
+def formula_terms(
+    op: str, algo: str, nprocs: int, nbytes: float, alpha_s: float, beta_Bps: float
+) -> tuple[float, float]:
     """``(latency term, bandwidth term)`` of the model's time, both in seconds: the time with
     ``nbytes = 0`` and the time with ``α = 0`` (their sum is :func:`~nvcourse.collectives.model.predict`)."""
     lat = _model.predict(op, algo, nprocs, 0, alpha_s, beta_Bps)
@@ -109,7 +111,8 @@ def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, ga
 
 
 def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
-    """A :class:`LinkEmulation` that behaves like catalog link ``link_id`` (``links`` of them), ``slowdown`` times slower.
+    """A :class:`LinkEmulation` that behaves like catalog link ``link_id`` (``links`` of them), ``slowdown`` times
+    slower.
 
     Both α and the time per byte are multiplied by ``slowdown`` (α·k, β/k), so the half-bandwidth
     size αβ — and with it which algorithm wins at a given message size — is the real link's.

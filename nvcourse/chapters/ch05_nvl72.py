@@ -20,7 +20,9 @@ from ..units import format_size, format_time
 __all__ = ["moe_figure", "moe_view"]
 
 
-def moe_figure(cfg: MoEConfig, eps=(8, 16, 32, 64), systems=("dgx-b200", "gb200-nvl72"), *, width: float = 8.0) -> Figure:
+def moe_figure(
+    cfg: MoEConfig, eps=(8, 16, 32, 64), systems=("dgx-b200", "gb200-nvl72"), *, width: float = 8.0
+) -> Figure:
     """Time of one MoE all-to-all (dispatch) vs EP size on an 8-GPU domain + InfiniBand and on NVL72."""
     fig, ax = new_figure(width, 3.6)
     styles = {"dgx-b200": KIND_COLOURS["infiniband"], "gb200-nvl72": KIND_COLOURS["nvlink"]}
@@ -35,9 +37,18 @@ def moe_figure(cfg: MoEConfig, eps=(8, 16, 32, 64), systems=("dgx-b200", "gb200-
     return fig
 
 
-def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, moe_layers: int = 58, bytes_per_elem: float = 2.0) -> tuple[Figure, str]:
+def moe_view(
+    hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, moe_layers: int = 58, bytes_per_elem: float = 2.0
+) -> tuple[Figure, str]:
     """Dashboard of chapter 05: the MoE all-to-all on an 8-GPU domain + InfiniBand vs one NVL72 domain."""
-    cfg = MoEConfig(hidden=int(hidden), tokens=int(tokens), experts=int(experts), top_k=int(top_k), bytes_per_elem=bytes_per_elem, moe_layers=int(moe_layers))
+    cfg = MoEConfig(
+        hidden=int(hidden),
+        tokens=int(tokens),
+        experts=int(experts),
+        top_k=int(top_k),
+        bytes_per_elem=bytes_per_elem,
+        moe_layers=int(moe_layers),
+    )
     ep = min(int(ep), cfg.experts)
     rows = []
     fig, (ax1, ax2) = new_figure(9.0, 3.6, ncols=2)

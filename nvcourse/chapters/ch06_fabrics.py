@@ -20,7 +20,8 @@ from ..units import format_size, format_time
 
 __all__ = ["ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure"]
 
-#: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours: :data:`nvcourse.plots.ALGO_COLOURS`).
+#: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours:
+# :data:`nvcourse.plots.ALGO_COLOURS`).
 ALGO_LABELS = {
     "ring": "flat ring (NCCL rings, one per rail)",
     "hierarchical": "hierarchical (NVLink + per-rail rings)",
@@ -48,7 +49,9 @@ def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[F
     return fig, res
 
 
-def ecmp_figure(links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: tuple | None = None, width: float = 8.0) -> Figure:
+def ecmp_figure(
+    links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: tuple | None = None, width: float = 8.0
+) -> Figure:
     """Closed-form ECMP collision curves against the number of flows hashed onto ``links`` up-links.
 
     ``sim_mean`` / ``sim_slowest``: optional ``(flows, values)`` from a flow simulation, the mean flow rate and the
@@ -57,8 +60,19 @@ def ecmp_figure(links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: 
     """
     m = np.arange(1, 2 * links + 1)
     fig, ax = new_figure(width, 3.6)
-    ax.plot(m, [ecmp.collision_probability(int(x), links) for x in m], label="P(a given flow shares its link)", color=KIND_COLOURS["ethernet"])
-    ax.plot(m, [ecmp.mean_rate_fraction(int(x), links) for x in m], label="mean rate / link rate", color=KIND_COLOURS["infiniband"])
+    ax.plot(
+        m,
+        [ecmp.collision_probability(int(x), links) for x in m],
+        label="P(a given flow shares its link)",
+        color=KIND_COLOURS["ethernet"],
+    )
+    ax.plot(
+        m,
+        [ecmp.mean_rate_fraction(int(x), links) for x in m],
+        label="mean rate / link rate",
+        color=KIND_COLOURS["infiniband"],
+    )
+
     def slowest(x: int) -> float:
         pmf = ecmp.max_load_pmf(x, links)
         j = np.arange(1, pmf.size)
@@ -69,7 +83,17 @@ def ecmp_figure(links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: 
                                        (sim_slowest, "s", KIND_COLOURS["pcie"], "simulated: slowest flow")):
         if sim is not None:
             xs, ys = sim
-            ax.plot(xs, ys, marker, ls="none", markersize=7, markerfacecolor="none", markeredgewidth=1.6, color=colour, label=label)
+            ax.plot(
+                xs,
+                ys,
+                marker,
+                ls="none",
+                markersize=7,
+                markerfacecolor="none",
+                markeredgewidth=1.6,
+                color=colour,
+                label=label,
+            )
     ax.axvline(links, color="#999999", ls=":", lw=1)
     ax.set_xlabel(f"flows hashed onto {links} up-links")
     ax.set_ylabel("probability, or rate / link rate")
@@ -78,14 +102,38 @@ def ecmp_figure(links: int = 32, *, sim_mean: tuple | None = None, sim_slowest: 
     return fig
 
 
-def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, placement: str = "random", algorithm: str = "hierarchical", nbytes: float = 2**30, *, system: str = "dgx-h100", seed: int = 0) -> tuple[Figure, str]:
+def allreduce_view(
+    nodes: int,
+    nic: str,
+    oversubscription: float,
+    routing: str,
+    placement: str = "random",
+    algorithm: str = "hierarchical",
+    nbytes: float = 2**30,
+    *,
+    system: str = "dgx-h100",
+    seed: int = 0,
+) -> tuple[Figure, str]:
     """Dashboard of chapter 06: build the fabric, simulate the ring step, draw link loads, report time."""
     link = catalog.get_link(nic)
     sysm = catalog.get_system(system)
-    fab = fat_tree(int(nodes), rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir, oversubscription=float(oversubscription))
-    est = allreduce_on_fabric(fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed)
+    fab = fat_tree(
+        int(nodes), rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir, oversubscription=float(oversubscription)
+    )
+    est = allreduce_on_fabric(
+        fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed
+    )
     base_fab = fat_tree(2, rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir)
-    base = allreduce_on_fabric(base_fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed)
+    base = allreduce_on_fabric(
+        base_fab,
+        nbytes,
+        algorithm=algorithm,
+        system=system,
+        nic_link=nic,
+        routing=routing,
+        placement=placement,
+        seed=seed,
+    )
     eff = est.busbw_GBps / base.busbw_GBps
     fig = Figure(figsize=(9.0, 3.6), layout="constrained")  # no pyplot manager: the dashboard shows it once
     ax = fig.subplots()
@@ -99,21 +147,24 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
         up = tiers.get("leaf→spine")
         down = tiers.get("spine→leaf")
         worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
+        hottest = max((up or {}).get("max_util", 0), (down or {}).get("max_util", 0))
         share = (
             f"up to <b>{worst}</b> flows hashed onto one leaf–spine cable"
             if routing == "ecmp"
-            else f"every flow spread over all up-links, busiest leaf–spine cable at {max((up or {}).get('max_util', 0), (down or {}).get('max_util', 0)):.0%}"
+            else f"every flow spread over all up-links, busiest leaf–spine cable at {hottest:.0%}"
         )
         hot = (
             f"<br>Ring step: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
             f"{share} (orange: the hottest cables)."
         )
     else:
-        hot = "<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce (no ring traffic drawn)."
+        hot = ("<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "
+               "(no ring traffic drawn).")
     text = (
         f"<i>{_html.escape(fab.describe())}</i><br>"
         f"<b>{ALGO_LABELS[algorithm]}</b> of {format_size(nbytes)} per GPU on {est.gpus} GPUs: "
-        f"<b>{format_time(est.time_s)}</b> (inside nodes {format_time(est.intra_s)}, between nodes {format_time(est.inter_s)}; "
+        f"<b>{format_time(est.time_s)}</b> (inside nodes {format_time(est.intra_s)}, between nodes "
+        f"{format_time(est.inter_s)}; "
         f"latency terms {format_time(est.latency_s)}). Bus bandwidth <b>{est.busbw_GBps:.3g} GB/s</b>; "
         f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>." + hot
     )

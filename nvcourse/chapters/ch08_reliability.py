@@ -45,7 +45,9 @@ class GoodputView:
         self.legend = None
         self.live.animate(self.curve, self.young, self.daly)
 
-    def __call__(self, gpus: int, checkpoint_s: float, restart_min: float, rate_factor: float) -> tuple[LiveFigure, str]:
+    def __call__(
+        self, gpus: int, checkpoint_s: float, restart_min: float, rate_factor: float
+    ) -> tuple[LiveFigure, str]:
         """Update for ``gpus`` GPUs, a checkpoint costing ``checkpoint_s`` s, a restart ``restart_min`` min and
         an interruption rate ``rate_factor`` × Llama 3's; return the figure and the readout."""
         lam = rel.failure_rate_per_gpu_hour() * rate_factor

@@ -124,8 +124,12 @@ def safe_checker(fn: Callable[..., Result]) -> Callable[..., Result]:
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a bug in the checker itself: still no traceback for the learner
-            return Result(fn.__name__, ERROR, f"the checker itself failed ({type(exc).__name__}: {exc}).",
-                          hint="Run the cells above again from the top; if it persists, report it to the course authors.")
+            return Result(
+                fn.__name__,
+                ERROR,
+                f"the checker itself failed ({type(exc).__name__}: {exc}).",
+                hint="Run the cells above again from the top; if it persists, report it to the course authors.",
+            )
 
     return wrapper
 
@@ -263,7 +267,9 @@ def learner_value(value: Any, name: str) -> Any:
             return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
                           hint=exception_hint(raised.exc))
     if value is ...:
-        return Result(name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer.")
+        return Result(
+            name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer."
+        )
     return value
 
 

@@ -68,34 +68,49 @@ def effective_bandwidth(fn) -> "Result":  # noqa: F821
 # ------------------------------------------------------------------------------------------------
 # questions
 
-register(Question(
-    "02.ndr_GBps",
-    "An InfiniBand NDR port is sold as 400 Gb/s. How many GB/s can it send per direction (line rate)?",
-    lambda: catalog.get_link("ib-ndr").line_GBps_dir, unit="GB/s",
-    variants=lambda: {
-        "That is gigabits: divide by 8 to get gigabytes.": catalog.get_link("ib-ndr").line_Gbps_dir,
-        "A network port's Gb/s is already per direction: do not halve it.": catalog.get_link("ib-ndr").line_GBps_dir / 2,
-        "That is the achievable rate (line × efficiency); the question asks for the line rate.":
-            catalog.get_link("ib-ndr").achievable_GBps_dir,
-    },
-    explain=lambda: (f"{catalog.get_link('ib-ndr').line_Gbps_dir:g} Gb/s ÷ 8 = {catalog.get_link('ib-ndr').line_GBps_dir:g} "
-                     f"GB/s each way; NCCL reaches about {catalog.get_link('ib-ndr').efficiency:.0%} of it."),
-))
+register(
+    Question(
+        "02.ndr_GBps",
+        "An InfiniBand NDR port is sold as 400 Gb/s. How many GB/s can it send per direction (line rate)?",
+        lambda: catalog.get_link("ib-ndr").line_GBps_dir,
+        unit="GB/s",
+        variants=lambda: {
+            "That is gigabits: divide by 8 to get gigabytes.": catalog.get_link("ib-ndr").line_Gbps_dir,
+            "A network port's Gb/s is already per direction: do not halve it.": catalog.get_link("ib-ndr").line_GBps_dir
+            / 2,
+            "That is the achievable rate (line × efficiency); the question asks for the line rate.": catalog.get_link(
+                "ib-ndr"
+            ).achievable_GBps_dir,
+        },
+        explain=lambda: (
+            f"{catalog.get_link('ib-ndr').line_Gbps_dir:g} Gb/s ÷ 8 = {catalog.get_link('ib-ndr').line_GBps_dir:g} "
+            f"GB/s each way; NCCL reaches about {catalog.get_link('ib-ndr').efficiency:.0%} of it."
+        ),
+    )
+)
 
-register(Question(
-    "02.h100_nvlink_dir",
-    "NVIDIA quotes 900 GB/s of NVLink for one H100. How many GB/s can it send to its peers, per direction (line rate)?",
-    lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir, unit="GB/s",
-    variants=lambda: {
-        "900 GB/s adds both directions: per direction it is half.": catalog.get_gpu("h100").nvlink_GBps_bidir,
-        "That is one NVLink 4 link; an H100 has 18 of them.": catalog.get_link("nvlink4").line_GBps_dir,
-        "That is the achievable rate (× efficiency); the question asks for the line rate.":
-            catalog.get_system("dgx-h100").scaleup_achievable_GBps_dir,
-    },
-    explain=lambda: (f"{catalog.get_system('dgx-h100').links_per_gpu} links × {catalog.get_link('nvlink4').line_GBps_dir:g} GB/s "
-                     f"= {catalog.get_system('dgx-h100').scaleup_GBps_dir:g} GB/s per direction; "
-                     f"'{catalog.get_gpu('h100').nvlink_GBps_bidir:g} GB/s' counts both directions."),
-))
+register(
+    Question(
+        "02.h100_nvlink_dir",
+        "NVIDIA quotes 900 GB/s of NVLink for one H100. How many GB/s can it send to its peers, per direction (line "
+        "rate)?",
+        lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir,
+        unit="GB/s",
+        variants=lambda: {
+            "900 GB/s adds both directions: per direction it is half.": catalog.get_gpu("h100").nvlink_GBps_bidir,
+            "That is one NVLink 4 link; an H100 has 18 of them.": catalog.get_link("nvlink4").line_GBps_dir,
+            "That is the achievable rate (× efficiency); the question asks for the line rate.": catalog.get_system(
+                "dgx-h100"
+            ).scaleup_achievable_GBps_dir,
+        },
+        explain=lambda: (
+            f"{catalog.get_system('dgx-h100').links_per_gpu} links × {catalog.get_link('nvlink4').line_GBps_dir:g} "
+            f"GB/s "
+            f"= {catalog.get_system('dgx-h100').scaleup_GBps_dir:g} GB/s per direction; "
+            f"'{catalog.get_gpu('h100').nvlink_GBps_bidir:g} GB/s' counts both directions."
+        ),
+    )
+)
 
 
 def _latency_bound_64k() -> str:
@@ -103,13 +118,19 @@ def _latency_bound_64k() -> str:
     return "a" if 64 * 2**10 < p.half_bandwidth_bytes else "b"
 
 
-register(Question(
-    "02.bound_64k",
-    "A 64 KiB message between two H100s over all 18 NVLink 4 links (β = line × efficiency) is...",
-    _latency_bound_64k,
-    choices={"a": "latency-bound (n < n½)", "b": "bandwidth-bound (n > n½)"},
-    wrong_choice={"b": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
-                  "a": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B."},
-    explain=lambda: (f"n½ = αβ ≈ {linkmodel.link_params('nvlink4', links=18).half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
-                     "a faster link would not make this message noticeably faster."),
-))
+register(
+    Question(
+        "02.bound_64k",
+        "A 64 KiB message between two H100s over all 18 NVLink 4 links (β = line × efficiency) is...",
+        _latency_bound_64k,
+        choices={"a": "latency-bound (n < n½)", "b": "bandwidth-bound (n > n½)"},
+        wrong_choice={
+            "b": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+            "a": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+        },
+        explain=lambda: (
+            f"n½ = αβ ≈ {linkmodel.link_params('nvlink4', links=18).half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
+            "a faster link would not make this message noticeably faster."
+        ),
+    )
+)

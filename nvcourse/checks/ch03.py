@@ -64,15 +64,22 @@ def _h100_bisection() -> float:
     return bisection_bandwidth(build_system_graph("dgx-h100")).GBps_dir
 
 
-register(Question(
-    "03.dgx_h100_bisection",
-    "Bisection bandwidth of one DGX H100 (8 GPUs, NVSwitch), GB/s per direction?",
-    _h100_bisection, unit="GB/s",
-    variants=lambda: {
-        "That adds both directions (NVIDIA's headline style); give one direction.": 2 * _h100_bisection(),
-        "That counts all 8 GPUs; only the 4 on one side send across the cut.": 2 * _h100_bisection(),
-        "That is one GPU's NVLink bandwidth: 4 GPUs send across the cut.": catalog.get_system("dgx-h100").scaleup_GBps_dir,
-    },
-    explain=lambda: (f"4 GPUs × {catalog.get_system('dgx-h100').links_per_gpu} links × "
-                     f"{catalog.get_link('nvlink4').line_GBps_dir:g} GB/s = {_h100_bisection():g} GB/s per direction."),
-))
+register(
+    Question(
+        "03.dgx_h100_bisection",
+        "Bisection bandwidth of one DGX H100 (8 GPUs, NVSwitch), GB/s per direction?",
+        _h100_bisection,
+        unit="GB/s",
+        variants=lambda: {
+            "That adds both directions (NVIDIA's headline style); give one direction.": 2 * _h100_bisection(),
+            "That counts all 8 GPUs; only the 4 on one side send across the cut.": 2 * _h100_bisection(),
+            "That is one GPU's NVLink bandwidth: 4 GPUs send across the cut.": catalog.get_system(
+                "dgx-h100"
+            ).scaleup_GBps_dir,
+        },
+        explain=lambda: (
+            f"4 GPUs × {catalog.get_system('dgx-h100').links_per_gpu} links × "
+            f"{catalog.get_link('nvlink4').line_GBps_dir:g} GB/s = {_h100_bisection():g} GB/s per direction."
+        ),
+    )
+)

@@ -140,8 +140,11 @@ def _simulate(schedule: Any, p: int) -> tuple[list[str], list[str], str]:
         try:
             msgs = [tuple(int(x) for x in m) for m in step]
         except (TypeError, ValueError):
-            return right, [f"p={p}, step {s}: entries must be (src, dst, chunk) tuples of ints; got {fmt(list(step))}"], \
-                "Each message is a tuple of three ints: (src, dst, chunk)."
+            return (
+                right,
+                [f"p={p}, step {s}: entries must be (src, dst, chunk) tuples of ints; got {fmt(list(step))}"],
+                "Each message is a tuple of three ints: (src, dst, chunk).",
+            )
         if any(len(m) != 3 for m in msgs):
             return right, [f"p={p}, step {s}: every message needs 3 numbers (src, dst, chunk)"], ""
         if any(not (0 <= x < p) for m in msgs for x in m):
@@ -299,7 +302,9 @@ def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, 
     notes.append(f"measured {fmt(measured * 1e3)} ms = {ratio:.2f} × the model "
                  f"(correct result: {result.correct}).")
     if ratio < 0.9:
-        notes.append("Faster than the model: the emulated link delay overlaps with other work, or steps run in parallel.")
+        notes.append(
+            "Faster than the model: the emulated link delay overlaps with other work, or steps run in parallel."
+        )
     elif ratio > 1.5:
         notes.append("Slower than the model: real copies, process wake-ups and spin-waiting on few CPU cores add to "
                      "every step. The model is a lower bound on this machine.")
@@ -316,14 +321,20 @@ def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, 
 # ------------------------------------------------------------------------------------------------
 # questions
 
-register(Question(
-    "04.busbw_meaning",
-    "nccl-tests reports an all-reduce busbw of 370 GB/s on 8 GPUs. What does busbw tell you?",
-    lambda: "c",
-    choices={"a": "the bytes of the buffer divided by the time",
-             "b": "the total bytes all GPUs sent, divided by the time",
-             "c": "the rate each GPU's link had to sustain, comparable with the link's bandwidth whatever the GPU count"},
-    wrong_choice={"a": "That is algbw = S / t.",
-                  "b": "That grows with the number of GPUs; busbw is per GPU (algbw × 2(n−1)/n)."},
-    explain="busbw = algbw × 2(n−1)/n for all-reduce: the per-link rate, so you compare it directly with β.",
-))
+register(
+    Question(
+        "04.busbw_meaning",
+        "nccl-tests reports an all-reduce busbw of 370 GB/s on 8 GPUs. What does busbw tell you?",
+        lambda: "c",
+        choices={
+            "a": "the bytes of the buffer divided by the time",
+            "b": "the total bytes all GPUs sent, divided by the time",
+            "c": "the rate each GPU's link had to sustain, comparable with the link's bandwidth whatever the GPU count",
+        },
+        wrong_choice={
+            "a": "That is algbw = S / t.",
+            "b": "That grows with the number of GPUs; busbw is per GPU (algbw × 2(n−1)/n).",
+        },
+        explain="busbw = algbw × 2(n−1)/n for all-reduce: the per-link rate, so you compare it directly with β.",
+    )
+)

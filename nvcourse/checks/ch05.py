@@ -23,7 +23,9 @@ _DEEPSEEK = dict(hidden=7168, tokens=4096, top_k=8, bytes_per_elem=2)  # the cha
 
 def _cfg(tokens: int, hidden: int, top_k: int, bytes_per_elem: float, ep: int) -> MoEConfig:
     # the number of experts does not change the bytes; it only has to allow ep and top_k
-    return MoEConfig(hidden=hidden, tokens=tokens, experts=max(256, ep, top_k), top_k=top_k, bytes_per_elem=bytes_per_elem)
+    return MoEConfig(
+        hidden=hidden, tokens=tokens, experts=max(256, ep, top_k), top_k=top_k, bytes_per_elem=bytes_per_elem
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -152,10 +154,15 @@ def alltoall_time(fn) -> "Result":  # noqa: F821
         args = (float(10 ** rng.uniform(6, 9)), float(10 ** rng.uniform(6, 9)), float(10 ** rng.uniform(-6, -4.5)),
                 float(10 ** rng.uniform(11, 12)), float(10 ** rng.uniform(10, 11)))
         cases.append(Case(args, _a2a(*args), _a2a_variants(*args), "random"))
-    return check_function("alltoall_time", fn, ["nvlink_bytes", "network_bytes", "alpha_s", "nvlink_Bps", "nic_Bps"],
-                          cases, what="a time in seconds",
-                          hint="Both paths send at once: t = α + max(NVLink bytes / NVLink rate, network bytes / NIC rate).",
-                          success="Beyond the domain the NIC sets the pace: the NVLink part finishes long before.")
+    return check_function(
+        "alltoall_time",
+        fn,
+        ["nvlink_bytes", "network_bytes", "alpha_s", "nvlink_Bps", "nic_Bps"],
+        cases,
+        what="a time in seconds",
+        hint="Both paths send at once: t = α + max(NVLink bytes / NVLink rate, network bytes / NIC rate).",
+        success="Beyond the domain the NIC sets the pace: the NVLink part finishes long before.",
+    )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -102,15 +102,22 @@ def ecmp_collision_probability(fn) -> "Result":  # noqa: F821
                                   "ECMP hashing alone wastes a third of a non-blocking fabric.")
 
 
-register(Question(
-    "06.ecmp_32",
-    "32 flows hash onto 32 equal up-links (ECMP). On average, what fraction of the links carries no flow?",
-    lambda: 1 - ecmp.expected_busy_links(32, 32) / 32, rtol=0.01,
-    variants=lambda: {
-        "That is the fraction of links that are busy; the question asks for idle ones.":
-            ecmp.expected_busy_links(32, 32) / 32,
-        "That is the probability that a given flow collides, not the idle fraction.": ecmp.collision_probability(32, 32),
-    },
-    hint="A link stays idle when all 32 flows miss it: (1 − 1/32)^32.",
-    explain=lambda: f"(1 − 1/32)^32 ≈ {math.exp(-1):.3f} → e^−1: about a third of the links idle.",
-))
+register(
+    Question(
+        "06.ecmp_32",
+        "32 flows hash onto 32 equal up-links (ECMP). On average, what fraction of the links carries no flow?",
+        lambda: 1 - ecmp.expected_busy_links(32, 32) / 32,
+        rtol=0.01,
+        variants=lambda: {
+            "That is the fraction of links that are busy; the question asks for idle ones.": ecmp.expected_busy_links(
+                32, 32
+            )
+            / 32,
+            "That is the probability that a given flow collides, not the idle fraction.": ecmp.collision_probability(
+                32, 32
+            ),
+        },
+        hint="A link stays idle when all 32 flows miss it: (1 − 1/32)^32.",
+        explain=lambda: f"(1 − 1/32)^32 ≈ {math.exp(-1):.3f} → e^−1: about a third of the links idle.",
+    )
+)

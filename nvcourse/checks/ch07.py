@@ -97,14 +97,20 @@ def _bubble_variants(p, m, v) -> dict[str, float | None]:
     f = training.pipeline_bubble_fraction(p, m, virtual_stages=v)
     return {
         "That is the bubble relative to the compute time, (p−1)/(v·m) — what the step-time model adds on top of "
-        "compute; as a share of the whole step (compute + bubble) it is (p−1)/(v·m + p − 1).":
-            (p - 1) / (v * m) if p > 1 else None,
-        "Interleaving: v virtual stages per GPU divide the bubble by v: (p−1)/(v·m + p − 1).":
-            (p - 1) / (m + p - 1) if v > 1 and p > 1 else None,
-        "v divides the bubble, not the micro-batches' work: (p−1)/(v·m + p − 1), not (p−1)/(v·(m + p − 1)).":
-            (p - 1) / (v * (m + p - 1)) if v > 1 and p > 1 else None,
+        "compute; as a share of the whole step (compute + bubble) it is (p−1)/(v·m + p − 1).": (p - 1) / (v * m)
+        if p > 1
+        else None,
+        "Interleaving: v virtual stages per GPU divide the bubble by v: (p−1)/(v·m + p − 1).": (p - 1) / (m + p - 1)
+        if v > 1 and p > 1
+        else None,
+        "v divides the bubble, not the micro-batches' work: (p−1)/(v·m + p − 1), not (p−1)/(v·(m + p − 1)).": (p - 1)
+        / (v * (m + p - 1))
+        if v > 1 and p > 1
+        else None,
         "The pipeline fills in p − 1 steps, not p: (p−1)/(v·m + p − 1).": p / (v * m + p),
-        "That is the busy share of the time; the bubble is the idle share (1 minus yours).": 1 - f if f != 0.5 else None,
+        "That is the busy share of the time; the bubble is the idle share (1 minus yours).": 1 - f
+        if f != 0.5
+        else None,
     }
 
 
@@ -213,8 +219,11 @@ def step_prediction(predicted_s: Any, step: Any) -> Result:
     if isinstance(pred, Result):
         return pred
     if not all(hasattr(step, a) for a in ("compute", "bubble", "total", "breakdown", "micro_batches", "pp")):
-        raise CheckError("the second argument must be the result of training.step_time(...).",
-                         "Run the cell that computes `st = training.step_time(...)` first, then pass `st`.", status=ERROR)
+        raise CheckError(
+            "the second argument must be the result of training.step_time(...).",
+            "Run the cell that computes `st = training.step_time(...)` first, then pass `st`.",
+            status=ERROR,
+        )
     if pred <= 0:
         return Result(name, FAIL, f"a time must be positive; your prediction is {fmt(pred)} s.")
     floor = step.compute + step.bubble
@@ -259,20 +268,26 @@ def _days_70b_b200() -> float:
     return _compute_s(70e9, 15e12, 4096, gpu.bf16_TFLOPS, 0.4) / _DAY
 
 
-register(Question(
-    "07.days_70b_b200",
-    "Llama 3 70B on 15T tokens on 4,096 B200 (HGX, catalog 'b200', dense BF16) at 40 % efficiency: days of compute?",
-    _days_70b_b200, unit="days", rtol=0.01,
-    variants=lambda: {
-        "2× too few days: training runs on the dense BF16 peak; the 2:4-sparse figure on datasheets is twice it.":
-            _days_70b_b200() / 2,
-        "3× too few: 2·N per token is the forward pass only; training is 6·N·D.": _days_70b_b200() / 3,
-        "That is in hours: divide by 24.": _days_70b_b200() * 24,
-        "That is in seconds: divide by 86,400 for days.": _days_70b_b200() * _DAY,
-    },
-    hint="t = 6 · 70e9 · 15e12 / (4096 · F · 0.4) seconds, F = catalog.get_gpu('b200').bf16_TFLOPS × 1e12; then ÷ 86,400.",
-    explain="Pure compute only: the step-time model adds the bubble and the communication the overlap cannot hide.",
-))
+register(
+    Question(
+        "07.days_70b_b200",
+        "Llama 3 70B on 15T tokens on 4,096 B200 (HGX, catalog 'b200', dense BF16) at 40 % efficiency: days of "
+        "compute?",
+        _days_70b_b200,
+        unit="days",
+        rtol=0.01,
+        variants=lambda: {
+            "2× too few days: training runs on the dense BF16 peak; the 2:4-sparse figure on datasheets is "
+            "twice it.": _days_70b_b200() / 2,
+            "3× too few: 2·N per token is the forward pass only; training is 6·N·D.": _days_70b_b200() / 3,
+            "That is in hours: divide by 24.": _days_70b_b200() * 24,
+            "That is in seconds: divide by 86,400 for days.": _days_70b_b200() * _DAY,
+        },
+        hint="t = 6 · 70e9 · 15e12 / (4096 · F · 0.4) seconds, F = catalog.get_gpu('b200').bf16_TFLOPS × 1e12; "
+        "then ÷ 86,400.",
+        explain="Pure compute only: the step-time model adds the bubble and the communication the overlap cannot hide.",
+    )
+)
 
 
 def _placement_times() -> tuple[float, float]:
@@ -293,21 +308,26 @@ def _placement_explain() -> str:
             "happens once per step and partly hides behind the backward pass.")
 
 
-register(Question(
-    "07.tp_placement",
-    "Llama 3 70B, TP 8 × PP 4 × DP 32 on 1,024 H100 in DGX nodes (8 GPUs per NVLink domain). Which rank order?",
-    _placement_answer,
-    choices={"a": "TP groups inside a node (NVLink); DP groups across nodes (tp-first)",
-             "b": "DP groups inside a node; TP across nodes — the gradient buffer is the biggest message, it deserves NVLink",
-             "c": "it does not matter: the same bytes move either way",
-             "d": "PP inside the node; TP and DP across nodes"},
-    wrong_choice={
-        "b": "The gradient buffer is big, but it is all-reduced once per step and overlaps with the backward pass; "
-             "TP all-reduces come 4 times per layer and micro-batch and nothing can hide them.",
-        "c": "The bytes are the same, the links are not: a GPU's NVLink bandwidth is many times its share of the "
-             "NICs, and TP traffic waits on the critical path.",
-        "d": "PP sends one activation per micro-batch per stage boundary, point to point: the least traffic of the "
-             "three, the natural one to put across nodes — not inside.",
-    },
-    explain=_placement_explain,
-))
+register(
+    Question(
+        "07.tp_placement",
+        "Llama 3 70B, TP 8 × PP 4 × DP 32 on 1,024 H100 in DGX nodes (8 GPUs per NVLink domain). Which rank order?",
+        _placement_answer,
+        choices={
+            "a": "TP groups inside a node (NVLink); DP groups across nodes (tp-first)",
+            "b": "DP groups inside a node; TP across nodes — the gradient buffer is the biggest message, it deserves "
+                 "NVLink",
+            "c": "it does not matter: the same bytes move either way",
+            "d": "PP inside the node; TP and DP across nodes",
+        },
+        wrong_choice={
+            "b": "The gradient buffer is big, but it is all-reduced once per step and overlaps with the backward pass; "
+            "TP all-reduces come 4 times per layer and micro-batch and nothing can hide them.",
+            "c": "The bytes are the same, the links are not: a GPU's NVLink bandwidth is many times its share of the "
+            "NICs, and TP traffic waits on the critical path.",
+            "d": "PP sends one activation per micro-batch per stage boundary, point to point: the least traffic of the "
+            "three, the natural one to put across nodes — not inside.",
+        },
+        explain=_placement_explain,
+    )
+)

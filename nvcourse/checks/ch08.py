@@ -23,11 +23,18 @@ def young_interval(fn) -> "Result":  # noqa: F821
     cases = []
     for d, m in combos:
         exp = reliability.young_interval(d, m)
-        cases.append(Case((d, m), exp, {
-            "√(δ·M) is missing the factor 2: τ = √(2·δ·M).": math.sqrt(d * m),
-            "Take the square root: τ = √(2·δ·M).": 2 * d * m,
-            "That is Daly's higher-order interval; the exercise asks for Young's √(2δM).": reliability.daly_interval(d, m),
-        }))
+        cases.append(
+            Case(
+                (d, m),
+                exp,
+                {
+                    "√(δ·M) is missing the factor 2: τ = √(2·δ·M).": math.sqrt(d * m),
+                    "Take the square root: τ = √(2·δ·M).": 2 * d * m,
+                    "That is Daly's higher-order interval; the exercise asks for Young's √(2δM).":
+                        reliability.daly_interval(d, m),
+                },
+            )
+        )
     return check_function("young_interval", fn, ["checkpoint_s", "mtbf_s"], cases, what="a time in seconds",
                           hint="Balance the time lost writing checkpoints (δ/τ) against the work lost per failure "
                                "(τ/2M): τ = √(2·δ·M).",

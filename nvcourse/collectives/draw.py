@@ -77,7 +77,9 @@ def _own(rank: int, chunk: int) -> Block:
     return Block((rank,), chunk)
 
 
-def collective_blocks(op: str, nprocs: int = 4, root: int = 0) -> tuple[list[list[Block | None]], list[list[Block | None]]]:
+def collective_blocks(
+    op: str, nprocs: int = 4, root: int = 0
+) -> tuple[list[list[Block | None]], list[list[Block | None]]]:
     """``(before, after)``: for each rank a list of ``nprocs`` slots holding a :class:`Block` or ``None`` (empty).
 
     Slots are chunk positions in the buffer, so a reduce-scatter's output chunk ``r`` and an
@@ -271,7 +273,9 @@ def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
     markers, styles = "os^Dv", ["-", "--", ":", "-."]
     for j, p in enumerate(procs):
         for i, a in enumerate(algos):
-            pts = sorted((r["nbytes"], r["measured_s"], r["model_s"]) for r in rows if r["algo"] == a and r["procs"] == p)
+            pts = sorted(
+                (r["nbytes"], r["measured_s"], r["model_s"]) for r in rows if r["algo"] == a and r["procs"] == p
+            )
             if not pts:
                 continue
             x = [q[0] for q in pts]
@@ -285,7 +289,9 @@ def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
     ax.set_ylabel("time per call (µs)")
     if rows:
         med = median_abs_error(rows) * 100
-        ax.set_title(title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %")
+        ax.set_title(
+            title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %"
+        )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return ax

@@ -118,7 +118,10 @@ class RingReplay:
                         f"has it read chunk {wrote.get(dst)} from rank {(dst - 1) % p}"
                     )
             if sorted(t["dst"] for t in frame["transfers"]) != sorted(wrote):
-                raise ValueError(f"trace step {k}: ranks {[t['dst'] for t in frame['transfers']]} acted, plan expects {sorted(wrote)}")
+                raise ValueError(
+                    f"trace step {k}: ranks {[t['dst'] for t in frame['transfers']]} acted, plan expects "
+                    f"{sorted(wrote)}"
+                )
         itemsize = result.nbytes // result.count if result.count else 4
         return cls(p, result.count, itemsize, frames, states, written, iteration)
 

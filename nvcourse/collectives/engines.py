@@ -33,7 +33,15 @@ import numpy as np
 
 from . import plan as _plan
 
-__all__ = ["EngineUnavailable", "run_torch", "run_mpi", "torch_available", "mpi_available", "under_torchrun", "under_mpirun"]
+__all__ = [
+    "EngineUnavailable",
+    "run_torch",
+    "run_mpi",
+    "torch_available",
+    "mpi_available",
+    "under_torchrun",
+    "under_mpirun",
+]
 
 TORCH_HINT = (
     "pip install nvcourse[torch] (CPU-only build: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
@@ -207,12 +215,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_torch(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
-              progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
-    """Measure ``op`` (one name or a list) with torch.distributed; rows on rank 0 (None on other ranks under torchrun)."""
+def run_torch(
+    op: str | list[str],
+    sizes: list[int],
+    procs: int,
+    *,
+    iters: int = 20,
+    warmup: int = 5,
+    dtype: str = "float32",
+    progress: bool = False,
+    timeout_s: float = 600.0,
+) -> list[dict] | None:
+    """Measure ``op`` (one name or a list) with torch.distributed; rows on rank 0 (None on other ranks under
+    torchrun)."""
     if not torch_available():
         raise EngineUnavailable(f"backend 'torch' needs PyTorch, which is not installed: {TORCH_HINT}")
-    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    spec = {
+        "ops": _ops(op),
+        "sizes": list(sizes),
+        "iters": iters,
+        "warmup": warmup,
+        "dtype": dtype,
+        "progress": progress,
+    }
     if dtype == "float16":
         spec["allow_gpu"] = True
     if under_torchrun():
@@ -308,12 +333,28 @@ def mpirun_command(procs: int) -> list[str]:
     return cmd
 
 
-def run_mpi(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5, dtype: str = "float32",
-            progress: bool = False, timeout_s: float = 600.0) -> list[dict] | None:
+def run_mpi(
+    op: str | list[str],
+    sizes: list[int],
+    procs: int,
+    *,
+    iters: int = 20,
+    warmup: int = 5,
+    dtype: str = "float32",
+    progress: bool = False,
+    timeout_s: float = 600.0,
+) -> list[dict] | None:
     """Measure ``op`` with MPI (mpi4py); under mpirun runs in place, otherwise launches mpirun."""
     if not mpi_available():
         raise EngineUnavailable(f"backend 'mpi' needs mpi4py and mpirun, which are not installed: {MPI_HINT}")
-    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype, "progress": progress}
+    spec = {
+        "ops": _ops(op),
+        "sizes": list(sizes),
+        "iters": iters,
+        "warmup": warmup,
+        "dtype": dtype,
+        "progress": progress,
+    }
     if under_mpirun():
         return _mpi_rank(spec)
     cmd = [*mpirun_command(procs), sys.executable, "-m", "nvcourse.collectives.engines", "mpi", json.dumps(spec)]

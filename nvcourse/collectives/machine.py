@@ -16,7 +16,8 @@ The machine model keeps the algorithm exact and measures only *primitive* operat
    bytes), exactly as :mod:`nvcourse.collectives._worker` executes an action: ``dsts[0] = srcs[0] +
    srcs[1]``, then one in-place add per further source, then one copy per further destination,
    walked in pieces of ``PIECE_BYTES``.
-2. :func:`nvcourse.collectives.probes.measure_machine` measures, in k = 1..C processes running at the same time, the per-process
+2. :func:`nvcourse.collectives.probes.measure_machine` measures, in k = 1..C processes running at the same time, the
+per-process
    rate of ``np.copyto`` and ``np.add`` (bytes written per second) for several footprints, α,
    the cost of one synchronised step, from a ping-pong of a tiny message, and the rate of copying
    data another process has just written, from a ping-pong of 256 KiB and 1 MiB (those cache lines

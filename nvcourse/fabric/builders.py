@@ -97,7 +97,13 @@ class Fabric:
 
     def counts(self) -> dict[str, int]:
         """Switch counts in the shape of NVIDIA's RA tables."""
-        return {"nodes": self.nodes, "gpus": self.gpus, "leaf": self.n_leaves, "spine": self.n_spines, "core": self.n_cores}
+        return {
+            "nodes": self.nodes,
+            "gpus": self.gpus,
+            "leaf": self.n_leaves,
+            "spine": self.n_spines,
+            "core": self.n_cores,
+        }
 
     @property
     def cables(self) -> dict[str, int]:
@@ -182,7 +188,9 @@ class Fabric:
         o = self._offsets
         cap = np.full(o["n_all"], self.port_GBps_dir)
         cap[o["agg_leaf_up"] : o["agg_pod_up"]] = self.leaf_up * self.port_GBps_dir
-        cap[o["agg_pod_up"] : o["n_all"]] = max(1, self.spine_stride * self.spine_up) * self.port_GBps_dir  # unused with 2 levels
+        cap[o["agg_pod_up"] : o["n_all"]] = (
+            max(1, self.spine_stride * self.spine_up) * self.port_GBps_dir
+        )  # unused with 2 levels
         return cap
 
     def leaf_of(self, node: NDArray, rail: NDArray) -> NDArray[np.int64]:
@@ -224,11 +232,18 @@ class Fabric:
         sn, sr, dn, dr = (np.asarray(a, dtype=np.int64).ravel() for a in (src_node, src_rail, dst_node, dst_rail))
         if not (sn.size == sr.size == dn.size == dr.size):
             raise ValueError("src_node, src_rail, dst_node and dst_rail must have the same length")
-        for name, arr, hi in (("src_node", sn, self.nodes), ("dst_node", dn, self.nodes), ("src_rail", sr, self.rails), ("dst_rail", dr, self.rails)):
+        for name, arr, hi in (
+            ("src_node", sn, self.nodes),
+            ("dst_node", dn, self.nodes),
+            ("src_rail", sr, self.rails),
+            ("dst_rail", dr, self.rails),
+        ):
             if arr.size and (arr.min() < 0 or arr.max() >= hi):
                 raise ValueError(f"{name} must be in 0..{hi - 1}")
         if np.any(sn == dn):
-            raise ValueError("a flow's source and destination are on the same node: intra-node traffic does not use the fabric")
+            raise ValueError(
+                "a flow's source and destination are on the same node: intra-node traffic does not use the fabric"
+            )
         o = self._offsets
         n = sn.size
         fid = np.arange(n, dtype=np.int64)
@@ -300,7 +315,9 @@ class Fabric:
         if self.spine_up:
             per_pod = self.spine_stride * self.spine_up
             dp = per_pod if spread else 1
-            phys[o["spine_up"] : o["spine_down"]] += np.repeat(loads_all[o["agg_pod_up"] : o["agg_pod_down"]] / dp, per_pod)
+            phys[o["spine_up"] : o["spine_down"]] += np.repeat(
+                loads_all[o["agg_pod_up"] : o["agg_pod_down"]] / dp, per_pod
+            )
             phys[o["spine_down"] : o["n_phys"]] += np.repeat(loads_all[o["agg_pod_down"] : o["n_all"]] / dp, per_pod)
         return phys
 
@@ -331,7 +348,8 @@ class Fabric:
         core = f", {c['core']} core" if self.levels == 3 else ""
         return (
             f"{c['nodes']} nodes x {self.rails} NICs ({c['gpus']} GPUs), {self.layout} layout, {self.levels} levels: "
-            f"{c['leaf']} leaf, {c['spine']} spine{core} switches of {self.radix} ports at {self.port_GBps_dir:g} GB/s per direction; "
+            f"{c['leaf']} leaf, {c['spine']} spine{core} switches of {self.radix} ports at {self.port_GBps_dir:g} GB/s "
+            f"per direction; "
             f"leaf {self.nodes_per_su} down / {self.leaf_up} up (oversubscription {self.oversubscription:.3g}:1)"
         )
 
@@ -367,16 +385,34 @@ def fat_tree(
     rails = integer("rails", rails, 1)
     nodes_per_su = integer("nodes_per_su", nodes_per_su, 1)
     radix = integer("radix", radix, 2)
-    if isinstance(port_GBps_dir, bool) or not isinstance(port_GBps_dir, (int, float)) or not math.isfinite(port_GBps_dir) or port_GBps_dir <= 0:
+    if (
+        isinstance(port_GBps_dir, bool)
+        or not isinstance(port_GBps_dir, (int, float))
+        or not math.isfinite(port_GBps_dir)
+        or port_GBps_dir <= 0
+    ):
         raise ValueError(f"port_GBps_dir must be a number > 0 (GB/s per direction), got {port_GBps_dir!r}")
     if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS} ('rail' = rail-optimised, 'tor' = top-of-rack), got {layout!r}")
-    if isinstance(oversubscription, bool) or not isinstance(oversubscription, (int, float)) or not math.isfinite(oversubscription) or oversubscription < 1:
-        raise ValueError(f"oversubscription must be a number >= 1 (down:up ratio of a leaf; 1 = non-blocking), got {oversubscription!r}")
+        raise ValueError(
+            f"layout must be one of {LAYOUTS} ('rail' = rail-optimised, 'tor' = top-of-rack), got {layout!r}"
+        )
+    if (
+        isinstance(oversubscription, bool)
+        or not isinstance(oversubscription, (int, float))
+        or not math.isfinite(oversubscription)
+        or oversubscription < 1
+    ):
+        raise ValueError(
+            f"oversubscription must be a number >= 1 (down:up ratio of a leaf; 1 = non-blocking), got "
+            f"{oversubscription!r}"
+        )
     if levels not in (None, 2, 3):
         raise ValueError(f"levels must be 2, 3 or None (fewest that fit), got {levels!r}")
     if layout == "tor" and nodes_per_su % rails:
-        raise ValueError(f"nodes_per_su must be a multiple of rails={rails} for layout='tor' (a leaf takes whole nodes), got {nodes_per_su}")
+        raise ValueError(
+            f"nodes_per_su must be a multiple of rails={rails} for layout='tor' (a leaf takes whole nodes), got "
+            f"{nodes_per_su}"
+        )
 
     down = nodes_per_su
     up = max(1, round(down / oversubscription))
@@ -398,9 +434,14 @@ def fat_tree(
         need = math.ceil(n_leaves * up / radix)
         S = _smallest_divisor_at_least(up, need)
         if S is None:
-            hosts = radix * (nodes_per_su if layout == "rail" else nodes_per_su // rails) // (rails if layout == "rail" else 1)
+            hosts = (
+                radix
+                * (nodes_per_su if layout == "rail" else nodes_per_su // rails)
+                // (rails if layout == "rail" else 1)
+            )
             raise ValueError(
-                f"radix={radix} is too small for nodes={nodes} in two levels ({n_leaves} leaves; at most {max2} leaves, "
+                f"radix={radix} is too small for nodes={nodes} in two levels ({n_leaves} leaves; at most {max2} "
+                f"leaves, "
                 f"i.e. {hosts} nodes); allowed: nodes <= {hosts}, a larger radix, or levels=3"
             )
         return Fabric(
@@ -415,7 +456,10 @@ def fat_tree(
     if layout == "rail":
         sus_per_pod = half // rails
         if sus_per_pod < 1:
-            raise ValueError(f"radix={radix} is too small for three rail-optimised levels with rails={rails}; allowed: radix >= {2 * rails}")
+            raise ValueError(
+                f"radix={radix} is too small for three rail-optimised levels with rails={rails}; allowed: radix >= "
+                f"{2 * rails}"
+            )
         leaves_per_pod = sus_per_pod * rails
     else:
         leaves_per_pod = half

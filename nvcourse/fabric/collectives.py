@@ -127,7 +127,12 @@ class AllReduceEstimate:
 
 
 def _check_bytes(nbytes: float) -> float:
-    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating)) or not np.isfinite(nbytes) or nbytes <= 0:
+    if (
+        isinstance(nbytes, bool)
+        or not isinstance(nbytes, (int, float, np.integer, np.floating))
+        or not np.isfinite(nbytes)
+        or nbytes <= 0
+    ):
         raise ValueError(f"nbytes (bytes per GPU) must be a number > 0, got {nbytes!r}")
     return float(nbytes)
 
@@ -175,7 +180,10 @@ def allreduce_on_fabric(
     lat_i = rs.latency_s + ag.latency_s if g > 1 else 0.0
     if algorithm == "sharp":
         if not fabric_supports_sharp(nic_link or sysm.nic_link):
-            raise ValueError(f"algorithm='sharp' needs InfiniBand switches with in-network reduction; the NIC link {nic.id!r} is {nic.kind}")
+            raise ValueError(
+                f"algorithm='sharp' needs InfiniBand switches with in-network reduction; the NIC link {nic.id!r} is "
+                f"{nic.kind}"
+            )
         net_rate = port_Bps
         inter_lat = data.collnet_alpha_s()
         inter = (n / g) / net_rate + inter_lat
@@ -226,5 +234,16 @@ def allreduce_scaling(
         kw.update(fabric_kw)
         fab = fat_tree(int(N), **kw)
         for a in algorithms:
-            out[a].append(allreduce_on_fabric(fab, nbytes, algorithm=a, system=system, nic_link=nic.id, routing=routing, placement=placement, seed=seed))
+            out[a].append(
+                allreduce_on_fabric(
+                    fab,
+                    nbytes,
+                    algorithm=a,
+                    system=system,
+                    nic_link=nic.id,
+                    routing=routing,
+                    placement=placement,
+                    seed=seed,
+                )
+            )
     return out

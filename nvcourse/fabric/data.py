@@ -17,7 +17,17 @@ from typing import Any
 
 from .. import _data, catalog
 
-__all__ = ["Switch", "SuperPodRow", "raw", "switches", "get_switch", "superpod_rows", "superpods", "collnet_alpha_s", "describe_source"]
+__all__ = [
+    "Switch",
+    "SuperPodRow",
+    "raw",
+    "switches",
+    "get_switch",
+    "superpod_rows",
+    "superpods",
+    "collnet_alpha_s",
+    "describe_source",
+]
 
 
 @dataclass(frozen=True)

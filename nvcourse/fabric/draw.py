@@ -169,14 +169,23 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
         score = np.where(switch_cable, util + 1e-3 * nflows, -1.0)
         top = np.argsort(-score, kind="stable")[:hottest]
         top = top[score[top] > 0]
-        ax.add_collection(LineCollection(segs[top], colors=HOT, linewidths=1.5 + 0.8 * np.minimum(nflows[top], 5), zorder=3),
-                          autolim=False)
+        ax.add_collection(
+            LineCollection(segs[top], colors=HOT, linewidths=1.5 + 0.8 * np.minimum(nflows[top], 5), zorder=3),
+            autolim=False,
+        )
     for name in names:
         c = counts[name]
         if c == 0:
             continue
         xs = _x(np.arange(c), c)
-        ax.scatter(xs, np.full(c, TIER_Y[name]), s=max(4, min(40, 2400 / c)), c="#333333", marker="s" if name != "host" else "o", zorder=4)
+        ax.scatter(
+            xs,
+            np.full(c, TIER_Y[name]),
+            s=max(4, min(40, 2400 / c)),
+            c="#333333",
+            marker="s" if name != "host" else "o",
+            zorder=4,
+        )
         ax.text(-0.02, TIER_Y[name], f"{name} ({c})", ha="right", va="center", fontsize=9)
     top_y = 3 if fabric.n_cores else 2
     ax.set_xlim(_X_MIN, 1.0)

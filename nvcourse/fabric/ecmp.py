@@ -26,7 +26,14 @@ from numpy.typing import NDArray
 
 from .._validate import integer
 
-__all__ = ["collision_probability", "any_collision_probability", "expected_busy_links", "mean_rate_fraction", "max_load_pmf", "expected_max_load"]
+__all__ = [
+    "collision_probability",
+    "any_collision_probability",
+    "expected_busy_links",
+    "mean_rate_fraction",
+    "max_load_pmf",
+    "expected_max_load",
+]
 
 
 def _check(m: int, k: int) -> tuple[int, int]:

@@ -2,7 +2,8 @@
 
 Every flow is a path (a set of links); every link has a capacity (GB/s per direction). A max-min fair
 allocation raises all rates together until some link fills; the flows through it are frozen at that
-rate, and the others keep rising, until every flow crosses a full link (progressive filling). The result is the allocation in
+rate, and the others keep rising, until every flow crosses a full link (progressive filling). The result is the
+allocation in
 which no flow can go faster without slowing one that is already slower: what TCP-like and InfiniBand
 credit-based flow control approach when every flow is long-lived.
 
@@ -214,7 +215,9 @@ class SimResult:
         """The ``k`` most loaded links as (tier, lower end, upper end, utilisation)."""
         lo, hi = self.fabric.link_ends
         order = np.argsort(-self.utilisation, kind="stable")[:k]
-        return [(TIER_NAMES[self.fabric.link_tier[i]], int(lo[i]), int(hi[i]), float(self.utilisation[i])) for i in order]
+        return [
+            (TIER_NAMES[self.fabric.link_tier[i]], int(lo[i]), int(hi[i]), float(self.utilisation[i])) for i in order
+        ]
 
     def tier_summary(self) -> dict[str, dict[str, float]]:
         """Per tier: number of links, how many carry traffic, mean and max utilisation, max flows on a link."""
@@ -258,4 +261,11 @@ def simulate(
         counts = fabric.physical_loads(counts_all.astype(float), spread=False).astype(np.int64)
     else:
         counts = counts_all[:nphys]
-    return SimResult(fabric=fabric, routing=routing, rate_GBps=rate, load_GBps=load, capacity_GBps=cap_all[:nphys].copy(), flows_per_link=counts)
+    return SimResult(
+        fabric=fabric,
+        routing=routing,
+        rate_GBps=rate,
+        load_GBps=load,
+        capacity_GBps=cap_all[:nphys].copy(),
+        flows_per_link=counts,
+    )

@@ -29,7 +29,15 @@ from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 from ..plots import KIND_COLOURS
 from . import metrics
 
-__all__ = ["draw_topology", "topology_figure", "legend_html", "LegendEntry", "save_topology", "tray_graph", "NODE_STYLE"]
+__all__ = [
+    "draw_topology",
+    "topology_figure",
+    "legend_html",
+    "LegendEntry",
+    "save_topology",
+    "tray_graph",
+    "NODE_STYLE",
+]
 
 #: kind -> (marker, face colour, size)
 NODE_STYLE = {
@@ -294,12 +302,25 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
     # edge labels for small point-to-point or tree graphs
     if member is None and D.number_of_edges() <= 24 and not util:
         for u, v, d in D.edges(data=True):
-            if d.get("GBps_dir") and (D.nodes[u]["kind"] == "gpu" and D.nodes[v]["kind"] == "gpu" or d.get("count", 1) > 1
-                                      or _edge_family(d) == "pcie"):
+            if d.get("GBps_dir") and (
+                D.nodes[u]["kind"] == "gpu"
+                and D.nodes[v]["kind"] == "gpu"
+                or d.get("count", 1) > 1
+                or _edge_family(d) == "pcie"
+            ):
                 (x1, y1), (x2, y2) = pos[u], pos[v]
                 label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
-                ax.text((x1 + x2) / 2, (y1 + y2) / 2, label, fontsize=7, ha="center", va="center",
-                        color="#333333", zorder=4, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+                ax.text(
+                    (x1 + x2) / 2,
+                    (y1 + y2) / 2,
+                    label,
+                    fontsize=7,
+                    ha="center",
+                    va="center",
+                    color="#333333",
+                    zorder=4,
+                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8),
+                )
 
     if member is not None:
         _draw_trays(ax, D)
@@ -329,7 +350,9 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
     if len(distinct) > 3:
         distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
     for bw in distinct:
-        entries.append(LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, member is not None)))
+        entries.append(
+            LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, member is not None))
+        )
     if util:
         entries.append(LegendEntry(f"busiest ({pattern})", "patch", to_rgba(cmap(1.0))))
         if note:

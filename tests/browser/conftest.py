@@ -220,7 +220,9 @@ def chromium_path() -> str:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        skip_or_fail("the Python package `playwright` is missing: `pip install -e .[test]` (or `python3 tasks.py test`)")
+        skip_or_fail(
+            "the Python package `playwright` is missing: `pip install -e .[test]` (or `python3 tasks.py test`)"
+        )
     return path
 
 

@@ -85,7 +85,11 @@ def _problems(nb_json: dict) -> list[str]:
             if out.get("output_type") == "error":
                 tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out.get("traceback", [])))
                 found.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}\n{tb[-1500:]}")
-            elif out.get("output_type") == "stream" and out.get("name") == "stderr" and "Traceback" in _text(out.get("text")):
+            elif (
+                out.get("output_type") == "stream"
+                and out.get("name") == "stderr"
+                and "Traceback" in _text(out.get("text"))
+            ):
                 found.append(f"cell {i}: stderr shows a traceback:\n{_text(out.get('text'))[-1500:]}")
     return found
 
@@ -108,7 +112,9 @@ def _open_notebook(page, lab, name: str) -> None:
         else:
             dialog.get_by_role("button").last.click()
         dialog.wait_for(state="detached")
-    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=60_000)
+    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
+        timeout=60_000
+    )
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-StatusBar-Widget')].some(e => e.textContent.includes('| Idle'))",
         timeout=60_000,
@@ -123,7 +129,9 @@ def _run_all(page) -> None:
 
 
 def _wait_idle(page) -> None:
-    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=UPDATE_TIMEOUT_MS)
+    page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
+        timeout=UPDATE_TIMEOUT_MS
+    )
 
 
 def _settled_state(page, dashboard) -> dict:
@@ -192,7 +200,9 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
         dom_tracebacks = page.locator(
             '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]', has_text="Traceback"
         )
-        assert dom_tracebacks.count() == 0, f"{notebook.name}: a Traceback is shown:\n{dom_tracebacks.first.inner_text()[-1500:]}"
+        assert dom_tracebacks.count() == 0, (
+            f"{notebook.name}: a Traceback is shown:\n{dom_tracebacks.first.inner_text()[-1500:]}"
+        )
         unrun = [
             i for i, c in enumerate(nb_json["cells"])
             if c["cell_type"] == "code" and _src(c).strip() and c.get("execution_count") is None
@@ -209,7 +219,9 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
                 dashboards.first.wait_for(state="attached", timeout=UPDATE_TIMEOUT_MS if expects_dashboard else 5_000)
             except Exception:
                 if expects_dashboard:
-                    raise AssertionError(f"{notebook.name}: a Dashboard was displayed but never rendered in the page") from None
+                    raise AssertionError(
+                        f"{notebook.name}: a Dashboard was displayed but never rendered in the page"
+                    ) from None
         broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget")
         assert broken.count() == 0, f"{notebook.name}: a widget failed to render: {broken.first.inner_text()}"
 
@@ -219,7 +231,9 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
             assert stem.startswith("00"), (
                 f"{notebook.name} has no live Dashboard (nvcourse.widgets.Dashboard); every chapter after 00 needs one"
             )
-            pytest.skip(f"{notebook.name}: Run All passed with no errors; no Dashboard in 00 (start here), so no slider to move")
+            pytest.skip(
+                f"{notebook.name}: Run All passed with no errors; no Dashboard in 00 (start here), so no slider to move"
+            )
 
         # The first slider of the first Dashboard that has one; failing that (all controls are choices,
         # as in a system selector), the first Dropdown of the first Dashboard.
@@ -228,11 +242,15 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
         if with_slider.count():
             dashboard, control = with_slider.first, "slider"
         else:
-            assert with_dropdown.count(), f"{notebook.name}: none of its {n_dash} Dashboard(s) has a slider or dropdown to move"
+            assert with_dropdown.count(), (
+                f"{notebook.name}: none of its {n_dash} Dashboard(s) has a slider or dropdown to move"
+            )
             dashboard, control = with_dropdown.first, "dropdown"
         dashboard.scroll_into_view_if_needed()
         before = _settled_state(page, dashboard)
-        assert before["readout"] or before["plot"], f"{notebook.name}: the first Dashboard shows neither readout nor plot"
+        assert before["readout"] or before["plot"], (
+            f"{notebook.name}: the first Dashboard shows neither readout nor plot"
+        )
         dashboard.screenshot(path=str(artifacts_dir / f"{stem}_before.png"))
 
         t = time.monotonic()
