@@ -178,7 +178,7 @@ def evaluate(design: Design, targets: Targets) -> Report:
             "memory",
             step.fits,
             f"{step.memory.total / 1e9:.0f} GB per GPU",
-            f"≤ 90 % of {step.memory_capacity_GB:.0f} GB",
+            f"≤ {training.HEADROOM:.0%} of {step.memory_capacity_GB:.0f} GB",
             "raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation",
         ),
         Gate(

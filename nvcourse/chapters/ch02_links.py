@@ -32,14 +32,21 @@ __all__ = [
 
 SIZES = np.logspace(0, np.log10(16 * 2**30), 400)  # 1 B .. 16 GiB
 
+def _gpu_choice(short: str, gpu_id: str) -> tuple[str, tuple[str, int]]:
+    """("H100: 18 x NVLink 4", ("nvlink4", 18)): a GPU's NVLink links, as the catalog counts them."""
+    g = catalog.get_gpu(gpu_id)
+    return f"{short}: {g.nvlink_links} x NVLink {catalog.get_link(g.nvlink).generation}", (g.nvlink, g.nvlink_links)
+
+
+#: The α-β dashboard starts at one H100's NVLink (18 links), as the catalog gives it.
+_H100 = linkmodel.link_params("nvlink4", links=catalog.get_gpu("h100").nvlink_links)
+
 #: (label, link id, links used together) for "one GPU's worth" of each interconnect.
 PER_GPU_CHOICES: dict[str, tuple[str, int]] = {
     "PCIe Gen4 x16": ("pcie4", 1),
     "PCIe Gen5 x16": ("pcie5", 1),
-    "V100: 6 x NVLink 2": ("nvlink2", 6),
-    "A100: 12 x NVLink 3": ("nvlink3", 12),
-    "H100: 18 x NVLink 4": ("nvlink4", 18),
-    "B200: 18 x NVLink 5": ("nvlink5", 18),
+    **dict(_gpu_choice(short, gpu_id) for short, gpu_id in (("V100", "v100"), ("A100", "a100"), ("H100", "h100"),
+                                                             ("B200", "b200"))),
     "InfiniBand HDR (1 NIC)": ("ib-hdr", 1),
     "InfiniBand NDR (1 NIC)": ("ib-ndr", 1),
     "RoCE 400 GbE (1 NIC)": ("roce-400g", 1),
@@ -243,8 +250,9 @@ def alpha_beta_dashboard() -> Dashboard:
     """Sliders for α (µs), β (GB/s) and the message size; plots t(n) and the effective bandwidth."""
     return Dashboard(
         {
-            "alpha_us": log_slider("α latency (µs)", minimum=0.1, maximum=100.0, value=3.4),
-            "beta_GBps": log_slider("β bandwidth (GB/s)", minimum=1.0, maximum=2000.0, value=370.8),
+            "alpha_us": log_slider("α latency (µs)", minimum=0.1, maximum=100.0, value=round(_H100.alpha_s * 1e6, 3)),
+            "beta_GBps": log_slider("β bandwidth (GB/s)", minimum=1.0, maximum=2000.0,
+                                    value=round(_H100.beta_Bps / 1e9, 3)),
             "size": size_slider("message size", min_exp=0, max_exp=34, value_exp=20),
         },
         _AlphaBetaView(),

@@ -23,6 +23,7 @@ from __future__ import annotations
 from .cost import RunCost, electricity, run_cost, system_costs
 from .memory import (
     BYTES_PER_PARAM,
+    HEADROOM,
     RECOMPUTE_MODES,
     ZERO_STAGES,
     MemoryBreakdown,
@@ -58,6 +59,7 @@ __all__ = [
     "ZERO_STAGES",
     "RECOMPUTE_MODES",
     "BYTES_PER_PARAM",
+    "HEADROOM",
     "MemoryBreakdown",
     "training_memory_bytes",
     "gpus_needed",

@@ -24,6 +24,7 @@ __all__ = [
     "ZERO_STAGES",
     "RECOMPUTE_MODES",
     "BYTES_PER_PARAM",
+    "HEADROOM",
     "MemoryBreakdown",
     "training_memory_bytes",
     "gpus_needed",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 ZERO_STAGES = (0, 1, 2, 3)
+#: Share of a GPU's memory the model may plan to fill (the rest: fragmentation, buffers, the CUDA context).
+HEADROOM = 0.9
 RECOMPUTE_MODES = ("none", "selective", "full")
 
 
@@ -55,7 +58,7 @@ class MemoryBreakdown:
     def as_dict(self) -> dict[str, float]:
         return {**asdict(self), "total": self.total}
 
-    def fits(self, memory_GB: float, *, headroom: float = 0.9) -> bool:
+    def fits(self, memory_GB: float, *, headroom: float = HEADROOM) -> bool:
         """True when ``total`` fits in ``headroom`` × ``memory_GB`` (decimal GB, as GPU datasheets)."""
         memory_GB = number("memory_GB", memory_GB, positive=True)
         headroom = number("headroom", headroom, positive=True)
@@ -110,7 +113,9 @@ def training_memory_bytes(
 BYTES_PER_PARAM = 16
 
 
-def gpus_needed(params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = 0.9) -> int:
+def gpus_needed(
+    params: float, gpu_id: str, *, bytes_per_param: float = BYTES_PER_PARAM, headroom: float = HEADROOM
+) -> int:
     """Fewest GPUs whose memory holds the model states when they are fully sharded (ZeRO-3 style).
 
     ``ceil(params × bytes_per_param / (headroom × memory))``: a lower bound — activations, buffers and
