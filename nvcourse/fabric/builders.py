@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import catalog
-from .._validate import integer
+from .._validate import choice, integer, number
 from . import data
 
 __all__ = ["Fabric", "fat_tree", "superpod", "LAYOUTS", "ROUTINGS", "TIER_NAMES"]
@@ -385,27 +385,12 @@ def fat_tree(
     rails = integer("rails", rails, 1)
     nodes_per_su = integer("nodes_per_su", nodes_per_su, 1)
     radix = integer("radix", radix, 2)
-    if (
-        isinstance(port_GBps_dir, bool)
-        or not isinstance(port_GBps_dir, (int, float))
-        or not math.isfinite(port_GBps_dir)
-        or port_GBps_dir <= 0
-    ):
-        raise ValueError(f"port_GBps_dir must be a number > 0 (GB/s per direction), got {port_GBps_dir!r}")
-    if layout not in LAYOUTS:
-        raise ValueError(
-            f"layout must be one of {LAYOUTS} ('rail' = rail-optimised, 'tor' = top-of-rack), got {layout!r}"
-        )
-    if (
-        isinstance(oversubscription, bool)
-        or not isinstance(oversubscription, (int, float))
-        or not math.isfinite(oversubscription)
-        or oversubscription < 1
-    ):
-        raise ValueError(
-            f"oversubscription must be a number >= 1 (down:up ratio of a leaf; 1 = non-blocking), got "
-            f"{oversubscription!r}"
-        )
+    port_GBps_dir = number("port_GBps_dir", port_GBps_dir, positive=True)  # GB/s per direction
+    choice("layout", layout, LAYOUTS)  # 'rail' = rail-optimised, 'tor' = top-of-rack
+    ratio_ok = isinstance(oversubscription, (int, float)) and not isinstance(oversubscription, bool)
+    if not (ratio_ok and 1 <= oversubscription < math.inf):
+        raise ValueError("oversubscription must be >= 1 (down:up ratio of a leaf; 1 = non-blocking); "
+                         f"got {oversubscription!r}")
     if levels not in (None, 2, 3):
         raise ValueError(f"levels must be 2, 3 or None (fewest that fit), got {levels!r}")
     if layout == "tor" and nodes_per_su % rails:
