@@ -76,6 +76,27 @@ def _stream_proc(rank: int, k: int, footprints, piece_bytes: int, min_time_s: fl
         queue.put((rank, exc))
 
 
+def _gather(queue, n: int, what: str, timeout_s: float) -> dict:
+    """``{rank: result}`` from ``n`` probe processes before the deadline; a process's exception is raised here."""
+    got = {}
+    deadline = time.monotonic() + timeout_s
+    while len(got) < n:
+        r, res = queue.get(timeout=max(0.1, deadline - time.monotonic()))
+        if isinstance(res, BaseException):
+            raise RuntimeError(f"{what} process {r} failed: {res!r}")
+        got[r] = res
+    return got
+
+
+def _reap(procs) -> None:
+    """Join every probe process; kill one that has not left 2 s later (no process outlives its probe)."""
+    for pr in procs:
+        pr.join(2.0)
+        if pr.exitcode is None:
+            pr.kill()
+            pr.join(1.0)
+
+
 def measure_streams(k: int, footprints=DEFAULT_FOOTPRINTS, *, piece_bytes: int = PIECE_BYTES,
                     min_time_s: float = 2e-3, reps: int = 5, timeout_s: float = 300.0) -> dict:
     """Per-process copy and add rates (bytes written/s) with ``k`` processes streaming at the same time.
@@ -94,21 +115,11 @@ def measure_streams(k: int, footprints=DEFAULT_FOOTPRINTS, *, piece_bytes: int =
                                                      barrier, queue), daemon=True) for r in range(k)]
     for pr in procs:
         pr.start()
-    got = {}
     try:
-        deadline = time.monotonic() + timeout_s
-        while len(got) < k:
-            r, res = queue.get(timeout=max(0.1, deadline - time.monotonic()))
-            if isinstance(res, BaseException):
-                raise RuntimeError(f"stream process {r} failed: {res!r}")
-            got[r] = res
+        got = _gather(queue, k, "stream", timeout_s)
     finally:
         barrier.abort()
-        for pr in procs:
-            pr.join(2.0)
-            if pr.exitcode is None:
-                pr.kill()
-                pr.join(1.0)
+        _reap(procs)
     keys = got[0].keys()
     return {key: statistics.median(got[r][key] for r in got) for key in keys}
 
@@ -192,22 +203,12 @@ def measure_notice(nprocs: int = 2, waits=DEFAULT_NOTICE_WAITS, *, reps: int = 1
     try:
         for pr in procs:
             pr.start()
-        got = {}
-        deadline = time.monotonic() + timeout_s
-        while len(got) < nprocs:
-            r, res = queue.get(timeout=max(0.1, deadline - time.monotonic()))
-            if isinstance(res, BaseException):
-                raise RuntimeError(f"notice probe process {r} failed: {res!r}")
-            got[r] = res
+        got = _gather(queue, nprocs, "notice probe", timeout_s)
     finally:
         c = ctl.buf.cast("q")
         c[_worker.bar_slot(nprocs, 0)] = 1
         c.release()
-        for pr in procs:
-            pr.join(2.0)
-            if pr.exitcode is None:
-                pr.kill()
-                pr.join(1.0)
+        _reap(procs)
         ctl.close()
         ctl.unlink()
     pairs = [res for res in got.values() if res]
