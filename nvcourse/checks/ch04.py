@@ -259,17 +259,24 @@ def ring_time(fn) -> Result:
                           success="t = 2(p−1)·α + 2(p−1)/p · S/β: latency grows with p, bandwidth term does not.")
 
 
-@safe_checker
-def record_prediction(predicted_s: Any) -> Result:
-    """Record a prediction (seconds) before running the experiment; it is compared afterwards."""
-    name = "prediction"
+def _learner_prediction(predicted_s: Any, name: str) -> float | Result:
+    """The learner's prediction in seconds (called first when it is a function), or the ERROR result to return."""
     if callable(predicted_s):
         try:
             predicted_s = call_learner(predicted_s)
         except LearnerRaised as raised:
             return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
                           hint=exception_hint(raised.exc))
-    pred = to_number(predicted_s, "a time in seconds")
+    return to_number(predicted_s, "a time in seconds")
+
+
+@safe_checker
+def record_prediction(predicted_s: Any) -> Result:
+    """Record a prediction (seconds) before running the experiment; it is compared afterwards."""
+    name = "prediction"
+    pred = _learner_prediction(predicted_s, name)
+    if isinstance(pred, Result):
+        return pred
     if pred <= 0:
         raise CheckError(f"a time must be positive; your prediction is {fmt(pred)} s.")
     return Result(name, PASS, f"recorded: {fmt(pred * 1e3)} ms. Now run the experiment below; the check there "
@@ -280,13 +287,9 @@ def record_prediction(predicted_s: Any) -> Result:
 def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, beta_Bps: float) -> Result:
     """Compare the learner's prediction and a measured ``ProcessGroup.run`` result with the α-β model."""
     name = "prediction vs measurement"
-    if callable(predicted_s):
-        try:
-            predicted_s = call_learner(predicted_s)
-        except LearnerRaised as raised:
-            return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
-                          hint=exception_hint(raised.exc))
-    pred = to_number(predicted_s, "a time in seconds")
+    pred = _learner_prediction(predicted_s, name)
+    if isinstance(pred, Result):
+        return pred
     if not hasattr(result, "time_s") or not hasattr(result, "procs"):
         raise CheckError("the second argument must be the result of pg.run(...).", status=ERROR)
     model = reliability.ring_allreduce_time(result.nbytes, result.procs, alpha_s=alpha_s, beta_Bps=beta_Bps)
