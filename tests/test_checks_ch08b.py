@@ -46,3 +46,10 @@ def test_drill_answer():
     r = ch08b.drill_answer("B", wrong, run.component, seed=2)
     assert not r.passed and any("not a" in w for w in r.wrong)
     assert ch08b.drill_answer("B", "gremlins", "node0").status == "error"
+
+
+def test_drill_answer_takes_a_function_and_reports_the_stub():
+    run = drill.incident("C", 0)
+    assert ch08b.drill_answer("C", lambda: (run.fault, run.component)).passed
+    assert ch08b.drill_answer("C", _stub).status == "todo"
+    assert ch08b.drill_answer("C", lambda: "node2").status == "error"

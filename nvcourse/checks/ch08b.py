@@ -12,7 +12,7 @@ from typing import Any
 from .. import isolation
 from ..observability import counters, drill
 from ._answers import Question, register
-from ._core import FAIL, PASS, Case, CheckError, Result, check_function, rng_for, safe_checker
+from ._core import FAIL, PASS, Case, CheckError, Result, check_function, learner_value, rng_for, safe_checker
 
 __all__ = ["tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"]
 
@@ -130,9 +130,24 @@ def xmit_data_bytes(fn) -> Result:
     )
 
 
-def drill_answer(incident: str, fault: str, component: str, seed: int = 0) -> Result:
-    """Grade a drill answer: the fault class and the component of ``incident`` (see :mod:`.observability.drill`)."""
+@safe_checker
+def drill_answer(incident: str, fault: Any, component: str | None = None, seed: int = 0) -> Result:
+    """Grade a drill answer: the fault class and the component of ``incident`` (see :mod:`.observability.drill`).
+
+    ``fault`` and ``component`` are strings, or ``fault`` is a function returning ``(fault, component)``.
+    """
     name = f"drill {incident}"
+    if component is None:
+        value = learner_value(fault, name)
+        if isinstance(value, Result):  # the stub (TODO) or an exception (ERROR)
+            return value
+        if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(x, str) for x in value)):
+            raise CheckError(
+                f"your answer is {value!r}; it must be two strings: (fault, component).",
+                'Return e.g. ("congested uplink", "leaf5").',
+                status="error",
+            )
+        fault, component = value
     try:
         run = drill.incident(incident, seed)
         v = drill.verdict(run, fault, component)
