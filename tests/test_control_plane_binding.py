@@ -84,3 +84,16 @@ def test_bench_torch_backend_listens_on_loopback_only():
     assert seen, "saw no listening socket while the benchmark ran (TCPStore must listen somewhere)"
     exposed = [a for a, lo in seen.items() if not lo]
     assert not exposed, f"the torch backend listens on non-loopback addresses: {exposed}"
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux /proc/net/tcp")
+def test_listeners_of_finds_a_socket_this_process_opens():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        found = [x for x in listeners_of(os.getpid()) if x.port == port]
+        assert len(found) == 1 and found[0].loopback and str(found[0]) == f"127.0.0.1:{port}"
+    assert not [x for x in listeners_of(os.getpid()) if x.port == port]  # closed: gone
