@@ -147,6 +147,6 @@ def alert_thresholds(bandwidth_fraction: float, slowdown: float | None = None) -
 
 
 def dcgm_diag_levels() -> dict[int, float]:
-    """``dcgmi diag -r N``: approximate duration in seconds of each run level (DCGM guide)."""
+    """``dcgmi diag -r N``: approximate duration in seconds of each run level (dcgmi reference; NaN: none given)."""
     d = raw()["dcgm_diag"]
     return {int(k): float(v) for k, v in zip(d["levels"], d["level_duration_s"], strict=True)}
