@@ -62,6 +62,7 @@ def _torch_installed() -> bool:
     return True
 
 
+@pytest.mark.slow  # spawns two torch processes: ~10 s idle, over a minute on a loaded machine
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads Linux /proc/net/tcp")
 @pytest.mark.skipif(not _torch_installed(), reason="PyTorch is not installed (pip install torch, CPU build)")
 def test_bench_torch_backend_listens_on_loopback_only():
