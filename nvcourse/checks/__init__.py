@@ -24,6 +24,7 @@ from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_netwo
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch08 import cluster_mtbf_hours, young_interval
+from .ch08b import drill_answer, pkeys_can_talk, tolerable_loss, xmit_data_bytes
 
 #: The checkers that take one learner function of plain numbers and try it on cases, by chapter
 #: (tests/test_checks.py runs each with a solution, a stub and typical mistakes). The others take several
@@ -70,3 +71,4 @@ __all__ = [
     "exposed_dp_time",
     "step_prediction",
 ]
+__all__ += ["tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"]  # chapter 08b

@@ -157,6 +157,8 @@ def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[
     use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= p and spec.get("allow_gpu", True)
     backend = "nccl" if use_cuda else "gloo"
     kw = {"init_method": init_method, "rank": rank, "world_size": p} if init_method else {}
+    if "store" in spec:  # a spawned group: the store made by _torch_spawned (loopback only)
+        kw = {"store": spec.pop("store"), "rank": rank, "world_size": p}
     dist.init_process_group(backend, **kw)
     dev = torch.device(f"cuda:{rank % max(1, torch.cuda.device_count())}") if use_cuda else torch.device("cpu")
     if use_cuda:
@@ -201,9 +203,30 @@ def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[
     return rows if rank == 0 else None
 
 
+def _loopback_listener(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:port only, for rank 0's TCPStore (``master_listen_fd``).
+
+    Given host 127.0.0.1, torch's TCPStore server still listens on every interface ([::]): anyone on the
+    network could reach this unauthenticated store (chapter 08b). Handing it a socket bound to loopback
+    keeps the demo's control plane on this machine; GLOO_SOCKET_IFNAME keeps gloo's pairs there too.
+    """
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(128)
+    return s
+
+
 def _torch_spawned(rank: int, p: int, spec: dict, port: int, conn) -> None:
     try:
-        rows = _torch_rank(rank, p, spec, f"tcp://127.0.0.1:{port}")
+        if sys.platform.startswith("linux"):
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        import torch.distributed as dist
+
+        listener = _loopback_listener(port) if rank == 0 else None  # referenced until the end: it is the store's socket
+        fd = listener.fileno() if listener else None
+        store = dist.TCPStore("127.0.0.1", port, p, rank == 0, master_listen_fd=fd)
+        rows = _torch_rank(rank, p, dict(spec, store=store), f"tcp://127.0.0.1:{port}")
         conn.send(("ok", rows))
     except BaseException as exc:  # reported to the parent
         conn.send(("err", f"{type(exc).__name__}: {exc}"))

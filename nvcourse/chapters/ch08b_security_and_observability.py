@@ -1,0 +1,238 @@
+"""Chapter 08b — security and observability of GPU fabrics: tables, figures and dashboards.
+
+The models live in :mod:`nvcourse.isolation` and :mod:`nvcourse.observability`; this module only shows them.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+from IPython.display import HTML
+
+from .. import isolation
+from ..observability import counters, drill
+from ..plots import new_figure
+from ..units import format_size
+from ..widgets import Dashboard, size_slider
+
+__all__ = [
+    "table",
+    "tenancy_dashboard",
+    "noisy_neighbour_dashboard",
+    "exposure_table",
+    "cc_table",
+    "signals_table",
+    "thresholds_dashboard",
+    "drill_view",
+    "drill_dashboard",
+]
+
+_E = html.escape
+_TABLE = '<table style="border-collapse:collapse;font-size:0.9em">'
+
+
+def table(header: list[str], rows: list[list[object]]) -> HTML:
+    """A plain HTML table (cells escaped; ``$`` escaped so Markdown renderers leave it alone)."""
+
+    def cell(x: object, tag: str) -> str:
+        text = _E(str(x)).replace("$", "&#36;")
+        return f'<{tag} style="border:1px solid #ccc;padding:2px 6px;text-align:left">{text}</{tag}>'
+
+    head = "<tr>" + "".join(cell(h, "th") for h in header) + "</tr>"
+    body = "".join("<tr>" + "".join(cell(c, "td") for c in r) + "</tr>" for r in rows)
+    return HTML(_TABLE + head + body + "</table>")
+
+
+# ------------------------------------------------------------------------------------------ tenancy
+def tenancy_dashboard() -> Dashboard:
+    """Split an NVL72 rack between two tenants; each tenant's all-reduce bus bandwidth (course model)."""
+    trays = widgets.IntSlider(
+        value=9,
+        min=1,
+        max=17,
+        description="tenant A trays",
+        continuous_update=False,
+        style={"description_width": "initial"},
+    )
+    size = size_slider("all-reduce size", min_exp=16, max_exp=32, value_exp=26)
+
+    def render(trays_a: int, nbytes: int):
+        total = int(isolation.partition_sizes("gb200-nvl72")["trays"])
+        a, b = isolation.nvl72_split([trays_a, total - trays_a], nbytes)
+        whole = isolation.nvl72_split([total], nbytes)[0]
+        fig, ax = new_figure(6.5, 3.0)
+        names = [f"A: {a.gpus} GPUs", f"B: {b.gpus} GPUs", f"whole rack: {whole.gpus}"]
+        vals = [a.busbw_GBps, b.busbw_GBps, whole.busbw_GBps]
+        ax.barh(names, vals, color=["#0072B2", "#E69F00", "#999999"])
+        ax.set_xlabel("all-reduce bus bandwidth (GB/s, model)")
+        ax.invert_yaxis()
+        text = (
+            f"{format_size(nbytes)}: A {a.time_s * 1e6:,.0f} µs ({a.algo}), B {b.time_s * 1e6:,.0f} µs ({b.algo}), "
+            f"whole rack {whole.time_s * 1e6:,.0f} µs. Each tenant keeps its GPUs' full NVLink bandwidth; "
+            "what it loses is reach (no NVLink to the other tenant) and, at small sizes, latency per step."
+        )
+        return fig, text
+
+    return Dashboard({"trays_a": trays, "nbytes": size}, render)
+
+
+def noisy_neighbour_dashboard() -> Dashboard:
+    """The victim's all-reduce next to an all-to-all neighbour on a 2:1 fat-tree, by QoS policy."""
+    qos = widgets.Dropdown(
+        options=[("no QoS (one class)", "none"), ("ETS shares", "ets"), ("strict priority", "strict")],
+        value="none",
+        description="QoS",
+    )
+    share = widgets.FloatSlider(
+        value=0.5, min=0.1, max=0.9, step=0.1, description="victim share", continuous_update=False
+    )
+    duty = widgets.FloatSlider(
+        value=1.0, min=0.0, max=1.0, step=0.1, description="neighbour duty", continuous_update=False
+    )
+    size = size_slider("all-reduce size", min_exp=20, max_exp=32, value_exp=28)
+
+    def render(qos: str, share: float, duty: float, nbytes: int):
+        r = isolation.noisy_neighbour(nbytes, qos=qos, victim_share=share, duty=duty)
+        fig, ax = new_figure(6.5, 2.6)
+        avg = r.alone_s * r.slowdown
+        ax.barh(["alone", "next to the neighbour"], [r.alone_s * 1e3, avg * 1e3], color=["#009E73", "#D55E00"])
+        ax.set_xlabel("victim all-reduce time (ms, average over the neighbour's duty cycle)")
+        ax.invert_yaxis()
+        text = (
+            f"network rate per flow: {r.alone_rate_GBps:.1f} GB/s alone, {r.shared_rate_GBps:.2f} GB/s shared; "
+            f"all-reduce ×{r.slowdown:.2f}."
+        )
+        return fig, text
+
+    return Dashboard({"qos": qos, "share": share, "duty": duty, "nbytes": size}, render)
+
+
+def exposure_table(
+    addresses: tuple[str, ...] = ("127.0.0.1", "0.0.0.0", "10.20.0.5", "192.168.1.10", "203.0.113.7"),
+) -> HTML:
+    """Who can reach a TCPStore / NCCL bootstrap socket bound to each address."""
+    return table(["bind address / MASTER_ADDR", "reachable from"], [[a, isolation.exposure(a)] for a in addresses])
+
+
+def cc_table() -> HTML:
+    """Published confidential-computing throughput ratios, one setup each."""
+    src = isolation.raw()["sources"]
+    rows = [
+        [
+            m["arch"],
+            m["what"],
+            f"{m['throughput_ratio_low']:.2f}–{m['throughput_ratio_high']:.3g}",
+            m["label"],
+            src[m["src"]]["url"],
+        ]
+        for m in isolation.cc_measurements()
+    ]
+    return table(["architecture", "workload", "CC on / CC off", "what it is", "source"], rows)
+
+
+# ------------------------------------------------------------------------------------------ observability
+def signals_table(layer: str | None = None) -> HTML:
+    """Fault class → counters, tool, how to read them."""
+    rows = [[s["layer"], s["fault"], s["counter"], s["kind"], s["tool"], s["reading"]] for s in counters.signals(layer)]
+    return table(["layer", "fault", "counters", "kind", "tool", "how to read it"], rows)
+
+
+def thresholds_dashboard() -> Dashboard:
+    """Alert thresholds derived from the model for a job of compute + one exposed all-reduce."""
+    compute = widgets.FloatLogSlider(
+        value=0.05, base=10, min=-3, max=0, step=0.1, description="compute (s)", continuous_update=False
+    )
+    size = size_slider("gradients", min_exp=24, max_exp=33, value_exp=30)
+    nodes = widgets.Dropdown(options=[1, 2, 4, 16, 64], value=4, description="DGX H100 nodes")
+
+    def render(compute_s: float, nbytes: int, nodes: int):
+        c = counters.bandwidth_fraction("dgx-h100", 8, nbytes, compute_s, nodes=nodes)
+        t = counters.alert_thresholds(c)
+        f = np.linspace(0, 0.6, 121)
+        fig, ax = new_figure(6.5, 3.0)
+        ax.plot(f * 100, (c / (1 - f) + 1 - c - 1) * 100, color="#0072B2", label="step slowdown (model)")
+        ax.axhline(10, color="#D55E00", ls="--", lw=1, label="10 % target")
+        ax.axvline(t.tolerable_loss * 100, color="#D55E00", lw=1)
+        ax.axvline(100 * (1 - t.busbw_ratio_warn), color="#E69F00", lw=1, label="warn")
+        ax.set_xlabel("bandwidth lost on the slowest link (%)")
+        ax.set_ylabel("step slowdown (%)")
+        ax.set_ylim(0, 40)
+        ax.legend(fontsize=8)
+        rows = "".join(
+            f"<tr><td>{_E(m)}</td><td>{_E(w)}</td><td>{_E(k)}</td><td>{_E(y)}</td></tr>" for m, w, k, y in t.rows()
+        )
+        text = (
+            f"bandwidth-bound share of the step: {c:.1%}; tolerable link loss {t.tolerable_loss:.1%}."
+            f"{_TABLE}<tr><th>metric</th><th>warn</th><th>critical</th><th>why</th></tr>{rows}</table>"
+        )
+        return fig, text
+
+    return Dashboard({"compute_s": compute, "nbytes": size, "nodes": nodes}, render)
+
+
+# ------------------------------------------------------------------------------------------ drill
+def _rows(d: dict[str, dict[str, float]], skip_small_wait: float = 3.0, top: int = 8) -> list[list[object]]:
+    """Components whose counters moved, sorted by how much (background PortXmitWait under a few % hidden)."""
+    out = []
+    for comp, row in d.items():
+        shown = {k: v for k, v in row.items() if not (k == "xmit_wait_pct" and v < skip_small_wait)}
+        if shown:
+            out.append([comp, ", ".join(f"{k} {v:g}" for k, v in shown.items())])
+    out.sort(key=lambda r: -max(float(x.split()[-1]) for x in r[1].split(", ")))
+    return out[:top]
+
+
+def drill_view(run: drill.DrillRun):
+    """What the operator sees: step times (figure) and counters + logs (HTML)."""
+    fig, ax = new_figure(7.0, 2.8)
+    steps = np.arange(run.step_s.size)
+    if np.isfinite(run.step_s).any():
+        ax.plot(steps, run.step_s * 1e3, ".-", color="#0072B2", lw=1, ms=3, label="step time")
+    else:
+        ax.text(0.5, 0.5, "no step completed", ha="center", va="center", transform=ax.transAxes)
+    ax.axhline(run.baseline_s * 1e3, color="#999999", ls="--", lw=1, label="healthy baseline")
+    ax.set_xlabel("step")
+    ax.set_ylabel("step time (ms)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8, loc="upper left")
+
+    def block(title: str, rows: list[list[object]]) -> str:
+        body = "".join(f"<tr><td>{_E(str(a))}</td><td>{_E(str(b))}</td></tr>" for a, b in rows) or "<tr><td>—</td></tr>"
+        return f"<b>{_E(title)}</b>{_TABLE}{body}</table>"
+
+    logs = "<br>".join(_E(line) for line in run.logs[-8:])
+    text = (
+        block("IB ports (host side; counters grown over the window)", _rows(run.ports))
+        + block("leaf switches (uplinks)", _rows(run.leaves))
+        + block("GPUs (DCGM)", _rows(run.gpus))
+        + f"<b>logs</b><div style='font-family:monospace;font-size:0.85em'>{logs}</div>"
+    )
+    return fig, text
+
+
+def drill_dashboard(seed: int = 0) -> Dashboard:
+    """Pick an incident, read the evidence, name the fault and the component; the verdict says what the evidence was."""
+    comps = drill.components()
+    incident = widgets.Dropdown(options=list(drill.INCIDENTS), value="A", description="incident")
+    fault = widgets.Dropdown(options=["(choose)", *drill.FAULTS], value="(choose)", description="fault")
+    comp = widgets.Dropdown(
+        options=["(choose)", *comps["node"], *comps["leaf"], *comps["port"], *comps["gpu"]],
+        value="(choose)",
+        description="component",
+    )
+
+    def render(incident: str, fault: str, component: str):
+        run = drill.incident(incident, seed)
+        fig, text = drill_view(run)
+        if fault != "(choose)" and component != "(choose)":
+            v = drill.verdict(run, fault, component)
+            colour = "#2e7d32" if v.passed else "#c62828"
+            head = "Correct" if v.passed else ("Right fault, wrong component" if v.fault_ok else "Not this fault")
+            ev = "".join(f"<li>{_E(e)}</li>" for e in v.evidence) if v.passed else ""
+            tip = f"<div>{_E(v.mistake)}</div>" if v.mistake else ""
+            text = f"<div style='color:{colour}'><b>{head}</b>{tip}<ul>{ev}</ul></div>" + text
+        return fig, text
+
+    return Dashboard({"incident": incident, "fault": fault, "component": comp}, render, columns=3)

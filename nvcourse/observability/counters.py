@@ -1,0 +1,152 @@
+"""Which counter finds which fault, how to read a saturating counter, and alert thresholds derived from
+the course's models so that a degraded link is caught before a job slows by a set fraction (10 %).
+
+The counters, tools and the alert policy's assumptions are in ``data/observability.toml`` (sources there).
+
+Thresholds. A synchronous step is compute plus the exposed communication; a ring runs at its slowest link
+(chapter 08), so a link that delivers ``1 - f`` of its bandwidth stretches the bandwidth-bound part ``c``
+of the step (as a fraction of the step) by ``1 / (1 - f)``. The step slows by ``s = c · f / (1 - f)``, so
+the largest loss the job tolerates for a slowdown ``s`` is ``f* = s / (c + s)``. Warn at a margin of it.
+
+>>> round(tolerable_link_loss(0.3, 0.10), 3)     # 30 % of the step is bandwidth-bound communication
+0.25
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from .. import costmodel
+
+__all__ = [
+    "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
+    "Thresholds", "alert_thresholds", "bandwidth_fraction", "dcgm_diag_levels",
+]
+
+
+@cache
+def raw() -> dict[str, Any]:
+    """The parsed ``data/observability.toml``."""
+    text = resources.files("nvcourse").joinpath("data/observability.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def signals(layer: str | None = None) -> list[dict[str, str]]:
+    """Fault class → counters, kind (error / congestion / health / config), tool, how to read it."""
+    rows = [dict(s) for s in raw()["signals"]]
+    if layer is None:
+        return rows
+    layers = sorted({s["layer"] for s in rows})
+    if layer not in layers:
+        raise ValueError(f"layer must be one of {layers}; got {layer!r}")
+    return [s for s in rows if s["layer"] == layer]
+
+
+def counter_bits(name: str) -> int:
+    """Width in bits of an InfiniBand PortCounters field (it saturates at ``2**bits - 1``)."""
+    bits = {k: v for k, v in raw()["ib_counter_bits"].items() if k != "src"}
+    if name not in bits:
+        raise ValueError(f"name must be one of {', '.join(sorted(bits))}; got {name!r}")
+    return int(bits[name])
+
+
+@dataclass(frozen=True)
+class CounterDelta:
+    """Growth of a counter between two reads. ``saturated``: the second read is the counter's maximum,
+    so ``delta`` is only a lower bound (reset it with ``perfquery -r`` and read again)."""
+
+    name: str
+    delta: int
+    saturated: bool
+
+
+def counter_delta(name: str, before: int, after: int) -> CounterDelta:
+    """How much an IB PortCounters field grew between two reads, knowing that it saturates (no wrap)."""
+    top = (1 << counter_bits(name)) - 1
+    for label, v in (("before", before), ("after", after)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+            raise ValueError(f"{label} must be an integer in 0..{top} ({name} is {counter_bits(name)} bits); got {v!r}")
+    if after < before:  # counters saturate, never wrap: a smaller value means a reset
+        msg = f"after ({after}) < before ({before}): the counter was reset between the reads; read it twice again"
+        raise ValueError(msg)
+    return CounterDelta(name, after - before, after == top)
+
+
+def tolerable_link_loss(bandwidth_fraction: float, slowdown: float | None = None) -> float:
+    """Largest fraction ``f`` of a link's bandwidth that can be lost before the step slows by ``slowdown``.
+
+    ``bandwidth_fraction``: share ``c`` of the step spent in bandwidth-bound communication on the critical
+    path (0 < c <= 1). ``f* = s / (c + s)``; with c -> 0 any loss is tolerable (f* -> 1).
+    """
+    s = float(raw()["alert_policy"]["max_job_slowdown"]) if slowdown is None else float(slowdown)
+    c = float(bandwidth_fraction)
+    if not 0 < c <= 1:
+        raise ValueError(f"bandwidth_fraction must be in (0, 1] (share of the step); got {bandwidth_fraction!r}")
+    if not s > 0:
+        raise ValueError(f"slowdown must be > 0 (e.g. 0.10 for 10 %); got {slowdown!r}")
+    return s / (c + s)
+
+
+def bandwidth_fraction(system: str, gpus: int, nbytes: float, compute_s: float, nodes: int = 1) -> float:
+    """Share of a step (``compute_s`` + one exposed all-reduce of ``nbytes``) that is bandwidth-bound
+    communication, from :func:`nvcourse.costmodel.predict`."""
+    if not compute_s >= 0:
+        raise ValueError(f"compute_s must be >= 0 (seconds of compute per step); got {compute_s!r}")
+    p = costmodel.predict("allreduce", system, gpus, nbytes, nodes=nodes)
+    return p.bandwidth_s / (compute_s + p.time_s)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Alert levels for one job. Ratios are to the job's own healthy baseline."""
+
+    bandwidth_fraction: float
+    tolerable_loss: float
+    busbw_ratio_warn: float
+    busbw_ratio_critical: float
+    step_ratio_warn: float
+    step_ratio_critical: float
+    xmit_wait_fraction_warn: float
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """(metric, warn, critical, why) for a table."""
+        f = self.tolerable_loss
+        return [
+            ("busbw / baseline", f"< {self.busbw_ratio_warn:.3f}", f"< {self.busbw_ratio_critical:.3f}",
+             f"a link losing {f:.1%} of its bandwidth slows the step by the target"),
+            ("step time / baseline", f"> {self.step_ratio_warn:.3f}", f"> {self.step_ratio_critical:.3f}",
+             "the target itself, and a margin of it"),
+            ("PortXmitWait share of time on a job link", f"> {self.xmit_wait_fraction_warn:.3f}", "",
+             "a port waiting for credits this share of the time sends that much less"),
+            ("link width or speed below nominal (ibdiagnet)", "any", "any",
+             "a 4x link at 2x loses half its bandwidth: far past the tolerable loss"),
+            ("LinkDowned, SymbolError growth on a port", "> 0 per hour", "LinkDowned > 0",
+             "errors predict a flap (a job crash), not a slowdown: act before it"),
+        ]
+
+
+def alert_thresholds(bandwidth_fraction: float, slowdown: float | None = None) -> Thresholds:
+    """Warn / critical levels that fire before a job slows by ``slowdown`` (default: the policy's 10 %)."""
+    pol = raw()["alert_policy"]
+    s = float(pol["max_job_slowdown"]) if slowdown is None else float(slowdown)
+    m = float(pol["warn_margin"])
+    f = tolerable_link_loss(bandwidth_fraction, s)
+    return Thresholds(
+        bandwidth_fraction=float(bandwidth_fraction),
+        tolerable_loss=f,
+        busbw_ratio_warn=1 - m * f,
+        busbw_ratio_critical=1 - f,
+        step_ratio_warn=1 + m * s,
+        step_ratio_critical=1 + s,
+        xmit_wait_fraction_warn=m * f,
+    )
+
+
+def dcgm_diag_levels() -> dict[int, float]:
+    """``dcgmi diag -r N``: approximate duration in seconds of each run level (dcgmi reference; NaN: none given)."""
+    d = raw()["dcgm_diag"]
+    return {int(k): float(v) for k, v in zip(d["levels"], d["level_duration_s"], strict=True)}

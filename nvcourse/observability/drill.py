@@ -1,0 +1,301 @@
+"""The observability drill: a training job on a small simulated cluster, with one fault injected out of sight.
+
+The learner sees what an operator sees — step times, port and GPU counters, log lines — and names the fault
+and the component. :func:`incident` builds one seeded, reproducible incident; :func:`verdict` grades an
+answer and says what the evidence was.
+
+The cluster: 8 nodes of 4 GPUs, one 400 Gb/s NIC per GPU, a rail-optimised two-level fat-tree (two scalable
+units of 4 nodes, so 8 leaves). The job: every step computes for ``compute_s`` then all-reduces a gradient
+bucket with the hierarchical algorithm. Its time comes from the course's models: the fabric model
+(:func:`nvcourse.fabric.ring_flows`, routing and max-min fair rates) gives the network rate of a ring step,
+the cost model (:func:`nvcourse.costmodel.cost`) turns it into an all-reduce time. Faults change a model
+input (a link's capacity, a GPU's clock, an NVLink's bandwidth), so the slowdown is the model's, not typed in.
+
+What is an assumption (a drill choice, not a measurement): the fault magnitudes drawn from the seeded ranges
+in ``_RANGES``, the counter noise, and the log lines, which are simulated in the shape of real kernel, NCCL
+and PyTorch messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import catalog, costmodel, isolation, reliability
+from ..fabric import TIER_NAMES, fat_tree, max_min_rates, ring_flows
+
+__all__ = ["FAULTS", "INCIDENTS", "DrillRun", "Verdict", "incident", "verdict", "components", "baseline_step_s"]
+
+FAULTS = ("flapping link", "congested uplink", "throttling GPU", "mis-set P_Key", "NVLink errors")
+INCIDENTS = ("A", "B", "C", "D", "E")
+NODES, GPUS, SU = 8, 4, 4
+SYSTEM = "dgx-h100"
+STEPS = 60
+NBYTES = 2**31  # gradients all-reduced per step, bytes per GPU (a ~1B-parameter model in bf16)
+COMPUTE_S = 0.060  # compute per step, seconds (drill choice: about a third of the step is communication)
+# seeded ranges of each fault's magnitude (assumptions of the drill)
+_RANGES = {
+    "flap_down_s": (2.0, 9.0),
+    "uplink_util": (0.45, 0.75),
+    "clock_ratio": (0.70, 0.85),
+    "nvlink_loss": (0.25, 0.45),
+}
+
+
+def components() -> dict[str, list[str]]:
+    """Every component the learner may name, by kind (IB ports, leaves, GPUs, nodes)."""
+    return {
+        "port": [f"node{n}/mlx5_{r}" for n in range(NODES) for r in range(GPUS)],
+        "leaf": [f"leaf{i}" for i in range(NODES // SU * GPUS)],
+        "gpu": [f"node{n}/gpu{g}" for n in range(NODES) for g in range(GPUS)],
+        "node": [f"node{n}" for n in range(NODES)],
+    }
+
+
+def _fabric():
+    nic = catalog.get_link(catalog.get_system(SYSTEM).nic_link)
+    return fat_tree(NODES, rails=GPUS, nodes_per_su=SU, layout="rail", port_GBps_dir=nic.line_GBps_dir), nic
+
+
+def _leaf_uplinks(fab, leaf: int) -> np.ndarray:
+    lo, _ = fab.link_ends
+    return np.flatnonzero((fab.link_tier == TIER_NAMES.index("leaf→spine")) & (lo == leaf))
+
+
+def _allreduce_s(ring_rate_GBps: float, nvlink_factor: float = 1.0) -> float:
+    """Hierarchical all-reduce of NBYTES: the network phase at the ring's rate (cost model), the in-node
+    reduce-scatter + all-gather stretched by ``1 / nvlink_factor`` when one node's NVLink is degraded."""
+    fab, nic = _fabric()
+    cfg = costmodel.configure(SYSTEM, GPUS, NODES, fabric=nic.id, net_Bps_per_gpu=ring_rate_GBps * 1e9 * nic.efficiency)
+    total = float(costmodel.cost("allreduce", "hierarchical", cfg).time(NBYTES))
+    node = costmodel.configure(SYSTEM, GPUS, fabric=nic.id)
+    intra = sum(float(costmodel.cost(op, "ring", node).time(NBYTES)) for op in ("reducescatter", "allgather"))
+    return total + intra * (1 / nvlink_factor - 1)
+
+
+def _ring_rate(uplink_scale: dict[int, float] | None = None) -> float:
+    """Slowest inter-node flow of one ring step (GB/s), with some leaves' uplinks scaled down."""
+    fab, _ = _fabric()
+    flows = ring_flows(fab)
+    fi, li = fab.route(*flows, routing="ecmp", seed=0)
+    cap = fab.capacity_GBps.copy()
+    for leaf, s in (uplink_scale or {}).items():
+        cap[_leaf_uplinks(fab, leaf)] *= s
+    return float(max_min_rates(flows[0].size, fi, li, cap).min())
+
+
+def baseline_step_s() -> float:
+    """The healthy job's step time (seconds): compute + the modelled all-reduce."""
+    return COMPUTE_S + _allreduce_s(_ring_rate())
+
+
+@dataclass(frozen=True)
+class DrillRun:
+    """One incident as an operator sees it. ``fault``/``component`` are the hidden answer (not shown by the views).
+
+    ``step_s``: step times (NaN where no step completed); ``ports``/``leaves``/``gpus``: counter growth over the
+    window, per component, only counters that moved; ``logs``: log lines.
+    """
+
+    incident: str
+    seed: int
+    step_s: np.ndarray
+    baseline_s: float
+    ports: dict[str, dict[str, float]]
+    leaves: dict[str, dict[str, float]]
+    gpus: dict[str, dict[str, float]]
+    logs: list[str]
+    fault: str = field(repr=False)
+    component: str = field(repr=False)
+    onset: int = field(repr=False, default=0)
+    magnitude: float = field(repr=False, default=0.0)
+
+
+def _noise(rng, base: float) -> dict:
+    """Background every healthy fabric shows: small PortXmitWait everywhere, a few symbol errors on one port, one
+    corrected ECC error on one GPU (red herrings: present, but nothing a threshold should page for)."""
+    comps = components()
+    ports = {p: {"xmit_wait_pct": round(float(rng.uniform(0.0, 1.5)), 2)} for p in comps["port"]}
+    herring = comps["port"][int(rng.integers(len(comps["port"])))]
+    ports[herring]["SymbolErrorCounter"] = int(rng.integers(2, 9))
+    leaves = {leaf: {"xmit_wait_pct": round(float(rng.uniform(0.0, 2.0)), 2)} for leaf in comps["leaf"]}
+    gpus = {g: {"clock_ratio": 1.0} for g in comps["gpu"]}
+    gpus[comps["gpu"][int(rng.integers(len(comps["gpu"])))]]["ecc_sbe"] = 1
+    return {"ports": ports, "leaves": leaves, "gpus": gpus}
+
+
+def incident(name: str, seed: int = 0) -> DrillRun:
+    """Incident ``name`` (one of :data:`INCIDENTS`) of drill ``seed``: which fault hides behind which letter,
+    where, from which step and how strong are all drawn from the seed."""
+    if name not in INCIDENTS:
+        raise ValueError(f"name must be one of {', '.join(INCIDENTS)}; got {name!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    order = np.random.default_rng([int(seed), 8]).permutation(len(FAULTS))
+    fault = FAULTS[int(order[INCIDENTS.index(name)])]
+    rng = np.random.default_rng([int(seed), INCIDENTS.index(name)])
+    base = baseline_step_s()
+    jitter = rng.lognormal(0.0, 0.01, STEPS)
+    step = base * jitter
+    bg = _noise(rng, base)
+    ports, leaves, gpus = bg["ports"], bg["leaves"], bg["gpus"]
+    n, r = int(rng.integers(NODES)), int(rng.integers(GPUS))
+    onset = int(rng.integers(15, 35))
+    lo, hi = _RANGES[
+        {
+            "flapping link": "flap_down_s",
+            "congested uplink": "uplink_util",
+            "throttling GPU": "clock_ratio",
+            "mis-set P_Key": "flap_down_s",
+            "NVLink errors": "nvlink_loss",
+        }[fault]
+    ]
+    mag = float(rng.uniform(lo, hi))
+    logs = [
+        f"[step 0] torch.distributed: rank 0..{NODES * GPUS - 1} initialised, "
+        f"store at 10.0.0.1:{isolation.raw()['control_plane']['torchrun_master_port']} (management network)"
+    ]
+    if fault == "flapping link":
+        comp = f"node{n}/mlx5_{r}"
+        t = reliability.raw()["timeouts"]
+        per_retry = reliability.ib_retry_timeout_s() / int(t["nccl_ib_retry_count"])
+        flaps = sorted(int(k) for k in rng.choice(np.arange(onset, STEPS), size=int(rng.integers(2, 5)), replace=False))
+        for k in flaps:
+            stall = (
+                np.ceil(mag / per_retry) * per_retry
+            )  # the QP retransmits after each ACK timeout until the link is back
+            step[k] += stall
+            logs += [
+                f"[step {k}] kernel: mlx5_core node{n}/mlx5_{r}: Port module event: link down",
+                f"[step {k}] kernel: mlx5_core node{n}/mlx5_{r}: Port module event: link up",
+                f"[step {k}] NCCL WARN NET/IB : mlx5_{r}:1 Got async event : port error (node{n})",
+            ]
+        ports[comp].update(
+            SymbolErrorCounter=int(rng.integers(800, 5000)),
+            LinkErrorRecoveryCounter=len(flaps) + int(rng.integers(1, 4)),
+            LinkDownedCounter=len(flaps),
+        )
+    elif fault == "congested uplink":
+        leaf = r + GPUS * int(rng.integers(NODES // SU))
+        comp = f"leaf{leaf}"
+        slow = COMPUTE_S + _allreduce_s(_ring_rate({leaf: 1 - mag}))
+        step[onset:] = slow * jitter[onset:]
+        leaves[comp]["xmit_wait_pct"] = round(100 * mag * float(rng.uniform(0.85, 1.0)), 1)
+        src_node = (leaf // GPUS) * SU + SU - 1  # the ring's flow that leaves this leaf starts at the SU's last node
+        ports[f"node{src_node}/mlx5_{leaf % GPUS}"]["xmit_wait_pct"] = round(
+            100 * mag * float(rng.uniform(0.3, 0.5)), 1
+        )
+    elif fault == "throttling GPU":
+        comp = f"node{n}/gpu{r}"
+        step[onset:] += COMPUTE_S * (1 / mag - 1) * jitter[onset:]  # a synchronous step waits for the slowest GPU
+        gpus[comp].update(clock_ratio=round(mag, 3), thermal_violation_s=round((STEPS - onset) * COMPUTE_S / mag, 2))
+    elif fault == "mis-set P_Key":
+        comp = f"node{n}"
+        step[:] = np.nan  # the first all-reduce never completes
+        timeout_ms = int(reliability.raw()["timeouts"]["pytorch_nccl_pg_timeout_s"] * 1000)
+        logs += [
+            f"[step 0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB (node{n})",
+            f"[step 1] NCCL WARN NET/IB : Got completion from peer node{(n + 1) % NODES} "
+            f"with status=12 (retry exceeded), node{n}",
+            "[step 1] ProcessGroupNCCL watchdog: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) "
+            f"ran for {timeout_ms} milliseconds "
+            "before timing out; ranks stopped",
+        ]
+        for rail in range(GPUS):
+            ports[f"node{n}/mlx5_{rail}"]["PortRcvConstraintErrors"] = int(rng.integers(40, 255))
+    else:  # NVLink errors
+        comp = f"node{n}/gpu{r}"
+        slow = COMPUTE_S + _allreduce_s(_ring_rate(), nvlink_factor=1 - mag)
+        step[onset:] = slow * jitter[onset:]
+        gpus[comp].update(
+            nvlink_crc_flit_errors=int(rng.integers(2000, 20000)),
+            nvlink_replay_errors=int(rng.integers(500, 5000)),
+            nvlink_recovery_errors=int(rng.integers(1, 4)),
+        )
+        logs += [
+            f"[step {onset}] kernel: NVRM: Xid (node{n} gpu{r}): 74, NVLink: link error, "
+            f"replay/recovery on link {int(rng.integers(catalog.get_gpu(catalog.get_system(SYSTEM).gpu).nvlink_links))}"
+        ]
+    logs.sort(key=lambda s: int(s.split("]")[0].split()[1]))
+    gpus = {k: {c: v for c, v in row.items() if not (c == "clock_ratio" and v == 1.0)} for k, row in gpus.items()}
+    return DrillRun(name, int(seed), step, base, ports, leaves, gpus, logs, fault, comp, onset, mag)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of an answer: ``passed`` when both the fault and the component are right."""
+
+    fault_ok: bool
+    component_ok: bool
+    evidence: list[str]
+    mistake: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.fault_ok and self.component_ok
+
+
+def _evidence(run: DrillRun) -> list[str]:
+    c = run.component
+    slow = np.nanmedian(run.step_s[run.onset :]) / run.baseline_s if np.isfinite(run.step_s).any() else float("nan")
+    if run.fault == "flapping link":
+        p = run.ports[c]
+        return [
+            f"{c}: LinkDownedCounter +{p['LinkDownedCounter']} (the link went down and came back), "
+            f"SymbolErrorCounter +{p['SymbolErrorCounter']} (a physical-layer problem: cable or transceiver)",
+            "isolated step-time spikes at the same steps as the 'link down' log lines: "
+            "the QP retried until the link was back",
+            "the other ports' few symbol errors are background: no recovery, no flap",
+        ]
+    if run.fault == "congested uplink":
+        return [
+            f"{c}: PortXmitWait {run.leaves[c]['xmit_wait_pct']} % of the time on its uplinks, no error counter moved",
+            f"step time x{slow:.2f} from step {run.onset} on, steadily (congestion, not a failure)",
+            "the host port below it waits less: back-pressure from the leaf, not the cause",
+        ]
+    if run.fault == "throttling GPU":
+        g = run.gpus[c]
+        return [
+            f"{c}: clock at {g['clock_ratio']:.0%} of its maximum, {g['thermal_violation_s']} s of thermal violation",
+            f"step time x{slow:.2f} from step {run.onset}: every rank waits for the slowest GPU",
+            "network counters clean: the fabric is not the problem",
+        ]
+    if run.fault == "mis-set P_Key":
+        return [
+            f"{c}: PortRcvConstraintErrors on all its ports: its packets carry a P_Key not in the job's partition",
+            "the bootstrap (TCP, management network) worked, the first all-reduce over IB never completed: "
+            "the watchdog timed out, no step time",
+            "fix the partition in the subnet manager (partitions.conf), not the node",
+        ]
+    g = run.gpus[c]
+    return [
+        f"{c}: NVLink CRC {g['nvlink_crc_flit_errors']}, replays {g['nvlink_replay_errors']}, "
+        f"recoveries {g['nvlink_recovery_errors']}; Xid 74 in the kernel log",
+        f"step time x{slow:.2f} from step {run.onset}: replays cut that node's NVLink bandwidth, "
+        "and the in-node phases "
+        "of every all-reduce wait for it",
+        "InfiniBand counters clean",
+    ]
+
+
+def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
+    """Grade an answer to ``run``: the fault class and the component (e.g. ``"node3/mlx5_2"``, ``"leaf5"``)."""
+    if fault not in FAULTS:
+        raise ValueError(f"fault must be one of {', '.join(FAULTS)}; got {fault!r}")
+    fault_ok = fault == run.fault
+    comp_ok = component == run.component
+    mistake = ""
+    if (
+        not comp_ok
+        and run.fault in ("throttling GPU", "NVLink errors")
+        and component.startswith(run.component.split("/")[0])
+    ):
+        mistake = "Right node, wrong GPU: read the per-GPU rows."
+    elif not comp_ok and run.fault == "congested uplink" and "/mlx5_" in component:
+        mistake = "That host port waits because its leaf's uplinks are full: follow the wait upstream to the leaf."
+    elif not comp_ok and run.fault == "mis-set P_Key" and component.startswith(run.component + "/"):
+        mistake = "A partition is set per node by the subnet manager: name the node, all its ports are out."
+    elif not fault_ok and fault == "flapping link" and run.fault != "flapping link":
+        mistake = "A few symbol errors with no LinkDowned and no recovery are background noise, not a flap."
+    return Verdict(fault_ok, comp_ok, _evidence(run), mistake)

@@ -1,0 +1,55 @@
+"""Chapter 08b checkers: a solution passes, the stub is 'not done yet', typical mistakes get their hint."""
+
+from __future__ import annotations
+
+from nvcourse import checks
+from nvcourse.checks import ch08b
+from nvcourse.observability import drill
+
+
+def _stub(*_args):
+    raise NotImplementedError()
+
+
+def test_tolerable_loss():
+    assert ch08b.tolerable_loss(lambda c, s: s / (c + s)).passed
+    assert ch08b.tolerable_loss(_stub).status == "todo"
+    bad = ch08b.tolerable_loss(lambda c, s: s / c)
+    assert not bad.passed and "s / c" in bad.hint
+
+
+def test_pkeys_can_talk():
+    def right(a, b):
+        return (a & 0x7FFF) == (b & 0x7FFF) and bool((a | b) & 0x8000)
+
+    assert ch08b.pkeys_can_talk(right).passed
+    assert "low 15 bits" in ch08b.pkeys_can_talk(lambda a, b: a == b).hint
+    assert "full member" in ch08b.pkeys_can_talk(lambda a, b: (a & 0x7FFF) == (b & 0x7FFF)).hint
+    assert ch08b.pkeys_can_talk(lambda a, b: 1).status == "fail"  # an int is not a bool
+
+
+def test_xmit_data_bytes():
+    assert ch08b.xmit_data_bytes(lambda a, b: (b - a) * 4).passed
+    assert "4-byte words" in ch08b.xmit_data_bytes(lambda a, b: b - a).hint
+
+
+def test_questions():
+    assert checks.answer("08b.noisy_rate", checks.expected_answer("08b.noisy_rate")).passed
+    assert "alone" in checks.answer("08b.noisy_rate", 50.0).hint
+    assert checks.answer("08b.bind", "c").passed and not checks.answer("08b.bind", "a").passed
+
+
+def test_drill_answer():
+    run = drill.incident("B", 2)
+    assert ch08b.drill_answer("B", run.fault, run.component, seed=2).passed
+    wrong = next(f for f in drill.FAULTS if f != run.fault)
+    r = ch08b.drill_answer("B", wrong, run.component, seed=2)
+    assert not r.passed and any("not a" in w for w in r.wrong)
+    assert ch08b.drill_answer("B", "gremlins", "node0").status == "error"
+
+
+def test_drill_answer_takes_a_function_and_reports_the_stub():
+    run = drill.incident("C", 0)
+    assert ch08b.drill_answer("C", lambda: (run.fault, run.component)).passed
+    assert ch08b.drill_answer("C", _stub).status == "todo"
+    assert ch08b.drill_answer("C", lambda: "node2").status == "error"
