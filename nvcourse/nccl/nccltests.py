@@ -363,6 +363,11 @@ def read_all(text: str) -> list[NcclTestsRun]:
 def read_text(text: str) -> NcclTestsRun:
     """The first run with result rows in ``text``; ValueError (saying what was expected) when there is none."""
     runs = read_all(text)
+    if not runs and (_HEADER.search(text) or re.search(r"time\s+algbw\s+busbw", text)):
+        raise ValueError(
+            "found nccl-tests header lines but no complete result row: the paste stops before the results "
+            "(or the run failed); expected rows such as '  1048576  262144  float  sum  -1  27.5  38.1  66.7  0 ...'"
+        )
     if not runs:
         raise ValueError(
             "input is not nccl-tests output: expected result rows such as "
