@@ -15,6 +15,7 @@ from nvcourse.nccl import ncclog, nccltests
 from nvcourse.nccl.format import format_nccl_tests
 
 FIX = Path(__file__).parent / "fixtures"
+DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
 ROW_KEYS = {"bytes", "count", "type", "redop", "root", "oop_time_us", "oop_algbw_GBps", "oop_busbw_GBps", "oop_wrong",
             "ip_time_us", "ip_algbw_GBps", "ip_busbw_GBps", "ip_wrong"}
 
@@ -29,7 +30,7 @@ def run_cli(args, capsys):
 
 
 def test_nccl_tests_json_fields(capsys):
-    code, out, _ = run_cli(["nccl-tests", str(FIX / "nccl_tests" / "h100_2nodes_16ranks_k8s_mpijob.txt"), "--json"],
+    code, out, _ = run_cli(["nccl-tests", str(DATA / "h100_2nodes_16ranks_k8s_mpijob.txt"), "--json"],
                            capsys)
     assert code == 0
     d = json.loads(out)
@@ -41,7 +42,7 @@ def test_nccl_tests_json_fields(capsys):
 
 def test_nccl_tests_text_report_and_plot(capsys, tmp_path):
     png = tmp_path / "o.png"
-    code, out, _ = run_cli(["nccl-tests", str(FIX / "nccl_tests" / "h100_8gpu_single_node_markdown_indented.txt"),
+    code, out, _ = run_cli(["nccl-tests", str(DATA / "h100_8gpu_single_node_markdown_indented.txt"),
                             "--plot", str(png)], capsys)
     assert code == 0 and "bandwidth" in out and "NVLS" in out
     assert png.stat().st_size > 1000
@@ -57,7 +58,7 @@ def test_system_given_for_unrecognised_gpus(capsys):
 
 
 def test_ncclog_json(capsys):
-    code, out, _ = run_cli(["ncclog", str(FIX / "ncclog" / "h800_nvls_not_available_nccl892.log"), "--json"], capsys)
+    code, out, _ = run_cli(["ncclog", str(DATA / "h800_nvls_not_available_nccl892.log"), "--json"], capsys)
     d = json.loads(out)
     assert code == 0
     for key in ("version", "ranks", "hosts", "devices", "net", "gdr", "transports", "channels", "rings", "trees",

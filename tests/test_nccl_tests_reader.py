@@ -12,10 +12,16 @@ from nvcourse.nccl.diagnose import diagnose, recognise_system
 from nvcourse.nccl.nccltests import op_from_ratio, read_all, read_text, version_from_code
 
 FIX = Path(__file__).parent / "fixtures" / "nccl_tests"
+DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
+
+
+def path(name):
+    """Fixtures the chapter uses live in nvcourse/data/nccl, the others under tests/fixtures."""
+    return FIX / name if (FIX / name).exists() else DATA / name
 
 
 def load(name):
-    return read_text((FIX / name).read_text(encoding="utf-8"))
+    return read_text(path(name).read_text(encoding="utf-8"))
 
 
 ROW_KEYS = {"bytes", "count", "type", "redop", "root", "oop_time_us", "oop_algbw_GBps", "oop_busbw_GBps", "oop_wrong",
@@ -137,7 +143,7 @@ def test_heldout_old_format_without_redop_column():
 
 
 def test_heldout_efa_interleaved_nccl_info():
-    r = load("efa_t4_2nodes_mpirun_with_nccl_info.txt")
+    r = load("efa_aws_libfabric_mpirun_tagged.log")
     assert r.op == "allreduce" and r.nranks == 2 and r.gpus == ["Tesla T4"]
     assert r.nccl_version == "2.12.7"
     assert len(r.rows) == 31 and r.rows[0]["bytes"] == 0 and r.rows[0]["oop_time_us"] == 6.36
@@ -173,7 +179,7 @@ def test_op_from_ratio_formulas():
 
 def test_two_runs_in_one_paste():
     names = ("socket_rtx5090_2ranks_mpirun_v2_18.txt", "a100_2nodes_16ranks_oke.txt")
-    text = "".join((FIX / n).read_text() for n in names)
+    text = "".join(path(n).read_text() for n in names)
     runs = read_all(text)
     assert [len(r.rows) for r in runs] == [8, 31]
 
@@ -202,5 +208,5 @@ def test_diagnosis_wrong_results_first():
 
 
 def test_unrecognised_gpu_gives_a_note_not_an_overlay():
-    d = diagnose(load("efa_t4_2nodes_mpirun_with_nccl_info.txt"))
+    d = diagnose(load("efa_aws_libfabric_mpirun_tagged.log"))
     assert d.system is None and d.overlay == [] and "not recognised" in d.notes[0]

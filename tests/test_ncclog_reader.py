@@ -11,10 +11,16 @@ import pytest
 from nvcourse.nccl.ncclog import explain, read_text
 
 FIX = Path(__file__).parent / "fixtures" / "ncclog"
+DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
+
+
+def path(name):
+    """Fixtures the chapter uses live in nvcourse/data/nccl, the others under tests/fixtures."""
+    return FIX / name if (FIX / name).exists() else DATA / name
 
 
 def load(name):
-    return read_text((FIX / name).read_text(encoding="utf-8"))
+    return read_text(path(name).read_text(encoding="utf-8"))
 
 
 def cases_of(log):
