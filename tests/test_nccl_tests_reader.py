@@ -193,11 +193,19 @@ def test_diagnosis_nvls_signature_single_node_h100():
 
 
 def test_diagnosis_two_nodes_above_nic_rate_cites_tree():
-    d = diagnose(load("h100_2nodes_16ranks_k8s_mpijob.txt"))
-    assert (d.system, d.gpus, d.nodes) == ("dgx-h100", 8, 2)
+    # 2 x 8 A100: 237.94 GB/s at 8 GB, above what a DGX A100's 8 HDR NICs carry (8 x 25 GB/s line)
+    d = diagnose(load("a100_2nodes_16ranks_oke.txt"))
+    assert (d.system, d.gpus, d.nodes) == ("dgx-a100", 8, 2)
     band = {b["band"]: b for b in d.bands}["bandwidth"]
     assert band["causes"][0]["case"] == "tree_beats_nic"
     assert band["causes"][0]["source"].startswith("https://github.com/NVIDIA/")
+
+
+def test_diagnosis_ring_level_busbw_is_not_called_above_the_nics():
+    # 2 x 8 H100 at 196.52 GB/s: below the 8 NDR NICs of a DGX H100 together, so no tree note
+    d = diagnose(load("h100_2nodes_16ranks_k8s_mpijob.txt"))
+    band = {b["band"]: b for b in d.bands}["bandwidth"]
+    assert "tree_beats_nic" not in {c["case"] for c in band["causes"]}
 
 
 def test_diagnosis_wrong_results_first():

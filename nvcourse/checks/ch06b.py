@@ -30,17 +30,16 @@ def _run(name: str):
     return read_run(sample(name))
 
 
-def _nic_GBps_per_gpu(system: str) -> tuple[float, float]:
-    """(achievable, line) NIC GB/s per GPU for a catalog system."""
+def _nic_GBps(system: str) -> tuple[float, float, float]:
+    """(achievable per node, line per node, achievable per GPU) NIC GB/s for a catalog system."""
     s = catalog.get_system(system)
     link = catalog.get_link(s.nic_link)
-    share = s.nics_per_host / s.gpus_per_host
-    return link.line_GBps_dir * link.efficiency * share, link.line_GBps_dir * share
+    node = link.line_GBps_dir * link.efficiency * s.nics_per_host
+    return node, link.line_GBps_dir * s.nics_per_host, node / s.gpus_per_host
 
 
 # ---------------------------------------------------------------- questions on real outputs
 _A100 = "a100_2nodes_16ranks_oke.txt"
-_H100X2 = "h100_2nodes_16ranks_k8s_mpijob.txt"
 
 register(Question(
     "06b.quote_busbw",
@@ -74,22 +73,24 @@ register(Question(
 ))
 
 
-def _beats_nic() -> float:
-    return _run(_H100X2).rows[-1]["oop_busbw_GBps"] / _nic_GBps_per_gpu("dgx-h100")[0]
+def _top() -> float:
+    return _run(_A100).rows[-1]["oop_busbw_GBps"]
 
 
 register(Question(
     "06b.beats_nic",
-    "2 nodes x 8 H100 with one 400 Gb/s NDR NIC per GPU (h100_2nodes_16ranks_k8s_mpijob.txt): the largest size's "
-    "busbw is how many times one NIC's achievable rate (catalog: line rate x efficiency)?",
-    _beats_nic, rtol=0.02,
+    "2 nodes x 8 A100 (a100_2nodes_16ranks_oke.txt) on nodes with a DGX A100's NICs (catalog dgx-a100: 8 x HDR "
+    "200 Gb/s). The largest size's busbw is how many times what all 8 NICs of a node carry (line rate x efficiency)?",
+    lambda: _top() / _nic_GBps("dgx-a100")[0], rtol=0.02,
     variants=lambda: {
         "You divided by the line rate; use the achievable rate (line x efficiency from the catalog).":
-            _run(_H100X2).rows[-1]["oop_busbw_GBps"] / _nic_GBps_per_gpu("dgx-h100")[1],
-        "400 is in Gb/s: divide by 8 for GB/s.": _run(_H100X2).rows[-1]["oop_busbw_GBps"] / 400,
-        "That is the inverse: busbw / NIC rate, not NIC rate / busbw.": 1 / _beats_nic(),
+            _top() / _nic_GBps("dgx-a100")[1],
+        "You compared with one NIC; across nodes a ring's busbw can reach all the node's NICs together.":
+            _top() / _nic_GBps("dgx-a100")[2],
+        "Those are Gb/s: divide by 8 for GB/s.": _top() / (8 * 200),
+        "That is the inverse: NIC rate / busbw.": _nic_GBps("dgx-a100")[0] / _top(),
     },
-    hint="NIC rate per GPU = catalog.get_link('ib-ndr').line_GBps_dir x efficiency (one NIC per GPU).",
+    hint="Node NIC rate = 8 x catalog.get_link('ib-hdr').line_GBps_dir x efficiency.",
 ))
 
 register(Question(

@@ -17,7 +17,7 @@ from importlib import resources
 
 from .nccltests import NcclTestsRun
 
-__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "recognise_system"]
+__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "recognise_system"]
 
 BANDS: tuple[tuple[str, int, float], ...] = (
     ("latency", 0, 64 * 1024),
@@ -77,14 +77,19 @@ class Diagnosis:
                 "bands": self.bands, "findings": self.findings, "notes": self.notes}
 
 
-def _nic_GBps_per_gpu(system: str) -> float | None:
+def nic_GBps_per_node(system: str, gpus: int) -> float | None:
+    """Achievable NIC bandwidth (GB/s, one direction) of the NICs serving ``gpus`` GPUs of one node.
+
+    Catalog NIC link rate x efficiency x the node's NICs, scaled by the share of the node's GPUs in use (one
+    rail NIC per GPU on these systems). A ring all-reduce across nodes cannot beat this; a tree on 2 nodes can.
+    """
     from nvcourse import catalog
 
     s = catalog.get_system(system)
     if not s.nic_link or not s.nics_per_host:
         return None
     link = catalog.get_link(s.nic_link)
-    return link.line_GBps_dir * link.efficiency * s.nics_per_host / s.gpus_per_host
+    return link.line_GBps_dir * link.efficiency * s.nics_per_host * min(1.0, gpus / s.gpus_per_host)
 
 
 def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis) -> None:
@@ -125,7 +130,7 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
         return out
     causes = out["causes"]
     nodes = d.nodes or 1
-    nic = _nic_GBps_per_gpu(d.system) if d.system else None
+    nic = nic_GBps_per_node(d.system, d.gpus or 1) if d.system else None
     top = max(p["busbw_GBps"] for p in pts)
     if ratio > 1.15:
         out["verdict"] = f"above the model ({ratio:.2f}x)"
@@ -138,14 +143,15 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
         out["verdict"] = f"well below the model ({ratio:.2f}x)"
         flat = len(pts) >= 3 and max(p["busbw_GBps"] for p in pts[-3:]) < 1.05 * min(p["busbw_GBps"] for p in pts[-3:])
         if flat:
-            out["verdict"] += ": a flat plateau, the signature of a narrow path"
+            out["verdict"] += (": flat there, so a narrower path than the model assumes (fewer or slower NICs, "
+                               "GDR off, sockets, P2P off)")
         if nodes > 1:
             causes += [_cause("no_gdr"), _cause("socket_fallback")]
         else:
             causes.append(_cause("pcie_plateau"))
         causes.append(_cause("slow_rank"))
     if run.op == "allreduce" and nodes == 2 and nic and top > nic:
-        out["verdict"] += f"; busbw {top:.0f} GB/s is above the NICs' {nic:.0f} GB/s per GPU"
+        out["verdict"] += f"; busbw {top:.0f} GB/s is above the {nic:.0f} GB/s all the node's NICs carry"
         causes.insert(0, _cause("tree_beats_nic"))
     nvls_model = any(p["model_algo"] == "nvls" for p in pts)
     if run.op == "allreduce" and nvls_model and name == "bandwidth":

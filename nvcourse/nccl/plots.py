@@ -7,10 +7,7 @@ __all__ = ["overlay_figure", "save_overlay"]
 
 def overlay_figure(run, diag, ax=None):
     """Measured out-of-place (and in-place) busbw per size, the model's busbw when there is an overlay."""
-    import matplotlib
-
     if ax is None:
-        matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7, 3.8), dpi=90)
