@@ -218,3 +218,26 @@ def test_diagnosis_wrong_results_first():
 def test_unrecognised_gpu_gives_a_note_not_an_overlay():
     d = diagnose(load("efa_aws_libfabric_mpirun_tagged.log"))
     assert d.system is None and d.overlay == [] and "not recognised" in d.notes[0]
+
+
+# ---------------------------------------------------------------- SECOND HELD-OUT round (added after the chapter)
+def test_heldout2_reduce_scatter_rows_only():
+    r = load("reduce_scatter_2x4gpu_rows_only_nccltests128.txt")
+    assert len(r.rows) == 7 and [x["bytes"] for x in r.rows[-2:]] == [128, 256]
+    assert r.rows[5]["count"] == 4 and r.rows[5]["ip_algbw_GBps"] == 0.01
+    # count x 4 B x 8 ranks = size: the per-rank count of the reduce-scatter family, with a reduction
+    assert r.op == "reducescatter" and r.nranks == 8
+    assert any("truncated" in n for n in r.notes)
+
+
+def test_heldout2_broadcast_old_columns_with_warn_lines():
+    r = load("broadcast_v100_2nodes_socket_v2_9_warn.txt")
+    assert (r.op, r.op_source) == ("broadcast", "command line")
+    assert r.nranks == 2 and r.hosts == ["v100-gpu-1", "v100-gpu-5"] and r.gpus == ["Tesla V100-PCIE-16GB"]
+    assert r.ranks[1]["group"] is None and r.ranks[1]["pid"] == 9210
+    assert r.nccl_version == "2.9.6" and r.header["validation"] == 0 and "graph" not in r.header
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    assert (row["bytes"], row["count"], row["redop"], row["root"], row["oop_time_us"], row["ip_time_us"]) == (
+        8, 2, None, 0, 45.82, 38.17)
+    assert row["oop_wrong"] is None and row["oop_error"] is None

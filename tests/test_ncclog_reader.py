@@ -149,3 +149,18 @@ def test_warn_lines_collected():
 def test_not_a_log():
     with pytest.raises(ValueError, match="expected NCCL_DEBUG=INFO lines"):
         read_text("hello\nworld\n")
+
+
+def test_heldout2_warn_lines_in_nccl_tests_output():
+    log = read_text((Path(__file__).parent / "fixtures" / "nccl_tests" /
+                     "broadcast_v100_2nodes_socket_v2_9_warn.txt").read_text())
+    assert log.version == "2.9.6" and log.cuda == "11.2"
+    assert log.warnings == ["Failed to open libibverbs.so[.1]", "Failed to open libibverbs.so[.1]"]
+    assert log.hosts == ["v100-gpu-1", "v100-gpu-5"]
+
+
+def test_two_jobs_in_one_file():
+    names = ("ib_v2_7_a100_gdr_env_nccl707.log", "socket_v2_19_single_rank_nccl1267.log")
+    text = "".join(path(n).read_text() for n in names)
+    log = read_text(text)
+    assert log.jobs == 2 and log.version == "2.7.6"

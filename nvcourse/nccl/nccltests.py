@@ -30,6 +30,8 @@ OPS: dict[str, str] = {
     "hypercube": "hypercube", "scatter": "scatter", "gather": "gather",
 }  # fmt: skip
 
+#: the operations the course's model knows (op inference chooses among them)
+OPS_MODEL = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv")
 _TYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
           "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2", "char", "int", "float16", "float32", "float64"}
 _TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
@@ -61,8 +63,8 @@ def version_from_code(code: int) -> str:
     return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
 
 
-def op_from_ratio(ratio: float, nranks: int | None) -> list[str]:
-    """Operations whose nccl-tests busbw/algbw factor matches ``ratio`` for ``nranks`` ranks (within 3 %).
+def op_from_ratio(ratio: float, nranks: int | None, tol: float = 0.03) -> list[str]:
+    """Operations whose nccl-tests busbw/algbw factor matches ``ratio`` for ``nranks`` ranks (within ``tol``).
 
     allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1
     (nccl-tests ``doc/PERFORMANCE.md``). Without ``nranks`` it solves for n: a ratio in (1, 2) is an
@@ -74,14 +76,14 @@ def op_from_ratio(ratio: float, nranks: int | None) -> list[str]:
         table = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n, "reducescatter": (n - 1) / n,
                  "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
         for op, f in table.items():
-            if f > 0 and abs(ratio / f - 1) < 0.03:
+            if f > 0 and abs(ratio / f - 1) < tol:
                 out.append(op)
         return out
-    if 1.03 < ratio < 2.0:
+    if 1 + tol < ratio < 2.0:
         return ["allreduce"]
-    if 0.0 < ratio < 0.97:
+    if 0.0 < ratio < 1 - tol:
         return ["allgather", "reducescatter", "alltoall"]
-    if abs(ratio - 1) <= 0.03:
+    if abs(ratio - 1) <= tol:
         return ["broadcast", "reduce", "sendrecv", "allreduce"]
     return out
 
@@ -103,6 +105,7 @@ class NcclTestsRun:
     out_of_bounds: int | None = None
     avg_busbw_GBps: float | None = None
     notes: list[str] = field(default_factory=list)
+    nranks_from_count: bool = False
 
     @property
     def gpus(self) -> list[str]:
@@ -241,17 +244,42 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
         run.nranks = None
     if run.op is None and text_ops:
         run.op, run.op_source = text_ops[0], "command line"
+    _nranks_from_count(run)
+    # algbw is printed with 2 decimals: use the row with the largest algbw, and widen the tolerance by the
+    # rounding error (0.005 on each figure) when even that is small
     rows = [r for r in run.rows if (r.get("oop_algbw_GBps") or 0) > 0]
+    ratio = None
     if rows:
-        big = max(rows, key=lambda r: r["bytes"])
+        big = max(rows, key=lambda r: (r["oop_algbw_GBps"], r["bytes"]))
         ratio = big["oop_busbw_GBps"] / big["oop_algbw_GBps"]
-        cands = _narrow(op_from_ratio(ratio, run.nranks), run)
-        if run.op is None:
-            run.op_candidates = cands
-            if len(cands) == 1:
-                run.op, run.op_source = cands[0], "busbw/algbw ratio"
-        elif cands and run.op not in cands and run.nranks:
-            run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
+        cands = _narrow(op_from_ratio(ratio, run.nranks, tol=max(0.03, 0.006 / big["oop_algbw_GBps"])), run)
+    else:
+        cands = _narrow(list(OPS_MODEL), run) if run.nranks_from_count else []
+    if run.op is None:
+        run.op_candidates = cands
+        if len(cands) == 1:
+            run.op = cands[0]
+            run.op_source = "busbw/algbw ratio" if ratio is not None else "count/size"
+    elif ratio is not None and cands and run.op not in cands and run.nranks:
+        run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
+
+
+def _nranks_from_count(run: NcclTestsRun) -> None:
+    """allgather, reducescatter and alltoall print count = S / type size / nranks: that gives nranks when no
+    device lines were pasted."""
+    if run.nranks is not None:
+        return
+    pers = set()
+    for r in run.rows:
+        tsize = _TYPE_SIZE.get(r["type"])
+        if tsize and r["count"] > 0 and r["bytes"] > 0:
+            pers.add(r["bytes"] / (r["count"] * tsize))
+    if len(pers) == 1:
+        per = pers.pop()
+        if per > 1.5 and abs(per - round(per)) < 1e-9:
+            run.nranks = int(round(per))
+            run.nranks_from_count = True
+            run.notes.append(f"no device lines: {run.nranks} ranks inferred from size = count x type size x ranks")
 
 
 def _narrow(cands: list[str], run: NcclTestsRun) -> list[str]:
