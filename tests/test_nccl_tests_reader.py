@@ -241,3 +241,20 @@ def test_heldout2_broadcast_old_columns_with_warn_lines():
     assert (row["bytes"], row["count"], row["redop"], row["root"], row["oop_time_us"], row["ip_time_us"]) == (
         8, 2, None, 0, 45.82, 38.17)
     assert row["oop_wrong"] is None and row["oop_error"] is None
+
+
+# ---------------------------------------------------------------- THIRD HELD-OUT round
+def test_heldout3_old_rank_lines_and_error_column():
+    r = load("allreduce_2080ti_4ranks_old_error_npkit19.txt")
+    assert r.nranks == 4 and r.hosts == ["gpu9"] and r.gpus == ["NVIDIA GeForce RTX 2080 Ti"]
+    assert [x["pid"] for x in r.ranks] == [20141, 20142, 20143, 20144]
+    assert r.ranks[2]["bus_id"] == "0xb1" and r.ranks[2]["group"] is None
+    assert r.header["validation"] == 1 and "agg_iters" not in r.header and r.header["warmup_iters"] == 5
+    assert len(r.rows) == 3
+    first = r.rows[0]
+    assert (first["bytes"], first["count"], first["redop"], first["root"], first["oop_time_us"], first["ip_time_us"]) == (
+        8, 2, "sum", None, 40.17, 62.08)
+    assert first["oop_error"] == 1e-07 and first["ip_error"] == 0.0 and first["oop_wrong"] is None
+    # every busbw is 0.00 at these sizes: no ratio to read, and count = S/4 rules out the per-rank-count family
+    assert r.op is None
+    assert any("truncated" in n for n in r.notes)
