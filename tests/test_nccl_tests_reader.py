@@ -252,8 +252,8 @@ def test_heldout3_old_rank_lines_and_error_column():
     assert r.header["validation"] == 1 and "agg_iters" not in r.header and r.header["warmup_iters"] == 5
     assert len(r.rows) == 3
     first = r.rows[0]
-    assert (first["bytes"], first["count"], first["redop"], first["root"], first["oop_time_us"], first["ip_time_us"]) == (
-        8, 2, "sum", None, 40.17, 62.08)
+    got = (first["bytes"], first["count"], first["redop"], first["root"], first["oop_time_us"], first["ip_time_us"])
+    assert got == (8, 2, "sum", None, 40.17, 62.08)
     assert first["oop_error"] == 1e-07 and first["ip_error"] == 0.0 and first["oop_wrong"] is None
     # every busbw is 0.00 at these sizes: no ratio to read, and count = S/4 rules out the per-rank-count family
     assert r.op is None
