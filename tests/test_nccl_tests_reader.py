@@ -258,3 +258,14 @@ def test_heldout3_old_rank_lines_and_error_column():
     # every busbw is 0.00 at these sizes: no ratio to read, and count = S/4 rules out the per-rank-count family
     assert r.op is None
     assert any("truncated" in n for n in r.notes)
+
+
+# ---------------------------------------------------------------- FOURTH HELD-OUT round
+def test_heldout4_mpirun_timestamp_output_tags():
+    r = load("timestamp_tagged_h100_roce_nccl1368.txt")
+    assert (r.op, r.op_source) == ("allreduce", "command line")
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    got = (row["bytes"], row["count"], row["oop_time_us"], row["oop_busbw_GBps"], row["ip_time_us"])
+    assert got == (1048576, 262144, 354.9, 5.76, 345.7) and row["ip_busbw_GBps"] == 5.92
+    assert any("truncated" in n for n in r.notes)

@@ -164,3 +164,12 @@ def test_two_jobs_in_one_file():
     text = "".join(path(n).read_text() for n in names)
     log = read_text(text)
     assert log.jobs == 2 and log.version == "2.7.6"
+
+
+def test_heldout4_tuning_table():
+    log = load("tuning_table_h800_tree_nccl1154.log")
+    assert log.env == {"NCCL_ALGO": "Tree"} and log.hosts == ["n122-230-208"]
+    table = [t for t in log.tuning if "|" in t]
+    assert len(table) == 4
+    assert table[0].startswith("Algorithm") and table[1].startswith("Protocol")
+    assert table[2].startswith("Max NThreads") and table[3].startswith("Broadcast")

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 __all__ = ["NcclLog", "read_text"]
 
-_TAG = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s+|\d{4}-\d\d-\d\dT[\d:.]+Z?\s+|>\s?)")
+_TAG = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s+|\d{4}-\d\d-\d\dT[\d:.]+Z?\s+|>\s?|"
+                  r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
 _LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
                    r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
@@ -157,8 +158,9 @@ def read_text(text: str) -> NcclLog:
             log.tuning.append(msg)
         if msg.startswith("NVLS Head"):
             log.nvls["heads"] += 1
+        # TUNING subsystem: thresholds, chunk sizes and the algorithm x protocol table (rows with '|' cells)
         if msg.startswith(("threadThresholds", "P2P Chunksize", "Tuner", "Enabled NCCL Func/Proto/Algo")) or \
-                re.match(r"(AllReduce|Broadcast|Reduce|AllGather|ReduceScatter)\s*\|", msg):
+                msg.count("|") >= 2:
             if msg not in log.tuning:
                 log.tuning.append(msg)
         if mm := _ENV.match(msg):

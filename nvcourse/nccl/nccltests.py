@@ -38,9 +38,10 @@ _TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e
               "half": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int": 4, "float": 4,
               "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
 
-# Wrappers that launchers and pastes put before a line: mpirun --tag-output, torchrun/srun rank tags,
-# markdown quoting. Removed repeatedly, then leading whitespace.
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s|>\s?|\d+:\s)")
+# Wrappers that launchers and pastes put before a line: mpirun --tag-output and --timestamp-output,
+# torchrun/srun rank tags, markdown quoting. Removed repeatedly, then leading whitespace.
+_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s|>\s?|\d+:\s|"
+                     r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
                   r"scatter|gather)_perf")
