@@ -22,6 +22,7 @@ from .ch03 import ring_bisection, switch_bisection
 from .ch04 import algbw_busbw, prediction_vs_measurement, record_prediction, ring_schedule, ring_time
 from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_network_bytes
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
+from .ch06b import gdr_state, nvls_state, slow_node
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch08 import cluster_mtbf_hours, young_interval
 from .ch08b import drill_answer, pkeys_can_talk, tolerable_loss, xmit_data_bytes
@@ -60,6 +61,9 @@ __all__ = [
     "prediction_vs_measurement",
     "hierarchical_allreduce_time",
     "ecmp_collision_probability",
+    "gdr_state",
+    "nvls_state",
+    "slow_node",
     "young_interval",
     "cluster_mtbf_hours",
     "moe_dispatch_bytes",

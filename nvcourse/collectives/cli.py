@@ -43,6 +43,8 @@ def register(subparsers) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds without progress before giving up (default 10)")
     p.add_argument("--no-verify", action="store_true", help="skip the check against numpy")
     p.add_argument("--json", action="store_true", help="print JSON rows instead of the table")
+    p.add_argument("--format", choices=("table", "nccl-tests"), default="table",
+                   help="table (default) or nccl-tests' exact format")
     p.set_defaults(handler=handle)
 
 
@@ -173,6 +175,11 @@ def handle(args: argparse.Namespace) -> int:
         from ..cli import print_json
 
         print_json(rows)
+    elif args.format == "nccl-tests":
+        from ..nccl.format import format_nccl_tests
+
+        print(format_nccl_tests(rows, args.op, args.procs, iters=args.iters, warmup=args.warmup,
+                                factor=args.step_factor))
     else:
         algo = rows[0]["algo"] if rows else args.algo
         emu = ""

@@ -1,0 +1,232 @@
+"""Chapter 06b, NCCL in practice: tables, figures and the two paste boxes the notebook shows.
+
+Everything here drives :mod:`nvcourse.nccl` (the readers and the diagnosis) and :mod:`nvcourse.topology`;
+hardware figures come from the catalog, causes from ``nvcourse/data/nccl_cases.toml`` and the environment
+variables from ``nvcourse/data/nccl_env.toml``.
+"""
+
+from __future__ import annotations
+
+import html
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+__all__ = [
+    "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
+    "report_html", "overlay_figure", "log_html", "nccl_tests_box", "ncclog_box", "hopper_topology",
+    "affinity_table_html", "in_place_gap",
+]  # fmt: skip
+
+#: nccl-tests outputs shipped in nvcourse/data/nccl (real runs; sources in each file's %% header)
+SAMPLES = {
+    "8x H100, one node (NVSwitch)": "h100_8gpu_single_node_markdown_indented.txt",
+    "2 nodes x 8 H100 (InfiniBand)": "h100_2nodes_16ranks_k8s_mpijob.txt",
+    "2 nodes x 8 A100 (RoCE)": "a100_2nodes_16ranks_oke.txt",
+    "2 nodes x 1 A40 (sendrecv, op not printed)": "sendrecv_a40_2nodes_truncated.txt",
+    "2 nodes x 1 T4 over AWS EFA (with NCCL INFO lines)": "efa_aws_libfabric_mpirun_tagged.log",
+}
+#: NCCL_DEBUG=INFO logs shipped in nvcourse/data/nccl
+LOGS = {
+    "8x H800: NVLS not available": "h800_nvls_not_available_nccl892.log",
+    "2 nodes x 8 H100: NVLS available": "nvls_available_h100_2nodes_nccl1357.log",
+    "2 nodes, IB with GDRDMA, P2P/CUMEM (NCCL 2.2x)": "ib_cumem_gdrdma_2nodes_aks30.log",
+    "A100, IB, NCCL 2.7.6 wording": "ib_v2_7_a100_gdr_env_nccl707.log",
+    "AWS EFA plugin, mpirun tags": "efa_aws_libfabric_mpirun_tagged.log",
+    "Sockets on loopback": "socket_lo_gdr_disabled_topo_nccl1053.log",
+}
+_PASTE = "(paste your own below)"
+
+# nccl-tests command-line flags (from the nccl-tests README "Arguments" section)
+_FLAGS = (
+    ("-b, --minbytes", "smallest size S to test", "-b 8"),
+    ("-e, --maxbytes", "largest size S", "-e 8G"),
+    ("-f, --stepfactor", "multiply S by this between sizes (or -i for a fixed increment)", "-f 2"),
+    ("-g, --ngpus", "GPUs driven by each process (threads x GPUs); use 1 with one process per GPU", "-g 1"),
+    ("-n, --iters", "timed iterations per size", "-n 20"),
+    ("-w, --warmup_iters", "untimed iterations per size", "-w 5"),
+    ("-c, --check", "check results (#wrong); 0 skips the check for speed", "-c 1"),
+    ("-G, --cudagraph", "capture the iterations in a CUDA graph and replay it this many times", "-G 0"),
+    ("-d, --datatype", "element type: float, half, bfloat16, int8, double, ...", "-d float"),
+)
+
+_LADDER = (
+    ("1 GPU pair", "p2pBandwidthLatencyTest or nvbandwidth",
+     "each GPU pair's NVLink/PCIe rate; a slow pair is a bad link or P2P off"),
+    ("1 node, all GPUs", "all_reduce_perf -b 8 -e 8G -f 2 -g 8 (or 8 processes)",
+     "busbw near the model: NVLink/NVSwitch (and NVLS) work"),
+    ("host plumbing", "nvidia-smi topo -m; NCCL_DEBUG=INFO",
+     "GPU-NIC pairs on the same PCIe switch (PIX), GDRDMA in the channel lines, right NUMA binding"),
+    ("1 NIC pair", "ib_write_bw (perftest) between two hosts, with --use_cuda for GPUDirect",
+     "each NIC reaches its line rate; a slow NIC or cable shows here"),
+    ("2 nodes", "all_reduce_perf with NCCL_ALGO=Ring, one process per GPU",
+     "ring busbw near the NICs' rate (tree can exceed it on 2 nodes)"),
+    ("pairs of nodes", "the 2-node test over many pairs", "one slow node shows in every pair it belongs to"),
+    ("whole fabric", "all_reduce_perf and alltoall_perf on all nodes",
+     "busbw near the model for that scale; alltoall shows congestion"),
+)
+
+
+def _data(name: str) -> Path:
+    return Path(str(resources.files("nvcourse").joinpath("data/nccl", name)))
+
+
+def sample_text(name: str) -> str:
+    """Text of a shipped sample, by its file name or by its label in :data:`SAMPLES` / :data:`LOGS`."""
+    name = SAMPLES.get(name, LOGS.get(name, name))
+    return _data(name).read_text(encoding="utf-8")
+
+
+def read_sample(name: str):
+    from nvcourse.nccl.nccltests import read_text
+
+    return read_text(sample_text(name))
+
+
+def _table(head: list[str], rows: list[list[str]], caption: str = "") -> str:
+    th = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td style='padding:2px 8px'>{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    cap = f"<caption style='caption-side:bottom;font-size:85%'>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<tr>{th}</tr>{body}</table>"
+
+
+def flags_table_html() -> str:
+    return _table(["flag", "meaning", "example"], [list(f) for f in _FLAGS], "nccl-tests README, Arguments")
+
+
+def env_table_html() -> str:
+    text = resources.files("nvcourse").joinpath("data/nccl_env.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    rows = [[k, v["what"], v["when"]] for k, v in data["vars"].items()]
+    return _table(["variable", "what it does", "when to touch it"], rows, f"Source: {data['source']}")
+
+
+def ladder_html() -> str:
+    return _table(["step", "tool", "what a good result shows"], [list(r) for r in _LADDER])
+
+
+def in_place_gap(run) -> float:
+    """Largest relative gap between in-place and out-of-place busbw over the sizes (0 when not printed)."""
+    gaps = [abs(r["ip_busbw_GBps"] - r["oop_busbw_GBps"]) / r["oop_busbw_GBps"]
+            for r in run.rows if r.get("ip_busbw_GBps") is not None and r["oop_busbw_GBps"] > 0]
+    return max(gaps, default=0.0)
+
+
+def report_html(run, diag) -> str:
+    """What was read and the verdicts, as HTML (sources as links)."""
+    esc = html.escape
+    op = run.op or f"unknown (candidates: {', '.join(run.op_candidates) or 'none'})"
+    parts = [f"<b>op</b> {esc(op)}{esc(f' (from the {run.op_source})' if run.op_source else '')}; "
+             f"<b>ranks</b> {run.nranks if run.nranks is not None else 'not printed'}; "
+             f"<b>GPUs</b> {esc(', '.join(run.gpus) or '-')}; <b>NCCL</b> {esc(run.nccl_version or 'not printed')}; "
+             f"<b>sizes</b> {len(run.rows)}; <b>Avg bus bandwidth</b> {run.avg_busbw_GBps}"]
+    for n in run.notes + diag.notes:
+        parts.append(f"<i>note:</i> {esc(n)}")
+    items = [(f["finding"], [f]) for f in diag.findings]
+    items += [(f"{b['band']} ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): {b['verdict']}", b["causes"]) for b in diag.bands]
+    for text, causes in items:
+        links = "".join(f"<li>likely: {esc(c['cause'])} <a href='{esc(c['source'])}' target='_blank'>[case]</a></li>"
+                        for c in causes)
+        parts.append(f"{esc(text)}<ul>{links}</ul>" if links else esc(text))
+    return "<br>".join(parts)
+
+
+def overlay_figure(run, diag):
+    from nvcourse.nccl.plots import overlay_figure as fig
+
+    return fig(run, diag)
+
+
+def log_html(log) -> str:
+    esc = html.escape
+    rows = [["version", log.version or "-"], ["ranks", log.nranks or "-"], ["hosts", ", ".join(log.hosts[:6]) or "-"],
+            ["net", log.net or "-"], ["GDR", {True: "on", False: "off", None: "not shown"}[log.gdr]],
+            ["transports", ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
+            ["channels", log.channels or "-"], ["NVLS", str(log.nvls)], ["WARN lines", len(log.warnings)]]
+    srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>[case]</a></li>"
+                   for p in log.problems if p.get("source"))
+    return f"<p>{esc(log.to_json()['explanation'])}</p>{_table(['field', 'value'], rows)}<ul>{srcs}</ul>"
+
+
+def _systems() -> list[str]:
+    from nvcourse import catalog
+
+    return ["auto", *catalog.systems()]
+
+
+def nccl_tests_box():
+    """Paste box: nccl-tests output in, overlay and verdicts out (a Dashboard: errors show as a note)."""
+    import ipywidgets as W
+
+    from nvcourse.nccl.diagnose import diagnose
+    from nvcourse.nccl.nccltests import read_text
+    from nvcourse.widgets import Dashboard
+
+    first = next(iter(SAMPLES))
+    sample = W.Dropdown(options=[*SAMPLES, _PASTE], value=first, description="sample")
+    text = W.Textarea(value=sample_text(first), placeholder="paste what all_reduce_perf printed",
+                      layout=W.Layout(width="100%", height="160px"), continuous_update=False)
+    system = W.Dropdown(options=_systems(), value="auto", description="system")
+    gpus = W.BoundedIntText(value=0, min=0, max=72, description="GPUs/node", tooltip="0: from the device lines")
+    nodes = W.BoundedIntText(value=0, min=0, max=100000, description="nodes", tooltip="0: from the device lines")
+
+    def on_sample(change):
+        if change["new"] != _PASTE:
+            text.value = sample_text(change["new"])
+
+    sample.observe(on_sample, names="value")
+
+    def render(sample, text, system, gpus, nodes):
+        run = read_text(text)
+        diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
+        return overlay_figure(run, diag), report_html(run, diag)
+
+    return Dashboard({"sample": sample, "text": text, "system": system, "gpus": gpus, "nodes": nodes}, render,
+                     columns=1, freeze_layout=False)
+
+
+def ncclog_box():
+    """Paste box: an NCCL_DEBUG=INFO log in, its fields and what looks wrong out."""
+    import ipywidgets as W
+
+    from nvcourse.nccl.ncclog import read_text
+    from nvcourse.widgets import Dashboard
+
+    first = next(iter(LOGS))
+    sample = W.Dropdown(options=[*LOGS, _PASTE], value=first, description="sample")
+    text = W.Textarea(value=sample_text(first), placeholder="paste NCCL_DEBUG=INFO output",
+                      layout=W.Layout(width="100%", height="160px"), continuous_update=False)
+
+    def on_sample(change):
+        if change["new"] != _PASTE:
+            text.value = sample_text(change["new"])
+
+    sample.observe(on_sample, names="value")
+    return Dashboard({"sample": sample, "text": text}, lambda sample, text: log_html(read_text(text)), columns=1)
+
+
+def hopper_topology(nvlink: str = "nvlink4", pcie: str = "pcie5"):
+    """The real `nvidia-smi topo -m` of an 8-GPU HGX Hopper board with 8 rail NICs.
+
+    Returns ``(result, figure, legend html)``.
+    """
+    from nvcourse.topology.draw import topology_figure
+    from nvcourse.topology.topo_parser import read_topo
+
+    path = Path(str(resources.files("nvcourse").joinpath("data/topo/hgx-h20-nvswitch.txt")))
+    res = read_topo(path, nvlink=nvlink, pcie=pcie)
+    fig, legend = topology_figure(res.graph, title="HGX Hopper board: GPUs, NVSwitch, PCIe tree, NICs, CPUs")
+    return res, fig, legend
+
+
+def affinity_table_html(res) -> str:
+    """Per GPU: its nearest NIC (PIX), the CPUs and NUMA node to bind its process to."""
+    rows = []
+    for g in res.gpus:
+        pix = [n for n in res.nics if res.codes.get((g, n)) == "PIX" or res.codes.get((n, g)) == "PIX"]
+        nic = ", ".join(f"{n} ({res.nic_names.get(n, '?')})" for n in pix) or "none on its switch"
+        aff = res.affinity.get(g, {})
+        rows.append([g, nic, aff.get("cpu_affinity", "-"), aff.get("numa_affinity", "-")])
+    return _table(["GPU", "NIC on the same PCIe switch", "CPU affinity", "NUMA node"], rows,
+                  "read off `nvidia-smi topo -m` (nvcourse/data/topo/hgx-h20-nvswitch.txt)")

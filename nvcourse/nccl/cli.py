@@ -1,0 +1,122 @@
+"""``nvcourse nccl-tests FILE|-`` and ``nvcourse ncclog FILE|-``: read nccl-tests output and NCCL INFO logs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["register", "read_input", "run_nccl_tests", "run_ncclog"]
+
+_MAX_BYTES = 64 * 1024 * 1024  # a paste larger than this is not a log anyone meant to read whole
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "nccl-tests",
+        help="read nccl-tests output (all_reduce_perf ...): rows, model overlay, verdict per size band",
+        description="Read what an nccl-tests *_perf binary printed (FILE, or - for standard input). Sizes in bytes, "
+        "times in us, bandwidths in GB/s (10^9 B/s) as nccl-tests prints them.",
+    )
+    p.add_argument("file", metavar="FILE", help="a file with nccl-tests output, or - for stdin")
+    p.add_argument("--system", help="catalog system id for the model overlay (see `nvcourse systems`)")
+    p.add_argument("--gpus", type=int, help="GPUs per node (default: from the device lines)")
+    p.add_argument("--nodes", type=int, help="number of nodes (default: from the device lines)")
+    p.add_argument("--json", action="store_true", help="print JSON: op, nranks, nccl_version, gpus, rows, "
+                   "out_of_bounds, avg_busbw_GBps, diagnosis")
+    p.add_argument("--plot", metavar="OUT.png", help="write busbw against size with the model overlay")
+    p.set_defaults(handler=run_nccl_tests)
+    q = subparsers.add_parser(
+        "ncclog",
+        help="read NCCL_DEBUG=INFO output: version, ranks, network, GDR, transports, channels, NVLS, warnings",
+        description="Read NCCL_DEBUG=INFO lines (FILE, or - for standard input), with or without host:pid:tid "
+        "prefixes or mpirun tags, and explain what they show and what looks wrong.",
+    )
+    q.add_argument("file", metavar="FILE", help="a file with NCCL_DEBUG=INFO output, or - for stdin")
+    q.add_argument("--json", action="store_true", help="print JSON (the fields and an explanation)")
+    q.set_defaults(handler=run_ncclog)
+
+
+def read_input(path: str) -> str:
+    """Text of ``path`` (``-``: stdin); ValueError for unreadable or binary input."""
+    if path == "-":
+        data = sys.stdin.buffer.read(_MAX_BYTES + 1)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_BYTES + 1)
+    if len(data) > _MAX_BYTES:
+        raise ValueError(f"FILE is larger than {_MAX_BYTES // 2**20} MiB: pass the part with the results")
+    if b"\x00" in data:
+        raise ValueError("FILE is binary: expected the text nccl-tests or NCCL printed")
+    return data.decode("utf-8", errors="replace")
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"--{name} must be an integer >= 1; got {value}")
+
+
+def run_nccl_tests(args: argparse.Namespace) -> int:
+    from nvcourse import catalog
+    from nvcourse.cli import print_json
+
+    from .diagnose import diagnose
+    from .nccltests import read_text
+
+    _check_positive("gpus", args.gpus)
+    _check_positive("nodes", args.nodes)
+    if args.system is not None and args.system not in catalog.systems():
+        raise ValueError(f"--system must be one of {', '.join(catalog.systems())}; got {args.system!r}")
+    run = read_text(read_input(args.file))
+    if run.nranks is None and args.gpus:
+        run.nranks = args.gpus * (args.nodes or 1)
+    diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
+    if args.plot:
+        from .plots import save_overlay
+
+        save_overlay(run, diag, args.plot)
+    if args.json:
+        print_json({**run.to_json(), "diagnosis": diag.to_json()})
+        return 0
+    print(format_report(run, diag))
+    return 0
+
+
+def format_report(run, diag) -> str:
+    """The human-readable answer: what was read, then findings and verdicts with their sources."""
+    op = run.op or f"unknown (candidates: {', '.join(run.op_candidates) or 'none'})"
+    lines = [f"op: {op}" + (f" (from the {run.op_source})" if run.op_source else ""),
+             f"ranks: {run.nranks if run.nranks is not None else 'not printed'}; GPUs: {', '.join(run.gpus) or '-'}; "
+             f"hosts: {len(run.hosts) or '-'}; NCCL {run.nccl_version or 'version not printed'}",
+             f"rows: {len(run.rows)} sizes, {run.rows[0]['bytes']} to {run.rows[-1]['bytes']} B; "
+             f"largest-size busbw {run.rows[-1]['oop_busbw_GBps']} GB/s (out-of-place)"]
+    if run.avg_busbw_GBps is not None:
+        lines.append(f"Avg bus bandwidth (as printed): {run.avg_busbw_GBps:g} GB/s; out of bounds: {run.out_of_bounds}")
+    for n in run.notes:
+        lines.append(f"note: {n}")
+    if diag.system:
+        lines.append(f"model: {diag.system}, {diag.gpus} GPU(s) per node x {diag.nodes} node(s)")
+    for f in diag.findings:
+        lines.append(f"finding: {f['finding']} -- likely: {f['cause']} [{f['source']}]")
+    for b in diag.bands:
+        lines.append(f"{b['band']:>10} ({b['sizes'][0]}-{b['sizes'][1]} B): {b['verdict']}")
+        for c in b["causes"]:
+            lines.append(f"{'':>12}likely: {c['cause']} [{c['source']}]")
+    for n in diag.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+def run_ncclog(args: argparse.Namespace) -> int:
+    from nvcourse.cli import print_json
+
+    from .ncclog import explain, read_text
+
+    log = read_text(read_input(args.file))
+    if args.json:
+        print_json(log.to_json())
+        return 0
+    print(explain(log))
+    for p in log.problems:
+        if p.get("source"):
+            print(f"  - {p['problem']}: likely {p['cause']} [{p['source']}]")
+    return 0

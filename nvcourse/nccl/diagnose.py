@@ -1,0 +1,211 @@
+"""Overlay the cost model on an nccl-tests run and give a verdict per size band, with cited likely causes.
+
+Every cause comes from ``nvcourse/data/nccl_cases.toml``: a public case where the symptom was seen and
+explained. The model is :func:`nvcourse.costmodel.predict_sweep` (public API), so a reworked model flows in.
+
+Size bands (bytes of nccl-tests' S): ``latency`` below 64 KiB, ``transition`` 64 KiB to 32 MiB, ``bandwidth``
+from 32 MiB. Bandwidths are GB/s (10^9 B/s), busbw as nccl-tests defines it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from .nccltests import NcclTestsRun
+
+__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "recognise_system"]
+
+BANDS: tuple[tuple[str, int, float], ...] = (
+    ("latency", 0, 64 * 1024),
+    ("transition", 64 * 1024, 32 * 1024 * 1024),
+    ("bandwidth", 32 * 1024 * 1024, float("inf")),
+)
+
+# GPU names as nccl-tests prints them -> catalog system whose GPUs they are (SXM parts on NVLink boards only;
+# PCIe or cut-down parts such as H800 or "H200 NVL" are not recognised, since their links differ).
+_GPU_TO_SYSTEM = (("H100 80GB HBM3", "dgx-h100"), ("H100-SXM", "dgx-h100"), ("A100-SXM4", "dgx-a100"),
+                  ("V100-SXM2", "dgx-1-v100"), ("H200", "hgx-h200"), ("GB200", "gb200-nvl72"), ("B200", "dgx-b200"))
+
+
+@cache
+def cases() -> dict[str, dict]:
+    """The cited cases, by id (``symptom``, ``cause``, ``source``, ``said``)."""
+    text = resources.files("nvcourse").joinpath("data/nccl_cases.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["cases"]
+
+
+def _cause(case_id: str) -> dict:
+    c = cases()[case_id]
+    return {"case": case_id, "cause": c["cause"], "source": c["source"]}
+
+
+def recognise_system(run: NcclTestsRun) -> tuple[str, int, int] | None:
+    """(system id, GPUs per node, nodes) from the device lines, or None when not recognised."""
+    if not run.ranks or len(run.gpus) != 1:
+        return None
+    name = run.gpus[0]
+    if "NVL" in name.replace("NVLink", "") and "GB200" not in name:
+        return None
+    for key, system in _GPU_TO_SYSTEM:
+        if key in name:
+            per_host: dict[str, int] = {}
+            for r in run.ranks:
+                per_host[r["host"]] = per_host.get(r["host"], 0) + 1
+            counts = set(per_host.values())
+            if len(counts) != 1:
+                return None
+            return system, counts.pop(), len(per_host)
+    return None
+
+
+@dataclass
+class Diagnosis:
+    system: str | None
+    gpus: int | None
+    nodes: int | None
+    overlay: list[dict] = field(default_factory=list)
+    bands: list[dict] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"system": self.system, "gpus": self.gpus, "nodes": self.nodes, "overlay": self.overlay,
+                "bands": self.bands, "findings": self.findings, "notes": self.notes}
+
+
+def nic_GBps_per_node(system: str, gpus: int) -> float | None:
+    """Achievable NIC bandwidth (GB/s, one direction) of the NICs serving ``gpus`` GPUs of one node.
+
+    Catalog NIC link rate x efficiency x the node's NICs, scaled by the share of the node's GPUs in use (one
+    rail NIC per GPU on these systems). A ring all-reduce across nodes cannot beat this; a tree on 2 nodes can.
+    """
+    from nvcourse import catalog
+
+    s = catalog.get_system(system)
+    if not s.nic_link or not s.nics_per_host:
+        return None
+    link = catalog.get_link(s.nic_link)
+    return link.line_GBps_dir * link.efficiency * s.nics_per_host * min(1.0, gpus / s.gpus_per_host)
+
+
+def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis) -> None:
+    from nvcourse.costmodel import predict_sweep
+
+    sizes = [r["bytes"] for r in run.rows if r["bytes"] > 0]
+    if not sizes or run.op is None:
+        d.notes.append("no model overlay: the operation is unknown" if run.op is None else "no sizes > 0")
+        return
+    try:
+        sw = predict_sweep(run.op, system, gpus, sizes, nodes=nodes)
+        ring = predict_sweep(run.op, system, gpus, sizes, nodes=nodes, algo="ring")
+    except ValueError as exc:
+        d.notes.append(f"no model overlay: {exc}")
+        return
+    rows = [r for r in run.rows if r["bytes"] > 0]
+    for i, r in enumerate(rows):
+        d.overlay.append({
+            "bytes": r["bytes"], "busbw_GBps": r["oop_busbw_GBps"], "model_busbw_GBps": float(sw.busbw_GBps[i]),
+            "model_ring_busbw_GBps": float(ring.busbw_GBps[i]), "model_algo": str(sw.algo[i]),
+            "time_us": r["oop_time_us"], "model_time_us": float(sw.time_s[i]) * 1e6,
+        })  # fmt: skip
+
+
+def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -> dict:
+    meas = statistics.median(p["busbw_GBps"] for p in pts)
+    model = statistics.median(p["model_busbw_GBps"] for p in pts)
+    t_ratio = statistics.median(p["time_us"] / p["model_time_us"] for p in pts if p["model_time_us"] > 0)
+    ratio = meas / model if model > 0 else None
+    out = {"band": name, "sizes": [pts[0]["bytes"], pts[-1]["bytes"]], "busbw_GBps": meas, "model_busbw_GBps": model,
+           "ratio": ratio, "time_ratio": t_ratio, "causes": []}
+    if name == "latency":
+        out["verdict"] = (f"small sizes take {t_ratio:.1f}x the model's time (latency-bound: launch and "
+                          "synchronisation costs dominate; busbw means little here)")
+        return out
+    if ratio is None:
+        out["verdict"] = "no model figure"
+        return out
+    causes = out["causes"]
+    nodes = d.nodes or 1
+    nic = nic_GBps_per_node(d.system, d.gpus or 1) if d.system else None
+    top = max(p["busbw_GBps"] for p in pts)
+    if ratio > 1.15:
+        out["verdict"] = f"above the model ({ratio:.2f}x)"
+    elif ratio >= 0.85:
+        out["verdict"] = f"as the model expects ({ratio:.2f}x)"
+    elif ratio >= 0.6:
+        out["verdict"] = f"somewhat below the model ({ratio:.2f}x)"
+        causes.append(_cause("slow_rank"))
+    else:
+        out["verdict"] = f"well below the model ({ratio:.2f}x)"
+        flat = len(pts) >= 3 and max(p["busbw_GBps"] for p in pts[-3:]) < 1.05 * min(p["busbw_GBps"] for p in pts[-3:])
+        if flat:
+            out["verdict"] += (": flat there, so a narrower path than the model assumes (fewer or slower NICs, "
+                               "GDR off, sockets, P2P off)")
+        if nodes > 1:
+            causes += [_cause("no_gdr"), _cause("socket_fallback")]
+        else:
+            causes.append(_cause("pcie_plateau"))
+        causes.append(_cause("slow_rank"))
+    if run.op == "allreduce" and nodes == 2 and nic and top > nic:
+        out["verdict"] += f"; busbw {top:.0f} GB/s is above the {nic:.0f} GB/s all the node's NICs carry"
+        causes.insert(0, _cause("tree_beats_nic"))
+    nvls_model = any(p["model_algo"] == "nvls" for p in pts)
+    if run.op == "allreduce" and nvls_model and name == "bandwidth":
+        ring = statistics.median(p["model_ring_busbw_GBps"] for p in pts)
+        if meas <= 1.1 * ring and ratio < 0.85:
+            out["verdict"] += f"; at ring level ({ring:.0f} GB/s), not NVLS level: NVLS looks off"
+            causes.insert(0, _cause("nvls_missing"))
+        elif meas > 1.1 * ring:
+            out["verdict"] += f"; above the ring bound ({ring:.0f} GB/s): NVLS (in-switch reduction) is at work"
+    if run.op == "alltoall" and nodes > 1:
+        causes.append(_cause("alltoall_one_nic"))
+    return out
+
+
+def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = None,
+             nodes: int | None = None) -> Diagnosis:
+    """Findings for the whole run, a model overlay and per-band verdicts when a system is given or recognised.
+
+    ``gpus``: GPUs per node; ``nodes``: number of nodes. Missing values come from the device lines.
+    """
+    rec = recognise_system(run)
+    if system is None and rec:
+        system = rec[0]
+    if rec and rec[0] == system:
+        gpus = gpus or rec[1]
+        nodes = nodes or rec[2]
+    if system and not gpus and run.nranks:
+        nodes = nodes or 1
+        gpus = max(1, run.nranks // nodes)
+    d = Diagnosis(system=system, gpus=gpus, nodes=nodes)
+    wrong = sum((r.get("oop_wrong") or 0) + (r.get("ip_wrong") or 0) for r in run.rows)
+    if wrong or (run.out_of_bounds or 0) > 0:
+        d.findings.append({"finding": f"#wrong total {wrong}, out of bounds {run.out_of_bounds}: results are "
+                           "wrong; bandwidth does not matter until this is fixed", **_cause("wrong_nonzero")})
+    if any("built without MPI" in n for n in run.notes):
+        d.findings.append({"finding": "every process printed its own Rank 0", **_cause("non_mpi_build")})
+    big = [r for r in run.rows if r["bytes"] >= BANDS[2][1]]
+    if run.avg_busbw_GBps is not None and big:
+        top = max(r["oop_busbw_GBps"] for r in big)
+        if top > 0 and run.avg_busbw_GBps < 0.5 * top:
+            d.findings.append({"finding": f"Avg bus bandwidth {run.avg_busbw_GBps:g} GB/s averages every size; "
+                               f"the large sizes reach {top:g} GB/s", **_cause("avg_hides")})
+    if run.op == "alltoall" and run.nranks == 1:
+        d.findings.append({"finding": "one rank: busbw is 0 by definition", **_cause("avg_hides")})
+    if system is None:
+        d.notes.append("system not given and not recognised from the GPU names: no model overlay "
+                       "(pass --system, --gpus and --nodes)")
+        return d
+    if not gpus or not nodes:
+        d.notes.append("ranks per node unknown: pass --gpus (per node) and --nodes")
+        return d
+    _overlay(run, system, gpus, nodes, d)
+    for name, lo, hi in BANDS:
+        pts = [p for p in d.overlay if lo <= p["bytes"] < hi]
+        if pts:
+            d.bands.append(_band_verdict(name, pts, run, d))
+    return d

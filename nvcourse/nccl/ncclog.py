@@ -1,0 +1,282 @@
+"""Read ``NCCL_DEBUG=INFO`` output as people paste it, and say what it shows and what looks wrong.
+
+Accepts any ``NCCL_DEBUG_SUBSYS``; ``host:pid:tid [dev]`` prefixes present or stripped; mpirun's
+``[1,N]<stdout>:`` tags and ``[N]`` rank tags; grep-filtered fragments; several jobs in one file; old (2.7:
+``Channel 00 : 0[87000] -> ...``) and new (2.2x: ``Channel 00/0 : 0[0] -> ...``, ``P2P/CUMEM``) wording.
+Lines starting with ``%%`` are comments (the course's fixtures carry their source there).
+
+>>> log = read_text("h:1:2 [0] NCCL INFO Using network Socket\\nNCCL version 2.19.3+cuda12.3\\n")
+>>> log.version, log.net
+('2.19.3', 'Socket')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["NcclLog", "read_text"]
+
+_TAG = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s+|\d{4}-\d\d-\d\dT[\d:.]+Z?\s+|>\s?|"
+                  r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
+_LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
+                   r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
+_CONN = re.compile(r"Channel (\d+)(?:/\d+)?\s*:\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*->\s*(\d+)\[([0-9a-fA-Fx]+)\]"
+                   r"(?:\s*\[(send|receive)\])?\s+via\s+(.+?)\s*$")
+_RING = re.compile(r"^Channel (\d+)/(\d+)\s*:\s*((?:\d+\s*)+)$")
+_RING_OLD = re.compile(r"^Channel (\d+)\s*:\s*((?:\d+\s+)+\d+)\s*$")
+_COMM = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?")
+_TREES = re.compile(r"\[(\d+)\]\s+(-?\d+)/(-?\d+)/(-?\d+)->(-?\d+)->(-?\d+)")
+_ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?$")
+
+
+@dataclass
+class NcclLog:
+    version: str | None = None
+    cuda: str | None = None
+    nranks: int | None = None
+    ranks: list[int] = field(default_factory=list)
+    nnodes: int | None = None
+    hosts: list[str] = field(default_factory=list)
+    devices: list[dict] = field(default_factory=list)
+    net: str | None = None
+    net_kind: str | None = None  # "IB", "Socket" or "plugin"
+    net_devices: list[str] = field(default_factory=list)
+    net_devices_per_gpu: dict[str, list[str]] = field(default_factory=dict)
+    ib_found: bool | None = None
+    gdr: bool | None = None
+    dmabuf: bool | None = None
+    transports: dict[str, int] = field(default_factory=dict)
+    channels: int | None = None
+    rings: dict[int, list[int]] = field(default_factory=dict)
+    trees: dict[int, list[dict]] = field(default_factory=dict)
+    nvls: dict = field(default_factory=lambda: {"supported": None, "channels": None, "heads": 0})
+    mnnvl: bool | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    tuning: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    jobs: int = 1
+    lines: int = 0
+    problems: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["rings"] = {str(k): v for k, v in self.rings.items()}
+        d["trees"] = {str(k): v for k, v in self.trees.items()}
+        d["explanation"] = explain(self)
+        return d
+
+
+def _clean(raw: str) -> str:
+    line = raw.rstrip("\r\n").replace("\r", "").strip()
+    prev = None
+    while prev != line:
+        prev = line
+        line = _TAG.sub("", line).strip()
+    return line
+
+
+def _via_kind(via: str) -> str:
+    """'NET/IB/14/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/CUMEM/read' kept, 'NET/AWS Libfabric/0' -> 'NET/AWS Libfabric'."""
+    parts = via.split("/")
+    if parts[0] == "NET":
+        kept = [p for p in parts[1:] if not p.isdigit()]
+        return "/".join(["NET", *kept])
+    return via
+
+
+def read_text(text: str) -> NcclLog:
+    """Parse ``text``; ValueError (saying what was expected) when it holds no NCCL debug line."""
+    if not isinstance(text, str):
+        raise ValueError("NCCL log input must be text")
+    log = NcclLog()
+    hosts: dict[str, None] = {}
+    devices: dict[tuple, dict] = {}
+    channel_ids: set[int] = set()
+    comm_ids: set[str] = set()
+    versions: set[str] = set()
+    per_gpu: dict[str, set[str]] = {}
+    ranks: set[int] = set()
+    for raw in text.splitlines():
+        line = _clean(raw)
+        if not line or line.startswith("%%"):
+            continue
+        if m := _VERSION.search(line):
+            versions.add(m.group(1))
+            log.version = log.version or m.group(1)
+            log.cuda = log.cuda or m.group(2)
+            log.lines += 1
+            if "NCCL INFO" not in line and "NCCL WARN" not in line:
+                continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        log.lines += 1
+        host, dev, msg, level = m.group("host"), m.group("dev"), m.group("msg").strip(), m.group("level")
+        if host:
+            hosts.setdefault(host)
+            devices.setdefault((host, int(dev)), {"host": host, "cuda_dev": int(dev), "bus_id": None})
+        if level == "WARN":
+            log.warnings.append(msg)
+            continue
+        if mm := re.search(r"commId (0x[0-9a-f]+)", msg):
+            comm_ids.add(mm.group(1))
+        if mm := _COMM.search(msg):
+            ranks.add(int(mm.group(1)))
+            log.nranks = max(log.nranks or 0, int(mm.group(2)))
+            if mm.group(3):
+                log.nnodes = int(mm.group(3))
+            if host and (bm := re.search(r"busId ([0-9a-f]+)", msg)):
+                devices[(host, int(dev))]["bus_id"] = bm.group(1)
+        if mm := re.search(r"\bMNNVL (\d)", msg):
+            log.mnnvl = mm.group(1) == "1"
+        if mm := re.match(r"Using network (.+?)\s*$", msg):
+            log.net = mm.group(1)
+            low = log.net.lower()
+            log.net_kind = "IB" if low.startswith("ib") else "Socket" if low == "socket" else "plugin"
+        if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
+            devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
+            log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))
+            if mm.group(1) == "IB" and devs:
+                log.ib_found = True
+        if "NET/IB : No device found" in msg:
+            log.ib_found = False if log.ib_found is None else log.ib_found
+        if "GPU Direct RDMA Disabled" in msg:
+            log.gdr = False if log.gdr is None else log.gdr
+        if "GPU Direct RDMA Enabled" in msg:
+            log.gdr = True
+        if "DMA-BUF is available" in msg:
+            log.dmabuf = True
+        if mm := re.search(r"NVLS multicast support is (not )?available", msg):
+            avail = mm.group(1) is None
+            log.nvls["supported"] = avail if log.nvls["supported"] is None else (log.nvls["supported"] and avail)
+        if mm := re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?", msg):
+            log.channels = max(log.channels or 0, int(mm.group(1)))
+            if mm.group(3) is not None:
+                log.nvls["channels"] = int(mm.group(3))
+            log.tuning.append(msg)
+        if msg.startswith("NVLS Head"):
+            log.nvls["heads"] += 1
+        # TUNING subsystem: thresholds, chunk sizes and the algorithm x protocol table (rows with '|' cells)
+        if msg.startswith(("threadThresholds", "P2P Chunksize", "Tuner", "Enabled NCCL Func/Proto/Algo")) or \
+                msg.count("|") >= 2:
+            if msg not in log.tuning:
+                log.tuning.append(msg)
+        if mm := _ENV.match(msg):
+            log.env[mm.group(1)] = mm.group(2)
+            if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
+                log.tuning.append(msg)
+        if mm := _CONN.search(msg):
+            channel_ids.add(int(mm.group(1)))
+            via = mm.group(7)
+            kind = _via_kind(via)
+            log.transports[kind] = log.transports.get(kind, 0) + 1
+            if via.startswith("NET/"):
+                parts = via.split("/")
+                log.gdr = True if "GDRDMA" in parts else (False if log.gdr is None else log.gdr)
+                nums = [p for p in parts[1:] if p.isdigit()]
+                if host and nums:
+                    per_gpu.setdefault(f"{host}[{dev}]", set()).add(nums[0])
+            continue
+        if mm := _RING.match(msg):
+            log.rings[int(mm.group(1))] = [int(x) for x in mm.group(3).split()]
+            log.channels = max(log.channels or 0, int(mm.group(2)))
+            continue
+        if mm := _RING_OLD.match(msg):
+            log.rings[int(mm.group(1))] = [int(x) for x in mm.group(2).split()]
+            channel_ids.add(int(mm.group(1)))
+            continue
+        if msg.startswith("Trees "):
+            for t in _TREES.finditer(msg):
+                ch, c0, c1, c2, rank, parent = (int(x) for x in t.groups())
+                entry = {"rank": rank, "parent": parent, "children": [c for c in (c0, c1, c2) if c >= 0]}
+                if entry not in log.trees.setdefault(ch, []):
+                    log.trees[ch].append(entry)
+    if log.lines == 0:
+        raise ValueError(
+            "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "
+            "'host:1234:1250 [0] NCCL INFO Using network IB' or 'NCCL version 2.21.5+cuda12.4'; found none"
+        )
+    if log.channels is None and channel_ids:
+        log.channels = max(channel_ids) + 1
+    log.hosts = list(hosts)
+    log.devices = list(devices.values())
+    log.ranks = sorted(ranks)
+    log.net_devices_per_gpu = {k: sorted(v, key=int) for k, v in per_gpu.items()}
+    log.jobs = max(1, len(comm_ids), len(versions))
+    log.problems = _problems(log)
+    return log
+
+
+def _case(case_id: str) -> dict:
+    from .diagnose import cases
+
+    c = cases()[case_id]
+    return {"case": case_id, "cause": c["cause"], "source": c["source"]}
+
+
+def _problems(log: NcclLog) -> list[dict]:
+    """What looks wrong, each with a cited case where one exists."""
+    out: list[dict] = []
+    nodes = log.nnodes or (len(log.hosts) if log.hosts else None)
+    if log.net_kind == "Socket":
+        if any(d.startswith("lo:") or d == "lo" for d in log.net_devices):
+            out.append({"problem": "sockets bound to the loopback interface lo", **_case("socket_loopback")})
+        elif log.ib_found is False:
+            out.append({"problem": "no RDMA device found: traffic between nodes goes over TCP sockets",
+                        **_case("socket_fallback")})
+    has_net = any(k.startswith("NET/") for k in log.transports)
+    if log.gdr is False and (has_net or log.net_kind == "IB"):
+        out.append({"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **_case("no_gdr")})
+    if log.nvls["supported"] is False or log.nvls["channels"] == 0:
+        out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
+    for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",
+                "NCCL_PROTO", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE"):
+        if var in log.env:
+            out.append({"problem": f"{var}={log.env[var]} set by the environment: results differ from NCCL's "
+                        "defaults; remove it unless it is there on purpose", "case": None, "cause": None,
+                        "source": None})
+    if log.warnings:
+        out.append({"problem": f"{len(log.warnings)} WARN line(s): {log.warnings[0][:120]}", "case": None,
+                    "cause": None, "source": None})
+    if nodes and nodes > 1 and log.net_kind is None and not has_net:
+        out.append({"problem": "several nodes but no network line in the log (filtered paste?)", "case": None,
+                    "cause": None, "source": None})
+    return out
+
+
+def explain(log: NcclLog) -> str:
+    """One paragraph: what the log says and what looks wrong."""
+    parts = []
+    who = f"NCCL {log.version}" if log.version else "NCCL (version not in the paste)"
+    scale = []
+    if log.nranks:
+        scale.append(f"{log.nranks} ranks")
+    if log.hosts:
+        more = ", ..." if len(log.hosts) > 4 else ""
+        scale.append(f"{len(log.hosts)} host(s) seen ({', '.join(log.hosts[:4])}{more})")
+    parts.append(who + (" with " + " on ".join(scale) if scale else "") + ".")
+    if log.net:
+        nd = f" over {len(log.net_devices)} device(s) ({', '.join(log.net_devices[:4])})" if log.net_devices else ""
+        parts.append(f"Network: {log.net}{nd}.")
+    if log.gdr is not None:
+        parts.append("GPUDirect RDMA is " + ("on (NET/.../GDRDMA)." if log.gdr else "off."))
+    if log.dmabuf:
+        parts.append("DMA-BUF is available for GPU memory registration.")
+    if log.transports:
+        t = ", ".join(f"{k} x{v}" for k, v in sorted(log.transports.items(), key=lambda kv: -kv[1]))
+        parts.append(f"Connections by transport: {t}.")
+    if log.channels:
+        parts.append(f"{log.channels} channel(s).")
+    if log.nvls["supported"] is not None or log.nvls["channels"] is not None:
+        s = {True: "supported", False: "NOT supported", None: "support not stated"}[log.nvls["supported"]]
+        ch = f", {log.nvls['channels']} nvls channels" if log.nvls["channels"] is not None else ""
+        parts.append(f"NVLS: {s}{ch}.")
+    if log.jobs > 1:
+        parts.append(f"The paste mixes {log.jobs} jobs or communicators.")
+    if log.problems:
+        parts.append("What looks wrong: " + "; ".join(p["problem"] for p in log.problems) + ".")
+    else:
+        parts.append("Nothing in these lines looks wrong.")
+    return " ".join(parts)

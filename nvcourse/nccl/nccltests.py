@@ -1,0 +1,420 @@
+"""Read the text that nccl-tests' ``*_perf`` binaries print, as people paste it.
+
+Handles old and new nccl-tests: the ``# nThread ...`` header (with or without ``agg iters``/``graph``), the
+``#  Rank ...`` device lines (with or without ``Group``), the column headers (with or without ``redop`` and
+``root``; ``#wrong`` or the older ``error`` column), out-of-place and in-place columns or only one set,
+``N/A`` in ``#wrong``, ``# Out of bounds values`` and ``# Avg bus bandwidth``; the version printed as
+``nccl-library=22902`` or as an ``NCCL version 2.x.y`` line. Noise is skipped: NCCL INFO/WARN lines,
+mpirun's ``[1,0]<stdout>:`` tags, ``[N]`` rank tags, markdown quoting (``>``), indentation and code
+fences, CRLF, shell prompts, and a truncated last row. Lines starting with ``%%`` are comments (the
+course's fixtures carry their source there).
+
+Units: sizes in bytes, times in microseconds (as printed), bandwidths in GB/s (10^9 B/s, as printed).
+
+>>> run = read_text(SAMPLE)
+>>> run.op, run.nranks, run.rows[0]["oop_busbw_GBps"]
+('allreduce', 2, 0.24)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE"]
+
+#: nccl-tests binary stem -> the course's operation name (as in :mod:`nvcourse.costmodel`).
+OPS: dict[str, str] = {
+    "all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
+    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "sendrecv": "sendrecv",
+    "hypercube": "hypercube", "scatter": "scatter", "gather": "gather",
+}  # fmt: skip
+
+#: the operations the course's model knows (op inference chooses among them)
+OPS_MODEL = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv")
+_TYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
+          "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2", "char", "int", "float16", "float32", "float64"}
+_TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
+              "half": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int": 4, "float": 4,
+              "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
+
+# Wrappers that launchers and pastes put before a line: mpirun --tag-output and --timestamp-output,
+# torchrun/srun rank tags, markdown quoting. Removed repeatedly, then leading whitespace.
+_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s|>\s?|\d+:\s|"
+                     r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+_BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
+                  r"scatter|gather)_perf")
+_HEADER = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
+_RANK = re.compile(r"#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+                   r"\[([^\]]*)\]\s+(.*?)\s*$")
+_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_LIBRARY = re.compile(r"nccl-library=(\d+)")
+_TESTS_VERSION = re.compile(r"nccl-tests version (\S+)")
+
+
+def version_from_code(code: int) -> str:
+    """NCCL's integer version code as a dotted string: 22902 -> '2.29.2', 2708 -> '2.7.8'.
+
+    NCCL >= 2.9 encodes major*10000 + minor*100 + patch, older releases major*1000 + minor*100 + patch
+    (``NCCL_VERSION`` in NCCL's ``nccl.h``).
+    """
+    if code >= 20900:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
+def op_from_ratio(ratio: float, nranks: int | None, tol: float = 0.03) -> list[str]:
+    """Operations whose nccl-tests busbw/algbw factor matches ``ratio`` for ``nranks`` ranks (within ``tol``).
+
+    allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1
+    (nccl-tests ``doc/PERFORMANCE.md``). Without ``nranks`` it solves for n: a ratio in (1, 2) is an
+    allreduce, in (0, 1) one of the (n-1)/n operations.
+    """
+    out: list[str] = []
+    if nranks:
+        n = nranks
+        table = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n, "reducescatter": (n - 1) / n,
+                 "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
+        for op, f in table.items():
+            if f > 0 and abs(ratio / f - 1) < tol:
+                out.append(op)
+        return out
+    if 1 + tol < ratio < 2.0:
+        return ["allreduce"]
+    if 0.0 < ratio < 1 - tol:
+        return ["allgather", "reducescatter", "alltoall"]
+    if abs(ratio - 1) <= tol:
+        return ["broadcast", "reduce", "sendrecv", "allreduce"]
+    return out
+
+
+@dataclass
+class NcclTestsRun:
+    """One nccl-tests run: header, devices, rows and footer. ``rows`` use the JSON field names."""
+
+    op: str | None = None
+    op_source: str | None = None  # "header", "command line", "busbw/algbw ratio", "count/size", or None
+    op_candidates: list[str] = field(default_factory=list)
+    nranks: int | None = None
+    nccl_version: str | None = None
+    nccl_tests_version: str | None = None
+    header: dict = field(default_factory=dict)
+    ranks: list[dict] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    out_of_bounds: int | None = None
+    avg_busbw_GBps: float | None = None
+    notes: list[str] = field(default_factory=list)
+    nranks_from_count: bool = False
+
+    @property
+    def gpus(self) -> list[str]:
+        """Distinct GPU names, in rank order."""
+        return list(dict.fromkeys(r["gpu"] for r in self.ranks))
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(dict.fromkeys(r["host"] for r in self.ranks))
+
+    def to_json(self) -> dict:
+        return {
+            "op": self.op, "op_source": self.op_source, "op_candidates": self.op_candidates,
+            "nranks": self.nranks, "nccl_version": self.nccl_version,
+            "nccl_tests_version": self.nccl_tests_version, "gpus": self.gpus, "hosts": self.hosts,
+            "header": self.header, "ranks": self.ranks, "rows": self.rows,
+            "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
+        }  # fmt: skip
+
+
+def _clean(line: str) -> str:
+    line = line.rstrip("\r\n").replace("\r", "")
+    prev = None
+    while prev != line:
+        prev = line
+        line = _PREFIX.sub("", line.lstrip())
+    return line.strip()
+
+
+def _is_noise(line: str) -> bool:
+    return (" NCCL INFO" in line or " NCCL WARN" in line or line.startswith("NCCL INFO")
+            or line.startswith("%%") or line.startswith("```"))
+
+
+def _num(tok: str) -> float | None:
+    return float(tok) if _NUM.match(tok) else None
+
+
+def _columns_from_header(line: str) -> list[str] | None:
+    """Column names from a ``#  size  count  type ...`` header line, or None."""
+    toks = line.lstrip("#").split()
+    if len(toks) < 6 or toks[0] != "size" or toks[1] != "count" or toks[2] != "type":
+        return None
+    cols = ["size", "count", "type"]
+    rest = toks[3:]
+    for name in ("redop", "root"):
+        if rest and rest[0] == name:
+            cols.append(name)
+            rest = rest[1:]
+    sets = 0
+    while len(rest) >= 4 and rest[:3] == ["time", "algbw", "busbw"] and rest[3] in ("#wrong", "error"):
+        prefix = "oop" if sets == 0 else "ip"
+        cols += [f"{prefix}_time", f"{prefix}_algbw", f"{prefix}_busbw", f"{prefix}_{rest[3].lstrip('#')}"]
+        rest = rest[4:]
+        sets += 1
+    return cols if sets else None
+
+
+def _guess_columns(toks: list[str]) -> list[str] | None:
+    """Columns of a data row seen without a column header, from its token count and shape."""
+    if len(toks) < 7 or not (toks[0].isdigit() and toks[1].isdigit() and toks[2] in _TYPES):
+        return None
+    base = ["size", "count", "type"]
+    i = 3
+    if _num(toks[3]) is None:
+        base.append("redop")
+        i = 4
+        if len(toks) > 4 and re.fullmatch(r"-?\d+", toks[4]) and len(toks) - 5 in (4, 8):
+            base.append("root")
+            i = 5
+    left = len(toks) - i
+    if left < 4:
+        return None
+    wrong = "error" if re.search(r"[eE][-+]", toks[i + 3]) else "wrong"
+    if left >= 8:
+        return base + ["oop_time", "oop_algbw", "oop_busbw", f"oop_{wrong}",
+                       "ip_time", "ip_algbw", "ip_busbw", f"ip_{wrong}"]  # fmt: skip
+    if left == 4:
+        return base + ["oop_time", "oop_algbw", "oop_busbw", f"oop_{wrong}"]
+    return None
+
+
+def _row(toks: list[str], cols: list[str]) -> dict | None:
+    """A JSON row from tokens, or None when the line is not a (whole) data row."""
+    if not toks or not toks[0].isdigit():
+        return None
+    if len(toks) < len(cols) and all(t.isdigit() for t in toks[:2]) and (len(toks) < 3 or toks[2] in _TYPES):
+        return {"_truncated": True}
+    if len(toks) < 4 or not toks[1].isdigit() or toks[2] not in _TYPES:
+        return None
+    vals = dict(zip(cols, toks, strict=False))
+    row: dict = {"bytes": int(vals["size"]), "count": int(vals["count"]), "type": vals["type"],
+                 "redop": vals.get("redop"), "root": int(vals["root"]) if "root" in vals else None}
+    for p in ("oop", "ip"):
+        for key, name in (("time", "time_us"), ("algbw", "algbw_GBps"), ("busbw", "busbw_GBps")):
+            tok = vals.get(f"{p}_{key}")
+            row[f"{p}_{name}"] = _num(tok) if tok is not None else None
+        w = vals.get(f"{p}_wrong")
+        row[f"{p}_wrong"] = int(float(w)) if w is not None and _num(w) is not None else None
+        e = vals.get(f"{p}_error")
+        if e is not None:
+            row[f"{p}_error"] = _num(e)
+    if row["oop_time_us"] is None or row["oop_busbw_GBps"] is None:
+        return None
+    return row
+
+
+def _parse_header_rest(rest: str) -> dict:
+    h: dict = {}
+    m = re.search(r"step:\s*(\d+)\((factor|bytes)\)", rest)
+    if m:
+        h["step"] = int(m.group(1))
+        h["step_kind"] = m.group(2)
+    for key, pat in (("warmup_iters", r"warmup iters:\s*(\d+)"), ("iters", r"(?<!warmup )(?<!agg )iters:\s*(\d+)"),
+                     ("agg_iters", r"agg iters:\s*(\d+)"), ("validation", r"validation:\s*(\d+)"),
+                     ("graph", r"graph:\s*(\d+)")):
+        m = re.search(pat, rest)
+        if m:
+            h[key] = int(m.group(1))
+    return h
+
+
+def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
+    # ranks: de-duplicate (non-MPI builds under mpirun print every header once per process)
+    seen: dict[tuple, dict] = {}
+    for r in run.ranks:
+        seen.setdefault((r["rank"], r["host"], r["pid"], r["device"]), r)
+    run.ranks = list(seen.values())
+    if run.ranks:
+        n_rank_ids = len({r["rank"] for r in run.ranks})
+        if n_rank_ids < len(run.ranks):
+            run.notes.append("several processes printed rank 0: nccl-tests was likely built without MPI=1 "
+                             "and started under mpirun, so each process ran its own 1-rank test")
+        run.nranks = n_rank_ids
+    elif run.header:
+        run.nranks = None
+    if run.op is None and text_ops:
+        run.op, run.op_source = text_ops[0], "command line"
+    _nranks_from_count(run)
+    # algbw is printed with 2 decimals: use the row with the largest algbw, and widen the tolerance by the
+    # rounding error (0.005 on each figure) when even that is small
+    rows = [r for r in run.rows if (r.get("oop_algbw_GBps") or 0) > 0]
+    ratio = None
+    if rows:
+        big = max(rows, key=lambda r: (r["oop_algbw_GBps"], r["bytes"]))
+        ratio = big["oop_busbw_GBps"] / big["oop_algbw_GBps"]
+        cands = _narrow(op_from_ratio(ratio, run.nranks, tol=max(0.03, 0.006 / big["oop_algbw_GBps"])), run)
+    else:
+        cands = _narrow(list(OPS_MODEL), run) if run.nranks_from_count else []
+    if run.op is None:
+        run.op_candidates = cands
+        if len(cands) == 1:
+            run.op = cands[0]
+            run.op_source = "busbw/algbw ratio" if ratio is not None else "count/size"
+    elif ratio is not None and cands and run.op not in cands and run.nranks:
+        run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
+
+
+def _nranks_from_count(run: NcclTestsRun) -> None:
+    """allgather, reducescatter and alltoall print count = S / type size / nranks: that gives nranks when no
+    device lines were pasted."""
+    if run.nranks is not None:
+        return
+    pers = set()
+    for r in run.rows:
+        tsize = _TYPE_SIZE.get(r["type"])
+        if tsize and r["count"] > 0 and r["bytes"] > 0:
+            pers.add(r["bytes"] / (r["count"] * tsize))
+    if len(pers) == 1:
+        per = pers.pop()
+        if per > 1.5 and abs(per - round(per)) < 1e-9:
+            run.nranks = int(round(per))
+            run.nranks_from_count = True
+            run.notes.append(f"no device lines: {run.nranks} ranks inferred from size = count x type size x ranks")
+
+
+def _narrow(cands: list[str], run: NcclTestsRun) -> list[str]:
+    """Use the redop, root and in-place N/A columns to tell operations with the same factor apart."""
+    if not run.rows:
+        return cands
+    r0 = run.rows[-1]
+    redop, root = r0.get("redop"), r0.get("root")
+    out = list(cands)
+    tsize = _TYPE_SIZE.get(r0["type"])
+    if run.nranks and run.nranks > 1 and tsize and r0["count"] > 0:
+        per = r0["bytes"] / (r0["count"] * tsize)  # allgather, reducescatter, alltoall print count/nranks
+        split = ("allgather", "reducescatter", "alltoall")
+        if abs(per - run.nranks) < 0.5:
+            out = [c for c in out if c in split]
+        elif abs(per - 1) < 0.01:
+            out = [c for c in out if c not in split]
+    if redop == "none":
+        out = [c for c in out if c in ("allgather", "alltoall", "broadcast", "sendrecv")]
+    elif redop is not None:
+        out = [c for c in out if c in ("allreduce", "reducescatter", "reduce", "sendrecv")]
+    if root is not None and root >= 0:
+        out = [c for c in out if c in ("broadcast", "reduce")]
+    elif root == -1:
+        out = [c for c in out if c not in ("broadcast", "reduce")]
+    na_inplace = all(r.get("ip_wrong") is None and r.get("ip_time_us") is not None for r in run.rows)
+    if na_inplace and "ip_wrong" in run.columns:
+        inplace_na = [c for c in out if c in ("alltoall", "sendrecv")]
+        out = inplace_na or out
+    elif "ip_wrong" in run.columns:
+        out = [c for c in out if c not in ("alltoall", "sendrecv")] or out
+    return out or cands
+
+
+def read_all(text: str) -> list[NcclTestsRun]:
+    """Every run in ``text`` (a new ``# nThread`` header after rows starts a new run)."""
+    if not isinstance(text, str):
+        raise ValueError("nccl-tests input must be text")
+    runs: list[NcclTestsRun] = []
+    run = NcclTestsRun()
+    cols: list[str] | None = None
+    text_ops: list[str] = []
+    version: str | None = None
+    for raw in text.splitlines():
+        line = _clean(raw)
+        if not line or _is_noise(line):
+            m = _NCCL_VERSION.search(raw)
+            if m and version is None:
+                version = m.group(1)
+            continue
+        m = _BIN.search(line)
+        if m:
+            name = m.group(1)
+            if line.startswith("# Collective test starting"):
+                run.op, run.op_source = OPS[name], "header"
+            else:
+                text_ops.append(OPS[name])
+        if m := _NCCL_VERSION.search(line):
+            version = version or m.group(1)
+        if m := _LIBRARY.search(line):
+            run.nccl_version = version_from_code(int(m.group(1)))
+        if m := _TESTS_VERSION.search(line):
+            run.nccl_tests_version = m.group(1)
+        if m := _HEADER.search(line):
+            if run.rows:
+                runs.append(run)
+                run, cols = NcclTestsRun(), None
+            run.header = {"nthread": int(m.group(1)), "ngpus": int(m.group(2)), "min_bytes": int(m.group(3)),
+                          "max_bytes": int(m.group(4)), **_parse_header_rest(m.group(5))}
+            continue
+        if m := _RANK.search(line):
+            run.ranks.append({"rank": int(m.group(1)), "group": int(m.group(2)) if m.group(2) else None,
+                              "pid": int(m.group(3)), "host": m.group(4), "device": int(m.group(5)),
+                              "bus_id": m.group(6), "gpu": m.group(7)})
+            continue
+        if line.startswith("#"):
+            c = _columns_from_header(line)
+            if c:
+                cols = c
+                run.columns = c
+            if m := re.search(r"Out of bounds values\s*:\s*(\d+)", line):
+                run.out_of_bounds = int(m.group(1))
+            if m := re.search(r"Avg bus bandwidth\s*:\s*(\S+)", line):
+                run.avg_busbw_GBps = _num(m.group(1))
+            continue
+        toks = line.split()
+        use = cols or _guess_columns(toks)
+        if not use:
+            continue
+        row = _row(toks, use)
+        if row is None:
+            continue
+        if row.get("_truncated"):
+            run.notes.append(f"skipped a truncated row: {line[:40]!r}")
+            continue
+        if cols is None:
+            cols = use
+            run.columns = use
+            run.notes.append("no column header: columns guessed from the row shape")
+        run.rows.append(row)
+    runs.append(run)
+    out = [r for r in runs if r.rows]
+    for r in out:
+        r.nccl_version = r.nccl_version or version
+        _finish(r, text_ops)
+    return out
+
+
+def read_text(text: str) -> NcclTestsRun:
+    """The first run with result rows in ``text``; ValueError (saying what was expected) when there is none."""
+    runs = read_all(text)
+    if not runs and (_HEADER.search(text) or re.search(r"time\s+algbw\s+busbw", text)):
+        raise ValueError(
+            "found nccl-tests header lines but no complete result row: the paste stops before the results "
+            "(or the run failed); expected rows such as '  1048576  262144  float  sum  -1  27.5  38.1  66.7  0 ...'"
+        )
+    if not runs:
+        raise ValueError(
+            "input is not nccl-tests output: expected result rows such as "
+            "'  1048576  262144  float  sum  -1  27.5  38.1  66.7  0 ...' (size count type [redop root] "
+            "time algbw busbw #wrong, as printed by all_reduce_perf and the other *_perf tests); found none"
+        )
+    return runs[0]
+
+
+SAMPLE = """\
+# nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907
+# Collective test starting: all_reduce_perf_mpi
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 10 iters: 50 agg iters: 1 \
+validation: 1 graph: 0
+#  Rank  0 Group  0 Pid 2994447 on        lab device  0 [0000:02:00] NVIDIA GeForce RTX 5090
+#  Rank  1 Group  0 Pid 2994448 on        lab device  0 [0000:02:00] NVIDIA GeForce RTX 5090
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+     1048576        262144     float     sum      -1  4366.46    0.24    0.24       0  4365.21    0.24    0.24       0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0.24
+"""

@@ -1,0 +1,271 @@
+"""nvcourse.nccl.nccltests on real nccl-tests outputs (tests/fixtures/nccl_tests, sources in each file's header).
+
+Every expected value below was written by reading the fixture text, not from the reader's output. The reader was
+developed against the DEV fixtures; the HELD-OUT ones were tested only after the reader was written.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from nvcourse.nccl.diagnose import diagnose, recognise_system
+from nvcourse.nccl.nccltests import op_from_ratio, read_all, read_text, version_from_code
+
+FIX = Path(__file__).parent / "fixtures" / "nccl_tests"
+DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
+
+
+def path(name):
+    """Fixtures the chapter uses live in nvcourse/data/nccl, the others under tests/fixtures."""
+    return FIX / name if (FIX / name).exists() else DATA / name
+
+
+def load(name):
+    return read_text(path(name).read_text(encoding="utf-8"))
+
+
+ROW_KEYS = {"bytes", "count", "type", "redop", "root", "oop_time_us", "oop_algbw_GBps", "oop_busbw_GBps", "oop_wrong",
+            "ip_time_us", "ip_algbw_GBps", "ip_busbw_GBps", "ip_wrong"}
+
+
+# ---------------------------------------------------------------- DEV fixtures
+def test_socket_rtx5090_mpirun_tags_and_library_version():
+    r = load("socket_rtx5090_2ranks_mpirun_v2_18.txt")
+    assert (r.op, r.op_source) == ("allreduce", "header")
+    assert r.nccl_version == "2.29.7" and r.nccl_tests_version == "2.18.0"
+    assert r.nranks == 2 and r.gpus == ["NVIDIA GeForce RTX 5090"] and r.hosts == ["lab"]
+    assert r.ranks[1] == {"rank": 1, "group": 0, "pid": 2994448, "host": "lab", "device": 0,
+                          "bus_id": "0000:02:00", "gpu": "NVIDIA GeForce RTX 5090"}
+    assert r.header == {"nthread": 1, "ngpus": 1, "min_bytes": 1048576, "max_bytes": 134217728, "step": 2,
+                        "step_kind": "factor", "warmup_iters": 10, "iters": 50, "agg_iters": 1, "validation": 1,
+                        "graph": 0}
+    assert len(r.rows) == 8 and set(r.rows[0]) >= ROW_KEYS
+    assert r.rows[4] == {"bytes": 16777216, "count": 4194304, "type": "float", "redop": "sum", "root": -1,
+                         "oop_time_us": 7728.29, "oop_algbw_GBps": 2.17, "oop_busbw_GBps": 2.17, "oop_wrong": 0,
+                         "ip_time_us": 7659.38, "ip_algbw_GBps": 2.19, "ip_busbw_GBps": 2.19, "ip_wrong": 0}
+    assert r.out_of_bounds == 0 and r.avg_busbw_GBps == 1.57614
+
+
+def test_a100_two_nodes_kubectl_noise():
+    r = load("a100_2nodes_16ranks_oke.txt")
+    assert r.op == "allreduce" and r.op_source == "busbw/algbw ratio"
+    assert r.nranks == 16 and r.hosts == ["nccl-allreduce-job0-mpiworker-0", "nccl-allreduce-job0-mpiworker-1"]
+    assert r.gpus == ["NVIDIA A100-SXM4-40GB"] and r.nccl_version is None
+    assert len(r.rows) == 31
+    assert r.rows[0]["bytes"] == 8 and r.rows[0]["oop_time_us"] == 36.47
+    last = r.rows[-1]
+    assert (last["bytes"], last["oop_time_us"], last["oop_busbw_GBps"], last["ip_busbw_GBps"]) == (
+        8589934592, 67689.0, 237.94, 237.52)
+    assert r.avg_busbw_GBps == 66.4834 and r.out_of_bounds == 0
+    assert recognise_system(r) == ("dgx-a100", 8, 2)
+
+
+def test_alltoall_single_gpu_na_and_command_line_op():
+    r = load("alltoall_rtx5090_1gpu_na.txt")
+    assert (r.op, r.op_source, r.nranks) == ("alltoall", "command line", 1)
+    assert r.header["step"] == 1048576 and r.header["step_kind"] == "bytes"
+    row = r.rows[0]
+    assert (row["redop"], row["oop_algbw_GBps"], row["oop_busbw_GBps"], row["ip_time_us"], row["ip_wrong"]) == (
+        "none", 1715.44, 0.0, 0.78, None)
+    assert r.avg_busbw_GBps == 0.0
+
+
+def test_old_error_column_and_truncated_row():
+    r = load("allreduce_128gpu_old_error_column_truncated.txt")
+    assert len(r.rows) == 6 and r.rows[-1]["bytes"] == 131072
+    row = r.rows[0]
+    assert row["root"] is None and row["redop"] == "sum"
+    assert row["oop_wrong"] is None and row["oop_error"] == 1e-06 and row["ip_error"] == 1e-06
+    assert r.op == "allreduce"  # 2.15 / 1.08 ~ 2(n-1)/n for large n
+    assert any("truncated" in n for n in r.notes)
+
+
+# ---------------------------------------------------------------- HELD-OUT fixtures
+def test_heldout_h100_single_node_markdown_indented():
+    r = load("h100_8gpu_single_node_markdown_indented.txt")
+    assert r.op == "allreduce" and r.nranks == 8 and r.hosts == ["host"]
+    assert r.gpus == ["NVIDIA H100 80GB HBM3"]
+    assert r.header["ngpus"] == 8 and r.header["min_bytes"] == 268435456 and r.header["max_bytes"] == 2147483648
+    assert len(r.rows) == 4
+    assert r.rows[0] == {"bytes": 268435456, "count": 67108864, "type": "float", "redop": "sum", "root": -1,
+                         "oop_time_us": 1119.8, "oop_algbw_GBps": 239.71, "oop_busbw_GBps": 419.49, "oop_wrong": 0,
+                         "ip_time_us": 1117.4, "ip_algbw_GBps": 240.24, "ip_busbw_GBps": 420.42, "ip_wrong": 0}
+    assert r.rows[-1]["oop_busbw_GBps"] == 470.73 and r.rows[-1]["ip_busbw_GBps"] == 470.63
+    assert r.out_of_bounds == 0 and r.avg_busbw_GBps == 448.212
+
+
+def test_heldout_h100_two_nodes_k8s():
+    r = load("h100_2nodes_16ranks_k8s_mpijob.txt")
+    assert r.op == "allreduce" and r.nranks == 16
+    assert r.hosts == ["nccl-tests-h100-worker-0", "nccl-tests-h100-worker-1"]
+    assert len(r.rows) == 5
+    first = r.rows[0]
+    assert (first["bytes"], first["count"], first["oop_time_us"], first["oop_algbw_GBps"], first["oop_busbw_GBps"],
+            first["ip_time_us"], first["ip_algbw_GBps"], first["ip_busbw_GBps"]) == (
+        536870912, 134217728, 5202.3, 103.20, 193.50, 5377.7, 99.83, 187.19)
+    assert r.rows[-1]["bytes"] == 8589934592 and r.rows[-1]["oop_busbw_GBps"] == 196.52
+    assert r.avg_busbw_GBps == 194.675 and r.out_of_bounds == 0
+
+
+def test_heldout_sendrecv_inferred_from_na_inplace():
+    r = load("sendrecv_a40_2nodes_truncated.txt")
+    assert r.nranks == 2 and r.hosts == ["gpu23", "gpu24"] and r.gpus == ["NVIDIA A40"]
+    assert r.op == "sendrecv"
+    assert len(r.rows) == 5 and r.rows[-1]["bytes"] == 4096
+    assert all(row["ip_wrong"] is None and row["oop_wrong"] == 0 for row in r.rows)
+    assert r.rows[2]["ip_time_us"] == 31.11
+    assert any("truncated" in n for n in r.notes)
+    assert r.out_of_bounds is None and r.avg_busbw_GBps is None
+
+
+def test_heldout_rows_only_tree_two_nodes():
+    r = load("tree_h100_2nodes_1gpu_rows_only.txt")
+    assert (r.op, r.op_source) == ("allreduce", "command line")
+    assert r.nranks is None and r.header == {}
+    assert len(r.rows) == 5
+    assert r.rows[0]["oop_time_us"] == 113.2 and r.rows[0]["ip_busbw_GBps"] == 22.46
+    assert r.rows[-1]["bytes"] == 33554432 and r.rows[-1]["oop_busbw_GBps"] == 41.31
+    assert any("truncated" in n for n in r.notes)
+
+
+def test_heldout_old_format_without_redop_column():
+    r = load("old_format_no_redop_2gpu_v2_6.txt")
+    assert len(r.rows) == 12
+    row = r.rows[0]
+    assert (row["bytes"], row["count"], row["type"], row["redop"], row["root"]) == (65536, 8192, "float", None, None)
+    assert (row["oop_time_us"], row["oop_busbw_GBps"], row["ip_time_us"], row["ip_busbw_GBps"]) == (
+        16.57, 1.98, 13.83, 2.37)
+    assert row["oop_error"] == 0.0 and row["oop_wrong"] is None
+    assert r.rows[-1]["oop_time_us"] == 3298.6 and r.rows[-1]["ip_busbw_GBps"] == 21.86
+    assert r.out_of_bounds == 0 and r.avg_busbw_GBps == 6.6972
+    # busbw == algbw with no rank count: broadcast, reduce, sendrecv and 2-rank allreduce all fit
+    assert r.op is None and set(r.op_candidates) == {"broadcast", "reduce", "sendrecv", "allreduce"}
+
+
+def test_heldout_efa_interleaved_nccl_info():
+    r = load("efa_aws_libfabric_mpirun_tagged.log")
+    assert r.op == "allreduce" and r.nranks == 2 and r.gpus == ["Tesla T4"]
+    assert r.nccl_version == "2.12.7"
+    assert len(r.rows) == 31 and r.rows[0]["bytes"] == 0 and r.rows[0]["oop_time_us"] == 6.36
+    last = r.rows[-1]
+    assert (last["bytes"], last["oop_time_us"], last["oop_busbw_GBps"], last["ip_time_us"], last["ip_busbw_GBps"]) == (
+        1073741824, 344981.0, 3.11, 344454.0, 3.12)
+    assert r.avg_busbw_GBps == 1.15327 and r.out_of_bounds == 0
+
+
+def test_heldout_nvls_rows_truncated():
+    r = load("nvls_allreduce_rows_truncated_mscclpp.txt")
+    assert r.op == "allreduce" and len(r.rows) == 6
+    assert r.rows[0]["oop_time_us"] == 5.45 and r.rows[-1]["bytes"] == 32768 and r.rows[-1]["ip_busbw_GBps"] == 7.76
+    assert any("truncated" in n for n in r.notes)
+
+
+def test_heldout_header_without_complete_row_is_rejected():
+    with pytest.raises(ValueError, match="no complete result row"):
+        load("tree_rtx4090_8gpu_pcie_one_row.txt")
+
+
+# ---------------------------------------------------------------- helpers and diagnosis
+def test_version_codes():
+    assert version_from_code(22902) == "2.29.2" and version_from_code(21903) == "2.19.3"
+    assert version_from_code(2708) == "2.7.8"
+
+
+def test_op_from_ratio_formulas():
+    assert op_from_ratio(1.75, 8) == ["allreduce"]
+    assert set(op_from_ratio(0.875, 8)) == {"allgather", "reducescatter", "alltoall"}
+    assert op_from_ratio(1.5, None) == ["allreduce"]
+
+
+def test_two_runs_in_one_paste():
+    names = ("socket_rtx5090_2ranks_mpirun_v2_18.txt", "a100_2nodes_16ranks_oke.txt")
+    text = "".join(path(n).read_text() for n in names)
+    runs = read_all(text)
+    assert [len(r.rows) for r in runs] == [8, 31]
+
+
+def test_diagnosis_nvls_signature_single_node_h100():
+    r = load("h100_8gpu_single_node_markdown_indented.txt")
+    d = diagnose(r)
+    assert (d.system, d.gpus, d.nodes) == ("dgx-h100", 8, 1)
+    band = {b["band"]: b for b in d.bands}["bandwidth"]
+    assert "NVLS" in band["verdict"] and band["busbw_GBps"] > 400
+
+
+def test_diagnosis_two_nodes_above_nic_rate_cites_tree():
+    # 2 x 8 A100: 237.94 GB/s at 8 GB, above what a DGX A100's 8 HDR NICs carry (8 x 25 GB/s line)
+    d = diagnose(load("a100_2nodes_16ranks_oke.txt"))
+    assert (d.system, d.gpus, d.nodes) == ("dgx-a100", 8, 2)
+    band = {b["band"]: b for b in d.bands}["bandwidth"]
+    assert band["causes"][0]["case"] == "tree_beats_nic"
+    assert band["causes"][0]["source"].startswith("https://github.com/NVIDIA/")
+
+
+def test_diagnosis_ring_level_busbw_is_not_called_above_the_nics():
+    # 2 x 8 H100 at 196.52 GB/s: below the 8 NDR NICs of a DGX H100 together, so no tree note
+    d = diagnose(load("h100_2nodes_16ranks_k8s_mpijob.txt"))
+    band = {b["band"]: b for b in d.bands}["bandwidth"]
+    assert "tree_beats_nic" not in {c["case"] for c in band["causes"]}
+
+
+def test_diagnosis_wrong_results_first():
+    r = load("socket_rtx5090_2ranks_mpirun_v2_18.txt")
+    r.rows[3]["oop_wrong"] = 5
+    d = diagnose(r)
+    assert d.findings[0]["case"] == "wrong_nonzero"
+
+
+def test_unrecognised_gpu_gives_a_note_not_an_overlay():
+    d = diagnose(load("efa_aws_libfabric_mpirun_tagged.log"))
+    assert d.system is None and d.overlay == [] and "not recognised" in d.notes[0]
+
+
+# ---------------------------------------------------------------- SECOND HELD-OUT round (added after the chapter)
+def test_heldout2_reduce_scatter_rows_only():
+    r = load("reduce_scatter_2x4gpu_rows_only_nccltests128.txt")
+    assert len(r.rows) == 7 and [x["bytes"] for x in r.rows[-2:]] == [128, 256]
+    assert r.rows[5]["count"] == 4 and r.rows[5]["ip_algbw_GBps"] == 0.01
+    # count x 4 B x 8 ranks = size: the per-rank count of the reduce-scatter family, with a reduction
+    assert r.op == "reducescatter" and r.nranks == 8
+    assert any("truncated" in n for n in r.notes)
+
+
+def test_heldout2_broadcast_old_columns_with_warn_lines():
+    r = load("broadcast_v100_2nodes_socket_v2_9_warn.txt")
+    assert (r.op, r.op_source) == ("broadcast", "command line")
+    assert r.nranks == 2 and r.hosts == ["v100-gpu-1", "v100-gpu-5"] and r.gpus == ["Tesla V100-PCIE-16GB"]
+    assert r.ranks[1]["group"] is None and r.ranks[1]["pid"] == 9210
+    assert r.nccl_version == "2.9.6" and r.header["validation"] == 0 and "graph" not in r.header
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    assert (row["bytes"], row["count"], row["redop"], row["root"], row["oop_time_us"], row["ip_time_us"]) == (
+        8, 2, None, 0, 45.82, 38.17)
+    assert row["oop_wrong"] is None and row["oop_error"] is None
+
+
+# ---------------------------------------------------------------- THIRD HELD-OUT round
+def test_heldout3_old_rank_lines_and_error_column():
+    r = load("allreduce_2080ti_4ranks_old_error_npkit19.txt")
+    assert r.nranks == 4 and r.hosts == ["gpu9"] and r.gpus == ["NVIDIA GeForce RTX 2080 Ti"]
+    assert [x["pid"] for x in r.ranks] == [20141, 20142, 20143, 20144]
+    assert r.ranks[2]["bus_id"] == "0xb1" and r.ranks[2]["group"] is None
+    assert r.header["validation"] == 1 and "agg_iters" not in r.header and r.header["warmup_iters"] == 5
+    assert len(r.rows) == 3
+    first = r.rows[0]
+    got = (first["bytes"], first["count"], first["redop"], first["root"], first["oop_time_us"], first["ip_time_us"])
+    assert got == (8, 2, "sum", None, 40.17, 62.08)
+    assert first["oop_error"] == 1e-07 and first["ip_error"] == 0.0 and first["oop_wrong"] is None
+    # every busbw is 0.00 at these sizes: no ratio to read, and count = S/4 rules out the per-rank-count family
+    assert r.op is None
+    assert any("truncated" in n for n in r.notes)
+
+
+# ---------------------------------------------------------------- FOURTH HELD-OUT round
+def test_heldout4_mpirun_timestamp_output_tags():
+    r = load("timestamp_tagged_h100_roce_nccl1368.txt")
+    assert (r.op, r.op_source) == ("allreduce", "command line")
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    got = (row["bytes"], row["count"], row["oop_time_us"], row["oop_busbw_GBps"], row["ip_time_us"])
+    assert got == (1048576, 262144, 354.9, 5.76, 345.7) and row["ip_busbw_GBps"] == 5.92
+    assert any("truncated" in n for n in r.notes)

@@ -1,0 +1,175 @@
+"""nvcourse.nccl.ncclog on real NCCL_DEBUG=INFO logs (tests/fixtures/ncclog, sources in each file's header).
+
+Expected values written by reading the fixture text. DEV fixtures were used while writing the reader; HELD-OUT
+ones were tested only after it was written.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from nvcourse.nccl.ncclog import explain, read_text
+
+FIX = Path(__file__).parent / "fixtures" / "ncclog"
+DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
+
+
+def path(name):
+    """Fixtures the chapter uses live in nvcourse/data/nccl, the others under tests/fixtures."""
+    return FIX / name if (FIX / name).exists() else DATA / name
+
+
+def load(name):
+    return read_text(path(name).read_text(encoding="utf-8"))
+
+
+def cases_of(log):
+    return {p["case"] for p in log.problems}
+
+
+# ---------------------------------------------------------------- DEV fixtures
+def test_two_nodes_gdrdma_and_p2p_read():
+    log = load("ib_gdrdma_2nodes_p2p_read_nccltests133.log")
+    assert log.hosts == ["nodeb", "nodea"]
+    assert log.transports == {"P2P/direct pointer/read": 10, "NET/IB/GDRDMA": 2}
+    assert log.gdr is True and log.version is None
+    assert log.net_devices_per_gpu == {"nodeb[5]": ["0"], "nodeb[4]": ["0"]}
+    assert "threadThresholds 8/8/64 | 128/8/64 | 8/8/512" in log.tuning
+    assert log.problems == []
+
+
+def test_v2_7_wording_and_env():
+    log = load("ib_v2_7_a100_gdr_env_nccl707.log")
+    assert (log.version, log.cuda, log.net, log.net_kind) == ("2.7.6", "11.1", "IB", "IB")
+    assert len(log.net_devices) == 9 and log.net_devices[-1] == "mlx5_17:1/RoCE"
+    assert log.env == {"NCCL_P2P_LEVEL": "LOC", "NCCL_SHM_DISABLE": "1"}
+    assert log.transports == {"NET/IB/GDRDMA": 12} and log.gdr is True
+
+
+def test_socket_fallback_single_rank():
+    log = load("socket_v2_19_single_rank_nccl1267.log")
+    assert (log.version, log.net, log.ib_found, log.nranks) == ("2.19.3", "Socket", False, 1)
+    assert log.net_devices == ["ens7:10.128.0.32"]
+    assert log.channels == 32 and log.rings[2] == [0]
+    assert "socket_fallback" in cases_of(log)
+
+
+def test_h800_nvls_not_available():
+    log = load("h800_nvls_not_available_nccl892.log")
+    assert log.nvls["supported"] is False and log.nvls["channels"] == 0 and log.channels == 16
+    assert log.env["NCCL_ALGO"] == "Tree,Ring,,CollnetDirect,CollnetChain,NVLS"
+    assert "nvls_missing" in cases_of(log)
+
+
+# ---------------------------------------------------------------- HELD-OUT fixtures
+def test_heldout_cumem_gdrdma_new_wording():
+    log = load("ib_cumem_gdrdma_2nodes_aks30.log")
+    assert log.hosts == ["nccl-tests-worker-0", "nccl-tests-worker-1"]
+    assert log.transports == {"P2P/CUMEM/read": 6, "NET/IB/GDRDMA": 8}
+    assert log.gdr is True and log.channels == 15
+    assert log.net_devices_per_gpu["nccl-tests-worker-0[6]"] == ["14"]
+    assert log.net_devices_per_gpu["nccl-tests-worker-1[3]"] == ["11"]
+    assert log.problems == []
+
+
+def test_heldout_gh200_ibext_sharp_dmabuf():
+    log = load("gh200_ibext_sharp_dmabuf_nccl1291.log")
+    assert log.hosts == ["gh1", "gh2"] and log.version is None
+    assert (log.net, log.net_kind, log.net_devices) == ("IBext_v8", "IB", ["mlx5_2:1/IB/SHARP"])
+    assert log.dmabuf is True and log.nranks == 2 and log.nnodes == 2 and log.ranks == [0, 1]
+    assert log.mnnvl is False and log.env["NCCL_SOCKET_IFNAME"] == "bond0"
+    assert log.rings == {0: [0, 1]} and log.channels == 4 and log.jobs == 1
+    assert log.problems == []
+
+
+def test_heldout_rank_tagged_lines():
+    log = load("socket_rank_tagged_torchrun_nccl1232.log")
+    assert log.hosts == ["node0", "node2"]
+    assert len(log.devices) == 3
+    assert log.env["NCCL_SOCKET_IFNAME"] == "en,eth,em,bond"
+    assert any("no network line" in p["problem"] for p in log.problems)
+
+
+def test_heldout_socket_loopback_gdr_disabled():
+    log = load("socket_lo_gdr_disabled_topo_nccl1053.log")
+    assert (log.net, log.net_kind, log.net_devices, log.gdr) == ("Socket", "Socket", ["lo:127.0.0.1"], False)
+    assert log.env["NCCL_IB_DISABLE"] == "1" and log.env["NCCL_SOCKET_IFNAME"] == "lo"
+    assert "socket_loopback" in cases_of(log)
+
+
+def test_heldout_nvls_available_two_nodes():
+    log = load("nvls_available_h100_2nodes_nccl1357.log")
+    assert log.nvls["supported"] is True and log.nvls["heads"] == 4
+    assert (log.nranks, log.nnodes, log.ranks) == (16, 2, [6])
+    assert log.trees[3] == [{"rank": 6, "parent": -1, "children": [5, 14]}]
+    assert log.trees[0] == [{"rank": 6, "parent": 4, "children": [5]}]
+    assert "nvls_missing" not in cases_of(log)
+
+
+def test_heldout_ibext_v2_12():
+    log = load("ibext_sharp_no_peermem_v2_12_nccl988.log")
+    assert (log.version, log.cuda, log.net, log.net_kind) == ("2.12.9", "11.6", "IBext", "IB")
+    assert len(log.net_devices) == 8 and log.net_devices[0] == "mlx5_0:1/IB/SHARP"
+    assert log.hosts == ["ad5b8ae33076"] and len(log.devices) == 2
+    assert log.gdr is None
+
+
+def test_heldout_p2p_trees_rings():
+    log = load("p2p_direct_trees_rings_2gpu_nccl1358.log")
+    assert (log.nranks, log.nnodes, log.ranks) == (2, 1, [0, 1])
+    assert log.rings == {0: [0, 1], 1: [0, 1]} and log.channels == 2
+    assert {"rank": 0, "parent": -1, "children": [1]} in log.trees[0]
+    assert {"rank": 1, "parent": 0, "children": []} in log.trees[0]
+    assert log.transports == {"P2P/direct pointer": 1}
+    assert "P2P Chunksize set to 131072" in log.tuning
+
+
+def test_heldout_efa_mpirun_tagged_plugin_without_gdr():
+    log = load("efa_aws_libfabric_mpirun_tagged.log")
+    assert (log.version, log.cuda, log.net, log.net_kind) == ("2.12.7", "11.4", "AWS Libfabric", "plugin")
+    assert log.hosts == ["test-nccl-efa-worker-0", "test-nccl-efa-worker-1"]
+    assert (log.nranks, log.ranks, log.channels) == (2, [0, 1], 2)
+    assert log.rings == {0: [0, 1], 1: [0, 1]}
+    assert log.transports == {"NET/AWS Libfabric": 8} and log.gdr is False
+    assert log.trees[1] == [{"rank": 1, "parent": -1, "children": [0]}, {"rank": 0, "parent": 1, "children": []}]
+    assert "no_gdr" in cases_of(log) and log.env["NCCL_SHM_DISABLE"] == "0"
+
+
+# ---------------------------------------------------------------- behaviour
+def test_explanation_is_one_paragraph_naming_the_problem():
+    text = explain(load("h800_nvls_not_available_nccl892.log"))
+    assert "\n" not in text and "NVLS" in text and "What looks wrong" in text
+
+
+def test_warn_lines_collected():
+    log = read_text("h:1:2 [1] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 33621\n")
+    assert log.warnings == ["Net : connecting to address  with family 33621"]
+
+
+def test_not_a_log():
+    with pytest.raises(ValueError, match="expected NCCL_DEBUG=INFO lines"):
+        read_text("hello\nworld\n")
+
+
+def test_heldout2_warn_lines_in_nccl_tests_output():
+    log = read_text((Path(__file__).parent / "fixtures" / "nccl_tests" /
+                     "broadcast_v100_2nodes_socket_v2_9_warn.txt").read_text())
+    assert log.version == "2.9.6" and log.cuda == "11.2"
+    assert log.warnings == ["Failed to open libibverbs.so[.1]", "Failed to open libibverbs.so[.1]"]
+    assert log.hosts == ["v100-gpu-1", "v100-gpu-5"]
+
+
+def test_two_jobs_in_one_file():
+    names = ("ib_v2_7_a100_gdr_env_nccl707.log", "socket_v2_19_single_rank_nccl1267.log")
+    text = "".join(path(n).read_text() for n in names)
+    log = read_text(text)
+    assert log.jobs == 2 and log.version == "2.7.6"
+
+
+def test_heldout4_tuning_table():
+    log = load("tuning_table_h800_tree_nccl1154.log")
+    assert log.env == {"NCCL_ALGO": "Tree"} and log.hosts == ["n122-230-208"]
+    table = [t for t in log.tuning if "|" in t]
+    assert len(table) == 4
+    assert table[0].startswith("Algorithm") and table[1].startswith("Protocol")
+    assert table[2].startswith("Max NThreads") and table[3].startswith("Broadcast")
