@@ -32,6 +32,7 @@ _FEATURE_MODULES = (
     "nvcourse.costmodel.cli",
     "nvcourse.collectives.cli",
     "nvcourse.topology.cli",
+    "nvcourse.cluster.cli",
 )
 
 
