@@ -18,7 +18,10 @@ from pathlib import Path
 
 from . import spec as _spec
 
-STATE_DIR = Path(os.environ.get("NVCOURSE_CLUSTER_STATE", "/run/nvcourse-cluster"))
+
+def state_dir() -> Path:
+    """Where the cluster's shape is kept (``NVCOURSE_CLUSTER_STATE``, default ``/run/nvcourse-cluster``)."""
+    return Path(os.environ.get("NVCOURSE_CLUSTER_STATE", "/run/nvcourse-cluster"))
 
 
 class ClusterError(RuntimeError):
@@ -26,7 +29,7 @@ class ClusterError(RuntimeError):
 
 
 def _state_file() -> Path:
-    return STATE_DIR / f"{_spec.prefix()}state.json"
+    return state_dir() / f"{_spec.prefix()}state.json"
 
 
 def check_host() -> None:
@@ -93,7 +96,7 @@ def up(cluster: _spec.ClusterSpec) -> dict:
                  "netem": netem, "created": time.time(),
                  "nodes": [{"node": i, "namespace": _spec.node_ns(i), "address": _spec.node_addr(i),
                             "leaf": cluster.leaf_of(i), "nic_Bps": cluster.node_rate(i)} for i in range(cluster.nodes)]}
-        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        state_dir().mkdir(parents=True, exist_ok=True)
         _state_file().write_text(json.dumps(state, indent=1))
     except BaseException:
         down()
