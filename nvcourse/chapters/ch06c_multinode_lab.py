@@ -19,7 +19,7 @@ import numpy as np
 from ..cluster import model as cm
 from ..cluster import record
 from ..fabric import ecmp_qp
-from ..plots import bytes_axis, new_figure, rate_axis, time_axis
+from ..plots import bytes_axis, new_figure, time_axis
 from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard
 
@@ -149,11 +149,13 @@ def lab_figure(rec: dict, key: str = "hier"):
     time_axis(a)
     a.legend(fontsize=7)
     a.set_title(f"{h['nodes']} nodes × {h['ranks_per_node']} ranks, NIC {h['nic']}", fontsize=9)
-    b.plot(s, [r["flat_busbw_GBps"] * 1e9 for r in rows], "o", color="#d62728", label="flat ring, measured")
-    b.plot(s, [r["flat_model_busbw_GBps"] * 1e9 for r in rows], "-", color="#d62728", alpha=0.6, label="model")
-    b.axhline(cm.payload_Bps(h["nic_Bps"]), color="#555555", ls="--", lw=0.8, label="NIC payload rate β")
+    beta = cm.payload_Bps(h["nic_Bps"])
+    b.plot(s, [r["flat_busbw_GBps"] * 1e3 for r in rows], "o", color="#d62728", label="flat ring, measured")
+    b.plot(s, [r["flat_model_busbw_GBps"] * 1e3 for r in rows], "-", color="#d62728", alpha=0.6, label="model")
+    b.axhline(beta / 1e6, color="#555555", ls="--", lw=0.8, label="NIC payload rate β")
     bytes_axis(b)
-    rate_axis(b, label="bus bandwidth")
+    b.set_ylim(0, 1.15 * beta / 1e6)
+    b.set_ylabel("bus bandwidth (MB/s)")
     b.legend(fontsize=7)
     return fig
 
