@@ -34,3 +34,21 @@ def test_lab_views_render_the_recorded_run():
     assert dash.last_error is None and "1.88" in dash.readout.value  # 2(P-1)/P with P = 32
     qp = ch.ecmp_qp_dashboard()
     assert qp.last_error is None and "with 4" in qp.readout.value
+
+
+def test_checkers_accept_the_model_and_name_typical_mistakes():
+    from nvcourse.checks import ch06c as check
+    from nvcourse.cluster import model as cm
+
+    assert check.flat_ring_time(cm.flat_ring_s).passed
+    assert check.hier_network_time(cm.hier_network_s).passed
+    assert check.payload_rate(lambda bits: cm.payload_Bps(bits / 8)).passed
+    wrong = check.flat_ring_time(lambda S, n, r, a, b: 2 * (n * r - 1) / (n * r) * S / b)
+    assert not wrong.passed and "α term is missing" in wrong.message
+    bits = check.payload_rate(lambda x: x * 1448 / 1514)
+    assert not bits.passed and "divide the rate by 8" in bits.message
+
+    def stub(*args):
+        raise NotImplementedError()
+
+    assert check.hier_network_time(stub).status == "todo"

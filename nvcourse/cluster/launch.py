@@ -132,9 +132,9 @@ def run(command: list[str], *, backend: str = "torch", hosts: list[int] | None =
     if not hosts or len(set(hosts)) != len(hosts) or any(not 0 <= h < cluster.nodes for h in hosts):
         raise ValueError(f"hosts must be distinct node numbers from 0 to {cluster.nodes - 1}; got {hosts}")
     if backend == "torch":
-        from ..collectives.engines import torch_available
+        from importlib.util import find_spec
 
-        if not torch_available():
+        if find_spec("torch") is None:  # not imported here: the launchers import it, this process need not
             raise _netns.ClusterError("backend torch needs PyTorch: pip install torch==2.13.0 (CPU)")
     cmd = _command(command, backend)
     with tempfile.TemporaryDirectory(prefix="nvcourse-cluster-") as tmp:
