@@ -52,9 +52,12 @@ _BIT_UNITS = {"kbit": "kb/s", "mbit": "Mb/s", "gbit": "Gb/s"}
 def parse_link_rate(text: str, *, what: str) -> float:
     """Bytes per second from ``1Gbit``/``500Mbit`` (tc's spelling) or anything :func:`parse_rate` reads."""
     m = re.fullmatch(r"\s*([0-9.]+)\s*([kKmMgG]bit)\s*", str(text))
-    if m:
-        return parse_rate(f"{m.group(1)}{_BIT_UNITS[m.group(2).lower()]}", what=what)
-    return parse_rate(text, what=what)
+    try:
+        if m:
+            return parse_rate(f"{m.group(1)}{_BIT_UNITS[m.group(2).lower()]}", what=what)
+        return parse_rate(text, what=what)
+    except ValueError:
+        raise ValueError(f"{what} must be a rate such as 1Gbit, 500Mbit or 10Gb/s; got {text!r}") from None
 
 
 def tc_rate(bytes_per_s: float) -> str:
