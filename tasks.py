@@ -2,7 +2,7 @@
 """Project commands. Needs only Python 3.11+; everything else is installed on first use.
 
     python3 tasks.py lab        # install what is missing, open the course in JupyterLab
-    python3 tasks.py test       # install what is missing (Chromium too, as root), lint, run the whole test suite
+    python3 tasks.py test       # install what is missing (Chromium, Open MPI as root; torch CPU, mpi4py), lint, run the tests
     python3 tasks.py lint       # ruff over the whole tree (configuration in pyproject.toml)
     python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
@@ -81,6 +81,44 @@ def ensure_chromium() -> str | None:
     return find_chromium()
 
 
+TORCH_PIN = "torch==2.13.0"  # a CPU build; another version could pull a multi-GB CUDA build
+OPENMPI_PACKAGES = ("openmpi-bin", "libopenmpi-dev")
+
+
+def _has_module(py: Path, module: str) -> bool:
+    return subprocess.call([str(py), "-c", f"import {module}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) == 0
+
+
+def ensure_engines(py: Path) -> None:
+    """Install the engines the torch/MPI/cluster tests need when missing; those tests skip with a reason otherwise.
+
+    torch 2.13.0 (CPU) and mpi4py come from pip; Open MPI (mpirun) from Debian's packages, as root only.
+    NVCOURSE_NO_ENGINES=1 skips all of it.
+    """
+    if os.environ.get("NVCOURSE_NO_ENGINES"):
+        say("NVCOURSE_NO_ENGINES set: not installing torch / Open MPI / mpi4py; their tests will skip")
+        return
+    pip = [py, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if not _has_module(py, "torch.distributed"):
+        say(f"installing {TORCH_PIN} (CPU) for the torch engine and cluster tests")
+        if run([*pip, TORCH_PIN]) != 0:
+            say("torch install failed; the torch engine tests will skip")
+    if shutil.which("mpirun") is None:
+        is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+        if is_root and shutil.which("apt-get"):
+            say("installing Open MPI from Debian's packages for the MPI engine tests")
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            if run(["apt-get", "update", "-q"], env=env) == 0:
+                run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *OPENMPI_PACKAGES], env=env)
+        else:
+            say("mpirun not found and cannot install Open MPI (needs root and apt-get); the MPI tests will skip")
+    if shutil.which("mpirun") is not None and not _has_module(py, "mpi4py"):
+        say("installing mpi4py for the MPI engine tests")
+        if run([*pip, "mpi4py"]) != 0:
+            say("mpi4py install failed; the MPI engine tests will skip")
+
+
 def cmd_lab(args: list[str]) -> int:
     py = ensure_env()
     return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
@@ -99,6 +137,7 @@ def cmd_test(args: list[str]) -> int:
     # No MPLBACKEND here: kernels must pick the inline backend, as in JupyterLab, or figures vanish
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONHASHSEED": "0"}
     chromium = ensure_chromium()
+    ensure_engines(py)
     if chromium:
         env["NVCOURSE_CHROMIUM"] = chromium
     rc = run([py, "-m", "pytest", *args], cwd=ROOT, env=env)

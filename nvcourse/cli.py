@@ -33,6 +33,7 @@ _FEATURE_MODULES = (
     "nvcourse.collectives.cli",
     "nvcourse.topology.cli",
     "nvcourse.nccl.cli",
+    "nvcourse.cluster.cli",
 )
 
 
