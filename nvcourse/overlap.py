@@ -44,6 +44,7 @@ __all__ = [
     "collective_fn",
     "dp_bucket_timeline",
     "best_bucket",
+    "min_hiding_bucket",
     "fsdp_timeline",
     "sp_bytes",
     "tp_overlap_time",
@@ -210,11 +211,13 @@ def dp_bucket_timeline(grad_bytes: float, backward_s: float, bucket_bytes: float
     n = math.ceil(g / b - 1e-9)
     comm: list[tuple[float, float]] = []
     out: list[Interval] = []
-    t_prev, w_prev, comm_free = fwd, 0.0, fwd
+    t_prev, w_prev, comm_free, lo = fwd, 0.0, fwd, 0
     for k in range(n):
         size = min(b, g - k * b)
         w = bwd * min(1.0, (k + 1) * b / g)
-        ready = _advance(t_prev, w - w_prev, comm, f)
+        while lo < len(comm) and comm[lo][1] <= t_prev:  # collectives already over cannot slow what follows
+            lo += 1
+        ready = _advance(t_prev, w - w_prev, comm[lo:], f)
         t_prev, w_prev = ready, w
         start = max(ready, comm_free)
         comm_free = start + allreduce(size)
@@ -238,6 +241,17 @@ def best_bucket(grad_bytes: float, backward_s: float, allreduce: CommFn, *, size
     res = {s: dp_bucket_timeline(grad_bytes, backward_s, s, allreduce, sm_fraction=sm_fraction).exposed_s
            for s in sizes}
     return min(res, key=lambda s: (res[s], -s)), res
+
+
+def min_hiding_bucket(grad_bytes: float, backward_s: float, latency_s: float, s_per_byte: float) -> float:
+    """Smallest bucket (bytes) whose all-reduces fit in the backward: ``(G/B)(α + B/β) ≤ T_b`` gives
+    ``B ≥ G·α / (T_b − G/β)`` (α = ``latency_s``, 1/β = ``s_per_byte``). ``inf`` when even one bucket
+    cannot (``G/β ≥ T_b``: no bucket size hides it). The last bucket's all-reduce still shows (the tail)."""
+    g = _positive("grad_bytes", grad_bytes)
+    tb = _positive("backward_s", backward_s)
+    a = _positive("latency_s", latency_s, zero=True)
+    room = tb - g * _positive("s_per_byte", s_per_byte, zero=True)
+    return math.inf if room <= 0 else g * a / room
 
 
 # ------------------------------------------------------------------------------------------------

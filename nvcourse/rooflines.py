@@ -8,7 +8,9 @@ chapters), written for BF16 (2 bytes per value):
 
 * **DP** (all-reduce of 2P bytes of gradients, overlapped with the backward's 4·P·T FLOPs, T tokens
   per GPU): the ring sends ≈ 2·2P = 4P bytes, taking 4P/W; the backward takes 4PT/C. Compute-bound when
-  ``T ≥ C / W`` tokens per GPU.
+  ``T ≥ C / W`` tokens per GPU. When ``r`` members of the DP group share a node, NCCL reduces inside
+  the node first (its rings cross each node boundary once per channel), so each GPU's NIC carries only
+  1/r of its gradient: ``T ≥ C / (r·W)``. That is why NVLink matters even to pure data parallelism.
 * **FSDP/ZeRO-3** (all-gather forward, all-gather backward, reduce-scatter: ≈ 3·2P = 6P bytes, against
   6PT FLOPs): the same ``T ≥ C / W``.
 * **TP** (Megatron MLP with SP; per token an all-gather and a reduce-scatter of h values,
@@ -70,15 +72,22 @@ def gpu_rates(system: str, *, link: str = "nic", efficiency: float = 1.0) -> tup
     return C, W
 
 
-def dp_roofline(tokens_per_gpu: float, C: float, W: float) -> Roofline:
-    """Data parallelism: compute-bound when tokens per GPU per step ``T ≥ C/W``."""
-    return Roofline("DP", _pos("tokens_per_gpu", tokens_per_gpu), _pos("C", C) / _pos("W", W), "tokens/GPU", "T ≥ C/W")
+def _per_node(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"per_node (DP group members in one node) must be an integer >= 1, got {v!r}")
+    return v
 
 
-def fsdp_roofline(tokens_per_gpu: float, C: float, W: float) -> Roofline:
-    """FSDP / ZeRO-3: 6P bytes against 6PT FLOPs: the same ``T ≥ C/W``."""
-    return Roofline("FSDP", _pos("tokens_per_gpu", tokens_per_gpu), _pos("C", C) / _pos("W", W), "tokens/GPU",
-                    "T ≥ C/W")
+def dp_roofline(tokens_per_gpu: float, C: float, W: float, *, per_node: int = 1) -> Roofline:
+    """Data parallelism: compute-bound when tokens per GPU per step ``T ≥ C/(r·W)`` (r = ``per_node``)."""
+    thr = _pos("C", C) / (_pos("W", W) * _per_node(per_node))
+    return Roofline("DP", _pos("tokens_per_gpu", tokens_per_gpu), thr, "tokens/GPU", "T ≥ C/(r·W)")
+
+
+def fsdp_roofline(tokens_per_gpu: float, C: float, W: float, *, per_node: int = 1) -> Roofline:
+    """FSDP / ZeRO-3: 6P bytes against 6PT FLOPs: the same ``T ≥ C/(r·W)``."""
+    thr = _pos("C", C) / (_pos("W", W) * _per_node(per_node))
+    return Roofline("FSDP", _pos("tokens_per_gpu", tokens_per_gpu), thr, "tokens/GPU", "T ≥ C/(r·W)")
 
 
 def tp_roofline(ffn_hidden: float, tp: int, C: float, W: float, *, matrices: int = 3) -> Roofline:

@@ -131,3 +131,22 @@ def test_rooflines_closed_forms():
     C, W = rf.gpu_rates("dgx-h100", link="nic")
     e = rf.ep_roofline(2048, C, W, remote_fraction=7 / 8)
     assert e.comm_bound and e.threshold == pytest.approx(2 * 0.875 * C / (3 * W))
+
+
+def test_min_hiding_bucket_closed_form():
+    # G = 100 MB, backward 0.5 s, alpha 10 ms, 1 GB/s: B >= 1e8 x 0.01 / (0.5 - 0.1) = 2.5 MB
+    b = ov.min_hiding_bucket(100e6, 0.5, 0.01, 1e-9)
+    assert b == pytest.approx(2.5e6)
+    comm = lambda n: 0.01 + n / 1e9  # noqa: E731
+    # 3 MB buckets: each all-reduce (13 ms) ends before the next bucket is ready (every 15 ms), so only the end
+    # shows: bucket 33 is ready at 0.495 s and ends at 0.508 s, then the last 1 MB bucket takes 11 ms: 19 ms exposed
+    t = ov.dp_bucket_timeline(100e6, 0.5, 3e6, comm)
+    assert t.notes["buckets"] == 34
+    assert t.exposed_s == pytest.approx(0.495 + 0.013 + 0.011 - 0.5)
+    assert ov.min_hiding_bucket(100e6, 0.05, 0.01, 1e-9) == float("inf")  # 0.1 s of bandwidth > 0.05 s backward
+
+
+def test_dp_roofline_with_node_local_reduction():
+    r = rf.dp_roofline(8192, 989e12, 47e9, per_node=8)
+    assert r.threshold == pytest.approx(989e12 / (8 * 47e9))
+    assert not r.comm_bound
