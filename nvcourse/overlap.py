@@ -47,7 +47,9 @@ __all__ = [
     "min_hiding_bucket",
     "fsdp_timeline",
     "sp_bytes",
+    "tp_overlap_timeline",
     "tp_overlap_time",
+    "dp_scenario",
     "pp_p2p_time",
     "cp_ring_attention",
 ]
@@ -157,11 +159,12 @@ class Timeline:
         return merged
 
 
-def _advance(t0: float, work: float, comm: list[tuple[float, float]], f: float) -> float:
+def _advance(t0: float, work: float, comm: list[tuple[float, float]], f: float, lo: int = 0) -> float:
     """Wall time at which ``work`` seconds of full-speed compute started at ``t0`` finish, when compute runs
-    at ``1 - f`` of full speed inside the (sorted, disjoint) comm intervals."""
+    at ``1 - f`` of full speed inside the (sorted, disjoint) comm intervals (from index ``lo`` on)."""
     t, left = t0, work
-    for s, e in comm:
+    for j in range(lo, len(comm)):
+        s, e = comm[j]
         if e <= t:
             continue
         if s > t:  # a free stretch before this collective
@@ -217,7 +220,7 @@ def dp_bucket_timeline(grad_bytes: float, backward_s: float, bucket_bytes: float
         w = bwd * min(1.0, (k + 1) * b / g)
         while lo < len(comm) and comm[lo][1] <= t_prev:  # collectives already over cannot slow what follows
             lo += 1
-        ready = _advance(t_prev, w - w_prev, comm[lo:], f)
+        ready = _advance(t_prev, w - w_prev, comm, f, lo)
         t_prev, w_prev = ready, w
         start = max(ready, comm_free)
         comm_free = start + allreduce(size)
@@ -339,27 +342,38 @@ def sp_bytes(activation_bytes: float, tp: int) -> dict[str, float]:
     return {"allreduce": 2 * one, "reducescatter": one, "allgather": one, "sp_total": 2 * one}
 
 
-def tp_overlap_time(gemm_s: float, comm: CommFn, nbytes: float, *, chunks: int = 1,
-                    sm_fraction: float = 0.0) -> dict[str, float]:
+def tp_overlap_timeline(gemm_s: float, comm: CommFn, nbytes: float, *, chunks: int = 1,
+                        sm_fraction: float = 0.0) -> Timeline:
     """A GEMM followed by its collective (e.g. the reduce-scatter of sequence parallelism), split into ``chunks``.
 
     ``chunks = 1``: no overlap, ``gemm + comm(n)``. ``chunks = c >= 2``: a two-stage pipeline
-    (Wang et al. 2023, collective matmul): ``g/c + (c-1)·max(g/c, t_c) + t_c`` with ``t_c = comm(n/c)``
-    (each chunk pays its own latency) and ``g`` the GEMM slowed by the communication kernels' SMs,
-    ``gemm / (1 - sm_fraction)``. Returns total, exposed (= total − gemm_s) and the parts.
+    (Wang et al. 2023, collective matmul): GEMM chunks run back to back, chunk i's collective starts when
+    chunk i is computed and the previous collective is done, so the total is
+    ``g/c + (c-1)·max(g/c, t_c) + t_c`` with ``t_c = comm(n/c)`` (each chunk pays its own latency) and
+    ``g`` the GEMM slowed by the resident communication kernels' SMs, ``gemm / (1 - sm_fraction)``.
     """
     g0 = _positive("gemm_s", gemm_s)
     n = _positive("nbytes", nbytes)
     c = _count("chunks", chunks)
     f = _fraction("sm_fraction", sm_fraction)
-    t_all = comm(n)
-    if c == 1:
-        total = g0 + t_all
-        return {"total_s": total, "exposed_s": t_all, "comm_s": t_all, "gemm_s": g0}
-    g = g0 / (1 - f)
+    g = g0 if c == 1 else g0 / (1 - f)
     tc = comm(n / c)
-    total = g / c + (c - 1) * max(g / c, tc) + tc
-    return {"total_s": total, "exposed_s": total - g0, "comm_s": c * tc, "gemm_s": g}
+    out: list[Interval] = []
+    comm_free = 0.0
+    for i in range(c):
+        a, b = i * g / c, (i + 1) * g / c
+        out.append(Interval("compute", a, b, f"GEMM chunk {i + 1}/{c}" if c > 1 else "GEMM"))
+        start = max(b, comm_free)
+        comm_free = start + tc
+        out.append(Interval("comm", start, comm_free, f"reduce-scatter {i + 1}/{c}" if c > 1 else "reduce-scatter"))
+    return Timeline(tuple(out), g0, {"chunks": c, "chunk_comm_s": tc})
+
+
+def tp_overlap_time(gemm_s: float, comm: CommFn, nbytes: float, *, chunks: int = 1,
+                    sm_fraction: float = 0.0) -> dict[str, float]:
+    """Totals of :func:`tp_overlap_timeline`: total, exposed (= total − gemm_s), communication and GEMM time."""
+    t = tp_overlap_timeline(gemm_s, comm, nbytes, chunks=chunks, sm_fraction=sm_fraction)
+    return {"total_s": t.total_s, "exposed_s": t.exposed_s, "comm_s": t.comm_s, "gemm_s": t.compute_busy_s}
 
 
 def pp_p2p_time(system: str, activation_bytes: float, *, tp: int = 1, across_nodes: bool = True) -> float:
@@ -393,3 +407,69 @@ def cp_ring_attention(*, seq: int, cp: int, hidden: int, kv_hidden: int, flops_p
     threshold = F * kv_hidden * bytes_per_elem / (2 * k * hidden * W)
     return {"step_compute_s": step_compute, "step_comm_s": step_comm, "compute_s": c * step_compute,
             "exposed_s": exposed, "threshold_tokens_per_gpu": threshold, "tokens_per_gpu": chunk}
+
+
+# ------------------------------------------------------------------------------------------------
+# a data-parallel scenario from the course's reference models
+
+
+@dataclass(frozen=True)
+class DPScenario:
+    """Pure data parallelism of a reference model: what the bucket timeline needs."""
+
+    model: str
+    system: str
+    nodes: int
+    gpus_per_node: int
+    tp: int
+    grad_bytes: float
+    backward_s: float
+    tokens_per_gpu: float
+    allreduce: CommFn = field(repr=False, compare=False)
+
+    def timeline(self, bucket_bytes: float, sm_fraction: float = 0.0) -> Timeline:
+        return dp_bucket_timeline(self.grad_bytes, self.backward_s, bucket_bytes, self.allreduce,
+                                  sm_fraction=sm_fraction)
+
+    def min_bucket(self) -> float:
+        """:func:`min_hiding_bucket` with α and 1/β read off the cost model at this group's size."""
+        p = costmodel.predict("allreduce", self.system, self.gpus_per_node, 256 * 2**20, nodes=self.nodes, algo="nccl")
+        return min_hiding_bucket(self.grad_bytes, self.backward_s, p.latency_s, p.bandwidth_s / p.bytes)
+
+
+def dp_scenario(model: str, system: str, nodes: int, *, tp: int = 1, global_batch_tokens: int | None = None,
+                compute_efficiency: float | None = None) -> DPScenario:
+    """DDP of reference ``model`` (:mod:`nvcourse.training`) on ``nodes`` nodes of ``system``.
+
+    ``tp`` GPUs of each node hold one replica (TP inside the node); the rest of the node's GPUs are
+    DP members. Each GPU's gradient is ``P/tp · 2`` bytes; the step's tokens are split over the
+    ``dp`` replicas, one sequence per micro-batch, and DDP overlaps the all-reduce only with the
+    backward of the *last* micro-batch (4 of the 6·P FLOPs per token), at the training data's compute
+    efficiency. All-reduce times come from :func:`nvcourse.costmodel.predict` (NCCL's algorithms),
+    memoised by size so thousands of equal buckets cost one call.
+    """
+    from . import training
+
+    spec = training.get_model(model)
+    s = catalog.get_system(system)
+    nodes = _count("nodes", nodes)
+    tp = _count("tp", tp)
+    d = max(s.gpus_per_host, s.gpus_per_domain) if s.gpus_per_domain > 1 else s.gpus_per_host
+    if d % tp:
+        raise ValueError(f"tp must divide the GPUs of one node ({d}), got {tp}")
+    per_node = d // tp
+    dp = per_node * nodes
+    tokens = global_batch_tokens or spec.global_batch_tokens
+    eff = compute_efficiency or training.data()["defaults"]["compute_efficiency"]
+    seqs_per_replica = max(1, tokens // spec.seq // dp)
+    bwd = 4 * spec.params * spec.seq / tp / (s.gpu_spec.bf16_TFLOPS * 1e12 * eff)
+    cache: dict[float, float] = {}
+
+    def allreduce(nbytes: float) -> float:
+        if nbytes not in cache:
+            cache[nbytes] = 0.0 if dp == 1 else costmodel.predict("allreduce", system, per_node, nbytes, nodes=nodes,
+                                                                  algo="nccl").time_s
+        return cache[nbytes]
+
+    return DPScenario(spec.id, system, nodes, per_node, tp, spec.params / tp * 2, bwd,
+                      seqs_per_replica * spec.seq / tp, allreduce)
