@@ -11,10 +11,11 @@ import html
 import ipywidgets as w
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from .. import catalog, inference
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
-from ..plots import new_figure
+from ..plots import bytes_axis, new_figure, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard
 
@@ -40,6 +41,7 @@ def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 
     """Time per decode step against TP degree: the memory part (grey) and the all-reduces, per algorithm."""
     fig, ax = new_figure(7.5, 3.4)
     width = 0.8 / len(algos)
+    top = 0.0
     for j, algo in enumerate(algos):
         steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in TP_DEGREES]
         x = np.arange(len(TP_DEGREES)) + (j - (len(algos) - 1) / 2) * width
@@ -48,6 +50,13 @@ def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 
         ax.bar(x, mem, width, color=PART_COLOURS["weights + KV read"], edgecolor="white",
                label="weights + KV read" if j == 0 else None)
         ax.bar(x, comm, width, bottom=mem, color=ALGO_COLOURS[algo], label=f"all-reduces ({algo})")
+        top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)))
+    ax.set_ylim(0, top * 1.1)
+    cap = catalog.get_system(system).gpu_spec.memory_GB * 1e9
+    m = inference.get_model(model)
+    for i, t in enumerate(TP_DEGREES):  # weights alone larger than a GPU's memory: say so on the bar
+        if m.params * inference.data()["decode"]["bytes_per_param"] / t > cap:
+            ax.text(i, ax.get_ylim()[1] * 0.5, "weights do not fit", rotation=90, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(TP_DEGREES)), [f"TP {t}" for t in TP_DEGREES])
     ax.set_ylabel("time per decode step (ms)")
     ax.legend(fontsize=8)
@@ -61,14 +70,14 @@ def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
     for ax, row in zip(axes, inference.data()["custom_allreduce_measured"], strict=False):
         tp = row["tp"]
         for algo in inference.ALLREDUCE_ALGOS:
-            ax.plot(sizes, [inference.allreduce_time(system, tp, n, algo) * 1e6 for n in sizes],
+            ax.plot(sizes, [inference.allreduce_time(system, tp, n, algo) for n in sizes],
                     color=ALGO_COLOURS[algo], label=f"model: {algo}")
-        ax.plot(row["bytes"], row["latency_us"], "ko", ms=4, label="measured (custom kernel)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        ax.plot(row["bytes"], [us * 1e-6 for us in row["latency_us"]], "ko", ms=4, label="measured (custom kernel)")
+        bytes_axis(ax, "x", label="message", max_ticks=5)
+        time_axis(ax, "y", label="all-reduce time")
+        ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))  # one decade per panel: label 2 and 5 too
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: format_time(v, digits=2)))
         ax.set_title(f"TP {tp}", fontsize=9)
-        ax.set_xlabel("message (bytes)")
-        ax.set_ylabel("all-reduce time (µs)")
     axes[0].legend(fontsize=7)
     return fig
 
