@@ -123,3 +123,17 @@ def test_bad_inputs():
         inf.kv_transfer_time("llama3-70b", 10, "dgx-h100", path="tcp")
     with pytest.raises(ValueError, match="model"):
         inf.get_model("gpt-5")
+
+
+def test_data_records_are_sourced():
+    d = inf.data()
+    keys = set(d["sources"])
+    for table in ("custom_allreduce_measured", "deepep_normal", "deepep_low_latency"):
+        assert d[table] and all(r["src"] in keys for r in d[table]), table
+    for rec in [*d["models"].values(), *d["moe"].values(), d["decode"], *d["kv_transfer"].values()]:
+        for field, src in rec["src"].items():
+            assert field in rec, field
+            assert src in keys or src.startswith(("derived:", "assumption:")), (field, src)
+    # DeepEP's low-latency dispatch stays under 200 us up to EP 256 (the figure chapter 07c quotes)
+    lat = [r["dispatch_us"] for r in d["deepep_low_latency"]]
+    assert min(lat) == 77.0 and max(lat) == 194.0

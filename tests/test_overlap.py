@@ -150,3 +150,13 @@ def test_dp_roofline_with_node_local_reduction():
     r = rf.dp_roofline(8192, 989e12, 47e9, per_node=8)
     assert r.threshold == pytest.approx(989e12 / (8 * 47e9))
     assert not r.comm_bound
+
+
+def test_overlap_data_is_sourced():
+    d = ov.data()
+    keys = set(d["sources"])
+    for name in ("ddp", "sm", "defaults"):
+        for field, src in d[name]["src"].items():
+            assert field in d[name], field
+            assert src in keys or src.startswith(("derived:", "assumption:")), (name, field, src)
+    assert d["defaults"]["comm_sm_fraction"] == pytest.approx(d["sm"]["deepseek_comm_sms"] / d["sm"]["h100_sms"], abs=0.01)
