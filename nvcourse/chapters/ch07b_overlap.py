@@ -170,7 +170,8 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
             mb = sc.min_bucket()
             hint = ("no bucket size hides it" if mb == float("inf")
                     else f"buckets ≥ {format_size(mb)} fit in the backward")
-            extra = (f"{model}, tp {sc.tp}: gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
+            extra = (f"{model}, tp {sc.tp}, {nodes} node(s) × {sc.gpus_per_node * sc.tp} GPUs (a node is one NVLink "
+                     f"domain): gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
                      f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint}")
         elif scenario == _SCENARIOS[1]:
             tl = fsdp_case(model, system, nodes, prefetch=prefetch, sm_fraction=sm_fraction)
