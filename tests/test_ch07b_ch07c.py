@@ -20,7 +20,7 @@ def test_done_when_bucket_size_on_64_nodes():
     lo = sc.min_bucket()
     assert 2**20 < lo < 25 * 2**20
     assert sc.timeline(25 * 2**20).exposed_s < 1e-3
-    assert sc.timeline(2**20).exposed_s > sc.backward_s  # thousands of latencies
+    assert sc.timeline(2**20).exposed_s > 0.25 * sc.backward_s  # thousands of latencies
     assert sc.timeline(2**30).exposed_s > sc.timeline(64 * 2**20).exposed_s  # the tail grows with the bucket
     # Llama 3 70B with TP 8 + DDP over the 64 nodes: the NIC cannot move 17.5 GB within one micro-batch's backward
     big = overlap.dp_scenario("llama3-70b", "dgx-h100", 64, tp=8)

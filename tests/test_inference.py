@@ -62,7 +62,9 @@ def test_done_when_tp4_to_tp8_at_batch1():
         assert t8 < t4
     s4 = inf.decode_step("llama3-8b", "dgx-h100", 4, algo="nccl")
     s8 = inf.decode_step("llama3-8b", "dgx-h100", 8, algo="nccl")
-    assert s8.comm_share > 0.5  # most of an 8B TP8 token is all-reduce latency
+    # a large share of an 8B TP8 token is all-reduce latency (NCCL's Simple-protocol α today; a protocol-aware
+    # cost model lowers it, which is why the bound is loose)
+    assert s8.comm_share > 0.3
     assert s8.total_s / s4.total_s > 0.6  # doubling the GPUs buys far less than 2x
 
 
