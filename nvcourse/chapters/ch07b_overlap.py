@@ -1,0 +1,185 @@
+"""Chapter 07b — hiding communication behind compute: step timelines, bucket sweeps, rooflines, the dashboard.
+
+The models are :mod:`nvcourse.overlap` and :mod:`nvcourse.rooflines`; this module draws them and wires
+controls to them.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from .. import catalog, costmodel, overlap, rooflines, training
+from ..plots import new_figure
+from ..units import format_size, format_time
+from ..widgets import Dashboard
+
+__all__ = [
+    "STREAM_COLOURS",
+    "BUCKET_CHOICES_MIB",
+    "timeline_axes",
+    "timeline_figure",
+    "bucket_sweep_figure",
+    "roofline_table_html",
+    "fsdp_case",
+    "tp_case",
+    "overlap_dashboard",
+]
+
+STREAM_COLOURS = {"compute": "#999999", "comm": "#0072B2", "exposed": "#D55E00"}
+#: Bucket sizes offered by the dashboard (MiB): DDP's 25 among powers of two. Below 4 MiB a 16 GB gradient
+#: makes thousands of buckets; the sweep figure covers 1 MiB.
+BUCKET_CHOICES_MIB = [4, 8, 16, 25, 32, 64, 128, 256, 512, 1024]
+
+
+def timeline_axes(ax: Axes, tl: overlap.Timeline, *, unit: float = 1e-3, unit_label: str = "ms") -> None:
+    """Draw ``tl`` as two lanes (compute on top, communication below), exposed spans in orange."""
+    for row, stream in ((1, "compute"), (0, "comm")):
+        spans = [((i.start) / unit, i.duration / unit) for i in tl.intervals if i.stream == stream]
+        ax.broken_barh(spans, (row - 0.35, 0.7), facecolors=STREAM_COLOURS[stream], edgecolors="white",
+                       linewidth=0.3 if len(spans) < 200 else 0)
+    exp = [(a / unit, (b - a) / unit) for a, b in tl.exposed_intervals()]
+    if exp:
+        ax.broken_barh(exp, (-0.5, 2.0), facecolors=STREAM_COLOURS["exposed"], alpha=0.25)
+    ax.set_yticks([0, 1], ["communication", "compute"])
+    ax.set_ylim(-0.6, 1.6)
+    ax.set_xlim(0, tl.total_s / unit * 1.02)
+    ax.set_xlabel(f"time ({unit_label})")
+    ax.grid(axis="y", visible=False)
+
+
+def _legend(ax: Axes) -> None:
+    handles = [Patch(color=STREAM_COLOURS["compute"], label="compute"),
+               Patch(color=STREAM_COLOURS["comm"], label="collective"),
+               Patch(color=STREAM_COLOURS["exposed"], alpha=0.35, label="exposed (GPU waits)")]
+    ax.legend(handles=handles, fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.32), frameon=False)
+
+
+def timeline_figure(tl: overlap.Timeline, *, width: float = 8.0, unit: float = 1e-3, unit_label: str = "ms") -> Figure:
+    """A Gantt chart of one timeline."""
+    fig, ax = new_figure(width, 2.0)
+    timeline_axes(ax, tl, unit=unit, unit_label=unit_label)
+    _legend(ax)
+    return fig
+
+
+def bucket_sweep_figure(scenarios: dict[str, overlap.DPScenario], sizes_mib: list[float]) -> Figure:
+    """Exposed DP time against bucket size, one line per scenario; DDP's default marked."""
+    fig, ax = new_figure(7.5, 3.4)
+    for (label, sc), colour in zip(scenarios.items(), ("#0072B2", "#D55E00", "#009E73"), strict=False):
+        exp = [sc.timeline(m * 2**20).exposed_s for m in sizes_mib]
+        ax.plot(sizes_mib, np.maximum(exp, 1e-5) * 1e3, "o-", color=colour, label=label, ms=4)
+    ax.axvline(overlap.default_bucket_bytes() / 2**20, color="#555555", ls="--", lw=1)
+    ax.text(overlap.default_bucket_bytes() / 2**20 * 1.05, 0.98, "DDP default", transform=ax.get_xaxis_transform(),
+            fontsize=8, va="top")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bucket size (MiB)")
+    ax.set_ylabel("exposed DP time per step (ms)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def roofline_table_html(systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> str:
+    """C/W per system and link: the tokens per GPU above which DP/FSDP can hide their traffic (at peak)."""
+    rows = []
+    for r in rooflines.worked_table(systems):
+        rows.append(f"<tr><td>{html.escape(r['system'])}</td><td>{r['link']}</td><td>{r['C_TFLOPS']:,.0f}</td>"
+                    f"<td>{r['W_GBps']:,.1f}</td><td>{r['C_over_W']:,.0f}</td></tr>")
+    return ("<table><tr><th>system</th><th>link</th><th>C (TFLOP/s, BF16 dense)</th><th>W (GB/s, achievable)</th>"
+            "<th>C/W (tokens per GPU)</th></tr>" + "".join(rows) + "</table>")
+
+
+# ------------------------------------------------------------------------------------------------
+# FSDP and TP cases built from the reference models
+
+
+def fsdp_case(model: str, system: str, nodes: int, *, prefetch: int, sm_fraction: float = 0.0) -> overlap.Timeline:
+    """FSDP of ``model`` over all GPUs of ``nodes`` nodes, one sequence per GPU: per-layer gathers of P/L·2 bytes."""
+    spec = training.get_model(model)
+    s = catalog.get_system(system)
+    eff = training.data()["defaults"]["compute_efficiency"]
+    per_node = max(s.gpus_per_host, s.gpus_per_domain)
+    layer_bytes = spec.params / spec.layers * 2
+    layer_fwd = 2 * spec.params / spec.layers * spec.seq / (s.gpu_spec.bf16_TFLOPS * 1e12 * eff)
+    ag = costmodel.predict("allgather", system, per_node, layer_bytes, nodes=nodes, algo="nccl").time_s
+    rs = costmodel.predict("reducescatter", system, per_node, layer_bytes, nodes=nodes, algo="nccl").time_s
+    return overlap.fsdp_timeline(spec.layers, layer_fwd, 2 * layer_fwd, ag, rs, prefetch=prefetch,
+                                 sm_fraction=sm_fraction)
+
+
+def tp_case(model: str, system: str, tp: int, *, chunks: int, sm_fraction: float = 0.0) -> overlap.Timeline:
+    """The second MLP GEMM of one layer (F → h) and its sequence-parallel reduce-scatter, for one sequence."""
+    spec = training.get_model(model)
+    s = catalog.get_system(system)
+    eff = training.data()["defaults"]["compute_efficiency"]
+    ffn = spec.ffn_hidden or 4 * spec.hidden
+    gemm = 2 * spec.seq * ffn * spec.hidden / tp / (s.gpu_spec.bf16_TFLOPS * 1e12 * eff)
+    nbytes = spec.seq * spec.hidden * 2
+    return overlap.tp_overlap_timeline(gemm, overlap.collective_fn("reducescatter", system, tp), nbytes, chunks=chunks,
+                                       sm_fraction=sm_fraction)
+
+
+# ------------------------------------------------------------------------------------------------
+# the dashboard
+
+_SCENARIOS = ("DDP gradient buckets", "FSDP prefetch", "TP + SP overlap")
+
+
+def _t(x: float) -> str:
+    return format_time(x if x > 1e-12 else 0.0)  # rounding noise of the simulation reads as 0
+
+
+def _readout(tl: overlap.Timeline, extra: str) -> str:
+    return (f"step {_t(tl.total_s)} · compute work {_t(tl.work_s)} · communication "
+            f"{_t(tl.comm_s)} · <b>exposed {_t(tl.exposed_s)}</b> "
+            f"(of which SM slowdown {_t(tl.slowdown_s)}) · hidden {tl.hidden_fraction:.0%}"
+            f"<br>{extra}")
+
+
+def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
+                      systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> Dashboard:
+    """Scenario, model, system, nodes, bucket size, prefetch depth, TP chunks and SM share → a step timeline."""
+    style = {"description_width": "initial"}
+    ctl = {
+        "scenario": w.Dropdown(options=_SCENARIOS, value=_SCENARIOS[0], description="scenario", style=style),
+        "model": w.Dropdown(options=list(models), value=models[0], description="model", style=style),
+        "system": w.Dropdown(options=list(systems), value=systems[0], description="system", style=style),
+        "nodes": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256], value=64, description="nodes",
+                                   style=style, continuous_update=False),
+        "bucket_mib": w.SelectionSlider(options=BUCKET_CHOICES_MIB, value=25, description="DDP bucket (MiB)",
+                                        style=style, continuous_update=False),
+        "prefetch": w.IntSlider(value=1, min=0, max=3, description="FSDP prefetch (layers)", style=style,
+                                continuous_update=False),
+        "chunks": w.IntSlider(value=overlap.data()["defaults"]["tp_overlap_chunks"], min=1, max=8,
+                              description="TP overlap chunks", style=style, continuous_update=False),
+        "sm_fraction": w.FloatSlider(value=overlap.data()["defaults"]["comm_sm_fraction"], min=0.0, max=0.3,
+                                     step=0.05, description="SMs taken by comm", style=style,
+                                     continuous_update=False),
+    }
+
+    def render(scenario, model, system, nodes, bucket_mib, prefetch, chunks, sm_fraction):
+        if scenario == _SCENARIOS[0]:
+            sc = overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
+            tl = sc.timeline(bucket_mib * 2**20, sm_fraction)
+            mb = sc.min_bucket()
+            hint = ("no bucket size hides it" if mb == float("inf")
+                    else f"buckets ≥ {format_size(mb)} fit in the backward")
+            extra = (f"{model}, tp {sc.tp}, {nodes} node(s) × {sc.gpus_per_node * sc.tp} GPUs (a node is one NVLink "
+                     f"domain): gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
+                     f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint}")
+        elif scenario == _SCENARIOS[1]:
+            tl = fsdp_case(model, system, nodes, prefetch=prefetch, sm_fraction=sm_fraction)
+            extra = f"{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead"
+        else:
+            tl = tp_case(model, system, 8, chunks=chunks, sm_fraction=sm_fraction)
+            extra = f"{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s)"
+        unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
+        return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra))
+
+    return Dashboard(ctl, render, columns=2, freeze_layout=True)

@@ -1,0 +1,184 @@
+"""Chapter 07c — communication for inference: TP decode, all-reduce kernels, KV-cache transfer, MoE dispatch.
+
+The models are :mod:`nvcourse.inference` and :mod:`nvcourse.fabric.moe`; this module draws them and wires
+controls to them.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from .. import catalog, inference
+from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
+from ..plots import bytes_axis, new_figure, time_axis
+from ..units import format_size, format_time
+from ..widgets import Dashboard
+
+__all__ = [
+    "PART_COLOURS",
+    "ALGO_COLOURS",
+    "decode_tp_figure",
+    "allreduce_vs_measured_figure",
+    "kv_transfer_figure",
+    "moe_dispatch_rows",
+    "moe_dispatch_table_html",
+    "inference_dashboard",
+]
+
+PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefill": "#999999",
+                "exposed KV transfer": "#D55E00"}
+ALGO_COLOURS = {"nccl": "#0072B2", "oneshot": "#009E73", "twoshot": "#E69F00"}
+TP_DEGREES = (1, 2, 4, 8)
+
+
+def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 4096,
+                     algos: tuple[str, ...] = inference.ALLREDUCE_ALGOS) -> Figure:
+    """Time per decode step against TP degree: the memory part (grey) and the all-reduces, per algorithm."""
+    fig, ax = new_figure(7.5, 3.4)
+    width = 0.8 / len(algos)
+    top = 0.0
+    for j, algo in enumerate(algos):
+        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in TP_DEGREES]
+        x = np.arange(len(TP_DEGREES)) + (j - (len(algos) - 1) / 2) * width
+        mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
+        comm = [s.comm_s * 1e3 for s in steps]
+        ax.bar(x, mem, width, color=PART_COLOURS["weights + KV read"], edgecolor="white",
+               label="weights + KV read" if j == 0 else None)
+        ax.bar(x, comm, width, bottom=mem, color=ALGO_COLOURS[algo], label=f"all-reduces ({algo})")
+        top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)))
+    ax.set_ylim(0, top * 1.1)
+    cap = catalog.get_system(system).gpu_spec.memory_GB * 1e9
+    m = inference.get_model(model)
+    for i, t in enumerate(TP_DEGREES):  # weights alone larger than a GPU's memory: say so on the bar
+        if m.params * inference.data()["decode"]["bytes_per_param"] / t > cap:
+            ax.text(i, ax.get_ylim()[1] * 0.5, "weights do not fit", rotation=90, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(TP_DEGREES)), [f"TP {t}" for t in TP_DEGREES])
+    ax.set_ylabel("time per decode step (ms)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
+    """Model (lines) against the published H100 custom all-reduce latencies (points, sglang#2904)."""
+    fig, axes = new_figure(10, 3.2, ncols=3)
+    sizes = np.logspace(9, 20, 23, base=2)
+    for ax, row in zip(axes, inference.data()["custom_allreduce_measured"], strict=False):
+        tp = row["tp"]
+        for algo in inference.ALLREDUCE_ALGOS:
+            ax.plot(sizes, [inference.allreduce_time(system, tp, n, algo) for n in sizes],
+                    color=ALGO_COLOURS[algo], label=f"model: {algo}")
+        ax.plot(row["bytes"], [us * 1e-6 for us in row["latency_us"]], "ko", ms=4, label="measured (custom kernel)")
+        bytes_axis(ax, "x", label="message", max_ticks=5)
+        time_axis(ax, "y", label="all-reduce time")
+        ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))  # one decade per panel: label 2 and 5 too
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: format_time(v, digits=2)))
+        ax.set_title(f"TP {tp}", fontsize=9)
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure:
+    """KV-cache transfer time against prompt length: one 400 Gb/s NIC, ``senders`` NICs, an NVL72's NVLink."""
+    fig, ax = new_figure(7.5, 3.4)
+    tokens = np.array([2**k for k in range(10, 18)])
+    cases = [("1 × 400 Gb/s NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
+             (f"{senders} × 400 Gb/s NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
+             (f"NVLink inside an NVL72 ({senders} GPUs)", "gb200-nvl72", "nvlink", senders, "#009E73")]
+    for label, sid, path, k, colour in cases:
+        t = [inference.kv_transfer_time(model, int(n), sid, path=path, senders=k)["time_s"] * 1e3 for n in tokens]
+        ax.plot(tokens, t, "o-", ms=4, color=colour, label=label)
+    pre = [inference.prefill_time(model, "dgx-h100", int(n), gpus=senders) * 1e3 for n in tokens]
+    ax.plot(tokens, pre, "--", color="#555555", label=f"prefill on {senders} H100 (for scale)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("prompt length (tokens)")
+    ax.set_ylabel("time (ms)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def moe_dispatch_rows(tokens: int = 4096, ep: int = 64) -> list[dict]:
+    """DeepSeek-V3's MoE layer (data/inference.toml) dispatched over EP ``ep``: copies per token crossing the
+    network and dispatch time, naive / with per-node dedup / dedup + node-limited routing, per system."""
+    d = inference.data()["moe"]["deepseek-v3"]
+    cfg = MoEConfig(hidden=d["hidden"], tokens=tokens, experts=d["experts"], top_k=d["top_k"], bytes_per_elem=2,
+                    moe_layers=d["moe_layers"])
+    rows = []
+    for sid in ("dgx-h100", "dgx-b200", "gb200-nvl72"):
+        gpn = catalog.get_system(sid).gpus_per_domain
+        for label, kw in (("every copy", {}), ("per-node dedup", {"dedup": True}),
+                          (f"dedup + ≤ {d['max_nodes']} nodes", {"dedup": True, "max_nodes": d["max_nodes"]})):
+            t = moe_alltoall_time(cfg, ep, sid, **kw)
+            rows.append({"system": sid, "routing": label, "copies": network_copies_per_token(cfg, ep, gpn, **kw),
+                         "network_bytes": t.network_bytes, "time_s": t.time_s, "bottleneck": t.bottleneck})
+    return rows
+
+
+def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
+    body = "".join(
+        f"<tr><td>{r['system']}</td><td>{html.escape(r['routing'])}</td><td>{r['copies']:.2f}</td>"
+        f"<td>{format_size(r['network_bytes'], binary=False)}</td><td>{format_time(r['time_s'])}</td>"
+        f"<td>{r['bottleneck']}</td></tr>" for r in moe_dispatch_rows(tokens, ep))
+    return ("<table><tr><th>system</th><th>routing</th><th>network copies per token</th><th>network bytes per GPU</th>"
+            "<th>one dispatch</th><th>bottleneck</th></tr>" + body + "</table>")
+
+
+# ------------------------------------------------------------------------------------------------
+# the dashboard
+
+
+def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b", "llama3-405b"),
+                        systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> Dashboard:
+    """Model, system, batch, context, all-reduce kernel, prompt length and KV path → decode step vs TP, and TTFT."""
+    style = {"description_width": "initial"}
+    ctl = {
+        "model": w.Dropdown(options=list(models), value="llama3-70b", description="model", style=style),
+        "system": w.Dropdown(options=list(systems), value=systems[0], description="system", style=style),
+        "batch": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512], value=1, description="batch",
+                                   style=style, continuous_update=False),
+        "context": w.SelectionSlider(options=[0, 1024, 4096, 16384, 32768, 131072], value=4096,
+                                     description="context (tokens)", style=style, continuous_update=False),
+        "algo": w.Dropdown(options=list(inference.ALLREDUCE_ALGOS), value="nccl", description="all-reduce",
+                           style=style),
+        "prompt": w.SelectionSlider(options=[1024, 4096, 8192, 32768, 131072], value=32768,
+                                    description="prompt (tokens)", style=style, continuous_update=False),
+        "kv_path": w.Dropdown(options=["8 × 400 Gb/s RDMA", "1 × 400 Gb/s RDMA", "NVLink (NVL72)"],
+                              value="8 × 400 Gb/s RDMA", description="KV path", style=style),
+    }
+
+    def render(model, system, batch, context, algo, prompt, kv_path):
+        m = inference.get_model(model)
+        tps = [t for t in TP_DEGREES if m.heads % t == 0 and t <= catalog.get_system(system).gpus_per_domain]
+        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in tps]
+        fig, ax = new_figure(7.0, 2.8)  # one panel: TTFT goes in the readout (a second panel doubles the draw)
+        mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
+        ax.bar(range(len(tps)), mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
+        ax.bar(range(len(tps)), [s.comm_s * 1e3 for s in steps], bottom=mem, color=ALGO_COLOURS[algo],
+               label=f"all-reduces ({algo})")
+        ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
+        ax.set_ylabel("ms per decode step")
+        ax.legend(fontsize=7)
+        path, sid, k = {"8 × 400 Gb/s RDMA": ("rdma", "dgx-h100", 8), "1 × 400 Gb/s RDMA": ("rdma", "dgx-h100", 1),
+                        "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}[kv_path]
+        x = inference.kv_transfer_time(model, prompt, sid, path=path, senders=k)
+        pre = inference.prefill_time(model, system, prompt, gpus=8)
+        plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)
+        stream = inference.ttft(pre, x["time_s"], m.layers, layerwise=True)
+        best = min(steps, key=lambda s: s.total_s)
+        s_last = steps[-1]
+        text = (f"decode: fastest at TP {best.tp} ({format_time(best.total_s)} per step, "
+                f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total); "
+                f"at TP {s_last.tp} all-reduces are {s_last.comm_share:.0%} of the step "
+                f"({s_last.allreduces} × {format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each), "
+                f"{s_last.bound}-bound<br>KV cache of the prompt: {format_size(x['bytes'], binary=False)}, "
+                f"{format_time(x['time_s'])} over {html.escape(kv_path)}; prefill on 8 GPUs {format_time(pre)}; "
+                f"<b>TTFT {format_time(plain['ttft_s'])}</b> sent after prefill, "
+                f"<b>{format_time(stream['ttft_s'])}</b> streamed layer by layer")
+        return fig, text
+
+    return Dashboard(ctl, render, columns=2, freeze_layout=True)

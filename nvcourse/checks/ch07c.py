@@ -1,0 +1,127 @@
+"""Checkers for chapter 07c — communication for inference (KV-cache bytes, KV transfer over NICs, a TP decode step,
+remote nodes per MoE token with per-node deduplication).
+
+Expected values come from :mod:`nvcourse.inference` and :mod:`nvcourse.fabric.moe` (tested in
+``tests/test_inference.py`` and ``tests/test_fabric_moe_routing.py``) on hand-picked and seeded random inputs.
+Use in a notebook as ``from nvcourse.checks import ch07c as check``.
+"""
+
+from __future__ import annotations
+
+from ..fabric.moe import remote_nodes_per_token
+from ..inference import ServeModel, kv_bytes_per_token
+from ._core import Case, Result, check_function, rng_for, safe_checker
+
+__all__ = ["kv_bytes", "kv_transfer", "decode_time", "remote_nodes"]
+
+
+def _kv(layers, kv_heads, head_dim, b) -> float:
+    m = ServeModel("x", "x", 1.0, layers, kv_heads * head_dim, kv_heads, kv_heads, head_dim)
+    return kv_bytes_per_token(m, bytes_per_elem=b)
+
+
+@safe_checker
+def kv_bytes(fn) -> Result:
+    """``fn(layers, kv_heads, head_dim, bytes_per_elem)`` → KV-cache bytes per token."""
+    combos = [(80, 8, 128, 2), (32, 8, 128, 2), (36, 8, 128, 2), (126, 8, 128, 2), (80, 8, 128, 1), (32, 32, 128, 2)]
+    rng = rng_for("kv_bytes")
+    combos += [(int(rng.integers(12, 128)), int(2 ** rng.integers(0, 6)), int(rng.choice([64, 128, 256])),
+                int(rng.choice([1, 2]))) for _ in range(4)]
+    cases = [Case(c, _kv(*c), {
+        "Half of it: a layer stores a key AND a value vector per KV head (× 2).": _kv(*c) / 2,
+        "That is in bits: bytes_per_elem is bytes already.": _kv(*c) * 8,
+        "You left out the layers: every layer keeps its own K and V.": _kv(*c) / c[0],
+    }) for c in combos]
+    return check_function("kv_bytes", fn, ["layers", "kv_heads", "head_dim", "bytes_per_elem"], cases,
+                          what="a number of bytes",
+                          hint="layers × 2 (K and V) × kv_heads × head_dim × bytes_per_elem.",
+                          success="Grouped-query attention (8 KV heads instead of 64) is what keeps this at 320 KiB "
+                                  "per token for Llama 3 70B instead of 2.5 MiB.")
+
+
+def _xfer(tokens, per_token, gbps, eff, nics) -> float:
+    return tokens * per_token / (nics * gbps / 8 * 1e9 * eff)
+
+
+@safe_checker
+def kv_transfer(fn) -> Result:
+    """``fn(tokens, kv_bytes_per_token, nic_Gbps, efficiency, nics)`` → seconds to move a prompt's KV cache over
+    ``nics`` NICs in parallel (bandwidth term only)."""
+    combos = [(32768, 327680, 400, 0.94, 1), (32768, 327680, 400, 0.94, 8), (32768, 147456, 200, 0.94, 8),
+              (131072, 516096, 400, 0.94, 8), (4096, 131072, 800, 0.94, 1)]
+    rng = rng_for("kv_transfer")
+    combos += [(int(2 ** rng.integers(10, 18)), int(rng.integers(1, 64)) * 16384, int(rng.choice([100, 200, 400, 800])),
+                float(round(rng.uniform(0.7, 0.97), 2)), int(rng.choice([1, 2, 4, 8]))) for _ in range(4)]
+    cases = [Case(c, _xfer(*c), {
+        "8× too small: the NIC rate is in gigaBITS per second; divide by 8 for bytes.": _xfer(*c) / 8,
+        "You used the line rate: multiply it by the efficiency (what RDMA reaches).": _xfer(*c) * c[3],
+        "The NICs work in parallel: divide by their number.": _xfer(*c) * c[4] if c[4] > 1 else None,
+    }) for c in combos]
+    return check_function("kv_transfer", fn, ["tokens", "kv_bytes_per_token", "nic_Gbps", "efficiency", "nics"],
+                          cases, what="a time in seconds",
+                          hint="bytes = tokens × per-token bytes; rate = nics × Gb/s ÷ 8 × 1e9 × efficiency.",
+                          success="Over one 400 Gb/s NIC a 32k-token Llama 3 70B cache takes about a quarter of a "
+                                  "second; spread over the 8 prefill GPUs' NICs, or kept inside an NVL72, it shrinks "
+                                  "below the prefill's own time.")
+
+
+def _decode(params, tp, hbm_TBps, eff, layers, ar_s) -> float:
+    return 2 * params / tp / (hbm_TBps * 1e12 * eff) + (2 * layers * ar_s if tp > 1 else 0.0)
+
+
+@safe_checker
+def decode_time(fn) -> Result:
+    """``fn(params, tp, hbm_TBps, hbm_efficiency, layers, allreduce_s)`` → seconds per decode step at batch 1
+    (BF16 weights read once, 2 all-reduces per layer when tp > 1)."""
+    combos = [(70e9, 8, 3.35, 0.8, 80, 6.2e-6), (70e9, 4, 3.35, 0.8, 80, 4.9e-6), (8e9, 8, 3.35, 0.8, 32, 25e-6),
+              (8e9, 1, 3.35, 0.8, 32, 25e-6), (405e9, 8, 4.8, 0.8, 126, 8e-6)]
+    rng = rng_for("decode_time")
+    combos += [(float(round(10 ** rng.uniform(9.5, 11.6), -8)), int(rng.choice([2, 4, 8])),
+                float(rng.choice([2.0, 3.35, 4.8, 8.0])), float(round(rng.uniform(0.6, 0.9), 2)),
+                int(rng.integers(24, 128)), float(round(rng.uniform(3e-6, 4e-5), 8))) for _ in range(4)]
+    cases = [Case(c, _decode(*c), {
+        "One all-reduce per layer is too few: attention and the MLP each end with one (2 per layer).":
+            _decode(*c) - c[4] * c[5] if c[1] > 1 else None,
+        "Four per layer is training (forward + backward); decode is forward only: 2 per layer.":
+            _decode(*c) + 2 * c[4] * c[5] if c[1] > 1 else None,
+        "BF16 weights are 2 bytes per parameter.": _decode(*c) - params_term(c) / 2,
+        "Each GPU reads only its 1/tp of the weights.": _decode(*c) + params_term(c) * (c[1] - 1),
+    }) for c in combos]
+    return check_function("decode_time", fn, ["params", "tp", "hbm_TBps", "hbm_efficiency", "layers", "allreduce_s"],
+                          cases, what="a time in seconds",
+                          hint="2·P/tp bytes ÷ (HBM × efficiency) + 2 × layers × allreduce_s (only if tp > 1).",
+                          success="The weight read halves with each doubling of tp; the all-reduce count does not. "
+                                  "Where the two cross, more TP stops helping.")
+
+
+def params_term(c) -> float:
+    """The weight-read part of a decode case (seconds)."""
+    return 2 * c[0] / c[1] / (c[2] * 1e12 * c[3])
+
+
+@safe_checker
+def remote_nodes(fn) -> Result:
+    """``fn(experts, top_k, nodes)`` → expected number of other nodes one token's top-k experts sit on (experts spread
+    evenly, chosen uniformly without replacement, no node limit)."""
+    combos = [(256, 8, 8), (256, 8, 2), (64, 2, 8), (256, 8, 1), (128, 4, 16), (160, 6, 4)]
+    rng = rng_for("remote_nodes")
+    for _ in range(4):
+        n = int(2 ** rng.integers(1, 5))
+        combos.append((n * int(rng.integers(2, 17)), int(rng.integers(1, 9)), n))
+    cases = []
+    for e, k, n in combos:
+        exp = remote_nodes_per_token(e, k, n, 1)
+        cases.append(Case((e, k, n), exp, {
+            "That counts remote *copies* (k·(n−1)/n), not remote nodes: with dedup a node gets a token once however "
+            "many of its experts are chosen.": k * (n - 1) / n if k > 1 and n > 1 else None,
+            "That counts the token's own node too: only the other n − 1 nodes need the network.":
+                exp * n / (n - 1) if n > 1 else None,
+            "That is sampling with replacement, (n−1)(1 − (1 − 1/n)^k): the k experts are distinct, so use "
+            "C(E − E/n, k)/C(E, k) for the chance that a node gets none.": (n - 1) * (1 - (1 - 1 / n) ** k),
+        }))
+    return check_function("remote_nodes", fn, ["experts", "top_k", "nodes"], cases, what="a number of nodes",
+                          rtol=1e-6, atol=1e-12,
+                          hint="Each other node is missed when all k experts fall elsewhere: C(E − E/n, k)/C(E, k). "
+                               "Expected remote nodes = (n − 1) × (1 − that).",
+                          success="For DeepSeek-V3's EP 64 on 8-GPU nodes that is 4.6 network copies per token instead "
+                                  "of 7; the 4-node routing limit brings it to 3.2.")

@@ -1,0 +1,54 @@
+"""Chapters 07b/07c: the done-when questions answered by the course's tools, and dashboards that never show a
+traceback whatever the controls say."""
+
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from nvcourse import overlap  # noqa: E402
+from nvcourse.chapters import ch07b_overlap, ch07c_inference  # noqa: E402
+
+
+def test_done_when_bucket_size_on_64_nodes():
+    # "which bucket size hides DP all-reduce for this model on 64 nodes?" Llama 3 8B, DDP on 64 DGX H100:
+    # buckets from the closed-form bound up hide all but the tail; DDP's 25 MiB leaves < 1 ms; 1 MiB is latency-bound.
+    sc = overlap.dp_scenario("llama3-8b", "dgx-h100", 64)
+    lo = sc.min_bucket()
+    assert 2**20 < lo < 25 * 2**20
+    assert sc.timeline(25 * 2**20).exposed_s < 1e-3
+    assert sc.timeline(2**20).exposed_s > 0.25 * sc.backward_s  # thousands of latencies
+    assert sc.timeline(2**30).exposed_s > sc.timeline(64 * 2**20).exposed_s  # the tail grows with the bucket
+    # Llama 3 70B with TP 8 + DDP over the 64 nodes: the NIC cannot move 17.5 GB within one micro-batch's backward
+    big = overlap.dp_scenario("llama3-70b", "dgx-h100", 64, tp=8)
+    assert big.min_bucket() == float("inf")
+    assert min(big.timeline(m * 2**20).exposed_s for m in (4, 25, 256, 1024)) > 0.1
+
+
+def test_tp_and_fsdp_cases_hide_with_overlap():
+    assert ch07b_overlap.tp_case("llama3-70b", "dgx-h100", 8, chunks=4).exposed_s < \
+        0.5 * ch07b_overlap.tp_case("llama3-70b", "dgx-h100", 8, chunks=1).exposed_s
+    assert ch07b_overlap.fsdp_case("llama3-8b", "dgx-h100", 8, prefetch=1).exposed_s < \
+        0.1 * ch07b_overlap.fsdp_case("llama3-8b", "dgx-h100", 8, prefetch=0).exposed_s
+
+
+def test_moe_rows_shrink_with_dedup():
+    rows = {(r["system"], r["routing"]): r for r in ch07c_inference.moe_dispatch_rows()}
+    h = [r for k, r in rows.items() if k[0] == "dgx-h100"]
+    assert h[0]["network_bytes"] > h[1]["network_bytes"] > h[2]["network_bytes"] > 0
+    assert all(r["network_bytes"] == 0 for k, r in rows.items() if k[0] == "gb200-nvl72")
+
+
+@pytest.mark.parametrize("make", [ch07b_overlap.overlap_dashboard, ch07c_inference.inference_dashboard])
+def test_dashboards_never_fail(make):
+    d = make()
+    assert d.last_error is None
+    for name, w in d.controls.items():
+        options = getattr(w, "options", None)
+        values = [v[1] if isinstance(v, tuple) else v for v in options] if options else [w.min, w.max]
+        for v in itertools.islice(values, 0, None, max(1, len(values) // 3)):
+            w.value = v
+            assert d.last_error is None, (name, v, d.last_error)
