@@ -2,7 +2,7 @@
 """Project commands. Needs only Python 3.11+; everything else is installed on first use.
 
     python3 tasks.py lab        # install what is missing, open the course in JupyterLab
-    python3 tasks.py test       # install what is missing (Chromium, Open MPI as root; torch CPU, mpi4py), lint, run the tests
+    python3 tasks.py test       # install what is missing (Chromium, Open MPI, torch CPU, mpi4py), lint, run the tests
     python3 tasks.py lint       # ruff over the whole tree (configuration in pyproject.toml)
     python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
