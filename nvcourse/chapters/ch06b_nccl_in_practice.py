@@ -133,7 +133,7 @@ def report_html(run, diag) -> str:
 
 
 def overlay_figure(run, diag):
-    from nvcourse.nccl.plots import overlay_figure as fig
+    from nvcourse.nccl.draw import overlay_figure as fig
 
     return fig(run, diag)
 

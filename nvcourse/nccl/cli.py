@@ -71,7 +71,7 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
         run.nranks = args.gpus * (args.nodes or 1)
     diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
     if args.plot:
-        from .plots import save_overlay
+        from .draw import save_overlay
 
         save_overlay(run, diag, args.plot)
     if args.json:
