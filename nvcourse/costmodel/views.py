@@ -14,7 +14,8 @@ from .. import catalog
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
-from .model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
+from .model import ALGORITHMS, OPERATIONS, algorithms
+from .prediction import predict, predict_sweep
 
 __all__ = ["SIZES", "SweepView", "predict_dashboard"]
 
@@ -24,6 +25,11 @@ TIME_LIMITS_S = (1e-6, 1e2)
 BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
 
 
+#: Colours of the algorithms the shared palette does not name (NCCL's NVLSTree, CollNet, PAT).
+_EXTRA_COLOURS = {a: c for a, c in zip(ALGORITHMS, ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+                                                    "#1f77b4", "#8c564b", "#e377c2", "#17becf"], strict=True)}
+
+
 class SweepView:
     """Left: time of every algorithm that can run (thin) and of the chosen one (thick). Right: busbw of the
     choice, one colour per algorithm picked. Grey: sizes where the α term exceeds the bandwidth term."""
@@ -31,10 +37,11 @@ class SweepView:
     def __init__(self) -> None:
         self.live, (ax1, ax2) = new_live_figure(10, 4.0, ncols=2)
         self.ax1, self.ax2 = ax1, ax2
-        self.lines = {name: ax1.plot(SIZES, SIZES, color=ALGO_COLOURS[name], lw=1, alpha=0.6, label=name)[0]
+        colour = {name: ALGO_COLOURS.get(name, _EXTRA_COLOURS[name]) for name in ALGORITHMS}
+        self.lines = {name: ax1.plot(SIZES, SIZES, color=colour[name], lw=1, alpha=0.6, label=name)[0]
                       for name in ALGORITHMS}
         (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)
-        self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=ALGO_COLOURS[name], label=name)[0]
+        self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=colour[name], label=name)[0]
                        for name in ALGORITHMS}
         for ax in (ax1, ax2):
             bytes_axis(ax)
@@ -50,11 +57,13 @@ class SweepView:
 
     def __call__(self, op: str, algo: str, system: str, gpus: int, nodes: int) -> tuple[LiveFigure, str]:
         sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo)
-        full = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo="auto")
+        # every algorithm that can run, NCCL's and the course's own, each with its fastest protocol
+        full = {a: predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=a).time_s
+                for a in algorithms(op, system, gpus, nodes)}
         for name, line in self.lines.items():
-            line.set_visible(name in full.times_by_algo)
-            if name in full.times_by_algo:
-                line.set_ydata(full.times_by_algo[name])
+            line.set_visible(name in full)
+            if name in full:
+                line.set_ydata(full[name])
         self.chosen.set_ydata(sw.time_s)
         self.chosen.set_label(f"{algo} (chosen)")
         picked = [str(a) for a in sw.algo]
@@ -62,8 +71,9 @@ class SweepView:
             mask = np.array([a == name for a in picked])
             points.set_visible(bool(mask.any()))
             points.set_data(SIZES[mask], sw.busbw_GBps[mask] * 1e9)
-        lat = np.array([sw.costs[a].latency_s for a in sw.algo])
-        bw_term = np.array([sw.costs[a].s_per_byte for a in sw.algo]) * SIZES
+        keys = [f"{a}/{p}" for a, p in zip(sw.algo, sw.proto, strict=True)]
+        lat = np.array([sw.costs[k].latency_s for k in keys])
+        bw_term = np.array([sw.costs[k].s_per_byte for k in keys]) * SIZES
         latency_bound = SIZES[lat >= bw_term]
         for artist in self.extras:
             self.live.forget(artist)

@@ -158,8 +158,9 @@ def allreduce_on_fabric(
     port_Bps = fabric.port_GBps_dir * 1e9 * nic.efficiency
 
     def in_node(op: str) -> costmodel.Cost:
-        """The cost model's ring ``op`` among the g GPUs of one node (RS, AG: ``n`` is the whole buffer)."""
-        return costmodel.cost(op, "ring", costmodel.configure(system, g, fabric=nic.id))
+        """The cost model's ring ``op`` among the g GPUs of one node (RS, AG: ``n`` is the whole buffer), with
+        NCCL's Simple protocol (what NCCL runs at the sizes whose network phase matters)."""
+        return costmodel.pair_cost(op, "ring", "Simple", costmodel.configure(system, g, fabric=nic.id))
 
     if p == 1:
         return AllReduceEstimate(algorithm, N, p, n, 0.0, 0.0, 0.0, 0.0, float("nan"), None)
@@ -186,7 +187,10 @@ def allreduce_on_fabric(
         net_rate = sim.min_rate_GBps * 1e9 * nic.efficiency
         # the cost model's formulas, with the rate the simulated fabric gives each GPU's NIC flow
         cfg = costmodel.configure(system, g, N, fabric=nic.id, net_Bps_per_gpu=net_rate)
-        c = costmodel.cost("allreduce", "ring" if algorithm == "ring" else "hierarchical", cfg)
+        if algorithm == "ring":
+            c = costmodel.pair_cost("allreduce", "ring", "Simple", cfg)
+        else:
+            c = costmodel.cost("allreduce", "hierarchical", cfg)
         total, latency = c.time(n), c.latency_s
         if algorithm == "ring":
             # 2(p-1) steps of equal size; 2(N-1) of them cross the network (and pay its α)
