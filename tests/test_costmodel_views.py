@@ -71,7 +71,7 @@ def test_dashboard_keeps_controls_valid():
     d.controls["system"].value = "dgx-a100"  # 72 GPUs no longer fit: clamped to 8
     assert d.controls["gpus"].value == 8 and d.last_error is None
     d.controls["op"].value = "alltoall"
-    assert set(d.controls["algo"].options) == {"auto", "nccl", *algorithms("alltoall", "dgx-a100", 8, 1)}
+    assert set(d.controls["algo"].options) == {"auto", *algorithms("alltoall", "dgx-a100", 8, 1)}
     d.controls["nodes"].value = 256
     assert d.last_error is None and "256" in d.readout.value
     with pytest.raises(ValueError):

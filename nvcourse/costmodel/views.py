@@ -17,7 +17,7 @@ from ..widgets import Dashboard, LiveFigure, new_live_figure
 from .model import ALGORITHMS, OPERATIONS, algorithms
 from .prediction import predict, predict_sweep
 
-__all__ = ["SIZES", "SweepView", "predict_dashboard"]
+__all__ = ["SIZES", "SweepView", "predict_dashboard", "picks_table", "protocol_kinks_figure", "sweep_error_figure"]
 
 #: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
 SIZES = 2.0 ** np.arange(3, 35)
@@ -89,7 +89,7 @@ class SweepView:
         # shading under the curves: move it to the front of the redraw list
         self.live.artists.sort(key=lambda a: a.get_zorder())
         p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo)
-        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}</b>, {format_time(p.time_s)}, "
+        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}/{p.proto}</b>, {format_time(p.time_s)}, "
                 f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
                 f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}")
         return self.live, text
@@ -101,7 +101,7 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     import ipywidgets as w
 
     op_w = w.Dropdown(options=list(OPERATIONS), value=op, description="operation")
-    algo_w = w.Dropdown(options=["auto", "nccl"], value="nccl", description="algorithm")
+    algo_w = w.Dropdown(options=["auto"], value="auto", description="algorithm")
     sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
     gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
     nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
@@ -111,9 +111,9 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
         s = catalog.get_system(sys_w.value)
         gpus_w.max = max(s.gpus_per_host, s.gpus_per_domain)
         gpus_w.min = 2 if nodes_w.value == 1 else 1
-        names = ["auto", "nccl", *algorithms(op_w.value, sys_w.value, gpus_w.value, nodes_w.value)]
+        names = ["auto", *algorithms(op_w.value, sys_w.value, gpus_w.value, nodes_w.value)]
         if algo_w.value not in names:
-            algo_w.value = "nccl"
+            algo_w.value = "auto"
         algo_w.options = names
 
     for widget in (op_w, sys_w, gpus_w, nodes_w):  # registered before the dashboard's observers: runs first
@@ -121,3 +121,64 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     sync()
     return Dashboard({"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w}, SweepView(),
                      columns=3)
+
+
+def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
+    """Plain text: the (algorithm/protocol) the model picks for ``op`` at each size, one configuration a row."""
+    lines = [f"{'configuration':22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
+    for sid, g, k in configs:
+        sw = predict_sweep(op, sid, g, sizes, nodes=k)
+        cells = "".join(f"{a + '/' + p:>16s}" for a, p in zip(sw.algo, sw.proto, strict=True))
+        lines.append(f"{f'{sid} {g}x{k}':22s}" + cells)
+    return "\n".join(lines)
+
+
+def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
+    """A published sweep's time next to the model's ring/LL, ring/LL128 and ring/Simple lines and its switch
+    points (dotted): where the protocol changes, a single α–β line cannot follow the measurement."""
+    from ..plots import new_figure
+    from . import sweeps
+
+    pts = [p for p in sweeps.points() if p.sweep == sweep_id]
+    first = pts[0]
+    sizes = np.array([p.bytes for p in pts], dtype=float)
+    fig, ax = new_figure(7.5, 4.2)
+    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label=f"published ({first.sweep})")
+    grid = 2.0 ** np.arange(np.log2(sizes[0]), np.log2(sizes[-1]) + 0.01, 0.25)
+    algo = "auto" if first.algo == "nccl" else first.algo
+    sw = predict_sweep(first.op, first.system, first.gpus, grid, nodes=first.nodes, algo=algo, fabric=first.fabric)
+    colours = {"LL": "#0072B2", "LL128": "#009E73", "Simple": "#D55E00"}
+    for key, t in sw.times_by_pair.items():
+        ax.plot(grid, t, lw=1, alpha=0.7, color=colours.get(key.split("/")[1], "#777777"), label=f"model {key}")
+    ax.plot(grid, sw.time_s, lw=2.2, color="#444444", alpha=0.5, label="model: fastest pair")
+    for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]:
+        ax.axvline(grid[i + 1], ls=":", color="#444444", lw=1)
+    bytes_axis(ax)
+    time_axis(ax)
+    ax.set_ylim(sw.time_s.min() / 2, max(p.time_s for p in pts) * 2)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"{first.op} on {first.gpus} x {first.system}: dotted = the model's protocol switches", fontsize=9)
+    return fig
+
+
+def sweep_error_figure():
+    """Predicted / published time − 1 against size, one colour per published sweep, with the ±25 % band."""
+    from ..plots import new_figure
+    from . import sweeps
+
+    rows = sweeps.compare()
+    fig, ax = new_figure(7.5, 4.0)
+    ax.axhspan(-0.25, 0.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
+    ax.axhline(0, color="black", lw=0.8)
+    names = list(dict.fromkeys(r.point.sweep for r in rows))
+    for i, name in enumerate(names):
+        sel = [r for r in rows if r.point.sweep == name]
+        style = "-o" if sel[0].point.covered else ":x"
+        ax.plot([r.point.bytes for r in sel], [r.error for r in sel], style, ms=3, lw=1,
+                color=_EXTRA_COLOURS[ALGORITHMS[i % len(ALGORITHMS)]], label=name)
+    bytes_axis(ax)
+    ax.set_ylabel("predicted / published time − 1")
+    ax.set_ylim(-1, 0.75)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    ax.set_title("model error of time by size (dotted: transport or forced algorithm not covered)", fontsize=9)
+    return fig
