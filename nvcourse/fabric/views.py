@@ -19,10 +19,23 @@ from .collectives import allreduce_on_fabric, allreduce_scaling
 from .draw import draw_fabric
 from .moe import MoEConfig, moe_alltoall_time
 
-__all__ = ["ALGO_COLOURS", "ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure", "moe_view", "moe_figure"]
+__all__ = ["ALGO_COLOURS", "ALGO_LABELS", "ROUTING_CHOICES", "allreduce_view", "scaling_figure", "ecmp_figure",
+           "fabric_dashboard", "moe_view", "moe_figure"]
 
-ALGO_COLOURS = {"ring": KIND_COLOURS["pcie"], "hierarchical": KIND_COLOURS["infiniband"], "sharp": KIND_COLOURS["nvlink"]}
-ALGO_LABELS = {"ring": "flat ring (NCCL rings, one per rail)", "hierarchical": "hierarchical (NVLink + per-rail rings)", "sharp": "in-network reduction (SHARP)"}
+ALGO_COLOURS = {"ring": KIND_COLOURS["pcie"], "tree": "#CC79A7", "hierarchical": KIND_COLOURS["infiniband"],
+                "sharp": KIND_COLOURS["nvlink"]}
+ALGO_LABELS = {
+    "ring": "NCCL ring (flat, one per rail)",
+    "tree": "NCCL tree (chain in node, double binary tree across)",
+    "hierarchical": "hierarchical, phases in series (course's; not NCCL's)",
+    "sharp": "SHARP / CollNet (switches add; pipelined)",
+}
+#: Routing a fabric offers, by NIC kind: InfiniBand switches follow the routes its subnet manager computed
+#: (deterministic, by destination), or adaptive routing; Ethernet switches hash each flow (ECMP), or spray packets.
+ROUTING_CHOICES = {
+    "infiniband": (("static routes from the subnet manager (D-mod-k)", "dmodk"), ("adaptive routing (AR)", "ideal")),
+    "ethernet": (("per-flow ECMP hashing", "ecmp"), ("packet spraying / adaptive (e.g. Spectrum-X)", "ideal")),
+}
 
 
 def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[Figure, dict]:
@@ -97,8 +110,8 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
         down = tiers.get("spine→leaf")
         worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
         share = (
-            f"up to <b>{worst}</b> flows hashed onto one leaf–spine cable"
-            if routing == "ecmp"
+            f"up to <b>{worst}</b> flows {'hashed' if routing == 'ecmp' else 'routed'} onto one leaf–spine cable"
+            if routing in ("ecmp", "dmodk")
             else f"every flow spread over all up-links, busiest leaf–spine cable at {max((up or {}).get('max_util', 0), (down or {}).get('max_util', 0)):.0%}"
         )
         hot = (
@@ -106,7 +119,8 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
             f"{share} (orange: the hottest cables)."
         )
     else:
-        hot = "<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce (no ring traffic drawn)."
+        hot = ("<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce (no ring "
+               "traffic drawn).")
     text = (
         f"<i>{_html.escape(fab.describe())}</i><br>"
         f"<b>{ALGO_LABELS[algorithm]}</b> of {format_size(nbytes)} per GPU on {est.gpus} GPUs: "
@@ -167,3 +181,43 @@ def moe_view(hidden: int, tokens: int, experts: int, top_k: int, ep: int = 64, m
         f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
     )
     return fig, table
+
+
+def fabric_dashboard(*, system: str = "dgx-h100"):
+    """Chapter 06's dashboard: the routing choices follow the NIC picked (InfiniBand: subnet-manager routes or
+    adaptive routing; Ethernet: ECMP hashing or packet spraying), SHARP only where the switches can reduce."""
+    import ipywidgets as w
+
+    from ..widgets import Dashboard, size_slider
+
+    nics = [(catalog.get_link(i).name, i) for i in ("ib-hdr", "ib-ndr", "ib-xdr", "roce-400g")]
+    nic_w = w.Dropdown(options=nics, value="ib-ndr", description="NIC")
+    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description="routing")
+    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description="algorithm")
+
+    def sync(_=None) -> None:
+        kind = catalog.get_link(nic_w.value).kind
+        choices = ROUTING_CHOICES["infiniband" if kind == "infiniband" else "ethernet"]
+        if routing_w.value not in [v for _, v in choices]:
+            routing_w.options = choices  # resets the value to the first choice
+        algos = [(ALGO_LABELS[a], a) for a in ALGO_LABELS if a != "sharp" or kind == "infiniband"]
+        keep = algo_w.value if algo_w.value in [v for _, v in algos] else "tree"
+        if list(algo_w.options) != algos:
+            algo_w.options = algos
+        algo_w.value = keep
+
+    nic_w.observe(sync, names="value")  # registered before the dashboard's observers: runs first
+    sync()
+    controls = {
+        "nodes": w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 128, 256, 512], value=128, description="nodes",
+                                   continuous_update=False),
+        "nic": nic_w,
+        "oversubscription": w.Dropdown(options=[("1:1 (non-blocking)", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
+                                       description="oversub."),
+        "routing": routing_w,
+        "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
+                                description="placement"),
+        "algorithm": algo_w,
+        "nbytes": size_slider("message", min_exp=16, max_exp=32, value_exp=30),
+    }
+    return Dashboard(controls, lambda **kw: allreduce_view(system=system, **kw))
