@@ -151,7 +151,7 @@ def allreduce_on_fabric(
     Args:
         system: catalog system for the NVLink inside a node (α, β of its scale-up links).
         nic_link: catalog link id for the NICs' latency and efficiency (default: the system's NIC).
-        routing: ``"ecmp"`` or ``"ideal"``; placement: ``"packed"`` or ``"random"`` node order.
+        routing: ``"ecmp"`` (Ethernet hashing), ``"dmodk"`` (InfiniBand static routes) or ``"ideal"``; placement: ``"packed"`` or ``"random"`` node order.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
