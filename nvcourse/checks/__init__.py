@@ -35,6 +35,7 @@ CHECKERS = {
     "02": (half_bandwidth_size, effective_bandwidth),
     "03": (switch_bisection, ring_bisection),
     "04": (algbw_busbw, ring_schedule, ring_time),
+    "04b": (ring_protocol_time, crossover_bytes, protocol_switch),
     "06": (hierarchical_allreduce_time, ecmp_collision_probability),
     "08": (young_interval, cluster_mtbf_hours),
 }
