@@ -200,3 +200,15 @@ def test_sweep_report_states_bands_and_systems():
     assert ("azure-nd-h100-v5-allreduce", "nvls") in picked
     assert all(a == "ring" for s, a in picked if s == "azure-nd-gb200-v6-allreduce-4gpu")
     assert math.isfinite(sum(r.error for r in rows))
+
+
+def test_validation_figures_stay_where_the_report_states_them():
+    # the figures the README quotes (python -m nvcourse.costmodel.sweeps); a model change that worsens them fails here
+    rows = sweeps.compare()
+    covered = sweeps.band_medians([r for r in rows if r.point.covered])
+    assert covered["<= 64 KiB"][0] <= sweeps.TARGETS["<= 64 KiB"]
+    assert covered["64 KiB-16 MiB"][0] <= 0.30  # target 25 %: missed (27 %), see the report
+    assert covered[">= 16 MiB"][0] <= 0.15  # target 5 %: missed (11.5 %): the pipeline fills slowly
+    large = sweeps.system_medians(rows)
+    misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
+    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~23 % fast; every other run within 15 %
