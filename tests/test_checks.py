@@ -97,6 +97,13 @@ CASES = {
         [(lambda d, m: math.sqrt(d * m), "factor 2"), (lambda d, m: math.sqrt(2 * d * m) / 60, "minutes")],
     ),
     "cluster_mtbf_hours": (lambda n, r: 1 / (n * r), [(lambda n, r: n / r, "1/(N·λ)"), (lambda n, r: 1 / r, "any")]),
+    "ring_protocol_time": (lambda n, s, b, st, bw: (b + 2 * (n - 1) * st) * 1e-6 + s / (bw * 1e9 * n / (2 * (n - 1))), [
+        (lambda n, s, b, st, bw: 2 * (n - 1) * st * 1e-6 + s / (bw * 1e9 * n / (2 * (n - 1))), "base latency"),
+        (lambda n, s, b, st, bw: (b + 2 * (n - 1) * st) * 1e-6 + s / (bw * 1e9), "algbw")]),
+    "crossover_bytes": (lambda la, ba, lb, bb: (lb - la) / (1 / ba - 1 / bb), [
+        (lambda la, ba, lb, bb: (lb - la) * (bb - ba), "inverses")]),
+    "protocol_switch": (lambda s, t, m: min((t[i] / t[i - 1], s[i]) for i in range(1, len(s)) if s[i - 1] >= m)[1], [
+        (lambda s, t, m: min((t[i] / t[i - 1], s[i]) for i in range(1, len(s)))[1], "min_bytes")]),
 }
 
 ALL = [f.__name__ for fs in checks.CHECKERS.values() for f in fs]

@@ -93,8 +93,9 @@ def test_ep_larger_than_experts_is_rejected():
 @pytest.mark.parametrize("n", [2**16, 2**26, 2**30])
 def test_domain_allreduce_is_the_cost_model(system, g, n):
     # one formula in the course: the in-domain all-reduce is costmodel's ring / NVLS, not a copy of it
-    assert domain_allreduce_time(system, n, g) == costmodel.predict("allreduce", system, g, n, algo="ring").time_s
-    assert domain_allreduce_time(system, n, g, in_switch=True) == costmodel.predict("allreduce", system, g, n, algo="nvls").time_s
+    cfg = costmodel.configure(system, g)
+    assert domain_allreduce_time(system, n, g) == costmodel.cost("allreduce", "ring", cfg).time(n)
+    assert domain_allreduce_time(system, n, g, in_switch=True) == costmodel.cost("allreduce", "nvls", cfg).time(n)
 
 
 def test_domain_allreduce_in_switch_needs_nvls_min_gpus():

@@ -11,17 +11,23 @@ from __future__ import annotations
 import numpy as np
 
 from .. import catalog
-from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms, predict, predict_sweep
+from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
+from ..costmodel.prediction import predict, predict_sweep
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 
-__all__ = ["SIZES", "SweepView", "predict_dashboard"]
+__all__ = ["SIZES", "SweepView", "predict_dashboard", "picks_table", "protocol_kinks_figure", "sweep_error_figure"]
 
 #: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
 SIZES = 2.0 ** np.arange(3, 35)
 TIME_LIMITS_S = (1e-6, 1e2)
 BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
+
+
+#: Colours of the algorithms the shared palette does not name (NCCL's NVLSTree, CollNet, PAT).
+_EXTRA_COLOURS = {a: c for a, c in zip(ALGORITHMS, ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+                                                    "#1f77b4", "#8c564b", "#e377c2", "#17becf"], strict=True)}
 
 
 class SweepView:
@@ -31,10 +37,11 @@ class SweepView:
     def __init__(self) -> None:
         self.live, (ax1, ax2) = new_live_figure(10, 4.0, ncols=2)
         self.ax1, self.ax2 = ax1, ax2
-        self.lines = {name: ax1.plot(SIZES, SIZES, color=ALGO_COLOURS[name], lw=1, alpha=0.6, label=name)[0]
+        colour = {name: ALGO_COLOURS.get(name, _EXTRA_COLOURS[name]) for name in ALGORITHMS}
+        self.lines = {name: ax1.plot(SIZES, SIZES, color=colour[name], lw=1, alpha=0.6, label=name)[0]
                       for name in ALGORITHMS}
         (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)
-        self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=ALGO_COLOURS[name], label=name)[0]
+        self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=colour[name], label=name)[0]
                        for name in ALGORITHMS}
         for ax in (ax1, ax2):
             bytes_axis(ax)
@@ -50,11 +57,13 @@ class SweepView:
 
     def __call__(self, op: str, algo: str, system: str, gpus: int, nodes: int) -> tuple[LiveFigure, str]:
         sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo)
-        full = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo="auto")
+        # every algorithm that can run, NCCL's and the course's own, each with its fastest protocol
+        full = {a: predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=a).time_s
+                for a in algorithms(op, system, gpus, nodes)}
         for name, line in self.lines.items():
-            line.set_visible(name in full.times_by_algo)
-            if name in full.times_by_algo:
-                line.set_ydata(full.times_by_algo[name])
+            line.set_visible(name in full)
+            if name in full:
+                line.set_ydata(full[name])
         self.chosen.set_ydata(sw.time_s)
         self.chosen.set_label(f"{algo} (chosen)")
         picked = [str(a) for a in sw.algo]
@@ -62,8 +71,9 @@ class SweepView:
             mask = np.array([a == name for a in picked])
             points.set_visible(bool(mask.any()))
             points.set_data(SIZES[mask], sw.busbw_GBps[mask] * 1e9)
-        lat = np.array([sw.costs[a].latency_s for a in sw.algo])
-        bw_term = np.array([sw.costs[a].s_per_byte for a in sw.algo]) * SIZES
+        keys = [f"{a}/{p}" for a, p in zip(sw.algo, sw.proto, strict=True)]
+        lat = np.array([sw.costs[k].latency_s for k in keys])
+        bw_term = np.array([sw.costs[k].s_per_byte for k in keys]) * SIZES
         latency_bound = SIZES[lat >= bw_term]
         for artist in self.extras:
             self.live.forget(artist)
@@ -79,7 +89,7 @@ class SweepView:
         # shading under the curves: move it to the front of the redraw list
         self.live.artists.sort(key=lambda a: a.get_zorder())
         p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo)
-        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}</b>, {format_time(p.time_s)}, "
+        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}/{p.proto}</b>, {format_time(p.time_s)}, "
                 f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
                 f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}")
         return self.live, text
@@ -91,7 +101,7 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     import ipywidgets as w
 
     op_w = w.Dropdown(options=list(OPERATIONS), value=op, description="operation")
-    algo_w = w.Dropdown(options=["auto", "nccl"], value="nccl", description="algorithm")
+    algo_w = w.Dropdown(options=["auto"], value="auto", description="algorithm")
     sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
     gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
     nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
@@ -101,9 +111,9 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
         s = catalog.get_system(sys_w.value)
         gpus_w.max = max(s.gpus_per_host, s.gpus_per_domain)
         gpus_w.min = 2 if nodes_w.value == 1 else 1
-        names = ["auto", "nccl", *algorithms(op_w.value, sys_w.value, gpus_w.value, nodes_w.value)]
+        names = ["auto", *algorithms(op_w.value, sys_w.value, gpus_w.value, nodes_w.value)]
         if algo_w.value not in names:
-            algo_w.value = "nccl"
+            algo_w.value = "auto"
         algo_w.options = names
 
     for widget in (op_w, sys_w, gpus_w, nodes_w):  # registered before the dashboard's observers: runs first
@@ -111,3 +121,64 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     sync()
     return Dashboard({"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w}, SweepView(),
                      columns=3)
+
+
+def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
+    """Plain text: the (algorithm/protocol) the model picks for ``op`` at each size, one configuration a row."""
+    lines = [f"{'configuration':22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
+    for sid, g, k in configs:
+        sw = predict_sweep(op, sid, g, sizes, nodes=k)
+        cells = "".join(f"{a + '/' + p:>16s}" for a, p in zip(sw.algo, sw.proto, strict=True))
+        lines.append(f"{f'{sid} {g}x{k}':22s}" + cells)
+    return "\n".join(lines)
+
+
+def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
+    """A published sweep's time next to the model's ring/LL, ring/LL128 and ring/Simple lines and its switch
+    points (dotted): where the protocol changes, a single α–β line cannot follow the measurement."""
+    from ..plots import new_figure
+    from . import sweeps
+
+    pts = [p for p in sweeps.points() if p.sweep == sweep_id]
+    first = pts[0]
+    sizes = np.array([p.bytes for p in pts], dtype=float)
+    fig, ax = new_figure(7.5, 4.2)
+    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label=f"published ({first.sweep})")
+    grid = 2.0 ** np.arange(np.log2(sizes[0]), np.log2(sizes[-1]) + 0.01, 0.25)
+    algo = "auto" if first.algo == "nccl" else first.algo
+    sw = predict_sweep(first.op, first.system, first.gpus, grid, nodes=first.nodes, algo=algo, fabric=first.fabric)
+    colours = {"LL": "#0072B2", "LL128": "#009E73", "Simple": "#D55E00"}
+    for key, t in sw.times_by_pair.items():
+        ax.plot(grid, t, lw=1, alpha=0.7, color=colours.get(key.split("/")[1], "#777777"), label=f"model {key}")
+    ax.plot(grid, sw.time_s, lw=2.2, color="#444444", alpha=0.5, label="model: fastest pair")
+    for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]:
+        ax.axvline(grid[i + 1], ls=":", color="#444444", lw=1)
+    bytes_axis(ax)
+    time_axis(ax)
+    ax.set_ylim(sw.time_s.min() / 2, max(p.time_s for p in pts) * 2)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"{first.op} on {first.gpus} x {first.system}: dotted = the model's protocol switches", fontsize=9)
+    return fig
+
+
+def sweep_error_figure():
+    """Predicted / published time − 1 against size, one colour per published sweep, with the ±25 % band."""
+    from ..plots import new_figure
+    from . import sweeps
+
+    rows = sweeps.compare()
+    fig, ax = new_figure(7.5, 4.0)
+    ax.axhspan(-0.25, 0.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
+    ax.axhline(0, color="black", lw=0.8)
+    names = list(dict.fromkeys(r.point.sweep for r in rows))
+    for i, name in enumerate(names):
+        sel = [r for r in rows if r.point.sweep == name]
+        style = "-o" if sel[0].point.covered else ":x"
+        ax.plot([r.point.bytes for r in sel], [r.error for r in sel], style, ms=3, lw=1,
+                color=_EXTRA_COLOURS[ALGORITHMS[i % len(ALGORITHMS)]], label=name)
+    bytes_axis(ax)
+    ax.set_ylabel("predicted / published time − 1")
+    ax.set_ylim(-1, 0.75)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    ax.set_title("model error of time by size (dotted: transport or forced algorithm not covered)", fontsize=9)
+    return fig

@@ -18,14 +18,21 @@ from ..fabric.draw import draw_fabric
 from ..plots import ALGO_COLOURS, KIND_COLOURS, new_figure, time_axis
 from ..units import format_size, format_time
 
-__all__ = ["ALGO_LABELS", "allreduce_view", "scaling_figure", "ecmp_figure"]
+__all__ = ["ALGO_LABELS", "ROUTING_CHOICES", "allreduce_view", "scaling_figure", "ecmp_figure", "fabric_dashboard"]
 
 #: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours:
 # :data:`nvcourse.plots.ALGO_COLOURS`).
 ALGO_LABELS = {
-    "ring": "flat ring (NCCL rings, one per rail)",
-    "hierarchical": "hierarchical (NVLink + per-rail rings)",
-    "sharp": "in-network reduction (SHARP)",
+    "ring": "NCCL ring (flat, one per rail)",
+    "tree": "NCCL tree (chain in node, double binary tree across)",
+    "hierarchical": "hierarchical, phases in series (course's; not NCCL's)",
+    "sharp": "SHARP / CollNet (switches add; pipelined)",
+}
+#: Routing a fabric offers, by NIC kind: InfiniBand switches follow the routes its subnet manager computed
+#: (deterministic, by destination), or adaptive routing; Ethernet switches hash each flow (ECMP), or spray packets.
+ROUTING_CHOICES = {
+    "infiniband": (("static routes from the subnet manager (D-mod-k)", "dmodk"), ("adaptive routing (AR)", "ideal")),
+    "ethernet": (("per-flow ECMP hashing", "ecmp"), ("packet spraying / adaptive (e.g. Spectrum-X)", "ideal")),
 }
 
 
@@ -149,8 +156,8 @@ def allreduce_view(
         worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
         hottest = max((up or {}).get("max_util", 0), (down or {}).get("max_util", 0))
         share = (
-            f"up to <b>{worst}</b> flows hashed onto one leaf–spine cable"
-            if routing == "ecmp"
+            f"up to <b>{worst}</b> flows {'hashed' if routing == 'ecmp' else 'routed'} onto one leaf–spine cable"
+            if routing in ("ecmp", "dmodk")
             else f"every flow spread over all up-links, busiest leaf–spine cable at {hottest:.0%}"
         )
         hot = (
@@ -169,3 +176,43 @@ def allreduce_view(
         f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>." + hot
     )
     return fig, text
+
+
+def fabric_dashboard(*, system: str = "dgx-h100"):
+    """Chapter 06's dashboard: the routing choices follow the NIC picked (InfiniBand: subnet-manager routes or
+    adaptive routing; Ethernet: ECMP hashing or packet spraying), SHARP only where the switches can reduce."""
+    import ipywidgets as w
+
+    from ..widgets import Dashboard, size_slider
+
+    nics = [(catalog.get_link(i).name, i) for i in ("ib-hdr", "ib-ndr", "ib-xdr", "roce-400g")]
+    nic_w = w.Dropdown(options=nics, value="ib-ndr", description="NIC")
+    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description="routing")
+    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description="algorithm")
+
+    def sync(_=None) -> None:
+        kind = catalog.get_link(nic_w.value).kind
+        choices = ROUTING_CHOICES["infiniband" if kind == "infiniband" else "ethernet"]
+        if routing_w.value not in [v for _, v in choices]:
+            routing_w.options = choices  # resets the value to the first choice
+        algos = [(ALGO_LABELS[a], a) for a in ALGO_LABELS if a != "sharp" or kind == "infiniband"]
+        keep = algo_w.value if algo_w.value in [v for _, v in algos] else "tree"
+        if list(algo_w.options) != algos:
+            algo_w.options = algos
+        algo_w.value = keep
+
+    nic_w.observe(sync, names="value")  # registered before the dashboard's observers: runs first
+    sync()
+    controls = {
+        "nodes": w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 128, 256, 512], value=128, description="nodes",
+                                   continuous_update=False),
+        "nic": nic_w,
+        "oversubscription": w.Dropdown(options=[("1:1 (non-blocking)", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
+                                       description="oversub."),
+        "routing": routing_w,
+        "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
+                                description="placement"),
+        "algorithm": algo_w,
+        "nbytes": size_slider("message", min_exp=16, max_exp=32, value_exp=30),
+    }
+    return Dashboard(controls, lambda **kw: allreduce_view(system=system, **kw))

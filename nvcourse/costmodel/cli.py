@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import units
 from ..cli import print_json
-from . import model
+from . import model, prediction
 
 __all__ = ["register", "run", "sweep_sizes"]
 
@@ -42,7 +42,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--algo",
         default="auto",
-        help=f"one of {', '.join(model.SELECTORS + model.ALGORITHMS)}; auto = fastest modelled, nccl = fastest of NCCL's own",
+        help=(
+            f"one of {', '.join(model.SELECTORS + model.ALGORITHMS)}; auto (= nccl) = the fastest (algorithm, "
+            f"protocol) pair among NCCL's own algorithms, as NCCL's tuner picks; {', '.join(model.COURSE_ALGORITHMS)} "
+            "are the course's own (not NCCL's), by name only"
+        ),
+    )
+    p.add_argument(
+        "--proto",
+        default="auto",
+        help=f"one of {', '.join(prediction.PROTO_CHOICES)}: NCCL's protocol (auto = the fastest for the algorithm)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(handler=run)
@@ -69,14 +78,16 @@ def _table(rows: list[dict]) -> str:
     head = (
         f"# nvcourse predict: {first['op']} on {first['system']}, {first['gpus']} GPU(s) per node x "
         f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}\n"
-        "# model: alpha-beta from the catalog; GB/s = 1e9 B/s per direction; busbw as nccl-tests\n"
-        f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}  algo"
+        "# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
+        "busbw as nccl-tests\n"
+        f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}"
+        "  algo/proto"
     )
     lines = [head]
     for r in rows:
         lines.append(
             f"{r['bytes']:15d} {r['bytes'] // _DTYPE_BYTES:13d} {'float':>6s} {r['time_s'] * 1e6:11.2f} "
-            f"{r['algbw_GBps']:12.2f} {r['busbw_GBps']:12.2f}  {r['algo']}"
+            f"{r['algbw_GBps']:12.2f} {r['busbw_GBps']:12.2f}  {r['algo']}/{r['proto']}"
         )
     return "\n".join(lines)
 
@@ -88,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
         lo = units.parse_size(args.min_bytes, what="min-bytes")
         hi = units.parse_size(args.max_bytes, what="max-bytes")
         sizes = sweep_sizes(lo, hi, args.step_factor)
-        sw = model.predict_sweep(args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric)
+        sw = prediction.predict_sweep(
+            args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
+            proto=args.proto,
+        )
         rows = sw.rows()
         if args.json:
             print_json(rows)
@@ -98,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_bytes is not None:
         raise ValueError("--max-bytes needs --min-bytes (or use --bytes for one size)")
     nbytes = units.parse_size(args.nbytes, what="bytes")
-    p = model.predict(args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric)
+    p = prediction.predict(
+        args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric, proto=args.proto
+    )
     d = p.to_dict()
     if args.json:
         print_json(d)

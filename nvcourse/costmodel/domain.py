@@ -18,7 +18,8 @@ The ``g`` GPUs of a prediction are the first ``g`` of the node (GPU 0..g-1).
 Rings: NCCL builds several rings (channels) whose links do not collide. For a switch one ring already
 fills every GPU port; in the PCIe tree one ring in GPU order already fills the x16 links (or the
 CPU-to-CPU link, which every ring over both sockets must cross). For the DGX-1 mesh we enumerate the
-directed Hamiltonian cycles (NVLink-only ones when there are any, as NCCL does) and pack them greedily, each at the rate its busiest resource still allows;
+directed Hamiltonian cycles (NVLink-only ones when there are any, as NCCL does) and pack them greedily,
+each at the rate its busiest resource still allows;
 :attr:`Domain.ring_Bps` is the sum, i.e. the bus bandwidth a ring algorithm can reach.
 """
 
@@ -32,7 +33,6 @@ from functools import cache
 import numpy as np
 
 from .. import catalog
-from . import factors
 
 __all__ = ["Domain", "domain", "max_gpus_per_node"]
 

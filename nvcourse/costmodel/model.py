@@ -25,62 +25,69 @@ Vocabulary:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import catalog
-from . import factors
+from . import factors, protocols
 from .domain import Domain, domain, max_gpus_per_node
 
 __all__ = [
     "OPERATIONS",
     "ALGORITHMS",
+    "COURSE_ALGORITHMS",
     "NCCL_ALGORITHMS",
+    "OP_ALGORITHMS",
     "SELECTORS",
     "Cost",
     "Config",
-    "Prediction",
-    "Sweep",
     "busbw_factor",
     "configure",
     "algorithms",
     "cost",
-    "predict",
-    "predict_sweep",
+    "why_not",
 ]
 
 #: Collective operations, named as nccl-tests names its binaries (without ``_perf`` and underscores).
 OPERATIONS: Final[tuple[str, ...]] = (
     "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv",
 )  # fmt: skip
-#: Algorithms the model knows.
-ALGORITHMS: Final[tuple[str, ...]] = ("ring", "tree", "rhd", "direct", "nvls", "hierarchical")
+#: Algorithms the model knows: NCCL's (ring, tree, nvls, nvlstree, collnet, pat) and the course's own
+#: textbook ones (:data:`COURSE_ALGORITHMS`), which NCCL does not have.
+ALGORITHMS: Final[tuple[str, ...]] = (
+    "ring", "tree", "rhd", "direct", "nvls", "hierarchical", "nvlstree", "collnet", "pat",
+)  # fmt: skip
+#: The course's own algorithms: available by name, never picked by ``auto`` (NCCL has none of them;
+#: ``direct`` for alltoall/sendrecv is NCCL's point-to-point and is the exception).
+COURSE_ALGORITHMS: Final[tuple[str, ...]] = ("rhd", "direct", "hierarchical")
 #: Which algorithms exist for which operation (before asking whether a system can run them).
 OP_ALGORITHMS: Final[dict[str, tuple[str, ...]]] = {
-    "allreduce": ("ring", "tree", "rhd", "direct", "nvls", "hierarchical"),
-    "allgather": ("ring", "rhd", "direct"),
-    "reducescatter": ("ring", "rhd", "direct"),
+    "allreduce": ("ring", "tree", "rhd", "direct", "nvls", "hierarchical", "nvlstree", "collnet"),
+    "allgather": ("ring", "rhd", "direct", "nvls", "pat"),
+    "reducescatter": ("ring", "rhd", "direct", "nvls", "pat"),
     "broadcast": ("ring", "tree", "direct"),
     "reduce": ("ring", "tree", "direct"),
     "alltoall": ("direct",),
     "sendrecv": ("direct",),
 }
-#: What NCCL itself chooses from by default (its tuner: Ring/Tree/NVLS for allreduce, Ring for the
-#: other collectives, point-to-point sends for alltoall and sendrecv). PAT/CollNet/NVLSTree not modelled.
+#: What NCCL's tuner chooses from by default (NCCL 2.30 ``src/graph/tuning.cc`` lines 288-304 and 498-512:
+#: Ring/Tree/NVLS/NVLSTree for allreduce, Ring/NVLS/PAT for allgather and reducescatter, Ring for
+#: broadcast and reduce; point-to-point sends for alltoall and sendrecv). CollNet is off unless
+#: ``NCCL_COLLNET_ENABLE`` is set (and SHARP switches exist), so it is available by name only.
 NCCL_ALGORITHMS: Final[dict[str, tuple[str, ...]]] = {
-    "allreduce": ("ring", "tree", "nvls"),
-    "allgather": ("ring",),
-    "reducescatter": ("ring",),
+    "allreduce": ("ring", "tree", "nvls", "nvlstree"),
+    "allgather": ("ring", "nvls", "pat"),
+    "reducescatter": ("ring", "nvls", "pat"),
     "broadcast": ("ring",),
     "reduce": ("ring",),
     "alltoall": ("direct",),
     "sendrecv": ("direct",),
 }
-#: ``algo`` values that choose per size: ``auto`` = fastest of every algorithm the configuration can run;
-#: ``nccl`` = fastest of NCCL's own algorithms (what NCCL's tuner would pick under this model).
+#: ``algo`` values that choose per size: ``auto`` and ``nccl`` (a synonym kept for old callers) = the
+#: fastest (algorithm, protocol) pair among NCCL's own algorithms, as NCCL's tuner picks.
 SELECTORS: Final[tuple[str, ...]] = ("auto", "nccl")
 
 
@@ -164,7 +171,8 @@ class Config:
     @property
     def nvls_ok(self) -> bool:
         s = self.system
-        return bool(s.in_switch_reduction) and s.nvls_min_gpus is not None and self.gpus >= s.nvls_min_gpus and self.nodes == 1
+        ok = bool(s.in_switch_reduction) and s.nvls_min_gpus is not None
+        return ok and self.gpus >= (s.nvls_min_gpus or 0) and self.nodes == 1
 
     @property
     def fabric(self) -> str:
@@ -172,7 +180,8 @@ class Config:
 
 
 def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum or (maximum is not None and value > maximum):
+    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer))
+    if bad or value < minimum or (maximum is not None and value > maximum):
         bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
         raise ValueError(f"{name} must be an integer {bound}{hint}; got {value!r}")
     return int(value)
@@ -181,7 +190,9 @@ def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: s
 _NIC_KINDS = ("infiniband", "ethernet")
 
 
-def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None) -> Config:
+def configure(
+    system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None
+) -> Config:
     """Validate the configuration; ValueError names the parameter and what is allowed.
 
     ``net_Bps_per_gpu`` (bytes/s per direction) replaces the bandwidth each GPU gets between nodes, which
@@ -207,18 +218,22 @@ def configure(system: str, gpus: int, nodes: int = 1, fabric: str | None = None,
     else:
         nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
         if fabric not in nics:
-            raise ValueError(f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}")
+            raise ValueError(
+                f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}"
+            )
         nic = catalog.get_link(fabric)
     if net_Bps_per_gpu is not None and (
         isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
         or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
     ):
-        raise ValueError(f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}")
+        raise ValueError(
+            f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}"
+        )
     net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
     return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net)
 
 
-def _why_not(op: str, algo: str, c: Config) -> str | None:
+def why_not(op: str, algo: str, c: Config) -> str | None:
     """None if ``algo`` can run ``op`` on ``c``; else the reason."""
     if algo not in OP_ALGORITHMS[op]:
         return f"{algo} is not an algorithm for {op}"
@@ -232,7 +247,21 @@ def _why_not(op: str, algo: str, c: Config) -> str | None:
         if s.scale_up_link not in factors.LINK_ARCH:
             return f"no NVLS efficiency is known for {s.scale_up_link} (factors.LINK_ARCH)"
         if k > 1:
-            return "NVLS is modelled inside one NVLink domain only (NVLSTree across nodes is not modelled)"
+            return "NVLS across nodes needs CollNet (NCCL_COLLNET_ENABLE); across nodes use nvlstree"
+    if algo == "nvlstree":
+        why = why_not(op, "nvls", configure(c.system.id, g, 1, c.nic.id)) if g >= 2 else "NVLSTree needs gpus >= 2"
+        if why is not None:
+            return why.replace("NVLS", "NVLSTree")
+        if k < 2:
+            return "NCCL disables NVLSTree on a single node (tuning.cc line 502); use nvls"
+    if algo == "collnet":
+        if k < 2:
+            return "collnet (SHARP in the network switches) needs nodes >= 2"
+        if c.nic.kind != "infiniband":
+            return f"collnet needs InfiniBand switches with SHARP; the NIC is {c.nic.id}"
+    if algo == "pat":
+        if g != 1 or k < 2:
+            return f"NCCL runs PAT with one GPU per node only (gpus=1, nodes>=2); got gpus={g}, nodes={k}"
     if algo == "rhd":
         if k > 1:
             return "rhd is modelled inside one node only; across nodes use ring, tree or hierarchical"
@@ -249,7 +278,7 @@ def algorithms(op: str, system: str, gpus: int, nodes: int = 1, fabric: str | No
     """The algorithms that can run ``op`` in this configuration."""
     _check_op(op)
     c = configure(system, gpus, nodes, fabric)
-    return tuple(a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None)
+    return tuple(a for a in OP_ALGORITHMS[op] if why_not(op, a, c) is None)
 
 
 def _check_op(op: str) -> None:
@@ -286,9 +315,9 @@ def cost(op: str, algo: str, c: Config) -> Cost:
     * hierarchical (allreduce, k >= 2): ring reduce-scatter in the node, ring allreduce of S/g between
       the k nodes over each GPU's share of the NICs, ring allgather in the node, one after the other.
     """
-    why = _why_not(op, algo, c)
+    why = why_not(op, algo, c)
     if why is not None:
-        allowed = [a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None]
+        allowed = [a for a in OP_ALGORITHMS[op] if why_not(op, a, c) is None]
         raise ValueError(f"algo {algo!r} cannot run here: {why}; allowed: {', '.join(allowed + list(SELECTORS))}")
     d = c.dom
     g, k, n = c.gpus, c.nodes, c.ranks
@@ -336,196 +365,23 @@ def cost(op: str, algo: str, c: Config) -> Cost:
             return Cost(2 * a_in, 2 * one, 2)
         return Cost(a_in, one, 1)
 
-    if algo == "nvls":
+    if algo in ("nvls", "nvlstree"):
         eff = factors.NVLS_EFFICIENCY[factors.LINK_ARCH[c.system.scale_up_link]]
-        return Cost(factors.NVLS_LATENCY_US * 1e-6, (g + 1) / g / (d.gpu_Bps * eff), 1)
+        # allreduce: each GPU sends and receives S(g+1)/g; allgather/reducescatter: it receives (writes) S(g-1)/g
+        share = (g + 1) / g if op == "allreduce" else (g - 1) / g
+        intra = share / (d.gpu_Bps * eff)
+        if algo == "nvls":
+            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1)
+        inter = (1.0 if k == 2 else 2.0) * node_inv  # NCCL's tree between the nodes, as for "tree"
+        return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, inter), 1)
+
+    if algo == "collnet":  # the node reduces (chain) to its NICs; the SHARP switches add; pipelined
+        return Cost(protocols.latency_s(op, "collnet", "Simple", c), max(2.0 * b_inv, node_inv), 1)
+
+    if algo == "pat":  # one GPU per node: each sends (n-1)/n S over its NICs, in log2(n) steps
+        return Cost(protocols.latency_s(op, "pat", "Simple", c), (n - 1) / n * node_inv, _log2c(n))
 
     # hierarchical allreduce
     lat = 2 * (g - 1) * a_in + 2 * (k - 1) * a_net
     spb = 2.0 * (g - 1) / g * b_inv + 2.0 * (k - 1) / k * node_inv
     return Cost(lat, spb, 2 * (g - 1) + 2 * (k - 1))
-
-
-def _candidates(op: str, algo: str, c: Config) -> list[str]:
-    if algo == "auto":
-        pool = OP_ALGORITHMS[op]
-    elif algo == "nccl":
-        pool = NCCL_ALGORITHMS[op]
-    else:
-        cost(op, algo, c)  # raises with the reason if it cannot run
-        return [algo]
-    names = [a for a in pool if _why_not(op, a, c) is None]
-    if not names:  # e.g. NCCL's set on a configuration where only the textbook ones run
-        names = [a for a in OP_ALGORITHMS[op] if _why_not(op, a, c) is None]
-    return names
-
-
-def _check_algo(algo: str) -> None:
-    if algo not in ALGORITHMS and algo not in SELECTORS:
-        raise ValueError(f"algo must be one of {', '.join(SELECTORS + ALGORITHMS)}; got {algo!r}")
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One predicted collective. Times in seconds; bandwidths in GB/s (1e9 B/s), one direction."""
-
-    op: str
-    system: str
-    gpus: int
-    nodes: int
-    bytes: int
-    algo: str
-    time_s: float
-    algbw_GBps: float
-    busbw_GBps: float
-    ranks: int
-    fabric: str
-    latency_s: float
-    bandwidth_s: float
-    regime: str
-    requested_algo: str = "auto"
-    candidates_time_s: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _sizes(sizes: ArrayLike) -> NDArray[np.float64]:
-    s = np.atleast_1d(np.asarray(sizes, dtype=float))
-    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
-        raise ValueError("sizes (bytes) must be a non-empty 1-D array of finite numbers > 0")
-    return s
-
-
-def predict(
-    op: str,
-    system: str,
-    gpus: int,
-    nbytes: int | float,
-    nodes: int = 1,
-    algo: str = "auto",
-    fabric: str | None = None,
-) -> Prediction:
-    """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
-
-    ``algo``: an algorithm name, ``"auto"`` (the fastest the model knows) or ``"nccl"`` (the fastest of
-    NCCL's own). The :attr:`Prediction.algo` is the one used.
-
-    >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
-    >>> round(p.busbw_GBps)      # 18 NVLink4 x 25 GB/s x 0.824
-    370
-    """
-    _check_op(op)
-    _check_algo(algo)
-    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating)) or not (math.isfinite(nbytes) and nbytes > 0):
-        raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
-    c = configure(system, gpus, nodes, fabric)
-    names = _candidates(op, algo, c)
-    costs = {a: cost(op, a, c) for a in names}
-    times = {a: float(cs.time(nbytes)) for a, cs in costs.items()}
-    best = min(names, key=lambda a: (times[a], names.index(a)))
-    cs = costs[best]
-    t = times[best]
-    algbw = float(nbytes) / t
-    bw_part = float(nbytes) * cs.s_per_byte
-    return Prediction(
-        op=op,
-        system=system,
-        gpus=c.gpus,
-        nodes=c.nodes,
-        bytes=int(nbytes),
-        algo=best,
-        time_s=t,
-        algbw_GBps=algbw / 1e9,
-        busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
-        ranks=c.ranks,
-        fabric=c.fabric,
-        latency_s=cs.latency_s,
-        bandwidth_s=bw_part,
-        regime="latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
-        requested_algo=algo,
-        candidates_time_s=times,
-    )
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """Predictions at many sizes. Arrays are aligned with ``sizes`` (bytes)."""
-
-    op: str
-    system: str
-    gpus: int
-    nodes: int
-    fabric: str
-    requested_algo: str
-    sizes: NDArray[np.float64]
-    time_s: NDArray[np.float64]
-    algbw_GBps: NDArray[np.float64]
-    busbw_GBps: NDArray[np.float64]
-    algo: NDArray[np.str_]
-    #: time of every candidate algorithm at every size, seconds
-    times_by_algo: dict[str, NDArray[np.float64]]
-    #: latency / seconds-per-byte of each candidate
-    costs: dict[str, Cost]
-
-    @property
-    def ranks(self) -> int:
-        return self.gpus * self.nodes
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One JSON-ready dict per size (the same keys as :meth:`Prediction.to_dict` where they apply)."""
-        out = []
-        for i, s in enumerate(self.sizes):
-            a = str(self.algo[i])
-            cs = self.costs[a]
-            bw_part = float(s) * cs.s_per_byte
-            out.append(
-                {
-                    "op": self.op, "system": self.system, "gpus": self.gpus, "nodes": self.nodes,
-                    "bytes": int(s), "algo": a, "time_s": float(self.time_s[i]),
-                    "algbw_GBps": float(self.algbw_GBps[i]), "busbw_GBps": float(self.busbw_GBps[i]),
-                    "ranks": self.ranks, "fabric": self.fabric,
-                    "regime": "latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
-                    "requested_algo": self.requested_algo,
-                }
-            )  # fmt: skip
-        return out
-
-
-def predict_sweep(
-    op: str,
-    system: str,
-    gpus: int,
-    sizes: ArrayLike,
-    nodes: int = 1,
-    algo: str = "auto",
-    fabric: str | None = None,
-) -> Sweep:
-    """Vectorised :func:`predict` over an array of sizes (bytes); ``algo='auto'``/``'nccl'`` choose per size."""
-    _check_op(op)
-    _check_algo(algo)
-    s = _sizes(sizes)
-    c = configure(system, gpus, nodes, fabric)
-    names = _candidates(op, algo, c)
-    costs = {a: cost(op, a, c) for a in names}
-    lat = np.array([costs[a].latency_s for a in names])
-    spb = np.array([costs[a].s_per_byte for a in names])
-    table = lat[:, None] + spb[:, None] * s[None, :]
-    pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier algorithm
-    t = table[pick, np.arange(s.size)]
-    algbw = s / t
-    return Sweep(
-        op=op,
-        system=system,
-        gpus=c.gpus,
-        nodes=c.nodes,
-        fabric=c.fabric,
-        requested_algo=algo,
-        sizes=s,
-        time_s=t,
-        algbw_GBps=algbw / 1e9,
-        busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
-        algo=np.array(names)[pick],
-        times_by_algo={a: table[i] for i, a in enumerate(names)},
-        costs=costs,
-    )

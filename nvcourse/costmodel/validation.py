@@ -22,7 +22,8 @@ from typing import Any, Final
 import numpy as np
 
 from .. import units
-from .model import busbw_factor, predict
+from .model import busbw_factor
+from .prediction import predict
 
 __all__ = [
     "BANDWIDTH_BOUND_BYTES",

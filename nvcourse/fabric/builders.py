@@ -50,7 +50,11 @@ from . import data
 __all__ = ["Fabric", "fat_tree", "superpod", "LAYOUTS", "ROUTINGS", "TIER_NAMES"]
 
 LAYOUTS = ("rail", "tor")
-ROUTINGS = ("ecmp", "ideal")
+#: "ecmp": per-flow hashing onto one equal-cost path (Ethernet/RoCE); "dmodk": deterministic destination-based
+#: routes as an InfiniBand subnet manager computes them for a fat-tree (D-mod-k / ftree: the up-port is the
+#: destination's index modulo the port count); "ideal": every flow spread over all paths (adaptive routing,
+#: packet spraying at its best).
+ROUTINGS = ("ecmp", "dmodk", "ideal")
 #: Tier of each directed physical link (index into this tuple): NIC up/down, leaf up/down, spine up/down.
 TIER_NAMES = ("host→leaf", "leaf→host", "leaf→spine", "spine→leaf", "spine→core", "core→spine")
 
@@ -223,6 +227,8 @@ class Fabric:
 
         ``routing="ecmp"``: every flow hashes onto one up-port at each tier (a seeded uniform random
         choice, as a hash of the flow's header would), and onto one of the parallel cables on the way down.
+        ``routing="dmodk"``: the same paths, chosen from the *destination* instead of a hash (what an
+        InfiniBand subnet manager's fat-tree routing installs: D-mod-k), so no seed matters.
         ``routing="ideal"``: every flow is spread evenly over all equal-cost paths (adaptive routing or
         packet spraying at its best); it then uses aggregate links whose capacity is the sum of the tier's
         cables (see :attr:`capacity_GBps`).
@@ -268,15 +274,24 @@ class Fabric:
             parts_l += [o["agg_pod_up"] + pa[other_pod], o["agg_pod_down"] + pb[other_pod]]
         else:
             rng = np.random.default_rng(seed)
+            def pick(high: int, mask: NDArray | None, div: int) -> NDArray[np.int64]:
+                """A hash (ecmp: seeded random) or, for dmodk, the destination node divided by ``div`` modulo the
+                port count, rotated by the rail (each NIC has its own LID, so the rails' routes differ)."""
+                size = n if mask is None else int(np.count_nonzero(mask))
+                if routing == "dmodk":
+                    d, r = (dn, dr) if mask is None else (dn[mask], dr[mask])
+                    return (d // div + r) % high
+                return rng.integers(0, high, size=size)
+
             u = self.leaf_up
-            port = rng.integers(0, u, size=n)  # leaf up-port chosen by the hash
+            port = pick(u, None, 1)  # leaf up-port chosen by the hash (or by the destination)
             if self.levels == 2:
                 S = self.spine_stride
                 k = u // S
                 f = fid[same_pod]
                 p = port[same_pod]
                 spine = p % S
-                down_port = spine + S * rng.integers(0, k, size=f.size)  # one of k parallel cables to the dest leaf
+                down_port = spine + S * pick(k, same_pod, S)  # one of k parallel cables to the dest leaf
                 parts_f += [f, f]
                 parts_l += [o["leaf_up"] + la[f] * u + p, o["leaf_down"] + lb[f] * u + down_port]
             else:
@@ -289,9 +304,9 @@ class Fabric:
                 f = fid[other_pod]
                 j = port[other_pod]
                 us, cg = self.spine_up, self.cores_per_group
-                q = rng.integers(0, us, size=f.size)
+                q = pick(us, other_pod, u)
                 core_in_group = q % cg
-                q_down = core_in_group + cg * rng.integers(0, us // cg, size=f.size)
+                q_down = core_in_group + cg * pick(us // cg, other_pod, u * us)
                 sa = pa[f] * self.spine_stride + j
                 sb = pb[f] * self.spine_stride + j
                 parts_f += [f, f, f, f]

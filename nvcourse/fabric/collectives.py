@@ -9,9 +9,13 @@ bytes per rank:
 * ``"hierarchical"`` — reduce-scatter inside the node over NVLink (``g-1`` steps of ``n/g``), then
   ``g`` independent rings, one per rail, all-reduce each GPU's ``n/g`` shard across the ``N`` nodes
   (``2(N-1)`` steps of ``n/(g·N)``), then all-gather inside the node.
-* ``"sharp"`` — the same intra-node phases, but the inter-node all-reduce happens in the switches
-  (InfiniBand SHARP through NCCL CollNet): each GPU sends its shard up once and gets the reduced shard
-  back, ``n/g`` bytes each way, with one in-network latency.
+* ``"tree"`` — NCCL's tree: a pipelined chain through the node's GPUs and a double binary tree between
+  nodes (``costmodel``'s tree with its fastest protocol), its network rate from the same flow simulation
+  as the ring step (the tree's flows are pairs of nodes too; their pattern is not simulated separately).
+* ``"sharp"`` — the same intra-node phases as hierarchical, but the inter-node all-reduce happens in the
+  switches (InfiniBand SHARP through NCCL CollNet): each GPU sends its shard up once and gets the reduced
+  shard back, ``n/g`` bytes each way, with one in-network latency; the NVLink and network phases are
+  pipelined (the time is the slower of the two plus both latencies), as NCCL's CollNet runs them.
 
 One formula, one place: the ring and hierarchical formulas and everything inside a node (the NVLink ring's
 rate and latency, the reduce-scatter and all-gather) come from the course's collective cost model
@@ -22,8 +26,9 @@ replaces the cost model's per-GPU NIC bandwidth (``costmodel.configure(..., net_
 non-blocking fabric with ideal routing that rate is the NIC's achievable rate and the result is exactly
 ``costmodel.predict(..., algo="hierarchical")`` (``tests/test_fabric_costmodel_consistency.py``). SHARP
 is modelled here only. Line rates are scaled by the catalog link's efficiency (achievable / line, for
-large messages) and latencies are NCCL's own model values (see catalog.toml). The intra- and inter-node
-phases are added, not overlapped (NCCL pipelines them in part).
+large messages) and latencies are NCCL's own model values (see catalog.toml). The hierarchical scheme (the
+course's own, not NCCL's) adds its phases one after the other; SHARP/CollNet and NCCL's ring and tree
+pipeline NVLink and network.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ __all__ = [
 ]
 
 #: All-reduce algorithms across nodes (not the shared-memory ``collectives.ALGORITHMS`` nor the costmodel's).
-FABRIC_ALGORITHMS = ("ring", "hierarchical", "sharp")
+FABRIC_ALGORITHMS = ("ring", "tree", "hierarchical", "sharp")
 #: Orders in which a scheduler hands out nodes (not ``training.PLACEMENTS``, which orders ranks in a job).
 NODE_PLACEMENTS = ("packed", "random")
 
@@ -153,7 +158,8 @@ def allreduce_on_fabric(
     Args:
         system: catalog system for the NVLink inside a node (α, β of its scale-up links).
         nic_link: catalog link id for the NICs' latency and efficiency (default: the system's NIC).
-        routing: ``"ecmp"`` or ``"ideal"``; placement: ``"packed"`` or ``"random"`` node order.
+        routing: ``"ecmp"`` (Ethernet hashing), ``"dmodk"`` (InfiniBand static routes) or ``"ideal"``;
+            placement: ``"packed"`` or ``"random"`` node order.
     """
     choice("algorithm", algorithm, FABRIC_ALGORITHMS)
     n = _check_bytes(nbytes)
@@ -164,13 +170,14 @@ def allreduce_on_fabric(
     port_Bps = fabric.port_GBps_dir * 1e9 * nic.efficiency
 
     def in_node(op: str) -> costmodel.Cost:
-        """The cost model's ring ``op`` among the g GPUs of one node (RS, AG: ``n`` is the whole buffer)."""
+        """The cost model's α-β ring ``op`` among the g GPUs of one node (RS, AG: ``n`` is the whole buffer): the
+        phases of the course's hierarchical scheme and of the SHARP one (Simple per-step α)."""
         return costmodel.cost(op, "ring", costmodel.configure(system, g, fabric=nic.id))
 
     if p == 1:
         return AllReduceEstimate(algorithm, N, p, n, 0.0, 0.0, 0.0, 0.0, float("nan"), None)
-    if N == 1:  # everything stays inside the node: the NVLink ring, whatever the algorithm
-        c = in_node("allreduce")
+    if N == 1:  # everything stays inside the node: NCCL's NVLink ring (Simple), whatever the algorithm
+        c = costmodel.pair_cost("allreduce", "ring", "Simple", costmodel.configure(system, g, fabric=nic.id))
         t = c.time(n)
         return AllReduceEstimate(algorithm, N, p, n, t, t, 0.0, c.latency_s, float("nan"), None)
 
@@ -188,16 +195,30 @@ def allreduce_on_fabric(
         inter_lat = data.collnet_alpha_s()
         inter = (n / g) / net_rate + inter_lat
         latency = lat_i + inter_lat
-        total = intra + inter
+        # NCCL's CollNet pipelines the phases: chunks flow NVLink -> switch -> NVLink at the pace of the slower
+        total = latency + max(intra - lat_i, inter - inter_lat)
     else:
         order = node_order(fabric, placement, seed)
         sim = simulate(fabric, *ring_flows(fabric, order), routing=routing, seed=seed)
         net_rate = sim.min_rate_GBps * 1e9 * nic.efficiency
         # the cost model's formulas, with the rate the simulated fabric gives each GPU's NIC flow
         cfg = costmodel.configure(system, g, N, fabric=nic.id, net_Bps_per_gpu=net_rate)
-        c = costmodel.cost("allreduce", "ring" if algorithm == "ring" else "hierarchical", cfg)
+        if algorithm in ("ring", "tree"):  # NCCL's own, with the fastest protocol at this size
+            c = min((costmodel.pair_cost("allreduce", algorithm, pr, cfg) for pr in ("LL", "LL128", "Simple")),
+                    key=lambda cs: cs.time(n))
+        else:
+            c = costmodel.cost("allreduce", "hierarchical", cfg)
         total, latency = c.time(n), c.latency_s
-        if algorithm == "ring":
+        if algorithm == "tree":  # pipelined: report the NVLink chain alone, and what the network adds to it
+            if g > 1:
+                one = costmodel.configure(system, g, fabric=nic.id)
+                intra = min(float(costmodel.pair_cost("allreduce", "tree", pr, one).time(n))
+                            for pr in ("LL", "LL128", "Simple"))
+            else:
+                intra = 0.0
+            intra = min(intra, total)
+            inter = total - intra
+        elif algorithm == "ring":
             # 2(p-1) steps of equal size; 2(N-1) of them cross the network (and pay its α)
             per_step = (total - latency) / (2 * (p - 1))
             inter = 2 * (N - 1) * (per_step + nic.alpha_s)

@@ -247,7 +247,7 @@ def simulate(
     routing: str = "ecmp",
     seed: int | None = 0,
 ) -> SimResult:
-    """Route the flows (``routing`` = ``"ecmp"`` or ``"ideal"``) and give each its max-min fair rate."""
+    """Route the flows (``routing`` = ``"ecmp"``, ``"dmodk"`` or ``"ideal"``) and give each its max-min fair rate."""
     fi, li = fabric.route(src_node, src_rail, dst_node, dst_rail, routing=routing, seed=seed)
     n = int(np.asarray(src_node).size)
     cap_all = fabric.capacity_GBps

@@ -204,7 +204,8 @@ def moe_layer_time(cfg: MoEConfig, ep: int, system: str, *, backward: bool = Tru
 def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: bool = False) -> float:
     """All-reduce of ``nbytes`` per GPU among ``gpus`` GPUs of one NVLink domain (tensor parallelism), seconds.
 
-    The course's collective cost model (:func:`nvcourse.costmodel.predict`) inside one node:
+    The course's α-β cost model (:func:`nvcourse.costmodel.cost`, NCCL's Simple per-step α; the
+    protocol-aware :func:`nvcourse.costmodel.predict` is faster at small sizes) inside one node:
 
     * ring (``in_switch=False``): ``2(g-1)α + 2(g-1)/g · n/β``;
     * in-switch reduction (NVLink SHARP, ``in_switch=True``; NCCL's NVLS): each GPU load-reduces its 1/g
@@ -228,7 +229,9 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
     if in_switch and not s.in_switch_reduction:
         raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
     try:
-        return costmodel.predict("allreduce", system, gpus, nbytes, algo="nvls" if in_switch else "ring").time_s
+        # the textbook α-β form (Simple per-step α, no protocol choice), as the docstring states
+        cfg = costmodel.configure(system, gpus)
+        return float(costmodel.cost("allreduce", "nvls" if in_switch else "ring", cfg).time(nbytes))
     except ValueError as e:
         if not in_switch:
             raise

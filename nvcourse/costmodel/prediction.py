@@ -1,0 +1,254 @@
+"""Predictions: the fastest (algorithm, protocol) pair for a collective, at one size or a sweep of sizes.
+
+``auto`` (and its old synonym ``nccl``) chooses as NCCL's tuner does: among NCCL's own algorithms
+(:data:`~nvcourse.costmodel.model.NCCL_ALGORITHMS`) and the protocols NCCL enables there, the pair of
+least predicted time. A named algorithm is costed with its fastest protocol (or the one ``proto``
+forces). The course's own algorithms (rhd, direct, hierarchical) are available by name only and are
+costed with the catalog's per-step α (NCCL's Simple constants): NCCL does not have them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import protocols, tuning
+from .model import (
+    ALGORITHMS,
+    NCCL_ALGORITHMS,
+    OP_ALGORITHMS,
+    SELECTORS,
+    Config,
+    Cost,
+    busbw_factor,
+    configure,
+    cost,
+    why_not,
+)
+
+__all__ = ["PROTO_CHOICES", "Prediction", "Sweep", "candidates", "pair_cost", "predict", "predict_sweep"]
+
+#: ``proto`` values: ``auto`` (the fastest protocol) or one of NCCL's.
+PROTO_CHOICES: tuple[str, ...] = ("auto",) + tuning.PROTOCOLS
+
+
+def _check_op(op: str) -> None:
+    if op not in OP_ALGORITHMS:
+        raise ValueError(f"op must be one of {', '.join(OP_ALGORITHMS)}; got {op!r}")
+
+
+def _check_algo(algo: str) -> None:
+    if algo not in ALGORITHMS and algo not in SELECTORS:
+        raise ValueError(f"algo must be one of {', '.join(SELECTORS + ALGORITHMS)}; got {algo!r}")
+
+
+def _check_proto(proto: str) -> None:
+    if proto not in PROTO_CHOICES:
+        raise ValueError(f"proto must be one of {', '.join(PROTO_CHOICES)}; got {proto!r}")
+
+
+def pair_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
+    """The :class:`Cost` of one (algorithm, protocol) pair: NCCL's formulas for NCCL's algorithms,
+    the course's α-β formulas (Simple α) for its own and for point-to-point."""
+    if algo in protocols.NCCL_NAMES and op not in ("alltoall", "sendrecv"):
+        return protocols.nccl_cost(op, algo, proto, c)
+    if proto != "Simple":
+        raise ValueError(f"proto {proto!r}: {algo} for {op} is costed with the Simple protocol only")
+    return cost(op, algo, c)
+
+
+def candidates(op: str, algo: str, c: Config, proto: str = "auto") -> list[tuple[str, str]]:
+    """The (algorithm, protocol) pairs a selector or a named algorithm chooses from."""
+    if algo in SELECTORS:
+        pool = [a for a in NCCL_ALGORITHMS[op] if why_not(op, a, c) is None]
+        if not pool:  # e.g. a configuration where only the textbook algorithms run
+            pool = [a for a in OP_ALGORITHMS[op] if why_not(op, a, c) is None]
+    else:
+        cost(op, algo, c)  # raises with the reason if it cannot run
+        pool = [algo]
+    pairs = [(a, p) for a in pool for p in protocols.protocols_for(op, a, c)]
+    if proto != "auto":
+        pairs = [ap for ap in pairs if ap[1] == proto]
+        if not pairs:
+            used = sorted({p for a in pool for p in protocols.protocols_for(op, a, c)}, key=tuning.PROTOCOLS.index)
+            raise ValueError(f"proto {proto!r} is not used by {algo} for {op} here; allowed: auto, {', '.join(used)}")
+    return pairs
+
+
+def _key(pair: tuple[str, str]) -> str:
+    return f"{pair[0]}/{pair[1]}"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted collective. Times in seconds; bandwidths in GB/s (1e9 B/s), one direction."""
+
+    op: str
+    system: str
+    gpus: int
+    nodes: int
+    bytes: int
+    algo: str
+    time_s: float
+    algbw_GBps: float
+    busbw_GBps: float
+    ranks: int
+    fabric: str
+    latency_s: float
+    bandwidth_s: float
+    regime: str
+    requested_algo: str = "auto"
+    #: time of every candidate pair, keyed "algo/proto"
+    candidates_time_s: dict[str, float] = field(default_factory=dict)
+    #: NCCL protocol of the chosen pair (LL, LL128, Simple)
+    proto: str = "Simple"
+    requested_proto: str = "auto"
+    #: False for the course's own algorithms (rhd, direct all-reduce, hierarchical), which NCCL does not have
+    nccl_algorithm: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_nccl(op: str, algo: str) -> bool:
+    return algo in NCCL_ALGORITHMS[op]
+
+
+def _sizes(sizes: ArrayLike) -> NDArray[np.float64]:
+    s = np.atleast_1d(np.asarray(sizes, dtype=float))
+    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError("sizes (bytes) must be a non-empty 1-D array of finite numbers > 0")
+    return s
+
+
+def predict(
+    op: str,
+    system: str,
+    gpus: int,
+    nbytes: int | float,
+    nodes: int = 1,
+    algo: str = "auto",
+    fabric: str | None = None,
+    proto: str = "auto",
+) -> Prediction:
+    """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
+
+    ``algo``: an algorithm name or ``"auto"`` (NCCL's choice under the model); ``proto``: ``"auto"`` or
+    ``LL``/``LL128``/``Simple``. :attr:`Prediction.algo` and :attr:`Prediction.proto` are the pair used.
+
+    >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
+    >>> round(p.busbw_GBps), p.proto      # 18 NVLink4 x 25 GB/s x 0.824
+    (370, 'Simple')
+    >>> p = predict("allreduce", "dgx-h100", 8, 8)
+    >>> p.algo, p.proto, round(p.time_s * 1e6, 1)
+    ('ring', 'LL', 15.0)
+    """
+    _check_op(op)
+    _check_algo(algo)
+    _check_proto(proto)
+    bad = isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating))
+    if bad or not (math.isfinite(nbytes) and nbytes > 0):
+        raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
+    c = configure(system, gpus, nodes, fabric)
+    pairs = candidates(op, algo, c, proto)
+    costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
+    times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
+    best = min(pairs, key=lambda ap: (times[ap], pairs.index(ap)))
+    cs, t = costs[best], times[best]
+    algbw = float(nbytes) / t
+    bw_part = float(nbytes) * cs.s_per_byte
+    return Prediction(
+        op=op, system=system, gpus=c.gpus, nodes=c.nodes, bytes=int(nbytes), algo=best[0], time_s=t,
+        algbw_GBps=algbw / 1e9, busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9, ranks=c.ranks,
+        fabric=c.fabric, latency_s=cs.latency_s, bandwidth_s=bw_part,
+        regime="latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound", requested_algo=algo,
+        candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
+        nccl_algorithm=_is_nccl(op, best[0]),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Predictions at many sizes. Arrays are aligned with ``sizes`` (bytes)."""
+
+    op: str
+    system: str
+    gpus: int
+    nodes: int
+    fabric: str
+    requested_algo: str
+    sizes: NDArray[np.float64]
+    time_s: NDArray[np.float64]
+    algbw_GBps: NDArray[np.float64]
+    busbw_GBps: NDArray[np.float64]
+    algo: NDArray[np.str_]
+    #: time of every candidate algorithm at every size (its fastest protocol), seconds
+    times_by_algo: dict[str, NDArray[np.float64]]
+    #: latency / seconds-per-byte of each candidate pair, keyed "algo/proto"
+    costs: dict[str, Cost]
+    proto: NDArray[np.str_] = field(default_factory=lambda: np.array([], dtype=str))
+    #: time of every candidate pair at every size, keyed "algo/proto", seconds
+    times_by_pair: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    requested_proto: str = "auto"
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus * self.nodes
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per size (the same keys as :meth:`Prediction.to_dict` where they apply)."""
+        out = []
+        for i, s in enumerate(self.sizes):
+            a, p = str(self.algo[i]), str(self.proto[i])
+            cs = self.costs[f"{a}/{p}"]
+            bw_part = float(s) * cs.s_per_byte
+            out.append(
+                {
+                    "op": self.op, "system": self.system, "gpus": self.gpus, "nodes": self.nodes,
+                    "bytes": int(s), "algo": a, "proto": p, "time_s": float(self.time_s[i]),
+                    "algbw_GBps": float(self.algbw_GBps[i]), "busbw_GBps": float(self.busbw_GBps[i]),
+                    "ranks": self.ranks, "fabric": self.fabric,
+                    "regime": "latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
+                    "requested_algo": self.requested_algo, "requested_proto": self.requested_proto,
+                }
+            )  # fmt: skip
+        return out
+
+
+def predict_sweep(
+    op: str,
+    system: str,
+    gpus: int,
+    sizes: ArrayLike,
+    nodes: int = 1,
+    algo: str = "auto",
+    fabric: str | None = None,
+    proto: str = "auto",
+) -> Sweep:
+    """Vectorised :func:`predict` over an array of sizes (bytes); the pair is chosen per size."""
+    _check_op(op)
+    _check_algo(algo)
+    _check_proto(proto)
+    s = _sizes(sizes)
+    c = configure(system, gpus, nodes, fabric)
+    pairs = candidates(op, algo, c, proto)
+    costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
+    lat = np.array([costs[_key(ap)].latency_s for ap in pairs])
+    spb = np.array([costs[_key(ap)].s_per_byte for ap in pairs])
+    table = lat[:, None] + spb[:, None] * s[None, :]
+    pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier pair
+    t = table[pick, np.arange(s.size)]
+    algbw = s / t
+    names = list(dict.fromkeys(a for a, _ in pairs))
+    by_algo = {a: np.min(table[[i for i, ap in enumerate(pairs) if ap[0] == a]], axis=0) for a in names}
+    return Sweep(
+        op=op, system=system, gpus=c.gpus, nodes=c.nodes, fabric=c.fabric, requested_algo=algo, sizes=s,
+        time_s=t, algbw_GBps=algbw / 1e9, busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
+        algo=np.array([a for a, _ in pairs])[pick], times_by_algo=by_algo, costs=costs,
+        proto=np.array([p for _, p in pairs])[pick],
+        times_by_pair={_key(ap): table[i] for i, ap in enumerate(pairs)}, requested_proto=proto,
+    )  # fmt: skip

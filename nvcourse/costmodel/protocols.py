@@ -1,0 +1,170 @@
+"""What NCCL charges for one (algorithm, protocol) pair: its latency formula and protocol bandwidths.
+
+NCCL moves data with one of three *protocols* (constants in ``data/nccl_tuning.toml``):
+
+* **LL** (low latency): every 8-byte store carries 4 B of data and a 4 B flag, so a receiver polls the
+  data itself, with no fence. Cheapest per step (0.6 µs over NVLink in NCCL's model), half the bandwidth.
+* **LL128**: 128-byte lines of 120 B data + 8 B flag; needs 128-byte stores that arrive whole, so NCCL
+  enables it only over NVLink (and the network) on Volta and later. 1.9 µs per NVLink step, 92 % bandwidth.
+* **Simple**: large chunks, then a memory fence and a flag. Full bandwidth, the largest per-step cost
+  (3.4 µs NVLink, 5.7 µs PCIe, 14 µs network: the α values of the catalog are these).
+
+and runs each collective on several **channels** (parallel rings or trees, each driven by one thread
+block with its share of the bandwidth; caps per channel are in the data).
+
+For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
+
+* latency = NCCL's ``baseLatencies[algo][proto]`` + its per-step ``hwLatencies`` times the steps that
+  cross each link class, by the formulas of ``ncclTopoTuneModel`` (``tuning.cc`` lines 384-435);
+* seconds per byte = the course's own Simple-protocol bandwidth (:func:`nvcourse.costmodel.model.cost`,
+  from the catalog, validated at large sizes) divided by NCCL's protocol efficiency, and never faster
+  than NCCL's caps (``llMaxBw``, per-channel LL128 caps) converted to algorithm bandwidth.
+
+>>> from nvcourse.costmodel.model import configure
+>>> c = configure("dgx-h100", 8)
+>>> round(nccl_cost("allreduce", "ring", "LL", c).latency_s * 1e6, 2)   # 6.6 + 14 steps x 0.6 us
+15.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from . import tuning
+
+if TYPE_CHECKING:
+    from .model import Config, Cost
+
+__all__ = ["NCCL_NAMES", "protocols_for", "latency_s", "simple_s_per_byte", "nccl_cost", "arch_of"]
+
+#: Course name -> NCCL's table key and name (as ``NCCL_ALGO`` spells it).
+NCCL_NAMES: dict[str, tuple[str, str]] = {
+    "ring": ("ring", "Ring"),
+    "tree": ("tree", "Tree"),
+    "nvls": ("nvls", "NVLS"),
+    "nvlstree": ("nvlstree", "NVLSTree"),
+    "collnet": ("collnet_chain", "CollNetChain"),
+    "pat": ("pat", "PAT"),
+}
+
+#: Algorithms NCCL runs with the Simple protocol only (tuning.cc line 301, 302-304, 338-339).
+_SIMPLE_ONLY = ("nvls", "nvlstree", "collnet", "pat")
+
+
+def arch_of(c: Config) -> str:
+    return tuning.gpu_arch(c.system.gpu)
+
+
+def _intra_class(c: Config) -> str:
+    return "nvlink" if c.system.has_nvlink else "pci"
+
+
+def protocols_for(op: str, algo: str, c: Config) -> tuple[str, ...]:
+    """Protocols NCCL would consider for ``algo`` here (LL128 only where NCCL enables it by default)."""
+    if algo in _SIMPLE_ONLY or algo not in NCCL_NAMES or op in ("alltoall", "sendrecv"):
+        return ("Simple",)
+    out = ["LL"]
+    if tuning.ll128_allowed(c.system.gpu, c.system.has_nvlink):
+        out.append("LL128")
+    out.append("Simple")
+    return tuple(out)
+
+
+def _nsteps(op: str, n: int) -> int:
+    if op == "allreduce":
+        return 2 * (n - 1)
+    if op in ("allgather", "reducescatter"):
+        return n - 1
+    return n
+
+
+def _log2i(x: int) -> int:
+    return int(math.floor(math.log2(x))) if x >= 1 else 0
+
+
+def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
+    """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435)."""
+    key, _ = NCCL_NAMES[algo]
+    g, k, n = c.gpus, c.nodes, c.ranks
+    intra_cls = _intra_class(c)
+    lat = tuning.base_latency_us(key, proto)
+    intra = tuning.hw_latency_us(intra_cls, key, proto)
+    # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); the IB plugin's own
+    # latency (graph->latencyInter) is 0 and not added.
+    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto)
+    nsteps = _nsteps(op, n)
+    if algo == "ring":
+        hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto)
+        if op in ("broadcast", "reduce"):
+            # not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 395-402)
+            step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto) if proto == "Simple" else hw
+            return (lat + nsteps * step) * 1e-6
+        if k > 1:
+            t = tuning.raw()["net_overhead_us"]
+            overhead = t["intel"] * (t["simple_multiplier"] if proto == "Simple" else 1.0)
+            intra = max(intra, overhead)
+        n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
+        return (lat + (nsteps - n_inter) * intra + n_inter * inter) * 1e-6
+    if algo == "tree":
+        return (lat + 2 * ((g - 1) * intra + _log2i(k) * inter)) * 1e-6
+    if algo == "nvls":
+        return (intra + (inter if k > 1 else 0.0)) * 1e-6
+    if algo == "nvlstree":
+        return (lat + intra + 2 * _log2i(k) * inter) * 1e-6
+    if algo == "collnet":  # CollNet chain: a chain through the node, one SHARP step in the network
+        return (lat + 2 * (g - 1) * intra + inter) * 1e-6
+    # pat (all-gather / reduce-scatter, one GPU per node)
+    p = tuning.raw()["pat"]
+    return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6
+
+
+def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
+    """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures)."""
+    from .model import cost  # the course's α-β formulas; imported here to avoid an import cycle
+
+    return cost(op, algo, c).s_per_byte
+
+
+def _algbw_ratio(op: str, algo: str, n: int) -> float:
+    """NCCL's bus -> algorithm bandwidth factor (tuning.cc lines 376-382)."""
+    if algo in ("ring", "nvls", "nvlstree"):
+        return n / _nsteps(op, n)
+    return 0.5
+
+
+def _cap_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
+    """NCCL's cap on this pair's bus bandwidth, GB/s, or None."""
+    arch, k = arch_of(c), c.nodes
+    nch = tuning.coll_channels(arch)
+    if proto == "LL" and algo in ("ring", "tree"):
+        return tuning.ll_max_bw_GBps(arch, k)
+    if proto == "LL128" and algo in ("ring", "tree") and nch is not None:
+        kind = "ring_ll128" if algo == "ring" else "tree_ll128"
+        return nch * tuning.per_channel_max_GBps(kind, arch, k)
+    return None
+
+
+def _proto_efficiency(algo: str, proto: str, c: Config) -> float:
+    if proto == "Simple":
+        return tuning.efficiency("pat") if algo == "pat" else 1.0
+    if algo == "ring":
+        return tuning.efficiency("ring_ll" if proto == "LL" else "ring_ll128")
+    if proto == "LL":
+        return tuning.efficiency("tree_ll")
+    return tuning.efficiency("tree_ll128_one_node" if c.nodes == 1 else "tree_ll128_multi_node")
+
+
+def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
+    """The :class:`Cost` NCCL's model gives (``algo``, ``proto``) for ``op`` on ``c`` (see the module doc)."""
+    from .model import Cost
+
+    if proto not in protocols_for(op, algo, c):
+        allowed = ", ".join(protocols_for(op, algo, c))
+        raise ValueError(f"proto {proto!r} is not used by NCCL with {algo} for {op} here; allowed: {allowed}")
+    spb = simple_s_per_byte(op, algo, c) / _proto_efficiency(algo, proto, c)
+    cap = _cap_GBps(op, algo, proto, c)
+    if cap is not None:
+        spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
+    steps = _nsteps(op, c.ranks) if algo == "ring" else 1
+    return Cost(latency_s(op, algo, proto, c), spb, steps)

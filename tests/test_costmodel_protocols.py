@@ -1,0 +1,214 @@
+"""NCCL's protocols and algorithms in the cost model: hand-worked cases, properties, the size sweeps' data."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcourse import catalog
+from nvcourse.cli import main
+from nvcourse.costmodel import NCCL_ALGORITHMS, configure, pair_cost, predict, predict_sweep, sweeps, tuning
+
+H100_B = 18 * 25e9 * 0.824  # 370.8e9 B/s: ring bus bandwidth of 8 H100 (catalog: 18 NVLink 4 x 25 GB/s x 0.824)
+
+
+# ---- hand-worked, one per protocol, constants read off NCCL 2.30.7 tuning.cc (data/nccl_tuning.toml) ----
+
+
+def test_ring_ll_on_nvlink_by_hand():
+    # base 6.6 + 2(n-1) = 14 steps x 0.6 us = 15.0 us. LL bus bandwidth = min(llMaxBw Hopper 1 node 141,
+    # 0.5 x 370.8) = 141 GB/s; algbw = busbw x n / nsteps = 141 x 8/14 = 80.571 GB/s
+    c = pair_cost("allreduce", "ring", "LL", configure("dgx-h100", 8))
+    assert c.latency_s == pytest.approx(15.0e-6)
+    assert 1 / c.s_per_byte == pytest.approx(141e9 * 8 / 14)
+
+
+def test_ring_ll128_on_nvlink_by_hand():
+    # base 14.0 + 14 x 1.9 = 40.6 us; busbw = min(0.92 x 370.8 = 341.14, 16 channels x 36.7 = 587.2) GB/s
+    c = pair_cost("allreduce", "ring", "LL128", configure("dgx-h100", 8))
+    assert c.latency_s == pytest.approx(40.6e-6)
+    assert 1 / c.s_per_byte == pytest.approx(0.92 * H100_B * 8 / 14)
+
+
+def test_ring_simple_on_nvlink_by_hand():
+    # base 8.4 + 14 x 3.4 = 56.0 us; full bandwidth 370.8 GB/s of busbw
+    c = pair_cost("allreduce", "ring", "Simple", configure("dgx-h100", 8))
+    assert c.latency_s == pytest.approx(56.0e-6)
+    assert 1 / c.s_per_byte == pytest.approx(H100_B * 8 / 14)
+
+
+def test_pcie_has_no_ll128_and_uses_pci_latencies():
+    # NCCL enables LL128 only over NVLink: a PCIe box gets LL and Simple; LL ring: 6.6 + 14 x 1.0 = 20.6 us
+    p = predict("allreduce", "pcie-8gpu", 8, 8)
+    assert set(k.split("/")[1] for k in p.candidates_time_s) == {"LL", "Simple"}
+    assert p.proto == "LL" and p.latency_s == pytest.approx(20.6e-6)
+    with pytest.raises(ValueError, match="proto 'LL128'"):
+        predict("allreduce", "pcie-8gpu", 8, 8, algo="ring", proto="LL128")
+
+
+def test_tree_ll_across_two_nodes_by_hand():
+    # tree: base 6.8 + 2 x ((8-1) x 0.6 NVLink + log2(2) x 5.0 net) = 25.2 us
+    c = pair_cost("allreduce", "tree", "LL", configure("dgx-h100", 8, 2))
+    assert c.latency_s == pytest.approx(25.2e-6)
+
+
+def test_nvls_nvlstree_and_pat_latencies_by_hand():
+    assert pair_cost("allreduce", "nvls", "Simple", configure("dgx-h100", 8)).latency_s == pytest.approx(25e-6)
+    # NVLSTree on 4 nodes: 25 (NVLS in the node) + 2 x log2(4) x 20.9 (net) = 108.6 us
+    assert pair_cost("allreduce", "nvlstree", "Simple", configure("dgx-h100", 8, 4)).latency_s == pytest.approx(
+        108.6e-6
+    )
+    # PAT all-gather, 16 nodes x 1 GPU: 8.0 + log2(16) x 14/3.5 + 16 x 2.8 = 68.8 us
+    assert pair_cost("allgather", "pat", "Simple", configure("dgx-h100", 1, 16)).latency_s == pytest.approx(68.8e-6)
+
+
+def test_done_when_8_bytes_on_8_h100():
+    # NCCL's tuner model picks ring/LL at 8 B on one 8-GPU H100 node (NVLS's 25 us is slower): 15.0 us
+    p = predict("allreduce", "dgx-h100", 8, 8)
+    assert (p.algo, p.proto) == ("ring", "LL")
+    assert p.time_s == pytest.approx(15.0e-6, rel=1e-3)
+    assert p.candidates_time_s["nvls/Simple"] > p.time_s
+
+
+def test_course_algorithms_are_never_auto_but_available_by_name():
+    p = predict("allreduce", "dgx-a100", 8, 1024)
+    assert p.algo in NCCL_ALGORITHMS["allreduce"] and p.nccl_algorithm
+    d = predict("allreduce", "dgx-a100", 8, 1024, algo="direct")
+    assert d.algo == "direct" and not d.nccl_algorithm and d.proto == "Simple"
+
+
+def test_cli_proto_flag_and_json(capsys):
+    assert main(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "8", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["proto"] == "LL" and "ring/LL" in d["candidates_time_s"] and "nvls/Simple" in d["candidates_time_s"]
+    argv = ["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--proto", "Simple"]
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["proto"] == "Simple" and all(k.endswith("/Simple") for k in d["candidates_time_s"])
+    with pytest.raises(SystemExit) as exc:
+        main(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "8", "--proto", "LL256"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "proto" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# ---- properties ----
+
+_CONFIGS = [("dgx-h100", 8, 1), ("dgx-h100", 8, 2), ("dgx-h100", 8, 16), ("dgx-a100", 8, 1), ("dgx-a100", 4, 4),
+            ("pcie-8gpu", 8, 1), ("gb200-nvl72", 72, 1), ("gb200-nvl72", 36, 2), ("dgx-b200", 8, 1),
+            ("dgx-1-v100", 8, 2), ("dgx-h100", 1, 32)]  # fmt: skip
+_OPS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_CONFIGS), st.sampled_from(_OPS), st.lists(st.integers(1, 2**36), min_size=2, max_size=6))
+def test_time_grows_with_size(cfg, op, sizes):
+    system, g, k = cfg
+    s = np.sort(np.array(sizes, dtype=float))
+    t = predict_sweep(op, system, g, s, nodes=k).time_s
+    assert np.all(np.diff(t) >= -1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_CONFIGS), st.sampled_from(_OPS), st.integers(1, 2**36))
+def test_auto_is_never_slower_than_any_forced_nccl_pair(cfg, op, nbytes):
+    system, g, k = cfg
+    auto = predict(op, system, g, nbytes, nodes=k)
+    for key, t in auto.candidates_time_s.items():
+        assert auto.time_s <= t * (1 + 1e-12), key
+    for algo in NCCL_ALGORITHMS[op]:
+        for proto in tuning.PROTOCOLS:
+            try:
+                forced = predict(op, system, g, nbytes, nodes=k, algo=algo, proto=proto)
+            except ValueError:
+                continue  # not an algorithm/protocol NCCL runs here
+            assert auto.time_s <= forced.time_s * (1 + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_CONFIGS), st.sampled_from(tuning.PROTOCOLS), st.integers(1, 2**36))
+def test_ring_allreduce_is_reducescatter_plus_allgather(cfg, proto, nbytes):
+    # same steps and bytes as RS then AG; the all-reduce pays NCCL's per-call base latency once, not twice
+    system, g, k = cfg
+    c = configure(system, g, k)
+    try:
+        ar, rs, ag = (pair_cost(op, "ring", proto, c) for op in ("allreduce", "reducescatter", "allgather"))
+    except ValueError:
+        return  # protocol not enabled here (LL128 over PCIe)
+    base = tuning.base_latency_us("ring", proto) * 1e-6
+    assert ar.time(nbytes) == pytest.approx(rs.time(nbytes) + ag.time(nbytes) - base, rel=1e-9)
+
+
+@pytest.mark.parametrize("system", ["dgx-h100", "dgx-a100", "pcie-8gpu", "gb200-nvl72"])
+def test_more_gpus_never_lower_the_latency_term(system):
+    top = min(catalog.get_system(system).gpus_per_domain, 16) if system != "pcie-8gpu" else 8
+    for op in _OPS:
+        for algo in ("ring", "tree"):
+            for proto in tuning.PROTOCOLS:
+                lats = []
+                for g in range(2, top + 1):
+                    for k in (1, 2, 4):
+                        try:
+                            lats.append((g, k, pair_cost(op, algo, proto, configure(system, g, k)).latency_s))
+                        except ValueError:
+                            pass
+                for g, k, lat in lats:
+                    for g2, k2, lat2 in lats:
+                        if g2 >= g and k2 >= k:
+                            assert lat2 >= lat - 1e-15, (op, algo, proto, g, k, g2, k2)
+
+
+# ---- the sweeps' data: sources and units ----
+
+
+def test_every_sweep_is_sourced_and_consistent():
+    raw = sweeps._raw_sweeps()
+    assert len(raw) >= 5
+    for s in raw:
+        assert s["url"].startswith("https://"), s["id"]
+        assert s["system"] in catalog.systems(), s["id"]
+        assert s["launch"] in ("single-process", "process-per-gpu"), s["id"]
+        assert isinstance(s["cuda_graphs"], bool) and isinstance(s["nccl_version"], str)
+        assert s["quote"] and s["note"], s["id"]
+        assert ("time_us" in s) != ("busbw_GBps" in s), s["id"]
+        values = s.get("time_us", s.get("busbw_GBps"))
+        assert len(values) == len(s["sizes"]) and all(v > 0 for v in values), s["id"]
+        assert s["sizes"] == sorted(s["sizes"]) and len(set(s["sizes"])) == len(s["sizes"]), s["id"]
+        assert max(s["sizes"]) >= 2**30, s["id"]  # every sweep reaches the bandwidth plateau
+        if "busbw_GBps" in s:  # two printed decimals: only >= 0.10 GB/s (<= 5 % rounding) is used
+            assert min(s["busbw_GBps"]) >= 0.10, s["id"]
+        if not s.get("covered", True):
+            assert s["uncovered_why"], s["id"]
+    # a published time is the busbw column's size x factor / busbw: one row checked by hand
+    # (Azure ND H100 v5, 1 GiB: busbw 466.35 GB/s -> 1.75 x 1073741824 / 466.35e9 = 4.0293 ms)
+    pts = [p for p in sweeps.points() if p.sweep == "azure-nd-h100-v5-allreduce" and p.bytes == 2**30]
+    assert pts[0].time_s == pytest.approx(4.0293e-3, rel=1e-4)
+
+
+def test_sweep_report_states_bands_and_systems():
+    rows = sweeps.compare()
+    bands = sweeps.band_medians(rows)
+    assert set(bands) == {"<= 64 KiB", "64 KiB-16 MiB", ">= 16 MiB"}
+    assert all(0 <= m < 10 and n > 0 for m, n in bands.values())
+    text = sweeps.report(rows)
+    assert "covered sweeps only" in text and "per sweep at >= 1 GiB" in text
+    # a sweep that forced NVLS is predicted as NVLS, one that forced the ring as the ring
+    picked = {(r.point.sweep, r.algo) for r in rows}
+    assert ("azure-nd-h100-v5-allreduce", "nvls") in picked
+    assert all(a == "ring" for s, a in picked if s == "azure-nd-gb200-v6-allreduce-4gpu")
+    assert math.isfinite(sum(r.error for r in rows))
+
+
+def test_validation_figures_stay_where_the_report_states_them():
+    # the figures the README quotes (python -m nvcourse.costmodel.sweeps); a model change that worsens them fails here
+    rows = sweeps.compare()
+    covered = sweeps.band_medians([r for r in rows if r.point.covered])
+    assert covered["<= 64 KiB"][0] <= sweeps.TARGETS["<= 64 KiB"]
+    assert covered["64 KiB-16 MiB"][0] <= 0.30  # target 25 %: missed (27 %), see the report
+    assert covered[">= 16 MiB"][0] <= 0.15  # target 5 %: missed (11.5 %): the pipeline fills slowly
+    large = sweeps.system_medians(rows)
+    misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
+    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~23 % fast; every other run within 15 %
