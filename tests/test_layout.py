@@ -31,7 +31,6 @@ MAX_LINES = 500
 #: Modules over the limit that another issue is splitting (remove the entry when it lands).
 OVER_LIMIT_OWNED_ELSEWHERE = {
     "collectives/group.py": "issue 16 splits ProcessGroup.run (plan, allocate, dispatch, collect)",
-    "costmodel/model.py": "the costmodel issue reworks it",
 }
 #: What marks a notebook as having a dashboard.
 DASHBOARD_MARKERS = re.compile(r"\bDashboard\(|_dashboard\(|\bimport ipywidgets\b")
@@ -170,7 +169,7 @@ ONE_HOME = (
     ("an algorithm colour table", re.compile(r"^ALGO_COLOURS\s*[:=]", re.M), "plots.py"),
 )
 #: Copies that another issue removes (remove the entry when it lands).
-ONE_HOME_OWNED_ELSEWHERE = {"costmodel/validation.py": "the costmodel issue: its _raw() becomes _data.load"}
+ONE_HOME_OWNED_ELSEWHERE: dict[str, str] = {}
 
 
 def helper_copies(package: Path, exempt: dict[str, str] | None = None) -> list[str]:

@@ -74,9 +74,9 @@ class Point:
 
 
 def _raw_sweeps() -> list[dict[str, Any]]:
-    from .validation import _raw  # the same parsed measurements.toml
+    from .validation import raw_measurements  # the same parsed measurements.toml
 
-    return list(_raw().get("sweeps", []))
+    return list(raw_measurements().get("sweeps", []))
 
 
 def points() -> list[SweepPoint]:

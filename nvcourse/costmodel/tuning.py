@@ -13,10 +13,10 @@ formulas that use them are in :mod:`nvcourse.costmodel.protocols`.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
-from importlib import resources
 from typing import Any, Final
+
+from .._data import load
 
 __all__ = [
     "PROTOCOLS",
@@ -40,11 +40,9 @@ PROTOCOLS: Final[tuple[str, ...]] = ("LL", "LL128", "Simple")
 LINK_CLASSES: Final[tuple[str, ...]] = ("nvlink", "pci", "net")
 
 
-@cache
 def raw() -> dict[str, Any]:
-    """The parsed TOML file."""
-    text = resources.files("nvcourse").joinpath("data/nccl_tuning.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    """The parsed TOML file (cached by :func:`nvcourse._data.load`: read-only)."""
+    return load("nccl_tuning")
 
 
 def source(table: str | None = None) -> str:

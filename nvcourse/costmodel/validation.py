@@ -13,15 +13,14 @@ True
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Final
 
 import numpy as np
 
 from .. import units
+from .._data import load
 from .model import busbw_factor
 from .prediction import predict
 
@@ -76,10 +75,9 @@ class Comparison:
         return self.predicted_busbw_GBps / self.case.busbw_GBps - 1.0
 
 
-@cache
-def _raw() -> dict[str, Any]:
-    text = resources.files("nvcourse").joinpath("data/measurements.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+def raw_measurements() -> dict[str, Any]:
+    """The parsed ``data/measurements.toml`` (cached by :func:`nvcourse._data.load`: read-only)."""
+    return load("measurements")
 
 
 def _case(rec: dict[str, Any]) -> Case:
@@ -99,12 +97,12 @@ def _case(rec: dict[str, Any]) -> Case:
 
 def cases() -> list[Case]:
     """The published cases that the model can be compared with."""
-    return [_case(r) for r in _raw()["cases"]]
+    return [_case(r) for r in raw_measurements()["cases"]]
 
 
 def unmodelled() -> list[dict[str, str]]:
     """Published numbers that have no catalog system (or need an algorithm the model lacks), with why."""
-    return list(_raw().get("unmodelled", []))
+    return list(raw_measurements().get("unmodelled", []))
 
 
 def compare(selected: list[Case] | None = None) -> list[Comparison]:
