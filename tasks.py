@@ -7,6 +7,7 @@
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
     python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
     python3 tasks.py latency    # time every dashboard's update (target: 150 ms per slider change)
+    python3 tasks.py release --learners DIR [--solutions-url URL]   # the course without solutions/
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
 pyproject.toml has not changed since the last one.
@@ -116,8 +117,13 @@ def cmd_latency(args: list[str]) -> int:
     return run([py, "benchmarks/widget_latency.py", *args], cwd=ROOT)
 
 
+def cmd_release(args: list[str]) -> int:
+    py = ensure_env()
+    return run([py, "-m", "nvcourse.devtools.release", *args], cwd=ROOT)
+
+
 COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises,
-            "budget": cmd_budget, "latency": cmd_latency}
+            "budget": cmd_budget, "latency": cmd_latency, "release": cmd_release}
 
 
 def main(argv: list[str]) -> int:
