@@ -8,6 +8,8 @@
     python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
     python3 tasks.py latency    # time every dashboard's update (target: 150 ms per slider change)
     python3 tasks.py release --learners DIR [--solutions-url URL]   # the course without solutions/
+    python3 tasks.py slides     # a reveal.js deck per chapter, offline (artifacts/slides/index.html)
+    python3 tasks.py handouts   # each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
 pyproject.toml has not changed since the last one.
@@ -122,8 +124,21 @@ def cmd_release(args: list[str]) -> int:
     return run([py, "-m", "nvcourse.devtools.release", *args], cwd=ROOT)
 
 
+def cmd_slides(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "-m", "nvcourse.devtools.slides", *args], cwd=ROOT)
+
+
+def cmd_handouts(args: list[str]) -> int:
+    py = ensure_env("test")
+    chromium = ensure_chromium()
+    env = {**os.environ, **({"NVCOURSE_CHROMIUM": chromium} if chromium else {})}
+    return run([py, "-m", "nvcourse.devtools.handouts", *args], cwd=ROOT, env=env)
+
+
 COMMANDS = {"lab": cmd_lab, "test": cmd_test, "execute": cmd_execute, "exercises": cmd_exercises,
-            "budget": cmd_budget, "latency": cmd_latency, "release": cmd_release}
+            "budget": cmd_budget, "latency": cmd_latency, "release": cmd_release,
+            "slides": cmd_slides, "handouts": cmd_handouts}
 
 
 def main(argv: list[str]) -> int:
