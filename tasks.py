@@ -2,12 +2,18 @@
 """Project commands. Needs only Python 3.11+; everything else is installed on first use.
 
     python3 tasks.py lab        # install what is missing, open the course in JupyterLab
+    python3 tasks.py lab --offline DIR        # the same, installing only from a wheelhouse (no network)
+    python3 tasks.py wheelhouse DIR [--this-platform]   # every wheel the course needs, for a USB stick
     python3 tasks.py test       # install what is missing (Chromium, Open MPI, torch CPU, mpi4py), lint, run the tests
     python3 tasks.py lint       # ruff over the whole tree (configuration in pyproject.toml)
     python3 tasks.py execute    # re-execute every notebook in place, then regenerate exercises/
     python3 tasks.py exercises  # regenerate exercises/ from solutions/ (--check: fail if stale)
     python3 tasks.py budget     # execute the whole course as Binder would; time and peak memory per notebook
     python3 tasks.py latency    # time every dashboard's update (target: 150 ms per slider change)
+    python3 tasks.py release --learners DIR [--solutions-url URL]   # the course without solutions/
+    python3 tasks.py slides     # a reveal.js deck per chapter, offline (artifacts/slides/index.html)
+    python3 tasks.py handouts   # each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)
+    python3 tasks.py hub [--users 30] [--ip 0.0.0.0] [--port 8000]   # a classroom JupyterHub on this machine
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
 pyproject.toml has not changed since the last one.
@@ -41,8 +47,11 @@ def run(cmd: list[str | Path], **kw) -> int:
     return subprocess.call([str(c) for c in cmd], **kw)
 
 
-def ensure_env(extras: str = "") -> Path:
-    """Create .venv if needed and install nvcourse (editable) with the given extras."""
+def ensure_env(extras: str = "", wheelhouse: Path | None = None) -> Path:
+    """Create .venv if needed and install nvcourse (editable) with the given extras.
+
+    With ``wheelhouse``, pip installs from that folder only (``--no-index``): a room without network.
+    """
     py = venv_python()
     if not py.exists():
         say(f"creating virtual environment in {VENV}")
@@ -50,8 +59,9 @@ def ensure_env(extras: str = "") -> Path:
     spec = f".[{extras}]" if extras else "."
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + spec.encode()).hexdigest()
     marker = VENV / ".nvcourse-install"
+    offline = ["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else []
     if not marker.exists() or marker.read_text() != digest:
-        rc = run([py, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", spec], cwd=ROOT)
+        rc = run([py, "-m", "pip", "install", "--disable-pip-version-check", "-q", *offline, "-e", spec], cwd=ROOT)
         if rc != 0:
             sys.exit(f"[tasks] pip install failed (exit {rc})")
         marker.write_text(digest)
@@ -120,13 +130,31 @@ def ensure_engines(py: Path) -> None:
 
 
 def cmd_lab(args: list[str]) -> int:
-    py = ensure_env()
+    wheelhouse = None
+    if "--offline" in args:
+        i = args.index("--offline")
+        if i + 1 >= len(args) or not Path(args[i + 1]).is_dir():
+            say("lab --offline needs the wheelhouse folder: python3 tasks.py lab --offline DIR")
+            return 2
+        wheelhouse = Path(args[i + 1]).resolve()
+        args = args[:i] + args[i + 2:]
+    py = ensure_env(wheelhouse=wheelhouse)
     return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
 
 
 def cmd_lint(args: list[str]) -> int:
     py = ensure_env("test")
     return run([py, "-m", "ruff", "check", ".", *args], cwd=ROOT)
+
+
+def cmd_hub(args: list[str]) -> int:
+    py = ensure_env("hub")
+    return run([py, "-m", "nvcourse.devtools.hub", *args], cwd=ROOT)
+
+
+def cmd_wheelhouse(args: list[str]) -> int:
+    # Standard library only: runs with this Python, before any virtual environment exists.
+    return run([sys.executable, ROOT / "nvcourse" / "devtools" / "wheelhouse.py", *args], cwd=ROOT)
 
 
 def cmd_test(args: list[str]) -> int:
@@ -164,8 +192,27 @@ def cmd_latency(args: list[str]) -> int:
     return run([py, "benchmarks/widget_latency.py", *args], cwd=ROOT)
 
 
+def cmd_release(args: list[str]) -> int:
+    py = ensure_env()
+    return run([py, "-m", "nvcourse.devtools.release", *args], cwd=ROOT)
+
+
+def cmd_slides(args: list[str]) -> int:
+    py = ensure_env("test")
+    return run([py, "-m", "nvcourse.devtools.slides", *args], cwd=ROOT)
+
+
+def cmd_handouts(args: list[str]) -> int:
+    py = ensure_env("test")
+    chromium = ensure_chromium()
+    env = {**os.environ, **({"NVCOURSE_CHROMIUM": chromium} if chromium else {})}
+    return run([py, "-m", "nvcourse.devtools.handouts", *args], cwd=ROOT, env=env)
+
+
 COMMANDS = {"lab": cmd_lab, "test": cmd_test, "lint": cmd_lint, "execute": cmd_execute, "exercises": cmd_exercises,
-            "budget": cmd_budget, "latency": cmd_latency}
+            "budget": cmd_budget, "latency": cmd_latency, "release": cmd_release,
+            "slides": cmd_slides, "handouts": cmd_handouts,
+            "wheelhouse": cmd_wheelhouse, "hub": cmd_hub}
 
 
 def main(argv: list[str]) -> int:

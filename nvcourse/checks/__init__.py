@@ -14,6 +14,7 @@ seeded random inputs — never from typed-in numbers.
 
 from __future__ import annotations
 
+from . import quiz  # noqa: F401  (registers the misconceptions quiz questions)
 from ._answers import Question, answer, expected_answer, questions
 from ._core import Result
 from .ch01 import dp_bytes_per_step, min_gpus, model_state_bytes

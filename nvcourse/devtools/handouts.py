@@ -1,0 +1,136 @@
+"""Print each chapter and the misconceptions quiz to PDF through Chromium: handouts for a room.
+
+    python3 tasks.py handouts [--out DIR] [NOTEBOOK ...]   # default: every chapter + the quiz, artifacts/handouts/
+
+Each notebook is turned into HTML without its code (prose, figures, tables, stored Dashboard pictures),
+with MathJax served locally (see :mod:`offline_web`), then printed to A4 by headless Chromium once the
+formulas are typeset. The quiz is printed from ``exercises/`` (no answers in it).
+
+Exit status: 0; 2 for a notebook that does not exist; 1 when Chromium, npm or nbconvert fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import nbformat
+
+from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+DEFAULT_OUT = ROOT / "artifacts" / "handouts"
+QUIZ = ROOT / "exercises" / "quiz_misconceptions_exercises.ipynb"
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+# MathJax 2 has typeset the page when its queue is empty and its startup promise has run.
+MATHJAX_DONE = "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0)"
+
+
+class HandoutError(RuntimeError):
+    """Chromium or Playwright is missing, or printing failed (exit status 1)."""
+
+
+def find_chromium() -> str | None:
+    """The browser executable: ``NVCOURSE_CHROMIUM``, Debian's paths, then ``PATH``."""
+    for path in (os.environ.get("NVCOURSE_CHROMIUM"), *CHROMIUM_CANDIDATES):
+        if path and Path(path).exists():
+            return path
+    return shutil.which("chromium")
+
+
+def default_notebooks(root: Path = ROOT) -> list[Path]:
+    quiz = [QUIZ] if QUIZ.is_file() else []
+    return sorted((root / "notebooks").glob("[0-9]*.ipynb")) + quiz
+
+
+def handout_html(notebook: Path, out_dir: Path, modules: Path) -> Path:
+    """Write the printable HTML of ``notebook`` into ``out_dir``; returns its path."""
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(notebook, as_version=4)
+    # Code is not printed, so a code cell without output would print as an empty box (a blank last page).
+    nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]
+    exporter = HTMLExporter(template_name="nvcourse_handout", extra_template_basedirs=[str(TEMPLATES)],
+                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                            embed_images=True, **{k: v for k, v in exporter_urls(modules, out_dir).items()
+                                                  if k != "reveal_url_prefix"})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
+    page = out_dir / f"{notebook.stem}.html"
+    page.write_text(body, encoding="utf-8")
+    return page
+
+
+def _print_pages(pages: list[Path], chromium: str) -> list[Path]:
+    from playwright.sync_api import sync_playwright
+
+    pdfs = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            # Offline by construction: a handout never needs the network, so any request outside file: fails.
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
+            for html_page in pages:
+                page.goto(html_page.resolve().as_uri())
+                page.wait_for_function(MATHJAX_DONE, timeout=60_000)
+                pdf = html_page.with_suffix(".pdf")
+                page.pdf(path=str(pdf), format="A4", print_background=True,
+                         margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+                pdfs.append(pdf)
+        finally:
+            browser.close()
+    return pdfs
+
+
+def print_pdfs(pages: list[Path], chromium: str) -> list[Path]:
+    """Print ``pages`` to PDFs beside them. Runs Playwright in a thread of its own, because its sync API
+    refuses to start inside a running asyncio loop (a Jupyter kernel, pytest with an async plugin)."""
+    result: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            result["pdfs"] = _print_pages(pages, chromium)
+        except Exception as exc:  # noqa: BLE001 - reported as one line by the caller
+            result["error"] = exc
+
+    thread = threading.Thread(target=work, name="nvcourse-handouts")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise HandoutError(f"printing with Chromium failed: {result['error']}".splitlines()[0])
+    return result["pdfs"]  # type: ignore[return-value]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tasks.py handouts", description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to print (default: chapters + quiz)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: artifacts/handouts)")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or default_notebooks()
+    missing = [str(p) for p in notebooks if not p.is_file()]
+    if missing:
+        print(f"handouts: error: no such notebook: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    chromium = find_chromium()
+    if chromium is None:
+        print("handouts: error: Chromium not found (apt-get install chromium, or set NVCOURSE_CHROMIUM)",
+              file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        modules = ensure_assets(args.out)
+        pdfs = print_pdfs([handout_html(nb, args.out, modules) for nb in notebooks], chromium)
+    except (OfflineAssetsError, HandoutError, OSError, ValueError) as exc:
+        print(f"handouts: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"handouts: {len(pdfs)} PDFs in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
