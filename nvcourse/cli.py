@@ -63,11 +63,17 @@ _FEATURE_MODULES = (
 )
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters (a stray CR, a tab, a line separator in an argument) escaped, so a
+    message stays one line on the terminal."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block) and exit status 2; sub-parsers inherit it."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -191,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
             except (OSError, ValueError):
                 pass
-            sys.stderr.write(f"nvcourse: {'' if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else 'error: '}{message}\n")
+            prefix = "" if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else "error: "
+            sys.stderr.write(f"nvcourse: {prefix}{printable(message)}\n")
             sys.stderr.flush()
             raise SystemExit(code) from None
 

@@ -362,11 +362,20 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
 
 def read_topo(path: str | Path, **kwargs) -> TopoResult:
     """Parse a file (``'-'`` reads standard input). Keyword arguments go to :func:`parse_topo`."""
-    if str(path) == "-":
-        import sys
+    try:
+        if str(path) == "-":
+            import sys
 
-        return parse_topo(sys.stdin.read(), **kwargs)
-    return parse_topo(Path(path).read_text(encoding="utf-8"), **kwargs)
+            text = sys.stdin.read()
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+    except (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError) as exc:
+        raise ValueError(f"FILE {str(path)!r}: {exc.strerror or type(exc).__name__}; give a file with the output "
+                         "of `nvidia-smi topo -m`, or - for standard input") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"FILE {path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
+                         f"{exc.start}); give the text printed by `nvidia-smi topo -m`") from None
+    return parse_topo(text, **kwargs)
 
 
 def example_files() -> dict[str, Path]:
