@@ -18,8 +18,8 @@ Errors and exit statuses (any sub-command, present or later; the classes are in 
   timeout, an engine missing — or any unexpected exception); **2** bad usage or input (argparse errors,
   :class:`~nvcourse.errors.UsageError`, ``ValueError``, ``KeyError``, a missing or unreadable file, and
   :class:`~nvcourse.errors.ResourceError` when a request does not fit in RAM or /dev/shm);
-  **130** Ctrl-C (SIGINT); **143** SIGTERM (raised as :class:`~nvcourse.errors.Terminated`, a
-  ``KeyboardInterrupt``, so every clean-up path runs).
+  **130** Ctrl-C (SIGINT, honoured even when the shell started the command with SIGINT ignored); **143**
+  SIGTERM (raised as :class:`~nvcourse.errors.Terminated`, a ``KeyboardInterrupt``, so every clean-up path runs).
 * The report is one line on stderr, ``nvcourse: error: <message>`` (``nvcourse: interrupted ...`` after
   a signal); ``--debug`` (before or after the sub-command) or ``NVCOURSE_DEBUG=1`` adds the traceback.
 * A sub-command handler returns its status (``0``/``None``, or ``1`` when e.g. a verification
@@ -149,7 +149,10 @@ def classify(exc: BaseException) -> tuple[int, str]:
 
 @contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """While active (main thread only), SIGTERM raises :class:`~nvcourse.errors.Terminated` so clean-up runs."""
+    """While active (main thread only), SIGTERM raises :class:`~nvcourse.errors.Terminated` so clean-up runs,
+    and Ctrl-C raises KeyboardInterrupt even when SIGINT was inherited as ignored: a shell script's background
+    job (`cmd &` without job control), nohup'ed or harness-started commands get SIGINT ignored, and
+    `nvcourse bench` then ran to its last size after Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -158,10 +161,15 @@ def sigterm_raises() -> Iterator[None]:
         raise Terminated()
 
     old = signal.signal(signal.SIGTERM, _raise)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+        if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
+            signal.signal(signal.SIGINT, old_int)
 
 
 def _quiet_stdout() -> None:
