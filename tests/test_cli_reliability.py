@@ -234,3 +234,50 @@ def test_engine_missing_is_exit_1(monkeypatch, capsys):
         cli.main(["bench", "allreduce", "--backend", "mpi", "--procs", "2", "--bytes", "4KiB"])
     assert info.value.code == 1
     assert "mpi4py" in one_line(capsys.readouterr().err)
+
+
+# -- a real Jupyter kernel interrupt during a demo ---------------------------------------------------
+@pytest.mark.skipif(not POSIX, reason="kernel interrupts are signals")
+def test_jupyter_kernel_interrupt_keeps_the_group_usable():
+    jc = pytest.importorskip("jupyter_client")
+    km = jc.KernelManager(kernel_name="python3")
+    km.start_kernel(env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=120)
+
+        def execute(code, interrupt_after=None):
+            msg_id = kc.execute(code)
+            if interrupt_after is not None:
+                time.sleep(interrupt_after)
+                km.interrupt_kernel()  # what the notebook's stop button does
+            outputs = []
+            while True:
+                msg = kc.get_iopub_msg(timeout=120)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "stream":
+                    outputs.append(msg["content"]["text"])
+                if msg["msg_type"] == "error":
+                    outputs.append("ERROR " + msg["content"]["ename"])
+                if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                    return "".join(outputs)
+
+        out = execute("from nvcourse.collectives import ProcessGroup, LinkEmulation\n"
+                      "pg = ProcessGroup(3, timeout_s=60)\nprint(pg.name_prefix, *pg.pids)")
+        prefix, *pids = out.split()
+        out = execute("pg.run('allreduce', 4096, algo='ring', iters=1000, emulation=LinkEmulation(latency_s=0.05))",
+                      interrupt_after=2.0)
+        assert "ERROR KeyboardInterrupt" in out
+        out = execute("r = pg.run('allreduce', '1MiB', algo='ring', iters=3); print(pg.closed, r.correct)")
+        assert out.split() == ["False", "True"]
+        execute("pg.close()")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (any(Path(f"/proc/{p}").exists() for p in pids)
+                                           or (LINUX_SHM and list(Path("/dev/shm").glob(prefix + "*")))):
+        time.sleep(0.2)
+    assert not (LINUX_SHM and list(Path("/dev/shm").glob(prefix + "*")))
