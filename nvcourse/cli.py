@@ -161,6 +161,10 @@ def sigterm_raises() -> Iterator[None]:
         raise Terminated()
 
     old = signal.signal(signal.SIGTERM, _raise)
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where a stuck command is (all threads' stacks)
+        import faulthandler
+
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -185,30 +189,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one sub-command and return its status; on an error print one line and raise ``SystemExit`` with
     the status of the module docstring (as argparse does for usage errors)."""
     debug = debug_requested(argv)
-    with sigterm_raises():
-        try:
+    try:
+        with sigterm_raises():
             parser = build_parser()
             args = parser.parse_args(argv)
             debug = debug or bool(getattr(args, "debug", False))
             handler: Callable[[argparse.Namespace], int] = args.handler
             return int(handler(args) or 0)
-        except SystemExit:  # argparse (--help, --version, usage errors) and explicit exits
-            raise
-        except BrokenPipeError:  # e.g. `nvcourse systems | head`
-            _quiet_stdout()
-            return 0
-        except BaseException as exc:
-            code, message = classify(exc)
-            if debug:
-                traceback.print_exc()
-            try:
-                sys.stdout.flush()
-            except (OSError, ValueError):
-                pass
-            prefix = "" if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else "error: "
-            sys.stderr.write(f"nvcourse: {prefix}{printable(message)}\n")
-            sys.stderr.flush()
-            raise SystemExit(code) from None
+    except SystemExit:  # argparse (--help, --version, usage errors) and explicit exits
+        raise
+    except BrokenPipeError:  # e.g. `nvcourse systems | head`
+        _quiet_stdout()
+        return 0
+    except BaseException as exc:
+        code, message = classify(exc)
+        if debug:
+            traceback.print_exc()
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        prefix = "" if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else "error: "
+        sys.stderr.write(f"nvcourse: {prefix}{printable(message)}\n")
+        sys.stderr.flush()
+        raise SystemExit(code) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

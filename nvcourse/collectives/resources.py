@@ -142,14 +142,15 @@ def start_blocking_signals(proc) -> None:
     a Ctrl-C to the terminal's process group then cannot kill a worker mid-import (with a
     traceback); the worker ignores SIGINT once running. The parent gets a pending signal right after."""
     mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # Windows
-        proc.start()
-        return
-    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        proc.start()
-    finally:
-        mask(signal.SIG_SETMASK, old)
+    with signals_deferred():  # an interrupt inside start() (after the spawn, before the child got its
+        if mask is None:      # preparation data) made the child print "EOFError: Ran out of input"
+            proc.start()
+            return
+        old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            proc.start()
+        finally:
+            mask(signal.SIG_SETMASK, old)
 
 
 def segment_capacity(nbytes: int) -> int:
