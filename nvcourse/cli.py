@@ -164,7 +164,10 @@ def sigterm_raises() -> Iterator[None]:
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where a stuck command is (all threads' stacks)
         import faulthandler
 
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        try:  # to the real stderr: under a test's capture sys.stderr has no file descriptor
+            faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+        except (ValueError, OSError, AttributeError, RuntimeError):
+            pass
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
         signal.signal(signal.SIGINT, signal.default_int_handler)
