@@ -88,6 +88,11 @@ def run(n: int = 8, timeout_s: float = 1800.0) -> dict:
     errors = []
     for i, p in enumerate(procs):
         if p.poll() is None:
+            for pid in _descendants({p.pid}):  # its kernel and the kernel's workers
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
             p.kill()
             errors.append(f"kernel {i}: still running after {timeout_s:g} s")
         _, err = p.communicate()
@@ -112,9 +117,10 @@ def run(n: int = 8, timeout_s: float = 1800.0) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=8, help="kernels at once (default 8)")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before a kernel counts as stuck")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
-    r = run(a.n)
+    r = run(a.n, a.timeout)
     w = [x for x in r["wall_s"] if x == x]
     print(f"{r['kernels']} kernels on {r['cpus']} CPUs: wall per kernel median {statistics.median(w):.0f} s, "
           f"min {min(w):.0f} s, max {max(w):.0f} s (all {time.monotonic() - t0:.0f} s); load after {r['load']}")
