@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import unittest.mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +31,8 @@ counts = st.one_of(st.integers(-5, 70).map(str), numbers, junk)
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            unittest.mock.patch("sys.stdin", io.StringIO("")):  # `topo -` reads an empty paste
         try:
             code = cli.main(argv)
         except SystemExit as exc:

@@ -372,9 +372,11 @@ def read_topo(path: str | Path, **kwargs) -> TopoResult:
     except (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError) as exc:
         raise ValueError(f"FILE {str(path)!r}: {exc.strerror or type(exc).__name__}; give a file with the output "
                          "of `nvidia-smi topo -m`, or - for standard input") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"FILE {path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
-                         f"{exc.start}); give the text printed by `nvidia-smi topo -m`") from None
+    except ValueError as exc:  # a path with a NUL byte
+        if isinstance(exc, UnicodeDecodeError):
+            raise ValueError(f"FILE {path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
+                             f"{exc.start}); give the text printed by `nvidia-smi topo -m`") from None
+        raise ValueError(f"FILE {str(path)!r}: not a usable file name ({exc})") from None
     return parse_topo(text, **kwargs)
 
 
