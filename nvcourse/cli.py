@@ -9,9 +9,21 @@ Sub-commands (a stable interface; see README "Command line"):
 * ``nvcourse bench ...`` — nccl-tests-style measurement on CPU processes (``nvcourse.collectives``);
 * ``nvcourse topo FILE`` — read ``nvidia-smi topo -m`` output (``nvcourse.topology``).
 
-Bad input exits with status 2 and a one-line message naming the parameter and what is allowed, never a
-traceback. Each feature module registers its own sub-command through a ``register(subparsers)``
-function so that this file stays a thin dispatcher.
+Each feature module registers its own sub-command through a ``register(subparsers)`` function so that
+this file stays a thin dispatcher; it also handles every sub-command's errors the same way.
+
+Errors and exit statuses (any sub-command, present or later; the classes are in :mod:`nvcourse.errors`):
+
+* **0** success; **1** a runtime failure (:class:`~nvcourse.errors.RuntimeFailure` — a worker died, a
+  timeout, an engine missing — or any unexpected exception); **2** bad usage or input (argparse errors,
+  :class:`~nvcourse.errors.UsageError`, ``ValueError``, ``KeyError``, a missing or unreadable file, and
+  :class:`~nvcourse.errors.ResourceError` when a request does not fit in RAM or /dev/shm);
+  **130** Ctrl-C (SIGINT, honoured even when the shell started the command with SIGINT ignored); **143**
+  SIGTERM (raised as :class:`~nvcourse.errors.Terminated`, a ``KeyboardInterrupt``, so every clean-up path runs).
+* The report is one line on stderr, ``nvcourse: error: <message>`` (``nvcourse: interrupted ...`` after
+  a signal); ``--debug`` (before or after the sub-command) or ``NVCOURSE_DEBUG=1`` adds the traceback.
+* A sub-command handler returns its status (``0``/``None``, or ``1`` when e.g. a verification
+  failed) and raises for everything else; it never calls ``sys.exit`` with a traceback-bearing error.
 """
 
 from __future__ import annotations
@@ -19,10 +31,26 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from . import __version__
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPT,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    NvcourseError,
+    Terminated,
+    UsageError,
+)
+
+__all__ = ["main", "build_parser", "print_json", "UsageError", "debug_requested"]
 
 # Modules that contribute sub-commands with `register(subparsers) -> None`. A module that does not
 # exist yet (a chapter still being written) is skipped, so the command line never breaks on it.
@@ -37,16 +65,28 @@ _FEATURE_MODULES = (
 )
 
 
-class UsageError(ValueError):
-    """Bad command-line input: reported as ``nvcourse: error: ...`` with exit status 2."""
+def printable(text: str) -> str:
+    """``text`` with control characters (a stray CR, a tab, a line separator in an argument) escaped, so a
+    message stays one line on the terminal."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block) and exit status 2; sub-parsers inherit it."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nvcourse",
         description="How GPUs talk to each other: catalog, cost models, CPU collectives and topology tools.",
+        epilog="Exit status: 0 ok, 1 runtime failure, 2 bad input, 130 Ctrl-C, 143 SIGTERM. "
+        "--debug or NVCOURSE_DEBUG=1 shows tracebacks.",
     )
     parser.add_argument("--version", action="version", version=f"nvcourse {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _FEATURE_MODULES:
@@ -57,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    for p in sub.choices.values():  # `nvcourse bench ... --debug` works too, for every sub-command
+        try:
+            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                           help="show the traceback of an error")
+        except argparse.ArgumentError:  # a sub-command that defines its own --debug keeps it
+            pass
     return parser
 
 
@@ -66,20 +112,112 @@ def print_json(obj: object) -> None:
     sys.stdout.write("\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.handler
+def debug_requested(argv: Sequence[str] | None = None) -> bool:
+    """True when ``NVCOURSE_DEBUG`` is set to something other than ``0``/empty, or ``--debug`` is in argv."""
+    env = os.environ.get("NVCOURSE_DEBUG", "").strip().lower()
+    if env not in ("", "0", "false", "no", "off"):
+        return True
+    return "--debug" in (sys.argv[1:] if argv is None else list(argv))
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    return lines[0] + (" (more with --debug)" if len(lines) > 1 else "")
+
+
+def classify(exc: BaseException) -> tuple[int, str]:
+    """``(exit status, one-line message)`` for an exception that escaped a sub-command."""
+    if isinstance(exc, KeyboardInterrupt):
+        terminated = isinstance(exc, Terminated)
+        what = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+        detail = _first_line(exc.args[0]) if exc.args else ""
+        return (EXIT_TERMINATED if terminated else EXIT_INTERRUPT), f"{what}{': ' + detail if detail else ''}"
+    if isinstance(exc, NvcourseError):
+        return exc.exit_code, _first_line(str(exc)) or type(exc).__name__
+    if isinstance(exc, KeyError):
+        return EXIT_USAGE, _first_line(str(exc.args[0]) if exc.args else "missing key")
+    if isinstance(exc, (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
+        if isinstance(exc, OSError) and exc.filename is not None:
+            return EXIT_USAGE, f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+        return EXIT_USAGE, _first_line(str(exc)) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return EXIT_FAILURE, "out of memory; try a smaller size"
+    if isinstance(exc, (OSError, RuntimeError, TimeoutError)):
+        return EXIT_FAILURE, _first_line(f"{type(exc).__name__}: {exc}")
+    return EXIT_FAILURE, _first_line(f"internal error {type(exc).__name__}: {exc}; please report it with --debug")
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While active (main thread only), SIGTERM raises :class:`~nvcourse.errors.Terminated` so clean-up runs,
+    and Ctrl-C raises KeyboardInterrupt even when SIGINT was inherited as ignored: a shell script's background
+    job (`cmd &` without job control), nohup'ed or harness-started commands get SIGINT ignored, and
+    `nvcourse bench` then ran to its last size after Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where a stuck command is (all threads' stacks)
+        import faulthandler
+
+        try:  # to the real stderr: under a test's capture sys.stderr has no file descriptor
+            faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+        except (ValueError, OSError, AttributeError, RuntimeError):
+            pass
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return int(handler(args) or 0)
-    except (ValueError, KeyError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        parser.exit(2, f"nvcourse: error: {message}\n")
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        if old_int is signal.SIG_IGN or old_int is signal.SIG_DFL:
+            signal.signal(signal.SIGINT, old_int)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so that the interpreter's final flush is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one sub-command and return its status; on an error print one line and raise ``SystemExit`` with
+    the status of the module docstring (as argparse does for usage errors)."""
+    debug = debug_requested(argv)
+    try:
+        with sigterm_raises():
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            debug = debug or bool(getattr(args, "debug", False))
+            handler: Callable[[argparse.Namespace], int] = args.handler
+            return int(handler(args) or 0)
+    except SystemExit:  # argparse (--help, --version, usage errors) and explicit exits
+        raise
     except BrokenPipeError:  # e.g. `nvcourse systems | head`
+        _quiet_stdout()
         return 0
-    except KeyboardInterrupt:
-        parser.exit(130, "nvcourse: interrupted\n")
-    return 0
+    except BaseException as exc:
+        code, message = classify(exc)
+        if debug:
+            traceback.print_exc()
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        prefix = "" if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else "error: "
+        sys.stderr.write(f"nvcourse: {prefix}{printable(message)}\n")
+        sys.stderr.flush()
+        raise SystemExit(code) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -91,6 +91,8 @@ class Worker:
             if n == SPINS_BEFORE_YIELD:
                 t_start = t_check = time.perf_counter()
             if n & 15 == 0:
+                if ctl[ABORT]:  # one memory read: an interrupt is seen within microseconds of a long wait
+                    raise Aborted("abort flag raised by the parent")
                 now = time.perf_counter()
                 if now - t_check > CHECK_EVERY_S:
                     t_check = now
@@ -191,6 +193,8 @@ class Worker:
         perf = time.perf_counter
         add, copyto = np.add, np.copyto
         for s, (deps, compiled, rbytes) in enumerate(prog):
+            if ctl[ABORT]:  # checked at every step too: with short waits (emulated links) wait_ge may never look
+                raise Aborted("abort flag raised by the parent")
             if fault is not None and fault[1] == s:
                 inject(fault[2])
             for slot, k in deps:
@@ -220,7 +224,9 @@ class Worker:
                     if left <= 0:
                         break
                     if left > 2e-3:  # sleeps overshoot by ~0.1-1 ms on a busy VM: finish by yielding
-                        time.sleep(left - 1e-3)
+                        time.sleep(min(left - 1e-3, CHECK_EVERY_S))
+                        if left > CHECK_EVERY_S:  # a slow emulated link must not delay an interrupt
+                            self._check()
                     else:
                         _yield()
             ctl[my_slot] = base + s + 1
@@ -260,6 +266,8 @@ def inject(kind: str) -> None:
 def main(rank: int, nprocs: int, ctl_name: str, conn, parent_pid: int) -> None:
     """Entry point of a worker: serve commands until "stop", EOF on the pipe, or the parent's death."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt means
+    if hasattr(signal, "pthread_sigmask"):  # started with both blocked (resources.start_blocking_signals)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     w = Worker(rank, nprocs, ctl_name, parent_pid)
     conn.send(("ready", os.getpid()))
     try:
@@ -280,6 +288,9 @@ def main(rank: int, nprocs: int, ctl_name: str, conn, parent_pid: int) -> None:
                     reply = ("ok", w.run(msg[1]))
                 elif cmd == "barrier":
                     w.barrier()
+                    reply = ("ok", None)
+                elif cmd == "reset":  # after an interrupted call the parent zeroed the control block
+                    w.steps_done = w.epoch = 0
                     reply = ("ok", None)
                 else:
                     reply = ("err", f"unknown command {cmd!r}")

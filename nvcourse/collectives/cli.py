@@ -8,6 +8,13 @@ slowest rank), algbw = size / time and busbw = algbw × factor (2(n-1)/n allredu
 reducescatter and allgather, 1 broadcast), in GB/s = 1e9 B/s, and #wrong (elements that differ from
 numpy's answer). ``--json`` prints a list of rows with keys ``op, algo, backend, procs, bytes, count,
 dtype, time_s, algbw_GBps, busbw_GBps, correct, wrong, iters``.
+
+Failures: exit 2 for bad arguments and for a size that does not fit in RAM or /dev/shm (checked before
+anything is allocated; the message gives the numbers and how to raise the limit), 1 when a worker dies
+or times out or an engine is missing (see :mod:`nvcourse.cli`). Ctrl-C or SIGTERM stop the run within
+about a second: workers ended, shared memory unlinked, the rows of the sizes already finished printed
+(the table is printed row by row; ``--json`` prints the finished rows), then one line saying so and exit
+status 130 (143 after SIGTERM).
 """
 
 from __future__ import annotations
@@ -25,12 +32,14 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "bench",
         help="measure a collective on CPU processes (nccl-tests style)",
-        description="Measure a collective on N CPU processes: shared memory (our algorithms), torch.distributed or MPI.",
+        description="Measure a collective on N CPU processes: shared memory (our algorithms), torch.distributed "
+        "or MPI.",
     )
     p.add_argument("op", metavar="OP", help=f"one of {', '.join(_plan.OPERATIONS)}")
     p.add_argument("--procs", "-n", type=int, default=2, help="number of processes (default 2)")
     p.add_argument("--algo", default="auto", help=f"shm algorithm: {', '.join(_plan.ALGORITHMS)} or auto (default)")
-    p.add_argument("--bytes", "-b", dest="nbytes", default=None, help="message size S, e.g. 4096, 64KiB, 1GB (default 1MiB)")
+    p.add_argument("--bytes", "-b", dest="nbytes", default=None,
+                   help="message size S, e.g. 4096, 64KiB, 1GB (default 1MiB)")
     p.add_argument("--min-bytes", default=None, help="sweep from this size ...")
     p.add_argument("--max-bytes", default=None, help="... to this size")
     p.add_argument("--step-factor", "-f", type=int, default=2, help="sweep multiplier (default 2)")
@@ -84,9 +93,11 @@ def _check_common(args: argparse.Namespace) -> None:
         raise ValueError(f"timeout must be > 0 seconds; got {args.timeout}")
     if args.backend != "shm":
         if args.algo != "auto":
-            raise ValueError(f"algo is chosen by the engine for backend {args.backend}; omit --algo (got {args.algo!r})")
+            raise ValueError(f"algo is chosen by the engine for backend {args.backend}; omit --algo "
+                             f"(got {args.algo!r})")
         if args.emulate_latency or args.emulate_bandwidth:
-            raise ValueError(f"emulate-latency/emulate-bandwidth work with backend shm only; got backend {args.backend}")
+            raise ValueError(f"emulate-latency/emulate-bandwidth work with backend shm only; "
+                             f"got backend {args.backend}")
     elif args.algo != "auto":
         _plan.check_args(args.op, args.algo, args.procs, args.dtype)
 
@@ -97,31 +108,39 @@ def _emulation(args: argparse.Namespace):
     if args.emulate_latency is None and args.emulate_bandwidth is None:
         return None
     lat = parse_time(args.emulate_latency, what="emulate-latency") if args.emulate_latency is not None else 0.0
-    bw = parse_rate(args.emulate_bandwidth, what="emulate-bandwidth") if args.emulate_bandwidth is not None else float("inf")
+    bw = (parse_rate(args.emulate_bandwidth, what="emulate-bandwidth") if args.emulate_bandwidth is not None
+          else float("inf"))
     return LinkEmulation(latency_s=lat, bandwidth_Bps=bw)
 
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64"}
 
 
-def format_table(rows: list[dict], title: str) -> str:
-    lines = [
+def table_header(title: str) -> list[str]:
+    return [
         f"# {title}",
         "#",
         f"# {'size':>10} {'count':>12} {'type':>6} {'algo':>7} {'time':>10} {'algbw':>8} {'busbw':>8} {'#wrong':>7}",
         f"# {'(B)':>10} {'(elements)':>12} {'':>6} {'':>7} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8} {'':>7}",
     ]
-    for r in rows:
-        wrong = "N/A" if r["wrong"] is None else str(r["wrong"])
-        lines.append(
-            f"  {r['bytes']:>10} {r['count']:>12} {_TYPE_NAMES.get(r['dtype'], r['dtype']):>6} {r['algo']:>7} "
-            f"{r['time_s'] * 1e6:>10.2f} {r['algbw_GBps']:>8.3f} {r['busbw_GBps']:>8.3f} {wrong:>7}"
-        )
-    if rows:
-        lines.append(f"# Avg bus bandwidth : {sum(r['busbw_GBps'] for r in rows) / len(rows):.3f} GB/s")
-        bad = sum(1 for r in rows if r["correct"] is False)
-        lines.append(f"# Out of bounds values : {bad} {'OK' if not bad else 'FAILED'}")
-    return "\n".join(lines)
+
+
+def table_row(r: dict) -> str:
+    wrong = "N/A" if r["wrong"] is None else str(r["wrong"])
+    return (f"  {r['bytes']:>10} {r['count']:>12} {_TYPE_NAMES.get(r['dtype'], r['dtype']):>6} {r['algo']:>7} "
+            f"{r['time_s'] * 1e6:>10.2f} {r['algbw_GBps']:>8.3f} {r['busbw_GBps']:>8.3f} {wrong:>7}")
+
+
+def table_footer(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    bad = sum(1 for r in rows if r["correct"] is False)
+    return [f"# Avg bus bandwidth : {sum(r['busbw_GBps'] for r in rows) / len(rows):.3f} GB/s",
+            f"# Out of bounds values : {bad} {'OK' if not bad else 'FAILED'}"]
+
+
+def format_table(rows: list[dict], title: str) -> str:
+    return "\n".join([*table_header(title), *(table_row(r) for r in rows), *table_footer(rows)])
 
 
 class _Progress:
@@ -129,48 +148,114 @@ class _Progress:
         self.total, self.tty = total, sys.stderr.isatty()
 
     def __call__(self, done: int, nbytes: int) -> None:
-        if self.total < 2:
+        if self.total < 2 or not self.tty:  # on a terminal only: a log or a pipe gets the rows and errors alone
             return
         from ..units import format_size
 
         msg = f"bench: {done}/{self.total} sizes ({format_size(nbytes)})"
-        sys.stderr.write(("\r" + msg + ("\n" if done == self.total else "")) if self.tty else msg + "\n")
+        sys.stderr.write("\r" + msg + ("\n" if done == self.total else ""))
         sys.stderr.flush()
 
 
 def run_shm(op: str, sizes: list[int], procs: int, *, algo: str = "auto", iters: int = 20, warmup: int = 5,
             dtype: str = "float32", emulation=None, timeout_s: float = 10.0, verify: bool = True,
-            progress=None) -> list[dict]:
-    """Rows for each size with one :class:`ProcessGroup` (started once)."""
+            progress=None, rows: list[dict] | None = None, on_row=None) -> list[dict]:
+    """Rows for each size with one :class:`ProcessGroup` (started once). Each finished row is appended to
+    ``rows`` (when given, so a caller keeps them after an interrupt) and passed to ``on_row``."""
     from .group import ProcessGroup
 
-    rows = []
-    with ProcessGroup(procs, timeout_s=timeout_s, emulation=emulation) as pg:
+    rows = [] if rows is None else rows
+    with ProcessGroup(procs, timeout_s=timeout_s, emulation=emulation, recover_on_interrupt=False) as pg:
         for i, s in enumerate(sizes):
             res = pg.run(op, s, algo=algo, iters=iters, warmup=warmup, dtype=dtype, verify=verify)
             rows.append(res.row())
+            if on_row:
+                on_row(rows[-1])
             if progress:
                 progress(i + 1, s)
     return rows
+
+
+def check_memory(args: argparse.Namespace, sizes: list[int]) -> None:
+    """Exit-2 error before any worker starts when the largest size does not fit in RAM or /dev/shm."""
+    from ..units import format_size
+    from .resources import check_fits, memory_needed
+
+    s = max(sizes)
+    if args.backend == "shm":
+        shm, private = memory_needed(args.op, args.procs, s, algo=args.algo, dtype=args.dtype,
+                                     verify=not args.no_verify)
+    else:  # each engine process holds an input, an output and the expected answer
+        shm, private = 0, 3 * args.procs * s
+    param = "max-bytes" if args.min_bytes is not None or args.max_bytes is not None else "bytes"
+    check_fits(shm, private, f"{args.op} of {format_size(s)} on {args.procs} procs", param=param)
+
+
+def _title(args: argparse.Namespace, emulation) -> str:
+    from .group import DEFAULT_ALGO
+
+    algo = args.algo
+    if args.backend == "shm" and algo == "auto":
+        algo = DEFAULT_ALGO.get(args.op, algo)
+    elif args.backend != "shm":
+        algo = "gloo or nccl" if args.backend == "torch" else "mpi"
+    emu = ""
+    if emulation is not None:
+        emu = f", emulated link {emulation.latency_s * 1e6:g} us + {emulation.bandwidth_Bps / 1e9:g} GB/s"
+    return (f"nvcourse bench {args.op}: backend {args.backend}, algo {algo}, {args.procs} procs, "
+            f"{args.dtype}, iters {args.iters}, warmup {args.warmup}{emu}")
+
+
+def _emit(line: str) -> None:
+    print(line, flush=True)
 
 
 def handle(args: argparse.Namespace) -> int:
     _check_common(args)
     sizes = sizes_from(args)
     emulation = _emulation(args) if args.backend == "shm" else None
+    check_memory(args, sizes)
     progress = _Progress(len(sizes))
-    if args.backend == "shm":
-        rows = run_shm(args.op, sizes, args.procs, algo=args.algo, iters=args.iters, warmup=args.warmup,
-                       dtype=args.dtype, emulation=emulation, timeout_s=args.timeout,
-                       verify=not args.no_verify, progress=progress)
-    else:
-        from . import engines
+    rows: list[dict] = []
+    header_done = False
+    # The table is printed row by row, so an interrupt keeps what is finished; JSON and nccl-tests' format at the end.
+    streaming = not args.json and args.format == "table"
+    try:
+        if args.backend == "shm":
+            if streaming:
+                for line in table_header(_title(args, emulation)):
+                    _emit(line)
+                header_done = True
+            run_shm(args.op, sizes, args.procs, algo=args.algo, iters=args.iters, warmup=args.warmup,
+                    dtype=args.dtype, emulation=emulation, timeout_s=args.timeout, verify=not args.no_verify,
+                    progress=progress, rows=rows, on_row=(lambda r: _emit(table_row(r))) if streaming else None)
+        else:
+            from . import engines
 
-        fn = engines.run_torch if args.backend == "torch" else engines.run_mpi
-        rows = fn(args.op, sizes, args.procs, iters=args.iters, warmup=args.warmup, dtype=args.dtype,
-                  progress=len(sizes) > 1)
-        if rows is None:  # a non-zero rank under torchrun/mpirun: rank 0 prints
-            return 0
+            def on_row(row: dict) -> None:
+                nonlocal header_done
+                rows.append(row)
+                if streaming:
+                    if not header_done:
+                        for line in table_header(_title(args, emulation)):
+                            _emit(line)
+                        header_done = True
+                    _emit(table_row(row))
+
+            fn = engines.run_torch if args.backend == "torch" else engines.run_mpi
+            got = fn(args.op, sizes, args.procs, iters=args.iters, warmup=args.warmup, dtype=args.dtype,
+                     progress=len(sizes) > 1 and sys.stderr.isatty(), on_row=on_row)
+            if got is None:  # a non-zero rank under torchrun/mpirun: rank 0 prints
+                return 0
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: keep what finished, then one line (nvcourse.cli)
+        _print_rows(args, rows, emulation, header_done, footer=False)
+        raise type(exc)(f"bench stopped after {len(rows)} of {len(sizes)} sizes; workers ended, shared memory "
+                        f"removed{'; the rows above are complete' if rows else ''}") from None
+    _print_rows(args, rows, emulation, header_done, footer=True)
+    return 0 if all(r["correct"] is not False for r in rows) else 1
+
+
+def _print_rows(args: argparse.Namespace, rows: list[dict], emulation, header_done: bool, footer: bool) -> None:
     if args.json:
         from ..cli import print_json
 
@@ -180,12 +265,9 @@ def handle(args: argparse.Namespace) -> int:
 
         print(format_nccl_tests(rows, args.op, args.procs, iters=args.iters, warmup=args.warmup,
                                 factor=args.step_factor))
-    else:
-        algo = rows[0]["algo"] if rows else args.algo
-        emu = ""
-        if emulation is not None:
-            emu = f", emulated link {emulation.latency_s * 1e6:g} us + {emulation.bandwidth_Bps / 1e9:g} GB/s"
-        title = (f"nvcourse bench {args.op}: backend {args.backend}, algo {algo}, {args.procs} procs, "
-                 f"{args.dtype}, iters {args.iters}, warmup {args.warmup}{emu}")
-        print(format_table(rows, title))
-    return 0 if all(r["correct"] is not False for r in rows) else 1
+    elif header_done:
+        for line in table_footer(rows) if footer else []:
+            _emit(line)
+    elif rows or footer:
+        _emit(format_table(rows, _title(args, emulation)))
+    sys.stdout.flush()

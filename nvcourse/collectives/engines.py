@@ -1,9 +1,10 @@
 """The same measurement with real engines: torch.distributed (gloo on CPU, NCCL on GPUs) and MPI.
 
 Both are optional. :func:`run_torch` and :func:`run_mpi` return the same rows as
-:meth:`nvcourse.collectives.RunResult.row` and raise :class:`EngineUnavailable` (a ``ValueError``, so
-the command line prints one line and exits with status 2) with install instructions when the engine
-is missing.
+:meth:`nvcourse.collectives.RunResult.row` and raise :class:`EngineUnavailable` (a runtime failure:
+the command line prints one line and exits with status 1) with install instructions when the engine
+is missing, and :class:`nvcourse.errors.RuntimeFailure` when a rank fails. An interrupt (Ctrl-C,
+SIGTERM) ends every rank at once (the mpirun process group, the spawned torch processes) and is re-raised.
 
 Method (the same as the shared-memory group): per size, one verified call, ``warmup`` calls, then
 ``iters`` calls each preceded by a barrier; a call's time is the slowest rank's; the row's time is
@@ -31,17 +32,12 @@ import time
 
 import numpy as np
 
+from ..errors import RuntimeFailure
 from . import plan as _plan
+from .resources import start_blocking_signals
 
-__all__ = [
-    "EngineUnavailable",
-    "run_torch",
-    "run_mpi",
-    "torch_available",
-    "mpi_available",
-    "under_torchrun",
-    "under_mpirun",
-]
+__all__ = ["EngineUnavailable", "run_torch", "run_mpi", "torch_available", "mpi_available", "under_torchrun",
+           "under_mpirun"]
 
 TORCH_HINT = (
     "pip install nvcourse[torch] (CPU-only build: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
@@ -52,16 +48,20 @@ MPI_HINT = (
 )
 
 
-class EngineUnavailable(ValueError):
-    """The requested engine (torch, mpi4py, mpirun) is not installed; the message says how to install it."""
+class EngineUnavailable(RuntimeFailure, ValueError):
+    """The requested engine (torch, mpi4py, mpirun) is not installed; the message says how to install it.
+
+    Exit status 1 on the command line (a ``ValueError`` too, for callers that caught it as one)."""
 
 
 def torch_available() -> bool:
+    """True when PyTorch is installed; looked up without importing it (seconds, and a slow exit after)."""
+    from importlib.util import find_spec
+
     try:
-        import torch.distributed  # noqa: F401
-    except ImportError:
+        return find_spec("torch") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def mpi_available() -> bool:
@@ -101,8 +101,9 @@ def _inputs(op: str, p: int, rank: int, count: int, dtype: str):
     return x, np.zeros(n_out, dtype=dtype), exp.astype(dtype)
 
 
-def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum) -> list[dict]:
-    """Measure every size of ``spec``; ``call(x, y)`` runs one collective from x into y."""
+def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum, emit=None) -> list[dict]:
+    """Measure every size of ``spec``; ``call(x, y)`` runs one collective from x into y; rank 0 passes
+    each finished row to ``emit`` (so that an interrupted run keeps them)."""
     rows = []
     for op, nbytes in [(o, n) for o in spec["ops"] for n in spec["sizes"]]:
         spec = dict(spec, op=op)
@@ -134,6 +135,8 @@ def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum) -> list[
             "busbw_GBps": algbw * _plan.busbw_factor(spec["op"], p), "correct": wrong == 0, "wrong": wrong,
             "iters": len(times),
         })
+        if rank == 0 and emit is not None:
+            emit(rows[-1])
         if rank == 0 and spec.get("progress"):
             total = len(spec["sizes"]) * len(spec["ops"])
             print(f"bench: {spec['backend']} {len(rows)}/{total} sizes", file=sys.stderr, flush=True)
@@ -149,7 +152,7 @@ def _ops(op) -> list[str]:
 
 
 # -- torch.distributed ---------------------------------------------------------------------------
-def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[dict] | None:
+def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None, emit=None) -> list[dict] | None:
     import torch
     import torch.distributed as dist
 
@@ -195,7 +198,7 @@ def _torch_rank(rank: int, p: int, spec: dict, init_method: str | None) -> list[
     )
     try:
         try:
-            rows = _loop(rank, p, spec, call, dist.barrier, allmax, allsum)
+            rows = _loop(rank, p, spec, call, dist.barrier, allmax, allsum, emit)
         except RuntimeError as exc:  # e.g. an op the backend does not implement
             raise EngineUnavailable(f"torch.distributed ({backend}) cannot run {cur.get('op')}: {exc}") from exc
     finally:
@@ -218,6 +221,11 @@ def _loopback_listener(port: int) -> socket.socket:
 
 
 def _torch_spawned(rank: int, p: int, spec: dict, port: int, conn) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends every rank
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         if sys.platform.startswith("linux"):
             os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -226,7 +234,8 @@ def _torch_spawned(rank: int, p: int, spec: dict, port: int, conn) -> None:
         listener = _loopback_listener(port) if rank == 0 else None  # referenced until the end: it is the store's socket
         fd = listener.fileno() if listener else None
         store = dist.TCPStore("127.0.0.1", port, p, rank == 0, master_listen_fd=fd)
-        rows = _torch_rank(rank, p, dict(spec, store=store), f"tcp://127.0.0.1:{port}")
+        rows = _torch_rank(rank, p, dict(spec, store=store), f"tcp://127.0.0.1:{port}",
+                           lambda row: conn.send(("row", row)))
         conn.send(("ok", rows))
     except BaseException as exc:  # reported to the parent
         conn.send(("err", f"{type(exc).__name__}: {exc}"))
@@ -238,36 +247,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_torch(
-    op: str | list[str],
-    sizes: list[int],
-    procs: int,
-    *,
-    iters: int = 20,
-    warmup: int = 5,
-    dtype: str = "float32",
-    progress: bool = False,
-    timeout_s: float = 600.0,
-) -> list[dict] | None:
+def run_torch(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5,
+              dtype: str = "float32", progress: bool = False, timeout_s: float = 600.0,
+              on_row=None) -> list[dict] | None:
     """Measure ``op`` (one name or a list) with torch.distributed; rows on rank 0 (None on other ranks under
-    torchrun)."""
+    torchrun). ``on_row(row)`` is called as each size finishes."""
     if not torch_available():
         raise EngineUnavailable(f"backend 'torch' needs PyTorch, which is not installed: {TORCH_HINT}")
-    spec = {
-        "ops": _ops(op),
-        "sizes": list(sizes),
-        "iters": iters,
-        "warmup": warmup,
-        "dtype": dtype,
-        "progress": progress,
-    }
+    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype,
+            "progress": progress}
     if dtype == "float16":
         spec["allow_gpu"] = True
     if under_torchrun():
         world = int(os.environ["WORLD_SIZE"])
         if procs not in (None, world):
             raise ValueError(f"procs must equal torchrun's WORLD_SIZE={world}; got {procs}")
-        return _torch_rank(int(os.environ["RANK"]), world, spec, None)
+        return _torch_rank(int(os.environ["RANK"]), world, spec, None, on_row)
     import multiprocessing as mp
     from multiprocessing import connection
 
@@ -277,10 +272,11 @@ def run_torch(
     for r in range(procs):
         a, b = ctx.Pipe(duplex=False)
         pr = ctx.Process(target=_torch_spawned, args=(r, procs, spec, port, b), daemon=True)
-        pr.start()
+        start_blocking_signals(pr)
         b.close()
         pipes.append(a)
         procs_.append(pr)
+    finished = False
     try:
         results: dict[int, tuple] = {}
         deadline = time.monotonic() + timeout_s
@@ -289,28 +285,39 @@ def run_torch(
             for c in ready:
                 i = pipes.index(c)
                 try:
-                    results[i] = c.recv()
+                    msg = c.recv()
+                    if msg[0] == "row":  # rank 0 finished a size
+                        if on_row is not None:
+                            on_row(msg[1])
+                        continue
+                    results[i] = msg
                 except EOFError:
+                    procs_[i].join(0.5)
                     results[i] = ("err", f"rank {i} died with exit code {procs_[i].exitcode}")
+            if any(r[0] == "err" for r in results.values()):
+                break  # a failed rank leaves the others blocked in gloo: stop waiting for them
             if time.monotonic() > deadline:
-                raise RuntimeError(f"torch benchmark timed out after {timeout_s:g} s")
-        for i in range(procs):
+                raise RuntimeFailure(f"torch benchmark timed out after {timeout_s:g} s")
+        for i in sorted(results):
             if results[i][0] == "err":
                 msg = results[i][1]
                 if msg.startswith("EngineUnavailable: "):
                     raise EngineUnavailable(msg.split(": ", 1)[1])
-                raise RuntimeError(f"torch rank {i}: {msg}")
+                raise RuntimeFailure(f"torch rank {i}: {msg}")
+        finished = True
         return results[0][1]
-    finally:
+    finally:  # after success the ranks exit by themselves; after an error or an interrupt they are killed now
         for pr in procs_:
-            pr.join(5.0)
+            pr.join(5.0 if finished else 0.0)
+        for pr in procs_:
             if pr.exitcode is None:
                 pr.kill()
-                pr.join()
+        for pr in procs_:
+            pr.join(2.0)
 
 
 # -- MPI -----------------------------------------------------------------------------------------
-def _mpi_rank(spec: dict) -> list[dict] | None:
+def _mpi_rank(spec: dict, emit=None) -> list[dict] | None:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
@@ -335,7 +342,7 @@ def _mpi_rank(spec: dict) -> list[dict] | None:
         return out.tolist()
 
     spec = dict(spec, algo="mpi", backend="mpi", wrap=lambda a: a, unwrap=lambda a: a, sync=lambda: None)
-    rows = _loop(rank, p, spec, call, comm.Barrier, allmax, lambda v: comm.allreduce(v))
+    rows = _loop(rank, p, spec, call, comm.Barrier, allmax, lambda v: comm.allreduce(v), emit)
     return rows if rank == 0 else None
 
 
@@ -356,45 +363,70 @@ def mpirun_command(procs: int) -> list[str]:
     return cmd
 
 
-def run_mpi(
-    op: str | list[str],
-    sizes: list[int],
-    procs: int,
-    *,
-    iters: int = 20,
-    warmup: int = 5,
-    dtype: str = "float32",
-    progress: bool = False,
-    timeout_s: float = 600.0,
-) -> list[dict] | None:
-    """Measure ``op`` with MPI (mpi4py); under mpirun runs in place, otherwise launches mpirun."""
+def run_mpi(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 20, warmup: int = 5,
+            dtype: str = "float32", progress: bool = False, timeout_s: float = 600.0, on_row=None) -> list[dict] | None:
+    """Measure ``op`` with MPI (mpi4py); under mpirun runs in place, otherwise launches mpirun.
+    ``on_row(row)`` gets each finished size (after an interrupt: those mpirun had printed)."""
     if not mpi_available():
         raise EngineUnavailable(f"backend 'mpi' needs mpi4py and mpirun, which are not installed: {MPI_HINT}")
-    spec = {
-        "ops": _ops(op),
-        "sizes": list(sizes),
-        "iters": iters,
-        "warmup": warmup,
-        "dtype": dtype,
-        "progress": progress,
-    }
+    spec = {"ops": _ops(op), "sizes": list(sizes), "iters": iters, "warmup": warmup, "dtype": dtype,
+            "progress": progress}
     if under_mpirun():
-        return _mpi_rank(spec)
+        return _mpi_rank(spec, on_row)
     cmd = [*mpirun_command(procs), sys.executable, "-m", "nvcourse.collectives.engines", "mpi", json.dumps(spec)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    proc = _run_mpirun(cmd, timeout_s, on_row)
     if proc.returncode != 0:
-        raise RuntimeError(f"mpirun failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        raise RuntimeFailure(f"mpirun failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
     if progress and proc.stderr:
         sys.stderr.write(proc.stderr)
     for line in proc.stdout.splitlines():
         if line.startswith("NVCOURSE_ROWS "):
-            return json.loads(line[len("NVCOURSE_ROWS "):])
-    raise RuntimeError(f"mpirun printed no result: {proc.stdout.strip()[-2000:]}")
+            rows = json.loads(line[len("NVCOURSE_ROWS "):])
+            for row in rows if on_row is not None else []:
+                on_row(row)
+            return rows
+    raise RuntimeFailure(f"mpirun printed no result: {proc.stdout.strip()[-2000:]}")
+
+
+def _run_mpirun(cmd: list[str], timeout_s: float, on_row=None) -> subprocess.CompletedProcess:
+    """Run mpirun in its own process group, so that an interrupt or a timeout ends mpirun *and* its ranks:
+    SIGTERM to the group (mpirun forwards it), SIGKILL 0.5 s later for whatever is left."""
+    import signal
+
+    popen_kw = {"start_new_session": True} if os.name == "posix" else {}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_kw)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException as exc:
+        for sig, wait_s in ((getattr(signal, "SIGTERM", None), 0.5), (getattr(signal, "SIGKILL", None), 2.0)):
+            try:
+                if os.name == "posix" and sig is not None:
+                    os.killpg(proc.pid, sig)
+                else:
+                    proc.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.wait(wait_s)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # rows rank 0 finished before the interrupt ("NVCOURSE_ROW {json}" lines)
+            out = proc.communicate(timeout=1.0)[0] or ""
+        except (subprocess.TimeoutExpired, OSError, ValueError):
+            out = ""
+        for line in out.splitlines() if on_row is not None else []:
+            if line.startswith("NVCOURSE_ROW "):
+                on_row(json.loads(line[len("NVCOURSE_ROW "):]))
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise RuntimeFailure(f"mpirun timed out after {timeout_s:g} s") from None
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 if __name__ == "__main__":  # mpirun -n N python -m nvcourse.collectives.engines mpi SPEC
     if len(sys.argv) == 3 and sys.argv[1] == "mpi":
-        rows = _mpi_rank(json.loads(sys.argv[2]))
+        rows = _mpi_rank(json.loads(sys.argv[2]), lambda row: print("NVCOURSE_ROW " + json.dumps(row), flush=True))
         if rows is not None:
             print("NVCOURSE_ROWS " + json.dumps(rows), flush=True)
     else:

@@ -5,17 +5,27 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import secrets
-import statistics
 import time
 import weakref
-from dataclasses import dataclass, field
 from multiprocessing import connection, shared_memory
 
 import numpy as np
 
+from ..errors import RuntimeFailure, Terminated
+from ..units import format_size, parse_size
 from . import _worker
 from . import plan as _plan
 from .plan import OPERATIONS
+from .resources import (
+    Resources,
+    check_fits,
+    create_segment,
+    drop_segment,
+    segment_capacity,
+    signals_deferred,
+    start_blocking_signals,
+)
+from .results import Fault, LinkEmulation, RunResult, TraceEvent, emulation_tuple, expected_outputs, fill_inputs
 
 __all__ = [
     "ProcessGroup",
@@ -33,169 +43,15 @@ MAX_ITERS = 100_000
 _POLL_S = 0.05
 
 
-class CollectiveError(RuntimeError):
-    """A worker died, raised, or made no progress within the timeout. The group is closed afterwards."""
+#: Seconds an interrupted call waits for the workers to abandon it before the group is closed instead.
+RECOVER_S = 1.0
 
 
-@dataclass(frozen=True)
-class LinkEmulation:
-    """Make every step that touches a peer take at least ``latency_s + bytes / bandwidth_Bps``.
+class CollectiveError(RuntimeFailure):
+    """A worker died, raised, or made no progress within the timeout. The group is closed afterwards.
 
-    ``latency_s`` in seconds (per hop), ``bandwidth_Bps`` in bytes per second (per rank's link).
-    Real work still happens; the emulation only waits for the remainder (sleeping when it can).
+    A ``RuntimeError`` (via :class:`nvcourse.errors.RuntimeFailure`): the command line exits with status 1.
     """
-
-    latency_s: float = 0.0
-    bandwidth_Bps: float = float("inf")
-
-    def __post_init__(self) -> None:
-        if not (self.latency_s >= 0 and np.isfinite(self.latency_s)):
-            raise ValueError(f"latency_s must be a finite number >= 0 (seconds); got {self.latency_s!r}")
-        if not self.bandwidth_Bps > 0:
-            raise ValueError(f"bandwidth_Bps must be > 0 (bytes per second); got {self.bandwidth_Bps!r}")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """Fault injection: rank ``rank`` does ``action`` just before ``step`` of call number ``iteration``.
-
-    ``iteration`` counts every call of one ``run`` including warm-up ones, from 0. ``action``:
-    ``"kill"`` (SIGKILL itself), ``"exit"`` (exit code 3), ``"hang"`` (sleep forever: exercises the
-    timeout) or ``"raise"`` (a Python exception in the worker).
-    """
-
-    rank: int
-    step: int = 0
-    iteration: int = 0
-    action: str = "kill"
-
-    def __post_init__(self) -> None:
-        if self.action not in ("kill", "exit", "hang", "raise"):
-            raise ValueError(f"fault action must be one of kill, exit, hang, raise; got {self.action!r}")
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One action of one rank: ``start``/``end`` in seconds from the first event of the run.
-
-    ``peer`` is the rank whose buffer was read or written (-1: local only, -2: several peers);
-    ``chunk`` the algorithm's chunk index (-1: whole buffer); ``nbytes`` the bytes written.
-    """
-
-    rank: int
-    iteration: int
-    step: int
-    peer: int
-    chunk: int
-    nbytes: int
-    start: float
-    end: float
-
-
-@dataclass
-class RunResult:
-    """Outcome of :meth:`ProcessGroup.run`. Times in seconds, sizes in bytes, bandwidths in GB/s (1e9 B/s)."""
-
-    op: str
-    algo: str
-    procs: int
-    nbytes: int
-    count: int
-    dtype: str
-    times_s: list[float]  # per timed call: max over ranks
-    rank_times_s: list[list[float]]  # [call][rank]
-    correct: bool | None  # None when verify=False
-    wrong: int | None  # elements that differ from numpy's answer, all ranks together
-    trace: list[TraceEvent] = field(default_factory=list)
-    backend: str = "shm"
-
-    @property
-    def time_s(self) -> float:
-        """Median over calls of the slowest rank's time per call."""
-        return statistics.median(self.times_s)
-
-    @property
-    def algbw_GBps(self) -> float:
-        return self.nbytes / self.time_s / 1e9 if self.time_s > 0 else float("inf")
-
-    @property
-    def busbw_GBps(self) -> float:
-        return self.algbw_GBps * _plan.busbw_factor(self.op, self.procs) if self.op in OPERATIONS else self.algbw_GBps
-
-    def row(self) -> dict:
-        """The JSON row of ``nvcourse bench --json``."""
-        return {
-            "op": self.op,
-            "algo": self.algo,
-            "backend": self.backend,
-            "procs": self.procs,
-            "bytes": self.nbytes,
-            "count": self.count,
-            "dtype": self.dtype,
-            "time_s": self.time_s,
-            "algbw_GBps": self.algbw_GBps,
-            "busbw_GBps": self.busbw_GBps,
-            "correct": self.correct,
-            "wrong": self.wrong,
-            "iters": len(self.times_s),
-        }
-
-
-class _Resources:
-    """Everything that must be released; shared with the finalizer (which must not see the group)."""
-
-    def __init__(self) -> None:
-        self.procs: list = []
-        self.conns: list = []
-        self.segments: list[shared_memory.SharedMemory] = []
-
-    def release(self) -> None:
-        for c in self.conns:
-            try:
-                c.send(("stop",))
-            except Exception:
-                pass
-        deadline = time.monotonic() + 1.0
-        for p in self.procs:
-            p.join(max(0.0, deadline - time.monotonic()))
-        for p in self.procs:
-            if p.exitcode is None:
-                p.kill()
-        for p in self.procs:
-            p.join(2.0)
-        for c in self.conns:
-            try:
-                c.close()
-            except Exception:
-                pass
-        for seg in self.segments:
-            _drop_segment(seg)
-        self.procs, self.conns, self.segments = [], [], []
-
-
-def _drop_segment(seg: shared_memory.SharedMemory) -> None:
-    try:
-        seg.close()
-    except BufferError:  # numpy views still exist; the mapping goes with them, the name goes now
-        pass
-    except Exception:
-        pass
-    try:
-        seg.unlink()
-    except FileNotFoundError:
-        pass
-    except Exception:
-        pass
-
-
-def _emu_tuple(emulation: LinkEmulation | None) -> tuple[float, float] | None:
-    if emulation is None:
-        return None
-    if not isinstance(emulation, LinkEmulation):
-        raise ValueError(f"emulation must be a LinkEmulation or None; got {type(emulation).__name__}")
-    if emulation.latency_s == 0 and emulation.bandwidth_Bps == float("inf"):
-        return None
-    return (emulation.latency_s, emulation.bandwidth_Bps)
 
 
 class ProcessGroup:
@@ -207,7 +63,11 @@ class ProcessGroup:
 
     Workers are started with the "spawn" method (same behaviour on Linux, macOS, Windows and in
     Jupyter; a script must guard its top level with ``if __name__ == "__main__":``). They ignore
-    SIGINT; an interrupt or any error in the parent closes the group. A worker that dies, raises or
+    SIGINT. An interrupt (Ctrl-C, a notebook kernel's interrupt) during a call raises the caller's
+    ``KeyboardInterrupt`` within about a second: the workers abandon the call and the group stays
+    usable (``recover_on_interrupt=True``, the default) or is closed at once (False, what ``nvcourse
+    bench`` uses; also after SIGTERM, :class:`nvcourse.errors.Terminated`). Any other error in the
+    parent closes the group. A worker that dies, raises or
     makes no progress for ``timeout_s`` seconds makes :meth:`run` raise :class:`CollectiveError`, after
     which the group is closed (no process, no shared-memory segment left). Workers exit by themselves
     if the parent dies.
@@ -220,6 +80,7 @@ class ProcessGroup:
         timeout_s: float = 10.0,
         emulation: LinkEmulation | None = None,
         start_timeout_s: float = 60.0,
+        recover_on_interrupt: bool = True,
     ) -> None:
         if isinstance(nprocs, bool) or not isinstance(nprocs, int) or not 1 <= nprocs <= _plan.MAX_PROCS:
             raise ValueError(f"procs must be an integer from 1 to {_plan.MAX_PROCS}; got {nprocs!r}")
@@ -228,10 +89,14 @@ class ProcessGroup:
         self.nprocs = nprocs
         self.timeout_s = float(timeout_s)
         self.emulation = emulation
-        _emu_tuple(emulation)
-        #: Prefix of every shared-memory segment name of this group (unique per group).
-        self.name_prefix = "nvc" + secrets.token_hex(4)
-        self._res = _Resources()
+        self.recover_on_interrupt = bool(recover_on_interrupt)
+        emulation_tuple(emulation)
+        #: Prefix of every shared-memory segment name of this group: unique, and it names the owner's pid
+        #: (``nvc<pid>_<random>``) so a leak can be traced; at most 30 characters with its suffixes (macOS).
+        self.name_prefix = f"nvc{os.getpid()}_{secrets.token_hex(3)}"
+        self._res = Resources()
+        self._ctl_shm: shared_memory.SharedMemory | None = None
+        self._busy: set[int] = set()  # ranks that were sent a command and have not replied
         self._finalizer = weakref.finalize(self, self._res.release)
         self._closed = False
         self._gen = 0
@@ -239,11 +104,8 @@ class ProcessGroup:
         self._filled: tuple | None = None
         self._expected: list[np.ndarray] | None = None
         try:
-            ctl = shared_memory.SharedMemory(
-                name=self.name_prefix + "c", create=True, size=8 * _worker.ctl_slots(nprocs)
-            )
-            self._res.segments.append(ctl)
-            self._ctl_shm: shared_memory.SharedMemory | None = ctl
+            ctl = create_segment(self.name_prefix + "c", 8 * _worker.ctl_slots(nprocs), self._res.segments)
+            self._ctl_shm = ctl
             ctl.buf[:] = bytes(ctl.size)
             ctx = mp.get_context("spawn")
             for rank in range(nprocs):
@@ -254,13 +116,13 @@ class ProcessGroup:
                     name=f"nvcourse-rank{rank}",
                     daemon=True,
                 )
-                proc.start()
+                start_blocking_signals(proc)
                 child_end.close()
                 self._res.procs.append(proc)
                 self._res.conns.append(parent_end)
             self.pids = self._collect(("ready",), "start", start_timeout_s, send=False)
         except BaseException:
-            self.close()
+            self._close_now()
             raise
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -277,6 +139,62 @@ class ProcessGroup:
         self._ctl_shm = None
         self._segs = {}
         self._finalizer()
+
+    def _close_now(self) -> None:
+        """Close after an interrupt or a failure: raise the abort flag, give the workers 0.3 s, kill the rest."""
+        self._set_abort(1)
+        if self._finalizer.alive:
+            self._finalizer.detach()
+            res = self._res
+            self.close()
+            # Running workers see the abort flag within 0.2 s and exit on "stop"; booting ones cannot.
+            res.release(grace_s=0.3 if hasattr(self, "pids") else 0.0)
+        else:
+            self.close()
+
+    def _set_abort(self, value: int) -> None:
+        if self._ctl_shm is not None:
+            ctl = self._ctl_shm.buf.cast("q")
+            ctl[_worker.ABORT] = value
+            ctl.release()
+
+    def _interrupted(self, exc: BaseException) -> None:
+        """After KeyboardInterrupt during a call: make the workers abandon it and re-synchronise them
+        (group usable), or close the group when that is not wanted or does not work within RECOVER_S."""
+        if self._closed:
+            return
+        if not self._busy:
+            return  # the interrupt came before anything was sent, or after every reply: nothing to undo
+        if not self.recover_on_interrupt or isinstance(exc, Terminated):
+            self._close_now()
+            return
+        try:
+            self._set_abort(1)
+            deadline = time.monotonic() + RECOVER_S
+            by_conn = {self._res.conns[r]: r for r in self._busy}
+            while self._busy and time.monotonic() < deadline:
+                for c in connection.wait(list(by_conn), timeout=0.05):
+                    r = by_conn.pop(c)
+                    self._busy.discard(r)
+                    try:
+                        c.recv()
+                    except (EOFError, OSError):
+                        raise CollectiveError(f"rank {r} died while abandoning the interrupted call") from None
+                if any(p.exitcode is not None for p in self._res.procs):
+                    raise CollectiveError("a worker died while abandoning the interrupted call")
+            if self._busy:
+                raise CollectiveError("workers did not abandon the interrupted call in time")
+            ctl = self._ctl_shm.buf.cast("q")  # every worker idle: start every counter again from 0
+            try:
+                for i in range(len(ctl)):
+                    ctl[i] = 0
+            finally:
+                ctl.release()
+            self._collect(("reset",), "reset", timeout_s=RECOVER_S)
+            self._expected = None
+            self._filled = None  # inputs may have been half-written by an in-place step: fill them again
+        except BaseException:  # a second Ctrl-C, a dead worker, a timeout: give up on the group
+            self._close_now()
 
     @property
     def closed(self) -> bool:
@@ -319,11 +237,7 @@ class ProcessGroup:
         return sum(self._counters())
 
     def _fail(self, message: str) -> None:
-        if self._ctl_shm is not None:
-            ctl = self._ctl_shm.buf.cast("q")
-            ctl[_worker.ABORT] = 1
-            ctl.release()
-        self.close()
+        self._close_now()
         raise CollectiveError(message)
 
     def _check_alive(self, what: str) -> None:
@@ -352,6 +266,7 @@ class ProcessGroup:
                             status, payload = obj.recv()
                         except (EOFError, OSError):
                             continue  # the sentinel tells why
+                        self._busy.discard(r)
                         if status in ("ok", "ready"):
                             replies[r] = payload
                         elif status == "aborted":
@@ -377,19 +292,21 @@ class ProcessGroup:
                         f"{what} timed out: no progress for {timeout_s:g} s; ranks {stuck} did not finish "
                         f"(pids {[procs[r].pid for r in stuck]}; steps done per rank {self._counters()})"
                     )
-        except BaseException as exc:  # KeyboardInterrupt from the kernel, or our own CollectiveError
+        except KeyboardInterrupt as exc:  # from the terminal or the notebook kernel
+            self._interrupted(exc)
+            raise
+        except BaseException:  # our own CollectiveError, or anything unexpected
             if not self._closed:
-                self.close()
-            if isinstance(exc, CollectiveError):
-                raise
+                self._close_now()
             raise
         return [replies[r] for r in range(len(conns))]
 
     def _send_all(self, cmds: list, what: str) -> None:
         self._check_alive(what)
-        for r, (c, cmd) in enumerate(zip(self._res.conns, cmds)):
+        for r, (c, cmd) in enumerate(zip(self._res.conns, cmds, strict=True)):
             try:
                 c.send(cmd)
+                self._busy.add(r)
             except (BrokenPipeError, ConnectionError, OSError):
                 self._res.procs[r].join(1.0)
                 self._check_alive(what)
@@ -398,30 +315,34 @@ class ProcessGroup:
     def barrier(self) -> None:
         """All workers meet once (a control-path check that the group is alive)."""
         self._check_open()
-        self._collect(("barrier",), "barrier")
+        try:
+            self._collect(("barrier",), "barrier")
+        except KeyboardInterrupt as exc:
+            self._interrupted(exc)
+            raise
 
     # -- buffers ---------------------------------------------------------------------------
     def _ensure(self, kind: str, nbytes: int) -> list[shared_memory.SharedMemory]:
         cap, segs = self._segs.get(kind, (0, []))
         if nbytes <= cap and segs:
             return segs
-        new_cap = max(4096, 1 << max(0, (nbytes - 1).bit_length()))
+        new_cap = segment_capacity(nbytes)
         self._gen += 1
         new = []
         try:
             for r in range(self.nprocs):
                 name = f"{self.name_prefix}{kind[0]}{r}g{self._gen}"
-                seg = shared_memory.SharedMemory(name=name, create=True, size=new_cap)
-                self._res.segments.append(seg)
-                new.append(seg)
+                new.append(create_segment(name, new_cap, self._res.segments))
         except BaseException:
-            for seg in new:
-                self._res.segments.remove(seg)
-                _drop_segment(seg)
+            with signals_deferred():
+                for seg in new:
+                    self._res.segments.remove(seg)
+                    drop_segment(seg)
             raise
-        for seg in segs:
-            self._res.segments.remove(seg)
-            _drop_segment(seg)  # workers still map the old ones until their next call; names go now
+        with signals_deferred():
+            for seg in segs:
+                self._res.segments.remove(seg)
+                drop_segment(seg)  # workers still map the old ones until their next call; names go now
         self._segs[kind] = (new_cap, new)
         self._filled = None
         return new
@@ -436,14 +357,7 @@ class ProcessGroup:
         outs = self._arrays("out", plan_counts["out"], dtype)
         key = (op, count, dtype.str, self._gen)
         if self._filled != key:
-            rng = np.random.default_rng(12345)
-            base = rng.integers(-8, 8, size=plan_counts["in"]).astype(dtype)
-            for r, a in enumerate(ins):
-                shift = (977 * r) % len(a)
-                a[: len(a) - shift] = base[shift:]
-                a[len(a) - shift:] = base[:shift]
-                a += r % 5
-            del base
+            fill_inputs(ins, dtype)
             self._filled = key
         if not verify:
             self._expected = None
@@ -451,29 +365,12 @@ class ProcessGroup:
         poison = -31 if dtype.kind in "iu" else np.nan
         for o in outs:
             o.fill(poison)
-        if op == "allreduce":
-            total = ins[0].copy()
-            for a in ins[1:]:
-                total += a
-            self._expected = [total] * p
-        elif op == "reducescatter":
-            total = ins[0].copy()
-            for a in ins[1:]:
-                total += a
-            m = count // p
-            self._expected = [total[r * m:(r + 1) * m] for r in range(p)]
-        elif op == "allgather":
-            cat = np.concatenate(ins)
-            self._expected = [cat] * p
-        elif op == "broadcast":
-            self._expected = [ins[0].copy()] * p
-        else:  # pingpong: rank 0 gets rank 1's input back, rank 1 gets rank 0's
-            self._expected = None
+        self._expected = expected_outputs(op, ins, count, p)
 
     def _verify(self, plan_counts: dict[str, int], dtype: np.dtype) -> int:
         outs = self._arrays("out", plan_counts["out"], dtype)
         wrong = 0
-        for o, e in zip(outs, self._expected or []):
+        for o, e in zip(outs, self._expected or [], strict=False):
             wrong += int(np.count_nonzero(o != e))
         self._expected = None
         return wrong
@@ -502,8 +399,6 @@ class ProcessGroup:
         every rank's output with numpy's answer. ``emulation`` (default: the group's) slows each
         step to a link's speed; ``trace`` records every action (:class:`TraceEvent`).
         """
-        from ..units import parse_size
-
         self._check_open()
         if op not in OPERATIONS and op != "pingpong":
             raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
@@ -518,7 +413,7 @@ class ProcessGroup:
         for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_ITERS:
                 raise ValueError(f"{name} must be an integer from {low} to {MAX_ITERS}; got {value!r}")
-        emu = _emu_tuple(emulation if emulation is not None else self.emulation)
+        emu = emulation_tuple(emulation if emulation is not None else self.emulation)
         if fault is not None:
             if not isinstance(fault, Fault):
                 raise ValueError(f"fault must be a Fault or None; got {type(fault).__name__}")
@@ -531,6 +426,10 @@ class ProcessGroup:
         else:
             count = _plan.normalize_count(op, self.nprocs, nbytes, dt.itemsize)
             counts = _plan.build_plan(op, algo, self.nprocs, count).counts
+        shm_need = sum(self.nprocs * segment_capacity(counts[k] * dt.itemsize) for k in counts
+                       if counts[k] and counts[k] * dt.itemsize > self._segs.get(k, (0, []))[0])
+        check_fits(shm_need, (2 if verify else 1) * count * dt.itemsize,
+                   f"{op} of {format_size(count * dt.itemsize)} on {self.nprocs} procs")
         names = {}
         for kind in ("in", "out", "tmp"):
             if counts[kind]:
@@ -547,16 +446,20 @@ class ProcessGroup:
             "trace": trace,
             "emulation": emu,
         }
-        if fault is None:
-            replies = self._collect(("run", spec), op)
-        else:
-            cmds = [
-                ("run", dict(spec, fault=(fault.iteration, fault.step, fault.action) if r == fault.rank else None))
-                for r in range(self.nprocs)
-            ]
-            self._send_all(cmds, op)
-            replies = self._collect(("run", spec), op, send=False)
-        rank_times = [list(t) for t in zip(*(rep["times"] for rep in replies))]
+        try:
+            if fault is None:
+                replies = self._collect(("run", spec), op)
+            else:
+                cmds = [
+                    ("run", dict(spec, fault=(fault.iteration, fault.step, fault.action) if r == fault.rank else None))
+                    for r in range(self.nprocs)
+                ]
+                self._send_all(cmds, op)
+                replies = self._collect(("run", spec), op, send=False)
+        except KeyboardInterrupt as exc:  # also when it lands between sending and waiting
+            self._interrupted(exc)
+            raise
+        rank_times = [list(t) for t in zip(*(rep["times"] for rep in replies), strict=True)]
         if op == "pingpong":
             times = [rt[0] / 2 for rt in rank_times]
         else:

@@ -4,7 +4,15 @@ Accepted input: the GPU/NIC matrix with the codes ``X``, ``NV#``, ``PIX``, ``PXB
 (and the old name ``SOC`` for ``SYS``); NIC columns named ``mlx5_*``, ``NIC#`` (with or without the
 ``NIC Legend``) or anything else that is not a GPU; the trailing ``CPU Affinity``, ``NUMA Affinity`` and
 ``GPU NUMA ID`` columns; space- or tab-separated; with or without the legend; with a shell prompt or other
-text above the header. The header is the first line whose first word is ``GPU<n>``.
+text above the header. The header is the first line whose first word is ``GPU<n>`` and whose other words
+are device or column names.
+
+Pasted text is taken as people paste it: CRLF line ends, tabs, trailing spaces and empty trailing fields,
+blank or whitespace-only lines between rows (blogs, chat tools), a dashed rule under the header, markdown
+table bars (``| GPU0 | X | NV12 |``), quote marks (``> ``), ANSI escapes (nvidia-smi underlines the header on
+a terminal), a legend cut anywhere or absent, a last column name cut short (``NUMA Affi``), and rows of
+devices whose columns were cut off at the right edge (ignored, with a note). What follows a complete matrix
+(another prompt, other output) is ignored.
 
 Anything malformed (a ragged row, an unknown code, a row missing or extra, ``X`` off the diagonal, an
 asymmetric matrix) raises :class:`ValueError` naming the line; nothing else is raised.
@@ -37,7 +45,7 @@ import networkx as nx
 
 from nvcourse import catalog
 
-from .builders import natural_key
+from .topo_graph import build_graph
 
 __all__ = ["TopoResult", "parse_topo", "read_topo", "PCIE_CODES", "CODE_MEANING", "example_files"]
 
@@ -145,6 +153,10 @@ def _parse_header(tokens: list[str], lineno: int) -> tuple[list[str], list[str]]
                 break
         else:
             tok = tokens[i]
+            cut = _cut_phrase(tokens[i:])
+            if cut is not None and cut not in extras:  # the paste's right edge cut the last column's name
+                extras.append(cut)
+                break
             if extras:
                 raise ValueError(f"line {lineno}: unexpected column {tok!r} after {extras[-1]!r}")
             if not _NAME.match(tok) or tok in ("CPU", "NUMA", "X") or tok in _RANK or _NV.match(tok):
@@ -156,6 +168,20 @@ def _parse_header(tokens: list[str], lineno: int) -> tuple[list[str], list[str]]
     return devices, extras
 
 
+def _cut_phrase(rest: list[str]) -> str | None:
+    """The extra column whose name ``rest`` (the header's last words) begins, e.g. ``['NUMA', 'Affi']``."""
+    for phrase in _EXTRA_COLUMNS:
+        if (rest and len(rest) <= len(phrase) and rest[0] == phrase[0]
+                and all(phrase[k].startswith(t) for k, t in enumerate(rest)) and tuple(rest) != phrase):
+            return " ".join(phrase)
+    return None
+
+
+def _is_code(code: str) -> bool:
+    code = _ALIASES.get(code, code)
+    return code == "X" or code in _RANK or bool(_NV.match(code))
+
+
 def _check_code(code: str, lineno: int, row: str, col: str) -> str:
     code = _ALIASES.get(code, code)
     if code == "X" or code in _RANK or _NV.match(code):
@@ -164,6 +190,44 @@ def _check_code(code: str, lineno: int, row: str, col: str) -> str:
         f"line {lineno}: unknown code {code!r} in row {row}, column {col}; "
         f"allowed: X, NV<n>, {', '.join(PCIE_CODES)}"
     )
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # nvidia-smi underlines the header on a terminal
+_SEPARATOR = re.compile(r"^[\s|:+=\-]*[-=]{3,}[\s|:+=\-]*$")
+
+
+def _clean(line: str) -> str:
+    """One pasted line as plain tokens: no ANSI escapes, no e-mail/markdown quote marks ("> "), markdown
+    table bars as spaces (``| GPU0 | X | NV12 |``)."""
+    line = _ANSI.sub("", line)
+    stripped = line.lstrip()
+    if stripped.startswith(">") and not stripped.startswith(">>>"):
+        line = stripped.lstrip(">")
+    return line.replace("|", " ")
+
+
+def _is_separator(line: str) -> bool:
+    return bool(_SEPARATOR.match(line))
+
+
+def _find_header(lines: list[str]) -> tuple[int, list[str], list[str]]:
+    """``(index, devices, extra columns)`` of the first line that reads as a matrix header: it starts with
+    ``GPU<n>`` and every other word is a device name or an extra column. A candidate that fails (a sentence
+    that happens to start with GPU0) is skipped; if none reads, the first candidate's problem is reported."""
+    first_error: ValueError | None = None
+    for idx, line in enumerate(lines):
+        toks = line.split()
+        if not toks or not _GPU.match(toks[0]):
+            continue
+        try:
+            devices, extras = _parse_header(toks, idx + 1)
+        except ValueError as exc:
+            first_error = first_error or exc
+            continue
+        return idx, devices, extras
+    if first_error is not None:
+        raise first_error
+    raise ValueError("line 1: no matrix header found (a line starting with GPU0 GPU1 ...)")
 
 
 def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None) -> TopoResult:
@@ -187,39 +251,41 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
     if pcie_link is not None and pcie_link.kind != "pcie":
         raise ValueError(f"pcie={pcie!r} is not a PCIe generation")
 
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    header_at = None
-    for idx, line in enumerate(lines):
-        toks = line.split()
-        if toks and _GPU.match(toks[0]):
-            header_at = idx
-            break
-    if header_at is None:
-        raise ValueError("line 1: no matrix header found (a line starting with GPU0 GPU1 ...)")
-    devices, extras = _parse_header(lines[header_at].split(), header_at + 1)
-    if not any(_GPU.match(d) for d in devices):  # pragma: no cover - the header starts with a GPU
-        raise ValueError(f"line {header_at + 1}: the header names no GPU")
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = [_clean(line) for line in raw]
+    header_at, devices, extras = _find_header(lines)
     n = len(devices)
     index = {d: i for i, d in enumerate(devices)}
+    notes: list[str] = []
 
     rows: dict[str, tuple[int, list[str], list[str]]] = {}
+    cut_rows: list[str] = []  # rows of devices whose columns the paste lost (cut at the terminal's width)
     idx = header_at + 1
     while idx < len(lines):
-        line = lines[idx]
-        toks = line.split()
+        toks = lines[idx].split()
         lineno = idx + 1
-        if not toks:
-            if rows:
-                break
+        if not toks or _is_separator(lines[idx]):  # blank lines between rows, a dashed rule under the header
             idx += 1
             continue
-        if toks[0].rstrip(":") == "Legend" or toks[0] == "NIC":
-            break
         label = toks[0]
+        if label.rstrip(":") == "Legend" or label == "NIC" or label.startswith("```"):
+            break
         if label not in index:
+            gpus_done = all(d in rows for d in devices if _GPU.match(d))
+            looks_like_row = (_NAME.match(label) and not _GPU.match(label) and label not in _RANK and len(toks) > 1
+                              and all(_is_code(c) for c in toks[1:n + 1]))
+            if gpus_done and looks_like_row:
+                cut_rows.append(label)
+                idx += 1
+                continue
+            if len(rows) == n:
+                break  # the matrix is complete: what follows (a prompt, other output) is not ours
             raise ValueError(f"line {lineno}: row label {label!r} is not a column of the header ({', '.join(devices)})")
         if label in rows:
             raise ValueError(f"line {lineno}: row {label!r} appears twice")
+        if cut_rows:
+            raise ValueError(f"line {lineno}: row {label} comes after rows with no column in the header "
+                             f"({', '.join(cut_rows)})")
         cells, rest = toks[1:1 + n], toks[1 + n:]
         if len(cells) < n:
             raise ValueError(f"line {lineno}: row {label} has {len(cells)} entries, the header has {n} device columns")
@@ -232,14 +298,19 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
         for j, c in enumerate(codes):
             if (c == "X") != (j == index[label]):
                 where = "on the diagonal" if j == index[label] else "off the diagonal"
-                raise ValueError(f"line {lineno}: {c!r} {where} in row {label}, column {devices[j]}; X marks a device's own cell only")
+                raise ValueError(f"line {lineno}: {c!r} {where} in row {label}, column {devices[j]}; "
+                                 "X marks a device's own cell only")
         rows[label] = (lineno, codes, rest)
         idx += 1
+    if cut_rows:
+        notes.append(f"rows {', '.join(cut_rows)} have no column in the header (the paste lost those columns): "
+                     "ignored")
     last_line = max((v[0] for v in rows.values()), default=header_at + 1)
     missing = [d for d in devices if d not in rows]
     if missing:
         raise ValueError(
-            f"line {last_line}: the matrix is not square: {n} columns but {len(rows)} rows (no row for {', '.join(missing)})"
+            f"line {last_line}: the matrix is not square: {n} columns but {len(rows)} rows "
+            f"(no row for {', '.join(missing)})"
         )
 
     codes: dict[tuple[str, str], str] = {}
@@ -271,6 +342,8 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
             if not m:
                 continue
             nic, name = m.group(1), m.group(2)
+            if nic in cut_rows:
+                continue
             if nic not in index or _GPU.match(nic):
                 raise ValueError(f"line {j + 1}: the NIC legend names {nic!r}, which is not a NIC of the matrix")
             nic_names[nic] = name
@@ -281,19 +354,30 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
     for g in gpus:
         rest = rows[g][2]
         if rest:
-            affinity[g] = {_EXTRA_KEYS[name]: value for name, value in zip(extras, rest)}
-    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend)
-    _build_graph(result, nv_link, pcie_link)
+            affinity[g] = {_EXTRA_KEYS[name]: value for name, value in zip(extras, rest, strict=False)}
+    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes)
+    build_graph(result, nv_link, pcie_link)
     return result
 
 
 def read_topo(path: str | Path, **kwargs) -> TopoResult:
     """Parse a file (``'-'`` reads standard input). Keyword arguments go to :func:`parse_topo`."""
-    if str(path) == "-":
-        import sys
+    try:
+        if str(path) == "-":
+            import sys
 
-        return parse_topo(sys.stdin.read(), **kwargs)
-    return parse_topo(Path(path).read_text(encoding="utf-8"), **kwargs)
+            text = sys.stdin.read()
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+    except (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError) as exc:
+        raise ValueError(f"FILE {str(path)!r}: {exc.strerror or type(exc).__name__}; give a file with the output "
+                         "of `nvidia-smi topo -m`, or - for standard input") from None
+    except ValueError as exc:  # a path with a NUL byte
+        if isinstance(exc, UnicodeDecodeError):
+            raise ValueError(f"FILE {path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
+                             f"{exc.start}); give the text printed by `nvidia-smi topo -m`") from None
+        raise ValueError(f"FILE {str(path)!r}: not a usable file name ({exc})") from None
+    return parse_topo(text, **kwargs)
 
 
 def example_files() -> dict[str, Path]:
@@ -303,187 +387,3 @@ def example_files() -> dict[str, Path]:
     folder = resources.files("nvcourse").joinpath("data/topo")
     return {Path(p.name).stem: Path(str(p)) for p in sorted(folder.iterdir(), key=lambda p: p.name)
             if p.name.endswith(".txt")}
-
-
-# --------------------------------------------------------------------------------------------- graph
-
-
-class _UnionFind:
-    def __init__(self, items):
-        self.parent = {x: x for x in items}
-
-    def find(self, x):
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-
-    def groups(self, order):
-        out: dict[str, list[str]] = {}
-        for x in order:
-            out.setdefault(self.find(x), []).append(x)
-        return list(out.values())
-
-
-def _groups(members: list[str], codes: dict, max_rank: int) -> list[list[str]]:
-    uf = _UnionFind(members)
-    for i, a in enumerate(members):
-        for b in members[i + 1:]:
-            r = _RANK.get(codes[(a, b)])
-            if r is not None and r <= max_rank:
-                uf.union(a, b)
-    return uf.groups(members)
-
-
-def _max_nvlinks_per_gpu() -> int:
-    return max(g.nvlink_links for g in catalog.gpus().values())
-
-
-def _build_graph(res: TopoResult, nv_link, pcie_link) -> None:
-    G = nx.Graph(system="parsed", name="nvidia-smi topo -m", topology="parsed")
-    res.graph = G
-    for d in res.devices:
-        if d in res.gpus:
-            G.add_node(d, kind="gpu", label=d)
-        else:
-            name = res.nic_names.get(d, d)
-            G.add_node(d, kind="nic", label=d if name == d else f"{d}\n{name}", device=name)
-
-    def pcie_edge(a, b):
-        if pcie_link is None:
-            G.add_edge(a, b, link=None, kind="pcie", count=1, GBps_dir=None, unbounded=False)
-        else:
-            G.add_edge(a, b, link=pcie_link.id, kind="pcie", count=1, GBps_dir=pcie_link.line_GBps_dir, unbounded=False)
-
-    # NVLink
-    nv = res.nvlink_pairs()
-    per_gpu = {g: 0 for g in res.gpus}
-    for (a, b), k in nv.items():
-        per_gpu[a] += k
-        per_gpu[b] += k
-    limit = _max_nvlinks_per_gpu()
-    res.nvswitch_inferred = any(total > limit for total in per_gpu.values())
-    rate = nv_link.line_GBps_dir if nv_link is not None else None
-    link_id = nv_link.id if nv_link is not None else None
-    if res.nvswitch_inferred:
-        G.add_node("NVSwitch", kind="nvswitch", label="NVSwitch\n(inferred)")
-        for g in res.gpus:
-            k = max((c for (a, b), c in nv.items() if g in (a, b)), default=0)
-            if k:
-                G.add_edge(g, "NVSwitch", link=link_id, kind="nvlink", count=k,
-                           GBps_dir=None if rate is None else k * rate, unbounded=False)
-        res.notes.append(
-            f"NVLink counts add up to more than {limit} links per GPU (the most any catalog GPU has): "
-            "a switch must be present; one NVSwitch node stands for all switch chips"
-        )
-    else:
-        for (a, b), k in nv.items():
-            G.add_edge(a, b, link=link_id, kind="nvlink", count=k, GBps_dir=None if rate is None else k * rate,
-                       unbounded=False)
-    if nv and nv_link is None:
-        res.notes.append("NVLink generation not given: NVLink edges have no bandwidth (pass nvlink=...)")
-
-    # PCIe tree rebuilt from the path codes
-    devices = res.devices
-    cpu_uf = _UnionFind(devices)
-    for grp in _groups(devices, res.codes, _RANK["NODE"]):
-        for x in grp[1:]:
-            cpu_uf.union(grp[0], x)
-    key_name = "numa_affinity" if any(v.get("numa_affinity", "N/A") != "N/A" for v in res.affinity.values()) else "cpu_affinity"
-    by_key: dict[str, list[str]] = {}
-    for g, v in res.affinity.items():
-        val = v.get(key_name)
-        if val and val != "N/A":
-            by_key.setdefault(val, []).append(g)
-    for members in by_key.values():
-        for x in members[1:]:
-            ga = [d for d in devices if cpu_uf.find(d) == cpu_uf.find(members[0])]
-            gb = [d for d in devices if cpu_uf.find(d) == cpu_uf.find(x)]
-            if not any(res.codes.get((p, q)) == "SYS" for p in ga for q in gb if p != q):
-                cpu_uf.union(members[0], x)
-    cpu_groups = cpu_uf.groups(devices)
-    hb_count = 0
-    sw_count = 0
-    cpus = []
-    for ci, grp in enumerate(cpu_groups):
-        cpu = f"CPU{ci}"
-        numa = {res.affinity.get(g, {}).get("numa_affinity") for g in grp} - {None, "N/A"}
-        label = f"CPU{ci}" + (f"\nNUMA {'/'.join(sorted(numa))}" if numa else "")
-        G.add_node(cpu, kind="cpu", label=label, level=0)
-        cpus.append(cpu)
-        for hgrp in _groups(grp, res.codes, _RANK["PHB"]):
-            hb = f"HB{hb_count}"
-            hb_count += 1
-            G.add_node(hb, kind="host_bridge", label=f"root {hb[2:]}", level=1)
-            G.add_edge(cpu, hb, link="on-die", count=1, GBps_dir=None, unbounded=True)
-            for sgrp in _groups(hgrp, res.codes, _RANK["PXB"]):
-                if len(sgrp) == 1:
-                    pcie_edge(hb, sgrp[0])
-                    continue
-                top = f"PSW{sw_count}"
-                sw_count += 1
-                G.add_node(top, kind="pcie_switch", label=f"sw {top[3:]}", level=2)
-                pcie_edge(hb, top)
-                leaves = _groups(sgrp, res.codes, _RANK["PIX"])
-                for lgrp in leaves:
-                    # Every PIX group gets its own leaf switch once there are several: two devices that
-                    # see each other as PXB must not share one bridge, even when a group has one device.
-                    if len(leaves) == 1:
-                        for d in lgrp:
-                            pcie_edge(top, d)
-                        continue
-                    leaf = f"PSW{sw_count}"
-                    sw_count += 1
-                    G.add_node(leaf, kind="pcie_switch", label=f"sw {leaf[3:]}", level=3)
-                    pcie_edge(top, leaf)
-                    for d in lgrp:
-                        pcie_edge(leaf, d)
-    for i, a in enumerate(cpus):
-        for b in cpus[i + 1:]:
-            G.add_edge(a, b, link="smp", count=1, GBps_dir=None, unbounded=True)
-    if len(cpus) > 1:
-        res.notes.append("CPU/NUMA nodes are joined by the SMP interconnect, modelled as never the bottleneck")
-    res.notes.append("PCIe tree rebuilt from the path codes: a plausible shape, not the board's wiring")
-    _layout(G, res)
-
-
-def _layout(G: nx.Graph, res: TopoResult) -> None:
-    """Layered positions: CPUs on top, then root ports, PCIe switches, devices; an NVSwitch below the GPUs."""
-    tree = nx.Graph((u, v) for u, v, d in G.edges(data=True) if d.get("kind") != "nvlink" and d.get("link") != "smp")
-    tree.add_nodes_from(n for n in G.nodes if G.nodes[n]["kind"] != "nvswitch")
-    order: list[str] = []
-    cpus = sorted((n for n, k in G.nodes(data="kind") if k == "cpu"), key=natural_key)
-    depth_y = {"cpu": 4.0, "host_bridge": 3.0, "pcie_switch": 2.0}
-    for c in cpus:
-        for node in nx.dfs_preorder_nodes(tree, c):
-            if G.nodes[node]["kind"] in ("gpu", "nic"):
-                order.append(node)
-    for d in res.devices:
-        if d not in order:
-            order.append(d)
-    x = {d: float(i) for i, d in enumerate(order)}
-    for d in order:
-        G.nodes[d]["pos"] = (x[d], 0.0)
-    # parents: mean x of the devices below them
-    for c in cpus:
-        T = nx.dfs_tree(tree, c)
-        for node in T:
-            kind = G.nodes[node]["kind"]
-            if kind in ("gpu", "nic"):
-                continue
-            below = [n for n in nx.descendants(T, node) if G.nodes[n]["kind"] in ("gpu", "nic")]
-            xs = [x[n] for n in below] or [0.0]
-            y = depth_y.get(kind, 2.0)
-            if kind == "pcie_switch" and G.nodes[node].get("level", 2) == 3:
-                y = 1.2
-            G.nodes[node]["pos"] = (sum(xs) / len(xs), y)
-    for node, kind in G.nodes(data="kind"):
-        if kind == "nvswitch":
-            gx = [x[g] for g in res.gpus]
-            G.nodes[node]["pos"] = (sum(gx) / len(gx), -1.6)
-        G.nodes[node].setdefault("pos", (0.0, 0.0))
