@@ -30,7 +30,6 @@ UI_LIBRARIES = ("ipywidgets", "matplotlib")
 MAX_LINES = 500
 #: Modules over the limit that another issue is splitting (remove the entry when it lands).
 OVER_LIMIT_OWNED_ELSEWHERE = {
-    "collectives/group.py": "issue 16 splits ProcessGroup.run (plan, allocate, dispatch, collect)",
 }
 #: What marks a notebook as having a dashboard.
 DASHBOARD_MARKERS = re.compile(r"\bDashboard\(|_dashboard\(|\bimport ipywidgets\b")
