@@ -25,12 +25,9 @@ Disaggregated serving moves a prompt's KV cache from the prefill GPUs to the dec
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 
-from . import catalog, costmodel
+from . import _data, catalog, costmodel
 
 __all__ = [
     "ServeModel",
@@ -51,10 +48,9 @@ __all__ = [
 ALLREDUCE_ALGOS = ("nccl", "oneshot", "twoshot")
 
 
-@cache
 def data() -> dict:
-    """The parsed ``data/inference.toml``."""
-    return tomllib.loads(resources.files("nvcourse").joinpath("data/inference.toml").read_text(encoding="utf-8"))
+    """The parsed ``data/inference.toml`` (cached by ``_data.load``: treat it as read-only)."""
+    return _data.load("inference")
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,12 @@ Everything numeric comes from ``data/security.toml`` (sources there) or from the
 from __future__ import annotations
 
 import ipaddress
-import tomllib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from . import catalog, costmodel
+from . import _data, catalog, costmodel
 from .fabric import Fabric, fat_tree, max_min_rates, ring_flows
 
 __all__ = [
@@ -33,11 +30,9 @@ __all__ = [
 QOS_MODES = ("none", "ets", "strict")
 
 
-@cache
 def raw() -> dict[str, Any]:
-    """The parsed ``data/security.toml``."""
-    text = resources.files("nvcourse").joinpath("data/security.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    """The parsed ``data/security.toml`` (cached by ``_data.load``: treat it as read-only)."""
+    return _data.load("security")
 
 
 # --------------------------------------------------------------------------- NVLink partitions

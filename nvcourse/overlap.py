@@ -28,13 +28,10 @@ Times in seconds, sizes in bytes, rates in bytes/s or FLOP/s (stated per functio
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from typing import Callable
 
-from . import catalog, costmodel
+from . import _data, catalog, costmodel
 
 __all__ = [
     "Interval",
@@ -57,10 +54,9 @@ __all__ = [
 CommFn = Callable[[float], float]
 
 
-@cache
 def data() -> dict:
-    """The parsed ``data/overlap.toml``."""
-    return tomllib.loads(resources.files("nvcourse").joinpath("data/overlap.toml").read_text(encoding="utf-8"))
+    """The parsed ``data/overlap.toml`` (cached by ``_data.load``: treat it as read-only)."""
+    return _data.load("overlap")
 
 
 def default_bucket_bytes() -> int:

@@ -35,7 +35,7 @@ KIND_COLOURS = {
 }
 
 
-#: One colour per collective algorithm, in every figure of chapters 04 and 04b (Okabe–Ito).
+#: One colour per collective algorithm or all-reduce kernel, in every figure that compares them (Okabe–Ito).
 ALGO_COLOURS = {
     "ring": "#0072B2",
     "tree": "#009E73",
@@ -45,6 +45,10 @@ ALGO_COLOURS = {
     "nvls": "#D55E00",
     "hierarchical": "#56B4E9",
     "sharp": "#000000",  # in-network reduction (chapter 06)
+    # inference all-reduce kernels (chapter 07c): NCCL and the custom one-shot / two-shot kernels
+    "nccl": "#0072B2",
+    "oneshot": "#009E73",
+    "twoshot": "#E69F00",
 }
 
 

@@ -8,9 +8,11 @@ variables from ``nvcourse/data/nccl_env.toml``.
 from __future__ import annotations
 
 import html
-import tomllib
 from importlib import resources
 from pathlib import Path
+
+from nvcourse import _data
+from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
@@ -67,14 +69,14 @@ _LADDER = (
 )
 
 
-def _data(name: str) -> Path:
+def _nccl_file(name: str) -> Path:
     return Path(str(resources.files("nvcourse").joinpath("data/nccl", name)))
 
 
 def sample_text(name: str) -> str:
     """Text of a shipped sample, by its file name or by its label in :data:`SAMPLES` / :data:`LOGS`."""
     name = SAMPLES.get(name, LOGS.get(name, name))
-    return _data(name).read_text(encoding="utf-8")
+    return _nccl_file(name).read_text(encoding="utf-8")
 
 
 def read_sample(name: str):
@@ -83,12 +85,9 @@ def read_sample(name: str):
     return read_text(sample_text(name))
 
 
-def _table(head: list[str], rows: list[list[str]], caption: str = "") -> str:
-    th = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td style='padding:2px 8px'>{html.escape(str(c))}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    cap = f"<caption style='caption-side:bottom;font-size:85%'>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<tr>{th}</tr>{body}</table>"
+def _table(head: list[str], rows: list[list[object]], caption: str = "") -> str:
+    # every cell here is plain text (flags, env docs, parsed logs): escape it, table_html takes cells as HTML
+    return table_html(head, [[html.escape(str(c)) for c in r] for r in rows], caption=caption)
 
 
 def flags_table_html() -> str:
@@ -96,8 +95,7 @@ def flags_table_html() -> str:
 
 
 def env_table_html() -> str:
-    text = resources.files("nvcourse").joinpath("data/nccl_env.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    data = _data.load("nccl_env")
     rows = [[k, v["what"], v["when"]] for k, v in data["vars"].items()]
     return _table(["variable", "what it does", "when to touch it"], rows, f"Source: {data['source']}")
 

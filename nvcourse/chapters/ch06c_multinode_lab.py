@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import html
 import statistics
-import tomllib
-from pathlib import Path
 
 import ipywidgets as w
 import numpy as np
 
+from .. import _data
 from ..cluster import model as cm
 from ..cluster import record
 from ..fabric import ecmp_qp
 from ..plots import bytes_axis, new_figure, time_axis
+from ..tables import table_html
 from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "ethernet_ai.toml"
 
 
 def _esc(text: str) -> str:
@@ -31,9 +29,8 @@ def _esc(text: str) -> str:
 
 
 def facts() -> dict:
-    """The sourced facts of ``ethernet_ai.toml``."""
-    with DATA.open("rb") as f:
-        return tomllib.load(f)
+    """The sourced facts of ``ethernet_ai.toml`` (cached by ``_data.load``: treat it as read-only)."""
+    return _data.load("ethernet_ai")
 
 
 def facts_table(topics: list[str] | None = None) -> str:
@@ -44,10 +41,8 @@ def facts_table(topics: list[str] | None = None) -> str:
         if topics and f["topic"] not in topics:
             continue
         links = ", ".join(f'<a href="{_esc(d["sources"][s]["url"])}" target="_blank">{_esc(s)}</a>' for s in f["src"])
-        rows.append(f"<tr><td><b>{_esc(f['topic'])}</b></td><td style='text-align:left'>{_esc(f['fact'])}</td>"
-                    f"<td>{links}</td></tr>")
-    return ("<table><tr><th>topic</th><th style='text-align:left'>what to know</th><th>source</th></tr>"
-            + "".join(rows) + "</table>")
+        rows.append([f"<b>{_esc(f['topic'])}</b>", _esc(f["fact"]), links])
+    return table_html(["topic", "what to know", "source"], rows)
 
 
 def llama3_case() -> str:
@@ -163,15 +158,13 @@ def lab_figure(rec: dict, key: str = "hier"):
 def lab_table(rec: dict, key: str = "hier") -> str:
     """HTML table of measured vs model per size, with the median |error|."""
     rows = record.compare_hier(rec, key)
-    body = "".join(
-        f"<tr><td>{format_size(r['bytes'])}</td><td>{format_time(r['flat_s'])}</td><td>{format_time(r['flat_model_s'])}"
-        f"</td><td>{r['flat_err']:.0%}</td><td>{format_time(r['hier_network_s'])}</td>"
-        f"<td>{format_time(r['hier_network_model_s'])}</td><td>{r['hier_err']:.0%}</td>"
-        f"<td>{format_time(r['hier_local_s'])}</td><td>{format_time(r['hier_s'])}</td></tr>" for r in rows)
+    cells = [[format_size(r["bytes"]), format_time(r["flat_s"]), format_time(r["flat_model_s"]), f"{r['flat_err']:.0%}",
+              format_time(r["hier_network_s"]), format_time(r["hier_network_model_s"]), f"{r['hier_err']:.0%}",
+              format_time(r["hier_local_s"]), format_time(r["hier_s"])] for r in rows]
     errs = [r["flat_err"] for r in rows] + [r["hier_err"] for r in rows]
-    return ("<table><tr><th>size</th><th>flat</th><th>model</th><th>|err|</th><th>hier. network</th><th>model</th>"
-            "<th>|err|</th><th>hier. in-node</th><th>hier. total</th></tr>" + body + "</table>"
-            f"<p>median |error| over both columns: <b>{statistics.median(errs):.0%}</b> "
+    head = ["size", "flat", "model", "|err|", "hier. network", "model", "|err|", "hier. in-node", "hier. total"]
+    return (table_html(head, cells)
+            + f"<p>median |error| over both columns: <b>{statistics.median(errs):.0%}</b> "
             f"(α measured = {format_time(rec[key]['alpha_s'])}; β = tc rate × 1448/1514)</p>")
 
 

@@ -16,6 +16,7 @@ from matplotlib.patches import Patch
 
 from .. import catalog, costmodel, overlap, rooflines, training
 from ..plots import new_figure
+from ..tables import table_html
 from ..units import format_size, format_time
 from ..widgets import Dashboard
 
@@ -87,12 +88,10 @@ def bucket_sweep_figure(scenarios: dict[str, overlap.DPScenario], sizes_mib: lis
 
 def roofline_table_html(systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> str:
     """C/W per system and link: the tokens per GPU above which DP/FSDP can hide their traffic (at peak)."""
-    rows = []
-    for r in rooflines.worked_table(systems):
-        rows.append(f"<tr><td>{html.escape(r['system'])}</td><td>{r['link']}</td><td>{r['C_TFLOPS']:,.0f}</td>"
-                    f"<td>{r['W_GBps']:,.1f}</td><td>{r['C_over_W']:,.0f}</td></tr>")
-    return ("<table><tr><th>system</th><th>link</th><th>C (TFLOP/s, BF16 dense)</th><th>W (GB/s, achievable)</th>"
-            "<th>C/W (tokens per GPU)</th></tr>" + "".join(rows) + "</table>")
+    rows = [[html.escape(r["system"]), html.escape(r["link"]), f"{r['C_TFLOPS']:,.0f}", f"{r['W_GBps']:,.1f}",
+             f"{r['C_over_W']:,.0f}"] for r in rooflines.worked_table(systems)]
+    return table_html(["system", "link", "C (TFLOP/s, BF16 dense)", "W (GB/s, achievable)", "C/W (tokens per GPU)"],
+                      rows)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 
 from .. import catalog, inference
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
-from ..plots import bytes_axis, new_figure, time_axis
+from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
+from ..tables import table_html
 from ..units import format_size, format_time
 from ..widgets import Dashboard
 
@@ -32,7 +33,6 @@ __all__ = [
 
 PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefill": "#999999",
                 "exposed KV transfer": "#D55E00"}
-ALGO_COLOURS = {"nccl": "#0072B2", "oneshot": "#009E73", "twoshot": "#E69F00"}
 TP_DEGREES = (1, 2, 4, 8)
 
 
@@ -120,12 +120,11 @@ def moe_dispatch_rows(tokens: int = 4096, ep: int = 64) -> list[dict]:
 
 
 def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
-    body = "".join(
-        f"<tr><td>{r['system']}</td><td>{html.escape(r['routing'])}</td><td>{r['copies']:.2f}</td>"
-        f"<td>{format_size(r['network_bytes'], binary=False)}</td><td>{format_time(r['time_s'])}</td>"
-        f"<td>{r['bottleneck']}</td></tr>" for r in moe_dispatch_rows(tokens, ep))
-    return ("<table><tr><th>system</th><th>routing</th><th>network copies per token</th><th>network bytes per GPU</th>"
-            "<th>one dispatch</th><th>bottleneck</th></tr>" + body + "</table>")
+    rows = [[html.escape(r["system"]), html.escape(r["routing"]), f"{r['copies']:.2f}",
+             format_size(r["network_bytes"], binary=False), format_time(r["time_s"]), html.escape(r["bottleneck"])]
+            for r in moe_dispatch_rows(tokens, ep)]
+    return table_html(["system", "routing", "network copies per token", "network bytes per GPU", "one dispatch",
+                       "bottleneck"], rows)
 
 
 # ------------------------------------------------------------------------------------------------

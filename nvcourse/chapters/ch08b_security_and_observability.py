@@ -14,6 +14,7 @@ from IPython.display import HTML
 from .. import isolation
 from ..observability import counters, drill
 from ..plots import new_figure
+from ..tables import table_html
 from ..units import format_size
 from ..widgets import Dashboard, size_slider
 
@@ -30,19 +31,21 @@ __all__ = [
 ]
 
 _E = html.escape
-_TABLE = '<table style="border-collapse:collapse;font-size:0.9em">'
+
+
+def _cell(x: object) -> str:
+    """Plain text as a table cell: escaped, ``$`` too so Markdown renderers leave it alone."""
+    return _E(str(x)).replace("$", "&#36;")
+
+
+def _text_table(header: list[str], rows: list[list[object]] | list[tuple[object, ...]]) -> str:
+    # every cell here is plain text from the models or the data files; table_html takes cells as HTML
+    return table_html(header, [[_cell(c) for c in r] for r in rows])
 
 
 def table(header: list[str], rows: list[list[object]]) -> HTML:
-    """A plain HTML table (cells escaped; ``$`` escaped so Markdown renderers leave it alone)."""
-
-    def cell(x: object, tag: str) -> str:
-        text = _E(str(x)).replace("$", "&#36;")
-        return f'<{tag} style="border:1px solid #ccc;padding:2px 6px;text-align:left">{text}</{tag}>'
-
-    head = "<tr>" + "".join(cell(h, "th") for h in header) + "</tr>"
-    body = "".join("<tr>" + "".join(cell(c, "td") for c in r) + "</tr>" for r in rows)
-    return HTML(_TABLE + head + body + "</table>")
+    """A plain HTML table (the course's :func:`nvcourse.tables.table_html`; cells escaped, ``$`` too)."""
+    return HTML(_text_table(header, rows))
 
 
 # ------------------------------------------------------------------------------------------ tenancy
@@ -160,12 +163,9 @@ def thresholds_dashboard() -> Dashboard:
         ax.set_ylabel("step slowdown (%)")
         ax.set_ylim(0, 40)
         ax.legend(fontsize=8)
-        rows = "".join(
-            f"<tr><td>{_E(m)}</td><td>{_E(w)}</td><td>{_E(k)}</td><td>{_E(y)}</td></tr>" for m, w, k, y in t.rows()
-        )
         text = (
             f"bandwidth-bound share of the step: {c:.1%}; tolerable link loss {t.tolerable_loss:.1%}."
-            f"{_TABLE}<tr><th>metric</th><th>warn</th><th>critical</th><th>why</th></tr>{rows}</table>"
+            + _text_table(["metric", "warn", "critical", "why"], t.rows())
         )
         return fig, text
 
@@ -199,8 +199,7 @@ def drill_view(run: drill.DrillRun):
     ax.legend(fontsize=8, loc="upper left")
 
     def block(title: str, rows: list[list[object]]) -> str:
-        body = "".join(f"<tr><td>{_E(str(a))}</td><td>{_E(str(b))}</td></tr>" for a, b in rows) or "<tr><td>—</td></tr>"
-        return f"<b>{_E(title)}</b>{_TABLE}{body}</table>"
+        return f"<b>{_E(title)}</b>" + _text_table(["component", "counters"], rows or [["—", ""]])
 
     logs = "<br>".join(_E(line) for line in run.logs[-8:])
     text = (

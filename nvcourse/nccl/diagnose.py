@@ -10,11 +10,9 @@ from 32 MiB. Bandwidths are GB/s (10^9 B/s), busbw as nccl-tests defines it.
 from __future__ import annotations
 
 import statistics
-import tomllib
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
+from .. import _data
 from .nccltests import NcclTestsRun
 
 __all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "recognise_system"]
@@ -31,11 +29,9 @@ _GPU_TO_SYSTEM = (("H100 80GB HBM3", "dgx-h100"), ("H100-SXM", "dgx-h100"), ("A1
                   ("V100-SXM2", "dgx-1-v100"), ("H200", "hgx-h200"), ("GB200", "gb200-nvl72"), ("B200", "dgx-b200"))
 
 
-@cache
 def cases() -> dict[str, dict]:
-    """The cited cases, by id (``symptom``, ``cause``, ``source``, ``said``)."""
-    text = resources.files("nvcourse").joinpath("data/nccl_cases.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)["cases"]
+    """The cited cases, by id (``symptom``, ``cause``, ``source``, ``said``); cached by ``_data.load``: read-only."""
+    return _data.load("nccl_cases")["cases"]
 
 
 def _cause(case_id: str) -> dict:

@@ -14,13 +14,10 @@ the largest loss the job tolerates for a slowdown ``s`` is ``f* = s / (c + s)``.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
-from .. import costmodel
+from .. import _data, costmodel
 
 __all__ = [
     "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
@@ -28,11 +25,9 @@ __all__ = [
 ]
 
 
-@cache
 def raw() -> dict[str, Any]:
-    """The parsed ``data/observability.toml``."""
-    text = resources.files("nvcourse").joinpath("data/observability.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    """The parsed ``data/observability.toml`` (cached by ``_data.load``: treat it as read-only)."""
+    return _data.load("observability")
 
 
 def signals(layer: str | None = None) -> list[dict[str, str]]:
