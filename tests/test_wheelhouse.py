@@ -58,7 +58,8 @@ def test_wheelhouse_installs_offline_and_runs_a_chapter(tmp_path: Path):
                             cwd=tmp_path, timeout=300)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     run = subprocess.run([py, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir",
-                          tmp_path, ROOT / "notebooks" / "02_pcie_vs_nvlink.ipynb"],
+                          tmp_path, "--ExecutePreprocessor.timeout=300",
+                          ROOT / "notebooks" / "02_pcie_vs_nvlink.ipynb"],
                          capture_output=True, text=True, env={**env, "JUPYTER_PLATFORM_DIRS": "1"},
                          cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
