@@ -47,8 +47,10 @@ __all__ = [
 
 
 def escape_md(text: str) -> str:
-    """Text safe in a Markdown table cell rendered by Jupyter: ``$`` would start LaTeX, ``|`` a new cell."""
-    return str(text).replace("$", "&#36;").replace("|", "\\|")
+    """Text safe in a Markdown table cell rendered by Jupyter: ``$`` would start LaTeX, ``|`` a new cell, ``<`` a
+    tag."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("$", "&#36;").replace(
+        "|", "\\|")
 
 
 def _gates_passed(gates: tuple[Gate, ...]) -> bool:

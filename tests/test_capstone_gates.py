@@ -195,7 +195,7 @@ def test_monitoring_threshold_is_s_over_c_plus_s():
 
 
 def test_decision_log_entries_escape_dollars_and_pipes():
-    assert cg.escape_md("$3 M | budget") == "&#36;3 M \\| budget"
+    assert cg.escape_md("$3 M | budget < 4") == "&#36;3 M \\| budget &lt; 4"
     f = cg.fabric_gate(A)
     md = cg.decision_log_entries(
         fabric=f,
