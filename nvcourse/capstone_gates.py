@@ -171,7 +171,9 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     The all-reduce runs over every NIC of the job's ``gpus / gpus_per_host`` nodes at the DP gradient buffer per
     GPU (``params / (tp·pp) · 2`` bytes). The step's DP all-reduce is scaled by (bus bandwidth the training model
     assumed: the system's own NIC, reference fabric) / (delivered bus bandwidth), an approximation good for the
-    large, bandwidth-bound gradient buffers.
+    large, bandwidth-bound gradient buffers. A node is a host of ``nics_per_host`` NICs; for GB200 NVL72 that is
+    a tray of 4 GPUs, so traffic between the trays of one rack is counted as fabric traffic although it could
+    stay on NVLink (pessimistic for NVL72).
     """
     fabric = FabricChoice() if fabric is None else fabric
     thr = fraction("min_busbw_fraction", min_busbw_fraction)
