@@ -73,3 +73,91 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
         render,
         columns=3,
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# The fabric, serving, isolation and monitoring gates (model: nvcourse.capstone_gates)
+
+from .. import capstone_gates as gates  # noqa: E402  (appended section: the existing imports stay as they are)
+
+#: Routing offered by the fabric dashboard: the NIC kind's default (IB subnet-manager routes, Ethernet ECMP), or
+#: adaptive routing / packet spraying.
+ROUTING_OPTIONS = (("static (IB D-mod-k) / ECMP (Ethernet)", "default"), ("adaptive / packet spraying", "ideal"))
+#: NICs offered by the fabric dashboard (catalog link ids).
+FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
+
+
+def _safe(text: str) -> str:
+    """HTML-escaped text with ``$`` written as an entity (Jupyter would start LaTeX at a ``$``)."""
+    return html.escape(str(text)).replace("$", "&#36;")
+
+
+def gates_html(gate_list) -> str:
+    """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
+    rows = [["✅" if g.passed else "❌", _safe(g.name), _safe(g.measured), _safe(g.target),
+             "" if g.passed else _safe(g.advice)] for g in gate_list]
+    return table_html(["", "gate", "design", "target", "what to try"], rows)
+
+
+def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.FabricChoice],
+                        min_busbw_fraction: float = 0.8) -> str:
+    """One row per named fabric: delivered DP all-reduce busbw at job scale, its share of the reference,
+    the step's scaling efficiency with it, and the gates."""
+    rows = []
+    for name, f in fabrics.items():
+        r = gates.fabric_gate(report, f, min_busbw_fraction=min_busbw_fraction)
+        rows.append([_safe(name), _safe(f.describe()), f"{r.busbw_GBps:.0f}", f"{r.ratio:.0%}", f"{r.efficiency:.0%}",
+                     "✅ all" if r.passed else "❌ " + ", ".join(g.name for g in r.gates if not g.passed)])
+    return table_html(["option", "fabric", "busbw GB/s", "of reference", "efficiency", "gates"], rows)
+
+
+def fabric_view(report: capstone.Report, nic: str, layout: str, oversubscription: float, routing: str,
+                sharp: bool, placement: str, min_busbw_fraction: float = 0.8) -> tuple[Figure, str]:
+    """Run the fabric gate for one choice: bars of delivered vs reference busbw, and the gates' table."""
+    f = gates.FabricChoice(nic=nic, layout=layout, oversubscription=oversubscription,
+                           routing=None if routing == "default" else routing, sharp=sharp, placement=placement)
+    r = gates.fabric_gate(report, f, min_busbw_fraction=min_busbw_fraction)
+    fig, ax = new_figure(7, 1.8)
+    ax.barh([1, 0], [r.reference_busbw_GBps, r.busbw_GBps], color=["#999999", "#0072B2" if r.passed else "#D55E00"])
+    ax.axvline(min_busbw_fraction * r.reference_busbw_GBps, color="#000000", ls=":", lw=1)
+    ax.set_yticks([1, 0], ["reference", "this fabric"])
+    ax.set_xlabel("DP all-reduce bus bandwidth, GB/s (dotted: the gate)")
+    head = f"<i>{_safe(f.describe())}; {r.nodes} nodes, {r.nbytes / 1e9:.1f} GB per GPU</i>"
+    return fig, head + gates_html(r.gates)
+
+
+def fabric_dashboard(report: capstone.Report) -> Dashboard:
+    """Controls for NIC, layout, oversubscription, routing, SHARP and placement, driving :func:`fabric_view`."""
+
+    def render(nic, layout, oversubscription, routing, sharp, placement):
+        return fabric_view(report, nic, layout, oversubscription, routing, sharp, placement)
+
+    return Dashboard(
+        {
+            "nic": w.Dropdown(options=list(FABRIC_NICS), value="ib-ndr", description="NIC"),
+            "layout": w.Dropdown(options=[("rail-optimised", "rail"), ("top-of-rack", "tor")], value="rail",
+                                 description="layout"),
+            "oversubscription": w.Dropdown(options=[("1:1", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
+                                           description="oversub."),
+            "routing": w.Dropdown(options=list(ROUTING_OPTIONS), value="default", description="routing"),
+            "sharp": w.Checkbox(value=False, description="SHARP (IB only)"),
+            "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
+                                    description="placement"),
+        },
+        render,
+        columns=3,
+    )
+
+
+def serving_html(plan: gates.ServingPlan) -> str:
+    """Every TP candidate (token latency, TTFT, fits) with the chosen one marked, then the serving gates."""
+    rows = [["👉" if tp == plan.tp else "", tp, f"{tok:.1f}", f"{tt:.0f}", "yes" if fits else "no"]
+            for tp, tok, tt, fits in plan.candidates]
+    t = plan.targets
+    head = (f"<b>{_safe(t.model)} on {_safe(plan.system)}</b>, batch {plan.batch}: "
+            + (f"TP {plan.tp} × {plan.replicas} replicas = <b>{plan.gpus} GPUs</b> for {t.tokens_per_s:g} tokens/s"
+               if plan.tp is not None else "no TP meets the targets"))
+    return head + table_html(["", "TP", "ms per token", "TTFT ms", "fits"], rows) + gates_html(plan.gates)
+
+
+__all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html"]

@@ -1,0 +1,447 @@
+"""Capstone gates beyond the training run: the fabric, serving, isolation and monitoring.
+
+:mod:`nvcourse.capstone` checks a training design (time, budget, efficiency, goodput, power). This module adds
+four requirements a real decision also has, each from a course model and each returning
+:class:`nvcourse.capstone.Gate` objects for the same decision log:
+
+* **fabric** (:func:`fabric_gate`): the scale-out fabric is a design variable (:class:`FabricChoice`: InfiniBand
+  or RoCE NIC, rail-optimised or top-of-rack, oversubscription, routing, SHARP). The gate runs the job's DP
+  gradient all-reduce on that fabric at job scale under *random* node placement (what a busy scheduler hands
+  out) with :func:`nvcourse.fabric.allreduce_on_fabric`, and compares its bus bandwidth with the same NICs on a
+  non-blocking fabric with adaptive routing and packed nodes. A second gate puts the delivered bandwidth back
+  into the step: the DP all-reduce time scales by the bandwidth ratio, and the part the backward pass can no
+  longer hide lowers the scaling efficiency.
+* **serving** (:func:`serving_plan`): given a model, a per-token latency SLO and a time-to-first-token target,
+  the smallest tensor-parallel degree per replica that fits and meets both (:func:`nvcourse.inference.decode_step`,
+  :func:`~nvcourse.inference.prefill_time`, :func:`~nvcourse.inference.kv_transfer_time`), then replicas for the
+  throughput.
+* **isolation** (:func:`isolation_requirements`): the victim's slowdown next to a noisy neighbour without and
+  with QoS (:func:`nvcourse.isolation.noisy_neighbour`), and where the rendezvous address can be reached from.
+* **monitoring** (:func:`monitoring_requirements`): alert thresholds from ``f* = s / (c + s)``
+  (:func:`nvcourse.observability.counters.alert_thresholds`) and the counters of the fabric's kind.
+
+:func:`decision_log_entries` writes the four as Markdown rows (``$`` escaped). Times in seconds, bandwidths in
+GB/s (10^9 B/s). Every hardware figure comes from ``data/*.toml`` through the catalog and the models; the
+thresholds here are targets a learner sets, not facts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import catalog, inference, isolation, training
+from ._validate import choice, fraction, integer, number
+from .capstone import Gate, Report
+from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
+from .fabric import data as fabric_data
+from .observability import counters
+
+__all__ = [
+    "FabricChoice", "FabricResult", "fabric_gate",
+    "ServingTargets", "ServingPlan", "serving_plan",
+    "IsolationTargets", "IsolationResult", "isolation_requirements",
+    "MonitoringResult", "monitoring_requirements",
+    "decision_log_entries", "escape_md",
+]
+
+
+def escape_md(text: str) -> str:
+    """Text safe in a Markdown table cell rendered by Jupyter: ``$`` would start LaTeX, ``|`` a new cell, ``<`` a
+    tag."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("$", "&#36;").replace(
+        "|", "\\|")
+
+
+def _gates_passed(gates: tuple[Gate, ...]) -> bool:
+    return all(g.passed for g in gates)
+
+
+# ------------------------------------------------------------------------------------------------ fabric
+
+
+@dataclass(frozen=True)
+class FabricChoice:
+    """The scale-out fabric of a design.
+
+    Args:
+        nic: catalog link id of the NICs (``ib-ndr``, ``roce-400g``, ...); its kind picks the switch.
+        layout: ``"rail"`` (rail-optimised) or ``"tor"`` (all NICs of a node on one leaf).
+        oversubscription: leaf down:up ratio, >= 1.
+        routing: None = the kind's default (``"dmodk"``: InfiniBand subnet-manager routes; ``"ecmp"``: Ethernet
+            per-flow hashing); ``"ideal"`` = adaptive routing / packet spraying.
+        sharp: in-network reduction (needs an InfiniBand switch that has it).
+        placement: ``"random"`` (the gate's default: scattered nodes) or ``"packed"``.
+    """
+
+    nic: str = "ib-ndr"
+    layout: str = "rail"
+    oversubscription: float = 1.0
+    routing: str | None = None
+    sharp: bool = False
+    placement: str = "random"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        catalog.get_link(self.nic)
+        choice("layout", self.layout, LAYOUTS)
+        number("oversubscription", self.oversubscription, positive=True)
+        if self.routing is not None:
+            choice("routing", self.routing, ROUTINGS)
+        choice("placement", self.placement, NODE_PLACEMENTS)
+        if self.sharp and not self.switch.in_network_reduction:
+            raise ValueError(f"sharp=True needs a switch with in-network reduction; the {self.kind} switch "
+                             f"{self.switch.id!r} has none: use sharp=False")
+
+    @property
+    def kind(self) -> str:
+        return catalog.get_link(self.nic).kind
+
+    @property
+    def routing_used(self) -> str:
+        if self.routing is not None:
+            return self.routing
+        return "dmodk" if self.kind == "infiniband" else "ecmp"
+
+    @property
+    def switch(self) -> fabric_data.Switch:
+        """The switch of ``data/fabric.toml`` whose ports run at the NIC's rate, else the first of the NIC's kind."""
+        sw = list(fabric_data.switches().values())
+        same = [s for s in sw if s.port_link == self.nic]
+        kind = [s for s in sw if s.link.kind == self.kind]
+        if not (same or kind):
+            raise ValueError(f"nic must be an InfiniBand or Ethernet link with a switch in the fabric data; got "
+                             f"{self.nic!r}")
+        return (same or kind)[0]
+
+    def describe(self) -> str:
+        link = catalog.get_link(self.nic)
+        return (f"{link.name}, {'rail-optimised' if self.layout == 'rail' else 'top-of-rack'}, "
+                f"{self.oversubscription:g}:1, routing {self.routing_used}" + (", SHARP" if self.sharp else "")
+                + f", {self.placement} placement")
+
+
+@dataclass(frozen=True)
+class FabricResult:
+    """The DP all-reduce of a design on a fabric. ``reference_busbw_GBps``: the same NICs, non-blocking,
+    adaptive routing, packed nodes. ``dp_comm_s``: the step's DP all-reduce at the delivered bandwidth."""
+
+    fabric: FabricChoice
+    nodes: int
+    nbytes: float
+    algorithm: str
+    busbw_GBps: float
+    reference_busbw_GBps: float
+    dp_comm_s: float
+    dp_exposed_s: float
+    step_s: float
+    efficiency: float
+    gates: tuple[Gate, ...]
+
+    @property
+    def ratio(self) -> float:
+        return self.busbw_GBps / self.reference_busbw_GBps if self.reference_busbw_GBps else 1.0
+
+    @property
+    def passed(self) -> bool:
+        return _gates_passed(self.gates)
+
+
+def _best_allreduce(fab, nbytes: float, system: str, nic: str, routing: str, placement: str, seed: int,
+                    sharp: bool):
+    """NCCL's pick (the faster of ring and tree), or SHARP when the fabric has it."""
+    algos = ("sharp",) if sharp else ("ring", "tree")
+    ests = [allreduce_on_fabric(fab, nbytes, algorithm=a, system=system, nic_link=nic, routing=routing,
+                                placement=placement, seed=seed) for a in algos]
+    return min(ests, key=lambda e: e.time_s)
+
+
+def _dp_window_s(step: training.StepTime, zero_stage: int) -> float:
+    """Compute the DP collective can hide behind, as in :func:`nvcourse.training.step_time`."""
+    if zero_stage == 3:
+        return step.compute
+    flops = training.data()["flops"]
+    return step.compute / step.micro_batches * flops["backward_per_param_per_token"] / flops["per_param_per_token"]
+
+
+def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw_fraction: float = 0.8) -> FabricResult:
+    """Gates ``"fabric busbw"`` (delivered / reference bus bandwidth >= ``min_busbw_fraction``) and
+    ``"fabric step"`` (scaling efficiency with that bandwidth >= the targets' ``min_efficiency``).
+
+    The all-reduce runs over every NIC of the job's ``gpus / gpus_per_host`` nodes at the DP gradient buffer per
+    GPU (``params / (tp·pp) · 2`` bytes). The step's DP all-reduce is scaled by (bus bandwidth the training model
+    assumed: the system's own NIC, reference fabric) / (delivered bus bandwidth), an approximation good for the
+    large, bandwidth-bound gradient buffers. A node is a host of ``nics_per_host`` NICs; for GB200 NVL72 that is
+    a tray of 4 GPUs, so traffic between the trays of one rack is counted as fabric traffic although it could
+    stay on NVLink (pessimistic for NVL72).
+    """
+    fabric = FabricChoice() if fabric is None else fabric
+    thr = fraction("min_busbw_fraction", min_busbw_fraction)
+    d, step = report.design, report.step
+    sysm = catalog.get_system(d.system)
+    nodes = max(1, d.gpus // sysm.gpus_per_host)
+    spec = training.get_model(report.targets.model)
+    nbytes = spec.params / (d.tp * d.pp) * training.data()["defaults"]["bytes_per_element"]
+    link = catalog.get_link(fabric.nic)
+    radix = fabric.switch.ports
+    window = _dp_window_s(step, d.zero_stage)
+    if nodes < 2:
+        gates = (Gate("fabric busbw", True, "one node: no fabric traffic", f"≥ {thr:.0%} of reference"),
+                 Gate("fabric step", True, f"{step.efficiency:.0%}", f"≥ {report.targets.min_efficiency:.0%}"))
+        return FabricResult(fabric, nodes, nbytes, "none", math.nan, math.nan, step.dp_comm, step.dp_exposed,
+                            step.total, step.efficiency, gates)
+
+    def build(port_GBps: float, layout: str, oversub: float):
+        return fat_tree(nodes, radix=radix, port_GBps_dir=port_GBps, rails=sysm.nics_per_host, layout=layout,
+                        oversubscription=oversub)
+
+    est = _best_allreduce(build(link.line_GBps_dir, fabric.layout, fabric.oversubscription), nbytes, d.system,
+                          fabric.nic, fabric.routing_used, fabric.placement, fabric.seed, fabric.sharp)
+    ref = _best_allreduce(build(link.line_GBps_dir, "rail", 1.0), nbytes, d.system, fabric.nic, "ideal", "packed",
+                          fabric.seed, False)
+    own = catalog.get_link(sysm.nic_link)
+    assumed = ref if own.id == link.id else _best_allreduce(build(own.line_GBps_dir, "rail", 1.0), nbytes, d.system,
+                                                             own.id, "ideal", "packed", fabric.seed, False)
+    dp_comm = step.dp_comm * assumed.busbw_GBps / est.busbw_GBps
+    exposed = max(0.0, dp_comm - window)
+    total = step.total - step.dp_exposed + exposed
+    eff = step.efficiency * step.total / total
+    ratio = est.busbw_GBps / ref.busbw_GBps
+    gates = (
+        Gate("fabric busbw", ratio >= thr,
+             f"{est.busbw_GBps:.0f} GB/s ({ratio:.0%} of {ref.busbw_GBps:.0f}), {est.algorithm}",
+             f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
+             "adaptive routing or packet spraying, a topology-aware scheduler (packed nodes), SHARP, "
+             "less oversubscription"),
+        Gate("fabric step", eff >= report.targets.min_efficiency,
+             f"{eff:.0%} (DP all-reduce {dp_comm:.2f} s, {exposed:.2f} s exposed)",
+             f"≥ {report.targets.min_efficiency:.0%}",
+             "more delivered bandwidth (see fabric busbw), a faster NIC, or a larger overlap window (more "
+             "micro-batches, ZeRO-3 prefetch)"),
+    )
+    return FabricResult(fabric, nodes, nbytes, est.algorithm, est.busbw_GBps, ref.busbw_GBps, dp_comm, exposed,
+                        total, eff, gates)
+
+
+# ------------------------------------------------------------------------------------------------ serving
+
+
+@dataclass(frozen=True)
+class ServingTargets:
+    """A serving goal, fixed before choosing TP: a model of ``data/inference.toml``, the per-token latency SLO
+    (time per output token of one sequence, ms), the time-to-first-token target (ms) for a ``prompt_tokens``
+    prompt, and the aggregate output ``tokens_per_s`` the service must sustain."""
+
+    model: str
+    max_token_ms: float
+    max_ttft_ms: float
+    tokens_per_s: float
+    prompt_tokens: int = 4096
+    context: int = 4096
+
+    def __post_init__(self) -> None:
+        inference.get_model(self.model)
+        for name in ("max_token_ms", "max_ttft_ms", "tokens_per_s"):
+            number(name, getattr(self, name), positive=True)
+        integer("prompt_tokens", self.prompt_tokens, 1)
+        integer("context", self.context, 0)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """The TP degree chosen per replica (None: none meets the targets), replicas and GPUs, and every candidate
+    as ``(tp, token_ms, ttft_ms, fits)``."""
+
+    targets: ServingTargets
+    system: str
+    batch: int
+    tp: int | None
+    replicas: int
+    gpus: int
+    token_ms: float
+    ttft_ms: float
+    candidates: tuple[tuple[int, float, float, bool], ...]
+    gates: tuple[Gate, ...]
+
+    @property
+    def passed(self) -> bool:
+        return _gates_passed(self.gates)
+
+
+def serving_plan(targets: ServingTargets, system: str, *, batch: int = 1, algo: str = "nccl",
+                 kv_path: str | None = None) -> ServingPlan:
+    """Smallest TP (inside one NVLink domain, dividing the heads) whose weights + KV cache fit in
+    ``HEADROOM`` of HBM and whose decode step and TTFT meet ``targets``; then ``ceil(tokens_per_s / replica's)``
+    replicas. ``kv_path``: None = prefill on the decode GPUs; ``"rdma"`` / ``"nvlink"`` = disaggregated prefill,
+    the KV cache streamed layer by layer to the decode replica (:func:`nvcourse.inference.ttft`).
+    """
+    sysm = catalog.get_system(system)
+    m = inference.get_model(targets.model)
+    batch = integer("batch", batch, 1)
+    if kv_path is not None:
+        choice("kv_path", kv_path, ("rdma", "nvlink"))
+    bpp = inference.data()["decode"]["bytes_per_param"]
+    cap = sysm.gpu_spec.memory_GB * 1e9 * training.HEADROOM
+    rows, steps = [], {}
+    tps = [t for t in (2**k for k in range(8)) if t <= sysm.gpus_per_domain and m.heads % t == 0]
+    for tp in tps:
+        kv = batch * targets.context * inference.kv_bytes_per_token(m) / min(tp, m.kv_heads)
+        fits = m.params * bpp / tp + kv <= cap
+        st = inference.decode_step(m, system, tp, batch=batch, context=targets.context, algo=algo)
+        ttft = inference.prefill_time(m, system, targets.prompt_tokens, gpus=tp)
+        if kv_path is not None:
+            x = inference.kv_transfer_time(m, targets.prompt_tokens, system, path=kv_path, senders=tp)["time_s"]
+            ttft = inference.ttft(ttft, x, m.layers)["ttft_s"]
+        rows.append((tp, st.total_s * 1e3, ttft * 1e3, fits))
+        steps[tp] = st
+    ok = [r for r in rows if r[3] and r[1] <= targets.max_token_ms and r[2] <= targets.max_ttft_ms]
+    best = ok[0] if ok else min((r for r in rows if r[3]), key=lambda r: r[1], default=rows[-1])
+    tp, token_ms, ttft_ms, fits = best
+    replicas = math.ceil(targets.tokens_per_s / steps[tp].tokens_per_s)
+    gates = (
+        Gate("serving memory", fits, f"TP {tp}: weights + KV of batch {batch} fit" if fits else f"TP {tp}: no fit",
+             f"≤ {training.HEADROOM:.0%} of {sysm.gpu_spec.memory_GB:g} GB", "a GPU with more HBM or a larger TP"),
+        Gate("token latency", token_ms <= targets.max_token_ms, f"{token_ms:.1f} ms at TP {tp}, batch {batch}",
+             f"≤ {targets.max_token_ms:g} ms", "a smaller batch, a larger TP, custom all-reduce kernels "
+             "(algo='oneshot'), or faster HBM"),
+        Gate("TTFT", ttft_ms <= targets.max_ttft_ms, f"{ttft_ms:.0f} ms for {targets.prompt_tokens} tokens",
+             f"≤ {targets.max_ttft_ms:g} ms", "a larger TP for prefill, disaggregated prefill with layer-wise "
+             "KV streaming, or shorter prompts"),
+    )
+    if not ok:
+        tp = None
+    return ServingPlan(targets, system, batch, tp, replicas, replicas * best[0], token_ms, ttft_ms, tuple(rows),
+                       gates)
+
+
+# ------------------------------------------------------------------------------------------------ isolation
+
+
+@dataclass(frozen=True)
+class IsolationTargets:
+    """Tenancy requirements: does the job share its fabric, the slowdown a neighbour may cause (fraction), the
+    QoS the fabric uses (``"none"``, ``"ets"``, ``"strict"``) and the job's share of a link under ETS, and the
+    address the rendezvous (MASTER_ADDR) binds to."""
+
+    shared_fabric: bool = True
+    max_slowdown: float = 0.10
+    qos: str = "ets"
+    victim_share: float = 0.5
+    master_addr: str = "10.0.0.1"
+
+    def __post_init__(self) -> None:
+        number("max_slowdown", self.max_slowdown, positive=True)
+        choice("qos", self.qos, isolation.QOS_MODES)
+        isolation.exposure(self.master_addr)
+
+
+@dataclass(frozen=True)
+class IsolationResult:
+    targets: IsolationTargets
+    slowdown_without_qos: float
+    slowdown_with_qos: float
+    exposure: str
+    partition: str
+    gates: tuple[Gate, ...]
+
+    @property
+    def passed(self) -> bool:
+        return _gates_passed(self.gates)
+
+
+def isolation_requirements(report: Report, fabric: FabricChoice | None = None,
+                           targets: IsolationTargets | None = None) -> IsolationResult:
+    """The noisy-neighbour slowdown of the job's DP gradient all-reduce (chapter 08b's two-tenant fabric:
+    :func:`nvcourse.isolation.noisy_neighbour` on the design's system and its own NIC, 2:1 top-of-rack) with
+    ``qos="none"`` and with the targets' QoS; where the rendezvous address is reachable from; the partitioning
+    the fabric's kind offers (``fabric.nic``)."""
+    fabric = FabricChoice() if fabric is None else fabric
+    t = IsolationTargets() if targets is None else targets
+    d = report.design
+    act = training.data()["defaults"]["bytes_per_element"]
+    nbytes = training.get_model(report.targets.model).params / (d.tp * d.pp) * act
+    none = isolation.noisy_neighbour(nbytes, qos="none", system=d.system).slowdown
+    qos = isolation.noisy_neighbour(nbytes, qos=t.qos, victim_share=t.victim_share, system=d.system).slowdown
+    where = isolation.exposure(t.master_addr)
+    raw = isolation.raw()
+    if fabric.kind == "infiniband":
+        partition = (f"one P_Key partition per tenant ({raw['infiniband']['partition_number_bits']}-bit partition "
+                     "numbers), job ports full members; P_Keys do not isolate bandwidth: QoS by VL arbitration")
+    else:
+        partition = (f"one VLAN (of {raw['ethernet']['vlan_ids_usable']}) or VRF per tenant, ACLs, and one ETS "
+                     f"traffic class per tenant (of {raw['ethernet']['priorities']} priorities)")
+    if d.system in raw["nvlink_partitions"]:
+        p = isolation.partition_sizes(d.system)
+        partition += f"; NVLink partitions in whole trays of {p['gpus_per_tray']} GPUs ({p['manager']})"
+    slow = qos if t.shared_fabric else 1.0
+    gates = (
+        Gate("neighbour", slow - 1 <= t.max_slowdown,
+             (f"×{qos:.2f} with QoS {t.qos} (×{none:.2f} without)" if t.shared_fabric else "dedicated fabric"),
+             f"≤ +{t.max_slowdown:.0%}", "a dedicated fabric or partition of leaves, a larger ETS share, or "
+             "strict priority for the job's class"),
+        Gate("control plane", where in ("this host only", "private network"), f"MASTER_ADDR {t.master_addr}: {where}",
+             "this host or a private management network", "bind the rendezvous to the management network "
+             "(MASTER_ADDR, NCCL_SOCKET_IFNAME), firewall the port"),
+    )
+    return IsolationResult(t, none, qos, where, partition, gates)
+
+
+# ------------------------------------------------------------------------------------------------ monitoring
+
+
+@dataclass(frozen=True)
+class MonitoringResult:
+    bandwidth_fraction: float
+    thresholds: counters.Thresholds | None
+    counters: tuple[str, ...]
+
+    def text(self) -> str:
+        if self.thresholds is None:
+            return "no inter-node traffic: GPU health (XIDs, ECC, throttling) only"
+        th = self.thresholds
+        return (f"network-bound share of the step c = {self.bandwidth_fraction:.2f}: a link may lose "
+                f"f* = s/(c+s) = {th.tolerable_loss:.1%}; alert busbw/baseline < {th.busbw_ratio_warn:.3f} (warn), "
+                f"< {th.busbw_ratio_critical:.3f} (critical), step/baseline > {th.step_ratio_warn:.3f} / "
+                f"{th.step_ratio_critical:.3f}; counters: " + "; ".join(self.counters))
+
+
+def monitoring_requirements(fabric_result: FabricResult, *, slowdown: float | None = None) -> MonitoringResult:
+    """Alert thresholds for the job (slowdown default: the policy's, ``data/observability.toml``).
+
+    ``c`` = the DP all-reduce on the fabric / the step: conservative, as if the all-reduce were on the critical
+    path (a degraded link first eats the overlap slack, then slows the step).
+    """
+    kind = "InfiniBand" if fabric_result.fabric.kind == "infiniband" else "RoCE"
+    names = tuple(f"{s['fault']} ({s['counter'].split(',')[0].strip()})" for layer in (kind, "NVLink", "GPU")
+                  for s in counters.signals(layer))
+    if fabric_result.nodes < 2:
+        return MonitoringResult(0.0, None, names)
+    c = min(1.0, fabric_result.dp_comm_s / fabric_result.step_s)
+    return MonitoringResult(c, counters.alert_thresholds(c, slowdown), names)
+
+
+# ------------------------------------------------------------------------------------------------ decision log
+
+
+def _gate_text(gates: tuple[Gate, ...]) -> str:
+    return "; ".join(f"{g.name} {'pass' if g.passed else 'FAIL'} ({g.measured}; target {g.target})" for g in gates)
+
+
+def decision_log_entries(*, fabric: FabricResult | None = None, serving: ServingPlan | None = None,
+                         isolation_result: IsolationResult | None = None,
+                         monitoring: MonitoringResult | None = None) -> str:
+    """The new requirements as a Markdown table (``$`` and ``|`` escaped) to follow :func:`capstone.decision_log`."""
+    rows = []
+    if fabric is not None:
+        rows.append(("Fabric gate", f"{fabric.fabric.describe()}: " + _gate_text(fabric.gates)))
+    if serving is not None:
+        head = (f"{serving.targets.model} on {serving.system}: TP {serving.tp} × {serving.replicas} replicas = "
+                f"{serving.gpus} GPUs for {serving.targets.tokens_per_s:g} tokens/s" if serving.tp is not None
+                else f"{serving.targets.model} on {serving.system}: no TP meets the targets")
+        rows.append(("Serving gate", head + "; " + _gate_text(serving.gates)))
+    if isolation_result is not None:
+        rows.append(("Isolation", isolation_result.partition + "; " + _gate_text(isolation_result.gates)))
+    if monitoring is not None:
+        rows.append(("Monitoring", monitoring.text()))
+    body = "\n".join(f"| **{name}** | {escape_md(text)} |" for name, text in rows)
+    return "| requirement | entry |\n|---|---|\n" + body

@@ -1,0 +1,37 @@
+"""Chapter 09's fabric and serving views drive nvcourse.capstone_gates."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from nvcourse import capstone  # noqa: E402
+from nvcourse import capstone_gates as cg  # noqa: E402
+from nvcourse.chapters import ch09_capstone  # noqa: E402
+
+TARGETS = capstone.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9,
+                           min_efficiency=0.7, max_MW=3)
+A = capstone.evaluate(capstone.Design("dgx-h100", 1024, tp=8), TARGETS)
+
+
+def test_fabric_options_table_has_one_row_per_fabric():
+    fabrics = {"IB static": cg.FabricChoice(), "IB adaptive": cg.FabricChoice(routing="ideal")}
+    t = ch09_capstone.fabric_options_html(A, fabrics)
+    assert t.count("<tr>") == 1 + len(fabrics)
+    assert "❌ fabric busbw" in t and "✅ all" in t
+
+
+def test_fabric_dashboard_follows_its_controls_and_refuses_sharp_on_ethernet():
+    d = ch09_capstone.fabric_dashboard(A)
+    assert "fabric busbw" in d.readout.value and "❌" in d.readout.value  # IB D-mod-k, random nodes
+    d.controls["routing"].value = "ideal"
+    assert "❌" not in d.readout.value
+    d.controls["nic"].value = "roce-400g"
+    d.controls["sharp"].value = True
+    assert d.last_error is not None and "sharp" in d.last_error and "Traceback" not in d.readout.value
+
+
+def test_serving_html_marks_the_chosen_tp():
+    p = cg.serving_plan(cg.ServingTargets("llama3-70b", 30, 1000, 20000), "dgx-h100", batch=32)
+    h = ch09_capstone.serving_html(p)
+    assert h.count("👉") == 1 and f"TP {p.tp} ×" in h
+    assert "$" not in h
