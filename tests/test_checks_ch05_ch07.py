@@ -341,4 +341,6 @@ def test_every_public_checker_is_tested_somewhere():
         "prediction_vs_measurement",
     }  # tests/test_checks.py::test_prediction_vs_measurement
     covered |= {"step_prediction"}  # test_step_prediction_* above
+    covered |= {"gdr_state", "nvls_state", "slow_node"}  # tests/test_checks_ch06b.py
+    covered |= {"tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"}  # tests/test_checks_ch08b.py
     assert set(checks.__all__) - not_checkers == covered

@@ -10,8 +10,14 @@ TINY = tr.ModelSpec(
 )
 # dgx-h100: H100 989 TFLOPS; NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s, alpha 3.4 us; NDR NIC 50 x 0.94 = 47 GB/s per
 # GPU, alpha 14 us.
-# default compute_efficiency 0.55 (data/training.toml). Collective times come from nvcourse.costmodel; the hand-worked
-# cases force algo="ring" (2(n-1) steps, of which 2(k-1) cross nodes at the NIC's alpha) unless they say otherwise.
+# default compute_efficiency 0.55 (data/training.toml). Collective times come from nvcourse.costmodel, protocol-aware:
+# the hand-worked cases force algo="ring" (2(n-1) steps, of which 2(k-1) cross nodes) and the fastest of NCCL's
+# protocols is used, with NCCL 2.30.7's constants (data/nccl_tuning.toml, order [LL, LL128, Simple]):
+#   time = base latency (once per call; ring [6.6, 14, 8.4] us) + steps x per-step latency (ring over NVLink
+#   [0.6, 1.9, 3.4] us; net ring [2.7, 4.0, 14] us, net tree [5.0, 8.5, 14] us when one GPU per node; intra-node steps
+#   of a multi-node ring pay at least the net overhead 1 us, x3 for Simple) + bytes / bandwidth, the bandwidth being
+#   the Simple one x 0.5 (LL) or x 0.92 (LL128), LL's bus bandwidth capped at 141 GB/s on one Hopper node and 39 GB/s
+#   across 2+ nodes, LL128's at 16 channels x 36.7 = 587.2 GB/s.
 
 
 def test_six_n_d_and_recompute():
@@ -34,13 +40,21 @@ def test_tp_inside_one_node_hand_worked():
     assert (st.dp, st.micro_batches) == (1, 16)
     # compute: 6 x 1e9 x 16384 = 9.8304e13 FLOPs -> 0.0225902 s
     assert st.compute == pytest.approx(0.0225902, rel=1e-5)
-    # one all-reduce of b*s*h*2 = 2,097,152 B over 8 GPUs: 14 x 3.4e-6 + 1.75 x 2097152 / 370.8e9
-    #   = 4.76e-5 + 9.8975e-6 = 5.74975e-5 s; x 4 per layer x 4 layers x 16 micro-batches = 0.0147194 s
-    assert st.tp_comm == pytest.approx(0.0147194, rel=1e-4)
+    # one all-reduce of b*s*h*2 = 2,097,152 B over 8 GPUs, 14 ring steps over NVLink; busbw factor 2 x 7/8 = 1.75:
+    #   Simple: 8.4 + 14 x 3.4 = 56.0 us + 1.75 x 2097152 / 370.8e9 = 9.8975 us          -> 65.90 us
+    #   LL128:  14 + 14 x 1.9 = 40.6 us + 9.8975 / 0.92 = 10.758 us (cap 587.2 not hit)   -> 51.36 us
+    #   LL:     6.6 + 14 x 0.6 = 15.0 us + 1.75 x 2097152 / 141e9 = 26.029 us (370.8 x 0.5 = 185.4 > cap 141)
+    #           -> 41.0285 us, the fastest: NCCL's LL for a 2 MiB all-reduce in one node
+    #   x 4 per layer x 4 layers x 16 micro-batches = 256 x 4.10285e-5 = 0.0105033 s
+    assert st.tp_comm == pytest.approx(0.0105033, rel=1e-4)
     assert st.dp_comm == 0 and st.pp_comm == 0 and st.bubble == 0
-    assert st.total == pytest.approx(0.0225902 + 0.0147194, rel=1e-4)
-    assert st.mfu == pytest.approx(0.55 * 0.0225902 / 0.0373096, rel=1e-3)
+    assert st.total == pytest.approx(0.0225902 + 0.0105033, rel=1e-4)
+    assert st.mfu == pytest.approx(0.55 * 0.0225902 / 0.0330935, rel=1e-3)
     assert st.efficiency == pytest.approx(st.mfu / 0.55)
+    # forcing NCCL's Simple protocol (proto pass-through): 256 x 65.8975e-6 = 0.0168698 s
+    simple = tr.step_time(TINY, "dgx-h100", 8, tp=8, algo="ring", proto="Simple")
+    assert simple.tp_comm == pytest.approx(0.0168698, rel=1e-4)
+    assert simple.compute == st.compute
 
 
 def test_nccl_choice_is_nvls_inside_an_h100_node():
@@ -52,13 +66,16 @@ def test_nccl_choice_is_nvls_inside_an_h100_node():
 
 def test_dp_across_nodes_overlap_hand_worked():
     st = tr.step_time(TINY, "dgx-h100", 16, tp=8, algo="ring")
-    # dp = 2, one rank per node (stride 8): grad buffer 1e9/8 x 2 = 2.5e8 B over one 47 GB/s NIC:
-    #   2 x 14e-6 + 2.5e8 / 47e9 = 2.8e-5 + 5.31915e-3 = 5.34715e-3 s
+    # dp = 2, one rank per node (stride 8): grad buffer 1e9/8 x 2 = 2.5e8 B over one 47 GB/s NIC, 2 ring steps both
+    # across nodes at the net tree latency (one GPU per node); busbw factor 2 x 1/2 = 1:
+    #   Simple: 8.4 + 2 x 14 = 36.4 us + 2.5e8 / 47e9 = 5.31915e-3 s       -> 5.35555e-3 s, the fastest
+    #   LL128:  14 + 2 x 8.5 = 31 us + 5.31915e-3 / 0.92 = 5.78169e-3 s   -> 5.81269e-3 s
+    #   LL:     6.6 + 2 x 5.0 = 16.6 us + 2.5e8 / (47e9 x 0.5 = 23.5e9, under the 39 GB/s cap) -> 1.06549e-2 s
     assert st.placements["dp"] == tr.Placement(ranks=2, per_node=1, nodes=2)
-    assert st.dp_comm == pytest.approx(5.34715e-3, rel=1e-4)
+    assert st.dp_comm == pytest.approx(5.35555e-3, rel=1e-4)
     # m = 8; compute 0.0225902 / 2 = 0.0112951; window = backward of the last micro-batch = 0.0112951 / 8 x 4/6 =
     # 9.4126e-4
-    assert st.dp_exposed == pytest.approx(5.34715e-3 - 9.4126e-4, rel=1e-4)
+    assert st.dp_exposed == pytest.approx(5.35555e-3 - 9.4126e-4, rel=1e-4)
     assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False, algo="ring").dp_exposed == pytest.approx(
         st.dp_comm
     )
@@ -68,14 +85,18 @@ def test_bad_placement_puts_tp_on_the_nics():
     good = tr.step_time(TINY, "dgx-h100", 16, tp=8, algo="ring")
     bad = tr.step_time(TINY, "dgx-h100", 16, tp=8, placement="dp-first", algo="ring")
     # dp-first: TP ranks stride 2 -> 4 per node, 2 nodes: beta = min(370.8, 4 x 47) = 188 GB/s;
-    #   14 steps, 2 of them across nodes: 12 x 3.4e-6 + 2 x 14e-6 = 6.88e-5 s; + 1.75 x 2097152 / 188e9 = 1.95215e-5 s
-    #   = 8.83215e-5 s per all-reduce; x 4 x 4 x 8 = 0.0113052 s
+    #   14 steps, 2 of them across nodes (net ring latency), 12 inside (NVLink, at least the net overhead):
+    #   Simple: 8.4 + 12 x max(3.4, 3 x 1) + 2 x 14 = 77.2 us + 1.75 x 2097152 / 188e9 = 19.5215 us  -> 96.72 us
+    #   LL128:  14 + 12 x max(1.9, 1) + 2 x 4.0 = 44.8 us + 19.5215 / 0.92 = 21.2190 us               -> 66.019 us
+    #   LL:     6.6 + 12 x max(0.6, 1) + 2 x 2.7 = 24.0 us + 1.75 x 2097152 / 39e9 (cap) = 94.10 us  -> 118.1 us
+    #   LL128 wins: 6.60189e-5 s per all-reduce; x 4 x 4 x 8 = 0.00845042 s
     assert bad.placements["tp"] == tr.Placement(ranks=8, per_node=4, nodes=2)
-    assert bad.tp_comm == pytest.approx(0.0113052, rel=1e-4)
-    # the DP pair now sits inside a node: 2 x 3.4e-6 + 2.5e8 / 370.8e9 = 6.8102e-4 s, hidden by the 9.41e-4 s window
-    assert bad.dp_comm == pytest.approx(6.8102e-4, rel=1e-4)
+    assert bad.tp_comm == pytest.approx(0.00845042, rel=1e-4)
+    # the DP pair now sits inside a node, Simple: 8.4 + 2 x 3.4 = 15.2 us + 2.5e8 / 370.8e9 = 6.74218e-4 s
+    #   = 6.89418e-4 s (LL128: 17.8 us + 7.32846e-4 s; slower), hidden by the 9.41e-4 s window
+    assert bad.dp_comm == pytest.approx(6.89418e-4, rel=1e-4)
     assert bad.dp_exposed == 0
-    assert bad.tp_comm > good.tp_comm      # 0.0113 s vs 128 x 5.74975e-5 = 7.36e-3 s
+    assert bad.tp_comm > good.tp_comm      # 8.45e-3 s vs 128 x 4.10285e-5 = 5.25e-3 s
     # at a real size the bad placement costs far more than it saves (Llama 3 405B layout)
     kw = dict(tp=8, pp=16, virtual_stages=4)
     assert (
@@ -101,10 +122,13 @@ def test_one_gpu_has_no_communication():
 
 def test_infinite_bandwidth_leaves_compute_and_latency():
     st = tr.step_time(TINY, "dgx-h100", 64, tp=8, pp=1, bandwidth_multiplier=1e12, overlap_dp=False, algo="ring")
-    # what is left is alpha only: TP 14 steps x 3.4 us x 4 x 4 x 2 micro-batches = 1.5232e-3 s; DP 2 x 7 x 14 us =
-    # 1.96e-4 s
-    assert st.tp_comm == pytest.approx(1.5232e-3, rel=1e-6)
-    assert st.dp_comm == pytest.approx(1.96e-4, rel=1e-6)
+    # what is left is the latency of the pair NCCL picks at the real bandwidth (the what-if scales bandwidth only):
+    #   TP (8 GPUs in a node, 2 MiB: LL, as in test_tp_inside_one_node_hand_worked): 6.6 + 14 x 0.6 = 15 us
+    #     x 4 x 4 x 2 micro-batches = 4.8e-4 s
+    #   DP (8 nodes, one GPU each, 2.5e8 B: Simple, 8.4 + 14 x 14 = 204.4 us + 2.5e8 x 1.75 / 47e9 = 9.3085e-3 s beats
+    #     LL128's 14 + 14 x 8.5 = 133 us + 9.3085e-3 / 0.92 = 1.01179e-2 s): 2.044e-4 s
+    assert st.tp_comm == pytest.approx(4.8e-4, rel=1e-6)
+    assert st.dp_comm == pytest.approx(2.044e-4, rel=1e-6)
     zero_alpha_limit = st.total - st.tp_comm - st.dp_exposed
     assert zero_alpha_limit == pytest.approx(st.compute)
 
@@ -169,6 +193,7 @@ def test_moe_alltoall_bytes():
         ({"gpus": 8, "slowest_link_factor": 1.5}, "slowest_link_factor"),
         ({"gpus": 8, "compute_efficiency": 1.5}, "efficiency"),
         ({"gpus": 8, "zero_stage": 5}, "zero_stage"),
+        ({"gpus": 8, "proto": "LL256"}, "proto"),
     ],
 )
 def test_step_bad_input(kwargs, name):

@@ -9,7 +9,7 @@ GB/s = 10^9 B/s, per direction; port rates in Gb/s come from the catalog.
 """
 
 from . import data, ecmp, moe
-from .builders import LAYOUTS, ROUTINGS, TIER_NAMES, Fabric, fat_tree, superpod
+from .builders import fat_tree, superpod
 from .collectives import (
     FABRIC_ALGORITHMS,
     NODE_PLACEMENTS,
@@ -21,6 +21,7 @@ from .collectives import (
     ring_flows,
 )
 from .flows import SimResult, max_min_rates, simulate
+from .network import LAYOUTS, ROUTINGS, TIER_NAMES, Fabric
 
 __all__ = [
     "data", "ecmp", "moe",

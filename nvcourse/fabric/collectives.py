@@ -41,8 +41,9 @@ from numpy.typing import NDArray
 from .. import catalog, costmodel
 from .._validate import choice
 from . import data
-from .builders import Fabric, fat_tree
+from .builders import fat_tree
 from .flows import SimResult, simulate
+from .network import Fabric
 
 __all__ = [
     "FABRIC_ALGORITHMS",

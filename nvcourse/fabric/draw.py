@@ -11,8 +11,8 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.path import Path
 
-from .builders import Fabric
 from .flows import SimResult
+from .network import Fabric
 
 __all__ = ["draw_fabric", "cable_utilisation", "cable_segments"]
 

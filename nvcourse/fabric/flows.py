@@ -15,7 +15,7 @@ leaves most pairs rising (many distinct bottleneck levels, e.g. an all-to-all wi
 hands over to :func:`_water_fill`, which settles one level at a time from CSR indexes and touches each
 pair O(1) times (4,096-GPU ECMP all-to-all: ~46 s -> ~3 s, same rates within 1e-10).
 
-:func:`simulate` routes flows on a :class:`~nvcourse.fabric.builders.Fabric` and solves.
+:func:`simulate` routes flows on a :class:`~nvcourse.fabric.network.Fabric` and solves.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .builders import TIER_NAMES, Fabric
+from .network import TIER_NAMES, Fabric
 
 __all__ = ["max_min_rates", "SimResult", "simulate"]
 

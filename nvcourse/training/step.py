@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .. import catalog
 from .._validate import choice, fraction, integer, number
+from ..costmodel import PROTO_CHOICES, predict
 from .memory import ZERO_STAGES, MemoryBreakdown, activation_memory_bytes, training_memory_bytes
 from .models import ModelSpec, data, get_model, training_flops
 from .traffic import tp_allreduces_per_layer
@@ -108,21 +109,28 @@ def collective_time(
     slowest_link_factor: float = 1.0,
     bandwidth_multiplier: float = 1.0,
     algo: str = "nccl",
+    proto: str = "auto",
 ) -> float:
     """Seconds for one collective of ``nbytes`` (nccl-tests' size S) over a placed group.
 
-    The time comes from the course's collective cost model, :func:`nvcourse.costmodel.predict`, with
-    ``placement.per_node`` GPUs in each of ``placement.nodes`` nodes (a group crossing nodes uses
-    those members' share of the NICs) and ``algo`` ('nccl' = the fastest of NCCL's own algorithms, what
-    NCCL's tuner would pick; 'auto' = the fastest the model knows; or a name such as 'ring').
-    ``sendrecv`` is one point-to-point message between two neighbouring members of the group.
+    The time comes from the course's protocol-aware collective cost model,
+    :func:`nvcourse.costmodel.predict`, with ``placement.per_node`` GPUs in each of ``placement.nodes``
+    nodes (a group crossing nodes uses those members' share of the NICs), ``algo`` ('nccl' = the
+    fastest of NCCL's own algorithms, what NCCL's tuner would pick; 'auto' = the fastest the model
+    knows; or a name such as 'ring') and ``proto`` ('auto' = the fastest of NCCL's LL / LL128 / Simple
+    protocols, as NCCL's tuner picks; or one of them). So the time holds NCCL's once-per-call base
+    latency and, for small messages, the cheaper per-step latency of LL or LL128.
+    ``sendrecv`` is one point-to-point message between two neighbouring members of the group, and
+    ``alltoall`` is built from point-to-point sends: the cost model charges both with the Simple
+    protocol only, so ``proto`` does not apply to them.
 
     ``slowest_link_factor`` < 1 slows the bandwidth term (a ring runs at its slowest link);
-    ``bandwidth_multiplier`` scales it the other way (a what-if: 2 = twice the bandwidth, α unchanged).
+    ``bandwidth_multiplier`` scales it the other way (a what-if: 2 = twice the bandwidth, latency
+    unchanged). Both act on the (algorithm, protocol) pair chosen at the catalog's bandwidth: NCCL's
+    tuner does not know that a link is degraded.
     """
-    from ..costmodel import predict
-
     op = choice("op", op, COLLECTIVE_OPS)
+    proto = choice("proto", proto, PROTO_CHOICES)
     catalog.get_system(system_id)
     nbytes = number("nbytes", nbytes)
     f = fraction("slowest_link_factor", slowest_link_factor)
@@ -133,7 +141,9 @@ def collective_time(
         gpus, nodes = (2, 1) if placement.per_node >= 2 else (1, 2)
     else:
         gpus, nodes = placement.per_node, placement.nodes
-    p = predict(op, system_id, gpus, nbytes, nodes=nodes, algo="nccl" if op == "sendrecv" else algo)
+    p2p = op in ("sendrecv", "alltoall")
+    p = predict(op, system_id, gpus, nbytes, nodes=nodes, algo="nccl" if op == "sendrecv" else algo,
+                proto="auto" if p2p else proto)
     return p.latency_s + p.bandwidth_s / (f * mult)
 
 
@@ -238,6 +248,7 @@ def step_time(
     slowest_link_factor: float = 1.0,
     bandwidth_multiplier: float = 1.0,
     algo: str = "nccl",
+    proto: str = "auto",
     ep: int = 1,
     experts: int | None = None,
     top_k: int | None = None,
@@ -250,7 +261,9 @@ def step_time(
     tokens, ``micro_batch`` each): ``m = sequences / (dp·micro_batch)`` micro-batches per step.
     ``slowest_link_factor`` < 1 models one degraded link in every ring; ``bandwidth_multiplier``
     scales every link's bandwidth (a what-if). ``algo`` is passed to the collective cost model for the
-    TP and DP collectives ('nccl' = the fastest of NCCL's algorithms, e.g. NVLS inside an H100 node; 'ring').
+    TP and DP collectives ('nccl' = the fastest of NCCL's algorithms, e.g. NVLS inside an H100 node; 'ring'),
+    ``proto`` their NCCL protocol ('auto' = the fastest of LL / LL128 / Simple per message, as NCCL
+    picks; or one of them), see :func:`collective_time`.
 
     Mixture of experts (expert parallelism, all optional; the defaults give the dense model):
 
@@ -277,6 +290,7 @@ def step_time(
     pp = integer("pp", pp)
     v = integer("virtual_stages", virtual_stages)
     placement = choice("placement", placement, PLACEMENTS)
+    proto = choice("proto", proto, PROTO_CHOICES)
     defaults = data()["defaults"]
     b = integer("micro_batch", defaults["micro_batch"] if micro_batch is None else micro_batch)
     eff = defaults["compute_efficiency"] if compute_efficiency is None else compute_efficiency
@@ -349,7 +363,7 @@ def step_time(
 
     def comm(op: str, group: str, nbytes: float, op_algo: str = algo) -> float:
         """One collective over one of the placed groups, with this step's link what-ifs."""
-        return collective_time(op, system, groups[group], nbytes, algo=op_algo,
+        return collective_time(op, system, groups[group], nbytes, algo=op_algo, proto=proto,
                                slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier)
 
     # tensor parallel: 4 all-reduces per layer and micro-batch (6 with full recompute), not overlapped
