@@ -74,7 +74,13 @@ def codes_table_html() -> str:
     }
     for code in PCIE_CODES:
         rows.append({"code": code, "path": CODE_MEANING[code], "what bounds a copy": bound[code]})
-    return records_table_html(rows, "From fastest (NV#) to slowest (SYS), as NCCL ranks paths.")
+    return records_table_html(
+        rows,
+        "nvidia-smi's path codes, from fastest (NV#) to slowest (SYS). NCCL ranks paths with its own types "
+        "(src/graph/topo.h): NODE is nvidia-smi's only, and NCCL adds NVB (NVLink through a peer GPU), C2C "
+        "(a Grace CPU's chip-to-chip link) and PXN (to a NIC through a peer GPU's NVLink), which decide GPU-to-NIC "
+        "paths on rail-optimised nodes.",
+    )
 
 
 @lru_cache(maxsize=None)

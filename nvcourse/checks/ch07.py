@@ -322,7 +322,8 @@ register(
         },
         wrong_choice={
             "b": "The gradient buffer is big, but it is all-reduced once per step and overlaps with the backward pass; "
-            "TP all-reduces come 4 times per layer and micro-batch and nothing can hide them.",
+            "TP all-reduces come 4 times per layer and micro-batch and are hard to hide; sequence parallelism and "
+            "overlapped GEMM/communication kernels hide much of them, inside NVLink (chapter 07b).",
             "c": "The bytes are the same, the links are not: a GPU's NVLink bandwidth is many times its share of the "
             "NICs, and TP traffic waits on the critical path.",
             "d": "PP sends one activation per micro-batch per stage boundary, point to point: the least traffic of the "

@@ -22,7 +22,10 @@ class RingPlan:
     """NCCL-style rings over NVLink.
 
     A ring is directed (data flows one way round it) and uses one link out of and one link into every GPU;
-    a full-duplex link can carry one ring in each direction. So a GPU with L links supports at most L rings.
+    a full-duplex link can carry one ring in each direction. So on a direct mesh a GPU with L links carries at
+    most L rings, each pinned to its cables. On NVSwitch systems NCCL's *channels* (parallel rings/trees) are
+    set by its topology search and tuning, not by L, and the switches spread each channel over all NVLinks:
+    here a "ring" is one link's worth of bandwidth, and the aggregate (rings x per-ring bandwidth) is the same.
 
     Attributes:
         n_rings: number of directed rings.
@@ -54,8 +57,9 @@ def _is_nvlink_edge(G: nx.Graph, u: str, v: str) -> bool:
 def nccl_rings(G: nx.Graph) -> RingPlan:
     """Rings in the spirit of NCCL's ring search, and their bandwidth (GB/s per direction).
 
-    * NVSwitch fabric (every GPU wired to every switch): a switch with k links to each GPU carries k rings,
-      each ring through one link per GPU; rings = sum over switches = links per GPU.
+    * NVSwitch fabric (every GPU wired to every switch): a switch with k links to each GPU carries k rings'
+      worth of bandwidth; rings = sum over switches = links per GPU (an accounting of bandwidth: NCCL's own
+      channel count differs, and each channel is sprayed over all links).
     * Direct NVLink (DGX-1): the largest set of link-disjoint Hamiltonian cycles (a pair with 2 NVLinks can be
       used by two cycles), each used in both directions: 2 directed rings per cycle.
     * No NVLink between GPUs (PCIe): one ring GPU0 -> GPU1 -> ... at the throughput of that ring pattern.
