@@ -174,3 +174,23 @@ def test_png_encoding_drops_alpha_only_when_the_image_is_opaque():
     clear[:5, :5, 3] = 0  # a transparent corner must survive
     img = Image.open(io.BytesIO(_encode_png(clear.tobytes(), 40, 30)))
     assert img.mode == "RGBA" and np.array_equal(np.asarray(img), clear)
+
+
+# -- without a kernel (GitHub, nbviewer, an untrusted JupyterLab): the first picture and readout, not a repr --
+
+
+def test_dashboard_mimebundle_carries_its_picture_and_readout_for_viewers_without_a_kernel():
+    import base64
+    import re
+
+    d = Dashboard({"x": w.IntSlider(value=1, min=0, max=10, description="gain (dB)"), "size": size_slider(value_exp=10)},
+                  render)
+    bundle = d._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # the live view is still there, preferred by a kernel
+    assert not bundle["text/plain"].startswith("Dashboard(children=")
+    page = bundle["text/html"]
+    assert "x=1, size=1024" in page and "gain (dB) = 1" in page and "message = 1 KiB" in page
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
+    assert png == d.last_png and png.startswith(b"\x89PNG")
+    d.controls["x"].value = 7  # an error note: no stale picture in the static view
+    assert d.last_png is None and "<img" not in d._repr_mimebundle_()["text/html"]
