@@ -15,13 +15,14 @@ fails. A gate is evidence from a model, not a measurement: the decision log reco
 
 from __future__ import annotations
 
-import html
 from dataclasses import asdict, dataclass, field
 
 from . import reliability, training
+from .markup import html_table, mark_html, md_escape, md_table
 from .training import _number
 
-__all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log"]
+__all__ = ["Targets", "Design", "Gate", "Report", "evaluate", "compare_systems", "decision_log_template", "decision_log",
+           "survey_html"]
 
 
 @dataclass(frozen=True)
@@ -118,12 +119,11 @@ class Report:
         return "\n".join(lines + [verdict])
 
     def html(self) -> str:
-        rows = "".join(
-            f"<tr><td>{'✅' if g.passed else '❌'}</td><td>{g.name}</td><td>{html.escape(g.measured)}</td>"
-            f"<td>{html.escape(g.target)}</td><td>{'' if g.passed else html.escape(g.advice)}</td></tr>"
-            for g in self.gates
-        )
-        return "<table><tr><th></th><th>gate</th><th>design</th><th>target</th><th>what to try</th></tr>" + rows + "</table>"
+        """The gates as an HTML table: marks in colour and words (no emoji), text escaped, no TeX."""
+        rows = [
+            (mark_html(g.passed), g.name, g.measured, g.target, "" if g.passed else g.advice) for g in self.gates
+        ]
+        return html_table(["", "gate", "design", "target", "what to try"], rows, html_cols=[0], align_numbers=False)
 
 
 def evaluate(design: Design, targets: Targets) -> Report:
@@ -230,10 +230,22 @@ DECISION_LOG_FIELDS = (
 )
 
 
+def survey_html(reports: list[Report]) -> str:
+    """One row per design of :func:`compare_systems`: layout, days, cost (M$), efficiency, goodput, MW, gates."""
+    rows = [
+        (r.design.system, r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}", f"{r.cost.hours / 24:.1f}",
+         f"{r.cost.usd / 1e6:.2f}", f"{r.step.efficiency:.0%}", f"{r.goodput:.1%}", f"{r.MW:.2f}",
+         mark_html(True, "all pass") if r.passed else mark_html(False, ", ".join(g.name for g in r.failed)))
+        for r in reports
+    ]
+    header = ["system", "GPUs", "TP×PP×DP", "days", "$M", "efficiency", "goodput", "MW", "gates"]
+    return html_table(header, rows, html_cols=[8])
+
+
 def decision_log_template() -> str:
     """An empty decision log as a Markdown table to copy into a notebook cell."""
-    rows = "\n".join(f"| **{name}** | _{hint}_ |" for name, hint in DECISION_LOG_FIELDS)
-    return "| field | entry |\n|---|---|\n" + rows
+    return md_table(["field", "entry"], [(f"**{name}**", f"_{hint}_") for name, hint in DECISION_LOG_FIELDS],
+                    markdown_cols=[0, 1])
 
 
 def decision_log(report: Report, **entries: str) -> str:
@@ -256,9 +268,10 @@ def decision_log(report: Report, **entries: str) -> str:
     }
     rows = []
     for key, name in keys.items():
-        text = entries.get(key) or auto.get(key) or f"_{dict(DECISION_LOG_FIELDS)[name]}_"
-        rows.append(f"| **{name}** | {text} |")
-    return "| field | entry |\n|---|---|\n" + "\n".join(rows)
+        # what the model wrote is text (escaped: its "$" must not start TeX); what the learner wrote is Markdown
+        text = entries.get(key) or (md_escape(auto[key]) if key in auto else f"_{dict(DECISION_LOG_FIELDS)[name]}_")
+        rows.append((f"**{name}**", text))
+    return md_table(["field", "entry"], rows, markdown_cols=[0, 1])
 
 
 def as_dict(report: Report) -> dict:

@@ -1,0 +1,72 @@
+"""Generated Markdown/HTML renders as written: the cells survive a Markdown renderer, nothing turns into TeX."""
+
+from __future__ import annotations
+
+import pytest
+from markdown_roundtrip import jupyter_math_spans, math_is_fenced, table_cells
+
+from nvcourse import capstone as cs
+from nvcourse.markup import FAIL_MARK, PASS_MARK, html_table, mark_html, md_escape, md_table
+
+NASTY = ["≤ $3.00 M", "($2.76 M)", "a | b", "*not bold*", "snake_case_name", "x < y > z", "`tick`", "100 % [1]"]
+
+
+def test_md_table_cells_round_trip_through_a_markdown_renderer():
+    table = md_table(["what", "value"], [[s, s] for s in NASTY])
+    assert table_cells(table) == [["what", "value"], *[[s, s] for s in NASTY]]
+    assert jupyter_math_spans(table) == [] and math_is_fenced(table)
+
+
+def test_md_escape_keeps_text_literal_inside_a_paragraph():
+    from markdown_roundtrip import _RENDER
+
+    text = " ".join(NASTY)
+    assert "<em>" not in _RENDER(md_escape(text)) and jupyter_math_spans(md_escape(text)) == []
+
+
+def test_html_table_escapes_text_and_fences_maths():
+    page = html_table(["gate", "target"], [["budget", "≤ $3.00 M"], ["<b>x</b>", "($2.76 M)"]])
+    assert table_cells(page, markdown=False) == [["gate", "target"], ["budget", "≤ $3.00 M"], ["<b>x</b>", "($2.76 M)"]]
+    assert "$" not in page and math_is_fenced(page)
+    assert 'style="text-align:left">budget' in page  # sentences are not right-aligned
+
+
+def test_marks_are_in_dejavu_and_carry_words():
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    charmap = FT2Font(font_manager.findfont("DejaVu Sans")).get_charmap()
+    assert ord(PASS_MARK) in charmap and ord(FAIL_MARK) in charmap
+    assert "pass" in mark_html(True) and "FAIL" in mark_html(False) and "#c62828" in mark_html(False)
+
+
+@pytest.fixture(scope="module")
+def report():
+    targets = cs.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9,
+                         min_efficiency=0.7, max_MW=3.0)
+    return cs.evaluate(cs.Design("dgx-h100", 512, tp=8, pp=2), targets)
+
+
+def test_capstone_decision_log_keeps_every_row_and_no_tex(report):
+    log = cs.decision_log(report, risks="price | supply may move by $1 M")
+    rows = table_cells(log)
+    assert [r[0] for r in rows] == ["field", *[name for name, _ in cs.DECISION_LOG_FIELDS]]
+    targets, evidence = rows[2][1], rows[4][1]
+    assert "≤ $3.00 M" in targets and "budget pass ($" in evidence and "(42 GB per GPU)" in evidence
+    assert rows[6][1] == "price | supply may move by $1 M"
+    assert jupyter_math_spans(log) == [] and math_is_fenced(log)
+
+
+def test_capstone_gate_table_has_no_emoji_and_no_tex(report):
+    page = report.html()
+    assert "✅" not in page and "❌" not in page and "$" not in page and math_is_fenced(page)
+    cells = table_cells(page, markdown=False)
+    assert cells[0] == ["", "gate", "design", "target", "what to try"]
+    assert all(r[0] in {f"{PASS_MARK} pass", f"{FAIL_MARK} FAIL"} for r in cells[1:])
+
+
+def test_capstone_survey_table_round_trips(report):
+    page = cs.survey_html([report])
+    cells = table_cells(page, markdown=False)
+    assert cells[0][4] == "$M" and cells[1][:3] == ["dgx-h100", "512", "8×2×32"] and cells[1][8] == f"{FAIL_MARK} time"
+    assert "$" not in page and "✅" not in page and math_is_fenced(page)
