@@ -14,7 +14,10 @@ from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
-__all__ = ["KIND_COLOURS", "ALGO_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis", "colour_for_link"]
+__all__ = [
+    "KIND_COLOURS", "ALGO_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis",
+    "colour_for_link", "figure_problems",
+]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -111,3 +114,106 @@ def time_axis(ax: Axes, which: str = "y", label: str = "time") -> None:
     """Log axis in seconds with µs/ms labels."""
     _log_axis(ax, which, _fmt_time)
     (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)
+
+
+def figure_problems(
+    fig: Figure, *, tolerance_px: float = 1.0, check_canvas: bool = True, redo_layout: bool = True
+) -> list[str]:
+    """What a learner would find wrong in a drawn figure; an empty list when none.
+
+    * an artist outside the canvas (cut off in the PNG): the figure's tight box must lie in its box;
+    * two texts on top of each other: tick labels of one axis, legend entries, annotations, titles;
+    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale).
+
+    Used by the tests on every dashboard; the figure is drawn once with an Agg renderer, animated artists
+    (a :class:`~nvcourse.widgets.LiveFigure`'s) included. ``check_canvas=False`` for a figure shown by the
+    inline backend, which saves it with a tight box (nothing is cut off there). ``redo_layout=False`` for a
+    figure already drawn as shown (a Dashboard's): its layout is not solved again, since a second solve of
+    constrained layout can fit what the first, the one in the PNG, did not.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    animated = [a for a in fig.findobj() if a.get_animated()]
+    for a in animated:  # a plain draw skips them, and their text extents would be stale
+        a.set_animated(False)
+    engine = fig.get_layout_engine()
+    if not redo_layout and engine is not None:
+        fig.set_layout_engine(None)
+    try:
+        canvas.draw()
+    finally:
+        for a in animated:
+            a.set_animated(True)
+        if not redo_layout and engine is not None:
+            fig.set_layout_engine(engine)
+    renderer = canvas.get_renderer()
+    problems = []
+    box = fig.bbox
+    for artist in fig.get_children() if check_canvas else []:
+        if not artist.get_visible() or not artist.get_in_layout():
+            continue
+        tight = artist.get_tightbbox(renderer)
+        if tight is None or tight.width == 0:
+            continue
+        out = {
+            "left": box.x0 - tight.x0, "right": tight.x1 - box.x1,
+            "bottom": box.y0 - tight.y0, "top": tight.y1 - box.y1,
+        }
+        cut = {side: px for side, px in out.items() if px > tolerance_px}
+        if cut:
+            name = _describe(artist)
+            edges = ", ".join(f"{px:.0f} px past the {side} edge" for side, px in cut.items())
+            problems.append(f"{name} is cut off: {edges}")
+    texts: list[tuple[str, object]] = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
+            lo, hi = sorted(axis.get_view_interval())
+            labels = [t for t in labels if _in_view(t, axis_name, lo, hi)]
+            extents = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+            problems += _overlaps(extents, f"{_axes_name(ax)} {axis_name} tick labels")
+            if axis.get_scale() == "log" and len(labels) < 3 and ax.get_position().width > 0.1:
+                problems.append(f"{_axes_name(ax)}: log {axis_name} axis has {len(labels)} labelled tick(s)")
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            problems += _overlaps([(t.get_text(), t.get_window_extent(renderer)) for t in legend.get_texts()],
+                                  f"{_axes_name(ax)} legend entries")
+        texts += [(t.get_text(), t) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    texts += [(t.get_text(), t) for t in fig.texts if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
+    problems += _overlaps([(s, t.get_window_extent(renderer)) for s, t in texts], "texts")
+    return problems
+
+
+def _in_view(label, axis_name: str, lo: float, hi: float) -> bool:
+    x, y = label.get_position()
+    v = x if axis_name == "x" else y
+    return lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
+
+
+def _overlaps(extents: list[tuple[str, object]], where: str, min_px: float = 1.0) -> list[str]:
+    found = []
+    for i, (a, ba) in enumerate(extents):
+        for b, bb in extents[i + 1 :]:
+            w = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
+            h = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
+            if w > min_px and h > min_px:
+                found.append(f"{where} overlap: {a!r} and {b!r}")
+    return found
+
+
+def _axes_name(ax: Axes) -> str:
+    return f"axes {ax.get_title()!r}" if ax.get_title() else "axes"
+
+
+def _describe(artist) -> str:
+    from matplotlib.text import Text
+
+    if isinstance(artist, Axes):
+        return _axes_name(artist) + " (or its labels)"
+    if isinstance(artist, Text):
+        return f"text {artist.get_text()!r}"
+    return type(artist).__name__.lower()

@@ -184,11 +184,14 @@ class Dashboard(widgets.VBox):
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.5em"))
         self.plot = widgets.Output(layout=widgets.Layout(min_height="120px"))
         self.last_error: str | None = None
+        self.last_figure: Figure | None = None
         self.last_png: bytes | None = None  # the picture on screen, also the kernel-less view (_repr_mimebundle_)
         boxes = list(self.controls.values())
         rows = [widgets.HBox(boxes[i : i + columns]) for i in range(0, len(boxes), columns)]
         super().__init__([*rows, self.readout, self.plot])
         self.add_class("nvcourse-dashboard")
+        for w in boxes:
+            _show_full_label(w)
         for w in boxes:
             w.observe(self._on_change, names="value")
         self.update()
@@ -221,6 +224,7 @@ class Dashboard(widgets.VBox):
         self.readout.value = text or ""
         self.plot.clear_output(wait=True)
         self.last_png = None
+        self.last_figure = fig.figure if isinstance(fig, LiveFigure) else fig  # what the tests audit
         if isinstance(fig, LiveFigure):
             self._show(fig.png())
         elif fig is not None:
@@ -235,6 +239,11 @@ class Dashboard(widgets.VBox):
             if rkey not in self._renderers:
                 self._renderers[rkey] = RendererAgg(width, height, fig.dpi)
             png = figure_png(fig, self._renderers[rkey])
+            if frozen and _spills(fig, self._renderers[rkey]):
+                # this figure's labels are wider than the first one's (another system's row labels, a longer
+                # legend): the frozen layout would cut them off, so lay this one out afresh
+                fig.set_layout_engine("constrained")
+                png = figure_png(fig, self._renderers[rkey])
             if self.freeze_layout and not frozen and fig.get_layout_engine() is not None:
                 self._layouts[key] = [ax.get_position().bounds for ax in fig.axes]
             self._show(png)
@@ -277,6 +286,35 @@ class Dashboard(widgets.VBox):
         data["text/html"] = self.static_html()
         data["text/plain"] = "Dashboard: run the notebook to use its controls (a static picture is in the HTML output)"
         return data
+
+
+def _show_full_label(widget: widgets.Widget) -> None:
+    """Give a control's description its full width and a tooltip, so no label is cut to "checkpoin…".
+
+    ipywidgets reserves 80 px for a description and truncates the rest, units included. A control that
+    already sets ``style.description_width`` keeps it; a slider with a long label is widened so that its
+    track keeps ~200 px.
+    """
+    description = getattr(widget, "description", "") or ""
+    if not description:
+        return
+    if not getattr(widget, "tooltip", None):
+        widget.tooltip = description
+    style = getattr(widget, "style", None)
+    if style is not None and hasattr(style, "description_width") and not style.description_width:
+        style.description_width = "initial"
+        if isinstance(widget, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider,
+                               widgets.SelectionSlider)) and not widget.layout.width:
+            widget.layout.width = f"{max(300, 8 * len(description) + 260)}px"
+
+
+def _spills(fig: Figure, renderer: RendererAgg) -> bool:
+    """Whether anything drawn lies outside the canvas (more than half a pixel); the figure was just drawn."""
+    tight = fig.get_tightbbox(renderer)  # inches
+    full = fig.bbox_inches
+    slack = 0.5 / fig.dpi
+    return tight.x0 < full.x0 - slack or tight.y0 < full.y0 - slack or tight.x1 > full.x1 + slack or \
+        tight.y1 > full.y1 + slack
 
 
 def _small_png(png: bytes) -> bytes:

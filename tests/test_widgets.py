@@ -191,6 +191,19 @@ def test_dashboard_mimebundle_carries_its_picture_and_readout_for_viewers_withou
     page = bundle["text/html"]
     assert "x=1, size=1024" in page and "gain (dB) = 1" in page and "message = 1 KiB" in page
     png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
-    assert png == d.last_png and png.startswith(b"\x89PNG")
+    shown, stored = (Image.open(io.BytesIO(b)).convert("RGB") for b in (d.last_png, png))
+    assert stored.size == shown.size and len(png) <= len(d.last_png)
+    diff = np.abs(np.asarray(stored, dtype=int) - np.asarray(shown, dtype=int))
+    assert diff.mean() < 2  # the same picture in fewer colours
     d.controls["x"].value = 7  # an error note: no stale picture in the static view
     assert d.last_png is None and "<img" not in d._repr_mimebundle_()["text/html"]
+
+
+def test_every_control_shows_its_full_label_or_a_tooltip():
+    long = w.IntSlider(value=60, min=5, max=1200, description="checkpoint write time (s)")
+    styled = w.FloatSlider(description="restart (min)", style={"description_width": "120px"})
+    d = Dashboard({"a": long, "b": styled, "c": w.Dropdown(options=[1, 2], description="GPU")}, lambda a, b, c: "ok")
+    assert long.style.description_width == "initial" and long.tooltip == "checkpoint write time (s)"
+    assert int(long.layout.width.removesuffix("px")) >= 8 * len(long.description) + 200  # room left for the track
+    assert styled.style.description_width == "120px" and styled.tooltip == "restart (min)"  # an author's choice stays
+    assert d.controls["c"].tooltip == "GPU"
