@@ -91,4 +91,4 @@ def mark_html(passed: bool, word: str | None = None) -> str:
     """A pass/fail mark in colour *and* words: ``✔ pass`` in green, ``✘ FAIL`` in red (or ``word``)."""
     colour, mark = ("#2e7d32", PASS_MARK) if passed else ("#c62828", FAIL_MARK)
     text = word if word is not None else ("pass" if passed else "FAIL")
-    return f'<span style="color:{colour};font-weight:600">{mark} {html_escape(text)}</span>'
+    return f'<span style="color:{colour};font-weight:600;white-space:nowrap">{mark} {html_escape(text)}</span>'

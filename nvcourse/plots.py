@@ -152,7 +152,8 @@ def figure_problems(
     problems = []
     box = fig.bbox
     for artist in fig.get_children() if check_canvas else []:
-        if not artist.get_visible() or not artist.get_in_layout():
+        # in_layout is not a filter: axes placed by set_position (a Dashboard's frozen layout) are out of it
+        if not artist.get_visible():
             continue
         tight = artist.get_tightbbox(renderer)
         if tight is None or tight.width == 0:
@@ -182,6 +183,13 @@ def figure_problems(
         if legend is not None and legend.get_visible():
             problems += _overlaps([(t.get_text(), t.get_window_extent(renderer)) for t in legend.get_texts()],
                                   f"{_axes_name(ax)} legend entries")
+        axes_box = ax.get_window_extent(renderer)
+        for t in ax.texts:  # a text clipped to its axes but reaching past them is cut where the axes end
+            if t.get_visible() and t.get_clip_on() and t.get_text().strip():
+                e = t.get_window_extent(renderer)
+                if e.x0 < axes_box.x0 - tolerance_px or e.x1 > axes_box.x1 + tolerance_px or \
+                        e.y0 < axes_box.y0 - tolerance_px or e.y1 > axes_box.y1 + tolerance_px:
+                    problems.append(f"text {t.get_text()!r} is clipped by the edge of {_axes_name(ax)}")
         texts += [(t.get_text(), t) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     texts += [(t.get_text(), t) for t in fig.texts if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
     problems += _overlaps([(s, t.get_window_extent(renderer)) for s, t in texts], "texts")

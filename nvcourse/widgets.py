@@ -242,6 +242,8 @@ class Dashboard(widgets.VBox):
             if frozen and _spills(fig, self._renderers[rkey]):
                 # this figure's labels are wider than the first one's (another system's row labels, a longer
                 # legend): the frozen layout would cut them off, so lay this one out afresh
+                for ax in fig.axes:
+                    ax.set_in_layout(True)  # set_position took them out of it
                 fig.set_layout_engine("constrained")
                 png = figure_png(fig, self._renderers[rkey])
             if self.freeze_layout and not frozen and fig.get_layout_engine() is not None:
@@ -310,11 +312,13 @@ def _show_full_label(widget: widgets.Widget) -> None:
 
 def _spills(fig: Figure, renderer: RendererAgg) -> bool:
     """Whether anything drawn lies outside the canvas (more than half a pixel); the figure was just drawn."""
-    tight = fig.get_tightbbox(renderer)  # inches
-    full = fig.bbox_inches
-    slack = 0.5 / fig.dpi
-    return tight.x0 < full.x0 - slack or tight.y0 < full.y0 - slack or tight.x1 > full.x1 + slack or \
-        tight.y1 > full.y1 + slack
+    box = fig.bbox
+    for artist in fig.get_children():  # all of them: set_position takes axes out of the layout's accounting
+        tight = artist.get_tightbbox(renderer) if artist.get_visible() else None
+        if tight is not None and (tight.x0 < box.x0 - 0.5 or tight.y0 < box.y0 - 0.5 or tight.x1 > box.x1 + 0.5
+                                  or tight.y1 > box.y1 + 0.5):
+            return True
+    return False
 
 
 def _small_png(png: bytes) -> bytes:

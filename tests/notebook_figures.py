@@ -4,7 +4,7 @@
 out), checks each figure a cell leaves open with :func:`nvcourse.plots.figure_problems`, and for every
 :class:`~nvcourse.widgets.Dashboard` the notebook builds, checks the figure of its initial state and of each
 control moved, one at a time, to each end of its range (a slider's min and max, every option of a dropdown,
-a checkbox flipped). Combinations the model rejects (an error note) are not figures, so skipped.
+a checkbox flipped), then with the controls moved one after the other to their last end and left there. Combinations the model rejects (an error note) are not figures, so skipped.
 """
 
 from __future__ import annotations
@@ -72,6 +72,13 @@ def dashboard_states(dash: Dashboard):
             yield f"{name}={label} ({value!r})", current()
         with contextlib.redirect_stdout(io.StringIO()):
             widget.value = start
+    # then as a learner does: each control to its far end and left there (a frozen layout meets new labels)
+    for name, widget in dash.controls.items():
+        ends = extremes(widget)
+        if ends:
+            with contextlib.redirect_stdout(io.StringIO()):
+                widget.value = ends[-1][1]
+            yield f"after moving the controls up to {name} to their last end", current()
 
 
 def audit_notebook(path: Path) -> list[str]:

@@ -221,9 +221,11 @@ def legend_html(entries: list[LegendEntry], colour_bar: str | None = None) -> st
         items.append(
             "<span style='white-space:nowrap'>0 % <span style='display:inline-block;width:140px;height:10px;"
             f"background:linear-gradient(to right, {stops});border:1px solid #999;vertical-align:middle'></span>"
-            f" 100 %: {html.escape(colour_bar)}</span>"
+            f" 100 %</span>: {html.escape(colour_bar)}"
         )
-    return "<div class='nvcourse-legend' style='font-size:85%;line-height:1.9'>" + "".join(items) + "</div>"
+    # items joined by spaces: without a space between two nowrap spans the whole legend is one unbreakable
+    # line, and the NVL72 readout ran 265 px past the notebook's edge at 1400 px
+    return "<div class='nvcourse-legend' style='font-size:85%;line-height:1.9'>" + " ".join(items) + "</div>"
 
 
 def _css_colour(colour) -> str:
@@ -379,7 +381,9 @@ def _draw_trays(ax, T: nx.Graph) -> None:
     for kind, name in (("gpu", "compute trays"), ("nvswitch", "switch trays")):
         ys = [d["pos"][1] for _, d in T.nodes(data=True) if d["kind"] == kind]
         if ys:
-            ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4)
+            # not clipped to the axes: laid out with them instead (clipped, a right-aligned label left of the
+            # first tray was cut to "witch trays" whenever the axes reached the figure's edge)
+            ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4, clip_on=False)
     # 27 trays and their 108 chips (72 GPUs, 36 NVSwitch chips) as two collections: two artists to draw, not 135
     ax.add_collection(PatchCollection(trays, facecolor="white", edgecolor="black", linewidth=0.8, zorder=2.5))
     ax.add_collection(PatchCollection(chips, match_original=True, edgecolor="black", linewidth=0.4, zorder=3))
