@@ -4,7 +4,8 @@
 out), checks each figure a cell leaves open with :func:`nvcourse.plots.figure_problems`, and for every
 :class:`~nvcourse.widgets.Dashboard` the notebook builds, checks the figure of its initial state and of each
 control moved, one at a time, to each end of its range (a slider's min and max, every option of a dropdown,
-a checkbox flipped), then with the controls moved one after the other to their last end and left there. Combinations the model rejects (an error note) are not figures, so skipped.
+a checkbox flipped), then with the controls moved one after the other to their last end and left there.
+Combinations the model rejects (an error note) are not figures, so skipped.
 """
 
 from __future__ import annotations
