@@ -268,10 +268,16 @@ class _AlphaBetaView:
         regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
         text = (
             f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
-            f"<b>{format_rate(p.bandwidth(size))}</b> = {100 * p.bandwidth(size) / p.beta_Bps:.0f} % of β. "
+            f"<b>{format_rate(p.bandwidth(size))}</b> = {_percent(p.bandwidth(size) / p.beta_Bps)} of β. "
             f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
         )
         return self.live, text
+
+
+def _percent(fraction: float) -> str:
+    """A share as a percentage a reader can use: '85 %', '3.2 %', '0.32 %' (never '0 %' for 1.2 of 370)."""
+    pct = 100 * fraction
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %"
 
 
 def alpha_beta_dashboard() -> Dashboard:
@@ -292,7 +298,11 @@ def link_chooser_dashboard() -> Dashboard:
         options=list(PER_GPU_CHOICES),
         value=("PCIe Gen4 x16", "PCIe Gen5 x16", "H100: 18 x NVLink 4", "InfiniBand NDR (1 NIC)"),
         rows=9,
-        description="links",
+        # a plain click on one link drops the others: say how to keep several, on screen and in the tooltip
+        description="links (Ctrl/Cmd-click: several)",
+        tooltip="Ctrl-click (Cmd-click on a Mac) adds or removes one link; Shift-click selects a range; "
+        "a plain click keeps only the link clicked",
+        style={"description_width": "initial"},
     )
     return Dashboard(
         {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},

@@ -70,3 +70,10 @@ def test_capstone_survey_table_round_trips(report):
     cells = table_cells(page, markdown=False)
     assert cells[0][4] == "$M" and cells[1][:3] == ["dgx-h100", "512", "8×2×32"] and cells[1][8] == f"{FAIL_MARK} time"
     assert "$" not in page and "✅" not in page and math_is_fenced(page)
+
+
+def test_paste_box_example_has_no_maintainer_notes():
+    from nvcourse.topology.notebook import example_text
+
+    text = example_text("hgx-h20-nvswitch")
+    assert not text.lstrip().startswith("#") and "not identified" not in text and "GPU0" in text.splitlines()[0]

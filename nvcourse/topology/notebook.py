@@ -134,3 +134,14 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         parts.append(f"<i>{html.escape(str(exc))}</i>")
     fig, legend = topology_figure(G, title="your nvidia-smi topo -m")
     return fig, "; ".join(parts) + legend
+
+
+def example_text(name: str) -> str:
+    """An example ``nvidia-smi topo -m`` output as a learner would paste it: the file's leading ``#`` lines
+    (where it came from, notes for maintainers) are left out; the table and its legend stay."""
+    from .topo_parser import example_files
+
+    lines = example_files()[name].read_text().splitlines()
+    while lines and lines[0].lstrip().startswith("#"):
+        lines.pop(0)
+    return "\n".join(lines) + "\n"
