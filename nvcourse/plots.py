@@ -58,10 +58,22 @@ def style_axes(ax: Axes) -> None:
     ax.grid(True, which="major", alpha=0.35)
 
 
+class _DecadeLocator(LogLocator):
+    """Powers of ten, plus 2× and 5× (or every integer multiple) when the view spans too few decades for three
+    labels: an axis from 300 µs to 2 ms labelled only '1 ms' does not tell the reader its scale."""
+
+    def tick_values(self, vmin, vmax):
+        lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
+        decades = np.log10(hi / lo)
+        self._subs = np.array([1.0]) if decades >= 2.5 else np.array([1.0, 2.0, 5.0]) if decades >= 0.8 else \
+            np.arange(1.0, 10.0)
+        return super().tick_values(vmin, vmax)
+
+
 def _log_axis(ax: Axes, which: str, formatter) -> None:
     axis = ax.xaxis if which == "x" else ax.yaxis
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    axis.set_major_locator(LogLocator(base=2 if formatter is _fmt_size else 10, numticks=12))
+    axis.set_major_locator(LogLocator(base=2, numticks=12) if formatter is _fmt_size else _DecadeLocator(numticks=12))
     axis.set_major_formatter(FuncFormatter(formatter))
     # No minor ticks: on a log axis they are ~8 per decade, each a Text to lay out, and they dominated the
     # redraw time of every dashboard (chapter 02's went from ~400 ms to well under half of that).
