@@ -16,7 +16,7 @@ from .units import format_rate, format_size, format_time
 
 __all__ = [
     "KIND_COLOURS", "ALGO_COLOURS", "new_figure", "style_axes", "bytes_axis", "rate_axis", "time_axis",
-    "colour_for_link", "figure_problems",
+    "colour_for_link", "figure_problems", "label_points",
 ]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
@@ -237,3 +237,28 @@ def _describe(artist) -> str:
     if isinstance(artist, Text):
         return f"text {artist.get_text()!r}"
     return type(artist).__name__.lower()
+
+
+def label_points(ax: Axes, xs, ys, labels, *, fontsize: float = 7) -> list[str]:
+    """Label scatter points without putting a label on another: each label tries four spots around its point
+    and is left out if all four touch a label already placed. Returns the labels left out (say so in a caption).
+
+    Call it last, when the axes' limits and size are final (it draws the figure once to measure).
+    """
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    placed, skipped = [], []
+    spots = ((4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"), (-4, -3, "right", "top"))
+    for x, y, label in zip(xs, ys, labels, strict=True):
+        for dx, dy, ha, va in spots:
+            t = ax.annotate(str(label), (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha=ha, va=va)
+            box = t.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            t.remove()
+        else:
+            skipped.append(str(label))
+    return skipped
