@@ -7,6 +7,7 @@ published measurements in ``data/link_measurements.toml``.
 from __future__ import annotations
 
 import html
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -214,6 +215,17 @@ class _ChooserView:
         return self.live
 
 
+def _measurement_label(m) -> str:
+    """A reader's name for a measurement ('12 × NVLink 3: all-reduce busbw'), not its catalog id."""
+    link = catalog.get_link(m.link).name.split(" (")[0]
+    what = m.what.lower()
+    kind = ("all-reduce busbw" if "all_reduce" in what or "all-reduce" in what or "busbw" in what
+            else "host → GPU copy" if "host_to_device" in what else "NCCL per NIC" if "nccl" in what else "measured")
+    gpus = re.search(r"\b(\d+)\s?x?\s?(?:[abh]\d{3}|gpus)", what)  # "8x a100", "2 a100 pcie", "3 gpus"
+    kind += f", {gpus.group(1)} GPUs" if gpus and "per nic" not in kind.lower() else ""
+    return f"{m.links} × {link}: {kind}" if m.links > 1 else f"{link}: {kind}"
+
+
 def plot_spec_vs_measured() -> Figure:
     """Horizontal bars: line rate, model and measurement for each published measurement."""
     ms = link_measurements()
@@ -222,7 +234,7 @@ def plot_spec_vs_measured() -> Figure:
     ax.barh(y + 0.27, [m.line_GBps_dir for m in ms], 0.27, color="#cccccc", label="line rate (datasheet)")
     ax.barh(y, [m.model_GBps_dir for m in ms], 0.27, color="#56B4E9", label="model: line x efficiency")
     ax.barh(y - 0.27, [m.measured_GBps_dir for m in ms], 0.27, color="#D55E00", label="published measurement")
-    ax.set_yticks(y, [m.id for m in ms], fontsize=8)
+    ax.set_yticks(y, [_measurement_label(m) for m in ms], fontsize=8)
     ax.set_xlabel("GB/s, one direction")
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc="lower right")
