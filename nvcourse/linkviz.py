@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from . import catalog, linkmodel
 from .plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
 from .units import format_rate, format_size, format_time
-from .widgets import Dashboard, LiveFigure, log_slider, size_slider, new_live_figure
+from .widgets import Dashboard, LiveFigure, log_slider, new_live_figure, size_slider
 
 __all__ = [
     "LinkMeasurement",
