@@ -317,7 +317,14 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
             ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
             for n in nodes:
                 label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
-                ax.text(*pos[n], label, fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
+                fontsize = 6.5 if len(label) > 5 else 7.5
+                widest = max(len(line) for line in label.splitlines())
+                if widest * 0.6 * fontsize <= 0.85 * size**0.5:  # fits inside the marker (its side is √s points)
+                    ax.text(*pos[n], label, fontsize=fontsize, ha="center", va="center", zorder=4)
+                else:  # below it, on white: written over a small marker ("NIC0 / mlx5_1") it could not be read
+                    ax.annotate(label, pos[n], xytext=(0, -(size**0.5) / 2 - 1), textcoords="offset points",
+                                fontsize=fontsize, ha="center", va="top", zorder=4, clip_on=False,
+                                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
     ax.autoscale_view()
 
     entries = []
