@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import catalog, linkmodel
+from .markup import align_cells
 from .plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
 from .units import format_rate, format_size, format_time
 from .widgets import Dashboard, LiveFigure, log_slider, new_live_figure, size_slider
@@ -79,7 +80,7 @@ def link_measurements() -> tuple[LinkMeasurement, ...]:
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<table class="nvcourse-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return align_cells(f'<table class="nvcourse-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
 def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "PASS_MARK", "FAIL_MARK", "WARN_MARK", "NO_MATH", "md_escape", "md_cell", "md_table", "md_no_math", "html_escape",
-    "html_table", "mark_html",
+    "html_table", "mark_html", "align_cells",
 ]
 
 PASS_MARK = "\u2714"  # ✔ HEAVY CHECK MARK (DejaVu Sans has it; ✅ is an emoji and needs an emoji font)
@@ -85,6 +85,26 @@ def html_table(header: Sequence[object], rows: Iterable[Sequence[object]], *, ht
     head = "<tr>" + "".join(cell(-1, h, "th") for h in header) + "</tr>"
     body = "".join("<tr>" + "".join(cell(i, v, "td") for i, v in enumerate(row)) + "</tr>" for row in rows)
     return f"<table {NO_MATH}>{head}{body}</table>"
+
+
+_NUMERIC = re.compile(r"^[-+−~≈≤≥$€]?\s?\d")
+_BARE_CELL = re.compile(r"<(td|th)>(.*?)</\1>", re.S)
+
+
+def align_cells(table: str) -> str:
+    """Give every bare ``<td>``/``<th>`` of an HTML table an explicit alignment: text left, figures right.
+
+    JupyterLab right-aligns table cells by default, which turns a column of sentences ("data parallel
+    (gradients)", a source note) into a ragged right edge that is hard to read. Cells that already carry
+    attributes are left alone.
+    """
+    def fix(m: re.Match) -> str:
+        tag, content = m.group(1), m.group(2)
+        text = html.unescape(re.sub(r"<[^>]+>", "", content)).strip()
+        side = "right" if tag == "td" and _NUMERIC.match(text) else "left"
+        return f'<{tag} style="text-align:{side}">{content}</{tag}>'
+
+    return _BARE_CELL.sub(fix, table)
 
 
 def mark_html(passed: bool, word: str | None = None) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import catalog, linkmodel, training
+from .markup import align_cells
 from .plots import new_figure
 from .units import format_size, format_time
 from .widgets import Dashboard
@@ -133,9 +134,9 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
         f"{f'ZeRO-{zero_stage}' if zero_stage else 'no ZeRO'}): "
         f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
         f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
-        f"<table class='nvcourse-table'><tr><th>bytes sent per GPU per step</th><th>volume</th>"
-        f"<th>time at {nvlink[1]} × {link_name}</th><th>time on one 400 Gb/s NIC</th></tr>{rows}</table>"
-        f"<small>Sequence 4096 tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
+        + align_cells(f"<table class='nvcourse-table'><tr><th>bytes sent per GPU per step</th><th>volume</th>"
+                      f"<th>time at {nvlink[1]} × {link_name}</th><th>time on one 400 Gb/s NIC</th></tr>{rows}</table>")
+        + f"<small>Sequence 4096 tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
         f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure).</small>"
     )
     return fig, text

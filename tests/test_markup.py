@@ -77,3 +77,20 @@ def test_paste_box_example_has_no_maintainer_notes():
 
     text = example_text("hgx-h20-nvswitch")
     assert not text.lstrip().startswith("#") and "not identified" not in text and "GPU0" in text.splitlines()[0]
+
+
+def test_align_cells_puts_sentences_left_and_figures_right():
+    from nvcourse.markup import align_cells
+
+    out = align_cells("<table><tr><th>kind</th><th>volume</th></tr><tr><td>data parallel (gradients)</td>"
+                      "<td>1.2 GB</td></tr><tr><td style='x'>kept</td><td>—</td></tr></table>")
+    assert '<td style="text-align:left">data parallel (gradients)</td>' in out
+    assert '<td style="text-align:right">1.2 GB</td>' in out and "<td style='x'>kept</td>" in out
+    assert '<th style="text-align:left">volume</th>' in out
+
+
+def test_dashboard_tables_say_how_to_align():
+    from nvcourse import onegpu
+
+    _fig, text = onegpu._render("llama3-70b", "h100", 8, 1, 8, 1)
+    assert "<td>" not in text and 'style="text-align:left">data parallel' in text

@@ -10,6 +10,7 @@ import html
 from functools import lru_cache
 
 from nvcourse import catalog
+from nvcourse.markup import align_cells
 
 from . import metrics
 from .builders import build_system_graph
@@ -50,7 +51,7 @@ def table_html(rows: list[dict], caption: str = "") -> str:
         for r in rows
     )
     cap = f"<caption style='caption-side:bottom;text-align:left'>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return align_cells(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def metrics_table_html(system_ids=None) -> str:
