@@ -110,7 +110,10 @@ def allreduce_view(nodes: int, nic: str, oversubscription: float, routing: str, 
         hot = "<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce (no ring traffic drawn)."
     text = (
         f"<i>{_html.escape(fab.describe())}</i><br>"
-        f"<b>{ALGO_LABELS[algorithm]}</b> of {format_size(nbytes)} per GPU on {est.gpus} GPUs: "
+        # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
+        # its name the readout did not change when the learner switched between them
+        f"<b>{ALGO_LABELS[algorithm]}</b> of {format_size(nbytes)} per GPU on {est.gpus} GPUs, "
+        f"{_html.escape(link.name)} NICs: "
         f"<b>{format_time(est.time_s)}</b> (inside nodes {format_time(est.intra_s)}, between nodes {format_time(est.inter_s)}; "
         f"latency terms {format_time(est.latency_s)}). Bus bandwidth <b>{est.busbw_GBps:.3g} GB/s</b>; "
         f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>." + hot
