@@ -102,7 +102,7 @@ def align_cells(table: str) -> str:
         tag, content = m.group(1), m.group(2)
         text = html.unescape(re.sub(r"<[^>]+>", "", content)).strip()
         side = "right" if tag == "td" and _NUMERIC.match(text) else "left"
-        return f'<{tag} style="text-align:{side}">{content}</{tag}>'
+        return f'<{tag} style="text-align:{side};padding:2px 14px 2px 0">{content}</{tag}>'
 
     return _BARE_CELL.sub(fix, table)
 
