@@ -316,6 +316,7 @@ def link_chooser_dashboard() -> Dashboard:
         tooltip="Ctrl-click (Cmd-click on a Mac) adds or removes one link; Shift-click selects a range; "
         "a plain click keeps only the link clicked",
         style={"description_width": "initial"},
+        layout=widgets.Layout(width="460px"),  # room for the label AND the longest option, "InfiniBand NDR (1 NIC)"
     )
     return Dashboard(
         {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},
