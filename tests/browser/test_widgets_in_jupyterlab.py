@@ -364,3 +364,35 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
         for k, v in timings.items():
             record_property(k, round(v, 2))
         print(f"\n{notebook.name}: " + ", ".join(f"{k}={v:.1f}" for k, v in timings.items()))
+
+
+# What a notebook shows BEFORE Run All (and on GitHub / nbviewer): executed outputs, no kernel, untrusted.
+STATIC_VIEW = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => ({
+  text: (o.innerText || '').slice(0, 80),
+  static: !!o.querySelector('.nvcourse-dashboard-static'),
+  img: !!o.querySelector('.nvcourse-dashboard-static img'),
+}))"""
+
+
+def test_dashboards_show_a_picture_before_run_all(lab, lab_page, artifacts_dir):
+    """Executed outputs opened without running (an untrusted notebook: the widget view cannot render) show
+    each Dashboard's static view, its first picture and readout, never ``Dashboard(children=...)``."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    source = Path(__file__).resolve().parents[2] / "notebooks" / "08_reliability_and_operations.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(source.parent)}}).execute()
+    nb.metadata.pop("widgets", None)  # as committed: no saved widget state
+    nbformat.write(nb, lab.root / "notebooks" / "_static_view.ipynb")
+    page = lab_page
+    page.goto(lab.url("/lab/tree/notebooks/_static_view.ipynb?reset"))
+    page.locator(".jp-NotebookPanel").first.wait_for(state="visible", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output').length > 3", timeout=60_000)
+    page.wait_for_timeout(1500)
+    outputs = page.evaluate(STATIC_VIEW)
+    static = [o for o in outputs if o["static"]]
+    page.screenshot(path=str(artifacts_dir / "static_view_before_run_all.png"))
+    assert not [o for o in outputs if o["text"].startswith(("Dashboard(children", "Text(", "<matplotlib"))]
+    assert static and all(o["img"] for o in static), f"Dashboards without their picture: {static}"
