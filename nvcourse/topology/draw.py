@@ -300,9 +300,11 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
                                       or _edge_family(d) == "pcie"):
                 (x1, y1), (x2, y2) = pos[u], pos[v]
                 label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
-                # a third of the way along, not half: crossing links (the DGX-1's diagonals) share a midpoint,
-                # and their labels were drawn on top of each other
-                ax.text(x1 + (x2 - x1) / 3, y1 + (y2 - y1) / 3, label, fontsize=7, ha="center", va="center",
+                # NVLink: a third of the way along, not half: crossing links (the DGX-1's diagonals) share a
+                # midpoint, and their labels were drawn on top of each other. PCIe trees do not cross: halfway,
+                # clear of the node names under the switches
+                f = 0.5 if _edge_family(d) == "pcie" else 1 / 3
+                ax.text(x1 + (x2 - x1) * f, y1 + (y2 - y1) * f, label, fontsize=7, ha="center", va="center",
                         color="#333333", zorder=4, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
 
     if member is not None:
