@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
@@ -73,10 +73,15 @@ class _DecadeLocator(LogLocator):
 
     def tick_values(self, vmin, vmax):
         lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
-        decades = np.log10(hi / lo)
-        self._subs = np.array([1.0]) if decades >= 2.5 else np.array([1.0, 2.0, 5.0]) if decades >= 0.8 else \
-            np.arange(1.0, 10.0)
-        return super().tick_values(vmin, vmax)
+        # the coarsest set that puts three ticks inside the view: counting decades is not enough (5.2 to 37 µs
+        # is 0.85 decades, but of 1-2-5 only 10 µs and 20 µs fall inside it)
+        for subs in ([1.0], [1.0, 2.0, 5.0], np.arange(1.0, 10.0)):
+            self._subs = np.array(subs)
+            ticks = super().tick_values(vmin, vmax)
+            if np.count_nonzero((ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))) >= 3:
+                return ticks
+        # a view narrower than 1 to 2 (86 to 107 ms): round values spaced evenly, as on a linear axis
+        return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
 
 
 def _log_axis(ax: Axes, which: str, formatter) -> None:

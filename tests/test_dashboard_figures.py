@@ -48,3 +48,18 @@ def test_the_audit_sees_a_cut_off_legend_overlapping_labels_and_a_bare_log_axis(
     ax.plot([1, 10, 100], [1, 10, 100])
     ax.set_xscale("log")
     assert figure_problems(fine) == []
+
+
+@pytest.mark.parametrize("lo, hi", [(5.2e-6, 3.7e-5), (0.086, 0.1065), (1e-6, 1e-2)])
+def test_a_time_axis_has_three_labels_even_over_a_narrow_range(lo, hi):
+    """5.2 to 37 µs holds only 10 and 20 µs of 1-2-5; 86 to 107 ms not even two integer multiples of 10 ms."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nvcourse.plots import new_figure, time_axis
+
+    fig, ax = new_figure(4, 3)
+    ax.plot([1, 2], [lo, hi])
+    time_axis(ax, "y")
+    ax.set_ylim(lo, hi)
+    assert figure_problems(fig) == []
