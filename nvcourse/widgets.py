@@ -33,6 +33,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
+from .markup import NO_MATH_CLASSES
+
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
 
 
@@ -268,7 +270,8 @@ class Dashboard(widgets.VBox):
             for name, w in self.controls.items()
         )
         parts = [
-            '<div class="nvcourse-dashboard-static">',
+            # MathJax kept off: a control named "$/GPU-h" and a readout with a price would pair up as TeX
+            f'<div class="nvcourse-dashboard-static {NO_MATH_CLASSES}">',
             '<div style="color:#555;font-size:90%">Dashboard (run the notebook to move its controls): '
             f"{settings}</div>",
         ]

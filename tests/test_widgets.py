@@ -191,6 +191,7 @@ def test_dashboard_mimebundle_carries_its_picture_and_readout_for_viewers_withou
     assert not bundle["text/plain"].startswith("Dashboard(children=")
     page = bundle["text/html"]
     assert "x=1, size=1024" in page and "gain (dB) = 1" in page and "message = 1 KiB" in page
+    assert "mathjax_ignore" in page.split(">", 1)[0]  # "$/GPU-h" and a price in one output are not TeX
     png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
     shown, stored = (Image.open(io.BytesIO(b)).convert("RGB") for b in (d.last_png, png))
     assert stored.size == shown.size and len(png) <= len(d.last_png)
