@@ -15,11 +15,11 @@ fails. A gate is evidence from a model, not a measurement: the decision log reco
 
 from __future__ import annotations
 
-import html
 from dataclasses import asdict, dataclass, field
 
 from . import reliability, training
 from ._validate import number
+from .markup import mark_html, md_escape, md_table
 from .tables import table_html
 
 __all__ = [
@@ -136,9 +136,12 @@ class Report:
         return "\n".join(lines + [verdict])
 
     def html(self) -> str:
-        rows = [["✅" if g.passed else "❌", html.escape(g.name), html.escape(g.measured), html.escape(g.target),
-                 "" if g.passed else html.escape(g.advice)] for g in self.gates]
-        return table_html(["", "gate", "design", "target", "what to try"], rows)
+        """The gates as an HTML table: marks in colour and words (no emoji), text escaped, no TeX."""
+        rows = [
+            (mark_html(g.passed), g.name, g.measured, g.target, "" if g.passed else g.advice) for g in self.gates
+        ]
+        return table_html(["", "gate", "design", "target", "what to try"], rows, escape=True, html_cols=[0],
+                          align_numbers=False)
 
 
 def evaluate(design: Design, targets: Targets) -> Report:
@@ -264,8 +267,8 @@ DECISION_LOG_FIELDS = (
 
 def decision_log_template() -> str:
     """An empty decision log as a Markdown table to copy into a notebook cell."""
-    rows = "\n".join(f"| **{name}** | _{hint}_ |" for name, hint in DECISION_LOG_FIELDS)
-    return "| field | entry |\n|---|---|\n" + rows
+    return md_table(["field", "entry"], [(f"**{name}**", f"_{hint}_") for name, hint in DECISION_LOG_FIELDS],
+                    markdown_cols=[0, 1])
 
 
 def decision_log(report: Report, **entries: str) -> str:
@@ -289,9 +292,10 @@ def decision_log(report: Report, **entries: str) -> str:
     }
     rows = []
     for key, name in keys.items():
-        text = entries.get(key) or auto.get(key) or f"_{dict(DECISION_LOG_FIELDS)[name]}_"
-        rows.append(f"| **{name}** | {text} |")
-    return "| field | entry |\n|---|---|\n" + "\n".join(rows)
+        # what the model wrote is text (escaped: its "$" must not start TeX); what the learner wrote is Markdown
+        text = entries.get(key) or (md_escape(auto[key]) if key in auto else f"_{dict(DECISION_LOG_FIELDS)[name]}_")
+        rows.append((f"**{name}**", text))
+    return md_table(["field", "entry"], rows, markdown_cols=[0, 1])
 
 
 def as_dict(report: Report) -> dict:

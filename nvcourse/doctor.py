@@ -103,11 +103,24 @@ def _cpus() -> Check:
     )
 
 
+def _short_path(path: str) -> str:
+    """A path as a learner reads it: relative to the course folder if inside it, '~/...' under home."""
+    p = Path(path)
+    root = Path(__file__).resolve().parents[1]
+    for base, prefix in ((root, ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return str(p)
+
+
 def run_checks() -> list[Check]:
     """Run every check; never raises."""
     py = sys.version_info
     checks = [
-        Check("python", "OK" if py >= (3, 11) else "FAIL", f"{platform.python_version()} ({sys.executable})"
+        Check("python", "OK" if py >= (3, 11) else "FAIL",
+              f"{platform.python_version()} ({_short_path(sys.executable)})"
               + ("" if py >= (3, 11) else " — the course needs Python 3.11 or newer")),
     ]
     checks += [_package_check(n, *spec) for n, spec in REQUIREMENTS.items()]
@@ -138,7 +151,8 @@ def _doctor(args: argparse.Namespace) -> int:
             if any(c.status == "WARN" for c in checks)
             else "OK"
         )
-        print({"OK": "\nAll good: open notebooks/00_start_here.ipynb.",
+        in_notebook = "ipykernel" in sys.modules  # run from 00_start_here itself: do not tell it to open itself
+        print({"OK": "\nAll good." + ("" if in_notebook else " Open notebooks/00_start_here.ipynb."),
                "WARN": "\nThe course will run; see the warnings above.",
                "FAIL": "\nFix the FAIL lines above before starting."}[worst])
     return 1 if any(c.status == "FAIL" for c in checks) else 0

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, Locator, LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullLocator
 
 from .units import format_rate, format_size, format_time
 
@@ -23,6 +23,8 @@ __all__ = [
     "rate_axis",
     "time_axis",
     "colour_for_link",
+    "figure_problems",
+    "label_points",
 ]
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
@@ -69,10 +71,27 @@ def style_axes(ax: Axes) -> None:
     ax.grid(True, which="major", alpha=0.35)
 
 
+class _DecadeLocator(LogLocator):
+    """Powers of ten, plus 2× and 5× (or every integer multiple) when the view spans too few decades for three
+    labels: an axis from 300 µs to 2 ms labelled only '1 ms' does not tell the reader its scale."""
+
+    def tick_values(self, vmin, vmax):
+        lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
+        # the coarsest set that puts three ticks inside the view: counting decades is not enough (5.2 to 37 µs
+        # is 0.85 decades, but of 1-2-5 only 10 µs and 20 µs fall inside it)
+        for subs in ([1.0], [1.0, 2.0, 5.0], np.arange(1.0, 10.0)):
+            self._subs = np.array(subs)
+            ticks = super().tick_values(vmin, vmax)
+            if np.count_nonzero((ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))) >= 3:
+                return ticks
+        # a view narrower than 1 to 2 (86 to 107 ms): round values spaced evenly, as on a linear axis
+        return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+
+
 def _log_axis(ax: Axes, which: str, formatter) -> None:
     axis = ax.xaxis if which == "x" else ax.yaxis
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    axis.set_major_locator(LogLocator(base=2 if formatter is _fmt_size else 10, numticks=12))
+    axis.set_major_locator(LogLocator(base=2, numticks=12) if formatter is _fmt_size else _DecadeLocator(numticks=12))
     axis.set_major_formatter(FuncFormatter(formatter))
     # No minor ticks: on a log axis they are ~8 per decade, each a Text to lay out, and they dominated the
     # redraw time of every dashboard (chapter 02's went from ~400 ms to well under half of that).
@@ -125,3 +144,139 @@ def time_axis(ax: Axes, which: str = "y", label: str = "time") -> None:
     """Log axis in seconds with µs/ms labels."""
     _log_axis(ax, which, _fmt_time)
     (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)
+
+
+def figure_problems(
+    fig: Figure, *, tolerance_px: float = 1.0, check_canvas: bool = True, redo_layout: bool = True
+) -> list[str]:
+    """What a learner would find wrong in a drawn figure; an empty list when none.
+
+    * an artist outside the canvas (cut off in the PNG): the figure's tight box must lie in its box;
+    * two texts on top of each other: tick labels of one axis, legend entries, annotations, titles;
+    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale).
+
+    Used by the tests on every dashboard; the figure is drawn once with an Agg renderer, animated artists
+    (a :class:`~nvcourse.widgets.LiveFigure`'s) included. ``check_canvas=False`` for a figure shown by the
+    inline backend, which saves it with a tight box (nothing is cut off there). ``redo_layout=False`` for a
+    figure already drawn as shown (a Dashboard's): its layout is not solved again, since a second solve of
+    constrained layout can fit what the first, the one in the PNG, did not.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    animated = [a for a in fig.findobj() if a.get_animated()]
+    for a in animated:  # a plain draw skips them, and their text extents would be stale
+        a.set_animated(False)
+    engine = fig.get_layout_engine()
+    if not redo_layout and engine is not None:
+        fig.set_layout_engine(None)
+    try:
+        canvas.draw()
+    finally:
+        for a in animated:
+            a.set_animated(True)
+        if not redo_layout and engine is not None:
+            fig.set_layout_engine(engine)
+    renderer = canvas.get_renderer()
+    problems = []
+    box = fig.bbox
+    for artist in fig.get_children() if check_canvas else []:
+        # in_layout is not a filter: axes placed by set_position (a Dashboard's frozen layout) are out of it
+        if not artist.get_visible():
+            continue
+        tight = artist.get_tightbbox(renderer)
+        if tight is None or tight.width == 0:
+            continue
+        out = {
+            "left": box.x0 - tight.x0, "right": tight.x1 - box.x1,
+            "bottom": box.y0 - tight.y0, "top": tight.y1 - box.y1,
+        }
+        cut = {side: px for side, px in out.items() if px > tolerance_px}
+        if cut:
+            name = _describe(artist)
+            edges = ", ".join(f"{px:.0f} px past the {side} edge" for side, px in cut.items())
+            problems.append(f"{name} is cut off: {edges}")
+    texts: list[tuple[str, object]] = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
+            lo, hi = sorted(axis.get_view_interval())
+            labels = [t for t in labels if _in_view(t, axis_name, lo, hi)]
+            extents = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+            problems += _overlaps(extents, f"{_axes_name(ax)} {axis_name} tick labels")
+            if axis.get_scale() == "log" and len(labels) < 3 and ax.get_position().width > 0.1:
+                problems.append(f"{_axes_name(ax)}: log {axis_name} axis has {len(labels)} labelled tick(s)")
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            problems += _overlaps([(t.get_text(), t.get_window_extent(renderer)) for t in legend.get_texts()],
+                                  f"{_axes_name(ax)} legend entries")
+        axes_box = ax.get_window_extent(renderer)
+        for t in ax.texts:  # a text clipped to its axes but reaching past them is cut where the axes end
+            if t.get_visible() and t.get_clip_on() and t.get_text().strip():
+                e = t.get_window_extent(renderer)
+                if e.x0 < axes_box.x0 - tolerance_px or e.x1 > axes_box.x1 + tolerance_px or \
+                        e.y0 < axes_box.y0 - tolerance_px or e.y1 > axes_box.y1 + tolerance_px:
+                    problems.append(f"text {t.get_text()!r} is clipped by the edge of {_axes_name(ax)}")
+        texts += [(t.get_text(), t) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    texts += [(t.get_text(), t) for t in fig.texts if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
+    problems += _overlaps([(s, t.get_window_extent(renderer)) for s, t in texts], "texts")
+    return problems
+
+
+def _in_view(label, axis_name: str, lo: float, hi: float) -> bool:
+    x, y = label.get_position()
+    v = x if axis_name == "x" else y
+    return lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
+
+
+def _overlaps(extents: list[tuple[str, object]], where: str, min_px: float = 1.0) -> list[str]:
+    found = []
+    for i, (a, ba) in enumerate(extents):
+        for b, bb in extents[i + 1 :]:
+            w = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
+            h = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
+            if w > min_px and h > min_px:
+                found.append(f"{where} overlap: {a!r} and {b!r}")
+    return found
+
+
+def _axes_name(ax: Axes) -> str:
+    return f"axes {ax.get_title()!r}" if ax.get_title() else "axes"
+
+
+def _describe(artist) -> str:
+    from matplotlib.text import Text
+
+    if isinstance(artist, Axes):
+        return _axes_name(artist) + " (or its labels)"
+    if isinstance(artist, Text):
+        return f"text {artist.get_text()!r}"
+    return type(artist).__name__.lower()
+
+
+def label_points(ax: Axes, xs, ys, labels, *, fontsize: float = 7) -> list[str]:
+    """Label scatter points without putting a label on another: each label tries four spots around its point
+    and is left out if all four touch a label already placed. Returns the labels left out (say so in a caption).
+
+    Call it last, when the axes' limits and size are final (it draws the figure once to measure).
+    """
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    placed, skipped = [], []
+    spots = ((4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"), (-4, -3, "right", "top"))
+    for x, y, label in zip(xs, ys, labels, strict=True):
+        for dx, dy, ha, va in spots:
+            t = ax.annotate(str(label), (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha=ha, va=va)
+            box = t.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            t.remove()
+        else:
+            skipped.append(str(label))
+    return skipped

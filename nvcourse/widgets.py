@@ -17,6 +17,7 @@ unreachable (ranges, dropdowns); the note is the safety net.
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 from collections.abc import Callable, Mapping
@@ -31,6 +32,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
+
+from .markup import NO_MATH_CLASSES
 
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
 
@@ -147,10 +150,10 @@ def figure_png(fig: Figure, renderer: RendererAgg | None = None) -> bytes:
 
 
 def error_note(message: str) -> str:
-    """HTML for a friendly error note (no traceback)."""
+    """HTML for a friendly error note (no traceback); ⚠ without U+FE0F, so no emoji font is needed."""
     return (
         '<div class="nvcourse-note" style="background:#fff4ce;border-left:4px solid #e0a800;'
-        f'padding:6px 10px;margin:4px 0">⚠️ {html.escape(message)}</div>'
+        f'padding:6px 10px;margin:4px 0">\u26a0 {html.escape(message)}</div>'
     )
 
 
@@ -183,10 +186,14 @@ class Dashboard(widgets.VBox):
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.5em"))
         self.plot = widgets.Output(layout=widgets.Layout(min_height="120px"))
         self.last_error: str | None = None
+        self.last_figure: Figure | None = None
+        self.last_png: bytes | None = None  # the picture on screen, also the kernel-less view (_repr_mimebundle_)
         boxes = list(self.controls.values())
         rows = [widgets.HBox(boxes[i : i + columns]) for i in range(0, len(boxes), columns)]
         super().__init__([*rows, self.readout, self.plot])
         self.add_class("nvcourse-dashboard")
+        for w in boxes:
+            _show_full_label(w)
         for w in boxes:
             w.observe(self._on_change, names="value")
         self.update()
@@ -205,6 +212,7 @@ class Dashboard(widgets.VBox):
         except Exception as exc:  # a widget never shows a traceback
             self.last_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
             self.readout.value = error_note(self.last_error)
+            self.last_png = None
             self.plot.clear_output(wait=False)
             plt.close("all")
             return
@@ -217,6 +225,8 @@ class Dashboard(widgets.VBox):
             fig, text = None, result
         self.readout.value = text or ""
         self.plot.clear_output(wait=True)
+        self.last_png = None
+        self.last_figure = fig.figure if isinstance(fig, LiveFigure) else fig  # what the tests audit
         if isinstance(fig, LiveFigure):
             self._show(fig.png())
         elif fig is not None:
@@ -224,21 +234,121 @@ class Dashboard(widgets.VBox):
             frozen = self.freeze_layout and key in self._layouts
             if frozen:
                 fig.set_layout_engine(None)
-                for ax, box in zip(fig.axes, self._layouts[key]):
+                for ax, box in zip(fig.axes, self._layouts[key], strict=False):
                     ax.set_position(box)
             width, height = fig.bbox.size
             rkey = (width, height, fig.dpi)
             if rkey not in self._renderers:
                 self._renderers[rkey] = RendererAgg(width, height, fig.dpi)
             png = figure_png(fig, self._renderers[rkey])
+            if frozen and _spills(fig, self._renderers[rkey]):
+                # this figure's labels are wider than the first one's (another system's row labels, a longer
+                # legend): the frozen layout would cut them off, so lay this one out afresh
+                for ax in fig.axes:
+                    ax.set_in_layout(True)  # set_position took them out of it
+                fig.set_layout_engine("constrained")
+                png = figure_png(fig, self._renderers[rkey])
             if self.freeze_layout and not frozen and fig.get_layout_engine() is not None:
                 self._layouts[key] = [ax.get_position().bounds for ax in fig.axes]
             self._show(png)
             plt.close(fig)
 
     def _show(self, png: bytes) -> None:
+        self.last_png = png
         with self.plot:
             display(Image(data=png, format="png"))
+
+    def static_html(self) -> str:
+        """The dashboard as it stands, without a kernel: control values, readout and picture as plain HTML.
+
+        Stored with the widget view in a notebook's output (see :meth:`_repr_mimebundle_`), it is what
+        GitHub, nbviewer and an untrusted JupyterLab (a notebook just opened, before Run All) show
+        instead of the ``Dashboard(children=...)`` repr. The picture is an ``<img>`` with a data URI.
+        """
+        settings = ", ".join(
+            f"{html.escape(_control_label(w, name))} = {html.escape(_control_value(w))}"
+            for name, w in self.controls.items()
+        )
+        parts = [
+            # MathJax kept off: a control named "$/GPU-h" and a readout with a price would pair up as TeX
+            f'<div class="nvcourse-dashboard-static {NO_MATH_CLASSES}">',
+            '<div style="color:#555;font-size:90%">Dashboard (run the notebook to move its controls): '
+            f"{settings}</div>",
+        ]
+        if self.readout.value:
+            parts.append(f"<div>{self.readout.value}</div>")
+        if self.last_png:
+            data = base64.b64encode(_small_png(self.last_png)).decode("ascii")
+            parts.append(f'<img alt="the dashboard\'s first picture" src="data:image/png;base64,{data}"/>')
+        parts.append("</div>")
+        return "\n".join(parts)
+
+    def _repr_mimebundle_(self, **kwargs) -> dict[str, Any] | None:
+        """The widget view for a live kernel, plus :meth:`static_html` and a sentence for viewers without one."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is None:
+            return None
+        data["text/html"] = self.static_html()
+        data["text/plain"] = "Dashboard: run the notebook to use its controls (a static picture is in the HTML output)"
+        return data
+
+
+def _show_full_label(widget: widgets.Widget) -> None:
+    """Give a control's description its full width and a tooltip, so no label is cut to "checkpoin…".
+
+    ipywidgets reserves 80 px for a description and truncates the rest, units included. A control that
+    already sets ``style.description_width`` keeps it; a slider with a long label is widened so that its
+    track keeps ~200 px.
+    """
+    description = getattr(widget, "description", "") or ""
+    if not description:
+        return
+    if not getattr(widget, "tooltip", None):
+        widget.tooltip = description
+    style = getattr(widget, "style", None)
+    if style is not None and hasattr(style, "description_width") and not style.description_width:
+        style.description_width = "initial"
+        if isinstance(widget, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider,
+                               widgets.SelectionSlider)) and not widget.layout.width:
+            widget.layout.width = f"{max(300, 8 * len(description) + 260)}px"
+
+
+def _spills(fig: Figure, renderer: RendererAgg) -> bool:
+    """Whether anything drawn lies outside the canvas (more than half a pixel); the figure was just drawn."""
+    box = fig.bbox
+    for artist in fig.get_children():  # all of them: set_position takes axes out of the layout's accounting
+        tight = artist.get_tightbbox(renderer) if artist.get_visible() else None
+        if tight is not None and (tight.x0 < box.x0 - 0.5 or tight.y0 < box.y0 - 0.5 or tight.x1 > box.x1 + 0.5
+                                  or tight.y1 > box.y1 + 0.5):
+            return True
+    return False
+
+
+def _small_png(png: bytes) -> bytes:
+    """The same picture in a file a quarter the size or less (128-colour palette, ~50 ms): the static view
+    is stored in the notebook next to the live one, so it should not double the notebook's size."""
+    image = PILImage.open(io.BytesIO(png)).convert("RGB")
+    buf = io.BytesIO()
+    image.quantize(colors=128, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE).save(buf, format="png")
+    return buf.getvalue() if buf.tell() < len(png) else png
+
+
+def _control_label(widget: widgets.Widget, name: str) -> str:
+    return getattr(widget, "description", "") or name
+
+
+def _control_value(widget: widgets.Widget) -> str:
+    label = getattr(widget, "label", None)  # selection widgets: what the learner reads, not the value behind it
+    if isinstance(label, str):
+        return label
+    labels = getattr(widget, "label", None)
+    if isinstance(labels, tuple):
+        return ", ".join(labels)
+    value = getattr(widget, "value", "")
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    text = str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def log_slider(

@@ -76,3 +76,14 @@ def test_dashboard_keeps_controls_valid():
     assert d.last_error is None and "256" in d.readout.value
     with pytest.raises(ValueError):
         SweepView()("allreduce", "ring", "dgx-h100", 8, 0)
+
+
+def test_sweep_figures_draw_the_published_sweeps():
+    from nvcourse.chapters.ch04b_predicting import protocol_kinks_figure, sweep_error_figure
+    from nvcourse.costmodel import sweeps
+
+    kinks = protocol_kinks_figure()
+    published = [p for p in sweeps.points() if p.sweep == "azure-nd-gb200-v6-allreduce-4gpu"]
+    assert len(kinks.axes[0].lines[0].get_xdata()) == len(published)  # the measured points, one marker each
+    errors = sweep_error_figure()
+    assert {t.get_text() for t in errors.axes[0].get_legend().get_texts()} >= {p.sweep for p in sweeps.points()}

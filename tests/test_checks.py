@@ -149,7 +149,7 @@ def test_stub_says_not_done_yet(name):
     r = getattr(checks, name)(_stub(name, NotImplementedError()))
     _assert_result(r)
     assert not r.passed and r.status == "todo"
-    assert "not done yet" in r.message and "raise NotImplementedError()" in r.message
+    assert "not done yet" in r.message.lower() and "raise NotImplementedError()" in r.message
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -249,7 +249,7 @@ def test_answer_bad_inputs_never_raise():
     def stub():
         raise NotImplementedError()
     r = checks.answer("02.ndr_GBps", stub)
-    assert r.status == "todo" and "not done yet" in r.message
+    assert r.status == "todo" and "not done yet" in r.message.lower()
     r = checks.answer("02.ndr_GBps", lambda: 1 / 0)
     assert r.status == "error" and "ZeroDivisionError" in r.message
     assert checks.answer("02.ndr_GBps", "fifty").status == "error"

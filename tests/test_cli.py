@@ -66,3 +66,17 @@ def test_value_error_becomes_exit_2(monkeypatch, capsys):
         main(["systems"])
     assert info.value.code == 2
     assert "nvcourse: error: unknown system 'x'; allowed: a, b" in capsys.readouterr().err
+
+
+def test_doctor_shows_short_paths_and_does_not_send_a_notebook_to_itself(monkeypatch, capsys):
+    import sys
+    from pathlib import Path
+
+    from nvcourse.doctor import _short_path
+
+    root = Path(__file__).resolve().parents[1]
+    assert _short_path(str(root / ".venv" / "bin" / "python")) == str(Path(".venv/bin/python"))
+    assert _short_path(str(Path.home() / "x" / "python")).startswith("~/")
+    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # as when run from notebook 00
+    main(["doctor"])
+    assert "open notebooks/00_start_here" not in capsys.readouterr().out.lower()

@@ -174,3 +174,38 @@ def test_png_encoding_drops_alpha_only_when_the_image_is_opaque():
     clear[:5, :5, 3] = 0  # a transparent corner must survive
     img = Image.open(io.BytesIO(_encode_png(clear.tobytes(), 40, 30)))
     assert img.mode == "RGBA" and np.array_equal(np.asarray(img), clear)
+
+
+# -- without a kernel (GitHub, nbviewer, an untrusted JupyterLab): the first picture and readout, not a repr --
+
+
+def test_dashboard_mimebundle_carries_its_picture_and_readout_for_viewers_without_a_kernel():
+    import base64
+    import re
+
+    d = Dashboard(
+        {"x": w.IntSlider(value=1, min=0, max=10, description="gain (dB)"), "size": size_slider(value_exp=10)}, render
+    )
+    bundle = d._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # the live view is still there, preferred by a kernel
+    assert not bundle["text/plain"].startswith("Dashboard(children=")
+    page = bundle["text/html"]
+    assert "x=1, size=1024" in page and "gain (dB) = 1" in page and "message = 1 KiB" in page
+    assert "mathjax_ignore" in page.split(">", 1)[0]  # "$/GPU-h" and a price in one output are not TeX
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
+    shown, stored = (Image.open(io.BytesIO(b)).convert("RGB") for b in (d.last_png, png))
+    assert stored.size == shown.size and len(png) <= len(d.last_png)
+    diff = np.abs(np.asarray(stored, dtype=int) - np.asarray(shown, dtype=int))
+    assert diff.mean() < 2  # the same picture in fewer colours
+    d.controls["x"].value = 7  # an error note: no stale picture in the static view
+    assert d.last_png is None and "<img" not in d._repr_mimebundle_()["text/html"]
+
+
+def test_every_control_shows_its_full_label_or_a_tooltip():
+    long = w.IntSlider(value=60, min=5, max=1200, description="checkpoint write time (s)")
+    styled = w.FloatSlider(description="restart (min)", style={"description_width": "120px"})
+    d = Dashboard({"a": long, "b": styled, "c": w.Dropdown(options=[1, 2], description="GPU")}, lambda a, b, c: "ok")
+    assert long.style.description_width == "initial" and long.tooltip == "checkpoint write time (s)"
+    assert int(long.layout.width.removesuffix("px")) >= 8 * len(long.description) + 200  # room left for the track
+    assert styled.style.description_width == "120px" and styled.tooltip == "restart (min)"  # an author's choice stays
+    assert d.controls["c"].tooltip == "GPU"

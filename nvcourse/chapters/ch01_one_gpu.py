@@ -62,7 +62,7 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
     gpu = catalog.get_gpu(gpu_id)
     parts = [("weights", mem.weights, "#0072B2"), ("gradients", mem.grads, "#56B4E9"),
              ("optimizer states", mem.optimizer, "#E69F00"), ("activations", mem.activations, "#CC79A7")]
-    fig, ax = new_figure(8.0, 2.2)
+    fig, ax = new_figure(8.0, 2.6)
     left = 0.0
     for label, value, colour in parts:
         ax.barh([0], [value / 1e9], left=left, color=colour, label=label)
@@ -71,7 +71,10 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
     ax.set_yticks([])
     ax.set_xlabel("GB per GPU (10⁹ bytes)")
     ax.set_xlim(0, max(left, gpu.memory_GB) * 1.1)
-    ax.legend(fontsize=8, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+    # a figure legend "outside" is part of constrained layout: it gets its own room below the axes (an axes
+    # legend anchored below them was cut off at the bottom of the PNG, and wider GPU names ran past both sides)
+    handles, labels = ax.get_legend_handles_labels()  # the capacity line (listed first) goes last
+    fig.legend(handles[1:] + handles[:1], labels[1:] + labels[:1], fontsize=8, ncols=3, loc="outside lower center")
     return fig
 
 
@@ -99,7 +102,8 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     table = table_html(["bytes sent per GPU per step", "volume", f"time at {nvlink[1]} × {link_name}",
                         f"time on one {nic} NIC"], rows)
     text = (
-        f"{m.name} on {tp * pp * dp} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero_stage}): "
+        f"{m.name} on {tp * pp * dp} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, "
+        f"{f'ZeRO-{zero_stage}' if zero_stage else 'no ZeRO'}): "
         f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
         f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
         f"{table}<small>Sequence {SEQ} tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
@@ -110,9 +114,9 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
 
 def memory_dashboard() -> Dashboard:
     """Model, GPU and parallel degrees → memory per GPU (does it fit?) and bytes moved per step."""
-    def dd(options, value, description):
+    def dd(options, value, description, width="260px"):
         return widgets.Dropdown(options=options, value=value, description=description,
-                                style={"description_width": "initial"})
+                                style={"description_width": "initial"}, layout=widgets.Layout(width=width))
 
     def degree(description, value, maximum):
         return widgets.SelectionSlider(options=[2**i for i in range(int(math.log2(maximum)) + 1)], value=value,
@@ -126,7 +130,8 @@ def memory_dashboard() -> Dashboard:
             "dp": degree("data parallel (DP)", 8, 1024),
             "zero_stage": dd([("none", 0), ("ZeRO-1", 1), ("ZeRO-2", 2), ("ZeRO-3", 3)], 1, "ZeRO"),
             "model": dd([(m.name, k) for k, m in training.models().items()], "llama3-70b", "model"),
-            "gpu": dd([(g.name, k) for k, g in catalog.gpus().items() if k != "p100"], "h100", "GPU"),
+            "gpu": dd([(g.name, k) for k, g in catalog.gpus().items() if k != "p100"], "h100", "GPU",
+                      width="460px"),  # the longest name, "NVIDIA B200 in GB200 (NVL72 compute tray, ~186 GB)", fits
         },
         _render,
     )

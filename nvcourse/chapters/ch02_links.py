@@ -7,6 +7,7 @@ published measurements in ``data/link_measurements.toml``.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -186,6 +187,17 @@ class _ChooserView:
         return self.live
 
 
+def _measurement_label(m) -> str:
+    """A reader's name for a measurement ('12 × NVLink 3: all-reduce busbw'), not its catalog id."""
+    link = catalog.get_link(m.link).name.split(" (")[0]
+    what = m.what.lower()
+    kind = ("all-reduce busbw" if "all_reduce" in what or "all-reduce" in what or "busbw" in what
+            else "host → GPU copy" if "host_to_device" in what else "NCCL per NIC" if "nccl" in what else "measured")
+    gpus = re.search(r"\b(\d+)\s?x?\s?(?:[abh]\d{3}|gpus)", what)  # "8x a100", "2 a100 pcie", "3 gpus"
+    kind += f", {gpus.group(1)} GPUs" if gpus and "per nic" not in kind.lower() else ""
+    return f"{m.links} × {link}: {kind}" if m.links > 1 else f"{link}: {kind}"
+
+
 def plot_spec_vs_measured() -> Figure:
     """Horizontal bars: line rate, model and measurement for each published measurement."""
     ms = link_measurements()
@@ -194,7 +206,7 @@ def plot_spec_vs_measured() -> Figure:
     ax.barh(y + 0.27, [m.line_GBps_dir for m in ms], 0.27, color="#cccccc", label="line rate (datasheet)")
     ax.barh(y, [m.model_GBps_dir for m in ms], 0.27, color="#56B4E9", label="model: line x efficiency")
     ax.barh(y - 0.27, [m.measured_GBps_dir for m in ms], 0.27, color="#D55E00", label="published measurement")
-    ax.set_yticks(y, [m.id for m in ms], fontsize=8)
+    ax.set_yticks(y, [_measurement_label(m) for m in ms], fontsize=8)
     ax.set_xlabel("GB/s, one direction")
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc="lower right")
@@ -240,10 +252,16 @@ class _AlphaBetaView:
         regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
         text = (
             f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
-            f"<b>{format_rate(p.bandwidth(size))}</b> = {100 * p.bandwidth(size) / p.beta_Bps:.0f} % of β. "
+            f"<b>{format_rate(p.bandwidth(size))}</b> = {_percent(p.bandwidth(size) / p.beta_Bps)} of β. "
             f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
         )
         return self.live, text
+
+
+def _percent(fraction: float) -> str:
+    """A share as a percentage a reader can use: '85 %', '3.2 %', '0.32 %' (never '0 %' for 1.2 of 370)."""
+    pct = 100 * fraction
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %"
 
 
 def alpha_beta_dashboard() -> Dashboard:
@@ -265,7 +283,12 @@ def link_chooser_dashboard() -> Dashboard:
         options=list(PER_GPU_CHOICES),
         value=("PCIe Gen4 x16", "PCIe Gen5 x16", "H100: 18 x NVLink 4", "InfiniBand NDR (1 NIC)"),
         rows=9,
-        description="links",
+        # a plain click on one link drops the others: say how to keep several, on screen and in the tooltip
+        description="links (Ctrl/Cmd-click: several)",
+        tooltip="Ctrl-click (Cmd-click on a Mac) adds or removes one link; Shift-click selects a range; "
+        "a plain click keeps only the link clicked",
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="460px"),  # room for the label AND the longest option, "InfiniBand NDR (1 NIC)"
     )
     return Dashboard(
         {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},

@@ -14,7 +14,7 @@ from nvcourse import catalog
 from ..tables import table_html
 from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
-from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, parse_topo
+from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, example_files, parse_topo
 
 __all__ = [
     "system_rows",
@@ -23,6 +23,7 @@ __all__ = [
     "render_system",
     "render_pasted",
     "records_table_html",
+    "example_text",
 ]
 
 
@@ -145,3 +146,12 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         parts.append(f"<i>{html.escape(str(exc))}</i>")
     fig, legend = topology_figure(G, title="your nvidia-smi topo -m")
     return fig, "; ".join(parts) + legend
+
+
+def example_text(name: str) -> str:
+    """An example ``nvidia-smi topo -m`` output as a learner would paste it: the file's leading ``#`` lines
+    (where it came from, notes for maintainers) are left out; the table and its legend stay."""
+    lines = example_files()[name].read_text().splitlines()
+    while lines and lines[0].lstrip().startswith("#"):
+        lines.pop(0)
+    return "\n".join(lines) + "\n"

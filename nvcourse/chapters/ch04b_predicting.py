@@ -136,8 +136,8 @@ def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str =
 def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     """A published sweep's time next to the model's ring/LL, ring/LL128 and ring/Simple lines and its switch
     points (dotted): where the protocol changes, a single α–β line cannot follow the measurement."""
+    from ..costmodel import sweeps
     from ..plots import new_figure
-    from . import sweeps
 
     pts = [p for p in sweeps.points() if p.sweep == sweep_id]
     first = pts[0]
@@ -163,8 +163,8 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
 
 def sweep_error_figure():
     """Predicted / published time − 1 against size, one colour per published sweep, with the ±25 % band."""
+    from ..costmodel import sweeps
     from ..plots import new_figure
-    from . import sweeps
 
     rows = sweeps.compare()
     fig, ax = new_figure(7.5, 4.0)

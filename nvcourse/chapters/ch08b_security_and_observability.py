@@ -13,7 +13,7 @@ from IPython.display import HTML
 
 from .. import isolation
 from ..observability import counters, drill
-from ..plots import new_figure
+from ..plots import new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size
 from ..widgets import Dashboard, size_slider
@@ -189,13 +189,12 @@ def drill_view(run: drill.DrillRun):
     fig, ax = new_figure(7.0, 2.8)
     steps = np.arange(run.step_s.size)
     if np.isfinite(run.step_s).any():
-        ax.plot(steps, run.step_s * 1e3, ".-", color="#0072B2", lw=1, ms=3, label="step time")
+        ax.plot(steps, run.step_s, ".-", color="#0072B2", lw=1, ms=3, label="step time")
     else:
         ax.text(0.5, 0.5, "no step completed", ha="center", va="center", transform=ax.transAxes)
-    ax.axhline(run.baseline_s * 1e3, color="#999999", ls="--", lw=1, label="healthy baseline")
+    ax.axhline(run.baseline_s, color="#999999", ls="--", lw=1, label="healthy baseline")
     ax.set_xlabel("step")
-    ax.set_ylabel("step time (ms)")
-    ax.set_yscale("log")
+    time_axis(ax, "y", "step time")  # ms/s labels, at least three of them even when the times stay close
     ax.legend(fontsize=8, loc="upper left")
 
     def block(title: str, rows: list[list[object]]) -> str:

@@ -6,12 +6,11 @@ The model is :mod:`nvcourse.capstone` (targets, designs, gates, decision log) on
 
 from __future__ import annotations
 
-import html
-
 import ipywidgets as w
 from matplotlib.figure import Figure
 
 from .. import capstone
+from ..markup import mark_html
 from ..plots import new_figure
 from ..tables import table_html
 from ..widgets import Dashboard
@@ -25,11 +24,18 @@ STEP_COLOURS = ("#999999", "#dddddd", "#009E73", "#E69F00", "#0072B2")
 
 
 def comparison_table_html(reports: list[capstone.Report]) -> str:
-    """One row per evaluated design: size, parallelism, days, $M, efficiency, goodput, MW and the gates."""
-    rows = [[html.escape(r.design.system), r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}",
+    """One row per evaluated design: size, parallelism, days, $M, efficiency, goodput, MW and the gates.
+
+    Text is escaped (no TeX from "$M"); the gates are marked in colour and words, not emoji (which need an
+    emoji font).
+    """
+    rows = [[r.design.system, r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}",
              f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}", f"{r.step.efficiency:.0%}", f"{r.goodput:.1%}",
-             f"{r.MW:.2f}", "✅ all" if r.passed else "❌ " + ", ".join(g.name for g in r.failed)] for r in reports]
-    return table_html(["system", "GPUs", "TP×PP×DP", "days", "$M", "efficiency", "goodput", "MW", "gates"], rows)
+             f"{r.MW:.2f}",
+             mark_html(True, "all pass") if r.passed else mark_html(False, ", ".join(g.name for g in r.failed))]
+            for r in reports]
+    return table_html(["system", "GPUs", "TP×PP×DP", "days", "$M", "efficiency", "goodput", "MW", "gates"], rows,
+                      escape=True, html_cols=[8])
 
 
 def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: int, checkpoint_s: float,
@@ -41,14 +47,14 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     d = capstone.Design(system=system, gpus=gpus, tp=tp, pp=pp, checkpoint_s=checkpoint_s, restart_s=restart_min * 60,
                         usd_per_gpu_hour=price or None)
     r = capstone.evaluate(d, targets)
-    fig, ax = new_figure(7, 2.2)
+    fig, ax = new_figure(7, 2.6)
     left = 0.0
     for (part, sec), colour in zip(r.step.breakdown().items(), STEP_COLOURS, strict=False):
         ax.barh(0, sec, left=left, color=colour, label=part)
         left += sec
     ax.set_yticks([])
     ax.set_xlabel("seconds per step")
-    ax.legend(fontsize=7, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.4))
+    fig.legend(fontsize=7, ncols=5, loc="outside lower center")  # laid out below the axes, never cut off
     return fig, r.html()
 
 

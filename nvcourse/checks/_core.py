@@ -34,15 +34,16 @@ __all__ = [
     "fmt",
 ]
 
-PASS, FAIL, TODO, ERROR = "pass", "fail", "todo", "error"
-_TITLES = {PASS: "Correct", FAIL: "Not quite", TODO: "Not done yet", ERROR: "Cannot check this yet"}
-_ICONS = {PASS: "✔", FAIL: "✘", TODO: "…", ERROR: "!"}
+PASS, FAIL, TODO, ERROR, RECORDED = "pass", "fail", "todo", "error", "recorded"
+_TITLES = {PASS: "Correct", FAIL: "Not quite", TODO: "Not done yet", ERROR: "Cannot check this yet",
+           RECORDED: "Recorded"}
+_ICONS = {PASS: "✔", FAIL: "✘", TODO: "…", ERROR: "!", RECORDED: "•"}  # all in DejaVu Sans
 _COLOURS = {PASS: ("#e8f5e9", "#2e7d32"), FAIL: ("#ffebee", "#c62828"), TODO: ("#fff8e1", "#b26a00"),
-            ERROR: ("#fff8e1", "#b26a00")}
+            ERROR: ("#fff8e1", "#b26a00"), RECORDED: ("#e3f2fd", "#1565c0")}  # recorded: neutral blue
 MAX_SHOWN = 3
 
-TODO_MESSAGE = (
-    "not done yet: replace the `raise NotImplementedError()` line (under `# YOUR CODE HERE`) with your "
+TODO_MESSAGE = (  # shown after the title "Not done yet", so it does not say it again
+    "replace the `raise NotImplementedError()` line (under `# YOUR CODE HERE`) with your "
     "code, run the cell again, then run this check."
 )
 
@@ -59,8 +60,9 @@ class CheckError(Exception):
 class Result:
     """What a checker found. ``passed`` is what tests assert on; ``message`` the plain-text feedback.
 
-    ``status`` is ``"pass"``, ``"fail"`` (a wrong answer), ``"todo"`` (still the stub) or ``"error"``
-    (the code raised or returned something that is not an answer). ``right`` and ``wrong`` list what
+    ``status`` is ``"pass"``, ``"fail"`` (a wrong answer), ``"todo"`` (still the stub), ``"error"``
+    (the code raised or returned something that is not an answer) or ``"recorded"`` (an input kept for a
+    later check, e.g. a prediction: nothing to fix, but not "correct" either). ``right`` and ``wrong`` list what
     was checked, ``hint`` says what to try, ``notes`` add context (shown in every case).
     """
 
@@ -74,7 +76,7 @@ class Result:
 
     @property
     def passed(self) -> bool:
-        return self.status == PASS
+        return self.status in (PASS, RECORDED)
 
     @property
     def message(self) -> str:

@@ -38,6 +38,8 @@ def half_bandwidth_size(fn) -> "Result":  # noqa: F821
                 exp / 2,
             "You divided: n½ = α × β (seconds × bytes/second = bytes).": b / a,
             "n½ = α × β, not β/α or α/β.": a / b,
+            "Twice n½: 2αβ reaches 2/3 of β. At n½ the time at bandwidth, n/β, equals the latency α, so n½ = αβ.":
+                2 * exp,
         }, label))
     return check_function("half_bandwidth_size", fn, ["alpha_s", "beta_Bps"], cases, what="a number of bytes",
                           hint="Set B_eff(n) = β·n/(n + αβ) equal to β/2 and solve for n.",
@@ -98,6 +100,8 @@ register(
         unit="GB/s",
         variants=lambda: {
             "900 GB/s adds both directions: per direction it is half.": catalog.get_gpu("h100").nvlink_GBps_bidir,
+            "A factor 2 the wrong way: 900 GB/s already adds both directions, so divide it by 2, do not multiply.": 2
+            * catalog.get_gpu("h100").nvlink_GBps_bidir,
             "That is one NVLink 4 link; an H100 has 18 of them.": catalog.get_link("nvlink4").line_GBps_dir,
             "That is the achievable rate (× efficiency); the question asks for the line rate.": catalog.get_system(
                 "dgx-h100"

@@ -21,6 +21,7 @@ from ._core import (
     ERROR,
     FAIL,
     PASS,
+    RECORDED,
     Case,
     CheckError,
     LearnerRaised,
@@ -250,6 +251,9 @@ def ring_time(fn) -> Result:
         cases.append(Case((n, p, a, b), exp, {
             "Only p−1 steps: that is a reduce-scatter; the all-reduce adds an all-gather (2(p−1) steps).":
                 (p - 1) * (a + n / p / b),
+            # first: with p = 8 the ×8 of bits equals the ×p of the whole buffer; the other cases tell them apart
+            "Bits vs bytes: nbytes is in bytes and β in bytes per second; no factor 8.":
+                2 * (p - 1) * (a + 8 * n / p / b),
             "Each step moves one chunk of S/p, not the whole buffer S.": 2 * (p - 1) * (a + n / b),
             "2p steps: a ring of p ranks needs 2(p−1).": 2 * p * (a + n / p / b),
             "The latency α is paid at every one of the 2(p−1) steps, not once.": a + 2 * (p - 1) * n / p / b,
@@ -279,7 +283,7 @@ def record_prediction(predicted_s: Any) -> Result:
         return pred
     if pred <= 0:
         raise CheckError(f"a time must be positive; your prediction is {fmt(pred)} s.")
-    return Result(name, PASS, f"recorded: {fmt(pred * 1e3)} ms. Now run the experiment below; the check there "
+    return Result(name, RECORDED, f"{fmt(pred * 1e3)} ms. Now run the experiment below; the check there "
                   "compares your prediction with the model and the measurement.")
 
 

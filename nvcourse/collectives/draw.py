@@ -213,11 +213,14 @@ def plot_timeline(trace: Sequence[TraceEvent], *, iteration: int | None = 0, ax=
         ax.set_title(title or "no trace events (run with trace=True)")
         return ax
     t0 = min(e.start for e in events)
+    span = max(e.end for e in events) - t0
     cmap = plt.get_cmap("tab10")
     for e in events:
         ax.barh(e.rank, (e.end - e.start) * 1e6, left=(e.start - t0) * 1e6, height=0.6,
                 color=cmap(e.step % 10), edgecolor="black", linewidth=0.3)
-        if e.peer >= 0:
+        # a label only on a bar wide enough to hold it (~3 % of a 9-inch row): on short bars the labels piled
+        # up into an unreadable smear; the colour still tells the step
+        if e.peer >= 0 and (e.end - e.start) >= 0.03 * span:
             ax.text((e.start - t0 + (e.end - e.start) / 2) * 1e6, e.rank, f"←{e.peer}",
                     ha="center", va="center", fontsize=7)
     ranks = sorted({e.rank for e in events})

@@ -115,6 +115,7 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
     counts = {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
     names = ("host", "leaf", "spine", "core")
     lo, hi = fabric.link_ends
+    structure_only = sim is None  # no traffic: the cables ARE the picture (rail vs top-of-rack wiring)
     if sim is None:
         from .flows import SimResult as _S
 
@@ -156,7 +157,9 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
     cmap = colormaps["Blues"]
     for lv in np.unique(level):
         same = level == lv
-        if lv == 0:
+        if lv == 0 and structure_only:
+            colour, width = (0.35, 0.35, 0.35, 0.75), 0.6  # pale idle grey made them nearly invisible here
+        elif lv == 0:
             colour, width = (0.88, 0.88, 0.88, 0.5), 0.25
         else:
             u = (lv - 1) / 20

@@ -229,9 +229,11 @@ def legend_html(entries: list[LegendEntry], colour_bar: str | None = None) -> st
         items.append(
             "<span style='white-space:nowrap'>0 % <span style='display:inline-block;width:140px;height:10px;"
             f"background:linear-gradient(to right, {stops});border:1px solid #999;vertical-align:middle'></span>"
-            f" 100 %: {html.escape(colour_bar)}</span>"
+            f" 100 %</span>: {html.escape(colour_bar)}"
         )
-    return "<div class='nvcourse-legend' style='font-size:85%;line-height:1.9'>" + "".join(items) + "</div>"
+    # items joined by spaces: without a space between two nowrap spans the whole legend is one unbreakable
+    # line, and the NVL72 readout ran 265 px past the notebook's edge at 1400 px
+    return "<div class='nvcourse-legend' style='font-size:85%;line-height:1.9'>" + " ".join(items) + "</div>"
 
 
 def _css_colour(colour) -> str:
@@ -310,9 +312,13 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
             ):
                 (x1, y1), (x2, y2) = pos[u], pos[v]
                 label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
+                # NVLink: a third of the way along, not half: crossing links (the DGX-1's diagonals) share a
+                # midpoint, and their labels were drawn on top of each other. PCIe trees do not cross: halfway,
+                # clear of the node names under the switches
+                f = 0.5 if _edge_family(d) == "pcie" else 1 / 3
                 ax.text(
-                    (x1 + x2) / 2,
-                    (y1 + y2) / 2,
+                    x1 + (x2 - x1) * f,
+                    y1 + (y2 - y1) * f,
                     label,
                     fontsize=7,
                     ha="center",
@@ -334,7 +340,14 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
             ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
             for n in nodes:
                 label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
-                ax.text(*pos[n], label, fontsize=6.5 if len(label) > 5 else 7.5, ha="center", va="center", zorder=4)
+                fontsize = 6.5 if len(label) > 5 else 7.5
+                widest = max(len(line) for line in label.splitlines())
+                if widest * 0.6 * fontsize <= 0.85 * size**0.5:  # fits inside the marker (its side is √s points)
+                    ax.text(*pos[n], label, fontsize=fontsize, ha="center", va="center", zorder=4)
+                else:  # below it, on white: written over a small marker ("NIC0 / mlx5_1") it could not be read
+                    ax.annotate(label, pos[n], xytext=(0, -(size**0.5) / 2 - 1), textcoords="offset points",
+                                fontsize=fontsize, ha="center", va="top", zorder=4, clip_on=False,
+                                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
     ax.autoscale_view()
 
     entries = []
@@ -402,7 +415,9 @@ def _draw_trays(ax, T: nx.Graph) -> None:
     for kind, name in (("gpu", "compute trays"), ("nvswitch", "switch trays")):
         ys = [d["pos"][1] for _, d in T.nodes(data=True) if d["kind"] == kind]
         if ys:
-            ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4)
+            # not clipped to the axes: laid out with them instead (clipped, a right-aligned label left of the
+            # first tray was cut to "witch trays" whenever the axes reached the figure's edge)
+            ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4, clip_on=False)
     # 27 trays and their 108 chips (72 GPUs, 36 NVSwitch chips) as two collections: two artists to draw, not 135
     ax.add_collection(PatchCollection(trays, facecolor="white", edgecolor="black", linewidth=0.8, zorder=2.5))
     ax.add_collection(PatchCollection(chips, match_original=True, edgecolor="black", linewidth=0.4, zorder=3))

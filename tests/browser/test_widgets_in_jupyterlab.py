@@ -6,12 +6,15 @@ For each ``notebooks/*.ipynb`` (a copy without outputs, see conftest.py):
 2. no cell may show an error: no ``error`` output in the notebook model and no stderr output with a
    Traceback in the page (cells tagged ``raises-exception`` are allowed to raise), no widget that failed
    to render;
-3. move the first slider of the first ``Dashboard`` (CSS class ``nvcourse-dashboard``) one step with the
-   keyboard and check that the Dashboard's readout or plot changed. Every chapter must have a Dashboard;
-   only 00 (start here) may have none.
+3. for EVERY ``Dashboard`` (CSS class ``nvcourse-dashboard``): no readout, label or control overflows its
+   box or the notebook (``scrollWidth <= clientWidth``, right edge inside the output area), every label
+   is shown whole or has its full text in a tooltip; then move EVERY control once (a slider one keyboard
+   step, a dropdown / multi-select another option, a checkbox flipped, a number field edited) and check
+   that each move changed the readout or the picture, and that nothing overflows afterwards. Every
+   chapter must have a Dashboard; only 00 (start here) may have none.
 
-Screenshots of the Dashboard before and after the move (and of the page on failure) are written to
-``artifacts/browser/``.
+Screenshots of each Dashboard before and after its moves (``<stem>_d<k>_before/after.png``), and of the
+page on failure, are written to ``artifacts/browser/``.
 
     .venv/bin/python -m pytest -q tests/browser          # about 10-20 s per notebook
     NVCOURSE_BROWSER_HEADED=1 ... -k 02                  # watch one notebook (needs a display)
@@ -63,6 +66,46 @@ DASHBOARD_STATE = """el => {
     return imgs.length ? imgs.join('|') : k.innerText;
   }).join('|');
   return {readout, plot};
+}"""
+
+STATE_CHANGED = """([el, old]) => {
+  const kids = [...el.children];
+  const readout = kids.filter(k => k.classList.contains('widget-html')).map(k => k.innerHTML).join('|');
+  const imgs = kids.filter(k => k.classList.contains('widget-output'))
+                   .flatMap(k => [...k.querySelectorAll('img')].map(i => i.getAttribute('src') || ''));
+  return readout !== old.readout || (imgs.length > 0 && !old.plot.includes(imgs[0]));
+}"""
+
+# What overflows in a Dashboard: readouts, labels and controls wider than their box or than the output area;
+# labels cut short ("checkpoin…") with no tooltip that holds the full text.
+DASHBOARD_LAYOUT = """el => {
+  const area = el.closest('.jp-OutputArea-output') || el.parentElement;
+  const right = area.getBoundingClientRect().right;
+  const found = [];
+  const name = e => (e.innerText || e.textContent || '').trim().slice(0, 60);
+  const readouts = [...el.children].filter(k => k.classList.contains('widget-html'));
+  const boxes = [...readouts, ...readouts.flatMap(r => [...r.querySelectorAll('.widget-html-content, table, div')])];
+  for (const e of boxes) {
+    if (e.scrollWidth > e.clientWidth + 1)
+      found.push(`readout scrolls: ${e.scrollWidth} > ${e.clientWidth} px: ${name(e)}`);
+    if (e.getBoundingClientRect().right > right + 1)
+      found.push(`readout past the notebook's edge by ${Math.round(e.getBoundingClientRect().right - right)} px: `
+                 + name(e));
+  }
+  const controls = [...el.querySelectorAll(':scope > .widget-hbox > *')];
+  for (const c of controls) {
+    if (c.getBoundingClientRect().right > right + 1)
+      found.push(`control past the notebook's edge by ${Math.round(c.getBoundingClientRect().right - right)} px: `
+                 + name(c));
+    const label = c.querySelector('.widget-label');
+    if (!label || !label.textContent.trim()) continue;
+    const full = label.textContent.trim();
+    const cut = label.scrollWidth > label.clientWidth + 1;
+    const tips = [label.title, c.title, ...[...c.querySelectorAll('[title]')].map(t => t.title)];
+    if (cut && !tips.some(t => t && t.trim() === full))
+      found.push(`label cut short, no tooltip holds it: '${full}' (${label.scrollWidth} > ${label.clientWidth} px)`);
+  }
+  return found;
 }"""
 
 
@@ -166,15 +209,53 @@ def _move_slider(page, slider) -> str:
 
 
 def _move_dropdown(page, dropdown) -> str:
-    """Pick another option of a Dropdown (for Dashboards whose controls are all choices)."""
+    """Pick the last option of a Dropdown (the first if it is on the last)."""
     select = dropdown.locator("select").first
     select.scroll_into_view_if_needed()
     options = select.locator("option").all_inner_texts()
     current = select.evaluate("el => el.selectedIndex")
-    target = 1 if current == 0 else 0
+    target = len(options) - 1 if current != len(options) - 1 else 0  # the far end: long names, big systems
     assert len(options) > 1, f"dropdown {_label(dropdown)!r} has a single option"
     select.select_option(index=target)
     return f"dropdown {_label(dropdown)!r}: {options[current]!r} -> {options[target]!r}"
+
+
+def _move_control(page, control) -> str | None:
+    """Move one control of any kind once; what was done, or None for free text (nothing to move to)."""
+    classes = control.get_attribute("class") or ""
+    if "widget-slider" in classes or control.locator(".noUi-handle").count():
+        return _move_slider(page, control)
+    if "widget-dropdown" in classes:
+        return _move_dropdown(page, control)
+    if "widget-checkbox" in classes:
+        box = control.locator("input[type=checkbox]").first
+        box.scroll_into_view_if_needed()
+        was = box.is_checked()
+        box.click()
+        return f"checkbox {_label(control)!r}: {was} -> {not was}"
+    if "widget-select-multiple" in classes:
+        select = control.locator("select").first
+        select.scroll_into_view_if_needed()
+        options = select.locator("option").all_inner_texts()
+        chosen = select.evaluate("el => [...el.selectedOptions].map(o => o.index)")
+        keep = [i for i in range(len(options)) if i in chosen][:1] or [0]
+        target = keep + [i for i in range(len(options)) if i not in chosen][:1]  # one more selected
+        if set(target) == set(chosen):
+            target = keep
+        select.select_option(index=target)
+        return f"multi-select {_label(control)!r}: {len(chosen)} -> {len(target)} selected"
+    number = control.locator("input[type=number]")
+    if number.count():
+        field = number.first
+        field.scroll_into_view_if_needed()
+        old = float(field.input_value() or 0)
+        step = float(field.get_attribute("step") or 1) or 1
+        top = field.get_attribute("max")
+        new = old - step if top is not None and old + step > float(top) else old + step
+        field.fill(f"{new:g}")
+        field.press("Enter")
+        return f"number {_label(control)!r}: {old:g} -> {new:g}"
+    return None
 
 
 def _label(widget) -> str:
@@ -235,52 +316,57 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
                 f"{notebook.name}: Run All passed with no errors; no Dashboard in 00 (start here), so no slider to move"
             )
 
-        # The first slider of the first Dashboard that has one; failing that (all controls are choices,
-        # as in a system selector), the first Dropdown of the first Dashboard.
-        with_slider = dashboards.filter(has=page.locator(".widget-slider"))
-        with_dropdown = dashboards.filter(has=page.locator(".widget-dropdown select"))
-        if with_slider.count():
-            dashboard, control = with_slider.first, "slider"
-        else:
-            assert with_dropdown.count(), (
-                f"{notebook.name}: none of its {n_dash} Dashboard(s) has a slider or dropdown to move"
-            )
-            dashboard, control = with_dropdown.first, "dropdown"
-        dashboard.scroll_into_view_if_needed()
-        before = _settled_state(page, dashboard)
-        assert before["readout"] or before["plot"], (
-            f"{notebook.name}: the first Dashboard shows neither readout nor plot"
-        )
-        dashboard.screenshot(path=str(artifacts_dir / f"{stem}_before.png"))
-
-        t = time.monotonic()
-        if control == "slider":
-            moved = _move_slider(page, dashboard.locator(".widget-slider").first)
-        else:
-            moved = _move_dropdown(page, dashboard.locator(".widget-dropdown").filter(has=page.locator("select")).first)
-        page.wait_for_function(
-            """([el, old]) => {
-                 const kids = [...el.children];
-                 const readout = kids.filter(k => k.classList.contains('widget-html')).map(k => k.innerHTML).join('|');
-                 const imgs = kids.filter(k => k.classList.contains('widget-output'))
-                                  .flatMap(k => [...k.querySelectorAll('img')].map(i => i.getAttribute('src') || ''));
-                 return readout !== old.readout || (imgs.length > 0 && !old.plot.includes(imgs[0]));
-               }""",
-            arg=[dashboard.element_handle(), before],
-            timeout=UPDATE_TIMEOUT_MS,
-            polling=100,
-        )
-        after = _settled_state(page, dashboard)
-        timings["slider_update_s"] = time.monotonic() - t
-        dashboard.scroll_into_view_if_needed()
-        dashboard.screenshot(path=str(artifacts_dir / f"{stem}_after.png"))
-        assert after != before, f"{notebook.name}: {moved}, but the Dashboard's readout and plot did not change"
-        assert after["readout"] or after["plot"], f"{notebook.name}: {moved} left the Dashboard empty"
-        if "nvcourse-note" in after["readout"] and "nvcourse-note" not in before["readout"]:
-            warnings.warn(f"{notebook.name}: {moved} shows the Dashboard's error note; ranges should exclude "
-                          "invalid states", stacklevel=1)
-        record_property("moved", moved)
-        print(f"\n{notebook.name}: {moved}", end="")
+        # Every Dashboard: nothing overflows, every label is whole or in a tooltip, and EVERY control is moved
+        # once (a slider one keyboard step, a list another option, a checkbox flipped, a number field edited),
+        # each move changing the readout or the picture. Screenshots before and after, per Dashboard.
+        layout_problems, moves = [], []
+        for k in range(n_dash):
+            dashboard = dashboards.nth(k)
+            dashboard.scroll_into_view_if_needed()
+            before = _settled_state(page, dashboard)
+            assert before["readout"] or before["plot"], f"{notebook.name}: Dashboard {k} shows neither readout nor plot"
+            dashboard.screenshot(path=str(artifacts_dir / f"{stem}_d{k}_before.png"))
+            layout_problems += [f"Dashboard {k}: {p}" for p in dashboard.evaluate(DASHBOARD_LAYOUT)]
+            controls = dashboard.locator(":scope > .widget-hbox > *")
+            for c in range(controls.count()):
+                t = time.monotonic()
+                moved = _move_control(page, controls.nth(c))
+                if moved is None:  # free text (a paste box): nothing to move
+                    continue
+                try:
+                    page.wait_for_function(STATE_CHANGED, arg=[dashboard.element_handle(), before],
+                                           timeout=UPDATE_TIMEOUT_MS, polling=100)
+                except Exception:
+                    if "nvcourse-note" in before["readout"]:  # an earlier move reached a rejected combination
+                        moves.append(f"Dashboard {k}: {moved} (no change: the error note stays)")
+                        continue
+                    raise AssertionError(f"{notebook.name}: Dashboard {k}: {moved}, but its readout and plot "
+                                         "did not change") from None
+                after = _settled_state(page, dashboard)
+                assert after["readout"] or after["plot"], f"{notebook.name}: Dashboard {k}: {moved} left it empty"
+                if "nvcourse-note" in after["readout"] and "nvcourse-note" not in before["readout"]:
+                    # a choice the model rejects (TP 8 x PP 1 does not fit): try the other options, so that the
+                    # controls after this one are moved in a state that can change
+                    select = controls.nth(c).locator("select")
+                    n_options = select.locator("option").count() if select.count() else 0
+                    for i in range(n_options):
+                        select.first.select_option(index=i)
+                        after = _settled_state(page, dashboard)
+                        if "nvcourse-note" not in after["readout"]:
+                            moved += f", then option {i + 1} (the first gave the error note)"
+                            break
+                if "nvcourse-note" in after["readout"] and "nvcourse-note" not in before["readout"]:
+                    warnings.warn(f"{notebook.name}: {moved} shows the Dashboard's error note; ranges should "
+                                  "exclude invalid states", stacklevel=2)
+                layout_problems += [f"Dashboard {k} after {moved}: {p}" for p in dashboard.evaluate(DASHBOARD_LAYOUT)]
+                moves.append(f"Dashboard {k}: {moved} ({time.monotonic() - t:.1f} s)")
+                before = after
+            dashboard.scroll_into_view_if_needed()
+            dashboard.screenshot(path=str(artifacts_dir / f"{stem}_d{k}_after.png"))
+        record_property("moved", "; ".join(moves))
+        print(f"\n{notebook.name}: " + "\n  ".join(moves), end="")
+        unique = list(dict.fromkeys(layout_problems))
+        assert not unique, f"{notebook.name}: {len(unique)} layout problem(s):\n  " + "\n  ".join(unique[:20])
     except BaseException as exc:
         if not isinstance(exc, pytest.skip.Exception):
             page.screenshot(path=str(artifacts_dir / f"{stem}_failure.png"), full_page=True)
@@ -292,3 +378,35 @@ def test_notebook_runs_and_dashboard_responds(notebook: Path, lab, lab_page, art
         for k, v in timings.items():
             record_property(k, round(v, 2))
         print(f"\n{notebook.name}: " + ", ".join(f"{k}={v:.1f}" for k, v in timings.items()))
+
+
+# What a notebook shows BEFORE Run All (and on GitHub / nbviewer): executed outputs, no kernel, untrusted.
+STATIC_VIEW = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => ({
+  text: (o.innerText || '').slice(0, 80),
+  static: !!o.querySelector('.nvcourse-dashboard-static'),
+  img: !!o.querySelector('.nvcourse-dashboard-static img'),
+}))"""
+
+
+def test_dashboards_show_a_picture_before_run_all(lab, lab_page, artifacts_dir):
+    """Executed outputs opened without running (an untrusted notebook: the widget view cannot render) show
+    each Dashboard's static view, its first picture and readout, never ``Dashboard(children=...)``."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    source = Path(__file__).resolve().parents[2] / "notebooks" / "08_reliability_and_operations.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(source.parent)}}).execute()
+    nb.metadata.pop("widgets", None)  # as committed: no saved widget state
+    nbformat.write(nb, lab.root / "notebooks" / "_static_view.ipynb")
+    page = lab_page
+    page.goto(lab.url("/lab/tree/notebooks/_static_view.ipynb?reset"))
+    page.locator(".jp-NotebookPanel").first.wait_for(state="visible", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output').length > 3", timeout=60_000)
+    page.wait_for_timeout(1500)
+    outputs = page.evaluate(STATIC_VIEW)
+    static = [o for o in outputs if o["static"]]
+    page.screenshot(path=str(artifacts_dir / "static_view_before_run_all.png"))
+    assert not [o for o in outputs if o["text"].startswith(("Dashboard(children", "Text(", "<matplotlib"))]
+    assert static and all(o["img"] for o in static), f"Dashboards without their picture: {static}"

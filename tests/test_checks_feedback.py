@@ -1,0 +1,43 @@
+"""Feedback that says the right thing: a recorded prediction is not "correct", and the four hints a wrong
+answer of the walkthrough deserved (issue 21)."""
+
+from __future__ import annotations
+
+from nvcourse import catalog, checks
+
+
+def test_recording_a_prediction_is_not_shown_as_correct():
+    r = checks.record_prediction(0.0075)
+    assert r.status == "recorded" and r.passed  # nothing to fix: the comparison comes later
+    assert "Correct" not in r.message and "Correct" not in r._repr_html_()
+    assert "#2e7d32" not in r._repr_html_()  # not the green of a right answer
+    assert "7.5 ms" in r.message and "Recorded" in r.message
+
+
+def test_stub_message_does_not_repeat_itself():
+    def stub(*_args):
+        raise NotImplementedError()
+
+    message = checks.ring_time(stub).message.lower()
+    assert message.count("not done yet") == 1
+
+
+def test_ring_time_in_bits_gets_the_bits_hint():
+    def in_bits(nbytes, p, alpha_s, beta_Bps):
+        return 2 * (p - 1) * (alpha_s + 8 * nbytes / p / beta_Bps)
+
+    r = checks.ring_time(in_bits)
+    assert not r.passed and "bits" in r.hint.lower() and "whole buffer" not in r.hint
+
+
+def test_doubled_nvlink_answer_gets_the_factor_two_hint():
+    doubled = 2 * catalog.get_gpu("h100").nvlink_GBps_bidir  # 1800: ×2 where ÷2 was meant
+    r = checks.answer("02.h100_nvlink_dir", doubled)
+    assert not r.passed and "both directions" in r.hint and "divide" in r.hint.lower()
+
+
+def test_half_bandwidth_size_factor_two_hint_fits_n_half():
+    r = checks.half_bandwidth_size(lambda a, b: 2 * a * b)
+    assert not r.passed and "αβ" in r.hint
+    for cause in ("per direction", "n−1", "send counted twice"):  # causes of other quantities' ×2, not of n½'s
+        assert cause not in r.hint
