@@ -10,7 +10,8 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 
 from .. import capstone
-from ..markup import mark_html
+from .. import capstone_gates as gates
+from ..markup import html_escape, mark_html
 from ..plots import new_figure
 from ..tables import table_html
 from ..widgets import Dashboard
@@ -84,8 +85,6 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
 # ------------------------------------------------------------------------------------------------
 # The fabric, serving, isolation and monitoring gates (model: nvcourse.capstone_gates)
 
-from .. import capstone_gates as gates  # noqa: E402  (appended section: the existing imports stay as they are)
-
 #: Routing offered by the fabric dashboard: the NIC kind's default (IB subnet-manager routes, Ethernet ECMP), or
 #: adaptive routing / packet spraying.
 ROUTING_OPTIONS = (("static (IB D-mod-k) / ECMP (Ethernet)", "default"), ("adaptive / packet spraying", "ideal"))
@@ -93,15 +92,10 @@ ROUTING_OPTIONS = (("static (IB D-mod-k) / ECMP (Ethernet)", "default"), ("adapt
 FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
 
 
-def _safe(text: str) -> str:
-    """HTML-escaped text with ``$`` written as an entity (Jupyter would start LaTeX at a ``$``)."""
-    return html.escape(str(text)).replace("$", "&#36;")
-
-
 def gates_html(gate_list) -> str:
     """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
-    rows = [["✅" if g.passed else "❌", _safe(g.name), _safe(g.measured), _safe(g.target),
-             "" if g.passed else _safe(g.advice)] for g in gate_list]
+    rows = [[mark_html(g.passed), html_escape(g.name), html_escape(g.measured), html_escape(g.target),
+             "" if g.passed else html_escape(g.advice)] for g in gate_list]
     return table_html(["", "gate", "design", "target", "what to try"], rows)
 
 
@@ -112,8 +106,10 @@ def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.Fabric
     rows = []
     for name, f in fabrics.items():
         r = gates.fabric_gate(report, f, min_busbw_fraction=min_busbw_fraction)
-        rows.append([_safe(name), _safe(f.describe()), f"{r.busbw_GBps:.0f}", f"{r.ratio:.0%}", f"{r.efficiency:.0%}",
-                     "✅ all" if r.passed else "❌ " + ", ".join(g.name for g in r.gates if not g.passed)])
+        rows.append([html_escape(name), html_escape(f.describe()), f"{r.busbw_GBps:.0f}", f"{r.ratio:.0%}",
+                     f"{r.efficiency:.0%}",
+                     mark_html(True, "all") if r.passed
+                     else mark_html(False, ", ".join(g.name for g in r.gates if not g.passed))])
     return table_html(["option", "fabric", "busbw GB/s", "of reference", "efficiency", "gates"], rows)
 
 
@@ -128,7 +124,7 @@ def fabric_view(report: capstone.Report, nic: str, layout: str, oversubscription
     ax.axvline(min_busbw_fraction * r.reference_busbw_GBps, color="#000000", ls=":", lw=1)
     ax.set_yticks([1, 0], ["reference", "this fabric"])
     ax.set_xlabel("DP all-reduce bus bandwidth, GB/s (dotted: the gate)")
-    head = f"<i>{_safe(f.describe())}; {r.nodes} nodes, {r.nbytes / 1e9:.1f} GB per GPU</i>"
+    head = f"<i>{html_escape(f.describe())}; {r.nodes} nodes, {r.nbytes / 1e9:.1f} GB per GPU</i>"
     return fig, head + gates_html(r.gates)
 
 
@@ -160,7 +156,7 @@ def serving_html(plan: gates.ServingPlan) -> str:
     rows = [["👉" if tp == plan.tp else "", tp, f"{tok:.1f}", f"{tt:.0f}", "yes" if fits else "no"]
             for tp, tok, tt, fits in plan.candidates]
     t = plan.targets
-    head = (f"<b>{_safe(t.model)} on {_safe(plan.system)}</b>, batch {plan.batch}: "
+    head = (f"<b>{html_escape(t.model)} on {html_escape(plan.system)}</b>, batch {plan.batch}: "
             + (f"TP {plan.tp} × {plan.replicas} replicas = <b>{plan.gpus} GPUs</b> for {t.tokens_per_s:g} tokens/s"
                if plan.tp is not None else "no TP meets the targets"))
     return head + table_html(["", "TP", "ms per token", "TTFT ms", "fits"], rows) + gates_html(plan.gates)
