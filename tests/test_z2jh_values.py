@@ -79,6 +79,9 @@ def test_course_settings(values):
     assert single["defaultUrl"] == "/lab/tree/notebooks/00_start_here.ipynb"
     assert values["cull"]["enabled"] is True and values["cull"]["timeout"] == 3600
     assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == "shared-password"
+    # Only placeholders are committed; the real passwords come from secrets.yaml (README.md, step 3).
+    passwords = values["hub"]["config"]["SharedPasswordAuthenticator"]
+    assert all(p.startswith("CHANGE-ME") for p in passwords.values()) and len(passwords["admin_password"]) >= 32
     for resource in ("memory", "cpu"):
         assert parse_size(single[resource]["limit"]) >= parse_size(single[resource]["guarantee"]) > 0
     # Room for the ~160 MiB per learner measured in benchmarks/HUB_LOAD.md plus a demo's workers.
