@@ -57,10 +57,15 @@ def test_wheelhouse_installs_offline_and_runs_a_chapter(tmp_path: Path):
     doctor = subprocess.run([py, "-m", "nvcourse", "doctor"], capture_output=True, text=True, env=env,
                             cwd=tmp_path, timeout=300)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    run = subprocess.run([py, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir",
-                          tmp_path, "--ExecutePreprocessor.timeout=300",
-                          ROOT / "notebooks" / "02_pcie_vs_nvlink.ipynb"],
-                         capture_output=True, text=True, env={**env, "JUPYTER_PLATFORM_DIRS": "1"},
-                         cwd=tmp_path, timeout=600)
+    cmd = [py, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir", tmp_path,
+           "--ExecutePreprocessor.timeout=180", ROOT / "notebooks" / "02_pcie_vs_nvlink.ipynb"]
+    # On a loaded machine a kernel's reply is now and then lost (client and kernel both idle, seen in this
+    # test and in notebook runs alike); a cell timeout turns that into a failure, and one retry tells it apart
+    # from a notebook that really fails, which fails twice.
+    for _attempt in range(2):
+        run = subprocess.run(cmd, capture_output=True, text=True, env={**env, "JUPYTER_PLATFORM_DIRS": "1"},
+                             cwd=tmp_path, timeout=900)
+        if run.returncode == 0:
+            break
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "02_pcie_vs_nvlink.ipynb").is_file()
