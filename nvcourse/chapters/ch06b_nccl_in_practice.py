@@ -38,6 +38,9 @@ LOGS = {
     "Sockets on loopback": "socket_lo_gdr_disabled_topo_nccl1053.log",
 }
 _PASTE = "(paste your own below)"
+#: Shown above the answer when "paste your own" is picked: the box keeps the last sample until it is replaced.
+_PASTE_HINT = ("<p><b>Your own output:</b> replace the text in the box with what your machine printed "
+               "(any amount of noise around it is fine), then click outside the box.</p>")
 
 # nccl-tests command-line flags (from the nccl-tests README "Arguments" section)
 _FLAGS = (
@@ -178,7 +181,8 @@ def nccl_tests_box():
     def render(sample, text, system, gpus, nodes):
         run = read_text(text)
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
-        return overlay_figure(run, diag), report_html(run, diag)
+        hint = _PASTE_HINT if sample == _PASTE else ""
+        return overlay_figure(run, diag), hint + report_html(run, diag)
 
     return Dashboard({"sample": sample, "text": text, "system": system, "gpus": gpus, "nodes": nodes}, render,
                      columns=1, freeze_layout=False)
@@ -201,7 +205,10 @@ def ncclog_box():
             text.value = sample_text(change["new"])
 
     sample.observe(on_sample, names="value")
-    return Dashboard({"sample": sample, "text": text}, lambda sample, text: log_html(read_text(text)), columns=1)
+    def render(sample, text):
+        return (_PASTE_HINT if sample == _PASTE else "") + log_html(read_text(text))
+
+    return Dashboard({"sample": sample, "text": text}, render, columns=1)
 
 
 def hopper_topology(nvlink: str = "nvlink4", pcie: str = "pcie5"):
