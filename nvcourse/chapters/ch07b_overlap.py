@@ -171,13 +171,17 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
                     else f"buckets ≥ {format_size(mb)} fit in the backward")
             extra = (f"{model}, tp {sc.tp}, {nodes} node(s) × {sc.gpus_per_node * sc.tp} GPUs (a node is one NVLink "
                      f"domain): gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
-                     f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint}")
+                     f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint} "
+                     f"(FSDP prefetch = {prefetch} and TP chunks = {chunks} belong to the other scenarios)")
         elif scenario == _SCENARIOS[1]:
             tl = fsdp_case(model, system, nodes, prefetch=prefetch, sm_fraction=sm_fraction)
-            extra = f"{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead"
+            extra = (f"{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead "
+                     f"(DDP bucket = {bucket_mib} MiB and TP chunks = {chunks} belong to the other scenarios)")
         else:
             tl = tp_case(model, system, 8, chunks=chunks, sm_fraction=sm_fraction)
-            extra = f"{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s)"
+            extra = (f"{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s); TP stays "
+                     f"inside one NVLink domain, so nodes = {nodes}, DDP bucket = {bucket_mib} MiB and FSDP prefetch "
+                     f"= {prefetch} do not change it")
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
         return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra))
 
