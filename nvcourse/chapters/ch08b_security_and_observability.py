@@ -104,9 +104,13 @@ def noisy_neighbour_dashboard() -> Dashboard:
         ax.set_xlabel("victim all-reduce time (ms, average over the neighbour's duty cycle)")
         ax.invert_yaxis()
         text = (
-            f"network rate per flow: {r.alone_rate_GBps:.1f} GB/s alone, {r.shared_rate_GBps:.2f} GB/s shared; "
-            f"all-reduce ×{r.slowdown:.2f}."
+            f"network rate per flow: {r.alone_rate_GBps:.1f} GB/s alone, {r.shared_rate_GBps:.2f} GB/s shared "
+            f"while the neighbour sends ({duty:.0%} of the time); all-reduce ×{r.slowdown:.2f} on average."
         )
+        if qos != "ets":  # say why the share slider changes nothing here
+            why = ("with no QoS every flow gets a fair share" if qos == "none"
+                   else "strict priority gives the victim all it needs")
+            text += f" (The victim share, {share:.0%}, only applies to ETS: {why}.)"
         return fig, text
 
     return Dashboard({"qos": qos, "share": share, "duty": duty, "nbytes": size}, render)
@@ -231,6 +235,10 @@ def drill_dashboard(seed: int = 0) -> Dashboard:
             ev = "".join(f"<li>{_E(e)}</li>" for e in v.evidence) if v.passed else ""
             tip = f"<div>{_E(v.mistake)}</div>" if v.mistake else ""
             text = f"<div style='color:{colour}'><b>{head}</b>{tip}<ul>{ev}</ul></div>" + text
+        elif fault != "(choose)" or component != "(choose)":  # half an answer: say what is still missing
+            missing = "the component" if fault != "(choose)" else "the fault"
+            text = (f"<div><b>Your answer so far:</b> fault {_E(fault)}, component {_E(component)}. "
+                    f"Pick {missing} too to check it.</div>") + text
         return fig, text
 
     return Dashboard({"incident": incident, "fault": fault, "component": comp}, render, columns=3)

@@ -56,7 +56,10 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     ax.set_yticks([])
     ax.set_xlabel("seconds per step")
     fig.legend(fontsize=7, ncols=5, loc="outside lower center")  # laid out below the axes, never cut off
-    return fig, r.html()
+    # Goodput to two decimals: a minute more of restart moves it by less than the report's rounding.
+    head = (f"<p>Checkpoint every {checkpoint_s:g} s, restart {restart_min:g} min: goodput {r.goodput:.2%} "
+            f"(a job interruption every {r.mtbi_hours:.1f} h).</p>")
+    return fig, head + r.html()
 
 
 def design_dashboard(targets: capstone.Targets) -> Dashboard:
