@@ -81,10 +81,37 @@ def _print_pages(pages: list[Path], chromium: str) -> list[Path]:
                 pdf = html_page.with_suffix(".pdf")
                 page.pdf(path=str(pdf), format="A4", print_background=True,
                          margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+                _drop_blank_last_pages(pdf)
                 pdfs.append(pdf)
         finally:
             browser.close()
     return pdfs
+
+
+def _drop_blank_last_pages(pdf: Path) -> None:
+    """Remove trailing pages with neither text nor ink (Chromium ends some prints with one, after the last
+    widget's empty output box). Needs pypdfium2 (the test extra); without it the PDF is left as printed."""
+    try:
+        import pypdfium2 as pdfium
+    except ImportError:
+        return
+    doc = pdfium.PdfDocument(str(pdf))
+    blank = 0
+    for i in range(len(doc) - 1, 0, -1):  # never the first page
+        page = doc[i]
+        grey = page.render(scale=0.25).to_pil().convert("L")
+        if page.get_textpage().get_text_range().strip() or grey.getextrema()[0] < 200:  # text or any ink
+            break
+        blank += 1
+    if blank:
+        for i in range(len(doc) - 1, len(doc) - 1 - blank, -1):
+            doc.del_page(i)
+        tmp = pdf.with_suffix(".tmp.pdf")
+        doc.save(str(tmp))
+        doc.close()
+        tmp.replace(pdf)
+    else:
+        doc.close()
 
 
 def print_pdfs(pages: list[Path], chromium: str) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -131,4 +132,19 @@ def simulate(hub: Hub, learners: int, timeout_s: float = 600) -> list[LearnerRun
     async def everyone() -> list[LearnerRun]:
         return list(await asyncio.gather(*(_one_learner(hub, n, timeout_s) for n in names)))
 
-    return asyncio.run(everyone())
+    # In a thread of its own: asyncio.run refuses to start where an event loop already runs (a Jupyter kernel,
+    # or pytest after the browser test, whose Playwright loop stays in the main thread).
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["runs"] = asyncio.run(everyone())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="nvcourse-hub-load")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["runs"]  # type: ignore[return-value]
