@@ -207,7 +207,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     rows = sweeps.compare()
     covered = sweeps.band_medians([r for r in rows if r.point.covered])
     assert covered["<= 64 KiB"][0] <= sweeps.TARGETS["<= 64 KiB"]
-    assert covered["64 KiB-16 MiB"][0] <= 0.30  # target 25 %: missed (27 %), see the report
+    assert covered["64 KiB-16 MiB"][0] <= sweeps.TARGETS["64 KiB-16 MiB"]  # 24 % with the launch floor
+    # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
+    device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
+    assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
     assert covered[">= 16 MiB"][0] <= 0.15  # target 5 %: missed (11.5 %): the pipeline fills slowly
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}

@@ -146,11 +146,15 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label=f"published ({first.sweep})")
     grid = 2.0 ** np.arange(np.log2(sizes[0]), np.log2(sizes[-1]) + 0.01, 0.25)
     algo = "auto" if first.algo == "nccl" else first.algo
-    sw = predict_sweep(first.op, first.system, first.gpus, grid, nodes=first.nodes, algo=algo, fabric=first.fabric)
+    sw = predict_sweep(
+        first.op, first.system, first.gpus, grid, nodes=first.nodes, algo=algo, fabric=first.fabric,
+        launch=sweeps.launch_of(first),
+    )
     colours = {"LL": "#0072B2", "LL128": "#009E73", "Simple": "#D55E00"}
     for key, t in sw.times_by_pair.items():
         ax.plot(grid, t, lw=1, alpha=0.7, color=colours.get(key.split("/")[1], "#777777"), label=f"model {key}")
-    ax.plot(grid, sw.time_s, lw=2.2, color="#444444", alpha=0.5, label="model: fastest pair")
+    floor_label = f"model: fastest pair, max with the host floor ({sweeps.launch_of(first)})"
+    ax.plot(grid, sw.time_s, lw=2.2, color="#444444", alpha=0.5, label=floor_label)
     for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]:
         ax.axvline(grid[i + 1], ls=":", color="#444444", lw=1)
     bytes_axis(ax)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import units
 from ..cli import print_json
+from . import launch as launch_mode
 from . import model, prediction
 
 __all__ = ["register", "run", "sweep_sizes"]
@@ -53,6 +54,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help=f"one of {', '.join(prediction.PROTO_CHOICES)}: NCCL's protocol (auto = the fastest for the algorithm)",
     )
+    p.add_argument(
+        "--launch",
+        default="device",
+        help=(
+            f"one of {', '.join(launch_mode.LAUNCH_MODES)}: how the run is launched. device (default) = the GPUs' "
+            "time, as NCCL's tuner predicts; the others add the host's enqueue floor per call as nccl-tests sees it "
+            "(single-process = nccl-tests -g N, process-per-gpu = mpirun/srun -g 1, cuda-graphs = -G)"
+        ),
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(handler=run)
 
@@ -77,7 +87,8 @@ def _table(rows: list[dict]) -> str:
     first = rows[0]
     head = (
         f"# nvcourse predict: {first['op']} on {first['system']}, {first['gpus']} GPU(s) per node x "
-        f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}\n"
+        f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}"
+        f"{'' if first.get('launch', 'device') == 'device' else ', launch ' + first['launch']}\n"
         "# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
         "busbw as nccl-tests\n"
         f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}"
@@ -101,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         sizes = sweep_sizes(lo, hi, args.step_factor)
         sw = prediction.predict_sweep(
             args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-            proto=args.proto,
+            proto=args.proto, launch=args.launch,
         )
         rows = sw.rows()
         if args.json:
@@ -113,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-bytes needs --min-bytes (or use --bytes for one size)")
     nbytes = units.parse_size(args.nbytes, what="bytes")
     p = prediction.predict(
-        args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric, proto=args.proto
+        args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
+        proto=args.proto, launch=args.launch,
     )
     d = p.to_dict()
     if args.json:
@@ -121,4 +133,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_table([d]))
         print(f"# {p.regime}: latency {p.latency_s * 1e6:.2f} us + bandwidth {p.bandwidth_s * 1e6:.2f} us")
+        if p.host_floor_s > p.device_time_s:
+            print(
+                f"# host-bound ({p.launch}): the host needs {p.host_floor_s * 1e6:.2f} us per call, "
+                f"the GPUs {p.device_time_s * 1e6:.2f} us"
+            )
     return 0

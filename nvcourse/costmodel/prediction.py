@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import launch as launch_mode
 from . import protocols, tuning
 from .model import (
     ALGORITHMS,
@@ -109,6 +110,12 @@ class Prediction:
     requested_proto: str = "auto"
     #: False for the course's own algorithms (rhd, direct all-reduce, hierarchical), which NCCL does not have
     nccl_algorithm: bool = True
+    #: how the run is launched (see :mod:`nvcourse.costmodel.launch`); ``device``: GPU time only
+    launch: str = "device"
+    #: the GPUs' time (NCCL's tuner view), seconds; ``time_s`` = max(this, ``host_floor_s``)
+    device_time_s: float = 0.0
+    #: what the host needs per call in this launch mode, seconds
+    host_floor_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,11 +141,14 @@ def predict(
     algo: str = "auto",
     fabric: str | None = None,
     proto: str = "auto",
+    launch: str = "device",
 ) -> Prediction:
     """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
 
     ``algo``: an algorithm name or ``"auto"`` (NCCL's choice under the model); ``proto``: ``"auto"`` or
     ``LL``/``LL128``/``Simple``. :attr:`Prediction.algo` and :attr:`Prediction.proto` are the pair used.
+    ``launch``: ``device`` (GPU time, as NCCL's tuner) or how the run is launched; the pair is still chosen
+    on GPU time (as NCCL does) and the time is max(GPU time, the host's floor).
 
     >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
     >>> round(p.busbw_GBps), p.proto      # 18 NVLink4 x 25 GB/s x 0.824
@@ -146,10 +156,13 @@ def predict(
     >>> p = predict("allreduce", "dgx-h100", 8, 8)
     >>> p.algo, p.proto, round(p.time_s * 1e6, 1)
     ('ring', 'LL', 15.0)
+    >>> round(predict("allreduce", "dgx-h100", 8, 8, launch="single-process").time_s * 1e6, 1)
+    31.6
     """
     _check_op(op)
     _check_algo(algo)
     _check_proto(proto)
+    launch_mode.check_launch(launch)
     bad = isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating))
     if bad or not (math.isfinite(nbytes) and nbytes > 0):
         raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
@@ -158,7 +171,9 @@ def predict(
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
     best = min(pairs, key=lambda ap: (times[ap], pairs.index(ap)))
-    cs, t = costs[best], times[best]
+    cs, device_t = costs[best], times[best]
+    floor = launch_mode.host_floor_s(launch, c.gpus)
+    t = max(device_t, floor)
     algbw = float(nbytes) / t
     bw_part = float(nbytes) * cs.s_per_byte
     return Prediction(
@@ -167,7 +182,7 @@ def predict(
         fabric=c.fabric, latency_s=cs.latency_s, bandwidth_s=bw_part,
         regime="latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound", requested_algo=algo,
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
-        nccl_algorithm=_is_nccl(op, best[0]),
+        nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
     )  # fmt: skip
 
 
@@ -194,6 +209,9 @@ class Sweep:
     #: time of every candidate pair at every size, keyed "algo/proto", seconds
     times_by_pair: dict[str, NDArray[np.float64]] = field(default_factory=dict)
     requested_proto: str = "auto"
+    launch: str = "device"
+    #: the host's floor per call in this launch mode, seconds (``time_s`` = max(GPU time, this))
+    host_floor_s: float = 0.0
 
     @property
     def ranks(self) -> int:
@@ -214,6 +232,7 @@ class Sweep:
                     "ranks": self.ranks, "fabric": self.fabric,
                     "regime": "latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
                     "requested_algo": self.requested_algo, "requested_proto": self.requested_proto,
+                    "launch": self.launch, "host_floor_s": self.host_floor_s,
                 }
             )  # fmt: skip
         return out
@@ -228,11 +247,13 @@ def predict_sweep(
     algo: str = "auto",
     fabric: str | None = None,
     proto: str = "auto",
+    launch: str = "device",
 ) -> Sweep:
     """Vectorised :func:`predict` over an array of sizes (bytes); the pair is chosen per size."""
     _check_op(op)
     _check_algo(algo)
     _check_proto(proto)
+    launch_mode.check_launch(launch)
     s = _sizes(sizes)
     c = configure(system, gpus, nodes, fabric)
     pairs = candidates(op, algo, c, proto)
@@ -241,7 +262,8 @@ def predict_sweep(
     spb = np.array([costs[_key(ap)].s_per_byte for ap in pairs])
     table = lat[:, None] + spb[:, None] * s[None, :]
     pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier pair
-    t = table[pick, np.arange(s.size)]
+    floor = launch_mode.host_floor_s(launch, c.gpus)
+    t = np.maximum(table[pick, np.arange(s.size)], floor)
     algbw = s / t
     names = list(dict.fromkeys(a for a, _ in pairs))
     by_algo = {a: np.min(table[[i for i, ap in enumerate(pairs) if ap[0] == a]], axis=0) for a in names}
@@ -250,5 +272,6 @@ def predict_sweep(
         time_s=t, algbw_GBps=algbw / 1e9, busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9,
         algo=np.array([a for a, _ in pairs])[pick], times_by_algo=by_algo, costs=costs,
         proto=np.array([p for _, p in pairs])[pick],
-        times_by_pair={_key(ap): table[i] for i, ap in enumerate(pairs)}, requested_proto=proto,
+        times_by_pair={_key(ap): table[i] for i, ap in enumerate(pairs)}, requested_proto=proto, launch=launch,
+        host_floor_s=floor,
     )  # fmt: skip
