@@ -90,6 +90,8 @@ def parse_size(text: str | int | float, *, what: str = "size", allow_zero: bool 
     unit = unit or "B"
     if unit not in SIZE_UNITS:
         hint = " (that is bits; sizes are in bytes: use 'B')" if unit.endswith("b") else ""
+        if unit in ("K", "M", "G", "T"):  # nccl-tests' -b/-e suffixes, which are powers of two
+            hint = f" (nccl-tests reads {text!r} as {unit}iB: write {value:g}{unit}iB, or {value:g}{unit}B for 10^n)"
         allowed = ", ".join(["(none)", *SIZE_UNITS])
         raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}{hint}; allowed units: {allowed}")
     nbytes = value * SIZE_UNITS[unit]

@@ -35,6 +35,7 @@ def test_parse_size_examples(text, expected):
         ("12 parsecs", "unknown unit 'parsecs'"),
         ("64Mb", "that is bits"),
         ("64gb", "unknown unit 'gb'"),
+        ("8G", "nccl-tests reads '8G' as GiB: write 8GiB"),
         ("-5MiB", "must be > 0"),
         ("0", "must be > 0"),
         ("0.5B", "whole number of bytes"),
