@@ -82,3 +82,32 @@ if __name__ == "__main__":  # check executed copies: python tests/test_notebook_
     for p, problems in bad.items():
         print(p, "OK" if not problems else "\n  " + "\n  ".join(problems))
     sys.exit(1 if any(bad.values()) else 0)
+
+
+def trailing_semicolons(nb: nbformat.NotebookNode) -> list[str]:
+    """'cell N: line' for each code cell whose last statement ends in ';'.
+
+    IPython drops the result of a last line ending in ';', but nbval's kernels do not, so such a cell shows
+    an output under ``pytest --nbval`` that the committed notebook lacks, and the test fails. Write
+    ``_ = plot(...)`` instead.
+    """
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        lines = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        if lines and lines[-1].rstrip().endswith(";"):
+            found.append(f"cell {i}: {lines[-1].strip()}")
+    return found
+
+
+def test_trailing_semicolon_is_caught():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("fig = plot()\nax.set_title('x');")])
+    assert trailing_semicolons(nb) == ["cell 0: ax.set_title('x');"]
+    nb.cells[0].source = "_ = ax.set_title('x')  # ok;"
+    assert trailing_semicolons(nb) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_relies_on_a_trailing_semicolon(path):
+    assert trailing_semicolons(nbformat.read(path, as_version=4)) == []
