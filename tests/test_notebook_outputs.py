@@ -10,8 +10,10 @@ freshly executed copies (``python tests/test_notebook_outputs.py /tmp/executed/*
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -95,10 +97,20 @@ def trailing_semicolons(nb: nbformat.NotebookNode) -> list[str]:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        lines = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-        if lines and lines[-1].rstrip().endswith(";"):
-            found.append(f"cell {i}: {lines[-1].strip()}")
+        last = _last_code_token(cell.source)
+        if last is not None and last.string == ";":
+            found.append(f"cell {i}: {last.line.strip()}")
     return found
+
+
+def _last_code_token(source: str) -> tokenize.TokenInfo | None:
+    """The last token that is code (not a comment, newline or end marker); None if the cell has none."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skip]
+    except (tokenize.TokenError, IndentationError, SyntaxError):  # IPython magics and shell escapes
+        return None
+    return tokens[-1] if tokens else None
 
 
 def test_trailing_semicolon_is_caught():
