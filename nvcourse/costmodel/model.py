@@ -32,8 +32,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import catalog
-from . import factors, protocols
+from . import factors, pipeline, protocols
 from .domain import Domain, domain, max_gpus_per_node
+from .pipeline import PipelineFill
 
 __all__ = [
     "OPERATIONS",
@@ -128,9 +129,14 @@ class Cost:
     latency_s: float
     s_per_byte: float
     steps: int
+    #: NCCL's NVLS pipeline, whose fill and drain add time that depends on the size (None: no such term)
+    pipeline: PipelineFill | None = None
 
     def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        t = self.latency_s + np.asarray(nbytes, dtype=float) * self.s_per_byte
+        s = np.asarray(nbytes, dtype=float)
+        t = self.latency_s + s * self.s_per_byte
+        if self.pipeline is not None:
+            t = t + self.pipeline.fill_s(s, self.s_per_byte)
         return float(t) if np.ndim(t) == 0 else t
 
     @property
@@ -371,7 +377,8 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         share = (g + 1) / g if op == "allreduce" else (g - 1) / g
         intra = share / (d.gpu_Bps * eff)
         if algo == "nvls":
-            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1)
+            fill = pipeline.nvls_allreduce(c.system.gpu, g) if op == "allreduce" and k == 1 else None
+            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1, fill)
         inter = (1.0 if k == 2 else 2.0) * node_inv  # NCCL's tree between the nodes, as for "tree"
         return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, inter), 1)
 

@@ -258,9 +258,7 @@ def predict_sweep(
     c = configure(system, gpus, nodes, fabric)
     pairs = candidates(op, algo, c, proto)
     costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
-    lat = np.array([costs[_key(ap)].latency_s for ap in pairs])
-    spb = np.array([costs[_key(ap)].s_per_byte for ap in pairs])
-    table = lat[:, None] + spb[:, None] * s[None, :]
+    table = np.vstack([np.asarray(costs[_key(ap)].time(s), dtype=float) for ap in pairs])
     pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier pair
     floor = launch_mode.host_floor_s(launch, c.gpus)
     t = np.maximum(table[pick, np.arange(s.size)], floor)

@@ -119,11 +119,15 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
     return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6
 
 
-def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
-    """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures)."""
+def _course_cost(op: str, algo: str, c: Config) -> Cost:
     from .model import cost  # the course's α-β formulas; imported here to avoid an import cycle
 
-    return cost(op, algo, c).s_per_byte
+    return cost(op, algo, c)
+
+
+def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
+    """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures)."""
+    return _course_cost(op, algo, c).s_per_byte
 
 
 def _algbw_ratio(op: str, algo: str, n: int) -> float:
@@ -167,4 +171,5 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     if cap is not None:
         spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
     steps = _nsteps(op, c.ranks) if algo == "ring" else 1
-    return Cost(latency_s(op, algo, proto, c), spb, steps)
+    fill = _course_cost(op, algo, c).pipeline if algo == "nvls" else None  # NVLS: Simple only
+    return Cost(latency_s(op, algo, proto, c), spb, steps, fill)
