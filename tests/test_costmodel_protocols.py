@@ -211,7 +211,8 @@ def test_validation_figures_stay_where_the_report_states_them():
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
-    assert covered[">= 16 MiB"][0] <= 0.15  # target 5 %: missed (11.5 %): the pipeline fills slowly
+    # target 5 %: missed (6.9 %): 2-node H100 and A100 runs and the GB200 ring are 10-20 % fast there
+    assert covered[">= 16 MiB"][0] <= 0.08
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
-    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~23 % fast; every other run within 15 %
+    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~18 % fast; every other run within 15 %
