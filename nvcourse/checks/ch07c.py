@@ -16,7 +16,8 @@ __all__ = ["kv_bytes", "kv_transfer", "decode_time", "remote_nodes"]
 
 
 def _kv(layers, kv_heads, head_dim, b) -> float:
-    m = ServeModel("x", "x", 1.0, layers, kv_heads * head_dim, kv_heads, kv_heads, head_dim)
+    m = ServeModel(id="x", name="x", params=1.0, layers=layers, hidden=kv_heads * head_dim, heads=kv_heads,
+                   kv_heads=kv_heads, head_dim=head_dim)
     return kv_bytes_per_token(m, bytes_per_elem=b)
 
 
