@@ -77,10 +77,11 @@ def test_hardware_figures_in_the_questions_come_from_the_catalog():
     assert h100.bf16_sparse_TFLOPS in qs["quiz.dense_tflops"].variants().values()
 
 
-def test_quiz_module_types_no_hardware_figure():
-    # the figures the quiz quotes (NDR 400 Gb/s, NVLink 900 GB/s bidir and 18 links, 1,979 sparse TFLOPS, 31.5 GB/s)
-    # may only reach quiz.py through the catalog
-    source = (ROOT / "nvcourse" / "checks" / "quiz.py").read_text(encoding="utf-8")
+@pytest.mark.parametrize("module", ["quiz.py", "ch02.py"])
+def test_question_modules_type_no_hardware_figure(module: str):
+    # the figures these questions quote (NDR 400 Gb/s, NVLink 900 GB/s bidir and 18 links, 1,979 sparse TFLOPS,
+    # 31.5 GB/s) may only reach them through the catalog
+    source = (ROOT / "nvcourse" / "checks" / module).read_text(encoding="utf-8")
     typed = re.findall(r"(?<![\w.])(400|900|1,?979|1,?978|989|18|31\.5|450)(?![\w.])", source)
     assert typed == []
 
