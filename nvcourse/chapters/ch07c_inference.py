@@ -22,6 +22,8 @@ from ..widgets import Dashboard
 
 __all__ = [
     "PART_COLOURS",
+    "NIC_RATE",
+    "KV_PATHS",
     "ALGO_COLOURS",
     "decode_tp_figure",
     "allreduce_vs_measured_figure",
@@ -35,9 +37,9 @@ PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefi
                 "exposed KV transfer": "#D55E00"}
 TP_DEGREES = (1, 2, 4, 8)
 #: The KV transfer's NIC: the DGX H100's, as its port speed reads ("400 Gb/s" for NDR), from the catalog.
-_NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
+NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
 #: The dashboard's KV paths: label → (path, system, senders).
-KV_PATHS = {f"8 × {_NIC_RATE} RDMA": ("rdma", "dgx-h100", 8), f"1 × {_NIC_RATE} RDMA": ("rdma", "dgx-h100", 1),
+KV_PATHS = {f"8 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 8), f"1 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 1),
             "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}
 
 
@@ -91,8 +93,8 @@ def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure
     """KV-cache transfer time against prompt length: one DGX H100 NIC, ``senders`` NICs, an NVL72's NVLink."""
     fig, ax = new_figure(7.5, 3.4)
     tokens = np.array([2**k for k in range(10, 18)])
-    cases = [(f"1 × {_NIC_RATE} NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
-             (f"{senders} × {_NIC_RATE} NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
+    cases = [(f"1 × {NIC_RATE} NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
+             (f"{senders} × {NIC_RATE} NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
              (f"NVLink inside an NVL72 ({senders} GPUs)", "gb200-nvl72", "nvlink", senders, "#009E73")]
     for label, sid, path, k, colour in cases:
         t = [inference.kv_transfer_time(model, int(n), sid, path=path, senders=k)["time_s"] * 1e3 for n in tokens]
