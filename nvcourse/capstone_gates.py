@@ -228,7 +228,7 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
 
 @dataclass(frozen=True)
 class ServingTargets:
-    """A serving goal, fixed before choosing TP: a model of ``data/inference.toml``, the per-token latency SLO
+    """A serving goal, fixed before choosing TP: a model of ``data/models.toml``, the per-token latency SLO
     (time per output token of one sequence, ms), the time-to-first-token target (ms) for a ``prompt_tokens``
     prompt, and the aggregate output ``tokens_per_s`` the service must sustain."""
 

@@ -122,7 +122,8 @@ class Link:
 
 @dataclass(frozen=True)
 class GPU:
-    """A GPU model. ``memory_GB`` is the vendor's decimal figure; ``bf16_TFLOPS`` is dense (no sparsity)."""
+    """A GPU model. ``memory_GB`` is the vendor's decimal figure; ``bf16_TFLOPS`` is dense (no sparsity);
+    ``bf16_sparse_TFLOPS`` is the vendor's headline with 2:4 sparsity (0 where the catalog does not quote it)."""
 
     id: str
     name: str
@@ -132,6 +133,7 @@ class GPU:
     bf16_TFLOPS: float
     power_W: float
     pcie: str
+    bf16_sparse_TFLOPS: float = 0.0
     nvlink: str | None = None
     nvlink_links: int = 0
     nvlink_GBps_bidir: float = 0.0

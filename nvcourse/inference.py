@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 from . import _data, catalog, costmodel
+from .model_shapes import ModelSpec, get_shape
 
 __all__ = [
     "ServeModel",
@@ -53,29 +54,14 @@ def data() -> dict:
     return _data.load("inference")
 
 
-@dataclass(frozen=True)
-class ServeModel:
-    """A dense decoder: P parameters, L layers of width h, ``kv_heads`` key/value heads of ``head_dim``."""
-
-    id: str
-    name: str
-    params: float
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
+#: The served model is the shared :class:`nvcourse.model_shapes.ModelSpec` (layers, hidden, heads, ``kv_heads``,
+#: ``head_dim`` ...); the name stays for the chapters and checkers that use it.
+ServeModel = ModelSpec
 
 
-def get_model(model: str | ServeModel) -> ServeModel:
-    """A model of ``data/inference.toml`` by id (ValueError lists them), or the ServeModel passed in."""
-    if isinstance(model, ServeModel):
-        return model
-    table = data()["models"]
-    if model not in table:
-        raise ValueError(f"model must be one of {', '.join(table)}; got {model!r}")
-    v = table[model]
-    return ServeModel(model, **{k: v[k] for k in ServeModel.__dataclass_fields__ if k != "id"})
+def get_model(model: str | ModelSpec) -> ModelSpec:
+    """A model of ``data/models.toml`` by id (ValueError lists them), or the ModelSpec passed in."""
+    return get_shape(model)
 
 
 def _pos(name: str, v: object) -> float:
@@ -90,10 +76,12 @@ def _int(name: str, v: object, minimum: int = 1) -> int:
     return v
 
 
-def kv_bytes_per_token(model: str | ServeModel, *, bytes_per_elem: float = 2.0) -> float:
-    """KV-cache bytes per token: ``layers · 2 (K and V) · kv_heads · head_dim · bytes``."""
+def kv_bytes_per_token(model: str | ModelSpec, *, bytes_per_elem: float | None = None) -> float:
+    """KV-cache bytes per token: ``layers · 2 (K and V) · kv_heads · head_dim · bytes`` (``bytes_per_elem``
+    default: the decode data's ``kv_bytes_per_elem``, a BF16 cache)."""
     m = get_model(model)
-    return m.layers * 2 * m.kv_heads * m.head_dim * _pos("bytes_per_elem", bytes_per_elem)
+    b = data()["decode"]["kv_bytes_per_elem"] if bytes_per_elem is None else bytes_per_elem
+    return m.layers * 2 * m.kv_heads * m.head_dim * _pos("bytes_per_elem", b)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,7 +165,7 @@ class DecodeStep:
         return self.comm_s / self.total_s
 
 
-def decode_step(model: str | ServeModel, system: str, tp: int, *, batch: int = 1, context: int = 4096,
+def decode_step(model: str | ModelSpec, system: str, tp: int, *, batch: int = 1, context: int = 4096,
                 algo: str = "nccl", hbm_efficiency: float | None = None,
                 compute_efficiency: float | None = None) -> DecodeStep:
     """A decode step of ``model`` with tensor parallelism ``tp`` inside one node of ``system``.
@@ -208,7 +196,7 @@ def decode_step(model: str | ServeModel, system: str, tp: int, *, batch: int = 1
                       msg)
 
 
-def batch_regimes(model: str | ServeModel, system: str, tp: int, *, algo: str = "nccl") -> dict[str, float]:
+def batch_regimes(model: str | ModelSpec, system: str, tp: int, *, algo: str = "nccl") -> dict[str, float]:
     """Batch sizes at which decode changes regime: the all-reduce message reaches the all-reduce's n½
     (latency = bandwidth part of the cost model, ``"allreduce_bandwidth_bound_batch"``), and the step
     becomes compute-bound (``"compute_bound_batch"`` = FLOP/s x eff · 2 B/param / (2 · HBM x eff), context 0)."""
@@ -227,7 +215,7 @@ def batch_regimes(model: str | ServeModel, system: str, tp: int, *, algo: str = 
     return out
 
 
-def serving_layouts(model: str | ServeModel, system: str, gpus: int, *, batch: int = 1, context: int = 4096,
+def serving_layouts(model: str | ModelSpec, system: str, gpus: int, *, batch: int = 1, context: int = 4096,
                     algo: str = "nccl") -> dict[str, dict[str, float]]:
     """TP vs PP vs replicas (DP) on ``gpus`` GPUs of one node: per-token latency and throughput.
 
@@ -257,7 +245,7 @@ def serving_layouts(model: str | ServeModel, system: str, gpus: int, *, batch: i
 # prefill, KV-cache transfer and time to first token
 
 
-def prefill_time(model: str | ServeModel, system: str, tokens: int, *, gpus: int = 8,
+def prefill_time(model: str | ModelSpec, system: str, tokens: int, *, gpus: int = 8,
                  compute_efficiency: float | None = None) -> float:
     """Prefill of one ``tokens``-long prompt on ``gpus`` GPUs: ``2·P·s + 2·L·s²·h`` FLOPs (weights, causal
     attention) at the dense BF16 peak x ``compute_efficiency`` (default the decode data's), seconds."""
@@ -271,7 +259,7 @@ def prefill_time(model: str | ServeModel, system: str, tokens: int, *, gpus: int
     return flops / (g * s.gpu_spec.bf16_TFLOPS * 1e12 * ce)
 
 
-def kv_transfer_time(model: str | ServeModel, tokens: int, system: str, *, path: str = "rdma", senders: int = 1,
+def kv_transfer_time(model: str | ModelSpec, tokens: int, system: str, *, path: str = "rdma", senders: int = 1,
                      nic: str | None = None, nics: int | None = None) -> dict[str, float]:
     """Moving a ``tokens``-long prompt's KV cache from prefill GPUs to decode GPUs, seconds.
 

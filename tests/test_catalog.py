@@ -110,6 +110,14 @@ def test_nvidia_headline_totals():
     assert totals == {"p100": 160, "v100": 300, "a100": 600, "h100": 900, "b200": 1800}
 
 
+def test_sparse_headline_is_twice_the_dense_peak():
+    # NVIDIA's H100 page: BF16 1,979 TFLOPS "with sparsity"; the dense 989 is half of 1,978.9, rounded.
+    quoted = [g for g in catalog.gpus().values() if g.bf16_sparse_TFLOPS]
+    assert [g.id for g in quoted] == ["h100"] and quoted[0].bf16_sparse_TFLOPS == 1979
+    for g in quoted:
+        assert abs(g.bf16_sparse_TFLOPS / 2 - g.bf16_TFLOPS) <= 1, g.id
+
+
 @pytest.mark.parametrize("system", list(catalog.systems().values()), ids=lambda s: s.id)
 def test_system_consistency(system):
     gpu = system.gpu_spec

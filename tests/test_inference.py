@@ -132,7 +132,7 @@ def test_data_records_are_sourced():
     keys = set(d["sources"])
     for table in ("custom_allreduce_measured", "deepep_normal", "deepep_low_latency"):
         assert d[table] and all(r["src"] in keys for r in d[table]), table
-    for rec in [*d["models"].values(), *d["moe"].values(), d["decode"], *d["kv_transfer"].values()]:
+    for rec in [*d["moe"].values(), d["decode"], *d["kv_transfer"].values()]:
         for field, src in rec["src"].items():
             assert field in rec, field
             assert src in keys or src.startswith(("derived:", "assumption:")), (field, src)

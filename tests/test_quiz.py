@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
+from nvcourse import catalog
 from nvcourse import checks as check
 from nvcourse.checks import quiz
+from nvcourse.devtools import quiz_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,3 +63,40 @@ def test_score_counts_and_names_what_is_left():
 def test_score_rejects_unknown_ids():
     result = quiz.score({"quiz.nope": 1})
     assert result.status == "error" and "quiz.nope" in result.summary
+
+
+def test_hardware_figures_in_the_questions_come_from_the_catalog():
+    ndr, h100 = catalog.get_link("ib-ndr"), catalog.get_gpu("h100")
+    qs = check.questions()
+    assert f"**{ndr.line_Gbps_dir:g}G**" in qs["quiz.gbps"].prompt
+    assert f"**{h100.nvlink_GBps_bidir:g} GB/s**" in qs["quiz.nvlink_direction"].prompt
+    assert f"{h100.bf16_sparse_TFLOPS:,.0f} TFLOPS" in qs["quiz.dense_tflops"].prompt
+    assert f"{catalog.get_link('pcie4').line_GBps_dir:g} GB/s" in qs["quiz.achievable"].prompt
+    assert f"their {h100.nvlink_links} NVLink" in qs["quiz.faster_link"].prompt
+    # the headline the misconception quotes is the datasheet's sparse figure, not 2 x the rounded dense one
+    assert h100.bf16_sparse_TFLOPS in qs["quiz.dense_tflops"].variants().values()
+
+
+@pytest.mark.parametrize("module", ["quiz.py", "ch02.py"])
+def test_question_modules_type_no_hardware_figure(module: str):
+    # the figures these questions quote (NDR 400 Gb/s, NVLink 900 GB/s bidir and 18 links, 1,979 sparse TFLOPS,
+    # 31.5 GB/s) may only reach them through the catalog
+    source = (ROOT / "nvcourse" / "checks" / module).read_text(encoding="utf-8")
+    typed = re.findall(r"(?<![\w.])(400|900|1,?979|1,?978|989|18|31\.5|450)(?![\w.])", source)
+    assert typed == []
+
+
+def test_notebook_question_cells_are_rendered_from_the_questions(tmp_path):
+    assert quiz_text.refresh(check=True) == []
+    nb = nbformat.read(quiz_text.QUIZ, as_version=4)
+    cells = quiz_text.question_cells(nb)
+    assert sorted(cells.values()) == sorted(quiz.MISCONCEPTIONS)
+    # a figure typed into a question cell is stale, and refreshing puts the catalog's back
+    first = min(cells)
+    nb.cells[first].source = nb.cells[first].source.replace("400G", "800G")
+    copy = tmp_path / "quiz.ipynb"
+    nbformat.write(nb, copy)
+    assert quiz_text.refresh(copy, check=True) == [f"STALE quiz text (run `python3 tasks.py exercises`): "
+                                                  f"quiz.ipynb {cells[first]}"]
+    assert quiz_text.refresh(copy) == [] and quiz_text.refresh(copy, check=True) == []
+    assert nbformat.read(copy, as_version=4).cells[first].source == quiz.question_markdown("quiz.gbps")

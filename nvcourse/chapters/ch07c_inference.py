@@ -17,11 +17,13 @@ from .. import catalog, inference
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
-from ..units import format_size, format_time
+from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard
 
 __all__ = [
     "PART_COLOURS",
+    "NIC_RATE",
+    "KV_PATHS",
     "ALGO_COLOURS",
     "decode_tp_figure",
     "allreduce_vs_measured_figure",
@@ -34,6 +36,11 @@ __all__ = [
 PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefill": "#999999",
                 "exposed KV transfer": "#D55E00"}
 TP_DEGREES = (1, 2, 4, 8)
+#: The KV transfer's NIC: the DGX H100's, as its port speed reads ("400 Gb/s" for NDR), from the catalog.
+NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
+#: The dashboard's KV paths: label → (path, system, senders).
+KV_PATHS = {f"8 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 8), f"1 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 1),
+            "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}
 
 
 def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 4096,
@@ -83,11 +90,11 @@ def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
 
 
 def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure:
-    """KV-cache transfer time against prompt length: one 400 Gb/s NIC, ``senders`` NICs, an NVL72's NVLink."""
+    """KV-cache transfer time against prompt length: one DGX H100 NIC, ``senders`` NICs, an NVL72's NVLink."""
     fig, ax = new_figure(7.5, 3.4)
     tokens = np.array([2**k for k in range(10, 18)])
-    cases = [("1 × 400 Gb/s NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
-             (f"{senders} × 400 Gb/s NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
+    cases = [(f"1 × {NIC_RATE} NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
+             (f"{senders} × {NIC_RATE} NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
              (f"NVLink inside an NVL72 ({senders} GPUs)", "gb200-nvl72", "nvlink", senders, "#009E73")]
     for label, sid, path, k, colour in cases:
         t = [inference.kv_transfer_time(model, int(n), sid, path=path, senders=k)["time_s"] * 1e3 for n in tokens]
@@ -146,8 +153,8 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
                            style=style),
         "prompt": w.SelectionSlider(options=[1024, 4096, 8192, 32768, 131072], value=32768,
                                     description="prompt (tokens)", style=style, continuous_update=False),
-        "kv_path": w.Dropdown(options=["8 × 400 Gb/s RDMA", "1 × 400 Gb/s RDMA", "NVLink (NVL72)"],
-                              value="8 × 400 Gb/s RDMA", description="KV path", style=style),
+        "kv_path": w.Dropdown(options=list(KV_PATHS), value=next(iter(KV_PATHS)), description="KV path",
+                              style=style),
     }
 
     def render(model, system, batch, context, algo, prompt, kv_path):
@@ -162,8 +169,7 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
         ax.set_ylabel("ms per decode step")
         ax.legend(fontsize=7)
-        path, sid, k = {"8 × 400 Gb/s RDMA": ("rdma", "dgx-h100", 8), "1 × 400 Gb/s RDMA": ("rdma", "dgx-h100", 1),
-                        "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}[kv_path]
+        path, sid, k = KV_PATHS[kv_path]
         x = inference.kv_transfer_time(model, prompt, sid, path=path, senders=k)
         pre = inference.prefill_time(model, system, prompt, gpus=8)
         plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)

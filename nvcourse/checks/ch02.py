@@ -14,13 +14,13 @@ __all__ = ["half_bandwidth_size", "effective_bandwidth"]
 
 
 def _link_inputs(name: str, extra: int = 4) -> list[tuple[float, float, str]]:
-    """(α s, β B/s, label) of every catalog link (one link), of 18 NVLink 4 links, and random ones."""
+    """(α s, β B/s, label) of every catalog link (one link), of an H100's NVLink 4 links, and random ones."""
     out = []
     for link_id in catalog.links():
         p = linkmodel.link_params(link_id)
         out.append((p.alpha_s, p.beta_Bps, link_id))
-    h100 = linkmodel.link_params("nvlink4", links=18)
-    out.append((h100.alpha_s, h100.beta_Bps, "18 x nvlink4"))
+    h100 = _h100_nvlinks()
+    out.append((h100.alpha_s, h100.beta_Bps, f"{_H100_LINKS} x nvlink4"))
     rng = rng_for(name)
     for a, b in zip(10 ** rng.uniform(-7, -4, extra), 10 ** rng.uniform(8, 12, extra)):
         out.append((float(a), float(b), "random"))
@@ -68,12 +68,16 @@ def effective_bandwidth(fn) -> "Result":  # noqa: F821
 
 
 # ------------------------------------------------------------------------------------------------
-# questions
+# questions (the figures they quote come from the catalog)
+
+_NDR_Gbps = f"{catalog.get_link('ib-ndr').line_Gbps_dir:g} Gb/s"
+_H100_NVLINK = f"{catalog.get_gpu('h100').nvlink_GBps_bidir:g} GB/s"
+_H100_LINKS = catalog.get_gpu("h100").nvlink_links
 
 register(
     Question(
         "02.ndr_GBps",
-        "An InfiniBand NDR port is sold as 400 Gb/s. How many GB/s can it send per direction (line rate)?",
+        f"An InfiniBand NDR port is sold as {_NDR_Gbps}. How many GB/s can it send per direction (line rate)?",
         lambda: catalog.get_link("ib-ndr").line_GBps_dir,
         unit="GB/s",
         variants=lambda: {
@@ -94,15 +98,16 @@ register(
 register(
     Question(
         "02.h100_nvlink_dir",
-        "NVIDIA quotes 900 GB/s of NVLink for one H100. How many GB/s can it send to its peers, per direction (line "
-        "rate)?",
+        f"NVIDIA quotes {_H100_NVLINK} of NVLink for one H100. How many GB/s can it send to its peers, per direction "
+        "(line rate)?",
         lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir,
         unit="GB/s",
         variants=lambda: {
-            "900 GB/s adds both directions: per direction it is half.": catalog.get_gpu("h100").nvlink_GBps_bidir,
-            "A factor 2 the wrong way: 900 GB/s already adds both directions, so divide it by 2, do not multiply.": 2
-            * catalog.get_gpu("h100").nvlink_GBps_bidir,
-            "That is one NVLink 4 link; an H100 has 18 of them.": catalog.get_link("nvlink4").line_GBps_dir,
+            f"{_H100_NVLINK} adds both directions: per direction it is half.":
+                catalog.get_gpu("h100").nvlink_GBps_bidir,
+            f"A factor 2 the wrong way: {_H100_NVLINK} already adds both directions, so divide it by 2, do not "
+            "multiply.": 2 * catalog.get_gpu("h100").nvlink_GBps_bidir,
+            f"That is one NVLink 4 link; an H100 has {_H100_LINKS} of them.": catalog.get_link("nvlink4").line_GBps_dir,
             "That is the achievable rate (× efficiency); the question asks for the line rate.": catalog.get_system(
                 "dgx-h100"
             ).scaleup_achievable_GBps_dir,
@@ -117,23 +122,27 @@ register(
 )
 
 
+def _h100_nvlinks() -> linkmodel.LinkParams:
+    return linkmodel.link_params(catalog.get_gpu("h100").nvlink, links=_H100_LINKS)
+
+
 def _latency_bound_64k() -> str:
-    p = linkmodel.link_params("nvlink4", links=18)
+    p = _h100_nvlinks()
     return "a" if 64 * 2**10 < p.half_bandwidth_bytes else "b"
 
 
 register(
     Question(
         "02.bound_64k",
-        "A 64 KiB message between two H100s over all 18 NVLink 4 links (β = line × efficiency) is...",
+        f"A 64 KiB message between two H100s over all {_H100_LINKS} NVLink 4 links (β = line × efficiency) is...",
         _latency_bound_64k,
         choices={"a": "latency-bound (n < n½)", "b": "bandwidth-bound (n > n½)"},
         wrong_choice={
-            "b": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
-            "a": "Compute n½ = αβ for 18 NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+            "b": f"Compute n½ = αβ for {_H100_LINKS} NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+            "a": f"Compute n½ = αβ for {_H100_LINKS} NVLink 4 links and compare it with 64 KiB = 65,536 B.",
         },
         explain=lambda: (
-            f"n½ = αβ ≈ {linkmodel.link_params('nvlink4', links=18).half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
+            f"n½ = αβ ≈ {_h100_nvlinks().half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
             "a faster link would not make this message noticeably faster."
         ),
     )

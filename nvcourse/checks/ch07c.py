@@ -8,15 +8,28 @@ Use in a notebook as ``from nvcourse.checks import ch07c as check``.
 
 from __future__ import annotations
 
+from .. import catalog
 from ..fabric.moe import remote_nodes_per_token
-from ..inference import ServeModel, kv_bytes_per_token
+from ..inference import ServeModel, get_model, kv_bytes_per_token
+from ..units import format_rate, format_size
 from ._core import Case, Result, check_function, rng_for, safe_checker
 
 __all__ = ["kv_bytes", "kv_transfer", "decode_time", "remote_nodes"]
 
+#: The DGX H100's NIC as its port speed reads ("400 Gb/s"), from the catalog.
+_NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
+
+
+def _gqa_note() -> str:
+    m = get_model("llama3-70b")
+    gqa = kv_bytes_per_token(m)
+    return (f"Grouped-query attention ({m.kv_heads} KV heads instead of {m.heads}) is what keeps this at "
+            f"{format_size(gqa)} per token for {m.name} instead of {format_size(gqa * m.heads / m.kv_heads)}.")
+
 
 def _kv(layers, kv_heads, head_dim, b) -> float:
-    m = ServeModel("x", "x", 1.0, layers, kv_heads * head_dim, kv_heads, kv_heads, head_dim)
+    m = ServeModel(id="x", name="x", params=1.0, layers=layers, hidden=kv_heads * head_dim, heads=kv_heads,
+                   kv_heads=kv_heads, head_dim=head_dim)
     return kv_bytes_per_token(m, bytes_per_elem=b)
 
 
@@ -35,8 +48,7 @@ def kv_bytes(fn) -> Result:
     return check_function("kv_bytes", fn, ["layers", "kv_heads", "head_dim", "bytes_per_elem"], cases,
                           what="a number of bytes",
                           hint="layers × 2 (K and V) × kv_heads × head_dim × bytes_per_elem.",
-                          success="Grouped-query attention (8 KV heads instead of 64) is what keeps this at 320 KiB "
-                                  "per token for Llama 3 70B instead of 2.5 MiB.")
+                          success=_gqa_note())
 
 
 def _xfer(tokens, per_token, gbps, eff, nics) -> float:
@@ -60,9 +72,9 @@ def kv_transfer(fn) -> Result:
     return check_function("kv_transfer", fn, ["tokens", "kv_bytes_per_token", "nic_Gbps", "efficiency", "nics"],
                           cases, what="a time in seconds",
                           hint="bytes = tokens × per-token bytes; rate = nics × Gb/s ÷ 8 × 1e9 × efficiency.",
-                          success="Over one 400 Gb/s NIC a 32k-token Llama 3 70B cache takes about a quarter of a "
-                                  "second; spread over the 8 prefill GPUs' NICs, or kept inside an NVL72, it shrinks "
-                                  "below the prefill's own time.")
+                          success=f"Over one {_NIC_RATE} NIC a 32k-token Llama 3 70B cache takes about a quarter "
+                                  "of a second; spread over the 8 prefill GPUs' NICs, or kept inside an NVL72, it "
+                                  "shrinks below the prefill's own time.")
 
 
 def _decode(params, tp, hbm_TBps, eff, layers, ar_s) -> float:

@@ -3,6 +3,9 @@ instructor guide's misconceptions table, checked with ``check.answer("quiz.NAME"
 
 Use it at the start and at the end of a workshop to see what moved. Every expected value is computed from
 the catalog or the models, never typed in; every plausible wrong answer names the misconception behind it.
+The question text is written once, here (Markdown, hardware figures from the catalog): the notebook's question
+cells are rendered from it by :func:`question_markdown` (``python3 tasks.py exercises`` refreshes them, and
+``--check`` fails when a catalog change left them stale), so a printed quiz and its checker never disagree.
 """
 
 from __future__ import annotations
@@ -11,13 +14,25 @@ import math
 
 from .. import catalog, linkmodel, reliability
 from ..units import parse_size
-from ._answers import Question, answer, register
+from ._answers import Question, answer, questions, register
 from ._core import ERROR, FAIL, PASS, Result
+
+
+def _ndr():
+    return catalog.get_link("ib-ndr")
+
+
+def _h100():
+    return catalog.get_gpu("h100")
+
+
+_NDR_G = f"{_ndr().line_Gbps_dir:g}"  # the port speed in Gb/s, as a product name quotes it ("...G")
+_NVLINK_BIDIR = f"{_h100().nvlink_GBps_bidir:g} GB/s"  # NVIDIA's headline, both directions added
 
 #: qid → the misconception it tests, in the order of the guide's table (tests check one question each).
 MISCONCEPTIONS = {
-    "quiz.gbps": "400G means 400 GB/s (GB/s vs Gb/s)",
-    "quiz.nvlink_direction": "NVLink is 900 GB/s, so a GPU can send 900 GB/s (per direction vs both)",
+    "quiz.gbps": f"{_NDR_G}G means {_NDR_G} GB/s (GB/s vs Gb/s)",
+    "quiz.nvlink_direction": f"NVLink is {_NVLINK_BIDIR}, so a GPU can send {_NVLINK_BIDIR} (per direction vs both)",
     "quiz.busbw": "busbw and algbw are interchangeable",
     "quiz.bisection": "bisection bandwidth = sum of all links",
     "quiz.dense_tflops": "headline TFLOPS are what training gets (sparse vs dense)",
@@ -30,16 +45,13 @@ MISCONCEPTIONS = {
 }
 
 
-def _ndr():
-    return catalog.get_link("ib-ndr")
-
-
 register(Question(
     "quiz.gbps",
-    "A NIC is sold as '400G' (InfiniBand NDR). How many GB/s can it send in one direction, at line rate?",
+    f"A NIC is sold as **{_NDR_G}G** (InfiniBand NDR). How many **GB/s** can it send in **one direction**, "
+    "at line rate?",
     lambda: _ndr().line_GBps_dir, unit="GB/s",
     variants=lambda: {
-        "Misconception: '400G means 400 GB/s'. Network rates are in bits per second: divide by 8.":
+        f"Misconception: '{_NDR_G}G means {_NDR_G} GB/s'. Network rates are in bits per second: divide by 8.":
             _ndr().line_Gbps_dir,
         "A NIC's Gb/s is already per direction: do not halve it.": _ndr().line_GBps_dir / 2,
     },
@@ -48,12 +60,13 @@ register(Question(
 
 register(Question(
     "quiz.nvlink_direction",
-    "NVIDIA quotes 900 GB/s of NVLink for one H100. How many GB/s can it send to its peers in ONE direction?",
+    f"NVIDIA quotes **{_NVLINK_BIDIR}** of NVLink for one H100. How many GB/s can it send to its peers in "
+    "**one direction**?",
     lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir, unit="GB/s",
     variants=lambda: {
-        "Misconception: 'a GPU can send 900 GB/s'. The 900 GB/s adds both directions; one direction is half.":
-            catalog.get_gpu("h100").nvlink_GBps_bidir,
-        "That is one NVLink 4 link; an H100 has 18.": catalog.get_link("nvlink4").line_GBps_dir,
+        f"Misconception: 'a GPU can send {_NVLINK_BIDIR}'. The {_NVLINK_BIDIR} adds both directions; one "
+        "direction is half.": _h100().nvlink_GBps_bidir,
+        f"That is one NVLink 4 link; an H100 has {_h100().nvlink_links}.": catalog.get_link("nvlink4").line_GBps_dir,
     },
     explain=lambda: (f"{catalog.get_system('dgx-h100').links_per_gpu} links × "
                      f"{catalog.get_link('nvlink4').line_GBps_dir:g} GB/s = "
@@ -65,7 +78,8 @@ _ALGBW, _RANKS = 200.0, 8  # a made-up reading to convert, not a hardware figure
 
 register(Question(
     "quiz.busbw",
-    f"nccl-tests prints algbw = {_ALGBW:g} GB/s for an all-reduce on {_RANKS} GPUs. What busbw does it print?",
+    f"nccl-tests prints **algbw = {_ALGBW:g} GB/s** for an all-reduce on **{_RANKS} GPUs**. What **busbw** does it "
+    "print?",
     lambda: _ALGBW * 2 * (_RANKS - 1) / _RANKS, unit="GB/s",
     variants=lambda: {
         "Misconception: 'busbw and algbw are the same'. For all-reduce busbw = algbw × 2(n−1)/n.": _ALGBW,
@@ -76,32 +90,35 @@ register(Question(
     explain=f"busbw = algbw × 2(n−1)/n = {_ALGBW:g} × {2 * (_RANKS - 1) / _RANKS:g}: the rate each link carries.",
 ))
 
+_RING_GPUS, _RING_LINK_GBps = 8, 100.0  # a made-up ring, not a hardware figure
+
 register(Question(
     "quiz.bisection",
-    "Eight GPUs form a ring; every ring link carries 100 GB/s per direction. Cut the ring into two halves of "
-    "four GPUs. How many GB/s cross the cut in one direction?",
-    lambda: 2 * 100.0, unit="GB/s",
+    f"Take a **ring** of {_RING_GPUS} GPUs; every ring link carries {_RING_LINK_GBps:g} GB/s per direction. Cut it "
+    f"into two halves of {_RING_GPUS // 2} GPUs. How many GB/s cross the cut in **one direction**?",
+    lambda: 2 * _RING_LINK_GBps, unit="GB/s",
     variants=lambda: {
         "Misconception: 'bisection = sum of all links'. Only the links the cut crosses count (two, for a ring).":
-            8 * 100.0,
-        "A cut through a ring crosses two links, not one.": 100.0,
+            _RING_GPUS * _RING_LINK_GBps,
+        "A cut through a ring crosses two links, not one.": _RING_LINK_GBps,
     },
-    explain="A ring cut in two crosses 2 links: 200 GB/s per direction, whatever the total of its 8 links.",
+    explain=f"A ring cut in two crosses 2 links: {2 * _RING_LINK_GBps:g} GB/s per direction, whatever the total "
+            f"of its {_RING_GPUS} links.",
 ))
 
 
 def _h100_tflops() -> float:
-    return catalog.get_gpu("h100").bf16_TFLOPS
+    return _h100().bf16_TFLOPS
 
 
 register(Question(
     "quiz.dense_tflops",
-    f"NVIDIA's H100 SXM page lists {2 * catalog.get_gpu('h100').bf16_TFLOPS:,.0f} TFLOPS BF16 'with sparsity'. "
-    "What dense BF16 peak applies to training?",
+    f"NVIDIA's H100 SXM page lists **{_h100().bf16_sparse_TFLOPS:,.0f} TFLOPS BF16 \"with sparsity\"**. What "
+    "**dense** BF16 peak applies to training?",
     _h100_tflops, unit="TFLOPS",
     variants=lambda: {
         "Misconception: 'headline TFLOPS are what training gets'. The headline assumes 2:4 sparsity: dense is "
-        "half.": 2 * _h100_tflops(),
+        "half.": _h100().bf16_sparse_TFLOPS,
     },
     explain=lambda: (f"Dense BF16 is {_h100_tflops():g} TFLOPS, and real jobs reach 30-50 % of it (MFU)."),
 ))
@@ -113,8 +130,8 @@ def _pcie4():
 
 register(Question(
     "quiz.achievable",
-    f"A PCIe Gen4 x16 slot has a line rate of {catalog.get_link('pcie4').line_GBps_dir:g} GB/s per direction. "
-    "What does the course's model say a large copy achieves per direction (GB/s)?",
+    f"A PCIe Gen4 x16 slot has a line rate of {_pcie4().line_GBps_dir:g} GB/s per direction. What does the "
+    "course's model say a large copy **achieves** per direction (GB/s)? (`nvcourse links` prints it.)",
     lambda: _pcie4().achievable_GBps_dir, unit="GB/s", rtol=0.02,
     variants=lambda: {
         "Misconception: 'line rate is what you get'. Headers, encoding and flow control take their share: "
@@ -125,29 +142,33 @@ register(Question(
 ))
 
 
+def _h100_nvlink() -> linkmodel.LinkParams:
+    return linkmodel.link_params(_h100().nvlink, links=_h100().nvlink_links)
+
+
 def _speedup_4k() -> float:
-    p = linkmodel.link_params("nvlink4", links=18)
+    p = _h100_nvlink()
     n = 4 * 2**10
     return float(p.time(n) / linkmodel.transfer_time(n, p.alpha_s, 2 * p.beta_Bps))
 
 
 register(Question(
     "quiz.faster_link",
-    "A 4 KiB message goes between two H100s over their 18 NVLink 4 links. If the bandwidth β doubled (same α), "
-    "by what factor would its time fall?",
+    f"A **4 KiB** message goes between two H100s over their {_h100().nvlink_links} NVLink 4 links. If the "
+    "bandwidth β **doubled** (same α), by what factor would its time fall?",
     _speedup_4k, unit="×", rtol=0.02,
     variants=lambda: {
         "Misconception: 'a faster link makes every message faster in proportion'. 4 KiB is far below "
         "n½ = αβ: the time is almost all α.": 2.0,
     },
     explain=lambda: (f"Only {_speedup_4k():.3f}×: below n½ "
-                     f"({linkmodel.link_params('nvlink4', links=18).half_bandwidth_bytes / 1e6:.1f} MB) "
+                     f"({_h100_nvlink().half_bandwidth_bytes / 1e6:.1f} MB) "
                      "a message is latency-bound."),
 ))
 
 register(Question(
     "quiz.mib",
-    "How many MB (10^6 bytes) are 64 MiB, the size nccl-tests prints as 67108864?",
+    "How many **MB** (10⁶ bytes) are **64 MiB**, the size nccl-tests prints as 67108864?",
     lambda: parse_size("64MiB") / 1e6, unit="MB", rtol=0.001,
     variants=lambda: {"Misconception: '64 MiB = 64 MB'. MiB is 2^20 bytes; MB is 10^6.": 64.0},
     explain="64 × 2^20 B = 67.108864 MB: a 5 % error that would reappear in every busbw.",
@@ -160,8 +181,8 @@ def _mtbi_ratio() -> float:
 
 register(Question(
     "quiz.more_gpus",
-    "A job on 1,024 GPUs is interrupted on average every M hours. Same GPUs, same failure rate per GPU: "
-    "what fraction of M is the mean time between interruptions on 16,384 GPUs?",
+    "A job on 1,024 GPUs is interrupted on average every *M* hours. Same GPUs, same failure rate per GPU: "
+    "what **fraction of M** is the mean time between interruptions on **16,384 GPUs**?",
     _mtbi_ratio, rtol=0.01,
     variants=lambda: {
         "Misconception: 'more GPUs, same reliability'. Failures add up: the interval falls as 1/N.": 1.0,
@@ -177,8 +198,8 @@ def _p_collision(flows: int = 8, links: int = 8) -> float:
 
 register(Question(
     "quiz.ecmp",
-    "ECMP hashes 8 flows onto 8 equal uplinks at random. What is the probability that at least two flows share "
-    "an uplink (so one collective runs at half speed)?",
+    "ECMP hashes **8 flows** onto **8 equal uplinks** at random. What is the probability that **at least two "
+    "flows share** an uplink?",
     _p_collision, rtol=0.005,
     variants=lambda: {
         "Misconception: 'ECMP spreads traffic evenly'. Hashing is balls into bins: collisions are almost "
@@ -205,6 +226,19 @@ register(Question(
     },
     explain="A number is hardware + size + scale + placement + load; hero runs fix all four at their best.",
 ))
+
+
+def question_markdown(qid: str) -> str:
+    """The notebook cell of quiz question ``qid``: a "## Question N" heading, the prompt (Markdown, figures from
+    the catalog) and, for a multiple-choice question, its choices. ValueError for an id not in the quiz."""
+    if qid not in MISCONCEPTIONS:
+        raise ValueError(f"qid must be one of {', '.join(MISCONCEPTIONS)}; got {qid!r}")
+    q = questions()[qid]
+    text = f"## Question {list(MISCONCEPTIONS).index(qid) + 1}\n\n{q.prompt}"
+    if q.choices:
+        text += "\n\n" + "\n".join(f"- **{k}** — {v}" for k, v in q.choices.items())
+        text += "\n\nAnswer with a letter, as a string."
+    return text
 
 
 def score(answers: dict[str, object]) -> Result:

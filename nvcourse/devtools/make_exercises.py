@@ -7,7 +7,8 @@ Markers (nbgrader-compatible, so nbgrader can be adopted later):
 * in markdown cells, text between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` becomes
   ``YOUR ANSWER HERE``;
 * only ``solutions/*_exercises.ipynb`` get a twin (a worked design such as the capstone reference stays a solution);
-* cells tagged ``solution-only`` are dropped; outputs, execution counts and widget state are cleared.
+* cells tagged ``solution-only`` are dropped; outputs, execution counts and widget state are cleared;
+* first, the misconceptions quiz's question cells are refreshed from ``nvcourse.checks.quiz`` (:mod:`.quiz_text`).
 
     python3 tasks.py exercises           # regenerate
     python3 tasks.py exercises --check   # exit 1 if any exercise is stale or orphaned (used by the tests)
@@ -21,6 +22,8 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from . import quiz_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_RE = re.compile(
@@ -79,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if exercises/ is out of date")
     args = parser.parse_args(argv)
-    problems = sync(ROOT / "solutions", ROOT / "exercises", args.check)
+    # the quiz's question cells are rendered from nvcourse.checks.quiz (catalog figures) before the exercises
+    problems = quiz_text.refresh(check=args.check)
+    problems += sync(ROOT / "solutions", ROOT / "exercises", args.check)
     for p in problems:
         print(p)
     return 1 if problems else 0

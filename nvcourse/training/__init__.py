@@ -4,7 +4,7 @@ Everything here is arithmetic on a few published rules; each rule names its sour
 **bytes** (decimal GB = 10^9 B when printed), times in seconds, FLOPs in floating-point operations.
 One module per concept:
 
-* :mod:`.models` — the reference models of ``data/training.toml`` and training FLOPs (6·P·D);
+* :mod:`.models` — the reference models (``data/models.toml`` shapes, ``data/training.toml`` batches), FLOPs (6·P·D);
 * :mod:`.memory` — model-state and activation memory per GPU (ZeRO, Megatron), GPUs needed (chapter 01);
 * :mod:`.traffic` — bytes one GPU sends per step for DP, TP and PP (chapter 01);
 * :mod:`.step` — step time = compute + bubble + exposed communication on a catalog system (chapter 07);

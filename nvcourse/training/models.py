@@ -1,11 +1,13 @@
-"""Reference models (``data/training.toml``: Llama 3 family and GPT-3, with sources) and training FLOPs."""
+"""Reference models for training (shapes from ``data/models.toml``, how each is trained from
+``data/training.toml``: Llama 3 family and GPT-3, with sources) and training FLOPs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 from .. import _data
 from .._validate import choice, number
+from ..model_shapes import ModelSpec, shapes
 from .memory import RECOMPUTE_MODES
 
 __all__ = ["ModelSpec", "data", "models", "get_model", "training_flops"]
@@ -16,37 +18,20 @@ def data() -> dict:
     return _data.load("training")
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """A dense transformer: P parameters, L layers of width h with a heads, trained on sequences of s tokens."""
-
-    id: str
-    name: str
-    params: float
-    layers: int
-    hidden: int
-    heads: int
-    seq: int
-    global_batch_tokens: int
-    ffn_hidden: int = 0
-
-    @property
-    def global_batch_sequences(self) -> int:
-        return self.global_batch_tokens // self.seq
-
-
 def models() -> dict[str, ModelSpec]:
-    """The reference models of ``data/training.toml`` (Llama 3 8B, 70B, 405B shapes)."""
-    out = {}
-    for k, v in data()["models"].items():
-        fields = {f: v[f] for f in ModelSpec.__dataclass_fields__ if f in v}
-        out[k] = ModelSpec(id=k, **fields)
-    return out
+    """The reference models with a training setup (Llama 3 8B, 70B, 405B, GPT-3 175B): the shapes of
+    ``data/models.toml`` with the ``seq`` and ``global_batch_tokens`` of ``data/training.toml``."""
+    table = shapes()
+    return {k: replace(table[k], **{f: v[f] for f in ("seq", "global_batch_tokens")})
+            for k, v in data()["model_training"].items()}
 
 
 def get_model(model: str | ModelSpec) -> ModelSpec:
-    """A reference model by id (ValueError lists the ids), or the ModelSpec passed in."""
+    """A reference model by id (ValueError lists the ids), or the ModelSpec passed in (it needs a ``seq``)."""
     if isinstance(model, ModelSpec):
+        if model.seq < 1:
+            raise ValueError(f"model {model.id!r} has no training setup: give a ModelSpec with seq >= 1 "
+                             f"and global_batch_tokens; got seq={model.seq!r}")
         return model
     table = models()
     if model not in table:
