@@ -47,7 +47,10 @@ def test_nvl72_split_small_tenant_gets_less_busbw_than_the_whole_rack():
     whole = isolation.nvl72_split([18])[0]
     big, small = isolation.nvl72_split([16, 2])
     assert whole.gpus == 72 and small.gpus == 8
-    assert small.busbw_GBps < big.busbw_GBps <= whole.busbw_GBps * 1.001
+    assert small.busbw_GBps < big.busbw_GBps
+    # NCCL's NVLS loop moves GPUs x chunk per channel, so 64 GPUs fill their pipeline a little sooner than 72:
+    # at 1 GiB the 64-GPU tenant may edge past the whole rack, by no more than a few per cent
+    assert big.busbw_GBps == pytest.approx(whole.busbw_GBps, rel=0.03)
 
 
 @pytest.mark.parametrize("trays", [[10, 9], [0, 4], [], [1.5]])

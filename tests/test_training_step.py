@@ -57,11 +57,13 @@ def test_tp_inside_one_node_hand_worked():
     assert simple.compute == st.compute
 
 
-def test_nccl_choice_is_nvls_inside_an_h100_node():
+def test_nccl_choice_inside_an_h100_node_at_2_MiB_is_the_ll_ring():
     st = tr.step_time(TINY, "dgx-h100", 8, tp=8)
-    # NVLS: one in-switch step of 25 us; each GPU moves S (g+1)/g at 370.8 GB/s x 0.85 (Hopper NVLS efficiency):
-    #   25e-6 + 2097152 x 9/8 / 315.18e9 = 25e-6 + 7.48570e-6 = 3.248570e-5 s; x 256 all-reduces = 8.31634e-3 s
-    assert st.tp_comm == pytest.approx(8.31634e-3, rel=1e-4)
+    # NVLS: 25 us + 2097152 x 9/8 / (370.8 GB/s x 0.85) = 25 + 7.4857 us, plus its pipeline's fill: 2 MiB is one
+    # loop (16 channels x 8 GPUs x 16 KiB), so 2 x 7.4857 more: 47.457 us.
+    # ring/LL: 6.6 + 14 x 0.6 = 15 us + 2097152 x 14/8 / 141 GB/s (LL cap) = 26.0284 us: 41.0284 us, the faster;
+    # x 256 all-reduces = 10.5033 ms. (Published 8xH100 runs, default tuner: 42.1 and 43.4 us at 2 MiB.)
+    assert st.tp_comm == pytest.approx(256 * 41.0284e-6, rel=1e-4)
 
 
 def test_dp_across_nodes_overlap_hand_worked():

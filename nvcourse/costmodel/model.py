@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import catalog
-from . import factors, pipeline, protocols
+from . import factors, protocols
 from .domain import Domain, domain, max_gpus_per_node
 from .pipeline import PipelineFill
 
@@ -377,8 +377,7 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         share = (g + 1) / g if op == "allreduce" else (g - 1) / g
         intra = share / (d.gpu_Bps * eff)
         if algo == "nvls":
-            fill = pipeline.nvls_allreduce(c.system.gpu, g) if op == "allreduce" and k == 1 else None
-            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1, fill)
+            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1)
         inter = (1.0 if k == 2 else 2.0) * node_inv  # NCCL's tree between the nodes, as for "tree"
         return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, inter), 1)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import tuning
+from . import pipeline, tuning
 
 if TYPE_CHECKING:
     from .model import Config, Cost
@@ -171,5 +171,7 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     if cap is not None:
         spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
     steps = _nsteps(op, c.ranks) if algo == "ring" else 1
-    fill = _course_cost(op, algo, c).pipeline if algo == "nvls" else None  # NVLS: Simple only
+    # NCCL's NVLS all-reduce on one domain is a 3-stage pipeline whose fill the tuner leaves out (pipeline.py);
+    # the course's textbook α-β cost (model.cost) stays without it
+    fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None
     return Cost(latency_s(op, algo, proto, c), spb, steps, fill)
