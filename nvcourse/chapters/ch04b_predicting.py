@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import catalog
+from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import predict, predict_sweep
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
@@ -55,8 +56,10 @@ class SweepView:
         self.live.animate(*self.lines.values(), self.chosen, *self.points.values())
         self.extras: list = []  # shading and legends: rebuilt on every change
 
-    def __call__(self, op: str, algo: str, system: str, gpus: int, nodes: int) -> tuple[LiveFigure, str]:
-        sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo)
+    def __call__(
+        self, op: str, algo: str, system: str, gpus: int, nodes: int, launch: str = "device"
+    ) -> tuple[LiveFigure, str]:
+        sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo, launch=launch)
         # every algorithm that can run, NCCL's and the course's own, each with its fastest protocol
         full = {a: predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=a).time_s
                 for a in algorithms(op, system, gpus, nodes)}
@@ -88,11 +91,23 @@ class SweepView:
         self.live.animate(*self.extras)
         # shading under the curves: move it to the front of the redraw list
         self.live.artists.sort(key=lambda a: a.get_zorder())
-        p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo)
+        p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo, launch=launch)
+        small = predict(op, system, gpus, 8, nodes=nodes, algo=algo, launch=launch)
         text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}/{p.proto}</b>, {format_time(p.time_s)}, "
                 f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
-                f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}")
+                f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}. "
+                f"<b>8 B</b>: {format_time(small.time_s)} ({small.algo}/{small.proto}; {_floor_text(small)})")
         return self.live, text
+
+
+def _floor_text(p) -> str:
+    """How the launch mode shows in an 8-byte call: no floor, a floor below the GPU time, or the host bound."""
+    if p.launch == "device":
+        return "GPU time only"
+    if p.host_floor_s <= 0:
+        return f"{p.launch}: no host time per call"
+    bound = "host-bound" if p.host_floor_s > p.device_time_s else "GPU-bound"
+    return f"{p.launch}: host {format_time(p.host_floor_s)} per call, GPUs {format_time(p.device_time_s)}, {bound}"
 
 
 def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: int = 8, nodes: int = 1) -> Dashboard:
@@ -105,6 +120,9 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
     gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
     nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
+    launch_w = w.Dropdown(options=list(LAUNCH_MODES), value="device", description="launch",
+                          description_allow_html=False, tooltip="device: GPU time only (NCCL's tuner); "
+                          "single-process = nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G")
 
     def sync(_=None) -> None:
         """Keep the controls valid: GPU range from the system, algorithms from what can run."""
@@ -119,8 +137,8 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     for widget in (op_w, sys_w, gpus_w, nodes_w):  # registered before the dashboard's observers: runs first
         widget.observe(sync, names="value")
     sync()
-    return Dashboard({"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w}, SweepView(),
-                     columns=3)
+    controls = {"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w, "launch": launch_w}
+    return Dashboard(controls, SweepView(), columns=3)
 
 
 def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
