@@ -153,7 +153,8 @@ def figure_problems(
 
     * an artist outside the canvas (cut off in the PNG): the figure's tight box must lie in its box;
     * two texts on top of each other: tick labels of one axis, legend entries, annotations, titles;
-    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale).
+    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale);
+    * a legend drawn over data: markers, bar centres, texts or a share of a line (see :func:`_legend_hides`).
 
     Used by the tests on every dashboard; the figure is drawn once with an Agg renderer, animated artists
     (a :class:`~nvcourse.widgets.LiveFigure`'s) included. ``check_canvas=False`` for a figure shown by the
@@ -223,7 +224,90 @@ def figure_problems(
         texts += [(t.get_text(), t) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     texts += [(t.get_text(), t) for t in fig.texts if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
     problems += _overlaps([(s, t.get_window_extent(renderer)) for s, t in texts], "texts")
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_visible()] + list(fig.legends)
+    for legend in legends:
+        if legend is not None and legend.get_visible():
+            problems += _legend_hides(legend, fig, renderer)
     return problems
+
+
+#: Share of a line's drawn length (sampled every ~2 px on screen) a legend may cover. A curve that passes
+#: under a legend's corner is still read where it goes in and comes out; at 5 % of its length (about 25 px
+#: of a 500 px curve) a knee, a crossing or an end point can be under the legend.
+LEGEND_LINE_SHARE = 0.05
+
+
+def _legend_hides(legend, fig: Figure, renderer) -> list[str]:
+    """What ``legend`` (an axes' or the figure's) is drawn over, in display coordinates after a draw.
+
+    Hidden if its box holds: any marker (a Line2D's vertices when it has markers, a scatter's offsets) or
+    bar/patch centre -- each is one data point, so the tolerance is zero; any text placed in the axes; or
+    more than :data:`LEGEND_LINE_SHARE` of a plain line's length. Only what lies inside its axes counts
+    (the rest is clipped away); a legend outside every axes hides nothing.
+    """
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Rectangle
+
+    box = legend.get_window_extent(renderer)
+    found: list[str] = []
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer)
+        if not ax.get_visible() or not box.overlaps(frame):
+            continue
+
+        def inside(xy: np.ndarray, frame=frame) -> np.ndarray:
+            x, y = xy[:, 0], xy[:, 1]
+            return (x >= frame.x0) & (x <= frame.x1) & (y >= frame.y0) & (y <= frame.y1)
+
+        def covered(xy: np.ndarray) -> np.ndarray:
+            x, y = xy[:, 0], xy[:, 1]
+            return (x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)
+
+        where = f"legend of {_axes_name(legend.axes)}" if legend.axes is not None else "figure legend"
+        for line in ax.get_lines():
+            xy = line.get_transform().transform(np.asarray(line.get_xydata(), float)) if line.get_visible() else None
+            if xy is None or len(xy) == 0:
+                continue
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            if line.get_marker() not in (None, "", " ", "None", "none"):
+                n = int((inside(xy) & covered(xy)).sum())
+                if n:
+                    found.append(f"{where} hides {n} marker(s) of line {line.get_label()!r}")
+            if line.get_linestyle() in ("None", "", " ", "none") or len(xy) < 2:
+                continue
+            pts = _along(xy, step_px=2.0)
+            pts = pts[inside(pts)]
+            share = covered(pts).mean() if len(pts) else 0.0
+            if share > LEGEND_LINE_SHARE:
+                found.append(f"{where} hides {share:.0%} of line {line.get_label()!r}")
+        for coll in ax.collections:
+            if isinstance(coll, PathCollection) and coll.get_visible() and len(coll.get_offsets()):
+                xy = coll.get_offset_transform().transform(np.asarray(coll.get_offsets(), float))
+                n = int((inside(xy) & covered(xy)).sum())
+                if n:
+                    found.append(f"{where} hides {n} scatter point(s) of {coll.get_label()!r}")
+        centres = [p.get_window_extent(renderer) for p in ax.patches
+                   if p.get_visible() and isinstance(p, Rectangle) and p.get_width() and p.get_height()]
+        xy = np.array([[(b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2] for b in centres]).reshape(-1, 2)
+        n = int((inside(xy) & covered(xy)).sum())
+        if n:
+            found.append(f"{where} hides the centre of {n} bar(s)")
+        for t in ax.texts:
+            if t.get_visible() and t.get_text().strip():
+                e = t.get_window_extent(renderer)
+                if min(e.x1, box.x1) - max(e.x0, box.x0) > 1 and min(e.y1, box.y1) - max(e.y0, box.y0) > 1:
+                    found.append(f"{where} covers text {t.get_text()!r}")
+    return found
+
+
+def _along(xy: np.ndarray, step_px: float) -> np.ndarray:
+    """Points every ``step_px`` along a polyline in display coordinates (its vertices included)."""
+    seg = np.hypot(*np.diff(xy, axis=0).T)
+    dist = np.concatenate([[0.0], np.cumsum(seg)])
+    if dist[-1] == 0:
+        return xy
+    at = np.union1d(np.arange(0.0, dist[-1], step_px), dist)
+    return np.column_stack([np.interp(at, dist, xy[:, 0]), np.interp(at, dist, xy[:, 1])])
 
 
 def _in_view(label, axis_name: str, lo: float, hi: float) -> bool:

@@ -3,7 +3,8 @@
 For each notebook (run in this process, see ``notebook_figures.py``): every static figure, and every
 Dashboard's figure at its initial state and with each control at each end of its range, passes
 :func:`nvcourse.plots.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
-to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels).
+to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
+legend over markers, bar centres, texts or more than 5 % of a line).
 About 10-50 s per notebook.
 """
 
@@ -63,3 +64,66 @@ def test_a_time_axis_has_three_labels_even_over_a_narrow_range(lo, hi):
     time_axis(ax, "y")
     ax.set_ylim(lo, hi)
     assert figure_problems(fig) == []
+
+
+def _legend_figure(loc: str, **legend_kw):
+    """Markers along the bottom-left to top-right diagonal, a dense flat curve along the top, a bar, a text."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5, 3.5), layout="constrained")
+    ax = fig.subplots()
+    xs = [i / 10 for i in range(11)]
+    ax.plot(xs, xs, "o", label="measured")
+    ax.plot([i / 100 for i in range(101)], [1.2] * 101, label="model")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.3)
+    ax.legend(loc=loc, **legend_kw)
+    return fig, ax
+
+
+def test_a_legend_over_markers_or_a_curve_is_found_and_one_in_a_free_corner_is_not():
+    fig, _ = _legend_figure("lower right")  # the free corner: below the diagonal, under the curve
+    assert figure_problems(fig) == []
+    fig, _ = _legend_figure("upper left")  # over the start of the curve at 1.2
+    found = "\n".join(figure_problems(fig))
+    assert "hides" in found and "of line 'model'" in found
+    fig, _ = _legend_figure("center")  # on the diagonal: markers hidden
+    assert "marker(s) of line 'measured'" in "\n".join(figure_problems(fig))
+    # a legend outside the axes hides nothing
+    fig, _ = _legend_figure("upper left", bbox_to_anchor=(1.02, 1.0))
+    assert not [p for p in figure_problems(fig) if "hides" in p or "covers" in p]
+
+
+def test_a_legend_over_bars_scatter_points_or_a_text_is_found():
+    fig, ax = _legend_figure("lower right")
+    ax.bar([0.85], [0.1], width=0.1, bottom=0.0)  # its centre in the lower-right corner
+    assert "centre of 1 bar(s)" in "\n".join(figure_problems(fig))
+    fig, ax = _legend_figure("lower right")
+    ax.scatter([0.95], [0.02])
+    assert "scatter point(s)" in "\n".join(figure_problems(fig))
+    fig, ax = _legend_figure("lower right")
+    ax.text(0.9, 0.05, "a note")
+    assert "covers text 'a note'" in "\n".join(figure_problems(fig))
+
+
+def test_chapter_06s_64_mib_scaling_legend_in_its_old_place_is_found():
+    """The case issue 21 saw: the legend inside the bus-bandwidth panel, lower left, on the falling curves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters.ch06_fabrics import scaling_figure
+
+    fig, _ = scaling_figure([2, 4, 8, 16, 32, 64, 128, 256, 512], 64 * 2**20, routing="dmodk")
+    try:
+        assert figure_problems(fig, check_canvas=False) == []  # as the course draws it: legend below the panels
+        fig.legends.clear()
+        fig.axes[1].legend(fontsize=8, loc="lower left")  # where it was before commit 4eecb96
+        found = "\n".join(figure_problems(fig, check_canvas=False))
+        assert "marker(s) of line 'NCCL ring (flat, one per rail)'" in found
+    finally:
+        plt.close(fig)
