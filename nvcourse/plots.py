@@ -265,6 +265,8 @@ def _legend_hides(legend, fig: Figure, renderer) -> list[str]:
 
         where = f"legend of {_axes_name(legend.axes)}" if legend.axes is not None else "figure legend"
         for line in ax.get_lines():
+            name = repr(line.get_label()) if not line.get_label().startswith("_") else \
+                f"(unlabelled, colour {line.get_color()}, style {line.get_linestyle()!r})"
             xy = line.get_transform().transform(np.asarray(line.get_xydata(), float)) if line.get_visible() else None
             if xy is None or len(xy) == 0:
                 continue
@@ -272,14 +274,14 @@ def _legend_hides(legend, fig: Figure, renderer) -> list[str]:
             if line.get_marker() not in (None, "", " ", "None", "none"):
                 n = int((inside(xy) & covered(xy)).sum())
                 if n:
-                    found.append(f"{where} hides {n} marker(s) of line {line.get_label()!r}")
+                    found.append(f"{where} hides {n} marker(s) of line {name}")
             if line.get_linestyle() in ("None", "", " ", "none") or len(xy) < 2:
                 continue
             pts = _along(xy, step_px=2.0)
             pts = pts[inside(pts)]
             share = covered(pts).mean() if len(pts) else 0.0
             if share > LEGEND_LINE_SHARE:
-                found.append(f"{where} hides {share:.0%} of line {line.get_label()!r}")
+                found.append(f"{where} hides {share:.0%} of line {name}")
         for coll in ax.collections:
             if isinstance(coll, PathCollection) and coll.get_visible() and len(coll.get_offsets()):
                 xy = coll.get_offset_transform().transform(np.asarray(coll.get_offsets(), float))
