@@ -180,3 +180,20 @@ def test_every_static_chapter_figure_is_readable(make):
         assert figure_problems(fig, check_canvas=False) == []
     finally:
         plt.close(fig)
+
+
+def test_a_label_on_another_points_marker_is_found_and_one_on_its_own_point_is_not():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.subplots()
+    ax.plot([1, 1.5, 3], [1, 1.02, 2], "o")
+    ax.set_ylim(0, 3)
+    ax.annotate("case 1", (1, 1), xytext=(0, 0), textcoords="offset points", ha="left", va="center")
+    ax.text(3, 2, "case 3", ha="center", va="center")  # written on its own marker
+    assert figure_problems(fig) == []
+    ax.texts[0].set_fontsize(30)  # now long enough to reach the point right of its own
+    assert "text 'case 1' hides 1 marker(s)" in "\n".join(figure_problems(fig))
