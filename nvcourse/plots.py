@@ -154,7 +154,8 @@ def figure_problems(
     * an artist outside the canvas (cut off in the PNG): the figure's tight box must lie in its box;
     * two texts on top of each other: tick labels of one axis, legend entries, annotations, titles;
     * a log axis with fewer than three labelled ticks (a reader cannot tell the scale);
-    * a legend drawn over data: markers, bar centres, texts or a share of a line (see :func:`_legend_hides`).
+    * a legend drawn over data: markers, bar centres, texts or a share of a line (see :func:`_hides`);
+    * a text in an axes on the marker of a point other than the one it labels.
 
     Used by the tests on every dashboard; the figure is drawn once with an Agg renderer, animated artists
     (a :class:`~nvcourse.widgets.LiveFigure`'s) included. ``check_canvas=False`` for a figure shown by the

@@ -4,7 +4,7 @@ For each notebook (run in this process, see ``notebook_figures.py``): every stat
 Dashboard's figure at its initial state and with each control at each end of its range, passes
 :func:`nvcourse.plots.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
 to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
-legend over markers, bar centres, texts or more than 5 % of a line).
+legend over markers, bar centres, texts or more than 5 % of a line; no label on another point's marker).
 About 10-50 s per notebook.
 """
 
