@@ -153,7 +153,9 @@ def figure_problems(
 
     * an artist outside the canvas (cut off in the PNG): the figure's tight box must lie in its box;
     * two texts on top of each other: tick labels of one axis, legend entries, annotations, titles;
-    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale).
+    * a log axis with fewer than three labelled ticks (a reader cannot tell the scale);
+    * a legend drawn over data: markers, bar centres, texts or a share of a line (see :func:`_hides`);
+    * a text in an axes on the marker of a point other than the one it labels.
 
     Used by the tests on every dashboard; the figure is drawn once with an Agg renderer, animated artists
     (a :class:`~nvcourse.widgets.LiveFigure`'s) included. ``check_canvas=False`` for a figure shown by the
@@ -223,7 +225,123 @@ def figure_problems(
         texts += [(t.get_text(), t) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     texts += [(t.get_text(), t) for t in fig.texts if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
     problems += _overlaps([(s, t.get_window_extent(renderer)) for s, t in texts], "texts")
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_visible()] + list(fig.legends)
+    for legend in legends:
+        if legend is not None and legend.get_visible():
+            where = f"legend of {_axes_name(legend.axes)}" if legend.axes is not None else "figure legend"
+            problems += _hides(legend.get_window_extent(renderer), where, fig.axes, renderer)
+    for ax in fig.axes:  # a label on another point's marker: the reader cannot see that point
+        for t in ax.texts if ax.get_visible() else []:
+            if t.get_visible() and t.get_text().strip():
+                problems += _hides(t.get_window_extent(renderer), f"text {t.get_text()!r}", [ax], renderer,
+                                   markers_only=True, own=_anchors(t, ax))
     return problems
+
+
+#: Share of a line's drawn length (sampled every ~2 px on screen) a legend may cover. A curve that passes
+#: under a legend's corner is still read where it goes in and comes out; at 5 % of its length (about 25 px
+#: of a 500 px curve) a knee, a crossing or an end point can be under the legend.
+LEGEND_LINE_SHARE = 0.05
+
+
+def _hides(box, where: str, axes, renderer, *, markers_only: bool = False, own=()) -> list[str]:
+    """What an artist with display box ``box`` (a legend, a label) is drawn over, after a draw.
+
+    Hidden if the box holds: any marker (a Line2D's vertices when it has markers, a scatter's offsets) or
+    bar/patch centre -- each is one data point, so the tolerance is zero; any text placed in the axes; or
+    more than :data:`LEGEND_LINE_SHARE` of a plain line's length. Only what lies inside its axes counts
+    (the rest is clipped away); a legend outside every axes hides nothing. ``markers_only``: only markers
+    and scatter points, and none within 2 px of a point in ``own`` (a label sits on or next to its own
+    point; a bar's label in the bar and a label along a line are placed there on purpose).
+    """
+    from matplotlib.patches import Rectangle
+
+    found: list[str] = []
+    own = np.asarray(own, float).reshape(-1, 2)
+    for ax in axes:
+        frame = ax.get_window_extent(renderer)
+        if not ax.get_visible() or not box.overlaps(frame):
+            continue
+
+        def drawn(xy: np.ndarray, frame=frame) -> np.ndarray:  # inside the axes, not clipped away
+            x, y = xy[:, 0], xy[:, 1]
+            return (x >= frame.x0) & (x <= frame.x1) & (y >= frame.y0) & (y <= frame.y1)
+
+        def covered(xy: np.ndarray) -> np.ndarray:
+            x, y = xy[:, 0], xy[:, 1]
+            keep = drawn(xy) & (x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)
+            for p in own:
+                keep &= np.hypot(x - p[0], y - p[1]) > 2.0
+            return keep
+
+        for name, xy in _markers(ax):
+            n = int(covered(xy).sum())
+            if n:
+                found.append(f"{where} hides {n} {name}")
+        for line in [] if markers_only else ax.get_lines():
+            xy = line.get_transform().transform(np.asarray(line.get_xydata(), float)) if line.get_visible() else None
+            if xy is None or line.get_linestyle() in ("None", "", " ", "none") or len(xy) < 2:
+                continue
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            pts = _along(xy, step_px=2.0)
+            pts = pts[drawn(pts)]
+            share = covered(pts).mean() if len(pts) else 0.0
+            if share > LEGEND_LINE_SHARE:
+                found.append(f"{where} hides {share:.0%} of line {_line_name(line)}")
+        if markers_only:
+            continue
+        centres = [p.get_window_extent(renderer) for p in ax.patches
+                   if p.get_visible() and isinstance(p, Rectangle) and p.get_width() and p.get_height()]
+        n = int(covered(np.array([[(b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2] for b in centres]).reshape(-1, 2)).sum())
+        if n:
+            found.append(f"{where} hides the centre of {n} bar(s)")
+        for t in ax.texts:
+            if t.get_visible() and t.get_text().strip():
+                e = t.get_window_extent(renderer)
+                if min(e.x1, box.x1) - max(e.x0, box.x0) > 1 and min(e.y1, box.y1) - max(e.y0, box.y0) > 1:
+                    found.append(f"{where} covers text {t.get_text()!r}")
+    return found
+
+
+def _line_name(line) -> str:
+    label = line.get_label()
+    return repr(label) if not label.startswith("_") else \
+        f"(unlabelled, colour {line.get_color()}, style {line.get_linestyle()!r})"
+
+
+def _markers(ax: Axes) -> list[tuple[str, np.ndarray]]:
+    """(what, display xy) of every visible data marker of ``ax``: a Line2D's vertices when it has a marker,
+    a scatter's offsets. Each is one data point a reader must see."""
+    from matplotlib.collections import PathCollection
+
+    found = []
+    for line in ax.get_lines():
+        if line.get_visible() and line.get_marker() not in (None, "", " ", "None", "none") and len(line.get_xydata()):
+            xy = line.get_transform().transform(np.asarray(line.get_xydata(), float))
+            found.append((f"marker(s) of line {_line_name(line)}", xy[np.isfinite(xy).all(axis=1)]))
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and coll.get_visible() and len(coll.get_offsets()):
+            xy = coll.get_offset_transform().transform(np.asarray(coll.get_offsets(), float))
+            found.append((f"scatter point(s) of {coll.get_label()!r}", xy[np.isfinite(xy).all(axis=1)]))
+    return found
+
+
+def _anchors(t, ax: Axes) -> list[tuple[float, float]]:
+    """Display points a text labels: where it is placed and, for an annotation, the point it annotates."""
+    pts = [tuple(t.get_transform().transform(t.get_position()))]
+    if hasattr(t, "xy") and getattr(t, "xycoords", None) == "data":
+        pts.append(tuple(ax.transData.transform(t.xy)))
+    return pts
+
+
+def _along(xy: np.ndarray, step_px: float) -> np.ndarray:
+    """Points every ``step_px`` along a polyline in display coordinates (its vertices included)."""
+    seg = np.hypot(*np.diff(xy, axis=0).T)
+    dist = np.concatenate([[0.0], np.cumsum(seg)])
+    if dist[-1] == 0:
+        return xy
+    at = np.union1d(np.arange(0.0, dist[-1], step_px), dist)
+    return np.column_stack([np.interp(at, dist, xy[:, 0]), np.interp(at, dist, xy[:, 1])])
 
 
 def _in_view(label, axis_name: str, lo: float, hi: float) -> bool:
@@ -258,8 +376,9 @@ def _describe(artist) -> str:
 
 
 def label_points(ax: Axes, xs, ys, labels, *, fontsize: float = 7) -> list[str]:
-    """Label scatter points without putting a label on another: each label tries four spots around its point
-    and is left out if all four touch a label already placed. Returns the labels left out (say so in a caption).
+    """Label scatter points without putting a label on another label or on another point's marker: each label
+    tries four spots around its point and is left out if all four touch a label already placed or cover a
+    marker of the axes. Returns the labels left out (say so in a caption).
 
     Call it last, when the axes' limits and size are final (it draws the figure once to measure).
     """
@@ -267,13 +386,17 @@ def label_points(ax: Axes, xs, ys, labels, *, fontsize: float = 7) -> list[str]:
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     placed, skipped = [], []
+    markers = np.concatenate([xy for _, xy in _markers(ax)] or [np.empty((0, 2))])
     spots = ((4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"), (-4, -3, "right", "top"))
     for x, y, label in zip(xs, ys, labels, strict=True):
         for dx, dy, ha, va in spots:
             t = ax.annotate(str(label), (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
                             ha=ha, va=va)
             box = t.get_window_extent(renderer)
-            if not any(box.overlaps(other) for other in placed):
+            own = ax.transData.transform((x, y))
+            on = (markers[:, 0] > box.x0) & (markers[:, 0] < box.x1) & (markers[:, 1] > box.y0) & \
+                (markers[:, 1] < box.y1) & (np.hypot(*(markers - own).T) > 2.0)
+            if not on.any() and not any(box.overlaps(other) for other in placed):
                 placed.append(box)
                 break
             t.remove()

@@ -3,7 +3,8 @@
 For each notebook (run in this process, see ``notebook_figures.py``): every static figure, and every
 Dashboard's figure at its initial state and with each control at each end of its range, passes
 :func:`nvcourse.plots.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
-to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels).
+to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
+legend over markers, bar centres, texts or more than 5 % of a line; no label on another point's marker).
 About 10-50 s per notebook.
 """
 
@@ -63,3 +64,136 @@ def test_a_time_axis_has_three_labels_even_over_a_narrow_range(lo, hi):
     time_axis(ax, "y")
     ax.set_ylim(lo, hi)
     assert figure_problems(fig) == []
+
+
+def _legend_figure(loc: str, **legend_kw):
+    """Markers along the bottom-left to top-right diagonal, a dense flat curve along the top, a bar, a text."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5, 3.5), layout="constrained")
+    ax = fig.subplots()
+    xs = [i / 10 for i in range(11)]
+    ax.plot(xs, xs, "o", label="measured")
+    ax.plot([i / 100 for i in range(101)], [1.2] * 101, label="model")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.3)
+    ax.legend(loc=loc, **legend_kw)
+    return fig, ax
+
+
+def test_a_legend_over_markers_or_a_curve_is_found_and_one_in_a_free_corner_is_not():
+    fig, _ = _legend_figure("lower right")  # the free corner: below the diagonal, under the curve
+    assert figure_problems(fig) == []
+    fig, _ = _legend_figure("upper left")  # over the start of the curve at 1.2
+    found = "\n".join(figure_problems(fig))
+    assert "hides" in found and "of line 'model'" in found
+    fig, _ = _legend_figure("center")  # on the diagonal: markers hidden
+    assert "marker(s) of line 'measured'" in "\n".join(figure_problems(fig))
+    # a legend outside the axes hides nothing
+    fig, _ = _legend_figure("upper left", bbox_to_anchor=(1.02, 1.0))
+    assert not [p for p in figure_problems(fig) if "hides" in p or "covers" in p]
+
+
+def test_a_legend_over_bars_scatter_points_or_a_text_is_found():
+    fig, ax = _legend_figure("lower right")
+    ax.bar([0.85], [0.1], width=0.1, bottom=0.0)  # its centre in the lower-right corner
+    assert "centre of 1 bar(s)" in "\n".join(figure_problems(fig))
+    fig, ax = _legend_figure("lower right")
+    ax.scatter([0.95], [0.02])
+    assert "scatter point(s)" in "\n".join(figure_problems(fig))
+    fig, ax = _legend_figure("lower right")
+    ax.text(0.9, 0.05, "a note")
+    assert "covers text 'a note'" in "\n".join(figure_problems(fig))
+
+
+def test_chapter_06s_64_mib_scaling_legend_in_its_old_place_is_found():
+    """The case issue 21 saw: the legend inside the bus-bandwidth panel, lower left, on the falling curves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters.ch06_fabrics import scaling_figure
+
+    fig, _ = scaling_figure([2, 4, 8, 16, 32, 64, 128, 256, 512], 64 * 2**20, routing="dmodk")
+    try:
+        assert figure_problems(fig, check_canvas=False) == []  # as the course draws it: legend below the panels
+        fig.legends.clear()
+        fig.axes[1].legend(fontsize=8, loc="lower left")  # where it was before commit 4eecb96
+        found = "\n".join(figure_problems(fig, check_canvas=False))
+        assert "marker(s) of line 'NCCL ring (flat, one per rail)'" in found
+    finally:
+        plt.close(fig)
+
+
+def _static_figures():
+    """(id, zero-argument maker) for every public chapter function that returns a Figure and needs no argument,
+    found by its annotation so a new one is covered, plus the ones whose arguments the notebooks vary."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import nvcourse.chapters as chapters
+
+    found = []
+    for info in pkgutil.iter_modules(chapters.__path__):
+        mod = importlib.import_module(f"nvcourse.chapters.{info.name}")
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ != mod.__name__ or name.startswith("_"):
+                continue
+            sig = inspect.signature(fn)
+            if "Figure" in str(sig.return_annotation) and all(
+                p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()
+            ):
+                found.append((f"{info.name}.{name}", fn))
+    from nvcourse.chapters import ch02_links, ch06_fabrics
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    found += [
+        ("ch02 every link with line rates",
+         lambda: ch02_links.plot_effective_bandwidth(list(ch02_links.PER_GPU_CHOICES), line_rate=True)),
+        ("ch06 scaling 64 MiB", lambda: ch06_fabrics.scaling_figure(nodes, 64 * 2**20, routing="dmodk")),
+        ("ch06 scaling 1 GiB", lambda: ch06_fabrics.scaling_figure(nodes, 2**30, routing="dmodk")),
+    ]
+    return found
+
+
+#: about 30 s each on one core (ecmp_figure's closed-form slowest-flow curve sums over every flow count)
+SLOW_FIGURES = {"ch06_fabrics.ecmp_figure"}
+
+
+@pytest.mark.parametrize("make", [pytest.param(f, id=n, marks=[pytest.mark.slow] if n in SLOW_FIGURES else [])
+                                  for n, f in _static_figures()])
+def test_every_static_chapter_figure_is_readable(make):
+    """Without running the notebooks: shown inline (cropped to a tight box), so no canvas check."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = make()
+    fig = made[0] if isinstance(made, tuple) else made
+    try:
+        assert figure_problems(fig, check_canvas=False) == []
+    finally:
+        plt.close(fig)
+
+
+def test_a_label_on_another_points_marker_is_found_and_one_on_its_own_point_is_not():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.subplots()
+    ax.plot([1, 1.5, 3], [1, 1.02, 2], "o")
+    ax.set_ylim(0, 3)
+    ax.annotate("case 1", (1, 1), xytext=(0, 0), textcoords="offset points", ha="left", va="center")
+    ax.text(3, 2, "case 3", ha="center", va="center")  # written on its own marker
+    assert figure_problems(fig) == []
+    ax.texts[0].set_fontsize(30)  # now long enough to reach the point right of its own
+    assert "text 'case 1' hides 1 marker(s)" in "\n".join(figure_problems(fig))

@@ -150,7 +150,7 @@ def plot_effective_bandwidth(choices: list[str], *, line_rate: bool = False, mar
         if mark_half:
             ax.plot([p.half_bandwidth_bytes], [p.beta_Bps / 2], "o", color=c.colour, ms=5)
     _bandwidth_axes(ax)
-    ax.legend(fontsize=8, loc="upper left", ncols=2)
+    ax.legend(fontsize=8, loc="lower right", ncols=2)
     return fig
 
 
@@ -182,7 +182,7 @@ class _ChooserView:
         if self.legend is not None:
             self.live.forget(self.legend)
         shown = [self.artists[label][0] for label in PER_GPU_CHOICES if label in links]
-        self.legend = self.ax.legend(handles=shown, fontsize=8, loc="upper left", ncols=2)
+        self.legend = self.ax.legend(handles=shown, fontsize=8, loc="lower right", ncols=2)
         self.live.animate(self.legend)
         return self.live
 

@@ -199,7 +199,8 @@ def drill_view(run: drill.DrillRun):
     ax.axhline(run.baseline_s, color="#999999", ls="--", lw=1, label="healthy baseline")
     ax.set_xlabel("step")
     time_axis(ax, "y", "step time")  # ms/s labels, at least three of them even when the times stay close
-    ax.legend(fontsize=8, loc="upper left")
+    # above the axes: inside, wherever it sat, some incident's step times or the baseline ran under it
+    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, frameon=False)
 
     def block(title: str, rows: list[list[object]]) -> str:
         return f"<b>{_E(title)}</b>" + _text_table(["component", "counters"], rows or [["—", ""]])
