@@ -53,3 +53,12 @@ def test_drill_answer_takes_a_function_and_reports_the_stub():
     assert ch08b.drill_answer("C", lambda: (run.fault, run.component)).passed
     assert ch08b.drill_answer("C", _stub).status == "todo"
     assert ch08b.drill_answer("C", lambda: "node2").status == "error"
+
+
+def test_pkeys_can_talk_shows_true_and_false_not_numbers():
+    """The exercise walkthrough answered 08b exercise 1 wrongly: the box said "returned 0.0, expected 1" for a
+    question whose answers are True and False."""
+    r = ch08b.pkeys_can_talk(lambda a, b: not ((a & 0x7FFF) == (b & 0x7FFF) and (a >> 15 or b >> 15)))
+    assert not r.passed and r.wrong
+    for line in r.wrong[:3]:
+        assert "returned False, expected True" in line or "returned True, expected False" in line, line

@@ -380,9 +380,11 @@ def check_function(
     hint: str = "",
     success: str = "",
     convert: Callable[[Any], float] | None = None,
+    show: Callable[[float], str] = fmt,
 ) -> Result:
     """Run ``fn`` on every case and compare with the expected value; the feedback names the failing inputs,
-    the most specific hint found, and how many cases passed."""
+    the most specific hint found, and how many cases passed. ``show`` writes a converted value back in the
+    answer's own terms (e.g. ``True``/``False`` for a yes-or-no answer that ``convert`` made a number)."""
     require_callable(name, fn, name)
     convert = convert or (lambda v: to_number(v, what))
     ok, bad, hints = 0, [], []
@@ -402,7 +404,7 @@ def check_function(
         if close(got, case.expected, rtol, atol):
             ok += 1
             continue
-        bad.append(f"{_call_text(name, names, case)} returned {fmt(got)}, expected {fmt(case.expected)}")
+        bad.append(f"{_call_text(name, names, case)} returned {show(got)}, expected {show(case.expected)}")
         hints.append(diagnose(got, case.expected, case.variants, what=what))
     total = len(cases)
     if not bad:

@@ -94,6 +94,7 @@ def pkeys_can_talk(fn) -> Result:
         cases,
         what="True or False",
         convert=_as_bool,
+        show=lambda v: str(bool(v)),
         hint="partition = key & 0x7FFF, full member = key >> 15 & 1; talk = same partition and (full_a or full_b).",
         success="P_Keys separate traffic, not bandwidth: both partitions still share the links.",
     )
