@@ -157,7 +157,7 @@ def drill_answer(incident: str, fault: Any, component: str | None = None, seed: 
     if v.passed:
         return Result(name, PASS, f"{fault} at {component}.", right=v.evidence)
     right = [f"fault class: {fault}"] if v.fault_ok else []
-    wrong = [] if v.fault_ok else [f"not a {fault}"]
+    wrong = [] if v.fault_ok else [f"the fault is not {fault!r}"]
     if not v.component_ok:
         wrong.append(f"not at {component}")
     hint = v.mistake or (
