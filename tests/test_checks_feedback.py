@@ -75,3 +75,9 @@ def test_factor_two_hint_names_bandwidth_causes_only_for_bandwidths():
         assert "direction" not in r.hint and "n−1" not in r.hint, r.message
     rate = checks.effective_bandwidth(lambda n, a, b: 2 * n / (a + n / b))
     assert not rate.passed and "per direction vs bidirectional" in rate.hint
+
+
+def test_a_probability_above_one_is_named_as_impossible():
+    """06 exercise 2 walked with a doubled answer: 'returned 1.215' for a probability got only the factor-2 hint."""
+    r = checks.ecmp_collision_probability(lambda m, k: 2 * (1 - (1 - 1 / k) ** (m - 1)))
+    assert not r.passed and "between 0 and 1" in r.hint, r.message

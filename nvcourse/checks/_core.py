@@ -217,6 +217,7 @@ _RATE_X2: dict[float, str] = {
     0.5: "off by a factor of 2 (too small): per direction vs bidirectional? n−1 vs n? a missing factor 2?",
 }
 _RATE_WORDS = ("/s", "per second", "bandwidth", "rate")
+_OUT_OF_RANGE = "lies between 0 and 1"
 
 #: Ratios got/expected that point at a classic slip, with the hint. Checked in this order.
 _RATIOS: tuple[tuple[float, str], ...] = (
@@ -255,6 +256,9 @@ def diagnose(
     for hint, value in (variants or {}).items():
         if value is not None and math.isfinite(value) and close(got, value, rtol, 1e-300):
             return hint
+    share = next((w for w in ("probability", "fraction") if w in what.lower()), "")
+    if share and not 0 <= got <= 1:
+        return f"A {share} {_OUT_OF_RANGE}, and {fmt(got)} does not: something counted twice, or 1 − p missing?"
     if expected != 0 and math.isfinite(got) and got != 0:
         ratio = got / expected
         for r, hint in _RATIOS:
@@ -364,6 +368,9 @@ def best_hint(hints: Sequence[str], default: str = "") -> str:
     found = [h for h in hints if h]
     if not found:
         return default
+    impossible = [h for h in found if _OUT_OF_RANGE in h]  # a value that cannot be the quantity says the most
+    if impossible:
+        return impossible[0]
     counts = Counter(found)
     return max(found, key=lambda h: (counts[h], -found.index(h)))
 
