@@ -5,6 +5,7 @@ here, independent of the package."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -344,3 +345,18 @@ def test_every_public_checker_is_tested_somewhere():
     covered |= {"gdr_state", "nvls_state", "slow_node"}  # tests/test_checks_ch06b.py
     covered |= {"tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"}  # tests/test_checks_ch08b.py
     assert set(checks.__all__) - not_checkers == covered
+
+
+def test_step_prediction_default_hint_names_the_right_exercises(st):
+    """Walkthrough of 07's exercises: a prediction 3 % low got "divide by 1 − your exercise-2 bubble share", but
+    the bubble is exercise 3 of the notebook (exercise 2 is the days on a Blackwell cluster)."""
+    import nbformat
+
+    _, floor, _ = _floor_by_hand()
+    r = checks.step_prediction(floor * 0.97, st)
+    assert not r.passed and "bubble" in r.hint, r.message
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "solutions" / "07_training_at_scale_exercises.ipynb", 4)
+    titles = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Ex")]
+    bubble_ex = next(t for t in titles if "bubble" in t).split("—")[0].split()[-1]  # "## Exercise 3 — the ..." -> 3
+    compute_ex = next(t for t in titles if "6·N·D" in t).split("—")[0].split()[-1]
+    assert f"exercise-{bubble_ex} bubble" in r.hint and f"exercise-{compute_ex} function" in r.hint, (titles, r.hint)

@@ -41,3 +41,43 @@ def test_half_bandwidth_size_factor_two_hint_fits_n_half():
     assert not r.passed and "αβ" in r.hint
     for cause in ("per direction", "n−1", "send counted twice"):  # causes of other quantities' ×2, not of n½'s
         assert cause not in r.hint
+
+
+def test_html_box_renders_backticks_as_code_not_as_raw_backticks():
+    """The walkthrough of the exercise notebooks showed "replace the `raise NotImplementedError()` line" with
+    literal backticks in every stub's box: the HTML box must show code as code."""
+
+    def stub(*_args):
+        raise NotImplementedError()
+
+    html_box = checks.half_bandwidth_size(stub)._repr_html_()
+    assert "`" not in html_box
+    assert "<code>raise NotImplementedError()</code>" in html_box
+    assert "`raise NotImplementedError()`" in checks.half_bandwidth_size(stub).message  # plain text keeps them
+
+
+def test_html_box_renders_star_emphasis_and_still_escapes():
+    box = checks.Result("x", "fail", "a <b> & c", hint="round *up* with `a<b`; 2 * 3 * 4 stays")._repr_html_()
+    assert "<em>up</em>" in box and "<code>a&lt;b</code>" in box and "2 * 3 * 4" in box
+    assert "a &lt;b&gt; &amp; c" in box
+
+
+def test_factor_two_hint_names_bandwidth_causes_only_for_bandwidths():
+    """Exercise 01 walked with doubled answers: memory, GPU and node counts got "per direction vs bidirectional?
+    n vs n−1? a send counted twice?", causes that cannot apply to them. Rates keep the direction cause."""
+    doubled = [
+        checks.model_state_bytes(lambda p: 32 * p),
+        checks.min_gpus(lambda p, m, h: 2 * max(1, -(-16 * p // int(h * m * 1e9)))),
+        checks.answer("01.nodes_405b", 24),
+    ]
+    for r in doubled:
+        assert not r.passed and "factor of 2" in r.hint, r.message
+        assert "direction" not in r.hint and "n−1" not in r.hint, r.message
+    rate = checks.effective_bandwidth(lambda n, a, b: 2 * n / (a + n / b))
+    assert not rate.passed and "per direction vs bidirectional" in rate.hint
+
+
+def test_a_probability_above_one_is_named_as_impossible():
+    """06 exercise 2 walked with a doubled answer: 'returned 1.215' for a probability got only the factor-2 hint."""
+    r = checks.ecmp_collision_probability(lambda m, k: 2 * (1 - (1 - 1 / k) ** (m - 1)))
+    assert not r.passed and "between 0 and 1" in r.hint, r.message

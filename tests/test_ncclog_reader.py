@@ -173,3 +173,15 @@ def test_heldout4_tuning_table():
     assert len(table) == 4
     assert table[0].startswith("Algorithm") and table[1].startswith("Protocol")
     assert table[2].startswith("Max NThreads") and table[3].startswith("Broadcast")
+
+
+def test_a_disable_variable_set_to_its_default_is_not_a_problem():
+    """The exercise walkthrough (06b, exercise 7) showed "NCCL_SHM_DISABLE=0 set by the environment: results differ
+    from NCCL's defaults" for the EFA log: 0 IS the default of NCCL's *_DISABLE variables (NCCL env docs), so
+    nothing differs. Setting one to 1 still is a problem."""
+    log = load("efa_aws_libfabric_mpirun_tagged.log")
+    assert log.env["NCCL_SHM_DISABLE"] == "0"
+    assert not [p for p in log.problems if "NCCL_SHM_DISABLE" in p["problem"]]
+    assert "NCCL_SHM_DISABLE" not in explain(log)
+    changed = load("ib_v2_7_a100_gdr_env_nccl707.log")  # NCCL_SHM_DISABLE=1
+    assert [p for p in changed.problems if p["problem"].startswith("NCCL_SHM_DISABLE=1")]

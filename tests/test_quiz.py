@@ -55,9 +55,23 @@ def test_score_counts_and_names_what_is_left():
     del answers["quiz.mib"]  # not answered
     result = quiz.score(answers)
     assert not result.passed
-    assert result.summary == f"{len(quiz.MISCONCEPTIONS) - 2} of {len(quiz.MISCONCEPTIONS)} right."
-    assert any("400G means 400 GB/s" in w for w in result.wrong)
-    assert any("64 MiB = 64 MB" in w for w in result.wrong)
+    assert result.summary == f"{len(quiz.MISCONCEPTIONS) - 2} of {len(quiz.MISCONCEPTIONS)} right (1 not answered yet)."
+    assert "still to unlearn: 400G means 400 GB/s (GB/s vs Gb/s)" in result.wrong
+    assert "not answered yet: 64 MiB = 64 MB" in result.wrong
+
+
+def test_score_of_an_unanswered_quiz_does_not_say_you_hold_every_misconception():
+    """Run All on the quiz before answering (the exercise walkthrough): the score said "Not quite — 0 of 11 right"
+    and listed all eleven misconceptions as "still to unlearn", though none had been answered."""
+
+    def stub():
+        raise NotImplementedError()
+
+    result = quiz.score({qid: stub for qid in quiz.MISCONCEPTIONS})
+    assert result.status == "todo" and not result.passed
+    assert not [w for w in result.wrong if "still to unlearn" in w]
+    assert len([w for w in result.wrong if w.startswith("not answered yet: ")]) == len(quiz.MISCONCEPTIONS)
+    assert "instructor guide" not in result.hint
 
 
 def test_score_rejects_unknown_ids():

@@ -116,7 +116,7 @@ def answer(qid: str, value: Any) -> Result:
     if close(got, expected, q.rtol):
         return Result(name, PASS, f"{fmt(got)}{unit} (model: {fmt(expected)}{unit}).",
                       notes=q.explanation())
-    hint = diagnose(got, expected, q.variants()) or q.hint
+    hint = diagnose(got, expected, q.variants(), what=q.unit) or q.hint
     direction = "too large" if got > expected else "too small"
     return Result(name, FAIL, f"{fmt(got)}{unit} is {direction}.", wrong=[f"your answer: {fmt(got)}{unit}"],
                   hint=hint)

@@ -12,6 +12,7 @@ import functools
 import html
 import math
 import numbers
+import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,6 +47,22 @@ TODO_MESSAGE = (  # shown after the title "Not done yet", so it does not say it 
     "replace the `raise NotImplementedError()` line (under `# YOUR CODE HERE`) with your "
     "code, run the cell again, then run this check."
 )
+
+
+_CODE_RE = re.compile(r"`([^`\n]+)`")
+_EM_RE = re.compile(r"(?<![\w*])\*(\w[^*\n]*?\w|\w)\*(?![\w*])")
+
+
+def _inline_html(text: str) -> str:
+    """Escaped HTML of a feedback line, with its `code` and *emphasis* marks rendered, not shown raw."""
+    parts = _CODE_RE.split(text)  # odd items are code spans
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"<code>{html.escape(part)}</code>")
+        else:
+            out.append(_EM_RE.sub(r"<em>\1</em>", html.escape(part)))
+    return "".join(out)
 
 
 class CheckError(Exception):
@@ -95,7 +112,7 @@ class Result:
 
     def _repr_html_(self) -> str:
         bg, fg = _COLOURS[self.status]
-        esc = html.escape
+        esc = _inline_html
         parts = [
             f'<div class="nvcourse-check nvcourse-check-{self.status}" style="border-left:5px solid {fg};'
             f'background:{bg};padding:6px 10px;margin:4px 0;font-family:sans-serif;font-size:0.95em">',
@@ -193,10 +210,19 @@ def close(got: float, expected: float, rtol: float = 1e-6, atol: float = 0.0) ->
     return math.isclose(got, expected, rel_tol=rtol, abs_tol=atol) if math.isfinite(expected) else got == expected
 
 
+#: The ×2 slips of a rate (bandwidth) are about directions and peers; for other quantities (bytes of memory,
+#: GPU or node counts, times) those causes mislead, so the hint says only what a factor 2 can mean there.
+_RATE_X2: dict[float, str] = {
+    2.0: "off by a factor of 2 (too large): per direction vs bidirectional? n vs n−1? a send counted twice?",
+    0.5: "off by a factor of 2 (too small): per direction vs bidirectional? n−1 vs n? a missing factor 2?",
+}
+_RATE_WORDS = ("/s", "per second", "bandwidth", "rate")
+_OUT_OF_RANGE = "lies between 0 and 1"
+
 #: Ratios got/expected that point at a classic slip, with the hint. Checked in this order.
 _RATIOS: tuple[tuple[float, str], ...] = (
-    (2.0, "off by a factor of 2 (too large): per direction vs bidirectional? n vs n−1? a send counted twice?"),
-    (0.5, "off by a factor of 2 (too small): per direction vs bidirectional? n−1 vs n? a missing factor 2?"),
+    (2.0, "off by a factor of 2 (too large): something counted twice, or a factor 2 that does not belong?"),
+    (0.5, "off by a factor of 2 (too small): a term or a factor 2 missing (something that happens twice)?"),
     (8.0, "off by a factor of 8 (too large): bits vs bytes? Gb/s ÷ 8 = GB/s."),
     (1 / 8, "off by a factor of 8 (too small): bits vs bytes? 1 byte = 8 bits."),
     (2**30 / 1e9, "off by 7.4 %: GiB (2^30 B) vs GB (10^9 B)?"),
@@ -220,17 +246,24 @@ _RATIOS: tuple[tuple[float, str], ...] = (
 )
 
 
-def diagnose(got: float, expected: float, variants: dict[str, float] | None = None, rtol: float = 2e-3) -> str:
+def diagnose(
+    got: float, expected: float, variants: dict[str, float] | None = None, rtol: float = 2e-3, what: str = ""
+) -> str:
     """The most specific hint for a wrong number: a known mistake (``variants``: hint → the value that
-    mistake gives), else a tell-tale ratio (factor 2, 8, GiB/GB, 1000, ...), else ``""``."""
+    mistake gives), else a tell-tale ratio (factor 2, 8, GiB/GB, 1000, ...), else ``""``. ``what`` names the
+    quantity (``"GB/s"``, ``"a time in seconds"``): a rate's factor 2 also suggests per direction vs both."""
+    is_rate = any(w in what.lower() for w in _RATE_WORDS)
     for hint, value in (variants or {}).items():
         if value is not None and math.isfinite(value) and close(got, value, rtol, 1e-300):
             return hint
+    share = next((w for w in ("probability", "fraction") if w in what.lower()), "")
+    if share and not 0 <= got <= 1:
+        return f"A {share} {_OUT_OF_RANGE}, and {fmt(got)} does not: something counted twice, or 1 − p missing?"
     if expected != 0 and math.isfinite(got) and got != 0:
         ratio = got / expected
         for r, hint in _RATIOS:
             if math.isclose(ratio, r, rel_tol=rtol):
-                return hint
+                return _RATE_X2.get(r, hint) if is_rate else hint
     return ""
 
 
@@ -335,6 +368,9 @@ def best_hint(hints: Sequence[str], default: str = "") -> str:
     found = [h for h in hints if h]
     if not found:
         return default
+    impossible = [h for h in found if _OUT_OF_RANGE in h]  # a value that cannot be the quantity says the most
+    if impossible:
+        return impossible[0]
     counts = Counter(found)
     return max(found, key=lambda h: (counts[h], -found.index(h)))
 
@@ -351,9 +387,11 @@ def check_function(
     hint: str = "",
     success: str = "",
     convert: Callable[[Any], float] | None = None,
+    show: Callable[[float], str] = fmt,
 ) -> Result:
     """Run ``fn`` on every case and compare with the expected value; the feedback names the failing inputs,
-    the most specific hint found, and how many cases passed."""
+    the most specific hint found, and how many cases passed. ``show`` writes a converted value back in the
+    answer's own terms (e.g. ``True``/``False`` for a yes-or-no answer that ``convert`` made a number)."""
     require_callable(name, fn, name)
     convert = convert or (lambda v: to_number(v, what))
     ok, bad, hints = 0, [], []
@@ -373,8 +411,8 @@ def check_function(
         if close(got, case.expected, rtol, atol):
             ok += 1
             continue
-        bad.append(f"{_call_text(name, names, case)} returned {fmt(got)}, expected {fmt(case.expected)}")
-        hints.append(diagnose(got, case.expected, case.variants))
+        bad.append(f"{_call_text(name, names, case)} returned {show(got)}, expected {show(case.expected)}")
+        hints.append(diagnose(got, case.expected, case.variants, what=what))
     total = len(cases)
     if not bad:
         return Result(name, PASS, f"right on all {total} inputs (hand-picked and random).",

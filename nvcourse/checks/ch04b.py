@@ -22,7 +22,7 @@ from ._core import Case, check_function, fmt, rng_for, safe_checker, to_number
 
 __all__ = ["ring_protocol_time", "crossover_bytes", "protocol_switch", "KINK_SWEEP", "KINK_MIN_BYTES"]
 
-#: The published sweep exercise 3 reads, and the smallest size it looks at (below it the time is flat).
+#: The published sweep exercise 4 reads, and the smallest size it looks at (below it the time is flat).
 KINK_SWEEP = "azure-nd-gb200-v6-allreduce-4gpu"
 KINK_MIN_BYTES = 2**20
 

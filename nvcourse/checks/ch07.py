@@ -253,7 +253,7 @@ def step_prediction(predicted_s: Any, step: Any) -> Result:
     }
     hint = diagnose(pred, floor, variants) or (
         "Compute time with your exercise-1 function (6·N·D over all the GPUs at the efficiency), then divide by "
-        "1 − your exercise-2 bubble share.")
+        "1 − your exercise-3 bubble share.")
     direction = "too large" if pred > floor else "too small"
     return Result(name, FAIL, f"your {pred:.3f} s is {direction} for compute + bubble.",
                   wrong=[f"your prediction: {pred:.3f} s"], hint=hint, notes=notes)

@@ -94,6 +94,7 @@ def pkeys_can_talk(fn) -> Result:
         cases,
         what="True or False",
         convert=_as_bool,
+        show=lambda v: str(bool(v)),
         hint="partition = key & 0x7FFF, full member = key >> 15 & 1; talk = same partition and (full_a or full_b).",
         success="P_Keys separate traffic, not bandwidth: both partitions still share the links.",
     )
@@ -156,7 +157,7 @@ def drill_answer(incident: str, fault: Any, component: str | None = None, seed: 
     if v.passed:
         return Result(name, PASS, f"{fault} at {component}.", right=v.evidence)
     right = [f"fault class: {fault}"] if v.fault_ok else []
-    wrong = [] if v.fault_ok else [f"not a {fault}"]
+    wrong = [] if v.fault_ok else [f"the fault is not {fault!r}"]
     if not v.component_ok:
         wrong.append(f"not at {component}")
     hint = v.mistake or (

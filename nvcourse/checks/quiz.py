@@ -15,7 +15,7 @@ import math
 from .. import catalog, linkmodel, reliability
 from ..units import parse_size
 from ._answers import Question, answer, questions, register
-from ._core import ERROR, FAIL, PASS, Result
+from ._core import ERROR, FAIL, PASS, TODO, Result
 
 
 def _ndr():
@@ -251,12 +251,23 @@ def score(answers: dict[str, object]) -> Result:
     if unknown:
         return Result("quiz score", ERROR, f"not quiz questions: {', '.join(unknown)}.",
                       hint=f"Use the ids of the quiz: {', '.join(MISCONCEPTIONS)}.")
-    right, wrong = [], []
+    right, wrong, open_ = [], [], []
     for qid, misconception in MISCONCEPTIONS.items():
         result = answer(qid, answers[qid]) if qid in answers else None
-        (right if result is not None and result.passed else wrong).append(misconception)
-    status = PASS if not wrong else FAIL
-    return Result("quiz score", status, f"{len(right)} of {len(MISCONCEPTIONS)} right.",
+        if result is None or result.status in (TODO, ERROR):  # the stub, or nothing checkable: not a belief
+            open_.append(misconception)
+        else:
+            (right if result.passed else wrong).append(misconception)
+    summary = f"{len(right)} of {len(MISCONCEPTIONS)} right"
+    summary += f" ({len(open_)} not answered yet)." if open_ else "."
+    if not wrong and not open_:
+        status, hint = PASS, ""
+    elif not right and not wrong:
+        status, hint = TODO, "Answer the questions above (each check cell says what is missing), then run this again."
+    else:
+        status = FAIL
+        hint = "The check under each question says what its answer shows (a tell-tale answer names its misconception)."
+    return Result("quiz score", status, summary,
                   right=[f"no longer believed: {m}" for m in right],
-                  wrong=[f"still to unlearn: {m}" for m in wrong],
-                  hint="Each chapter named in the instructor guide's table takes one of these apart." if wrong else "")
+                  wrong=[f"still to unlearn: {m}" for m in wrong] + [f"not answered yet: {m}" for m in open_],
+                  hint=hint)

@@ -233,7 +233,8 @@ def _problems(log: NcclLog) -> list[dict]:
         out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
     for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",
                 "NCCL_PROTO", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE"):
-        if var in log.env:
+        if var in log.env and not (var.endswith("_DISABLE") and log.env[var].strip() == "0"):
+            # *_DISABLE=0 is NCCL's default (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): no change
             out.append({"problem": f"{var}={log.env[var]} set by the environment: results differ from NCCL's "
                         "defaults; remove it unless it is there on purpose", "case": None, "cause": None,
                         "source": None})

@@ -296,6 +296,9 @@ def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
         mistake = "That host port waits because its leaf's uplinks are full: follow the wait upstream to the leaf."
     elif not comp_ok and run.fault == "mis-set P_Key" and component.startswith(run.component + "/"):
         mistake = "A partition is set per node by the subnet manager: name the node, all its ports are out."
+    elif not comp_ok and set(run.gpus.get(component) or {}) == {"ecc_sbe"}:
+        mistake = ("One corrected single-bit ECC error is background noise, not a fault: look for the component "
+                   "whose counters moved with the step times.")
     elif not fault_ok and fault == "flapping link" and run.fault != "flapping link":
         mistake = "A few symbol errors with no LinkDowned and no recovery are background noise, not a flap."
     return Verdict(fault_ok, comp_ok, _evidence(run), mistake)
