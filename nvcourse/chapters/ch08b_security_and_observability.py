@@ -142,8 +142,15 @@ def cc_table() -> HTML:
 # ------------------------------------------------------------------------------------------ observability
 def signals_table(layer: str | None = None) -> HTML:
     """Fault class → counters, tool, how to read them."""
-    rows = [[s["layer"], s["fault"], s["counter"], s["kind"], s["tool"], s["reading"]] for s in counters.signals(layer)]
-    return table(["layer", "fault", "counters", "kind", "tool", "how to read it"], rows)
+    # Counter names and sysfs paths are long unbreakable words (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL): let
+    # them break anywhere, and fold layer and kind into the fault, so that "how to read it" keeps a readable width
+    # (with six columns it was squeezed to one letter per line and cut at the notebook's edge)
+    def long(text: object) -> str:
+        return f'<span style="overflow-wrap:anywhere">{_cell(text)}</span>'
+
+    rows = [[f"{_cell(s['fault'])} <i>({_cell(s['layer'])}, {_cell(s['kind'])})</i>", long(s["counter"]),
+             long(s["tool"]), _cell(s["reading"])] for s in counters.signals(layer)]
+    return HTML(table_html(["fault (layer, kind)", "counters", "tool", "how to read it"], rows))
 
 
 def thresholds_dashboard() -> Dashboard:
