@@ -99,7 +99,8 @@ def gates_html(gate_list) -> str:
     """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
     rows = [[mark_html(g.passed), html_escape(g.name), html_escape(g.measured), html_escape(g.target),
              "" if g.passed else html_escape(g.advice)] for g in gate_list]
-    return table_html(["", "gate", "design", "target", "what to try"], rows)
+    # sentences, as in Report.html: left-aligned (a cell that starts with a figure went right, the column ragged)
+    return table_html(["", "gate", "design", "target", "what to try"], rows, align_numbers=False)
 
 
 def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.FabricChoice],
