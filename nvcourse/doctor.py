@@ -151,7 +151,9 @@ def _doctor(args: argparse.Namespace) -> int:
             if any(c.status == "WARN" for c in checks)
             else "OK"
         )
-        in_notebook = "ipykernel" in sys.modules  # run from 00_start_here itself: do not tell it to open itself
+        # run from 00_start_here itself (in the kernel, or as `!python -m nvcourse doctor`, whose environment has
+        # the kernel's JPY_PARENT_PID / JupyterLab's JPY_SESSION_NAME): do not tell it to open itself
+        in_notebook = "ipykernel" in sys.modules or bool({"JPY_PARENT_PID", "JPY_SESSION_NAME"} & set(os.environ))
         print({"OK": "\nAll good." + ("" if in_notebook else " Open notebooks/00_start_here.ipynb."),
                "WARN": "\nThe course will run; see the warnings above.",
                "FAIL": "\nFix the FAIL lines above before starting."}[worst])

@@ -39,3 +39,27 @@ def test_tables_and_affinity():
     table = ch.affinity_table_html(res)
     assert "mlx5_1" in table and "0-47,96-143" in table  # GPU0's PIX NIC and CPU affinity in the topo file
     assert ch.in_place_gap(ch.read_sample("2 nodes x 8 H100 (InfiniBand)")) < 0.05
+
+
+def test_paste_boxes_show_no_maintainer_notes_and_read_the_same():
+    # the files' %% lines hold notes for maintainers ("stored-copy id ...; repository path not recovered");
+    # the box keeps the output, the system line and a source URL only, and the readers report the same
+    from nvcourse.nccl.ncclog import read_text as read_log
+    from nvcourse.nccl.nccltests import read_text as read_tests
+
+    for name in ch.SAMPLES:
+        shown = ch.box_text(name)
+        assert "stored-copy" not in shown and "not recovered" not in shown and "%% noise" not in shown
+        assert read_tests(shown).rows == read_tests(ch.sample_text(name)).rows
+    for name in ch.LOGS:
+        assert read_log(ch.box_text(name)).to_json() == read_log(ch.sample_text(name)).to_json()
+    assert ch.box_text("8x H800: NVLS not available").startswith("%% source: https://github.com/NVIDIA/nccl/issues/892\n")
+    box = ch.nccl_tests_box()
+    assert box.controls["text"].value == ch.box_text(next(iter(ch.SAMPLES)))
+
+
+def test_log_table_says_nvls_in_words_and_aligns_left():
+    from nvcourse.nccl.ncclog import read_text as read_log
+
+    html = ch.log_html(read_log(ch.sample_text("8x H800: NVLS not available")))
+    assert "NOT supported (0 channels" in html and "{'supported'" not in html and "text-align:right" not in html

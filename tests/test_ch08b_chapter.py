@@ -17,6 +17,9 @@ def test_table_escapes_cells_and_dollar_signs():
 def test_signals_table_has_one_row_per_signal():
     out = ch.signals_table().data
     assert out.count("<tr>") == 1 + len(counters.signals())
+    # four columns, the long counter names and paths free to break: with six, "how to read it" was one letter wide
+    assert out.count("<th ") == 4
+    assert out.count("overflow-wrap:anywhere") == 2 * len(counters.signals())
 
 
 def test_drill_view_lists_the_components_that_moved():

@@ -80,3 +80,20 @@ def test_doctor_shows_short_paths_and_does_not_send_a_notebook_to_itself(monkeyp
     monkeypatch.setitem(sys.modules, "ipykernel", sys)  # as when run from notebook 00
     main(["doctor"])
     assert "open notebooks/00_start_here" not in capsys.readouterr().out.lower()
+
+
+def test_doctor_run_with_a_bang_from_notebook_00_does_not_send_it_to_itself(monkeypatch, capsys):
+    # 00 runs `!{sys.executable} -m nvcourse doctor`: a child of the kernel, without ipykernel imported but with
+    # the kernel's environment
+    import sys
+
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    for var in ("JPY_PARENT_PID", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    main(["doctor"])
+    said = capsys.readouterr().out.lower()
+    if "all good" in said:  # a terminal run on a complete install: it says where to start
+        assert "open notebooks/00_start_here" in said
+    monkeypatch.setenv("JPY_PARENT_PID", "1234")
+    main(["doctor"])
+    assert "open notebooks/00_start_here" not in capsys.readouterr().out.lower()

@@ -125,3 +125,5 @@ def test_chapter05_dashboard_bars_and_readout_show_the_model():
     # EP above the expert count is capped to the experts (16 experts: EP 16)
     _, html16 = moe_view(7168, 4096, 16, 2, ep=64)
     assert "EP = 16 GPUs" in html16
+    assert "the slider's 64, capped at the number of experts" in html16  # says why the readout is not the slider's
+    assert "capped" not in html

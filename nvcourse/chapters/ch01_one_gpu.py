@@ -102,7 +102,7 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     table = table_html(["bytes sent per GPU per step", "volume", f"time at {nvlink[1]} × {link_name}",
                         f"time on one {nic} NIC"], rows)
     text = (
-        f"{m.name} on {tp * pp * dp} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, "
+        f"{m.name} on {tp * pp * dp:,} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, "
         f"{f'ZeRO-{zero_stage}' if zero_stage else 'no ZeRO'}): "
         f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
         f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"

@@ -221,7 +221,7 @@ class _AlphaBetaView:
         (self.t,) = ax_t.plot(SIZES, SIZES, color="#0072B2", lw=2, label="t(n) = α + n/β")
         (self.alpha_only,) = ax_t.plot(SIZES, SIZES, ":", color="#999999", label="α alone")
         (self.beta_only,) = ax_t.plot(SIZES, SIZES, "--", color="#999999", label="n/β alone")
-        (self.t_dot,) = ax_t.plot([1.0], [1.0], "o", color="#D55E00")
+        (self.t_dot,) = ax_t.plot([1.0], [1.0], "o", color="#D55E00", clip_on=False)  # whole at the range's end
         bytes_axis(ax_t)
         time_axis(ax_t, label="transfer time")
         ax_t.set_xlim(SIZES[0], SIZES[-1])
@@ -230,7 +230,7 @@ class _AlphaBetaView:
         (self.bw,) = ax_b.plot(SIZES, SIZES, color="#009E73", lw=2)
         self.beta_line = ax_b.axhline(1.0, ls=":", color="#999999")
         self.half_line = ax_b.axvline(1.0, ls="--", color="#999999")
-        (self.bw_dot,) = ax_b.plot([1.0], [1.0], "o", color="#D55E00")
+        (self.bw_dot,) = ax_b.plot([1.0], [1.0], "o", color="#D55E00", clip_on=False)
         bytes_axis(ax_b)
         rate_axis(ax_b, label="effective bandwidth")
         ax_b.set_xlim(SIZES[0], SIZES[-1])

@@ -25,6 +25,9 @@ SIZES = 2.0 ** np.arange(3, 35)
 TIME_LIMITS_S = (1e-6, 1e2)
 BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
 
+#: Sweep colours (Okabe-Ito, no yellow) and markers for the error-by-size figure.
+_SWEEP_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
+_SWEEP_MARKERS = ("o", "s", "^")
 
 #: Colours of the algorithms the shared palette does not name (NCCL's NVLSTree, CollNet, PAT).
 _EXTRA_COLOURS = {a: c for a, c in zip(ALGORITHMS, ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
@@ -189,18 +192,21 @@ def sweep_error_figure():
     from ..plots import new_figure
 
     rows = sweeps.compare()
-    fig, ax = new_figure(7.5, 4.0)
+    fig, ax = new_figure(7.5, 5.4)
     ax.axhspan(-0.25, 0.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
     ax.axhline(0, color="black", lw=0.8)
     names = list(dict.fromkeys(r.point.sweep for r in rows))
     for i, name in enumerate(names):
         sel = [r for r in rows if r.point.sweep == name]
-        style = "-o" if sel[0].point.covered else ":x"
-        ax.plot([r.point.bytes for r in sel], [r.error for r in sel], style, ms=3, lw=1,
-                color=_EXTRA_COLOURS[ALGORITHMS[i % len(ALGORITHMS)]], label=name)
+        line = "-" if sel[0].point.covered else ":"
+        # a colour and a marker per sweep: more sweeps than colours, so the marker tells the repeats apart
+        marker = _SWEEP_MARKERS[(i // len(_SWEEP_COLOURS)) % len(_SWEEP_MARKERS)]
+        ax.plot([r.point.bytes for r in sel], [r.error for r in sel], line, marker=marker, ms=3.5, lw=1,
+                color=_SWEEP_COLOURS[i % len(_SWEEP_COLOURS)], label=name)
     bytes_axis(ax)
     ax.set_ylabel("predicted / published time − 1")
     ax.set_ylim(-1, 0.75)
-    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    # below the axes: inside, the 12 names covered the small-size points
+    fig.legend(fontsize=7, loc="outside lower center", ncol=3)
     ax.set_title("model error of time by size (dotted: transport or forced algorithm not covered)", fontsize=9)
     return fig

@@ -49,7 +49,8 @@ def moe_view(
         bytes_per_elem=bytes_per_elem,
         moe_layers=int(moe_layers),
     )
-    ep = min(int(ep), cfg.experts)
+    asked = int(ep)
+    ep = min(asked, cfg.experts)  # each EP GPU holds at least one expert
     rows = []
     fig, (ax1, ax2) = new_figure(9.0, 3.6, ncols=2)
     names, per_layer, per_step, colours = [], [], [], []
@@ -72,7 +73,9 @@ def moe_view(
     # The configuration heads the readout rather than the figure: matplotlib lays out and rasterises text glyph by
     # glyph, and the figure is redrawn on every slider change.
     table = (
-        f"<p><b>EP = {ep} GPUs</b>, {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of "
+        f"<p><b>EP = {ep} GPUs</b>"
+        + (f" (the slider's {asked}, capped at the number of experts)" if ep < asked else "")
+        + f", {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of "
         f"{cfg.experts} experts, {cfg.moe_layers} MoE layers</p>"
         + table_html(["system", "NVLink bytes/GPU", "network bytes/GPU", "one all-to-all", "per layer (4)",
                       "per step", "bound by"], rows)

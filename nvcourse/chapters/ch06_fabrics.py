@@ -191,8 +191,11 @@ def fabric_dashboard(*, system: str = "dgx-h100"):
 
     nics = [(catalog.get_link(i).name, i) for i in ("ib-hdr", "ib-ndr", "ib-xdr", "roce-400g")]
     nic_w = w.Dropdown(options=nics, value="ib-ndr", description="NIC")
-    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description="routing")
-    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description="algorithm")
+    # wide enough for the longest choice: ipywidgets' default width cut "NCCL tree (chain in node, doubl"
+    wide = w.Layout(width="480px")
+    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description="routing", layout=wide)
+    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description="algorithm",
+                        layout=w.Layout(width="480px"))
 
     def sync(_=None) -> None:
         kind = catalog.get_link(nic_w.value).kind

@@ -8,6 +8,7 @@ variables from ``nvcourse/data/nccl_env.toml``.
 from __future__ import annotations
 
 import html
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -82,15 +83,32 @@ def sample_text(name: str) -> str:
     return _nccl_file(name).read_text(encoding="utf-8")
 
 
+def box_text(name: str) -> str:
+    """A sample as the paste box shows it: the output, its ``%% system:`` line and its source URL.
+
+    The files' other ``%%`` lines are notes for maintainers (how the copy was stored, what noise it has);
+    the readers skip every ``%%`` line, so dropping them changes nothing they report.
+    """
+    out = []
+    for line in sample_text(name).splitlines():
+        body = line[2:].strip() if line.startswith("%%") else None
+        if body is None or body.startswith("system:"):
+            out.append(line)
+        elif body.startswith("source:") and (url := re.search(r"https?://[^\s)\"',;]+", body)):
+            out.append(f"%% source: {url.group(0)}")
+    return "\n".join(out) + "\n"
+
+
 def read_sample(name: str):
     from nvcourse.nccl.nccltests import read_text
 
     return read_text(sample_text(name))
 
 
-def _table(head: list[str], rows: list[list[object]], caption: str = "") -> str:
+def _table(head: list[str], rows: list[list[object]], caption: str = "", *, align_numbers: bool = True) -> str:
     # every cell here is plain text (flags, env docs, parsed logs): escape it, table_html takes cells as HTML
-    return table_html(head, [[html.escape(str(c)) for c in r] for r in rows], caption=caption)
+    return table_html(head, [[html.escape(str(c)) for c in r] for r in rows], caption=caption,
+                      align_numbers=align_numbers)
 
 
 def flags_table_html() -> str:
@@ -139,15 +157,26 @@ def overlay_figure(run, diag):
     return fig(run, diag)
 
 
+def _nvls_words(nvls) -> str:
+    """NVLS as the log states it, in words (not a Python dict)."""
+    if not isinstance(nvls, dict) or nvls.get("supported") is None:
+        return "not shown"
+    words = "supported" if nvls["supported"] else "NOT supported"
+    extra = [f"{nvls[k]} {k}" for k in ("channels", "heads") if nvls.get(k) is not None]
+    return words + (f" ({', '.join(extra)})" if extra else "")
+
+
 def log_html(log) -> str:
     esc = html.escape
     rows = [["version", log.version or "-"], ["ranks", log.nranks or "-"], ["hosts", ", ".join(log.hosts[:6]) or "-"],
             ["net", log.net or "-"], ["GDR", {True: "on", False: "off", None: "not shown"}[log.gdr]],
             ["transports", ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
-            ["channels", log.channels or "-"], ["NVLS", str(log.nvls)], ["WARN lines", len(log.warnings)]]
+            ["channels", str(log.channels or "-")], ["NVLS", _nvls_words(log.nvls)],
+            ["WARN lines", str(len(log.warnings))]]
     srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>[case]</a></li>"
                    for p in log.problems if p.get("source"))
-    return f"<p>{esc(log.to_json()['explanation'])}</p>{_table(['field', 'value'], rows)}<ul>{srcs}</ul>"
+    table = _table(["field", "value"], rows, align_numbers=False)  # a list of fields: all left-aligned
+    return f"<p>{esc(log.to_json()['explanation'])}</p>{table}<ul>{srcs}</ul>"
 
 
 def _systems() -> list[str]:
@@ -166,7 +195,7 @@ def nccl_tests_box():
 
     first = next(iter(SAMPLES))
     sample = W.Dropdown(options=[*SAMPLES, _PASTE], value=first, description="sample")
-    text = W.Textarea(value=sample_text(first), placeholder="paste what all_reduce_perf printed",
+    text = W.Textarea(value=box_text(first), placeholder="paste what all_reduce_perf printed",
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
     system = W.Dropdown(options=_systems(), value="auto", description="system")
     gpus = W.BoundedIntText(value=0, min=0, max=72, description="GPUs/node", tooltip="0: from the device lines")
@@ -174,7 +203,7 @@ def nccl_tests_box():
 
     def on_sample(change):
         if change["new"] != _PASTE:
-            text.value = sample_text(change["new"])
+            text.value = box_text(change["new"])
 
     sample.observe(on_sample, names="value")
 
@@ -197,12 +226,12 @@ def ncclog_box():
 
     first = next(iter(LOGS))
     sample = W.Dropdown(options=[*LOGS, _PASTE], value=first, description="sample")
-    text = W.Textarea(value=sample_text(first), placeholder="paste NCCL_DEBUG=INFO output",
+    text = W.Textarea(value=box_text(first), placeholder="paste NCCL_DEBUG=INFO output",
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
 
     def on_sample(change):
         if change["new"] != _PASTE:
-            text.value = sample_text(change["new"])
+            text.value = box_text(change["new"])
 
     sample.observe(on_sample, names="value")
     def render(sample, text):

@@ -166,6 +166,8 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         ax.bar(range(len(tps)), mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
         ax.bar(range(len(tps)), [s.comm_s * 1e3 for s in steps], bottom=mem, color=ALGO_COLOURS[algo],
                label=f"all-reduces ({algo})")
+        # headroom above the tallest bar: flush with the frame it read as cut off
+        ax.set_ylim(0, 1.1 * max(s.total_s for s in steps) * 1e3)
         ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
         ax.set_ylabel("ms per decode step")
         ax.legend(fontsize=7)

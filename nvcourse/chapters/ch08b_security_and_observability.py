@@ -142,8 +142,15 @@ def cc_table() -> HTML:
 # ------------------------------------------------------------------------------------------ observability
 def signals_table(layer: str | None = None) -> HTML:
     """Fault class → counters, tool, how to read them."""
-    rows = [[s["layer"], s["fault"], s["counter"], s["kind"], s["tool"], s["reading"]] for s in counters.signals(layer)]
-    return table(["layer", "fault", "counters", "kind", "tool", "how to read it"], rows)
+    # Counter names and sysfs paths are long unbreakable words (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL): let
+    # them break anywhere, and fold layer and kind into the fault, so that "how to read it" keeps a readable width
+    # (with six columns it was squeezed to one letter per line and cut at the notebook's edge)
+    def long(text: object) -> str:
+        return f'<span style="overflow-wrap:anywhere">{_cell(text)}</span>'
+
+    rows = [[f"{_cell(s['fault'])} <i>({_cell(s['layer'])}, {_cell(s['kind'])})</i>", long(s["counter"]),
+             long(s["tool"]), _cell(s["reading"])] for s in counters.signals(layer)]
+    return HTML(table_html(["fault (layer, kind)", "counters", "tool", "how to read it"], rows))
 
 
 def thresholds_dashboard() -> Dashboard:
@@ -157,11 +164,12 @@ def thresholds_dashboard() -> Dashboard:
     def render(compute_s: float, nbytes: int, nodes: int):
         c = counters.bandwidth_fraction("dgx-h100", 8, nbytes, compute_s, nodes=nodes)
         t = counters.alert_thresholds(c)
-        f = np.linspace(0, 0.6, 121)
+        # far enough to show where the curve crosses the target (a tolerable loss of ~70 % was off the plot)
+        f = np.linspace(0, min(0.95, max(0.6, 1.15 * t.tolerable_loss)), 121)
         fig, ax = new_figure(6.5, 3.0)
         ax.plot(f * 100, (c / (1 - f) + 1 - c - 1) * 100, color="#0072B2", label="step slowdown (model)")
         ax.axhline(10, color="#D55E00", ls="--", lw=1, label="10 % target")
-        ax.axvline(t.tolerable_loss * 100, color="#D55E00", lw=1)
+        ax.axvline(t.tolerable_loss * 100, color="#D55E00", lw=1, label="tolerable loss")
         ax.axvline(100 * (1 - t.busbw_ratio_warn), color="#E69F00", lw=1, label="warn")
         ax.set_xlabel("bandwidth lost on the slowest link (%)")
         ax.set_ylabel("step slowdown (%)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from .. import capstone
+from .. import capstone, catalog
 from .. import capstone_gates as gates
 from ..markup import html_escape, mark_html
 from ..plots import new_figure
@@ -99,7 +99,8 @@ def gates_html(gate_list) -> str:
     """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
     rows = [[mark_html(g.passed), html_escape(g.name), html_escape(g.measured), html_escape(g.target),
              "" if g.passed else html_escape(g.advice)] for g in gate_list]
-    return table_html(["", "gate", "design", "target", "what to try"], rows)
+    # sentences, as in Report.html: left-aligned (a cell that starts with a figure went right, the column ragged)
+    return table_html(["", "gate", "design", "target", "what to try"], rows, align_numbers=False)
 
 
 def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.FabricChoice],
@@ -135,17 +136,26 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
     """Controls for NIC, layout, oversubscription, routing, SHARP and placement, driving :func:`fabric_view`."""
 
     def render(nic, layout, oversubscription, routing, sharp, placement):
-        return fabric_view(report, nic, layout, oversubscription, routing, sharp, placement)
+        # Ethernet switches cannot reduce: SHARP ticked on a RoCE NIC is shown without it, and said so
+        # (the model's one-line error, meant for code, was all the dashboard showed)
+        ignored = sharp and catalog.get_link(nic).kind != "infiniband"
+        fig, text = fabric_view(report, nic, layout, oversubscription, routing, sharp and not ignored, placement)
+        if ignored:
+            text = ("<p><b>SHARP is InfiniBand only</b>: Ethernet switches do not reduce, so this is the fabric "
+                    "without it.</p>" + text)
+        return fig, text
 
+    nic = w.Dropdown(options=list(FABRIC_NICS), value="ib-ndr", description="NIC")
+    sharp = w.Checkbox(value=False, description="SHARP (IB only)")
     return Dashboard(
         {
-            "nic": w.Dropdown(options=list(FABRIC_NICS), value="ib-ndr", description="NIC"),
+            "nic": nic,
             "layout": w.Dropdown(options=[("rail-optimised", "rail"), ("top-of-rack", "tor")], value="rail",
                                  description="layout"),
             "oversubscription": w.Dropdown(options=[("1:1", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
                                            description="oversub."),
             "routing": w.Dropdown(options=list(ROUTING_OPTIONS), value="default", description="routing"),
-            "sharp": w.Checkbox(value=False, description="SHARP (IB only)"),
+            "sharp": sharp,
             "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
                                     description="placement"),
         },
@@ -156,7 +166,8 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
 
 def serving_html(plan: gates.ServingPlan) -> str:
     """Every TP candidate (token latency, TTFT, fits) with the chosen one marked, then the serving gates."""
-    rows = [["👉" if tp == plan.tp else "", tp, f"{tok:.1f}", f"{tt:.0f}", "yes" if fits else "no"]
+    # a word, not an emoji: 👉 is in no font a plain Debian/Chromium machine has (it showed as an empty box)
+    rows = [["chosen" if tp == plan.tp else "", tp, f"{tok:.1f}", f"{tt:.0f}", "yes" if fits else "no"]
             for tp, tok, tt, fits in plan.candidates]
     t = plan.targets
     head = (f"<b>{html_escape(t.model)} on {html_escape(plan.system)}</b>, batch {plan.batch}: "
