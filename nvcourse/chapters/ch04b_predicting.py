@@ -13,7 +13,7 @@ import numpy as np
 from .. import catalog
 from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
-from ..costmodel.prediction import predict, predict_sweep
+from ..costmodel.prediction import Prediction, predict, predict_sweep
 from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
@@ -103,7 +103,7 @@ class SweepView:
         return self.live, text
 
 
-def _floor_text(p) -> str:
+def _floor_text(p: Prediction) -> str:
     """How the launch mode shows in an 8-byte call: no floor, a floor below the GPU time, or the host bound."""
     if p.launch == "device":
         return "GPU time only"

@@ -41,8 +41,8 @@ def check_launch(launch: str) -> None:
 def _gpus_per_thread(launch: str, gpus_per_node: int) -> int:
     if launch == "device":
         return 0
-    spec = raw()["modes"][launch]["gpus_per_thread"]
-    return gpus_per_node if spec == "all" else int(spec)
+    spec = raw()["modes"][launch]
+    return gpus_per_node if spec.get("all_gpus", False) else int(spec["gpus_per_thread"])
 
 
 def host_floor_s(launch: str, gpus_per_node: int) -> float:
