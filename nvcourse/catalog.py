@@ -70,6 +70,8 @@ COUNT_FIELDS: frozenset[str] = frozenset(
     }
 )
 LINK_KINDS = ("pcie", "nvlink", "infiniband", "ethernet")
+#: Host CPU vendors as NCCL's topology tells them apart (``NCCL_TOPO_CPU_VENDOR_*``, Arm its own arch).
+HOST_CPUS = ("intel", "amd", "arm")
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,9 @@ class System:
     gpu_socket: tuple[int, ...] = ()
     gpu_pcie_leaf: tuple[int, ...] = ()
     inter_socket_GBps_dir: float | None = None
+    #: the host CPU's vendor as NCCL classes it ("intel", "amd", "arm"; "" unknown): NCCL's tuner charges an
+    #: AMD host more per network step and caps LL differently across nodes (``data/nccl_tuning.toml``)
+    host_cpu: str = ""
     src: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -139,7 +139,13 @@ def test_ring_allreduce_is_reducescatter_plus_allgather(cfg, proto, nbytes):
     except ValueError:
         return  # protocol not enabled here (LL128 over PCIe)
     base = tuning.base_latency_us("ring", proto) * 1e-6
-    assert ar.time(nbytes) == pytest.approx(rs.time(nbytes) + ag.time(nbytes) - base, rel=1e-9)
+    # NCCL's straight line (before its size corrections, which only the all-reduce gets: the ring plateau)
+    line = {name: cs.latency_s + nbytes * cs.s_per_byte for name, cs in (("ar", ar), ("rs", rs), ("ag", ag))}
+    assert line["ar"] == pytest.approx(line["rs"] + line["ag"] - base, rel=1e-9)
+    if (k > 1 and proto == "Simple") and ar.correction is not None:
+        assert ar.time(nbytes) >= line["ar"]  # the plateau only adds
+    else:
+        assert ar.time(nbytes) == pytest.approx(rs.time(nbytes) + ag.time(nbytes) - base, rel=1e-9)
 
 
 @pytest.mark.parametrize("system", ["dgx-h100", "dgx-a100", "pcie-8gpu", "gb200-nvl72"])
@@ -207,7 +213,9 @@ def test_validation_figures_stay_where_the_report_states_them():
     rows = sweeps.compare()
     covered = sweeps.band_medians([r for r in rows if r.point.covered])
     assert covered["<= 64 KiB"][0] <= sweeps.TARGETS["<= 64 KiB"]
-    assert covered["64 KiB-16 MiB"][0] <= sweeps.TARGETS["64 KiB-16 MiB"]  # 24 % with the launch floor
+    assert covered["64 KiB-16 MiB"][0] <= sweeps.TARGETS["64 KiB-16 MiB"]
+    # 10.9 % and 10.6 % with NCCL's size corrections (tree factors, ring plateau) and the host CPU terms
+    assert covered["<= 64 KiB"][0] <= 0.12 and covered["64 KiB-16 MiB"][0] <= 0.12
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]

@@ -78,8 +78,8 @@ class SweepView:
             points.set_visible(bool(mask.any()))
             points.set_data(SIZES[mask], sw.busbw_GBps[mask] * 1e9)
         keys = [f"{a}/{p}" for a, p in zip(sw.algo, sw.proto, strict=True)]
-        lat = np.array([sw.costs[k].latency_s for k in keys])
-        bw_term = np.array([sw.costs[k].s_per_byte for k in keys]) * SIZES
+        lat = np.array([sw.costs[k].latency_at(s) for k, s in zip(keys, SIZES, strict=True)])
+        bw_term = np.array([sw.costs[k].bandwidth_time(s) for k, s in zip(keys, SIZES, strict=True)])
         latency_bound = SIZES[lat >= bw_term]
         for artist in self.extras:
             self.live.forget(artist)

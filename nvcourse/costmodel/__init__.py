@@ -3,7 +3,7 @@
 >>> from nvcourse.costmodel import predict
 >>> p = predict("allreduce", "dgx-h100", gpus=8, nbytes=2**32)
 >>> p.algo, p.proto, round(p.busbw_GBps)
-('nvls', 'Simple', 489)
+('nvls', 'Simple', 486)
 
 See :mod:`nvcourse.costmodel.model` for the formulas, :mod:`nvcourse.costmodel.factors` for every
 constant that is not in the catalog, and :mod:`nvcourse.costmodel.validation` for the comparison with

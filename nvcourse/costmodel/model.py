@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import catalog
 from . import factors, protocols
+from .corrections import SizeCorrection
 from .domain import Domain, domain, max_gpus_per_node
 from .pipeline import PipelineFill
 
@@ -124,19 +125,38 @@ def busbw_factor(op: str, n: int) -> float:
 
 @dataclass(frozen=True)
 class Cost:
-    """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record."""
+    """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record.
+
+    NCCL's algorithms add size-dependent terms to the straight line: the NVLS pipeline's fill
+    (``pipeline``) and NCCL's own corrections (``correction``: tree bandwidth at medium sizes, the ring's
+    multi-node plateau). :meth:`latency_at` and :meth:`bandwidth_time` give the two terms at a size."""
 
     latency_s: float
     s_per_byte: float
     steps: int
     #: NCCL's NVLS pipeline, whose fill and drain add time that depends on the size (None: no such term)
     pipeline: PipelineFill | None = None
+    #: NCCL's size-dependent corrections of this pair (None: the straight line)
+    correction: SizeCorrection | None = None
 
-    def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+    def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """The latency term at ``nbytes`` bytes, seconds."""
         s = np.asarray(nbytes, dtype=float)
-        t = self.latency_s + s * self.s_per_byte
+        t = self.latency_s * (self.correction.latency_factor(s) if self.correction else np.ones_like(s))
+        return float(t) if np.ndim(t) == 0 else t
+
+    def bandwidth_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """The size-proportional term at ``nbytes`` bytes (with the NVLS fill), seconds."""
+        s = np.asarray(nbytes, dtype=float)
+        t = s * self.s_per_byte
+        if self.correction is not None:
+            t = t / self.correction.bw_factor(s)
         if self.pipeline is not None:
             t = t + self.pipeline.fill_s(s, self.s_per_byte)
+        return float(t) if np.ndim(t) == 0 else t
+
+    def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        t = np.asarray(self.latency_at(nbytes)) + np.asarray(self.bandwidth_time(nbytes))
         return float(t) if np.ndim(t) == 0 else t
 
     @property

@@ -175,12 +175,12 @@ def predict(
     floor = launch_mode.host_floor_s(launch, c.gpus)
     t = max(device_t, floor)
     algbw = float(nbytes) / t
-    bw_part = float(nbytes) * cs.s_per_byte
+    lat_part, bw_part = float(cs.latency_at(nbytes)), float(cs.bandwidth_time(nbytes))
     return Prediction(
         op=op, system=system, gpus=c.gpus, nodes=c.nodes, bytes=int(nbytes), algo=best[0], time_s=t,
         algbw_GBps=algbw / 1e9, busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9, ranks=c.ranks,
-        fabric=c.fabric, latency_s=cs.latency_s, bandwidth_s=bw_part,
-        regime="latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound", requested_algo=algo,
+        fabric=c.fabric, latency_s=lat_part, bandwidth_s=bw_part,
+        regime="latency-bound" if lat_part >= bw_part else "bandwidth-bound", requested_algo=algo,
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
         nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
     )  # fmt: skip
@@ -223,14 +223,14 @@ class Sweep:
         for i, s in enumerate(self.sizes):
             a, p = str(self.algo[i]), str(self.proto[i])
             cs = self.costs[f"{a}/{p}"]
-            bw_part = float(s) * cs.s_per_byte
+            lat_part, bw_part = float(cs.latency_at(s)), float(cs.bandwidth_time(s))
             out.append(
                 {
                     "op": self.op, "system": self.system, "gpus": self.gpus, "nodes": self.nodes,
                     "bytes": int(s), "algo": a, "proto": p, "time_s": float(self.time_s[i]),
                     "algbw_GBps": float(self.algbw_GBps[i]), "busbw_GBps": float(self.busbw_GBps[i]),
                     "ranks": self.ranks, "fabric": self.fabric,
-                    "regime": "latency-bound" if cs.latency_s >= bw_part else "bandwidth-bound",
+                    "regime": "latency-bound" if lat_part >= bw_part else "bandwidth-bound",
                     "requested_algo": self.requested_algo, "requested_proto": self.requested_proto,
                     "launch": self.launch, "host_floor_s": self.host_floor_s,
                 }

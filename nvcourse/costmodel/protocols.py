@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import pipeline, tuning
+from . import corrections, pipeline, tuning
 
 if TYPE_CHECKING:
     from .model import Config, Cost
@@ -102,7 +102,8 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
             return (lat + nsteps * step) * 1e-6
         if k > 1:
             t = tuning.raw()["net_overhead_us"]
-            overhead = t["intel"] * (t["simple_multiplier"] if proto == "Simple" else 1.0)
+            per_step = t["amd"] if c.system.host_cpu == "amd" else t["intel"]  # Intel, Arm and others: 1 us
+            overhead = per_step * (t["simple_multiplier"] if proto == "Simple" else 1.0)
             intra = max(intra, overhead)
         n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
         return (lat + (nsteps - n_inter) * intra + n_inter * inter) * 1e-6
@@ -142,7 +143,7 @@ def _cap_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
     arch, k = arch_of(c), c.nodes
     nch = tuning.coll_channels(arch)
     if proto == "LL" and algo in ("ring", "tree"):
-        return tuning.ll_max_bw_GBps(arch, k)
+        return tuning.ll_max_bw_GBps(arch, k, "amd" if c.system.host_cpu == "amd" else "intel")
     if proto == "LL128" and algo in ("ring", "tree") and nch is not None:
         kind = "ring_ll128" if algo == "ring" else "tree_ll128"
         return nch * tuning.per_channel_max_GBps(kind, arch, k)
@@ -174,4 +175,4 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     # NCCL's NVLS all-reduce on one domain is a 3-stage pipeline whose fill the tuner leaves out (pipeline.py);
     # the course's textbook α-β cost (model.cost) stays without it
     fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None
-    return Cost(latency_s(op, algo, proto, c), spb, steps, fill)
+    return Cost(latency_s(op, algo, proto, c), spb, steps, fill, corrections.for_pair(op, algo, proto, c))

@@ -1,0 +1,100 @@
+"""NCCL's size-dependent corrections to its own α-β estimate of a call (``ncclTopoGetAlgoTime``).
+
+NCCL times every (algorithm, protocol) pair as ``latency + bytes / bandwidth`` and then corrects two cases
+it found the straight line gets wrong (``data/nccl_tuning.toml`` ``[size_correction]``):
+
+* **Trees at medium sizes.** A tree all-reduce reaches less of its bandwidth between a few KiB and a few
+  hundred MiB than the model says (the pipeline through the tree's levels is short of chunks), so NCCL
+  scales the tree's bandwidth by a factor per power of two of the size: down to 0.4 for LL at 256 KiB,
+  0.5 for Simple around 128 KiB-1 MiB, back to 1 at 256-512 MiB (the course interpolates between powers of
+  two: see :meth:`SizeCorrection.bw_factor`).
+  NVLSTree gets the same table, on Blackwell and later with an x86 host only.
+* **Rings across nodes with Simple** ("plateau effect of ring"): the latency is multiplied by 1.4
+  (1.9 before Ampere) once each rank's share per channel reaches 64 bytes.
+
+These are NCCL's own constants, not fitted by the course; they decide which pair NCCL picks and are part of
+the time the course predicts for NCCL's algorithms.
+
+>>> c = SizeCorrection(bw_factors=(1.0, 0.5), latency_multiplier=2.0, latency_from_bytes=128)
+>>> [round(float(c.bw_factor(s)), 2) for s in (64, 128, 181, 256, 2**20)]   # 64 B: index 0, 128 B: 1, then back to 1
+[1.0, 0.5, 0.75, 1.0, 1.0]
+>>> float(c.latency_factor(100)), float(c.latency_factor(128))
+(1.0, 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import tuning
+
+if TYPE_CHECKING:
+    from .model import Config
+
+__all__ = ["SizeCorrection", "for_pair"]
+
+_ARCH_ORDER = ("volta", "ampere", "hopper", "blackwell")
+
+
+@dataclass(frozen=True)
+class SizeCorrection:
+    """Multipliers NCCL applies at a given size: bandwidth by ``log2(bytes / 64)``, latency from a size on."""
+
+    #: bandwidth factor at index log2(bytes // 64); 1 outside the table (below 64 B or past its end)
+    bw_factors: tuple[float, ...] = ()
+    latency_multiplier: float = 1.0
+    #: the latency is multiplied from this size (bytes) on
+    latency_from_bytes: float = math.inf
+
+    def bw_factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        """The factor on the bandwidth for calls of ``nbytes`` bytes.
+
+        NCCL indexes the table by ``log2i(nBytes >> 6)``, a step per power of two, which makes its estimate
+        fall where a factor rises (e.g. 0.4 -> 0.5 at 1 MiB). Real calls never get faster as they grow, so
+        the course takes NCCL's value at each power of two (the sizes nccl-tests runs) and interpolates in
+        log2(size) between them, and to 1 one power of two beyond each end of the table."""
+        x = np.log2(np.maximum(np.asarray(nbytes, dtype=float), 1.0) / 64.0)
+        n = len(self.bw_factors)
+        if n == 0:
+            return np.ones_like(x)
+        xs = np.arange(-1, n + 1, dtype=float)
+        ys = np.array((1.0, *self.bw_factors, 1.0))
+        return np.interp(x, xs, ys)
+
+    def latency_factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        """The factor on the latency for calls of ``nbytes`` bytes."""
+        return np.where(np.asarray(nbytes, dtype=float) >= self.latency_from_bytes, self.latency_multiplier, 1.0)
+
+
+def _tree_table(proto: str, limit: int) -> tuple[float, ...]:
+    t = tuning.raw()["size_correction"]
+    return tuple(float(x) for x in t["tree_allreduce"][proto][:limit])
+
+
+def for_pair(op: str, algo: str, proto: str, c: Config) -> SizeCorrection | None:
+    """NCCL's correction for (``algo``, ``proto``) of ``op`` on ``c``, or None where NCCL applies none."""
+    if op != "allreduce":
+        return None
+    t = tuning.raw()["size_correction"]
+    arch = tuning.gpu_arch(c.system.gpu)
+    if algo == "tree":
+        return SizeCorrection(bw_factors=_tree_table(proto, int(t["tree_max_log"])))
+    if algo == "nvlstree":
+        late_enough = _ARCH_ORDER.index(arch) >= _ARCH_ORDER.index(t["nvlstree_min_arch"])
+        if late_enough and c.system.host_cpu in t["nvlstree_host_cpus"]:
+            return SizeCorrection(bw_factors=_tree_table(proto, int(t["nvlstree_max_log"])))
+        return None
+    if algo == "ring" and proto == "Simple" and c.nodes > 1:
+        mult = t["ring_plateau"]["before_ampere" if arch == "volta" else "ampere_and_later"]
+        # NCCL tests bytes / (channels x ranks); where no published log gives the channel count, one channel
+        # (the multiplier then starts at the smallest size it could: Simple rarely wins there anyway)
+        channels = tuning.coll_channels(arch) or 1
+        return SizeCorrection(
+            latency_multiplier=float(mult), latency_from_bytes=float(t["ring_plateau_min_bytes"] * channels * c.ranks)
+        )
+    return None
