@@ -1,0 +1,142 @@
+"""Figures typed in the chapters' prose agree with the data and the model they come from.
+
+Markdown cannot compute, so some constants and model results are written out in the text. Each one below is
+rebuilt from its source (the catalog, ``data/nccl_tuning.toml``, the cost model) and must appear in the chapter
+as written; when a data file or the model changes, this names the sentence to update. Line breaks in the
+Markdown are read as spaces.
+"""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from nvcourse import catalog
+from nvcourse.costmodel import predict, tuning
+from nvcourse.fabric.moe import domain_allreduce_time
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@cache
+def prose(notebook: str) -> str:
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    return re.sub(r"\s+", " ", text)
+
+
+def g(x: float) -> str:
+    """A constant as the prose writes it: 3.4, 14, 0.6."""
+    return f"{x:g}"
+
+
+def hw(link: str, algo: str, proto: str) -> str:
+    """A per-step latency as the prose writes it: one decimal below 10 µs (1.0, 4.0), whole above (14)."""
+    x = tuning.hw_latency_us(link, algo, proto)
+    return f"{x:.1f}" if x < 10 else f"{x:g}"
+
+
+def us(seconds: float, digits: int = 1) -> str:
+    return f"{seconds * 1e6:.{digits}f}"
+
+
+def _alphas() -> str:
+    nv, pci, ib = (catalog.get_link(k).alpha_us for k in ("nvlink4", "pcie4", "ib-ndr"))
+    return f"{g(nv)} µs per NVLink step, {g(pci)} µs per PCIe step, {g(ib)} µs per network step"
+
+
+def _tree_ll_two_h100_nodes() -> str:
+    a, b = (predict("allreduce", "dgx-h100", 8, s, nodes=2) for s in (4096, 8192))
+    assert (a.algo, a.proto) == ("tree", "LL")
+    return f"picks tree/LL on two such nodes and estimates {us(a.time_s)} and {us(b.time_s)} µs"
+
+
+def _domain(system: str, gpus: int) -> str:
+    act = 4096 * 8192 * 2
+    ring, nvls = (domain_allreduce_time(system, act, gpus, in_switch=s) for s in (False, True))
+    return f"({us(ring, 0)} µs → {us(nvls, 0)} µs)"
+
+
+FACTS = {
+    "02: the catalog's α per link class": ("02_pcie_vs_nvlink.ipynb", _alphas),
+    "02: LL per-step latencies": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: (
+            f"NCCL's model {hw('nvlink', 'ring', 'LL')}, {hw('pci', 'ring', 'LL')} and {hw('net', 'ring', 'LL')} µs"
+        ),
+    ),
+    "02: network vs NVLink Simple step": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: (
+            f"charges {hw('net', 'ring', 'Simple')} µs per network step against {hw('nvlink', 'ring', 'Simple')} µs"
+        ),
+    ),
+    "04b: the catalog's α per link class": ("04b_predicting_collectives.ipynb", _alphas),
+    "04b: protocol table, LL": (
+        "04b_predicting_collectives.ipynb",
+        lambda: " / ".join(hw(k, "ring", "LL") for k in ("nvlink", "pci", "net")) + " µs",
+    ),
+    "04b: protocol table, LL128": (
+        "04b_predicting_collectives.ipynb",
+        lambda: " / ".join(hw(k, "ring", "LL128") for k in ("nvlink", "pci", "net")) + " µs",
+    ),
+    "04b: protocol table, Simple": (
+        "04b_predicting_collectives.ipynb",
+        lambda: " / ".join(hw(k, "ring", "Simple") for k in ("nvlink", "pci", "net")) + " µs",
+    ),
+    "04b: ring base latencies": (
+        "04b_predicting_collectives.ipynb",
+        lambda: "(ring: {} µs LL, {} µs LL128, {} µs Simple)".format(
+            *(g(tuning.base_latency_us("ring", p)) for p in tuning.PROTOCOLS)
+        ),
+    ),
+    "04b: NVLS efficiency and latency": (
+        "04b_predicting_collectives.ipynb",
+        lambda: (
+            f"= {g(tuning.nvls_efficiency('hopper'))} on Hopper and {g(tuning.nvls_efficiency('blackwell'))} "
+            f"on Blackwell and α_NVLS = {hw('nvlink', 'nvls', 'Simple')} µs"
+        ),
+    ),
+    "04b: 8 B on 8 H100": (
+        "04b_predicting_collectives.ipynb",
+        lambda: (
+            f"a ring with LL for small buffers ({us(predict('allreduce', 'dgx-h100', 8, 8).time_s, 0)} µs on 8 H100)"
+        ),
+    ),
+    "04b: NVLSTree network step": (
+        "04b_predicting_collectives.ipynb",
+        lambda: f"network steps of {hw('net', 'nvlstree', 'Simple')} µs",
+    ),
+    "04b: tree/LL on two H100 nodes": ("04b_predicting_collectives.ipynb", _tree_ll_two_h100_nodes),
+    "04b: 72-GPU LL ring": (
+        "04b_predicting_collectives.ipynb",
+        lambda: "costs NCCL's model {:.0f} µs even with LL".format(
+            tuning.base_latency_us("ring", "LL") + 2 * 71 * tuning.hw_latency_us("nvlink", "ring", "LL")
+        ),
+    ),
+    "04b: Simple ring latency on 8 H100": (
+        "04b_predicting_collectives.ipynb",
+        lambda: "{} + 14 × {} = {:.0f} µs".format(
+            g(tuning.base_latency_us("ring", "Simple")),
+            hw("nvlink", "ring", "Simple"),
+            tuning.base_latency_us("ring", "Simple") + 14 * tuning.hw_latency_us("nvlink", "ring", "Simple"),
+        ),
+    ),
+    "04b: LL cap on one Hopper node": (
+        "04b_predicting_collectives.ipynb",
+        lambda: "at most {} × 8/14 = {:.1f} GB/s of algbw".format(
+            g(tuning.ll_max_bw_GBps("hopper", 1)), tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14
+        ),
+    ),
+    "05: TP=8 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 8)),
+    "05: TP=16 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_prose_figure_matches_its_source(name):
+    notebook, phrase = FACTS[name]
+    expected = phrase()
+    assert expected in prose(notebook), f"{notebook}: the prose should say {expected!r} ({name})"
