@@ -61,6 +61,8 @@ COUNT_FIELDS: frozenset[str] = frozenset(
         "links_per_gpu",
         "nvswitch_count",
         "switch_trays",
+        "switch_chip_ports",
+        "switch_tray_ports",
         "switch_links_per_gpu",
         "nvls_min_gpus",
         "nics_per_host",
@@ -166,6 +168,11 @@ class System:
     notes: str = ""
     switch_links_per_gpu: tuple[int, ...] = ()
     switch_trays: int | None = None
+    #: NVLink ports of one NVSwitch chip (Hopper's third-generation NVSwitch: 64)
+    switch_chip_ports: int | None = None
+    #: NVLink ports of one NVL72 switch tray (two chips) and its switching capacity, both directions added (GB/s)
+    switch_tray_ports: int | None = None
+    switch_tray_GBps_bidir: float | None = None
     nvls_min_gpus: int | None = None
     nvlink_pairs: tuple[tuple[int, int, int], ...] = ()
     gpu_socket: tuple[int, ...] = ()

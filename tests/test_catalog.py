@@ -142,6 +142,19 @@ def test_nvl72_is_one_tier_with_a_link_to_every_switch():
     assert math.isclose(72 * nvl.gpu_spec.nvlink_GBps_bidir / 1000, 129.6)
 
 
+def test_switch_ports_add_up():
+    # NVL72: 9 trays x 144 ports = 72 GPUs x 18 links; 144 ports x 100 GB/s (NVLink 5, both directions) = 14.4 TB/s
+    nvl = catalog.get_system("gb200-nvl72")
+    assert nvl.switch_trays * nvl.switch_tray_ports == nvl.gpus_per_domain * nvl.links_per_gpu
+    assert nvl.switch_tray_ports == 2 * nvl.switch_chip_ports
+    assert nvl.switch_tray_GBps_bidir == pytest.approx(nvl.switch_tray_ports * nvl.link.line_GBps_bidir)
+    for sid in ("dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72"):
+        s = catalog.get_system(sid)
+        # every chip has the ports its GPUs use (H100: 8 GPUs x 5 links on the busiest of the four chips = 40 of 64)
+        per_chip_use = s.gpus_per_domain * max(s.switch_links_per_gpu)
+        assert per_chip_use <= s.switch_chip_ports, sid
+
+
 def test_derived_properties():
     h100 = catalog.get_system("dgx-h100")
     assert h100.scaleup_GBps_dir == 450.0  # 18 x 25 GB/s

@@ -42,6 +42,21 @@ def us(seconds: float, digits: int = 1) -> str:
     return f"{seconds * 1e6:.{digits}f}"
 
 
+def link(link_id: str) -> catalog.Link:
+    return catalog.get_link(link_id)
+
+
+def _ndr() -> tuple[str, str, str]:
+    """A 400 Gb/s port: its line rate in Gb/s, in GB/s, and what NCCL reaches, GB/s (rounded as the prose does)."""
+    ndr = link("ib-ndr")
+    return f"{ndr.line_Gbps_dir:g}", f"{ndr.line_GBps_dir:g}", f"{ndr.achievable_GBps_dir:.0f}"
+
+
+def _nvl72_tray() -> str:
+    s = catalog.get_system("gb200-nvl72")
+    return f"{s.switch_tray_ports} NVLink ports and {s.switch_tray_GBps_bidir / 1000:g} TB/s"
+
+
 def _alphas() -> str:
     nv, pci, ib = (catalog.get_link(k).alpha_us for k in ("nvlink4", "pcie4", "ib-ndr"))
     return f"{g(nv)} µs per NVLink step, {g(pci)} µs per PCIe step, {g(ib)} µs per network step"
@@ -60,6 +75,53 @@ def _domain(system: str, gpus: int) -> str:
 
 
 FACTS = {
+    "00: a 400 Gb/s port in GB/s": ("00_start_here.ipynb", lambda: "{} Gb/s = {} GB/s".format(*_ndr()[:2])),
+    "01: NVLink and NIC achievable rates": (
+        "01_why_one_gpu_is_not_enough.ipynb",
+        lambda: "~{} GB/s of one {} Gb/s network port".format(_ndr()[2], _ndr()[0]),
+    ),
+    "02: an NDR port each way": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: "a {} Gb/s NDR port moves at most {} GB/s each way".format(*_ndr()[:2]),
+    ),
+    "02: H100 NVLink per direction and in total": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: '{:g} GB/s per direction, "{:g} GB/s" in total'.format(
+            catalog.get_gpu("h100").nvlink_links * link("nvlink4").line_GBps_dir,
+            catalog.get_gpu("h100").nvlink_GBps_bidir,
+        ),
+    ),
+    "02: ceilings (NVLink, PCIe Gen5, NIC)": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: (
+            "(~{:.0f} GB/s achievable per direction) carry about 7× a PCIe Gen5 slot (~{:.0f} GB/s) and about 8× a "
+            "{} Gb/s NIC (~{} GB/s)".format(
+                catalog.get_system("dgx-h100").scaleup_achievable_GBps_dir,
+                link("pcie5").achievable_GBps_dir,
+                _ndr()[0],
+                _ndr()[2],
+            )
+        ),
+    ),
+    "02: PCIe Gen3 x16 vs 100 Gb/s Ethernet": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: f"PCIe Gen3 x16: {link('pcie3').line_GBps_dir:g} GB/s vs {link('roce-100g').line_GBps_dir:g} GB/s",
+    ),
+    "02: B200 NVLink per direction": (
+        "02_pcie_vs_nvlink.ipynb",
+        lambda: "{:g} GB/s per direction ({} links × {:g} GB/s); {:g} TB/s adds both directions".format(
+            catalog.get_gpu("b200").nvlink_links * link("nvlink5").line_GBps_dir,
+            catalog.get_gpu("b200").nvlink_links,
+            link("nvlink5").line_GBps_dir,
+            catalog.get_gpu("b200").nvlink_GBps_bidir / 1000,
+        ),
+    ),
+    "03: NVL72 switch tray": ("03_topologies_and_nvswitch.ipynb", _nvl72_tray),
+    "05: NVL72 switch tray": ("05_nvl72_rack_scale.ipynb", _nvl72_tray),
+    "07c: a 400 Gb/s NIC's achievable rate": (
+        "07c_communication_for_inference.ipynb",
+        lambda: "at about {} GB/s achievable".format(_ndr()[2]),
+    ),
     "02: the catalog's α per link class": ("02_pcie_vs_nvlink.ipynb", _alphas),
     "02: LL per-step latencies": (
         "02_pcie_vs_nvlink.ipynb",
