@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nvcourse import catalog
-from nvcourse.costmodel import predict, tuning
+from nvcourse.costmodel import configure, pair_cost, predict, tuning
 from nvcourse.fabric.moe import domain_allreduce_time
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @cache
 def prose(notebook: str) -> str:
-    nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
+    """The Markdown of ``notebooks/<notebook>`` (or of ``solutions/...`` when the name starts with it)."""
+    path = ROOT / notebook if notebook.startswith("solutions/") else ROOT / "notebooks" / notebook
+    nb = json.loads(path.read_text(encoding="utf-8"))
     text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     return re.sub(r"\s+", " ", text)
 
@@ -72,6 +74,20 @@ def _domain(system: str, gpus: int) -> str:
     act = 4096 * 8192 * 2
     ring, nvls = (domain_allreduce_time(system, act, gpus, in_switch=s) for s in (False, True))
     return f"({us(ring, 0)} µs → {us(nvls, 0)} µs)"
+
+
+def _simple_vs_nvls_72() -> float:
+    c = configure("gb200-nvl72", 72)
+    simple = pair_cost("allreduce", "ring", "Simple", c).time(256 * 2**10)
+    return simple / predict("allreduce", "gb200-nvl72", 72, 256 * 2**10, algo="nvls").time_s
+
+
+def _nvls_72() -> str:
+    ring, nvls = (predict("allreduce", "gb200-nvl72", 72, 256 * 2**10, algo=a).time_s for a in ("ring", "nvls"))
+    return (
+        f"~{us(nvls, 0)} µs with its bytes) against 142 LL ring steps (~{us(ring, 0)} µs) is about "
+        f"{ring / nvls:.1f}× faster"
+    )
 
 
 FACTS = {
@@ -192,6 +208,14 @@ FACTS = {
             g(tuning.ll_max_bw_GBps("hopper", 1)), tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14
         ),
     ),
+    "04b solution: the Simple-only ring on 72 GPUs": (
+        "solutions/04b_predicting_collectives_exercises.ipynb",
+        lambda: "the ring would cost ≈ {:.0f} µs, which is where the ~{:.0f}× comes from".format(
+            tuning.base_latency_us("ring", "Simple") + 142 * tuning.hw_latency_us("nvlink", "ring", "Simple"),
+            _simple_vs_nvls_72(),
+        ),
+    ),
+    "05 solution: NVLS vs the LL ring on 72 GPUs, 256 KiB": ("solutions/05_nvl72_rack_scale_exercises.ipynb", _nvls_72),
     "05: TP=8 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 8)),
     "05: TP=16 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 16)),
 }

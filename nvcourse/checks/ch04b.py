@@ -27,6 +27,19 @@ KINK_SWEEP = "azure-nd-gb200-v6-allreduce-4gpu"
 KINK_MIN_BYTES = 2**20
 
 
+def _us(x: float) -> str:
+    """A latency constant as the hints write it (0.6, 3.4, 25)."""
+    return f"{x:g}"
+
+
+# NCCL's constants the hints quote, read from data/nccl_tuning.toml (never typed here)
+_BASE = {p: tuning.base_latency_us("ring", p) for p in tuning.PROTOCOLS}
+_TREE_BASE_LL = tuning.base_latency_us("tree", "LL")
+_STEP = {p: tuning.hw_latency_us("nvlink", "ring", p) for p in tuning.PROTOCOLS}
+_NVLS_US = tuning.hw_latency_us("nvlink", "nvls", "Simple")
+_LL_CAP_HOPPER = tuning.ll_max_bw_GBps("hopper", 1)
+
+
 def _ring_time(n: int, nbytes: float, base_us: float, step_us: float, busbw_GBps: float) -> float:
     """NCCL's ring all-reduce: base + 2(n−1) steps + S / algbw, algbw = busbw × n / (2(n−1))."""
     return (base_us + 2 * (n - 1) * step_us) * 1e-6 + nbytes / (busbw_GBps * 1e9 * n / (2 * (n - 1)))
@@ -73,8 +86,9 @@ def ring_protocol_time(fn) -> "Result":  # noqa: F821
         rtol=1e-6,
         hint="t = (base + 2(n−1) × step) µs + S / algbw, with algbw = busbw × n / (2(n−1)).",
         success="This is NCCL's own ring formula (tuning.cc): the protocol only changes base, step and busbw — "
-                "LL: 6.6 + 14 × 0.6 µs but at most 141 GB/s of busbw on Hopper; Simple: 8.4 + 14 × 3.4 µs at the "
-                "full 370.8 GB/s.",
+                f"LL: {_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} µs but at most {_LL_CAP_HOPPER:g} GB/s of busbw "
+                f"on Hopper; Simple: {_us(_BASE['Simple'])} + 14 × {_us(_STEP['Simple'])} µs at the full "
+                f"{costmodel.configure('dgx-h100', 8).system.scaleup_achievable_GBps_dir:.1f} GB/s.",
     )  # fmt: skip
 
 
@@ -224,13 +238,16 @@ register(Question(
     "NCCL's cost model pick?",
     _pick_1k,
     choices={"a": "ring / LL", "b": "NVLS / Simple", "c": "ring / Simple", "d": "tree / LL"},
-    wrong_choice={"b": "NVLS has one step but NCCL charges it 25 µs per call; the LL ring costs 6.6 + 14 × 0.6 = "
-                       "15 µs.",
-                  "c": "Simple pays 3.4 µs per step (56 µs in all); for 1 KiB the bandwidth does not matter.",
-                  "d": "Inside one node NCCL's tree is a chain of 7 hops up and 7 down: 6.8 + 14 × 0.6 µs, a hair "
-                       "slower than the ring's 6.6 + 14 × 0.6 µs."},
-    explain="For small buffers only the latency counts, and LL has the smallest per-step latency (0.6 µs over "
-            "NVLink).",
+    wrong_choice={"b": f"NVLS has one step but NCCL charges it {_us(_NVLS_US)} µs per call; the LL ring costs "
+                       f"{_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} = {_BASE['LL'] + 14 * _STEP['LL']:.0f} µs.",
+                  "c": f"Simple pays {_us(_STEP['Simple'])} µs per step "
+                       f"({_BASE['Simple'] + 14 * _STEP['Simple']:.0f} µs in all); for 1 KiB the bandwidth does not "
+                       "matter.",
+                  "d": "Inside one node NCCL's tree is a chain of 7 hops up and 7 down: "
+                       f"{_us(_TREE_BASE_LL)} + 14 × {_us(tuning.hw_latency_us('nvlink', 'tree', 'LL'))} µs, a hair "
+                       f"slower than the ring's {_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} µs."},
+    explain="For small buffers only the latency counts, and LL has the smallest per-step latency "
+            f"({_us(_STEP['LL'])} µs over NVLink).",
 ))  # fmt: skip
 
 
@@ -244,7 +261,8 @@ def _nvls_speedup_variants() -> dict[str, float]:
     c = costmodel.configure("gb200-nvl72", 72)
     simple = costmodel.pair_cost("allreduce", "ring", "Simple", c).time(256 * 2**10)
     nvls = costmodel.predict("allreduce", "gb200-nvl72", 72, 256 * 2**10, algo="nvls").time_s
-    return {"That is the ring with the Simple protocol (3.4 µs per step); NCCL runs a small ring with LL.":
+    return {f"That is the ring with the Simple protocol ({_us(_STEP['Simple'])} µs per step); NCCL runs a small "
+            "ring with LL.":
             float(simple / nvls)}
 
 
@@ -255,7 +273,9 @@ register(Question(
     unit="×",
     rtol=0.05,
     variants=_nvls_speedup_variants,
-    explain="A 72-GPU ring has 142 steps: with LL that is 6.6 + 142 × 0.6 ≈ 92 µs before any byte moves, against "
-            "NVLS's 25 µs. So NVLS wins by a few times, not by the ~19× a Simple-only α would suggest.",
+    explain=f"A 72-GPU ring has 142 steps: with LL that is {_us(_BASE['LL'])} + 142 × {_us(_STEP['LL'])} ≈ "
+            f"{_BASE['LL'] + 142 * _STEP['LL']:.0f} µs before any byte moves, against NVLS's {_us(_NVLS_US)} µs. So "
+            f"NVLS wins by a few times, not by the ~{next(iter(_nvls_speedup_variants().values())):.0f}× a "
+            "Simple-only α would suggest.",
 ))  # fmt: skip
 
