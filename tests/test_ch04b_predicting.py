@@ -89,3 +89,42 @@ def test_sweep_figures_draw_the_published_sweeps():
     legend = errors.legends[0]  # below the axes, where it covers no point
     assert errors.axes[0].get_legend() is None
     assert {t.get_text() for t in legend.get_texts()} >= {p.sweep for p in sweeps.points()}
+
+
+def test_validation_scatter_draws_every_case_numbered_with_the_median_in_its_title():
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters.ch04b_predicting import validation_scatter
+    from nvcourse.costmodel import validation
+    from nvcourse.plots import figure_problems
+
+    rows = validation.compare()
+    bw = [r for r in rows if r.case.bandwidth_bound]
+    lat = [r for r in rows if not r.case.bandwidth_bound]
+    assert bw and lat  # the published cases include both kinds, so both markers are drawn
+    fig = validation_scatter(rows)
+    try:
+        ax = fig.axes[0]
+        assert ax.get_xlabel() == "published busbw" and ax.get_ylabel() == "predicted busbw"
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+        dots, crosses = ax.collections[1:]  # after the ±15 % band
+        assert np.asarray(dots.get_offsets()) == pytest.approx(
+            np.array([[r.case.busbw_GBps * 1e9, r.predicted_busbw_GBps * 1e9] for r in bw])
+        )
+        assert len(crosses.get_offsets()) == len(lat)
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            "±15 %",
+            "≥ 256 MiB (bandwidth-bound)",
+            "< 256 MiB (not in the median)",
+        ]
+        assert ax.get_title() == (
+            f"median |error| = {validation.median_abs_error(rows):.1%} over {len(bw)} bandwidth-bound cases"
+        )
+        # each case number sits at its own case's point; a few are left out where points nearly coincide
+        assert len(ax.texts) >= 0.8 * len(rows)
+        for t in ax.texts:
+            r = rows[int(t.get_text()) - 1]
+            assert t.xy == pytest.approx((r.case.busbw_GBps * 1e9, r.predicted_busbw_GBps * 1e9))
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)

@@ -9,16 +9,26 @@ or operations compares like with like, and only the curves are redrawn on a chan
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from .. import catalog
 from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import Prediction, predict, predict_sweep
-from ..plots import ALGO_COLOURS, bytes_axis, rate_axis, time_axis
+from ..costmodel.validation import Comparison, median_abs_error
+from ..plots import ALGO_COLOURS, bytes_axis, label_points, new_figure, rate_axis, time_axis
 from ..units import format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 
-__all__ = ["SIZES", "SweepView", "predict_dashboard", "picks_table", "protocol_kinks_figure", "sweep_error_figure"]
+__all__ = [
+    "SIZES",
+    "SweepView",
+    "predict_dashboard",
+    "picks_table",
+    "protocol_kinks_figure",
+    "sweep_error_figure",
+    "validation_scatter",
+]
 
 #: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
 SIZES = 2.0 ** np.arange(3, 35)
@@ -209,4 +219,43 @@ def sweep_error_figure():
     # below the axes: inside, the 12 names covered the small-size points
     fig.legend(fontsize=7, loc="outside lower center", ncol=3)
     ax.set_title("model error of time by size (dotted: transport or forced algorithm not covered)", fontsize=9)
+    return fig
+
+
+def validation_scatter(rows: list[Comparison]) -> Figure:
+    """Predicted against published busbw (B/s, log axes), one point per case of
+    :func:`nvcourse.costmodel.validation.compare`, numbered in the order of ``rows``.
+
+    Bandwidth-bound cases (≥ 256 MiB, the ones the median counts) are dots; smaller ones crosses. The grey band
+    is ±15 % around the diagonal, where a point would be a perfect prediction.
+    """
+    fig, ax = new_figure(7, 5.2)
+    bw = [r for r in rows if r.case.bandwidth_bound]
+    lat = [r for r in rows if not r.case.bandwidth_bound]
+    pub = np.array([r.case.busbw_GBps for r in bw]) * 1e9
+    pred = np.array([r.predicted_busbw_GBps for r in bw]) * 1e9
+    line = np.array([2e10, 1.5e12])  # the diagonal spans every case, 20 GB/s to 1.5 TB/s
+    ax.fill_between(line, line * 0.85, line * 1.15, color="#999999", alpha=0.2, lw=0, label="±15 %")
+    ax.plot(line, line, color="black", lw=1)
+    ax.scatter(pub, pred, color="#0072B2", zorder=3, label="≥ 256 MiB (bandwidth-bound)")
+    if lat:
+        ax.scatter(
+            [r.case.busbw_GBps * 1e9 for r in lat],
+            [r.predicted_busbw_GBps * 1e9 for r in lat],
+            marker="x",
+            color="#D55E00",
+            zorder=3,
+            label="< 256 MiB (not in the median)",
+        )
+    rate_axis(ax, "x", "published busbw")
+    rate_axis(ax, "y", "predicted busbw")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"median |error| = {median_abs_error(rows):.1%} over {len(bw)} bandwidth-bound cases", fontsize=10)
+    # case numbers beside their points (last: label_points measures the final layout), none on top of another
+    label_points(
+        ax,
+        [r.case.busbw_GBps * 1e9 for r in rows],
+        [r.predicted_busbw_GBps * 1e9 for r in rows],
+        range(1, len(rows) + 1),
+    )
     return fig
