@@ -1,7 +1,8 @@
-"""Chapter 05 (NVL72, rack scale): the MoE all-to-all figure and dashboard renderer.
+"""Chapter 05 (NVL72, rack scale): the ring vs in-switch (NVLS) all-reduce figure, the MoE all-to-all figure and
+the dashboard renderer.
 
-``moe_view`` takes the dashboard's control values and returns ``(Figure, html)``; the model is
-:mod:`nvcourse.fabric.moe`.
+``moe_view`` takes the dashboard's control values and returns ``(Figure, html)``; the models are
+:mod:`nvcourse.costmodel` (NCCL's protocols) and :mod:`nvcourse.fabric.moe`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,80 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog
-from ..fabric.moe import MoEConfig, moe_alltoall_time
-from ..plots import KIND_COLOURS, new_figure, time_axis
+from ..costmodel import factors, predict
+from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time
+from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["moe_figure", "moe_view"]
+__all__ = ["NVLS_SIZES", "ring_vs_nvls_figure", "moe_figure", "moe_view"]
+
+#: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
+NVLS_SIZES = 2.0 ** np.arange(16, 33)
+
+
+def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
+    """All-reduce time (s) against ``sizes`` (bytes per GPU) on a GB200 NVL72: NCCL's ring with its best protocol
+    and NVLS, on 8 and 72 GPUs, and the ring with a Simple-only α (the chapter's formula). Returns the figure and
+    the lines the chapter prints under it: NVLS's latency and efficiency, the ring/NVLS byte ratio, and times at
+    1 GiB and 256 KiB."""
+    system = "gb200-nvl72"
+    fig, ax = new_figure(8, 3.6)
+    # the protocol-aware model (chapter 04b): NCCL's ring with its best protocol (LL/LL128/Simple) vs NVLS (Simple only)
+    for g, ls in ((8, "--"), (72, "-")):
+        ax.plot(
+            sizes,
+            [predict("allreduce", system, g, n, algo="ring").time_s for n in sizes],
+            ls,
+            color=KIND_COLOURS["pcie"],
+            label=f"ring (NCCL's best protocol), {g} GPUs",
+        )
+        ax.plot(
+            sizes,
+            [predict("allreduce", system, g, n, algo="nvls").time_s for n in sizes],
+            ls,
+            color=KIND_COLOURS["nvlink"],
+            label=f"in-switch (NVLS), {g} GPUs",
+        )
+    ax.plot(
+        sizes,
+        [domain_allreduce_time(system, n, 72) for n in sizes],
+        ":",
+        color=KIND_COLOURS["pcie"],
+        lw=1,
+        label="ring, 72 GPUs, Simple α only (the formula above)",
+    )
+    bytes_axis(ax, "x", "bytes per GPU")
+    time_axis(ax, "y", "all-reduce time (NVL72)")
+    ax.legend(fontsize=8)
+
+    eta = factors.NVLS_EFFICIENCY
+    lines = [
+        f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {eta['hopper']} (Hopper), "
+        f"{eta['blackwell']} (Blackwell); NVL72 nvls_min_gpus = {catalog.get_system(system).nvls_min_gpus}"
+    ]
+    for g in (8, 72):
+        lines.append(
+            f"g = {g:>2}: bytes per GPU ring / NVLS = 2(g-1)/(g+1) = {2 * (g - 1) / (g + 1):.2f}; with η "
+            f"(Blackwell) the bandwidth term shrinks {2 * (g - 1) * eta['blackwell'] / (g + 1):.2f}x; "
+            f"ring latencies 2(g-1) = {2 * (g - 1)}"
+        )
+    n = 2**30
+    ring, insw = domain_allreduce_time(system, n, 72), domain_allreduce_time(system, n, 72, in_switch=True)
+    lines.append(
+        f"1 GiB over 72 GPUs: ring {format_time(ring)}, in-switch (NVLS) {format_time(insw)}: {ring / insw:.2f}x"
+    )
+    # small buffers: the ring runs LL (0.6 µs per NVLink step), not the Simple α of the formula
+    small = 256 * 2**10
+    r72, v72 = (predict("allreduce", system, 72, small, algo=a) for a in ("ring", "nvls"))
+    lines.append(
+        f"256 KiB over 72 GPUs: ring/{r72.proto} {format_time(r72.time_s)}, NVLS {format_time(v72.time_s)}: "
+        f"{r72.time_s / v72.time_s:.1f}x (with a Simple-only α the ring would take "
+        f"{format_time(domain_allreduce_time(system, small, 72))})"
+    )
+    r8, v8 = (predict("allreduce", system, 8, small, algo=a) for a in ("ring", "nvls"))
+    lines.append(f"256 KiB over 8 GPUs: ring/{r8.proto} {format_time(r8.time_s)}, NVLS {format_time(v8.time_s)}")
+    return fig, "\n".join(lines)
 
 
 def moe_figure(
