@@ -63,3 +63,39 @@ def test_log_table_says_nvls_in_words_and_aligns_left():
 
     html = ch.log_html(read_log(ch.sample_text("8x H800: NVLS not available")))
     assert "NOT supported (0 channels" in html and "{'supported'" not in html and "text-align:right" not in html
+
+
+def test_diagnosis_png_is_the_overlay_figure_and_the_verdicts_as_text():
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from nvcourse.nccl import read_nccl_tests
+    from nvcourse.plots import figure_problems
+
+    run = read_nccl_tests(ch.sample_text("a100_2nodes_16ranks_oke.txt"))
+    diag = diagnose(run)
+    open_before = plt.get_fignums()
+    png, text = ch.diagnosis_png(run, diag)
+    assert plt.get_fignums() == open_before  # closed: the inline backend does not show it a second time
+    fig = ch.overlay_figure(run, diag)
+    try:
+        assert figure_problems(fig) == []
+        w, h = fig.get_size_inches() * fig.dpi
+        assert Image.open(io.BytesIO(png)).size == (round(w), round(h))
+    finally:
+        plt.close(fig)
+
+    lines = text.splitlines()
+    assert len(lines) == sum(1 + 2 * len(b["causes"]) for b in diag.bands) and lines
+    assert text == ch.diagnosis_text(diag)
+    for b in diag.bands:
+        assert f"{b['band']:>10}: {b['verdict']}" in lines
+        for c in b["causes"]:
+            assert f"            likely: {c['cause']}" in lines and f"                    case: {c['source']}" in lines
+    # the 2-node A100 sample's tree pushes busbw above the NICs' rate; the diagnosis says so with its numbers
+    assert "busbw 238 GB/s is above the 192 GB/s" in text and "nccl-tests/issues/196" in text

@@ -17,8 +17,8 @@ from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
-    "report_html", "overlay_figure", "log_html", "nccl_tests_box", "ncclog_box", "hopper_topology",
-    "affinity_table_html", "in_place_gap",
+    "report_html", "overlay_figure", "diagnosis_text", "diagnosis_png", "log_html", "nccl_tests_box", "ncclog_box",
+    "hopper_topology", "affinity_table_html", "in_place_gap",
 ]  # fmt: skip
 
 #: nccl-tests outputs shipped in nvcourse/data/nccl (real runs; sources in each file's %% header)
@@ -155,6 +155,37 @@ def overlay_figure(run, diag):
     from nvcourse.nccl.draw import overlay_figure as fig
 
     return fig(run, diag)
+
+
+def diagnosis_text(diag) -> str:
+    """The diagnosis as plain text: each size band's verdict, then its likely causes with the case (a URL) for each.
+    Multipliers in the verdicts are measured time / model time (or busbw ratios), as :func:`nvcourse.nccl.diagnose`
+    words them."""
+    lines = []
+    for b in diag.bands:
+        lines.append(f"{b['band']:>10}: {b['verdict']}")
+        for c in b["causes"]:
+            lines.append(f"{'':>12}likely: {c['cause']}")
+            lines.append(f"{'':>12}        case: {c['source']}")
+    return "\n".join(lines)
+
+
+def diagnosis_png(run, diag) -> tuple[bytes, str]:
+    """The overlay figure (measured busbw against the model, GB/s over bytes) as PNG bytes, and
+    :func:`diagnosis_text`.
+
+    The PNG is the figure drawn once as saved (:func:`nvcourse.widgets.figure_png`), and the figure is closed:
+    shown through ``IPython.display.Image``, the inline backend does not show it a second time.
+    """
+    import matplotlib.pyplot as plt
+
+    from nvcourse.widgets import figure_png
+
+    fig = overlay_figure(run, diag)
+    try:
+        return figure_png(fig), diagnosis_text(diag)
+    finally:
+        plt.close(fig)
 
 
 def _nvls_words(nvls) -> str:
