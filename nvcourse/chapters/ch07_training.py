@@ -1,18 +1,27 @@
-"""Chapter 07's step-time dashboard: model, cluster and parallelism → step breakdown, efficiency, cost.
+"""Chapter 07's figures and step-time dashboard: model, cluster and parallelism → step breakdown, efficiency, cost.
 
-The model is :mod:`nvcourse.training`; this module only wires controls to it and draws the bar.
+The model is :mod:`nvcourse.training`; this module only wires controls to it and draws the bars and curves.
 """
 
 from __future__ import annotations
 
 import ipywidgets as w
+import numpy as np
 from matplotlib.figure import Figure
 
-from .. import training
+from .. import catalog, training
 from ..plots import new_figure
 from ..widgets import Dashboard
 
-__all__ = ["STEP_COLOURS", "GPU_COUNTS", "step_breakdown_bar", "step_dashboard"]
+__all__ = [
+    "STEP_COLOURS",
+    "GPU_COUNTS",
+    "SYSTEM_STYLES",
+    "step_breakdown_bar",
+    "placement_figure",
+    "scaling_efficiency_figure",
+    "step_dashboard",
+]
 
 #: One colour per part of a training step, shared by every figure of chapter 07.
 STEP_COLOURS = {
@@ -24,6 +33,8 @@ STEP_COLOURS = {
     "DP comm (exposed)": "#0072B2",
 }
 GPU_COUNTS = [2**k for k in range(3, 15)]  # 8 .. 16,384
+#: (colour, marker) of each cluster in the scaling-efficiency figure; any other system gets grey circles.
+SYSTEM_STYLES = {"pcie-8gpu": ("#E69F00", "s"), "dgx-h100": ("#0072B2", "o"), "gb200-nvl72": ("#009E73", "^")}
 
 
 def step_breakdown_bar(step: training.StepTime) -> Figure:
@@ -37,6 +48,56 @@ def step_breakdown_bar(step: training.StepTime) -> Figure:
     ax.set_xlabel("seconds per step")
     ax.legend(fontsize=7, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.35))
     return fig
+
+
+def placement_figure(tp_first: training.StepTime, dp_first: training.StepTime, title: str) -> Figure:
+    """Two stacked bars, seconds per step by part, for the same degrees placed tp-first (TP groups inside a node,
+    on NVLink) and dp-first (TP groups across nodes, on the NICs); each bar ends with its step time and MFU."""
+    fig, ax = new_figure(8, 3.6)
+    runs = {"tp-first\n(TP in NVLink)": tp_first, "dp-first\n(TP over NICs)": dp_first}
+    for i, s in enumerate(runs.values()):
+        left = 0.0
+        for part, sec in s.breakdown().items():
+            ax.barh(i, sec, left=left, color=STEP_COLOURS[part], label=part if i == 0 else None)
+            left += sec
+        ax.text(left, i, f"  {s.total:.1f} s, MFU {s.mfu:.0%}", va="center")
+    ax.set_yticks(range(len(runs)), list(runs))
+    ax.set_xlabel("seconds per step")
+    # room right of the longer bar for its "x s, MFU y %" text
+    ax.set_xlim(0, 1.35 * max(s.total for s in runs.values()))
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title)
+    return fig
+
+
+def scaling_efficiency_figure(
+    model_ids: list[str], systems: list[str], counts: list[int] = GPU_COUNTS
+) -> tuple[Figure, dict[tuple[str, str, int], training.StepTime]]:
+    """Scaling efficiency (0–1: step time without communication or bubble / real step time) against GPU count,
+    one panel per model, one curve per cluster, each point :func:`nvcourse.training.best_config`'s fastest layout
+    that fits. Returns the figure and those configurations by ``(model, system, gpus)``; a count where the model
+    does not fit in memory has no point and no entry."""
+    fig, axes = new_figure(11, 3.6, ncols=len(model_ids))
+    axes = np.atleast_1d(axes)  # one model: one Axes, not an array
+    table = {}
+    for ax, mid in zip(axes, model_ids):
+        for sid in systems:
+            xs, ys = [], []
+            for g in counts:
+                b = training.best_config(mid, sid, g)
+                if b is not None:
+                    xs.append(g)
+                    ys.append(b.efficiency)
+                    table[(mid, sid, g)] = b
+            colour, marker = SYSTEM_STYLES.get(sid, ("#555555", "o"))
+            ax.plot(xs, ys, marker=marker, color=colour, label=catalog.get_system(sid).name.split(" (")[0])
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(training.get_model(mid).name)
+        ax.set_xlabel("GPUs")
+    axes[0].set_ylabel("scaling efficiency")
+    axes[0].legend(fontsize=7, loc="lower left")
+    return fig, table
 
 
 def _render(gpus, model, system, tp, pp, placement, efficiency, tokens_T, price):
