@@ -60,3 +60,107 @@ def test_dashboard_offers_only_valid_states():
     d.controls["rate_factor"].value = 10.0
     d.controls["checkpoint_s"].value = 1200
     assert d.last_error is None and "best goodput" in d.readout.value
+
+
+def test_mtbf_figure_is_one_over_n_lambda_and_prints_the_largest_job():
+    import matplotlib.pyplot as plt
+
+    from nvcourse.plots import figure_problems
+
+    fig, text = rv.mtbf_figure()
+    try:
+        ax = fig.axes[0]
+        (line,) = ax.lines
+        assert list(line.get_xdata()) == [2**k for k in range(3, 18)]
+        assert list(line.get_ydata()) == pytest.approx([rel.cluster_mtbf_hours(2**k) for k in range(3, 18)])
+        assert [t.get_text() for t in ax.texts] == [f"{rel.cluster_mtbf_hours(n):.2g} h" for n in (1024, 16384, 131072)]
+        assert ax.get_xlabel() == "GPUs in the job" and ax.get_ylabel() == "mean time between interruptions (h)"
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)
+    assert text == f"131,072 GPUs: one interruption every {rel.cluster_mtbf_hours(131072) * 60:.0f} min"
+    assert text == "131,072 GPUs: one interruption every 23 min"  # the chapter's prose quotes it
+
+
+def test_goodput_by_size_figure_falls_with_size_and_rises_with_faster_recovery():
+    import matplotlib.pyplot as plt
+
+    from nvcourse.plots import figure_problems
+
+    fig = rv.goodput_by_size_figure()
+    try:
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            "checkpoint 300 s, restart 30 min",
+            "checkpoint 60 s, restart 10 min",
+            "checkpoint 10 s, restart 2 min",
+        ]
+        mtbf_s = rel.cluster_mtbf_hours(16384) * 3600
+        i = list(rv.JOB_SIZES).index(16384)
+        assert ax.lines[1].get_ydata()[i] == pytest.approx(
+            rel.best_goodput(checkpoint_s=60, restart_s=600, mtbf_s=mtbf_s)[1]
+        )
+        curves = [np.asarray(line.get_ydata()) for line in ax.lines]
+        assert all(np.all(np.diff(c) < 0) for c in curves)  # more GPUs, more interruptions
+        assert np.all(curves[0] < curves[1]) and np.all(curves[1] < curves[2])
+        assert ax.get_ylabel() == "goodput at the best interval"
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_hero_busbw_figure_is_the_straggler_model_at_half_speed():
+    import matplotlib.pyplot as plt
+
+    from nvcourse.plots import figure_problems
+
+    nodes = (2, 16, 1024)
+    fig = rv.hero_busbw_figure(nodes=nodes)
+    try:
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            "q = 0.0001 per link",
+            "q = 0.001 per link",
+            "q = 0.01 per link",
+        ]
+        for line, (q, _) in zip(ax.lines, rv.DEGRADED_LINK_PROBABILITIES, strict=True):
+            assert list(line.get_xdata()) == list(nodes)
+            assert list(line.get_ydata()) == pytest.approx(
+                [1 / rel.straggler_slowdown(n, p_slow=q, slow_factor=2.0) for n in nodes]
+            )
+        # q = 1 %: two nodes see almost the hero number, 1,024 nodes about half of it
+        assert ax.lines[2].get_ydata()[0] > 0.98 and ax.lines[2].get_ydata()[-1] < 0.51
+        assert ax.get_xlabel() == "nodes in the ring" and ax.get_ylabel() == "expected busbw / hero busbw"
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_drift_alert_figure_colours_each_day_by_the_rule_and_names_the_first_alerts():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from nvcourse.plots import figure_problems
+
+    rule = rel.alerts()[0]
+    fig, text = rv.drift_alert_figure(days=60, seed=7)
+    try:
+        ax = fig.axes[0]
+        (points,) = ax.collections
+        values = points.get_offsets()[:, 1]
+        assert len(values) == 60
+        levels = [rel.evaluate_alert(rule, v) for v in values]
+        assert [to_hex(c) for c in points.get_facecolors()] == [rv.ALERT_COLOURS[lvl].lower() for lvl in levels]
+        assert [line.get_ydata()[0] for line in ax.lines] == [rule.warn, rule.critical]
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            f"warn < {rule.warn}",
+            f"critical < {rule.critical}",
+        ]
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)
+    assert text == f"first warning on day {levels.index('warn')} · first critical on day {levels.index('critical')}"
+    assert text == "first warning on day 35 · first critical on day 51"  # the chapter's seed, quoted in its prose
+    fig, text = rv.drift_alert_figure(days=15)  # before the drift starts: noise only, no alert
+    plt.close(fig)
+    assert text == "first warning on day None · first critical on day None"

@@ -1,23 +1,119 @@
-"""Chapter 08's goodput dashboard: cluster size, checkpoint and restart cost → goodput vs checkpoint interval.
+"""Chapter 08's figures and goodput dashboard: cluster size, checkpoint and restart cost → goodput vs checkpoint
+interval; interruptions, stragglers and alerts against cluster size and time.
 
 The model is :mod:`nvcourse.reliability` (interruption rate from the Llama 3 record, Young/Daly intervals,
-expected segment time); this module only wires controls to it and draws the curve.
+expected segment time, stragglers, alert rules); this module only wires controls to it and draws the curves.
 """
 
 from __future__ import annotations
 
 import ipywidgets as w
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .. import reliability as rel
+from ..plots import new_figure
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 
-__all__ = ["INTERVALS_S", "GPU_COUNTS", "GoodputView", "goodput_dashboard"]
+__all__ = [
+    "INTERVALS_S", "GPU_COUNTS", "JOB_SIZES", "RECOVERY_SCENARIOS", "DEGRADED_LINK_PROBABILITIES", "ALERT_COLOURS",
+    "GoodputView", "goodput_dashboard", "mtbf_figure", "goodput_by_size_figure", "hero_busbw_figure",
+    "drift_alert_figure",
+]  # fmt: skip
 
 #: Checkpoint intervals plotted: 30 s .. 48 h of compute between checkpoints.
 INTERVALS_S = np.geomspace(30, 48 * 3600, 200)
 GPU_COUNTS = [2**k for k in range(6, 18)]  # 64 .. 131,072
+#: GPUs in the job, for the figures against cluster size: 8 .. 131,072.
+JOB_SIZES = np.array([2**k for k in range(3, 18)])
+#: (checkpoint s, restart s, colour) of :func:`goodput_by_size_figure`: slow, typical and fast recovery.
+RECOVERY_SCENARIOS = ((300, 1800, "#D55E00"), (60, 600, "#0072B2"), (10, 120, "#009E73"))
+#: (probability that an inter-node link is degraded, colour) of :func:`hero_busbw_figure`.
+DEGRADED_LINK_PROBABILITIES = ((1e-4, "#009E73"), (1e-3, "#0072B2"), (1e-2, "#D55E00"))
+#: Colour of each alert level in :func:`drift_alert_figure`.
+ALERT_COLOURS = {"ok": "#009E73", "warn": "#E69F00", "critical": "#D55E00"}
+
+
+def mtbf_figure(sizes=JOB_SIZES, labelled=(1024, 16384, 131072)) -> tuple[Figure, str]:
+    """Mean time between interruptions (hours, log) against GPUs in the job (log₂), at the Llama 3 failure rate;
+    the ``labelled`` counts carry their value. Returns the figure and one line: minutes between interruptions at
+    the largest labelled count."""
+    fig, ax = new_figure(7, 3.4)
+    mtbf = [rel.cluster_mtbf_hours(int(n)) for n in sizes]
+    ax.loglog(sizes, mtbf, marker="o", color="#0072B2")
+    ax.margins(x=0.1)  # room right of the last point for its label (to its upper left it covered the 65,536 marker)
+    for n in labelled:
+        ax.annotate(
+            f"{rel.cluster_mtbf_hours(n):.2g} h",
+            (n, rel.cluster_mtbf_hours(n)),
+            textcoords="offset points",
+            xytext=(5, 5),
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("mean time between interruptions (h)")
+    ax.set_title("At the Llama 3 failure rate")
+    n = max(labelled)
+    return fig, f"{n:,} GPUs: one interruption every {rel.cluster_mtbf_hours(n) * 60:.0f} min"
+
+
+def goodput_by_size_figure(sizes=JOB_SIZES, scenarios=RECOVERY_SCENARIOS) -> Figure:
+    """Goodput (0–1) at Daly's checkpoint interval against GPUs in the job (log₂), one curve per
+    ``(checkpoint s, restart s, colour)`` scenario."""
+    fig, ax = new_figure(7, 3.4)
+    for delta, restart, colour in scenarios:
+        g = [
+            rel.best_goodput(checkpoint_s=delta, restart_s=restart, mtbf_s=rel.cluster_mtbf_hours(int(n)) * 3600)[1]
+            for n in sizes
+        ]
+        ax.plot(sizes, g, marker="o", color=colour, label=f"checkpoint {delta} s, restart {restart // 60} min")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("goodput at the best interval")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def hero_busbw_figure(nodes=(2, 4, 16, 64, 256, 1024, 4096), probabilities=DEGRADED_LINK_PROBABILITIES) -> Figure:
+    """Expected busbw of a ring over ``nodes`` nodes, as a fraction of the 2-node hero number, when each
+    inter-node link is independently at half speed with probability q (one curve per ``(q, colour)``)."""
+    fig, ax = new_figure(7, 3.4)
+    nodes = np.asarray(nodes)
+    for q, colour in probabilities:
+        expected = [1 / rel.straggler_slowdown(int(n), p_slow=q, slow_factor=2.0) for n in nodes]
+        ax.plot(nodes, expected, marker="o", color=colour, label=f"q = {q:g} per link")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0.45, 1.02)
+    ax.set_xlabel("nodes in the ring")
+    ax.set_ylabel("expected busbw / hero busbw")
+    ax.legend(fontsize=8)
+    ax.set_title("A 2-node benchmark cannot see what a 1,024-node job sees")
+    return fig
+
+
+def drift_alert_figure(
+    *, days: int = 60, drift_from_day: int = 20, drift_per_day: float = 0.006, noise: float = 0.015, seed: int = 7
+) -> tuple[Figure, str]:
+    """A job's busbw relative to its baseline over ``days`` days (a slow drift, e.g. a transceiver ageing, of
+    ``drift_per_day`` of the baseline per day from ``drift_from_day`` on, plus normal noise of sd ``noise``), each
+    day coloured by the first alert rule of :func:`nvcourse.reliability.alerts`, its thresholds dashed. Returns the
+    figure and the days the first warning and the first critical alert fire (None: never)."""
+    rng = np.random.default_rng(seed)  # seeded: the days printed are quoted in the chapter
+    day = np.arange(days)
+    busbw = 1.0 - drift_per_day * np.clip(day - drift_from_day, 0, None) + rng.normal(0, noise, day.size)
+    rule = rel.alerts()[0]
+    levels = [rel.evaluate_alert(rule, v) for v in busbw]
+    fig, ax = new_figure(7, 3.2)
+    ax.scatter(day, busbw, c=[ALERT_COLOURS[lvl] for lvl in levels], s=14)
+    ax.axhline(rule.warn, color="#E69F00", ls="--", lw=1, label=f"warn < {rule.warn}")
+    ax.axhline(rule.critical, color="#D55E00", ls="--", lw=1, label=f"critical < {rule.critical}")
+    ax.set_xlabel("day")
+    ax.set_ylabel("busbw / baseline")
+    ax.legend(fontsize=8)
+    first = {lvl: int(day[levels.index(lvl)]) for lvl in ("warn", "critical") if lvl in levels}
+    return fig, f"first warning on day {first.get('warn')} · first critical on day {first.get('critical')}"
 
 
 class GoodputView:
