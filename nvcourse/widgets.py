@@ -188,6 +188,7 @@ class Dashboard(widgets.VBox):
         self.last_error: str | None = None
         self.last_figure: Figure | None = None
         self.last_png: bytes | None = None  # the picture on screen, also the kernel-less view (_repr_mimebundle_)
+        self._drawn_values: dict[str, Any] | None = None  # the values of the last update()
         boxes = list(self.controls.values())
         rows = [widgets.HBox(boxes[i : i + columns]) for i in range(0, len(boxes), columns)]
         super().__init__([*rows, self.readout, self.plot])
@@ -203,10 +204,19 @@ class Dashboard(widgets.VBox):
         return {name: w.value for name, w in self.controls.items()}
 
     def _on_change(self, _change: dict) -> None:
-        self.update()
+        # A control whose observer sets another control (06b: a sample fills the text box) fires twice for one
+        # change of the learner's; the second time every value is what was just drawn, so drawing it again
+        # would only double the wait.
+        try:
+            same = self.values == self._drawn_values
+        except Exception:  # values that do not compare (none of the course's controls): draw
+            same = False
+        if not same:
+            self.update()
 
     def update(self) -> None:
         """Re-run ``render`` with the current values and show the result."""
+        self._drawn_values = self.values
         try:
             result = self._render(**self.values)
         except Exception as exc:  # a widget never shows a traceback

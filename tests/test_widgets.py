@@ -209,3 +209,25 @@ def test_every_control_shows_its_full_label_or_a_tooltip():
     assert int(long.layout.width.removesuffix("px")) >= 8 * len(long.description) + 200  # room left for the track
     assert styled.style.description_width == "120px" and styled.tooltip == "restart (min)"  # an author's choice stays
     assert d.controls["c"].tooltip == "GPU"
+
+
+def test_a_control_that_sets_another_draws_once_per_change():
+    # 06b's paste box: choosing a sample fills the text box, and both are controls of the dashboard
+    calls = []
+    sample = w.Dropdown(options=["a", "b"], value="a")
+    text = w.Text(value="text of a")
+    sample.observe(lambda ch: setattr(text, "value", f"text of {ch['new']}"), names="value")
+
+    def render(sample, text):
+        calls.append((sample, text))
+        return f"{sample}: {text}"
+
+    dash = Dashboard({"sample": sample, "text": text}, render)
+    assert calls == [("a", "text of a")]
+    sample.value = "b"
+    assert calls == [("a", "text of a"), ("b", "text of b")]  # once, with both values new
+    assert "text of b" in dash.readout.value
+    text.value = "pasted"
+    assert calls[-1] == ("b", "pasted") and len(calls) == 3
+    dash.update()  # an explicit update always draws
+    assert len(calls) == 4
