@@ -110,7 +110,7 @@ def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, ga
     # legend under the panel, where no ratio can land
     finite = [x for x in ratios if np.isfinite(x) and x > 0]
     ax2.set_ylim(min(0.1, min(finite, default=1.0) / 2), max(30.0, max(finite, default=1.0) * 2))
-    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4, frameon=False)
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=6, frameon=False)
     ax2.set_title("ratio (1 = the model is exact)", fontsize=10)
     return fig
 
