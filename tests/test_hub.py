@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -36,6 +38,23 @@ def _processes_in(folder: Path) -> list[int]:
 def test_prepare_refuses_a_bad_user_count(tmp_path: Path):
     with pytest.raises(ValueError, match="--users must be between 1 and 999"):
         hubmod.prepare(tmp_path, users=0, password="x" * 8)
+
+
+def test_stop_strays_stops_what_runs_in_the_homes_and_nothing_else(tmp_path: Path):
+    # a learner's server runs in a session of its own, out of the hub's process group
+    home = tmp_path / "homes" / "learner01"
+    home.mkdir(parents=True)
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    server = subprocess.Popen(sleep, cwd=home, start_new_session=True)
+    other = subprocess.Popen(sleep, cwd=tmp_path, start_new_session=True)
+    try:
+        assert hubmod.stop_strays(tmp_path, wait_s=5) == [server.pid]
+        assert server.wait(timeout=5) is not None
+        assert other.poll() is None  # the hub folder itself (and anything outside the homes) is left alone
+    finally:
+        for proc in (server, other):
+            proc.kill()
+            proc.wait()
 
 
 @needs_npm

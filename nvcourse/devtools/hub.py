@@ -158,6 +158,40 @@ class Hub:
             if not _group_alive(self.proc.pid):
                 break
         self.proc = None
+        stop_strays(self.hub_dir)
+
+
+def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
+    """Terminate, then kill, what still runs from ``hub_dir``; returns their pids.
+
+    The learners' servers run in sessions of their own (JupyterHub's local spawner starts them so), out of reach
+    of the hub's process group. The hub stops them when it shuts down, but on a loaded machine it can run out of
+    time before its own SIGKILL. Servers and their kernels work in the learners' homes (``hub_dir/homes``), and
+    nothing else does, so only processes working there are stopped.
+    """
+    import psutil
+
+    root = str((Path(hub_dir) / "homes").resolve()) + os.sep
+    strays = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.pid != os.getpid() and (proc.cwd() + os.sep).startswith(root):
+                strays.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    for proc in strays:
+        try:
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(strays, timeout=wait_s)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=wait_s)
+    return [p.pid for p in strays]
 
 
 def _group_alive(pgid: int) -> bool:
@@ -197,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+        stop_strays(args.dir)
         print("hub: stopped", file=sys.stderr)
         return 0
 
