@@ -81,6 +81,10 @@ def test_amd_host_pays_two_microseconds_per_network_step_and_a_lower_ll_cap():
     assert latency_s("allreduce", "ring", "Simple", configure("dgx-h100", 8, 2)) * 1e6 == pytest.approx(131.6)
     # LL cap across 2 nodes: AMD row llMaxBws[1][1] = 22.5 GB/s, Intel row llMaxBws[0][1] = 39.0 GB/s
     assert tuning.ll_max_bw_GBps("ampere", 2, "amd") == 22.5 and tuning.ll_max_bw_GBps("ampere", 2, "intel") == 39.0
+    # Arm (Grace) is not AMD: NCCL gives it Intel's row and 1 us of overhead (x 3 with Simple)
+    assert tuning.ll_max_bw_GBps("blackwell", 2, "arm") == 39.0
+    assert tuning.net_overhead_us("arm", "Simple") == 3.0 and tuning.net_overhead_us("amd", "Simple") == 6.0
+    assert tuning.net_overhead_us("intel", "LL") == 1.0
 
 
 @settings(max_examples=40, deadline=None)

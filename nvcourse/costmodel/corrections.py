@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SizeCorrection", "for_pair"]
 
-_ARCH_ORDER = ("volta", "ampere", "hopper", "blackwell")
-
 
 @dataclass(frozen=True)
 class SizeCorrection:
@@ -85,7 +83,7 @@ def for_pair(op: str, algo: str, proto: str, c: Config) -> SizeCorrection | None
     if algo == "tree":
         return SizeCorrection(bw_factors=_tree_table(proto, int(t["tree_max_log"])))
     if algo == "nvlstree":
-        late_enough = _ARCH_ORDER.index(arch) >= _ARCH_ORDER.index(t["nvlstree_min_arch"])
+        late_enough = tuning.ARCHITECTURES.index(arch) >= tuning.ARCHITECTURES.index(t["nvlstree_min_arch"])
         if late_enough and c.system.host_cpu in t["nvlstree_host_cpus"]:
             return SizeCorrection(bw_factors=_tree_table(proto, int(t["nvlstree_max_log"])))
         return None

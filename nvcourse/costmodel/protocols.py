@@ -101,10 +101,7 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
             step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto) if proto == "Simple" else hw
             return (lat + nsteps * step) * 1e-6
         if k > 1:
-            t = tuning.raw()["net_overhead_us"]
-            per_step = t["amd"] if c.system.host_cpu == "amd" else t["intel"]  # Intel, Arm and others: 1 us
-            overhead = per_step * (t["simple_multiplier"] if proto == "Simple" else 1.0)
-            intra = max(intra, overhead)
+            intra = max(intra, tuning.net_overhead_us(c.system.host_cpu, proto))
         n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
         return (lat + (nsteps - n_inter) * intra + n_inter * inter) * 1e-6
     if algo == "tree":
@@ -143,7 +140,7 @@ def _cap_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
     arch, k = arch_of(c), c.nodes
     nch = tuning.coll_channels(arch)
     if proto == "LL" and algo in ("ring", "tree"):
-        return tuning.ll_max_bw_GBps(arch, k, "amd" if c.system.host_cpu == "amd" else "intel")
+        return tuning.ll_max_bw_GBps(arch, k, c.system.host_cpu)
     if proto == "LL128" and algo in ("ring", "tree") and nch is not None:
         kind = "ring_ll128" if algo == "ring" else "tree_ll128"
         return nch * tuning.per_channel_max_GBps(kind, arch, k)

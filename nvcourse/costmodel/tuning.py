@@ -25,7 +25,9 @@ __all__ = [
     "source",
     "base_latency_us",
     "hw_latency_us",
+    "ARCHITECTURES",
     "ll_max_bw_GBps",
+    "net_overhead_us",
     "per_channel_max_GBps",
     "efficiency",
     "nvls_efficiency",
@@ -38,6 +40,8 @@ __all__ = [
 PROTOCOLS: Final[tuple[str, ...]] = ("LL", "LL128", "Simple")
 #: NCCL's link classes (``NCCL_HW_NVLINK``, ``NCCL_HW_PCI``, ``NCCL_HW_NET``).
 LINK_CLASSES: Final[tuple[str, ...]] = ("nvlink", "pci", "net")
+#: NCCL's GPU architecture rows, oldest first (its compute-capability index: Volta, Ampere, Hopper, Blackwell).
+ARCHITECTURES: Final[tuple[str, ...]] = ("volta", "ampere", "hopper", "blackwell")
 
 
 def raw() -> dict[str, Any]:
@@ -75,10 +79,24 @@ def _node_column(nodes: int) -> int:
     return 0 if nodes <= 1 else (1 if nodes == 2 else 2)
 
 
-def ll_max_bw_GBps(arch: str, nodes: int, cpu: str = "intel") -> float:
-    """Cap on LL's bus bandwidth, GB/s: by GPU architecture on one node, by host CPU across nodes."""
-    row = arch if nodes <= 1 else cpu
+def _cpu_row(host_cpu: str) -> str:
+    """NCCL's CPU row: AMD hosts have their own; Intel, Arm and any other host take Intel's (tuning.cc 225-233,
+    268-272)."""
+    return "amd" if host_cpu == "amd" else "intel"
+
+
+def ll_max_bw_GBps(arch: str, nodes: int, host_cpu: str = "intel") -> float:
+    """Cap on LL's bus bandwidth, GB/s: by GPU architecture on one node, by host CPU (catalog ``host_cpu``)
+    across nodes."""
+    row = arch if nodes <= 1 else _cpu_row(host_cpu)
     return float(raw()["ll_max_bw_GBps"][row][_node_column(nodes)])
+
+
+def net_overhead_us(host_cpu: str, proto: str) -> float:
+    """What each inter-node ring step costs NCCL at least, µs: the host's network post overhead, tripled with
+    Simple (``getNetOverhead``)."""
+    t = raw()["net_overhead_us"]
+    return float(t[_cpu_row(host_cpu)]) * (float(t["simple_multiplier"]) if proto == "Simple" else 1.0)
 
 
 def per_channel_max_GBps(kind: str, arch: str, nodes: int) -> float:
