@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog
-from ..costmodel import factors, predict
+from ..costmodel import factors, predict, predict_sweep
 from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time
 from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -23,6 +23,8 @@ __all__ = ["NVLS_SIZES", "ring_vs_nvls_figure", "moe_figure", "moe_view"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
+#: The curves of :func:`ring_vs_nvls_figure`: (algorithm, colour of its link kind, label).
+_RING_AND_NVLS = (("ring", "pcie", "ring (NCCL's best protocol)"), ("nvls", "nvlink", "in-switch (NVLS)"))
 
 
 def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
@@ -34,20 +36,9 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     fig, ax = new_figure(8, 3.6)
     # the protocol-aware model (chapter 04b): NCCL's ring with its best protocol (LL/LL128/Simple) vs NVLS (Simple only)
     for g, ls in ((8, "--"), (72, "-")):
-        ax.plot(
-            sizes,
-            [predict("allreduce", system, g, n, algo="ring").time_s for n in sizes],
-            ls,
-            color=KIND_COLOURS["pcie"],
-            label=f"ring (NCCL's best protocol), {g} GPUs",
-        )
-        ax.plot(
-            sizes,
-            [predict("allreduce", system, g, n, algo="nvls").time_s for n in sizes],
-            ls,
-            color=KIND_COLOURS["nvlink"],
-            label=f"in-switch (NVLS), {g} GPUs",
-        )
+        for algo, colour, what in _RING_AND_NVLS:
+            times = predict_sweep("allreduce", system, g, sizes, algo=algo).time_s
+            ax.plot(sizes, times, ls, color=KIND_COLOURS[colour], label=f"{what}, {g} GPUs")
     ax.plot(
         sizes,
         [domain_allreduce_time(system, n, 72) for n in sizes],
