@@ -40,19 +40,22 @@ def test_prepare_refuses_a_bad_user_count(tmp_path: Path):
         hubmod.prepare(tmp_path, users=0, password="x" * 8)
 
 
-def test_stop_strays_stops_what_runs_in_the_homes_and_nothing_else(tmp_path: Path):
+def test_stop_strays_stops_the_hubs_processes_in_the_homes_and_nothing_else(tmp_path: Path):
     # a learner's server runs in a session of its own, out of the hub's process group
     home = tmp_path / "homes" / "learner01"
     home.mkdir(parents=True)
     sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
-    server = subprocess.Popen(sleep, cwd=home, start_new_session=True)
-    other = subprocess.Popen(sleep, cwd=tmp_path, start_new_session=True)
+    env = {**os.environ, "JUPYTERHUB_USER": "learner01"}  # what the hub gives every server
+    server = subprocess.Popen(sleep, cwd=home, env=env, start_new_session=True)
+    other = subprocess.Popen(sleep, cwd=tmp_path, env=env, start_new_session=True)
+    shell = subprocess.Popen(sleep, cwd=home, start_new_session=True)  # the instructor's own, in a learner's home
     try:
         assert hubmod.stop_strays(tmp_path, wait_s=5) == [server.pid]
         assert server.wait(timeout=5) is not None
         assert other.poll() is None  # the hub folder itself (and anything outside the homes) is left alone
+        assert shell.poll() is None  # not started by the hub
     finally:
-        for proc in (server, other):
+        for proc in (server, other, shell):
             proc.kill()
             proc.wait()
 

@@ -166,8 +166,9 @@ def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
 
     The learners' servers run in sessions of their own (JupyterHub's local spawner starts them so), out of reach
     of the hub's process group. The hub stops them when it shuts down, but on a loaded machine it can run out of
-    time before its own SIGKILL. Servers and their kernels work in the learners' homes (``hub_dir/homes``), and
-    nothing else does, so only processes working there are stopped.
+    time before its own SIGKILL. A process is the hub's when it works in a learner's home (``hub_dir/homes``) and
+    carries the ``JUPYTERHUB_USER`` the hub gives every server (its kernels and their workers inherit it): a shell
+    the instructor opened in a home is left alone.
     """
     import psutil
 
@@ -175,7 +176,8 @@ def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
     strays = []
     for proc in psutil.process_iter(["pid"]):
         try:
-            if proc.pid != os.getpid() and (proc.cwd() + os.sep).startswith(root):
+            mine = proc.pid != os.getpid() and (proc.cwd() + os.sep).startswith(root)
+            if mine and "JUPYTERHUB_USER" in proc.environ():
                 strays.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
