@@ -5,12 +5,13 @@ it found the straight line gets wrong (``data/nccl_tuning.toml`` ``[size_correct
 
 * **Trees at medium sizes.** A tree all-reduce reaches less of its bandwidth between a few KiB and a few
   hundred MiB than the model says (the pipeline through the tree's levels is short of chunks), so NCCL
-  scales the tree's bandwidth by a factor per power of two of the size: down to 0.4 for LL at 256 KiB,
-  0.5 for Simple around 128 KiB-1 MiB, back to 1 at 256-512 MiB (the course interpolates between powers of
-  two: see :meth:`SizeCorrection.bw_factor`).
-  NVLSTree gets the same table, on Blackwell and later with an x86 host only.
-* **Rings across nodes with Simple** ("plateau effect of ring"): the latency is multiplied by 1.4
-  (1.9 before Ampere) once each rank's share per channel reaches 64 bytes.
+  scales the tree's bandwidth by a factor per power of two of the size, per protocol (``tree_allreduce``:
+  lowest around a few hundred KiB, back to 1 in the hundreds of MiB). The course interpolates between powers
+  of two: see :meth:`SizeCorrection.bw_factor`. NVLSTree gets the same table, on newer GPUs with an x86 host
+  only (``nvlstree_min_arch``, ``nvlstree_host_cpus``).
+* **Rings across nodes with Simple** ("plateau effect of ring"): the latency is multiplied by
+  ``ring_plateau`` (larger before Ampere) once each rank's share per channel reaches
+  ``ring_plateau_min_bytes``.
 
 These are NCCL's own constants, not fitted by the course; they decide which pair NCCL picks and are part of
 the time the course predicts for NCCL's algorithms.
@@ -53,7 +54,7 @@ class SizeCorrection:
         """The factor on the bandwidth for calls of ``nbytes`` bytes.
 
         NCCL indexes the table by ``log2i(nBytes >> 6)``, a step per power of two, which makes its estimate
-        fall where a factor rises (e.g. 0.4 -> 0.5 at 1 MiB). Real calls never get faster as they grow, so
+        fall where a factor rises from one power of two to the next. Real calls never get faster as they grow, so
         the course takes NCCL's value at each power of two (the sizes nccl-tests runs) and interpolates in
         log2(size) between them, and to 1 one power of two beyond each end of the table."""
         x = np.log2(np.maximum(np.asarray(nbytes, dtype=float), 1.0) / 64.0)
