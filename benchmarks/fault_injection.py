@@ -67,9 +67,10 @@ def _alive(pid: int) -> bool:
 
 
 def command(algo: str, procs: int, repo: Path) -> list[str]:
-    """A sweep that lasts well beyond the latest signal (3 s), so that every signal lands mid-run."""
+    """A sweep that lasts well beyond the latest signal (3 s), so that every signal lands mid-run: 200 iterations
+    (with 50 a quiet 2-core machine finished the 2-process ring in 2.2 s, before the latest signal)."""
     return [sys.executable, "-m", "nvcourse", "bench", "allreduce", "--procs", str(procs), "--algo", algo,
-            "--min-bytes", "4KiB", "--max-bytes", "64MiB", "--iters", "50", "--warmup", "2", "--timeout", "5"]
+            "--min-bytes", "4KiB", "--max-bytes", "64MiB", "--iters", "200", "--warmup", "2", "--timeout", "5"]
 
 
 def trial(kind: str, algo: str, rng: random.Random, repo: Path) -> dict:
