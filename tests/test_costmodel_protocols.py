@@ -219,8 +219,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
-    # target 5 %: missed (6.9 %): 2-node H100 and A100 runs and the GB200 ring are 10-20 % fast there
-    assert covered[">= 16 MiB"][0] <= 0.08
+    # target 5 %: missed (6.2 %): one-node NVLS at 16 MiB-2 GiB, the GB200 ring and the NVL72 are 5-30 % fast there
+    assert covered[">= 16 MiB"][0] <= 0.07
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
-    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~18 % fast; every other run within 15 %
+    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~19 % fast; every other run within 15 %
+    # NCCL's NVLSTree cap (perChMaxNVLSTreeBw) brings the 2-node H100 NVLSTree run within 2 % (11 % without it)
+    assert large["nccl-tests-309-h100-2node-ib-allreduce"][0] <= 0.02

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nvcourse import catalog
-from nvcourse.costmodel import configure, pair_cost, predict, tuning
+from nvcourse.costmodel import configure, pair_cost, predict, tuning, validation
 from nvcourse.fabric.moe import domain_allreduce_time
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +88,20 @@ def _nvls_72() -> str:
         f"~{us(nvls, 0)} µs with its bytes) against 142 LL ring steps (~{us(ring, 0)} µs) is about "
         f"{ring / nvls:.1f}× faster"
     )
+
+
+def _nvlstree_cap() -> str:
+    cap2, cap4 = (tuning.per_channel_max_GBps("nvlstree", "hopper", k) for k in (2, 4))
+    algbw = predict("allreduce", "dgx-h100", 8, 16 * 2**30, nodes=2, algo="nvlstree").algbw_GBps
+    return (
+        f"`perChMaxNVLSTreeBw`: {g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three — on two H100 "
+        f"nodes the cap, not the NICs, sets the {algbw:.0f} GB/s of algbw"
+    )
+
+
+def _nvl72_nvls_over_the_slide() -> str:
+    (r,) = validation.compare([k for k in validation.cases() if k.id == "nvl72-allreduce-nvls"])
+    return f"its NVLS is {r.error * 100:.0f} % above it"
 
 
 FACTS = {
@@ -216,6 +230,15 @@ FACTS = {
         ),
     ),
     "05 solution: NVLS vs the LL ring on 72 GPUs, 256 KiB": ("solutions/05_nvl72_rack_scale_exercises.ipynb", _nvls_72),
+    "04b: NVLS heads": (
+        "04b_predicting_collectives.ipynb",
+        lambda: f"*heads*, one GPU per NVLS channel of its topology graph and **at most {tuning.nvls_heads(10**6)}**",
+    ),
+    "04b: the NVLSTree cap": ("04b_predicting_collectives.ipynb", _nvlstree_cap),
+    "05 solution: the NVL72 NVLS point against the slide": (
+        "solutions/05_nvl72_rack_scale_exercises.ipynb",
+        _nvl72_nvls_over_the_slide,
+    ),
     "05: TP=8 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 8)),
     "05: TP=16 ring vs NVLS at 64 MiB": ("05_nvl72_rack_scale.ipynb", lambda: _domain("gb200-nvl72", 16)),
 }

@@ -316,6 +316,14 @@ def _log2c(x: int) -> int:
     return max(0, math.ceil(math.log2(x))) if x > 1 else 0
 
 
+def tree_network_s_per_byte(c: Config) -> float:
+    """Seconds per byte of all-reduce data that NCCL's trees between the nodes of ``c`` cost (tree, NVLSTree):
+    each node sends S over its NICs for 2 nodes, 2·S beyond (an inner node of one tree, a leaf of the other)."""
+    if c.nodes < 2:
+        return 0.0
+    return (1.0 if c.nodes == 2 else 2.0) / c.node_nic_Bps
+
+
 def cost(op: str, algo: str, c: Config) -> Cost:
     """Latency and seconds-per-byte of ``algo`` for ``op`` on configuration ``c`` (see the module doc).
 
@@ -364,8 +372,7 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         depth_in, depth_net = g - 1, _log2c(k)  # NCCL: a chain inside the node, binary trees across
         lat1 = depth_in * a_in + depth_net * a_net
         if op == "allreduce":
-            inter = 0.0 if k == 1 else (1.0 if k == 2 else 2.0) * node_inv
-            return Cost(2 * lat1, max(2.0 * b_inv, inter), 2 * (depth_in + depth_net))
+            return Cost(2 * lat1, max(2.0 * b_inv, tree_network_s_per_byte(c)), 2 * (depth_in + depth_net))
         return Cost(lat1, max(b_inv, node_inv), depth_in + depth_net)
 
     if algo == "rhd":
@@ -398,8 +405,7 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         intra = share / (d.gpu_Bps * eff)
         if algo == "nvls":
             return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1)
-        inter = (1.0 if k == 2 else 2.0) * node_inv  # NCCL's tree between the nodes, as for "tree"
-        return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, inter), 1)
+        return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, tree_network_s_per_byte(c)), 1)
 
     if algo == "collnet":  # the node reduces (chain) to its NICs; the SHARP switches add; pipelined
         return Cost(protocols.latency_s(op, "collnet", "Simple", c), max(2.0 * b_inv, node_inv), 1)

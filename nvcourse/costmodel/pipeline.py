@@ -29,7 +29,8 @@ __all__ = ["PipelineFill", "nvls_allreduce"]
 
 @dataclass(frozen=True)
 class PipelineFill:
-    """NCCL's NVLS pipeline on one domain: stages, heads (GPUs), channels, the chunk and its shrink rule."""
+    """NCCL's NVLS pipeline on one domain: stages, heads (NVLS graph channels), channels, the chunk and its shrink
+    rule."""
 
     stages: int
     heads: int
@@ -55,10 +56,12 @@ class PipelineFill:
 
 
 def nvls_allreduce(gpu_id: str, gpus: int) -> PipelineFill | None:
-    """The NVLS all-reduce pipeline of ``gpus`` GPUs of one domain, or None where the data has no channel count."""
+    """The NVLS all-reduce pipeline of ``gpus`` GPUs of one domain (min(32, gpus) heads), or None where the data
+    has no channel count."""
     t = tuning.raw()["nvls_pipeline"]
     channels = t["channels_one_domain"].get(tuning.gpu_arch(gpu_id))
     if channels is None:
         return None
     shrink = tuple((int(m), int(c)) for m, c in t["shrink"])
-    return PipelineFill(int(t["stages"]), gpus, int(channels), int(t["chunk_bytes"]), shrink)
+    # a loop carries one chunk per head: NCCL's NVLS graph has one head per GPU, at most 32 ([nvls_graph])
+    return PipelineFill(int(t["stages"]), tuning.nvls_heads(gpus), int(channels), int(t["chunk_bytes"]), shrink)

@@ -18,7 +18,9 @@ For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
   cross each link class, by the formulas of ``ncclTopoTuneModel`` (``tuning.cc`` lines 384-435);
 * seconds per byte = the course's own Simple-protocol bandwidth (:func:`nvcourse.costmodel.model.cost`,
   from the catalog, validated at large sizes) divided by NCCL's protocol efficiency, and never faster
-  than NCCL's caps (``llMaxBw``, per-channel LL128 caps) converted to algorithm bandwidth.
+  than NCCL's caps (``llMaxBw``, per-channel LL128 caps) converted to algorithm bandwidth. NVLS and
+  NVLSTree add what NCCL's NVLS graph sets: at most 32 heads, and a per-channel cap across nodes
+  (:mod:`.nvls_graph`).
 
 >>> from nvcourse.costmodel.model import configure
 >>> c = configure("dgx-h100", 8)
@@ -31,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import corrections, pipeline, tuning
+from . import corrections, nvls_graph, pipeline, tuning
 
 if TYPE_CHECKING:
     from .model import Config, Cost
@@ -124,7 +126,16 @@ def _course_cost(op: str, algo: str, c: Config) -> Cost:
 
 
 def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
-    """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures)."""
+    """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures), with NCCL's
+    NVLS heads (at most 32) and NVLSTree cap for NVLS and NVLSTree (:mod:`.nvls_graph`)."""
+    if algo == "nvls":
+        return nvls_graph.nvls_s_per_byte(op, c)
+    if algo == "nvlstree":
+        from .model import tree_network_s_per_byte  # import cycle, as in _course_cost
+
+        # the NVLS part in each node, the trees between nodes, and NCCL's per-channel NVLSTree cap
+        return max(nvls_graph.nvls_s_per_byte(op, c), tree_network_s_per_byte(c),
+                   nvls_graph.nvlstree_cap_s_per_byte(op, c))
     return _course_cost(op, algo, c).s_per_byte
 
 

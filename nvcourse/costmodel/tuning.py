@@ -31,6 +31,7 @@ __all__ = [
     "per_channel_max_GBps",
     "efficiency",
     "nvls_efficiency",
+    "nvls_heads",
     "coll_channels",
     "gpu_arch",
     "ll128_allowed",
@@ -113,6 +114,11 @@ def nvls_efficiency(arch: str) -> float | None:
     """NVLS (NVLink SHARP) efficiency of an architecture, or None where NCCL has no NVLS."""
     v = raw()["nvls_efficiency"].get(arch)
     return None if v is None else float(v)
+
+
+def nvls_heads(gpus: int) -> int:
+    """Channels ("heads") of NCCL's NVLS graph on a domain of ``gpus`` GPUs: one per GPU, at most 32."""
+    return min(int(raw()["nvls_heads"]["max_heads"]), gpus)
 
 
 def coll_channels(arch: str) -> int | None:
