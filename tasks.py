@@ -42,9 +42,30 @@ def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
 def run(cmd: list[str | Path], **kw) -> int:
+    """Run ``cmd`` and return its exit status; after a Ctrl-C, let it finish stopping, then exit 130.
+
+    Ctrl-C in a terminal reaches the whole foreground process group, so the command has it too and stops on
+    its own terms: JupyterLab asks to confirm, the classroom hub stops its learners' servers, pytest reports.
+    ``subprocess.call`` would instead kill it 0.25 s later (before that cleanup) and raise a traceback here.
+    """
     say(" ".join(str(c) for c in cmd))
-    return subprocess.call([str(c) for c in cmd], **kw)
+    proc = subprocess.Popen([str(c) for c in cmd], **kw)
+    interrupted = False
+    while True:
+        try:
+            rc = proc.wait()
+            break
+        except KeyboardInterrupt:
+            interrupted = True  # wait for the command: it received the same Ctrl-C
+    if interrupted:
+        say(f"interrupted (the command exited with status {rc})")
+        sys.exit(EXIT_INTERRUPTED)
+    return rc
 
 
 def ensure_env(extras: str = "", wheelhouse: Path | None = None) -> Path:
@@ -223,4 +244,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # between commands (creating the venv, probing a module): nothing to clean up
+        say("interrupted")
+        sys.exit(EXIT_INTERRUPTED)

@@ -12,6 +12,7 @@ Exit status: 0 after Ctrl-C; 1 when npm, JupyterHub or the proxy fails; 2 for ba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -228,14 +229,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return proc.wait()
     except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGTERM)
+        print("hub: stopping the hub and the learners' servers (Ctrl-C again to kill them now)", file=sys.stderr)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        stop_strays(args.dir)
+            _stop(proc, args.dir, grace_s=20, strays_wait_s=10)
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a third Ctrl-C must not interrupt the kill itself
+            _stop(proc, args.dir, grace_s=0, strays_wait_s=0)
         print("hub: stopped", file=sys.stderr)
         return 0
+
+
+def _stop(proc: subprocess.Popen, hub_dir: Path, *, grace_s: float, strays_wait_s: float) -> None:
+    """Stop the hub's process group (SIGTERM, then SIGKILL after ``grace_s``) and what still runs in the homes."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM if grace_s else signal.SIGKILL)
+    try:
+        proc.wait(timeout=grace_s or 5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    stop_strays(hub_dir, wait_s=strays_wait_s)
 
 
 if __name__ == "__main__":
