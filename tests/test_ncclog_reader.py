@@ -185,3 +185,46 @@ def test_a_disable_variable_set_to_its_default_is_not_a_problem():
     assert "NCCL_SHM_DISABLE" not in explain(log)
     changed = load("ib_v2_7_a100_gdr_env_nccl707.log")  # NCCL_SHM_DISABLE=1
     assert [p for p in changed.problems if p["problem"].startswith("NCCL_SHM_DISABLE=1")]
+
+
+# ---------------------------------------------------------------- topology-search ("graph") lines, HELD-OUT
+def _graph(pattern, name, channels, bw_intra, bw_inter, t_intra, t_inter, cross_nic, same):
+    return {"pattern": pattern, "name": name, "channels": channels, "bw_intra_GBps": bw_intra,
+            "bw_inter_GBps": bw_inter, "type_intra": t_intra, "type_inter": t_inter, "cross_nic": cross_nic,
+            "same_channels": same}
+
+
+@pytest.mark.parametrize(
+    ("name", "graphs"),
+    [
+        # one NVLS graph of 7 heads at 3 GB/s across two H100 nodes (the issue is about NICs not being used)
+        ("graph_nvls_h100_2nodes_nccl1519.log", [_graph(5, "NVLS", 7, 3.0, 3.0, "NVL", "PHB", 0, 0)]),
+        # a ring that leaves by one NIC and comes back by another: crossNic 1
+        ("graph_ring_crossnic_h20_nccl1189.log", [_graph(4, "ring", 4, 24.0, 24.0, "NVL", "PIX", 1, 0)]),
+        # 8 RTX 4090 over PCIe: one ring and one balanced tree of 5 GB/s, printed by several ranks
+        ("graph_pcie_rtx4090_nccltests307.log", [_graph(4, "ring", 1, 5.0, 5.0, "SYS", "PIX", 0, 1),
+                                                 _graph(1, "balanced tree", 1, 5.0, 5.0, "SYS", "PIX", 0, 1)]),
+        # NCCL 2.7-2.9 wrote "speed": the same graph printed three times by two hosts
+        ("graph_old_speed_2nodes_eth_nccl601.log", [_graph(4, "ring", 4, 1.2, 1.2, "SYS", "SYS", 0, 0)]),
+        ("graph_old_speed_trees_pcie_nccl584.log", [_graph(4, "ring", 1, 9.0, 9.0, "PHB", "PIX", 0, 1),
+                                                    _graph(2, "split tree", 1, 9.0, 9.0, "PHB", "PIX", 0, 1),
+                                                    _graph(3, "tree", 1, 9.0, 9.0, "PHB", "PIX", 0, 1)]),
+        # a tree with more bandwidth inside the node than across, and a graph the search found no channel for
+        ("graph_trees_a100pcie_2nodes_nccltests350.log", [_graph(4, "ring", 1, 24.0, 24.0, "LOC", "PHB", 0, 1),
+                                                          _graph(3, "tree", 1, 48.0, 24.0, "LOC", "PHB", 0, 1),
+                                                          _graph(3, "tree", 0, 0.0, 0.0, "LOC", "PIX", 0, 1)]),
+    ],
+)
+def test_heldout_graph_lines(name, graphs):
+    assert load(name).graphs == graphs
+
+
+def test_graph_lines_in_the_explanation():
+    text = explain(load("graph_trees_a100pcie_2nodes_nccltests350.log"))
+    assert ("Topology search, per channel: ring: 1 channel(s) x 24 GB/s (paths LOC/PHB); tree: 1 channel(s) x "
+            "48 GB/s, 24 GB/s inter (paths LOC/PHB); tree: none found (paths LOC/PIX).") in text
+    # NVLS counts heads, and no total: each head's bandwidth is reserved on every GPU's links
+    assert "NVLS: 7 head(s) x 3 GB/s (paths NVL/PHB)" in explain(load("graph_nvls_h100_2nodes_nccl1519.log"))
+    ring = explain(read_text("h:1:2 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 12, bw 30.000000/30.000000, "
+                             "type NVL/PIX, sameChannels 1"))
+    assert "ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)" in ring

@@ -29,6 +29,11 @@ _RING_OLD = re.compile(r"^Channel (\d+)\s*:\s*((?:\d+\s+)+\d+)\s*$")
 _COMM = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?")
 _TREES = re.compile(r"\[(\d+)\]\s+(-?\d+)/(-?\d+)/(-?\d+)->(-?\d+)->(-?\d+)")
 _ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?$")
+# a topology-search result (src/graph/search.cc line 1319; "speed" instead of "bw" before NCCL 2.12)
+_GRAPH = re.compile(r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), (?:bw|speed) ([\d.]+)/([\d.]+), "
+                    r"type (\w+)/(\w+), sameChannels (\d+)")
+#: NCCL's graph patterns (src/include/graph.h lines 163-169 at NCCL 2.30.7)
+GRAPH_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct"}
 
 
 @dataclass
@@ -52,6 +57,9 @@ class NcclLog:
     rings: dict[int, list[int]] = field(default_factory=dict)
     trees: dict[int, list[dict]] = field(default_factory=dict)
     nvls: dict = field(default_factory=lambda: {"supported": None, "channels": None, "heads": 0})
+    #: distinct topology-search results ("Pattern 4, crossNic 0, nChannels 12, bw 30/30, ..."), in order seen:
+    #: pattern, name, channels, bw_intra_GBps / bw_inter_GBps (per channel, as NCCL plans), types, cross_nic
+    graphs: list[dict] = field(default_factory=list)
     mnnvl: bool | None = None
     env: dict[str, str] = field(default_factory=dict)
     tuning: list[str] = field(default_factory=list)
@@ -163,6 +171,14 @@ def read_text(text: str) -> NcclLog:
                 msg.count("|") >= 2:
             if msg not in log.tuning:
                 log.tuning.append(msg)
+        if mm := _GRAPH.match(msg):
+            pat, cross, nch, bw_in, bw_out, t_in, t_out, same = mm.groups()
+            graph = {"pattern": int(pat), "name": GRAPH_PATTERNS.get(int(pat), f"pattern {pat}"),
+                     "channels": int(nch), "bw_intra_GBps": float(bw_in), "bw_inter_GBps": float(bw_out),
+                     "type_intra": t_in, "type_inter": t_out, "cross_nic": int(cross), "same_channels": int(same)}
+            if graph not in log.graphs:
+                log.graphs.append(graph)
+            continue
         if mm := _ENV.match(msg):
             log.env[mm.group(1)] = mm.group(2)
             if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
@@ -247,6 +263,20 @@ def _problems(log: NcclLog) -> list[dict]:
     return out
 
 
+def _graph_text(g: dict) -> str:
+    """'ring: 12 channels x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's links."""
+    bw, n = g["bw_intra_GBps"], g["channels"]
+    if n == 0:
+        return f"{g['name']}: none found (paths {g['type_intra']}/{g['type_inter']})"
+    if g["pattern"] == 5:
+        text = f"NVLS: {n} head(s) x {bw:g} GB/s"
+    else:
+        text = f"{g['name']}: {n} channel(s) x {bw:g} GB/s" + (f" = {n * bw:g} GB/s" if n > 1 else "")
+    if g["bw_inter_GBps"] != bw:
+        text += f", {g['bw_inter_GBps']:g} GB/s inter"
+    return text + f" (paths {g['type_intra']}/{g['type_inter']})"
+
+
 def explain(log: NcclLog) -> str:
     """One paragraph: what the log says and what looks wrong."""
     parts = []
@@ -270,6 +300,8 @@ def explain(log: NcclLog) -> str:
         parts.append(f"Connections by transport: {t}.")
     if log.channels:
         parts.append(f"{log.channels} channel(s).")
+    if log.graphs:
+        parts.append("Topology search, per channel: " + "; ".join(_graph_text(g) for g in log.graphs) + ".")
     if log.nvls["supported"] is not None or log.nvls["channels"] is not None:
         s = {True: "supported", False: "NOT supported", None: "support not stated"}[log.nvls["supported"]]
         ch = f", {log.nvls['channels']} nvls channels" if log.nvls["channels"] is not None else ""
