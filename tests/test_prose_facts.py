@@ -95,7 +95,7 @@ def _nvlstree_cap() -> str:
     algbw = predict("allreduce", "dgx-h100", 8, 16 * 2**30, nodes=2, algo="nvlstree").algbw_GBps
     return (
         f"`perChMaxNVLSTreeBw`: {g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three — on two H100 "
-        f"nodes the cap, not the NICs, sets the {algbw:.0f} GB/s of algbw"
+        f"nodes it, not the NICs, sets the model's {algbw:.0f} GB/s of algbw"
     )
 
 

@@ -5,13 +5,15 @@ The course's textbook NVLS formula (:func:`nvcourse.costmodel.model.cost`) has e
 receive S·(g+1)/g bytes at B·e (B the GPU's NVLink bandwidth per direction, e NCCL's nvlsEfficiency). In
 NCCL each NVLS channel has a *head* GPU that reduces its share of the data; the graph has one channel per
 GPU but **at most 32** (``data/nccl_tuning.toml`` ``[nvls_heads]``). With h heads a head sends and receives
-S·(h+1)/h: the same S·(g+1)/g up to 32 GPUs, S·33/32 on 72 GPUs (1.7 % more than 73/72). Across nodes
-NCCL also caps NVLSTree at h x perChMaxNVLSTreeBw of bus bandwidth (tuning.cc lines 205-211, 320-322).
+S·(h+1)/h: the same S·(g+1)/g up to 32 GPUs, S·33/32 on 72 GPUs (1.7 % more than 73/72); NCCL runs NVLS
+all-gather and reduce-scatter only up to 32 GPUs per node. Across nodes only GPUs with a NIC of their own can
+head, and NCCL's tuner caps NVLSTree at h x perChMaxNVLSTreeBw of bus bandwidth (tuning.cc lines 205-211,
+320-322): an empirical ceiling in its estimate, not a limit of the data path, which the model applies too.
 
 >>> from nvcourse.costmodel.model import configure
 >>> round(1 / nvls_s_per_byte("allreduce", configure("dgx-h100", 8)) / 1e9, 2)   # 370.8 x 0.85 x 8/9
 280.16
->>> round(1 / nvlstree_cap_s_per_byte("allreduce", configure("dgx-h100", 8, 2)) / 1e9, 1)  # 8 x 57.7 x 16/30
+>>> round(1 / nvlstree_cap_s_per_byte(configure("dgx-h100", 8, 2)) / 1e9, 1)  # 8 x 57.7 x 16/30
 246.2
 """
 
@@ -24,7 +26,7 @@ from . import tuning
 if TYPE_CHECKING:
     from .model import Config
 
-__all__ = ["nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
+__all__ = ["heads", "nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
 
 
 def _efficiency(c: Config) -> tuple[str, float]:
@@ -35,24 +37,35 @@ def _efficiency(c: Config) -> tuple[str, float]:
     return arch, e
 
 
+def heads(c: Config) -> int:
+    """NVLS heads on one node of ``c``: one per GPU, at most 32; across nodes only GPUs with a NIC of their own
+    can head (search.cc lines 754-770), so at most the NICs of the node's GPUs."""
+    h = tuning.nvls_heads(c.gpus)
+    if c.nodes > 1:
+        s = c.system
+        h = min(h, max(1, c.gpus * s.nics_per_host // s.gpus_per_host))
+    return h
+
+
 def nvls_s_per_byte(op: str, c: Config) -> float:
     """Seconds per byte of the in-switch part on one node of ``c``: all-reduce S·(h+1)/h at B·e through the busiest
-    (head) GPU, h = min(32, GPUs); all-gather / reduce-scatter: each GPU receives S·(g-1)/g at B·e."""
+    (head) GPU; all-gather / reduce-scatter (NCCL: up to 32 GPUs): each GPU receives S·(g-1)/g at B·e."""
     _, e = _efficiency(c)
     g = c.gpus
     if op == "allreduce":
-        h = tuning.nvls_heads(g)
+        h = heads(c)
         share = (h + 1) / h
+    elif g > tuning.nvls_heads(g):
+        raise ValueError(f"NCCL runs NVLS {op} only up to {tuning.nvls_heads(g)} GPUs per node; got gpus={g}")
     else:
         share = (g - 1) / g
     return share / (c.dom.gpu_Bps * e)
 
 
-def nvlstree_cap_s_per_byte(op: str, c: Config) -> float:
-    """Seconds per byte under NCCL's NVLSTree cap: h x perChMaxNVLSTreeBw of bus bandwidth, as algorithm
-    bandwidth (x n / 2(n-1) for all-reduce over n ranks)."""
+def nvlstree_cap_s_per_byte(c: Config) -> float:
+    """Seconds per byte of all-reduce (NCCL's only NVLSTree collective) under NCCL's empirical per-channel ceiling:
+    heads x perChMaxNVLSTreeBw of bus bandwidth, x n / 2(n-1) as algorithm bandwidth over n ranks."""
     arch, _ = _efficiency(c)
-    bus_Bps = tuning.nvls_heads(c.gpus) * tuning.per_channel_max_GBps("nvlstree", arch, c.nodes) * 1e9
+    bus_Bps = heads(c) * tuning.per_channel_max_GBps("nvlstree", arch, c.nodes) * 1e9
     n = c.ranks
-    steps = 2 * (n - 1) if op == "allreduce" else n - 1
-    return steps / n / bus_Bps
+    return 2 * (n - 1) / n / bus_Bps

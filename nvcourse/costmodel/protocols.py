@@ -135,7 +135,7 @@ def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
 
         # the NVLS part in each node, the trees between nodes, and NCCL's per-channel NVLSTree cap
         return max(nvls_graph.nvls_s_per_byte(op, c), tree_network_s_per_byte(c),
-                   nvls_graph.nvlstree_cap_s_per_byte(op, c))
+                   nvls_graph.nvlstree_cap_s_per_byte(c))
     return _course_cost(op, algo, c).s_per_byte
 
 
