@@ -8,6 +8,11 @@ pipeline is full and the last one drains after, which costs ``(stages - 1)`` loo
 ``latency + S x seconds-per-byte``. The chunk shrinks for small sizes (NCCL's rule), so the extra time grows
 with the size in steps, and the share it takes falls as the size grows.
 
+The fill is charged at the in-switch rate (``seconds-per-byte``). The scatter and gather stages are copies
+within the GPU's own memory (src/transport/nvls.cc), faster than that, so for the copies alone this is an upper
+bound; published one-node runs are slower still at 16 MiB-2 GiB, so NCCL loses more per loop (its warp groups
+waiting on each other) than the model describes.
+
 >>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)))
 >>> p.chunk_bytes_at(2**30), p.chunk_bytes_at(2**28), p.chunk_bytes_at(2**25), p.chunk_bytes_at(2**22)
 (131072, 65536, 32768, 16384)
