@@ -37,6 +37,7 @@ LOGS = {
     "A100, IB, NCCL 2.7.6 wording": "ib_v2_7_a100_gdr_env_nccl707.log",
     "AWS EFA plugin, mpirun tags": "efa_aws_libfabric_mpirun_tagged.log",
     "Sockets on loopback": "socket_lo_gdr_disabled_topo_nccl1053.log",
+    "H20 node: the topology search's ring graph, crossNic 1": "graph_ring_crossnic_h20_nccl1189.log",
 }
 _PASTE = "(paste your own below)"
 #: Shown above the answer when "paste your own" is picked: the box keeps the last sample until it is replaced.
@@ -202,8 +203,10 @@ def log_html(log) -> str:
     rows = [["version", log.version or "-"], ["ranks", log.nranks or "-"], ["hosts", ", ".join(log.hosts[:6]) or "-"],
             ["net", log.net or "-"], ["GDR", {True: "on", False: "off", None: "not shown"}[log.gdr]],
             ["transports", ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
-            ["channels", str(log.channels or "-")], ["NVLS", _nvls_words(log.nvls)],
-            ["WARN lines", str(len(log.warnings))]]
+            ["channels", str(log.channels or "-")],
+            ["search graphs", ", ".join(f"{g['name']} {g['channels']} x {g['bw_intra_GBps']:g} GB/s"
+                                        for g in log.graphs) or "-"],
+            ["NVLS", _nvls_words(log.nvls)], ["WARN lines", str(len(log.warnings))]]
     srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>[case]</a></li>"
                    for p in log.problems if p.get("source"))
     table = _table(["field", "value"], rows, align_numbers=False)  # a list of fields: all left-aligned
