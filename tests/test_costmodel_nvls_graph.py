@@ -55,6 +55,9 @@ def test_nvlstree_on_four_nodes_meets_cap_and_network_together():
     c = configure("dgx-h100", 8, 4)
     assert 1 / nvls_graph.nvlstree_cap_s_per_byte(c) / 1e9 == pytest.approx(8 * 45.5 * 32 / 62)
     assert 1 / tree_network_s_per_byte(c) / 1e9 == pytest.approx(376.0 / 2)
+    # predict takes the slower of the two (and of the NVLS part, 280 GB/s): the cap, 187.9 GB/s
+    p = predict("allreduce", "dgx-h100", 8, 64 * GiB, nodes=4, algo="nvlstree")
+    assert p.algbw_GBps == pytest.approx(8 * 45.5 * 32 / 62, rel=2e-3)
 
 
 def test_nccl_runs_nvls_allgather_and_reducescatter_up_to_32_gpus_only():
