@@ -160,6 +160,10 @@ def cmd_lab(args: list[str]) -> int:
         wheelhouse = Path(args[i + 1]).resolve()
         args = args[:i] + args[i + 2:]
     py = ensure_env(wheelhouse=wheelhouse)
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
+        # JupyterLab refuses to start as root; in a container root is often the only user there is
+        say("running as root (a container?): passing --allow-root to JupyterLab")
+        args = [*args, "--allow-root"]
     return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
 
 

@@ -1,4 +1,5 @@
-"""Ctrl-C on the long-running project commands: ``python3 tasks.py lab|hub|test`` and the classroom hub.
+"""Ctrl-C on the long-running project commands (``python3 tasks.py lab|hub|test``, the classroom hub), and how
+``tasks.py lab`` starts JupyterLab as root.
 
 A terminal's Ctrl-C reaches the whole foreground process group. ``tasks.py`` must let its command finish
 stopping (JupyterLab's confirmation, the hub's shutdown of the learners' servers) and then exit 130 with one
@@ -108,3 +109,20 @@ def test_hub_survives_a_second_ctrl_c_and_kills_at_once(tmp_path: Path):
     assert err.strip().splitlines()[-1] == "hub: stopped"
     gone, alive = psutil.wait_procs(fake_hub, timeout=5)
     assert not alive, "the hub's process outlived the second Ctrl-C"
+
+
+@pytest.mark.parametrize(("euid", "passed"), [(0, True), (1000, False)])
+def test_tasks_lab_as_root_passes_allow_root(monkeypatch, euid, passed):
+    # JupyterLab exits at once as root ("Running as root is not recommended. Use --allow-root to bypass.")
+    sys.path.insert(0, str(ROOT))
+    import tasks
+
+    calls = []
+    monkeypatch.setattr(tasks, "ensure_env", lambda **kw: Path("py"))
+    monkeypatch.setattr(tasks, "run", lambda cmd, **kw: calls.append(cmd) or 0)
+    monkeypatch.setattr(tasks.os, "geteuid", lambda: euid)
+    assert tasks.cmd_lab(["--no-browser"]) == 0
+    assert ("--allow-root" in calls[0]) is passed and calls[0][-2 if passed else -1] == "--no-browser"
+    calls.clear()
+    tasks.cmd_lab(["--allow-root"])
+    assert calls[0].count("--allow-root") == 1
