@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import catalog
-from . import factors, protocols, tuning
+from . import factors, nvls_graph, protocols
 from .corrections import SizeCorrection
 from .domain import Domain, domain, max_gpus_per_node
 from .pipeline import PipelineFill
@@ -272,9 +272,8 @@ def why_not(op: str, algo: str, c: Config) -> str | None:
             return f"NVLS needs at least nvls_min_gpus={s.nvls_min_gpus} GPUs on {s.id}; got gpus={g}"
         if s.scale_up_link not in factors.LINK_ARCH:
             return f"no NVLS efficiency is known for {s.scale_up_link} (factors.LINK_ARCH)"
-        if op != "allreduce" and g > tuning.nvls_heads(g):
-            return (f"NCCL runs NVLS {op} only up to {tuning.nvls_heads(g)} GPUs per node (its NVLS heads; "
-                    f"enqueue.cc line 2004); got gpus={g}")
+        if (why := nvls_graph.op_limit(op, g)) is not None:
+            return why
         if k > 1:
             return "NVLS across nodes needs CollNet (NCCL_COLLNET_ENABLE); across nodes use nvlstree"
     if algo == "nvlstree":

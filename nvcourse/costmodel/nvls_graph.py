@@ -26,7 +26,7 @@ from . import tuning
 if TYPE_CHECKING:
     from .model import Config
 
-__all__ = ["heads", "nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
+__all__ = ["op_limit", "heads", "nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
 
 
 def _efficiency(c: Config) -> tuple[str, float]:
@@ -35,6 +35,14 @@ def _efficiency(c: Config) -> tuple[str, float]:
     if e is None:
         raise ValueError(f"NCCL has no NVLS on {arch} GPUs ({c.system.gpu})")
     return arch, e
+
+
+def op_limit(op: str, gpus: int) -> str | None:
+    """Why NCCL would not run NVLS ``op`` on ``gpus`` GPUs per node, or None: beyond its 32 heads, all-reduce only
+    (enqueue.cc line 2004)."""
+    if op != "allreduce" and gpus > tuning.nvls_heads(gpus):
+        return f"NCCL runs NVLS {op} only up to {tuning.nvls_heads(gpus)} GPUs per node (its NVLS heads); got gpus={gpus}"
+    return None
 
 
 def heads(c: Config) -> int:
@@ -55,8 +63,8 @@ def nvls_s_per_byte(op: str, c: Config) -> float:
     if op == "allreduce":
         h = heads(c)
         share = (h + 1) / h
-    elif g > tuning.nvls_heads(g):
-        raise ValueError(f"NCCL runs NVLS {op} only up to {tuning.nvls_heads(g)} GPUs per node; got gpus={g}")
+    elif (why := op_limit(op, g)) is not None:
+        raise ValueError(why)
     else:
         share = (g - 1) / g
     return share / (c.dom.gpu_Bps * e)

@@ -68,5 +68,5 @@ def nvls_allreduce(gpu_id: str, gpus: int) -> PipelineFill | None:
     if channels is None:
         return None
     shrink = tuple((int(m), int(c)) for m, c in t["shrink"])
-    # a loop carries one chunk per head: NCCL's NVLS graph has one head per GPU, at most 32 ([nvls_graph])
+    # a loop carries one chunk per head: NCCL's NVLS graph has one head per GPU, at most 32 ([nvls_heads])
     return PipelineFill(int(t["stages"]), tuning.nvls_heads(gpus), int(channels), int(t["chunk_bytes"]), shrink)
