@@ -44,10 +44,13 @@ def venv_python() -> Path:
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
+#: The Ctrl-C that kills a command still running (two are its own: JupyterLab's confirm, the hub's kill-now).
+KILL_AFTER_INTERRUPTS = 3
 
 
 def run(cmd: list[str | Path], **kw) -> int:
-    """Run ``cmd`` and return its exit status; after a Ctrl-C, let it finish stopping, then exit 130.
+    """Run ``cmd`` and return its exit status; after a Ctrl-C, let it finish stopping, then exit 130 (a third
+    Ctrl-C kills a command that has not stopped).
 
     Ctrl-C in a terminal reaches the whole foreground process group, so the command has it too and stops on
     its own terms: JupyterLab asks to confirm, the classroom hub stops its learners' servers, pytest reports.
@@ -55,13 +58,15 @@ def run(cmd: list[str | Path], **kw) -> int:
     """
     say(" ".join(str(c) for c in cmd))
     proc = subprocess.Popen([str(c) for c in cmd], **kw)
-    interrupted = False
+    interrupted = 0
     while True:
         try:
             rc = proc.wait()
             break
         except KeyboardInterrupt:
-            interrupted = True  # wait for the command: it received the same Ctrl-C
+            interrupted += 1  # wait for the command: it received the same Ctrl-C
+            if interrupted == KILL_AFTER_INTERRUPTS:  # a command that will not stop: kill it
+                proc.kill()
     if interrupted:
         say(f"interrupted (the command exited with status {rc})")
         sys.exit(EXIT_INTERRUPTED)

@@ -126,3 +126,30 @@ def test_tasks_lab_as_root_passes_allow_root(monkeypatch, euid, passed):
     calls.clear()
     tasks.cmd_lab(["--allow-root"])
     assert calls[0].count("--allow-root") == 1
+
+
+def test_a_third_ctrl_c_kills_a_command_that_will_not_stop(tmp_path: Path):
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent("""
+        import pathlib, signal, time
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        pathlib.Path("started").touch()
+        time.sleep(120)
+    """))
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import tasks
+        tasks.run([sys.executable, "child.py"])
+    """))
+    p = _start(driver, tmp_path)
+    _wait_for(tmp_path / "started")
+    stubborn = psutil.Process(p.pid).children()
+    for _ in range(3):
+        os.killpg(p.pid, signal.SIGINT)
+        time.sleep(0.3)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "Traceback" not in err
+    assert "[tasks] interrupted (the command exited with status -9)" in out
+    assert not psutil.wait_procs(stubborn, timeout=5)[1]
