@@ -264,7 +264,8 @@ def _problems(log: NcclLog) -> list[dict]:
 
 
 def _graph_text(g: dict) -> str:
-    """'ring: 12 channels x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's links."""
+    """'ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's
+    links, so no total."""
     bw, n = g["bw_intra_GBps"], g["channels"]
     if n == 0:
         return f"{g['name']}: none found (paths {g['type_intra']}/{g['type_inter']})"
