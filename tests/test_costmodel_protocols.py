@@ -106,10 +106,21 @@ _OPS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce"]
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(_CONFIGS), st.sampled_from(_OPS), st.lists(st.integers(1, 2**36), min_size=2, max_size=6))
 def test_time_grows_with_size(cfg, op, sizes):
+    # except across one of NCCL's NVLS chunk thresholds, where a larger call runs fewer loops (pipeline.py): there
+    # it may be faster, by no more than the extra loops of the smaller call
     system, g, k = cfg
     s = np.sort(np.array(sizes, dtype=float))
     t = predict_sweep(op, system, g, s, nodes=k).time_s
-    assert np.all(np.diff(t) >= -1e-15)
+    assert np.all(np.diff(t) >= -_nvls_extra_loops_s(op, system, g, k, s[:-1]) - 1e-15)
+
+
+def _nvls_extra_loops_s(op, system, g, k, sizes):
+    """The NVLS pipeline's extra-loops time at ``sizes`` (0 where NCCL runs no NVLS pipeline)."""
+    try:
+        pipe = pair_cost(op, "nvls", "Simple", configure(system, g, k)).pipeline
+    except ValueError:  # no NVLS here
+        pipe = None
+    return np.zeros(len(sizes)) if pipe is None else np.asarray(pipe.extra_loops_s(sizes))
 
 
 @settings(max_examples=60, deadline=None)
@@ -219,10 +230,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
-    # target 5 %: missed (6.2 %): one-node NVLS at 16 MiB-2 GiB, the GB200 ring and the NVL72 are 5-30 % fast there
-    assert covered[">= 16 MiB"][0] <= 0.07
+    # target 5 %: 2.4 % since the NVLS pipeline charges the loops a shrunken chunk adds (6.2 % without them)
+    assert covered[">= 16 MiB"][0] <= min(0.03, sweeps.TARGETS[">= 16 MiB"])
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
-    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~19 % fast; every other run within 15 %
+    assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~18 % fast; every other run within 15 %
     # NCCL's NVLSTree cap (perChMaxNVLSTreeBw) brings the 2-node H100 NVLSTree run within 2 % (11 % without it)
     assert large["nccl-tests-309-h100-2node-ib-allreduce"][0] <= 0.02

@@ -127,14 +127,14 @@ def busbw_factor(op: str, n: int) -> float:
 class Cost:
     """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record.
 
-    NCCL's algorithms add size-dependent terms to the straight line: the NVLS pipeline's fill
+    NCCL's algorithms add size-dependent terms to the straight line: the NVLS pipeline's fill and extra loops
     (``pipeline``) and NCCL's own corrections (``correction``: tree bandwidth at medium sizes, the ring's
     multi-node plateau). :meth:`latency_at` and :meth:`bandwidth_time` give the two terms at a size."""
 
     latency_s: float
     s_per_byte: float
     steps: int
-    #: NCCL's NVLS pipeline, whose fill and drain add time that depends on the size (None: no such term)
+    #: NCCL's NVLS pipeline, whose fill and extra loops add time that depends on the size (None: no such term)
     pipeline: PipelineFill | None = None
     #: NCCL's size-dependent corrections of this pair (None: the straight line)
     correction: SizeCorrection | None = None
@@ -146,13 +146,13 @@ class Cost:
         return float(t) if np.ndim(t) == 0 else t
 
     def bandwidth_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """The size-proportional term at ``nbytes`` bytes (with the NVLS fill), seconds."""
+        """The size-dependent term at ``nbytes`` bytes (with the NVLS pipeline's fill and extra loops), seconds."""
         s = np.asarray(nbytes, dtype=float)
         t = s * self.s_per_byte
         if self.correction is not None:
             t = t / self.correction.bw_factor(s)
         if self.pipeline is not None:
-            t = t + self.pipeline.fill_s(s, self.s_per_byte)
+            t = t + self.pipeline.extra_s(s, self.s_per_byte)
         return float(t) if np.ndim(t) == 0 else t
 
     def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:

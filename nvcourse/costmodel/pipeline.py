@@ -1,23 +1,37 @@
-"""The fill and drain of NCCL's NVLS all-reduce pipeline: why NVLS reaches its plateau slowly.
+"""NCCL's NVLS all-reduce pipeline on one domain: why NVLS reaches its plateau slowly, and in steps.
 
 On one NVLink domain NCCL runs NVLS all-reduce on ``channels`` channels, each a pipeline of three warp groups
 (scatter, reduce + broadcast through the switch, gather; ``data/nccl_tuning.toml`` ``[nvls_pipeline]``). Data
 moves in loops of ``heads x chunk`` bytes per channel, all channels at once, so a loop takes
-``channels x heads x chunk`` bytes' worth of the bandwidth; the first loop must cross every stage before the
-pipeline is full and the last one drains after, which costs ``(stages - 1)`` loops on top of
-``latency + S x seconds-per-byte``. The chunk shrinks for small sizes (NCCL's rule), so the extra time grows
-with the size in steps, and the share it takes falls as the size grows.
+``channels x heads x chunk`` bytes' worth of the bandwidth. Two terms come on top of
+``latency + S x seconds-per-byte``:
 
-The fill is charged at the in-switch rate (``seconds-per-byte``). The scatter and gather stages are copies
-within the GPU's own memory (src/transport/nvls.cc), faster than that, so for the copies alone this is an upper
-bound; published one-node runs are slower still at 16 MiB-2 GiB, so NCCL loses more per loop (its warp groups
-waiting on each other) than the model describes.
+* **fill and drain**: the first loop must cross every stage before the pipeline is full and the last one drains
+  after, which costs ``(stages - 1)`` loops. It is charged at the in-switch rate (``seconds-per-byte``). The
+  scatter and gather stages are copies within the GPU's own memory (src/transport/nvls.cc), faster than that, so
+  for the copies alone this is an upper bound.
+* **extra loops**: each loop is one step of NCCL's Simple protocol for every warp group, and a step waits on a
+  handshake with the other GPUs. The chunk shrinks for small sizes (NCCL's rule), so the same bytes take more
+  loops. Each loop beyond those of the full chunk costs ``loop_latency_s``: NCCL's own per-step latency of a
+  Simple step over NVLink (hwLatencies, the ring's 3.4 µs), a figure NCCL's tuner charges ring steps and never
+  NVLS loops. The loops of the full chunk are not charged: NCCL's NVLS efficiency (``[nvls_efficiency]``)
+  describes large calls, which all run at the full chunk, so it holds them already.
 
->>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)))
+Because the chunk is a step function of the size, so is the extra-loops term: just below each of NCCL's
+thresholds a call runs twice the loops of one just above, and on 8 H100 an all-reduce of 1 GiB - 16 B takes
+longer than one of 1 GiB. Published sweeps at powers of two sit on the fast side of each threshold (1 GiB,
+64 MiB and 8 MiB on 8 H100) and are slowest in the middle of a band (512 MiB, 32 MiB).
+
+>>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)),
+...                  loop_latency_s=3.4e-6)
 >>> p.chunk_bytes_at(2**30), p.chunk_bytes_at(2**28), p.chunk_bytes_at(2**25), p.chunk_bytes_at(2**22)
 (131072, 65536, 32768, 16384)
 >>> round(p.fill_s(2**30, 1 / 280e9) * 1e6, 1)   # two loops of 16 x 8 x 128 KiB at 280 GB/s
 119.8
+>>> round(p.extra_loops_s(2**29) * 1e6, 1)   # 512 MiB: 64 loops of 64 KiB chunks, 32 more than of 128 KiB
+108.8
+>>> p.extra_loops_s(2**30)   # 1 GiB runs at the full chunk
+0.0
 """
 
 from __future__ import annotations
@@ -43,6 +57,8 @@ class PipelineFill:
     chunk_bytes: int
     #: (m, c) in NCCL's order: if a channel's bytes < m x heads x chunk and chunk > c, the chunk becomes c
     shrink: tuple[tuple[int, int], ...]
+    #: seconds each loop beyond those of the full chunk costs (one Simple step's handshake over NVLink)
+    loop_latency_s: float = 0.0
 
     def chunk_bytes_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | int:
         """The chunk NCCL uses for a call of ``nbytes`` bytes (per-channel bytes = nbytes / channels)."""
@@ -52,11 +68,27 @@ class PipelineFill:
             chunk = np.where((per_channel < m * self.heads * chunk) & (chunk > c), float(c), chunk)
         return int(chunk) if chunk.ndim == 0 else chunk
 
+    def loop_bytes_at(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        """Bytes one loop of all channels carries at ``nbytes`` (channels x heads x chunk)."""
+        return self.channels * self.heads * np.asarray(self.chunk_bytes_at(nbytes), dtype=float)
+
     def fill_s(self, nbytes: ArrayLike, s_per_byte: float) -> NDArray[np.float64] | float:
         """Seconds the pipeline's fill and drain add: (stages - 1) loops, a loop never more than the data."""
         s = np.asarray(nbytes, dtype=float)
-        loop = np.minimum(self.channels * self.heads * np.asarray(self.chunk_bytes_at(s), dtype=float), s)
-        t = (self.stages - 1) * loop * s_per_byte
+        t = (self.stages - 1) * np.minimum(self.loop_bytes_at(s), s) * s_per_byte
+        return float(t) if np.ndim(t) == 0 else t
+
+    def extra_loops_s(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """Seconds the loops a shrunken chunk adds cost: (loops at NCCL's chunk - loops at the full chunk) x
+        ``loop_latency_s``; 0 at the full chunk."""
+        s = np.asarray(nbytes, dtype=float)
+        full = self.channels * self.heads * float(self.chunk_bytes)
+        t = (np.ceil(s / self.loop_bytes_at(s)) - np.ceil(s / full)) * self.loop_latency_s
+        return float(t) if np.ndim(t) == 0 else t
+
+    def extra_s(self, nbytes: ArrayLike, s_per_byte: float) -> NDArray[np.float64] | float:
+        """Seconds the pipeline adds to ``latency + S x seconds-per-byte``: the fill and the extra loops."""
+        t = np.asarray(self.fill_s(nbytes, s_per_byte)) + np.asarray(self.extra_loops_s(nbytes))
         return float(t) if np.ndim(t) == 0 else t
 
 
@@ -68,5 +100,7 @@ def nvls_allreduce(gpu_id: str, gpus: int) -> PipelineFill | None:
     if channels is None:
         return None
     shrink = tuple((int(m), int(c)) for m, c in t["shrink"])
+    loop_latency_s = tuning.hw_latency_us(*t["loop_latency_from"]) * 1e-6
     # a loop carries one chunk per head: NCCL's NVLS graph has one head per GPU, at most 32 ([nvls_heads])
-    return PipelineFill(int(t["stages"]), tuning.nvls_heads(gpus), int(channels), int(t["chunk_bytes"]), shrink)
+    return PipelineFill(int(t["stages"]), tuning.nvls_heads(gpus), int(channels), int(t["chunk_bytes"]), shrink,
+                        loop_latency_s)
