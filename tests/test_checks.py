@@ -14,6 +14,17 @@ from nvcourse.checks import Result
 # hand-written reference solutions (independent of the package) and plausible mistakes
 
 
+def nvls_chunk(nbytes, channels, heads, first_match_only=False):
+    """NCCL's NVLS chunk rule as a learner would write it (src/enqueue.cc): 128 KiB, then three shrinks in order."""
+    chunk = 128 * 1024
+    for m, c in ((64, 65536), (8, 32768), (2, 16384)):
+        if nbytes < m * channels * heads * chunk and chunk > c:
+            chunk = c
+            if first_match_only:
+                break
+    return chunk
+
+
 def ring(p):
     rs = [[(r, (r + 1) % p, (r - s) % p) for r in range(p)] for s in range(p - 1)]
     ag = [[(r, (r + 1) % p, (r + 1 - t) % p) for r in range(p)] for t in range(p - 1)]
@@ -104,6 +115,9 @@ CASES = {
         (lambda la, ba, lb, bb: (lb - la) * (bb - ba), "inverses")]),
     "protocol_switch": (lambda s, t, m: min((t[i] / t[i - 1], s[i]) for i in range(1, len(s)) if s[i - 1] >= m)[1], [
         (lambda s, t, m: min((t[i] / t[i - 1], s[i]) for i in range(1, len(s)))[1], "min_bytes")]),
+    "nvls_chunk_bytes": (lambda s, c, h: nvls_chunk(s, c, h), [
+        (lambda s, c, h: nvls_chunk(s, c, h, first_match_only=True), "one after another"),
+        (lambda s, c, h: nvls_chunk(s, 1, h), "channels")]),
 }
 
 ALL = [f.__name__ for fs in checks.CHECKERS.values() for f in fs]
@@ -237,6 +251,8 @@ def test_answer_values_come_from_the_catalog():
     ("08.interval_100k", lambda: 60 * checks.expected_answer("08.interval_100k"), "seconds"),
     ("01.nodes_405b", lambda: 8 * checks.expected_answer("01.nodes_405b"), None),
     ("06.ecmp_32", lambda: 1 - checks.expected_answer("06.ecmp_32"), "busy"),
+    ("04b.bigger_is_faster", lambda: "b", "loops"),
+    ("04b.bigger_is_faster", lambda: "c", "loops"),
 ])
 def test_plausible_wrong_answers(qid, value, words):
     r = checks.answer(qid, value())

@@ -21,7 +21,7 @@ from .ch01 import dp_bytes_per_step, min_gpus, model_state_bytes
 from .ch02 import effective_bandwidth, half_bandwidth_size
 from .ch03 import ring_bisection, switch_bisection
 from .ch04 import algbw_busbw, prediction_vs_measurement, record_prediction, ring_schedule, ring_time
-from .ch04b import crossover_bytes, protocol_switch, ring_protocol_time
+from .ch04b import crossover_bytes, nvls_chunk_bytes, protocol_switch, ring_protocol_time
 from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_network_bytes
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch06b import gdr_state, nvls_state, slow_node
@@ -38,7 +38,7 @@ CHECKERS = {
     "02": (half_bandwidth_size, effective_bandwidth),
     "03": (switch_bisection, ring_bisection),
     "04": (algbw_busbw, ring_schedule, ring_time),
-    "04b": (ring_protocol_time, crossover_bytes, protocol_switch),
+    "04b": (ring_protocol_time, crossover_bytes, protocol_switch, nvls_chunk_bytes),
     "06": (hierarchical_allreduce_time, ecmp_collision_probability),
     "08": (young_interval, cluster_mtbf_hours),
 }
@@ -65,6 +65,7 @@ __all__ = [
     "ring_protocol_time",
     "crossover_bytes",
     "protocol_switch",
+    "nvls_chunk_bytes",
     "hierarchical_allreduce_time",
     "ecmp_collision_probability",
     "gdr_state",

@@ -6,7 +6,10 @@
 * :func:`crossover_bytes`: the size at which two (latency, bandwidth) lines cross;
 * :func:`protocol_switch`: the size where a published sweep bends (its cheapest doubling), checked on the
   published GB200 sweep of ``data/measurements.toml`` and on lower envelopes of two lines;
-* questions ``04b.*``: which pair the model picks, and by how much NVLS beats the ring for small buffers.
+* :func:`nvls_chunk_bytes`: NCCL's NVLS chunk for a call (src/enqueue.cc's rule, read from
+  ``data/nccl_tuning.toml`` ``[nvls_pipeline]``), checked at each threshold and on random calls;
+* questions ``04b.*``: which pair the model picks, by how much NVLS beats the ring for small buffers, and whether
+  a call 16 bytes below NCCL's 1 GiB chunk threshold is faster.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from ..costmodel import sweeps, tuning
 from ._answers import Question, register
 from ._core import Case, check_function, fmt, rng_for, safe_checker, to_number
 
-__all__ = ["ring_protocol_time", "crossover_bytes", "protocol_switch", "KINK_SWEEP", "KINK_MIN_BYTES"]
+__all__ = ["ring_protocol_time", "crossover_bytes", "protocol_switch", "nvls_chunk_bytes", "KINK_SWEEP",
+           "KINK_MIN_BYTES"]
 
 #: The published sweep exercise 4 reads, and the smallest size it looks at (below it the time is flat).
 KINK_SWEEP = "azure-nd-gb200-v6-allreduce-4gpu"
@@ -279,3 +283,91 @@ register(Question(
             "Simple-only α would suggest.",
 ))  # fmt: skip
 
+
+
+# ---- exercise 6: NCCL's NVLS chunk rule ----
+
+def _nvls_rule() -> tuple[int, tuple[tuple[int, int], ...]]:
+    """NCCL's full NVLS chunk and its shrink rule, read from data/nccl_tuning.toml [nvls_pipeline]."""
+    t = tuning.raw()["nvls_pipeline"]
+    return int(t["chunk_bytes"]), tuple((int(m), int(c)) for m, c in t["shrink"])
+
+
+def _nvls_chunk(nbytes: float, channels: int, heads: int, *, sequential: bool = True, per_channel: bool = False) -> int:
+    """NCCL's chunk for an NVLS all-reduce of ``nbytes``; the keywords build the usual mistakes."""
+    chunk, shrink = _nvls_rule()
+    ops = heads if per_channel else channels * heads
+    for m, c in shrink:
+        if nbytes < m * ops * chunk and chunk > c:
+            chunk = c
+            if not sequential:
+                break
+    return chunk
+
+
+def _chunk_case(nbytes: int, channels: int, heads: int, why: str) -> Case:
+    exp = _nvls_chunk(nbytes, channels, heads)
+    variants = {
+        "NCCL applies the three rules one after another, each with the chunk the previous rule left: do not stop "
+        "at the first one that matches.": _nvls_chunk(nbytes, channels, heads, sequential=False),
+        "The rule compares the call's bytes with m × channels × heads × chunk (NCCL's 'concurrentOps' is channels × "
+        "heads); you left the channels out.": _nvls_chunk(nbytes, channels, heads, per_channel=True),
+    }
+    return Case((nbytes, channels, heads), exp, {k: v for k, v in variants.items() if v != exp}, why)
+
+
+@safe_checker
+def nvls_chunk_bytes(fn) -> "Result":  # noqa: F821
+    """``fn(nbytes, channels, heads)`` → the chunk (bytes) NCCL's NVLS all-reduce uses for a call of ``nbytes``."""
+    gib, mib = 2**30, 2**20
+    cases = [
+        _chunk_case(gib, 16, 8, "8 H100 at 1 GiB"),
+        _chunk_case(gib - 16, 16, 8, "8 H100, 16 B less"),
+        _chunk_case(64 * mib - 16, 16, 8, "8 H100 just below 64 MiB"),
+        _chunk_case(8 * mib - 16, 16, 8, "8 H100 just below 8 MiB"),
+        _chunk_case(gib, 24, 8, "8 GB200 GPUs at 1 GiB"),
+        _chunk_case(6 * gib, 24, 32, "72 GB200 GPUs at 6 GiB"),
+        _chunk_case(4 * gib, 24, 32, "72 GB200 GPUs at 4 GiB"),
+    ]
+    rng = rng_for("nvls_chunk_bytes")
+    for _ in range(5):
+        cases.append(_chunk_case(int(2 ** rng.uniform(10, 34)), int(rng.choice([16, 24, 32])),
+                                 int(rng.integers(2, 33)), "random"))
+    chunk, shrink = _nvls_rule()
+    rules = "; ".join(f"below {m} × channels × heads × chunk → {fmt(c)}" for m, c in shrink)
+    return check_function(
+        "nvls_chunk_bytes", fn, ["nbytes", "channels", "heads"], cases, what="a chunk in bytes", rtol=0,
+        convert=lambda v: to_number(v, "a chunk size in bytes"),
+        hint=f"Start from {fmt(chunk)} B and apply, in order: {rules} (each rule only if the chunk is still larger).",
+        success="That is src/enqueue.cc's rule. Just below each threshold a call runs twice the loops of one just "
+                "above, and every loop costs a handshake: in the published 8-H100 runs busbw grows least just "
+                "below a threshold (256 to 512 MiB) and more again across it (512 MiB to 1 GiB).",
+    )  # fmt: skip
+
+
+def _threshold_step_s() -> float:
+    """Seconds by which the model's NVLS all-reduce of 1 GiB - 16 B on 8 H100 is slower than one of 1 GiB."""
+    below, at = (costmodel.predict("allreduce", "dgx-h100", 8, s, algo="nvls").time_s for s in (2**30 - 16, 2**30))
+    return below - at
+
+
+def _bigger_is_faster() -> str:
+    step = _threshold_step_s()
+    return "a" if step > 0 else ("b" if step < 0 else "c")
+
+
+register(Question(
+    "04b.bigger_is_faster",
+    "On 8 H100 with NVLS, how does an all-reduce of 1 GiB − 16 B compare with one of 1 GiB, by the model?",
+    _bigger_is_faster,
+    choices={"a": "1 GiB − 16 B takes longer", "b": "1 GiB takes longer (16 more bytes)", "c": "the same time"},
+    wrong_choice={"b": "16 bytes cost nothing at 280 GB/s; what changes at 1 GiB is NCCL's chunk (64 → 128 KiB), so "
+                       "the call runs half as many loops.",
+                  "c": "The bytes are the same to a few picoseconds, but the number of loops is not: the chunk "
+                       "doubles at 1 GiB."},
+    explain=lambda: "At 1 GiB − 16 B NCCL uses 64 KiB chunks: 128 loops of 16 channels × 8 heads × 64 KiB, 64 more "
+                    "than at 1 GiB, each a Simple step's handshake "
+                    f"({_us(tuning.hw_latency_us('nvlink', 'ring', 'Simple'))} µs). The model takes "
+                    f"{_threshold_step_s() * 1e6:.0f} µs longer for the smaller call (the larger fill of the "
+                    "larger chunk takes some back).",
+))  # fmt: skip

@@ -20,7 +20,7 @@ moves in loops of ``heads x chunk`` bytes per channel, all channels at once, so 
 Because the chunk is a step function of the size, so is the extra-loops term: just below each of NCCL's
 thresholds a call runs twice the loops of one just above, and on 8 H100 an all-reduce of 1 GiB - 16 B takes
 longer than one of 1 GiB. Published sweeps at powers of two sit on the fast side of each threshold (1 GiB,
-64 MiB and 8 MiB on 8 H100) and are slowest in the middle of a band (512 MiB, 32 MiB).
+64 MiB and 8 MiB on 8 H100) and lose most, against a smooth curve, in the middle of a band (512 MiB, 32 MiB).
 
 >>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)),
 ...                  loop_latency_s=3.4e-6)
