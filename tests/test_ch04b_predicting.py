@@ -89,6 +89,16 @@ def test_sweep_figures_draw_the_published_sweeps():
     legend = errors.legends[0]  # below the axes, where it covers no point
     assert errors.axes[0].get_legend() is None
     assert {t.get_text() for t in legend.get_texts()} >= {p.sweep for p in sweeps.points()}
+    # every point inside the axes, the 3x misses of the runs the model does not describe included
+    lo, hi = errors.axes[0].get_ylim()
+    drawn = [y for line in errors.axes[0].lines for y in line.get_ydata()]
+    assert max(r.predicted_s / r.point.time_s for r in sweeps.compare()) > 2.5  # what the figure must show
+    assert all(lo < y < hi for y in drawn) and max(drawn) > 2.5
+    # no two sweeps drawn alike (colour, marker, line), and the uncovered ones dotted
+    looks = [(str(ln.get_color()), ln.get_marker(), ln.get_linestyle()) for ln in errors.axes[0].lines[1:]]
+    assert len(set(looks)) == len(looks) == len({p.sweep for p in sweeps.points()})
+    uncovered = {p.sweep for p in sweeps.points() if not p.covered}
+    assert {ln.get_label() for ln in errors.axes[0].lines if ln.get_linestyle() == ":"} == uncovered
 
 
 def test_validation_scatter_draws_every_case_numbered_with_the_median_in_its_title():

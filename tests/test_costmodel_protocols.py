@@ -194,7 +194,10 @@ def test_every_sweep_is_sourced_and_consistent():
         values = s.get("time_us", s.get("busbw_GBps"))
         assert len(values) == len(s["sizes"]) and all(v > 0 for v in values), s["id"]
         assert s["sizes"] == sorted(s["sizes"]) and len(set(s["sizes"])) == len(s["sizes"]), s["id"]
-        assert max(s["sizes"]) >= 2**30, s["id"]  # every sweep reaches the bandwidth plateau
+        # every sweep reaches the bandwidth plateau: 1 GiB, or its last four sizes at one busbw (within 5 %)
+        if max(s["sizes"]) < 2**30:
+            last = [p.bytes / p.time_s for p in sweeps.points() if p.sweep == s["id"]][-4:]
+            assert max(last) / min(last) < 1.05, s["id"]
         if "busbw_GBps" in s:  # two printed decimals: only >= 0.10 GB/s (<= 5 % rounding) is used
             assert min(s["busbw_GBps"]) >= 0.10, s["id"]
         if not s.get("covered", True):

@@ -81,6 +81,35 @@ def test_old_error_column_and_truncated_row():
 
 
 # ---------------------------------------------------------------- HELD-OUT fixtures
+def test_heldout_rtx5090_pcie_p2p_sweep_without_footer():
+    # aikitoria/open-gpu-kernel-modules README @ 08dc345: 8x RTX 5090 over PCIe, -g 8; the README stops after the
+    # last row (no "Out of bounds" / "Avg bus bandwidth" lines). Also the PCIe sweep of data/measurements.toml.
+    r = load("allreduce_rtx5090_8gpu_pcie_p2p_v2_18.txt")
+    assert (r.op, r.op_source) == ("allreduce", "header")
+    assert r.nccl_version == "2.29.7" and r.nccl_tests_version == "2.18.2"
+    assert r.nranks == 8 and r.hosts == ["crazy"] and r.gpus == ["NVIDIA GeForce RTX 5090"]
+    assert r.ranks[7] == {"rank": 7, "group": 0, "pid": 27238, "host": "crazy", "device": 7,
+                          "bus_id": "0000:f1:00", "gpu": "NVIDIA GeForce RTX 5090"}
+    assert r.header["ngpus"] == 8 and (r.header["min_bytes"], r.header["max_bytes"]) == (8, 134217728)
+    assert (r.header["warmup_iters"], r.header["iters"], r.header["graph"]) == (1, 20, 0)
+    assert len(r.rows) == 25 and r.rows[0]["bytes"] == 8 and r.rows[-1]["bytes"] == 134217728
+    assert r.rows[9] == {"bytes": 4096, "count": 1024, "type": "float", "redop": "sum", "root": -1,
+                         "oop_time_us": 36.29, "oop_algbw_GBps": 0.11, "oop_busbw_GBps": 0.20, "oop_wrong": 0,
+                         "ip_time_us": 35.21, "ip_algbw_GBps": 0.12, "ip_busbw_GBps": 0.20, "ip_wrong": 0}
+    assert r.rows[-1]["ip_time_us"] == 5329.43 and r.rows[-1]["oop_busbw_GBps"] == 43.86
+    assert r.avg_busbw_GBps is None
+
+
+def test_the_pcie_sweep_in_the_data_is_the_fixtures_in_place_column():
+    from nvcourse.costmodel import sweeps
+
+    r = load("allreduce_rtx5090_8gpu_pcie_p2p_v2_18.txt")
+    pts = [p for p in sweeps.points() if p.sweep == "aikitoria-rtx5090-pcie-allreduce-8gpu"]
+    assert [p.bytes for p in pts] == [row["bytes"] for row in r.rows]
+    assert [round(p.time_s * 1e6, 2) for p in pts] == [row["ip_time_us"] for row in r.rows]
+    assert not pts[0].covered and pts[0].nccl_version == "2.29.7" and pts[0].launch == "single-process"
+
+
 def test_heldout_h100_single_node_markdown_indented():
     r = load("h100_8gpu_single_node_markdown_indented.txt")
     assert r.op == "allreduce" and r.nranks == 8 and r.hosts == ["host"]

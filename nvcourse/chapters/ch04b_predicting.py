@@ -196,29 +196,50 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     return fig
 
 
+def _sweep_style(name: str, rows: list) -> tuple[str, str, str]:
+    """(colour, marker, line style) of one sweep: covered runs solid with circles then squares, the runs the model
+    does not describe dotted with triangles, from the other end of the palette, so no two sweeps look alike."""
+    names = list(dict.fromkeys(r.point.sweep for r in rows))
+    covered = {r.point.sweep: r.point.covered for r in rows}
+    same_kind = [n for n in names if covered[n] == covered[name]]
+    i, n = same_kind.index(name), len(_SWEEP_COLOURS)
+    if covered[name]:
+        return _SWEEP_COLOURS[i % n], _SWEEP_MARKERS[(i // n) % 2], "-"
+    return _SWEEP_COLOURS[-1 - i % n], _SWEEP_MARKERS[2], ":"
+
+
 def sweep_error_figure():
-    """Predicted / published time − 1 against size, one colour per published sweep, with the ±25 % band."""
+    """Predicted / published time against size (log scale), one colour per published sweep, with the ±25 % band.
+
+    A log scale, so that every point shows: the runs the model does not describe are off by up to ~3x, the
+    others by a few per cent."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
     from ..costmodel import sweeps
     from ..plots import new_figure
 
     rows = sweeps.compare()
     fig, ax = new_figure(7.5, 5.4)
-    ax.axhspan(-0.25, 0.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
-    ax.axhline(0, color="black", lw=0.8)
+    ax.set_yscale("log")
+    ax.axhspan(0.75, 1.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
+    ax.axhline(1, color="black", lw=0.8)
     names = list(dict.fromkeys(r.point.sweep for r in rows))
-    for i, name in enumerate(names):
+    for name in names:
         sel = [r for r in rows if r.point.sweep == name]
-        line = "-" if sel[0].point.covered else ":"
-        # a colour and a marker per sweep: more sweeps than colours, so the marker tells the repeats apart
-        marker = _SWEEP_MARKERS[(i // len(_SWEEP_COLOURS)) % len(_SWEEP_MARKERS)]
-        ax.plot([r.point.bytes for r in sel], [r.error for r in sel], line, marker=marker, ms=3.5, lw=1,
-                color=_SWEEP_COLOURS[i % len(_SWEEP_COLOURS)], label=name)
+        colour, marker, line = _sweep_style(name, rows)
+        ax.plot([r.point.bytes for r in sel], [1 + r.error for r in sel], line, marker=marker, ms=3.5, lw=1,
+                color=colour, label=name)
     bytes_axis(ax)
-    ax.set_ylabel("predicted / published time − 1")
-    ax.set_ylim(-1, 0.75)
+    ax.set_ylabel("predicted / published time (log scale)")
+    ratios = [1 + r.error for r in rows]
+    ax.set_ylim(min(0.15, min(ratios) / 1.15), max(2.0, max(ratios) * 1.15))
+    ax.yaxis.set_major_locator(FixedLocator([0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
     # below the axes: inside, the 12 names covered the small-size points
     fig.legend(fontsize=7, loc="outside lower center", ncol=3)
-    ax.set_title("model error of time by size (dotted: transport or forced algorithm not covered)", fontsize=9)
+    ax.set_title("predicted / published time by size (dotted, triangles: transport or forced algorithm not covered)",
+                 fontsize=9)
     return fig
 
 
