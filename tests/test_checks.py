@@ -15,10 +15,11 @@ from nvcourse.checks import Result
 
 
 def nvls_chunk(nbytes, channels, heads, first_match_only=False):
-    """NCCL's NVLS chunk rule as a learner would write it (src/enqueue.cc): 128 KiB, then three shrinks in order."""
+    """NCCL's NVLS chunk rule as a learner would write it (src/enqueue.cc, per channel): 128 KiB, then three shrinks
+    in order."""
     chunk = 128 * 1024
     for m, c in ((64, 65536), (8, 32768), (2, 16384)):
-        if nbytes < m * channels * heads * chunk and chunk > c:
+        if nbytes / channels < m * heads * chunk and chunk > c:
             chunk = c
             if first_match_only:
                 break

@@ -293,12 +293,13 @@ def _nvls_rule() -> tuple[int, tuple[tuple[int, int], ...]]:
     return int(t["chunk_bytes"]), tuple((int(m), int(c)) for m, c in t["shrink"])
 
 
-def _nvls_chunk(nbytes: float, channels: int, heads: int, *, sequential: bool = True, per_channel: bool = False) -> int:
-    """NCCL's chunk for an NVLS all-reduce of ``nbytes``; the keywords build the usual mistakes."""
+def _nvls_chunk(nbytes: float, channels: int, heads: int, *, sequential: bool = True, whole_call: bool = False) -> int:
+    """NCCL's chunk for an NVLS all-reduce of ``nbytes`` split evenly over ``channels`` (the rule is applied to a
+    channel's bytes, src/enqueue.cc); the keywords build the usual mistakes."""
     chunk, shrink = _nvls_rule()
-    ops = heads if per_channel else channels * heads
+    share = nbytes if whole_call else nbytes / channels
     for m, c in shrink:
-        if nbytes < m * ops * chunk and chunk > c:
+        if share < m * heads * chunk and chunk > c:
             chunk = c
             if not sequential:
                 break
@@ -310,8 +311,8 @@ def _chunk_case(nbytes: int, channels: int, heads: int, why: str) -> Case:
     variants = {
         "NCCL applies the three rules one after another, each with the chunk the previous rule left: do not stop "
         "at the first one that matches.": _nvls_chunk(nbytes, channels, heads, sequential=False),
-        "The rule compares the call's bytes with m × channels × heads × chunk (NCCL's 'concurrentOps' is channels × "
-        "heads); you left the channels out.": _nvls_chunk(nbytes, channels, heads, per_channel=True),
+        "NCCL applies the rule to each channel's bytes, nbytes / channels; you compared the whole call's bytes.":
+            _nvls_chunk(nbytes, channels, heads, whole_call=True),
     }
     return Case((nbytes, channels, heads), exp, {k: v for k, v in variants.items() if v != exp}, why)
 
@@ -334,7 +335,7 @@ def nvls_chunk_bytes(fn) -> "Result":  # noqa: F821
         cases.append(_chunk_case(int(2 ** rng.uniform(10, 34)), int(rng.choice([16, 24, 32])),
                                  int(rng.integers(2, 33)), "random"))
     chunk, shrink = _nvls_rule()
-    rules = "; ".join(f"below {m} × channels × heads × chunk → {fmt(c)}" for m, c in shrink)
+    rules = "; ".join(f"a channel's bytes (nbytes / channels) below {m} × heads × chunk → {fmt(c)}" for m, c in shrink)
     return check_function(
         "nvls_chunk_bytes", fn, ["nbytes", "channels", "heads"], cases, what="a chunk in bytes", rtol=0,
         convert=lambda v: to_number(v, "a chunk size in bytes"),
@@ -362,12 +363,13 @@ register(Question(
     _bigger_is_faster,
     choices={"a": "1 GiB − 16 B takes longer", "b": "1 GiB takes longer (16 more bytes)", "c": "the same time"},
     wrong_choice={"b": "16 bytes cost nothing at 280 GB/s; what changes at 1 GiB is NCCL's chunk (64 → 128 KiB), so "
-                       "the call runs half as many loops.",
+                       "no channel runs twice the loops.",
                   "c": "The bytes are the same to a few picoseconds, but the number of loops is not: the chunk "
                        "doubles at 1 GiB."},
-    explain=lambda: "At 1 GiB − 16 B NCCL uses 64 KiB chunks: 128 loops of 16 channels × 8 heads × 64 KiB, 64 more "
-                    "than at 1 GiB, each a Simple step's handshake "
-                    f"({_us(tuning.hw_latency_us('nvlink', 'ring', 'Simple'))} µs). The model takes "
+    explain=lambda: "NCCL gives fifteen of its sixteen channels exactly 64 MiB (the full 128 KiB chunk, 64 loops) and "
+                    "the last one 64 MiB − 16 B: 64 KiB chunks, 128 loops, each with a Simple step's fixed costs (the "
+                    f"model borrows NCCL's {_us(tuning.hw_latency_us('nvlink', 'ring', 'Simple'))} µs), and the call "
+                    "ends with that channel. The model takes "
                     f"{_threshold_step_s() * 1e6:.0f} µs longer for the smaller call (the larger fill of the "
                     "larger chunk takes some back).",
 ))  # fmt: skip

@@ -159,6 +159,13 @@ class Cost:
         t = np.asarray(self.latency_at(nbytes)) + np.asarray(self.bandwidth_time(nbytes))
         return float(t) if np.ndim(t) == 0 else t
 
+    def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
+        pipeline's fill and extra loops, which those formulas leave out."""
+        if self.pipeline is None:
+            return self.time(nbytes)
+        return Cost(self.latency_s, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
+
     @property
     def peak_algbw_Bps(self) -> float:
         """S / t as S grows without bound (bytes/s)."""

@@ -10,17 +10,29 @@ moves in loops of ``heads x chunk`` bytes per channel, all channels at once, so 
   after, which costs ``(stages - 1)`` loops. It is charged at the in-switch rate (``seconds-per-byte``). The
   scatter and gather stages are copies within the GPU's own memory (src/transport/nvls.cc), faster than that, so
   for the copies alone this is an upper bound.
-* **extra loops**: each loop is one step of NCCL's Simple protocol for every warp group, and a step waits on a
-  handshake with the other GPUs. The chunk shrinks for small sizes (NCCL's rule), so the same bytes take more
-  loops. Each loop beyond those of the full chunk costs ``loop_latency_s``: NCCL's own per-step latency of a
-  Simple step over NVLink (hwLatencies, the ring's 3.4 µs), a figure NCCL's tuner charges ring steps and never
-  NVLS loops. The loops of the full chunk are not charged: NCCL's NVLS efficiency (``[nvls_efficiency]``)
-  describes large calls, which all run at the full chunk, so it holds them already.
+* **extra loops**: each loop is one step of NCCL's Simple protocol for every warp group, and a step has fixed
+  costs that run in series inside the warp group (its barriers, a system-scope memory fence before the step's
+  flag is posted, the memory pipeline draining at the end of the step; src/device/prims_simple.h). NCCL's 8
+  buffer slots per head and channel hide the wait for the other GPUs, not these. The chunk shrinks for smaller
+  calls (NCCL's rule), so the same bytes take more loops. Each loop beyond those of the full chunk is charged
+  ``loop_latency_s``, a borrowed magnitude: NCCL's figure for one Simple step over NVLink (hwLatencies, the
+  ring's 3.4 µs), which NCCL's tuner charges once per ring hop per call, never per chunk, and never to NVLS.
+  The full chunk's loops are not charged: NCCL's NVLS efficiency (``[nvls_efficiency]``) is calibrated where
+  calls run at the full chunk, and charging every loop while raising the peak rate to match those calls gives
+  the same times up to rounding. Within a band the term grows with the bytes, so it is counted with the
+  bandwidth term.
 
-Because the chunk is a step function of the size, so is the extra-loops term: just below each of NCCL's
-thresholds a call runs twice the loops of one just above, and on 8 H100 an all-reduce of 1 GiB - 16 B takes
-longer than one of 1 GiB. Published sweeps at powers of two sit on the fast side of each threshold (1 GiB,
-64 MiB and 8 MiB on 8 H100) and lose most, against a smooth curve, in the middle of a band (512 MiB, 32 MiB).
+Because the chunk is a step function of the size, so is the extra-loops term. NCCL applies the rule per
+channel (src/enqueue.cc calls it with each channel's bytes) and splits a call over its channels in whole
+cells: for an all-reduce of 1 GiB - 16 B on 8 H100, fifteen channels get exactly 64 MiB (full chunk, 64 loops)
+and the last one 64 MiB - 16 B (64 KiB chunk, 128 loops); the call ends with its slowest channel, so it takes
+longer than one of 1 GiB. The model splits evenly, which gives the same slowest channel. Published sweeps at
+powers of two sit on the fast side of each threshold (1 GiB, 64 MiB and 8 MiB on 8 H100) and lose most,
+against a smooth curve, in the middle of a band (512 MiB, 32 MiB). The term is a constant share of the time
+within a band, so it corrects each band's level, not its slope.
+
+Scope: one-domain NVLS all-reduce. NVLS reduce-scatter and all-gather use the same chunk rule, and NVLSTree
+a rule of its own, but neither is charged the fill or the extra loops.
 
 >>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)),
 ...                  loop_latency_s=3.4e-6)

@@ -2,8 +2,13 @@
 
 ``auto`` (and its old synonym ``nccl``) chooses as NCCL's tuner does: among NCCL's own algorithms
 (:data:`~nvcourse.costmodel.model.NCCL_ALGORITHMS`) and the protocols NCCL enables there, the pair of
-least predicted time. A named algorithm is costed with its fastest protocol (or the one ``proto``
-forces). The course's own algorithms (rhd, direct, hierarchical) are available by name only and are
+least predicted time. The model's time adds what NCCL's own estimate leaves out (the NVLS pipeline's fill
+and extra loops), so where they matter the model's pick can differ from NCCL's: the model picks a ring where
+NCCL's formulas alone would pick NVLS on 8 GB200 GPUs from ~2 to ~117 MiB (bar two slices) and on 8 H100
+from ~1 to 3 MiB and from 8 to 15 MiB. ``candidates_estimate_s``
+gives those formulas' times (:meth:`~nvcourse.costmodel.model.Cost.nccl_estimate`) next to the model's, so
+the difference shows. (Published 8-H100 runs at 2 MiB match the model's pick, a ring, better than NVLS.)
+A named algorithm is costed with its fastest protocol (or the one ``proto`` forces). The course's own algorithms (rhd, direct, hierarchical) are available by name only and are
 costed with the catalog's per-step α (NCCL's Simple constants): NCCL does not have them.
 """
 
@@ -116,6 +121,9 @@ class Prediction:
     device_time_s: float = 0.0
     #: what the host needs per call in this launch mode, seconds
     host_floor_s: float = 0.0
+    #: NCCL's own formulas' time for every candidate pair (the model's time without the NVLS pipeline's fill and
+    #: extra loops), keyed "algo/proto", seconds: where its minimum differs from ``algo``, NCCL may pick otherwise
+    candidates_estimate_s: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -170,6 +178,7 @@ def predict(
     pairs = candidates(op, algo, c, proto)
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
+    estimates = {ap: float(cs.nccl_estimate(nbytes)) for ap, cs in costs.items()}
     best = min(pairs, key=lambda ap: (times[ap], pairs.index(ap)))
     cs, device_t = costs[best], times[best]
     floor = launch_mode.host_floor_s(launch, c.gpus)
@@ -183,6 +192,7 @@ def predict(
         regime="latency-bound" if lat_part >= bw_part else "bandwidth-bound", requested_algo=algo,
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
         nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
+        candidates_estimate_s={_key(ap): v for ap, v in estimates.items()},
     )  # fmt: skip
 
 
