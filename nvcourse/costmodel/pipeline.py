@@ -69,7 +69,7 @@ class PipelineFill:
     chunk_bytes: int
     #: (m, c) in NCCL's order: if a channel's bytes < m x heads x chunk and chunk > c, the chunk becomes c
     shrink: tuple[tuple[int, int], ...]
-    #: seconds each loop beyond those of the full chunk costs (one Simple step's handshake over NVLink)
+    #: seconds each loop beyond those of the full chunk costs (a Simple step's fixed costs; NCCL's 3.4 µs borrowed)
     loop_latency_s: float = 0.0
 
     def chunk_bytes_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | int:

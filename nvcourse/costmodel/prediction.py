@@ -5,11 +5,13 @@
 least predicted time. The model's time adds what NCCL's own estimate leaves out (the NVLS pipeline's fill
 and extra loops), so where they matter the model's pick can differ from NCCL's: the model picks a ring where
 NCCL's formulas alone would pick NVLS on 8 GB200 GPUs from ~2 to ~117 MiB (bar two slices) and on 8 H100
-from ~1 to 3 MiB and from 8 to 15 MiB. ``candidates_estimate_s``
-gives those formulas' times (:meth:`~nvcourse.costmodel.model.Cost.nccl_estimate`) next to the model's, so
-the difference shows. (Published 8-H100 runs at 2 MiB match the model's pick, a ring, better than NVLS.)
-A named algorithm is costed with its fastest protocol (or the one ``proto`` forces). The course's own algorithms (rhd, direct, hierarchical) are available by name only and are
-costed with the catalog's per-step α (NCCL's Simple constants): NCCL does not have them.
+from ~1 to 3 MiB and from 8 to 15 MiB. ``candidates_estimate_s`` gives those formulas' times
+(:meth:`~nvcourse.costmodel.model.Cost.nccl_estimate`) next to the model's, so the difference shows.
+(Published 8-H100 runs at 2 MiB match the model's pick, a ring, better than NVLS.)
+
+A named algorithm is costed with its fastest protocol (or the one ``proto`` forces). The course's own
+algorithms (rhd, direct, hierarchical) are available by name only and are costed with the catalog's per-step
+α (NCCL's Simple constants): NCCL does not have them.
 """
 
 from __future__ import annotations
