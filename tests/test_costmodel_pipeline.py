@@ -98,6 +98,19 @@ def test_where_the_model_picks_otherwise_than_nccls_formulas():
     assert p.algo == "nvls" and min(p.candidates_estimate_s, key=p.candidates_estimate_s.get) == "nvls/Simple"
 
 
+@pytest.mark.parametrize(("system", "inside_mib", "outside_mib"), [
+    ("gb200-nvl72", (2.5, 5, 20, 100, 115), (1.5, 130, 512)),  # 04b section 10: "from about 2 to 117 MiB"
+    ("dgx-h100", (1.2, 2, 3, 8.5, 12, 14.5), (0.9, 4, 6, 16, 64)),  # "from 1 to 3 MiB and from 8 to 15 MiB"
+])
+def test_the_ranges_where_the_model_and_nccls_formulas_pick_differently(system, inside_mib, outside_mib):
+    def differs(mib):
+        p = predict("allreduce", system, 8, mib * 2**20)
+        nccl = min(p.candidates_estimate_s, key=p.candidates_estimate_s.get)
+        return f"{p.algo}/{p.proto}" != nccl and p.algo == "ring" and nccl == "nvls/Simple"
+
+    assert all(differs(m) for m in inside_mib) and not any(differs(m) for m in outside_mib)
+
+
 @settings(max_examples=80, deadline=None)
 @given(a=st.integers(1, 2**34), b=st.integers(1, 2**34), system=st.sampled_from(["dgx-h100", "gb200-nvl72"]))
 def test_nvls_time_grows_with_size_between_chunk_thresholds(a, b, system):

@@ -113,6 +113,13 @@ def _large_band_now() -> str:
     return f"the ≥ 16 MiB band goes from 6.2 % to {med * 100:.1f} %"
 
 
+def _threshold_step() -> str:
+    from nvcourse.costmodel import predict
+
+    below, at = (predict("allreduce", "dgx-h100", 8, s, algo="nvls").time_s for s in (2**30 - 16, 2**30))
+    return f"{(below - at) * 1e6:.0f} µs ({(below / at - 1) * 100:.0f} %) longer than one of 1 GiB"
+
+
 def _nvl72_nvls_over_the_slide() -> str:
     (r,) = validation.compare([k for k in validation.cases() if k.id == "nvl72-allreduce-nvls"])
     return f"its NVLS is {r.error * 100:.0f} % above it"
@@ -251,6 +258,7 @@ FACTS = {
     "04b: the NVLSTree cap": ("04b_predicting_collectives.ipynb", _nvlstree_cap),
     "04b: the NVL72 sweep's miss at >= 1 GiB": ("04b_predicting_collectives.ipynb", _nvl72_sweep_miss),
     "04b: the >= 16 MiB band with the NVLS extra loops": ("04b_predicting_collectives.ipynb", _large_band_now),
+    "04b: 1 GiB - 16 B against 1 GiB with NVLS on 8 H100": ("04b_predicting_collectives.ipynb", _threshold_step),
     "05 solution: the NVL72 NVLS point against the slide": (
         "solutions/05_nvl72_rack_scale_exercises.ipynb",
         _nvl72_nvls_over_the_slide,
