@@ -1,7 +1,7 @@
 """Run a notebook's code in this process (Agg backend) and audit every figure it draws.
 
 :func:`audit_notebook` executes the code cells (magics dropped, cells tagged to be skipped or to raise left
-out), checks each figure a cell leaves open with :func:`nvcourse.plots.figure_problems`, and for every
+out), checks each figure a cell leaves open with :func:`figure_audit.figure_problems`, and for every
 :class:`~nvcourse.widgets.Dashboard` the notebook builds, checks the figure of its initial state and of each
 control moved, one at a time, to each end of its range (a slider's min and max, every option of a dropdown,
 a checkbox flipped), then with the controls moved one after the other to their last end and left there.
@@ -21,8 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import nbformat  # noqa: E402
+from figure_audit import figure_problems  # noqa: E402
 
-from nvcourse.plots import figure_problems  # noqa: E402
 from nvcourse.widgets import Dashboard  # noqa: E402
 
 SKIP_TAGS = {"nbval-skip", "skip-execution", "raises-exception", "nbval-raises-exception"}

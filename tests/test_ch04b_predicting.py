@@ -103,10 +103,10 @@ def test_sweep_figures_draw_the_published_sweeps():
 
 def test_validation_scatter_draws_every_case_numbered_with_the_median_in_its_title():
     import matplotlib.pyplot as plt
+    from figure_audit import figure_problems
 
     from nvcourse.chapters.ch04b_predicting import validation_scatter
     from nvcourse.costmodel import validation
-    from nvcourse.plots import figure_problems
 
     rows = validation.compare()
     bw = [r for r in rows if r.case.bandwidth_bound]

@@ -5,12 +5,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
+from figure_audit import figure_problems
 
 from nvcourse import catalog
 from nvcourse.chapters.ch05_nvl72 import NVLS_SIZES, ring_vs_nvls_figure
 from nvcourse.costmodel import factors, predict
 from nvcourse.fabric.moe import domain_allreduce_time
-from nvcourse.plots import figure_problems
 from nvcourse.units import format_time
 
 

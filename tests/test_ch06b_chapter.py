@@ -75,10 +75,10 @@ def test_diagnosis_png_is_the_overlay_figure_and_the_verdicts_as_text():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from figure_audit import figure_problems
     from PIL import Image
 
     from nvcourse.nccl import read_nccl_tests
-    from nvcourse.plots import figure_problems
 
     run = read_nccl_tests(ch.sample_text("a100_2nodes_16ranks_oke.txt"))
     diag = diagnose(run)

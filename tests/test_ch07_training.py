@@ -34,9 +34,9 @@ def test_every_gpu_count_renders_without_a_note():
 def test_placement_figure_stacks_each_runs_breakdown_and_labels_its_total():
     import matplotlib.pyplot as plt
     import pytest
+    from figure_audit import figure_problems
 
     from nvcourse import training
-    from nvcourse.plots import figure_problems
 
     ref = training.data()["reference_runs"]["llama3-405b-16k"]
     kw = dict(tp=ref["tp"], pp=ref["pp"], virtual_stages=4)
@@ -61,9 +61,9 @@ def test_placement_figure_stacks_each_runs_breakdown_and_labels_its_total():
 
 def test_scaling_efficiency_figure_plots_best_config_and_leaves_out_what_does_not_fit():
     import matplotlib.pyplot as plt
+    from figure_audit import figure_problems
 
     from nvcourse import catalog, training
-    from nvcourse.plots import figure_problems
 
     models, systems, counts = ["llama3-8b", "llama3-405b"], ["pcie-8gpu", "dgx-h100"], [8, 64, 512]
     fig, table = trainviz.scaling_efficiency_figure(models, systems, counts=counts)

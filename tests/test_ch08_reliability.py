@@ -64,8 +64,7 @@ def test_dashboard_offers_only_valid_states():
 
 def test_mtbf_figure_is_one_over_n_lambda_and_prints_the_largest_job():
     import matplotlib.pyplot as plt
-
-    from nvcourse.plots import figure_problems
+    from figure_audit import figure_problems
 
     fig, text = rv.mtbf_figure()
     try:
@@ -84,8 +83,7 @@ def test_mtbf_figure_is_one_over_n_lambda_and_prints_the_largest_job():
 
 def test_goodput_by_size_figure_falls_with_size_and_rises_with_faster_recovery():
     import matplotlib.pyplot as plt
-
-    from nvcourse.plots import figure_problems
+    from figure_audit import figure_problems
 
     fig = rv.goodput_by_size_figure()
     try:
@@ -111,8 +109,7 @@ def test_goodput_by_size_figure_falls_with_size_and_rises_with_faster_recovery()
 
 def test_hero_busbw_figure_is_the_straggler_model_at_half_speed():
     import matplotlib.pyplot as plt
-
-    from nvcourse.plots import figure_problems
+    from figure_audit import figure_problems
 
     nodes = (2, 16, 1024)
     fig = rv.hero_busbw_figure(nodes=nodes)
@@ -138,9 +135,8 @@ def test_hero_busbw_figure_is_the_straggler_model_at_half_speed():
 
 def test_drift_alert_figure_colours_each_day_by_the_rule_and_names_the_first_alerts():
     import matplotlib.pyplot as plt
+    from figure_audit import figure_problems
     from matplotlib.colors import to_hex
-
-    from nvcourse.plots import figure_problems
 
     rule = rel.alerts()[0]
     fig, text = rv.drift_alert_figure(days=60, seed=7)

@@ -2,7 +2,7 @@
 
 For each notebook (run in this process, see ``notebook_figures.py``): every static figure, and every
 Dashboard's figure at its initial state and with each control at each end of its range, passes
-:func:`nvcourse.plots.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
+:func:`figure_audit.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
 to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
 legend over markers, bar centres, texts or more than 5 % of a line; no label on another point's marker).
 About 10-50 s per notebook.
@@ -13,9 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from figure_audit import figure_problems
 from notebook_figures import audit_notebook
-
-from nvcourse.plots import figure_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("00"))
