@@ -100,12 +100,21 @@ def pkeys_can_talk(a: int, b: int) -> bool:
 
 
 # --------------------------------------------------------------------------- control-plane exposure
+# Example addresses that stand for public ones (RFC 5737, RFC 3849): ipaddress calls them private.
+_DOCUMENTATION_NETS = tuple(ipaddress.ip_network(n) for n in (
+    "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
+
+
 def exposure(address: str) -> str:
     """Who can reach a socket bound to ``address`` (a MASTER_ADDR or a listen address):
 
     ``"this host only"`` (loopback), ``"every interface"`` (0.0.0.0 / ::, i.e. every network the host is
     on), ``"private network"`` (RFC 1918 / unique-local / link-local: whoever is on that network), or
     ``"internet"`` (a global address: anyone who can route to it, unless a firewall stops them).
+
+    The documentation ranges (TEST-NET-1/2/3 and 2001:db8::/32, RFC 5737 / RFC 3849) are what examples use to
+    stand for a public address, so they read as ``"internet"``, although Python's :mod:`ipaddress` files them
+    under ``is_private`` (they are reserved, not routed).
     """
     try:
         ip = ipaddress.ip_address(str(address).strip().strip("[]"))
@@ -118,6 +127,8 @@ def exposure(address: str) -> str:
         return "this host only"
     if ip.is_unspecified:
         return "every interface"
+    if any(ip in net for net in _DOCUMENTATION_NETS if net.version == ip.version):
+        return "internet"
     if ip.is_private or ip.is_link_local:
         return "private network"
     return "internet"

@@ -80,10 +80,27 @@ def test_pkey_membership_rules():
         ("192.168.1.2", "private network"),
         ("8.8.8.8", "internet"),
         ("::ffff:127.0.0.1", "this host only"),
+        # documentation ranges stand for public addresses in examples; ipaddress calls them private
+        ("203.0.113.7", "internet"),
+        ("192.0.2.1", "internet"),
+        ("198.51.100.20", "internet"),
+        ("2001:db8::1", "internet"),
+        ("172.16.0.9", "private network"),
+        ("fd00::5", "private network"),
+        ("169.254.3.4", "private network"),
     ],
 )
 def test_exposure_of_an_address(addr, who):
     assert isolation.exposure(addr) == who
+
+
+def test_exposure_table_shows_every_kind_of_reach():
+    # the chapter's table must show a public example as "internet" (TEST-NET-3 once read as "private network")
+    from nvcourse.chapters import ch08b_security_and_observability as ch
+
+    html = ch.exposure_table().data
+    for who in ("this host only", "every interface", "private network", "internet"):
+        assert who in html
 
 
 def test_exposure_rejects_a_hostname():
