@@ -241,3 +241,33 @@ def test_failing_launcher_stops_the_others(clean_cluster, capfd):
                     backend="torch", timeout_s=120)
     assert rc != 0
     assert all(not netns.kill_inside(ns) for ns in netns.ours())  # nothing still running in the namespaces
+
+
+@needs_root
+@needs_torch
+def test_bench_inside_a_cluster_run_measures_the_nic_not_shared_memory(clean_cluster, capfd):
+    # No --backend anywhere, and a command the launcher does not rewrite: bench itself must pick torchrun's engine.
+    netns.up(spec.make_spec(2, 2, nic="1Gbit"))
+    rc = launch.run([sys.executable, "-m", "nvcourse", "bench", "allreduce", "--procs", "4", "--bytes", "16MiB",
+                     "--iters", "3", "--warmup", "1", "--json"], backend="torch", timeout_s=300)
+    out = capfd.readouterr().out
+    (row,) = json.loads(out[out.index("["):])
+    assert rc == 0 and row["correct"] and row["backend"] == "torch"
+    nic = model.payload_Bps(125e6) / 1e9  # the shaped 1 Gb/s NIC's payload rate, GB/s
+    # Shared memory on this machine gives GB/s (16-30x the NIC); across the namespaces the NIC bounds the bus rate.
+    assert 0.3 * nic < row["busbw_GBps"] < 1.05 * nic
+
+
+@needs_root
+def test_shm_inside_a_cluster_run_is_refused(clean_cluster, capfd):
+    netns.up(spec.make_spec(2, 1, nic="1Gbit"))
+    rc = launch.run([sys.executable, "-m", "nvcourse", "bench", "allreduce", "--backend", "shm", "--procs", "2"],
+                    backend="torch", timeout_s=300)
+    err = capfd.readouterr().err
+    # bench exits 2 with one line in every rank; torchrun reports its failed workers with status 1
+    assert rc != 0 and "error: backend: shm measures one node's shared memory" in err
+
+
+def test_a_path_to_nvcourse_is_the_same_cli():
+    cmd = launch._command(["/opt/venv/bin/nvcourse", "bench", "allreduce"], "torch")
+    assert cmd[:3] == [sys.executable, "-m", "nvcourse"] and cmd[-1] == "--backend=torch"

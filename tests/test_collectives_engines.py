@@ -34,3 +34,29 @@ def test_mpi_all_operations():
     rows = engines.run_mpi(list(OPERATIONS), [8, 4096], 2, iters=2, warmup=1)
     assert [(r["op"], r["bytes"]) for r in rows] == [(op, s) for op in OPERATIONS for s in (8, 4096)]
     assert all(r["correct"] and r["backend"] == "mpi" and r["procs"] == 2 for r in rows)
+
+
+LAUNCHER_ENVS = {"torch": {"RANK": "0", "WORLD_SIZE": "4", "MASTER_ADDR": "10.213.0.1"},
+                 "mpi": {"OMPI_COMM_WORLD_SIZE": "4"}}
+
+
+@pytest.mark.parametrize("engine", ["torch", "mpi"])
+def test_under_a_launcher_the_default_backend_is_the_launchers(engine, monkeypatch):
+    from nvcourse.collectives.cli import resolve_backend
+
+    assert resolve_backend(None) == "shm"  # no launcher: our shared-memory group
+    for k, v in LAUNCHER_ENVS[engine].items():
+        monkeypatch.setenv(k, v)
+    assert resolve_backend(None) == engine
+    assert resolve_backend(engine) == engine
+
+
+@pytest.mark.parametrize("engine, launcher", [("torch", "torchrun"), ("mpi", "mpirun")])
+def test_under_a_launcher_shm_is_refused_in_one_line(engine, launcher, monkeypatch, capsys):
+    for k, v in LAUNCHER_ENVS[engine].items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "allreduce", "--backend", "shm", "--procs", "4", "--bytes", "64"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"network between {launcher}'s ranks" in err and f"--backend {engine}" in err

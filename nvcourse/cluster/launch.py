@@ -28,7 +28,7 @@ def _command(command: list[str], backend: str) -> list[str]:
     if not command:
         raise ValueError("command: give the command to run after '--', e.g. -- nvcourse bench allreduce --procs 4")
     cmd = list(command)
-    if cmd[0] == "nvcourse":
+    if Path(cmd[0]).name == "nvcourse":  # also a path to it (.venv/bin/nvcourse): the same CLI
         cmd = [sys.executable, "-m", "nvcourse", *cmd[1:]]
         if len(cmd) > 3 and cmd[3] == "bench" and not any(a == "--backend" or a.startswith("--backend=") for a in cmd):
             cmd.append(f"--backend={backend}")

@@ -46,7 +46,9 @@ def register(subparsers) -> None:
     p.add_argument("--iters", type=int, default=20, help="timed calls per size (default 20)")
     p.add_argument("--warmup", type=int, default=5, help="untimed calls per size (default 5)")
     p.add_argument("--dtype", default="float32", help=f"element type: {', '.join(_plan.DTYPES)}")
-    p.add_argument("--backend", default="shm", help="shm (default), torch (gloo/NCCL) or mpi (mpi4py under mpirun)")
+    p.add_argument("--backend", default=None,
+                   help="shm (default), torch (gloo/NCCL) or mpi (mpi4py under mpirun); under torchrun or mpirun "
+                   "(e.g. inside 'nvcourse cluster run') the launcher's engine is the default and shm is refused")
     p.add_argument("--emulate-latency", default=None, help="per-hop latency added by link emulation, e.g. 50us")
     p.add_argument("--emulate-bandwidth", default=None, help="per-link bandwidth cap, e.g. 500MB/s")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds without progress before giving up (default 10)")
@@ -76,7 +78,26 @@ def sizes_from(args: argparse.Namespace) -> list[int]:
     return sizes
 
 
+def resolve_backend(backend: str | None) -> str:
+    """The engine to use: the one given, else the launcher's (torchrun: torch, mpirun: mpi), else shm.
+
+    Under a launcher, shm is refused: each launched process would run its own shared-memory group on its own
+    node, and the figure would be that node's memory bandwidth reported as if it had crossed the network.
+    """
+    from .engines import under_mpirun, under_torchrun
+
+    launcher = "torch" if under_torchrun() else "mpi" if under_mpirun() else None
+    if backend is None:
+        return launcher or "shm"
+    if backend == "shm" and launcher is not None:
+        name = "torchrun" if launcher == "torch" else "mpirun"
+        raise ValueError(f"backend: shm measures one node's shared memory, not the network between {name}'s "
+                         f"ranks; omit --backend or give --backend {launcher}")
+    return backend
+
+
 def _check_common(args: argparse.Namespace) -> None:
+    args.backend = resolve_backend(args.backend)
     if args.op not in _plan.OPERATIONS:
         raise ValueError(f"op must be one of {', '.join(_plan.OPERATIONS)}; got {args.op!r}")
     if args.backend not in BACKENDS:
