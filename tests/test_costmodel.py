@@ -314,7 +314,10 @@ def test_bad_input_names_parameter_and_allowed_values(kwargs, param, allowed):
     args = dict(op="allreduce", system="dgx-h100", gpus=8, nbytes=2**20, nodes=1, algo="auto", fabric=None)
     args.update(kwargs)
     with pytest.raises(ValueError) as exc:
-        predict(args["op"], args["system"], args["gpus"], args["nbytes"], nodes=args["nodes"], algo=args["algo"], fabric=args["fabric"])
+        predict(
+            args["op"], args["system"], args["gpus"], args["nbytes"], nodes=args["nodes"], algo=args["algo"],
+            fabric=args["fabric"],
+        )
     assert param in str(exc.value) and allowed in str(exc.value)
 
 

@@ -24,7 +24,8 @@ def test_single_size_json(capsys):
 
 
 def test_sweep_table_and_json(capsys):
-    argv = ["allgather", "--system", "dgx-a100", "--gpus", "8", "--nodes", "2", "--min-bytes", "1KiB", "--max-bytes", "1MiB"]
+    argv = ["allgather", "--system", "dgx-a100", "--gpus", "8", "--nodes", "2",
+            "--min-bytes", "1KiB", "--max-bytes", "1MiB"]
     code, out, _ = run(capsys, *argv)
     assert code == 0
     rows = [line for line in out.splitlines() if not line.startswith("#")]
@@ -51,7 +52,8 @@ def test_fabric_and_algo(capsys):
         (["allreduce", "--system", "nope", "--gpus", "8", "--bytes", "1MiB"], "system"),
         (["allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "12 parsecs"], "bytes"),
         (["allreduce", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1MiB"], "max-bytes"),
-        (["allreduce", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1MiB", "--max-bytes", "1KiB"], "max-bytes"),
+        (["allreduce", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1MiB", "--max-bytes", "1KiB"],
+         "max-bytes"),
         (["allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--fabric", "pcie4"], "fabric"),
     ],
 )

@@ -1,4 +1,6 @@
-"""NCCL's NVLS all-reduce pipeline: fill and extra loops (nvcourse.costmodel.pipeline, nccl_tuning.toml [nvls_pipeline])."""
+"""NCCL's NVLS all-reduce pipeline: fill and extra loops.
+
+(nvcourse.costmodel.pipeline, nccl_tuning.toml [nvls_pipeline])"""
 
 import pytest
 from hypothesis import given, settings

@@ -34,7 +34,8 @@ NODES = [2, 4, 8, 16]
 
 def _ideal(nodes: int):
     # DGX H100: 8 rails of NDR 400 Gb/s (the catalog NIC), non-blocking (1:1), rail-optimised
-    return fat_tree(nodes, rails=8, port_GBps_dir=catalog.get_link("ib-ndr").line_GBps_dir, layout="rail", oversubscription=1.0)
+    port = catalog.get_link("ib-ndr").line_GBps_dir
+    return fat_tree(nodes, rails=8, port_GBps_dir=port, layout="rail", oversubscription=1.0)
 
 
 @pytest.mark.parametrize("nodes", NODES)
@@ -109,7 +110,8 @@ def test_configure_net_rate_override_changes_only_the_network_part():
     assert hs.time(n) > h.time(n)
     # inside one node there is no network: the override changes nothing
     one = costmodel.configure("dgx-h100", 8, 1, net_Bps_per_gpu=1e6)
-    assert costmodel.cost("allreduce", "ring", one) == costmodel.cost("allreduce", "ring", costmodel.configure("dgx-h100", 8))
+    plain = costmodel.configure("dgx-h100", 8)
+    assert costmodel.cost("allreduce", "ring", one) == costmodel.cost("allreduce", "ring", plain)
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, math.inf, math.nan, True, "fast"])

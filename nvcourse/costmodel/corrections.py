@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import tuning
-
-if TYPE_CHECKING:
-    from .model import Config
+from .config import Config
 
 __all__ = ["SizeCorrection", "for_pair"]
 

@@ -25,17 +25,14 @@ Vocabulary:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from .. import catalog
-from . import factors, nvls_graph, protocols
-from .corrections import SizeCorrection
-from .domain import Domain, domain, max_gpus_per_node
-from .pipeline import PipelineFill
+from . import factors, nvls_graph
+from .config import Config, configure, tree_network_s_per_byte
+from .costs import Cost
+from .latency import latency_s
 
 __all__ = [
     "OPERATIONS",
@@ -123,149 +120,6 @@ def busbw_factor(op: str, n: int) -> float:
     return 1.0
 
 
-@dataclass(frozen=True)
-class Cost:
-    """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record.
-
-    NCCL's algorithms add size-dependent terms to the straight line: the NVLS pipeline's fill and extra loops
-    (``pipeline``) and NCCL's own corrections (``correction``: tree bandwidth at medium sizes, the ring's
-    multi-node plateau). :meth:`latency_at` and :meth:`bandwidth_time` give the two terms at a size."""
-
-    latency_s: float
-    s_per_byte: float
-    steps: int
-    #: NCCL's NVLS pipeline, whose fill and extra loops add time that depends on the size (None: no such term)
-    pipeline: PipelineFill | None = None
-    #: NCCL's size-dependent corrections of this pair (None: the straight line)
-    correction: SizeCorrection | None = None
-
-    def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """The latency term at ``nbytes`` bytes, seconds."""
-        s = np.asarray(nbytes, dtype=float)
-        t = self.latency_s * (self.correction.latency_factor(s) if self.correction else np.ones_like(s))
-        return float(t) if np.ndim(t) == 0 else t
-
-    def bandwidth_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """The size-dependent term at ``nbytes`` bytes (with the NVLS pipeline's fill and extra loops), seconds."""
-        s = np.asarray(nbytes, dtype=float)
-        t = s * self.s_per_byte
-        if self.correction is not None:
-            t = t / self.correction.bw_factor(s)
-        if self.pipeline is not None:
-            t = t + self.pipeline.extra_s(s, self.s_per_byte)
-        return float(t) if np.ndim(t) == 0 else t
-
-    def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        t = np.asarray(self.latency_at(nbytes)) + np.asarray(self.bandwidth_time(nbytes))
-        return float(t) if np.ndim(t) == 0 else t
-
-    def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
-        pipeline's fill and extra loops, which those formulas leave out."""
-        if self.pipeline is None:
-            return self.time(nbytes)
-        return Cost(self.latency_s, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
-
-    @property
-    def peak_algbw_Bps(self) -> float:
-        """S / t as S grows without bound (bytes/s)."""
-        return math.inf if self.s_per_byte == 0 else 1.0 / self.s_per_byte
-
-
-@dataclass(frozen=True)
-class Config:
-    """A validated (system, gpus per node, nodes, NIC link) with the quantities the formulas use."""
-
-    system: catalog.System
-    gpus: int
-    nodes: int
-    nic: catalog.Link
-    dom: Domain
-    #: per-GPU network rate that replaces the catalog's (see :func:`configure`); None = the catalog's
-    net_Bps_per_gpu: float | None = None
-
-    @property
-    def ranks(self) -> int:
-        return self.gpus * self.nodes
-
-    @property
-    def nic_Bps_per_gpu(self) -> float:
-        """A GPU's share of its host's NICs, bytes/s per direction (NICs x β / GPUs per host), or the
-        ``net_Bps_per_gpu`` given to :func:`configure`."""
-        if self.net_Bps_per_gpu is not None:
-            return self.net_Bps_per_gpu
-        return self.system.nics_per_host * self.nic.beta_Bps / self.system.gpus_per_host
-
-    @property
-    def node_nic_Bps(self) -> float:
-        """NIC bandwidth that ``gpus`` GPUs of one node share, bytes/s per direction."""
-        return self.gpus * self.nic_Bps_per_gpu
-
-    @property
-    def nvls_ok(self) -> bool:
-        s = self.system
-        ok = bool(s.in_switch_reduction) and s.nvls_min_gpus is not None
-        return ok and self.gpus >= (s.nvls_min_gpus or 0) and self.nodes == 1
-
-    @property
-    def fabric(self) -> str:
-        return self.nic.id
-
-
-def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: str = "") -> int:
-    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer))
-    if bad or value < minimum or (maximum is not None and value > maximum):
-        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name} must be an integer {bound}{hint}; got {value!r}")
-    return int(value)
-
-
-_NIC_KINDS = ("infiniband", "ethernet")
-
-
-def configure(
-    system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None
-) -> Config:
-    """Validate the configuration; ValueError names the parameter and what is allowed.
-
-    ``net_Bps_per_gpu`` (bytes/s per direction) replaces the bandwidth each GPU gets between nodes, which
-    is otherwise its share of the catalog NICs at their achievable rate. It is for callers that know
-    better what the network delivers, e.g. :mod:`nvcourse.fabric`, whose flow simulation gives the rate
-    a step gets on a given fat-tree with contention; every formula of :func:`cost` stays the same.
-
-    >>> c = configure("dgx-h100", 8, nodes=4, net_Bps_per_gpu=20e9)
-    >>> c.nic_Bps_per_gpu, round(configure("dgx-h100", 8, nodes=4).nic_Bps_per_gpu / 1e9)
-    (20000000000.0, 47)
-    """
-    systems = catalog.systems()
-    if not isinstance(system, str) or system not in systems:
-        raise ValueError(f"system must be one of {', '.join(systems)}; got {system!r}")
-    sysobj = systems[system]
-    top = max_gpus_per_node(sysobj)
-    gpus = _check_int("gpus", gpus, 1, top, f" for {system} (GPUs per node: one NVLink domain or host)")
-    nodes = _check_int("nodes", nodes, 1, None)
-    if gpus * nodes < 2:
-        raise ValueError(f"a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or nodes")
-    if fabric is None:
-        nic = sysobj.nic
-    else:
-        nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
-        if fabric not in nics:
-            raise ValueError(
-                f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}"
-            )
-        nic = catalog.get_link(fabric)
-    if net_Bps_per_gpu is not None and (
-        isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
-        or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
-    ):
-        raise ValueError(
-            f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}"
-        )
-    net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
-    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net)
-
-
 def why_not(op: str, algo: str, c: Config) -> str | None:
     """None if ``algo`` can run ``op`` on ``c``; else the reason."""
     if algo not in OP_ALGORITHMS[op]:
@@ -323,14 +177,6 @@ def _check_op(op: str) -> None:
 
 def _log2c(x: int) -> int:
     return max(0, math.ceil(math.log2(x))) if x > 1 else 0
-
-
-def tree_network_s_per_byte(c: Config) -> float:
-    """Seconds per byte of all-reduce data that NCCL's trees between the nodes of ``c`` cost (tree, NVLSTree):
-    each node sends S over its NICs for 2 nodes, 2·S beyond (an inner node of one tree, a leaf of the other)."""
-    if c.nodes < 2:
-        return 0.0
-    return (1.0 if c.nodes == 2 else 2.0) / c.node_nic_Bps
 
 
 def cost(op: str, algo: str, c: Config) -> Cost:
@@ -413,14 +259,14 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         share = (g + 1) / g if op == "allreduce" else (g - 1) / g
         intra = share / (d.gpu_Bps * eff)
         if algo == "nvls":
-            return Cost(protocols.latency_s(op, "nvls", "Simple", c), intra, 1)
-        return Cost(protocols.latency_s(op, "nvlstree", "Simple", c), max(intra, tree_network_s_per_byte(c)), 1)
+            return Cost(latency_s(op, "nvls", "Simple", c), intra, 1)
+        return Cost(latency_s(op, "nvlstree", "Simple", c), max(intra, tree_network_s_per_byte(c)), 1)
 
     if algo == "collnet":  # the node reduces (chain) to its NICs; the SHARP switches add; pipelined
-        return Cost(protocols.latency_s(op, "collnet", "Simple", c), max(2.0 * b_inv, node_inv), 1)
+        return Cost(latency_s(op, "collnet", "Simple", c), max(2.0 * b_inv, node_inv), 1)
 
     if algo == "pat":  # one GPU per node: each sends (n-1)/n S over its NICs, in log2(n) steps
-        return Cost(protocols.latency_s(op, "pat", "Simple", c), (n - 1) / n * node_inv, _log2c(n))
+        return Cost(latency_s(op, "pat", "Simple", c), (n - 1) / n * node_inv, _log2c(n))
 
     # hierarchical allreduce
     lat = 2 * (g - 1) * a_in + 2 * (k - 1) * a_net

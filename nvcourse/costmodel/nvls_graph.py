@@ -19,12 +19,8 @@ head, and NCCL's tuner caps NVLSTree at h x perChMaxNVLSTreeBw of bus bandwidth 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import tuning
-
-if TYPE_CHECKING:
-    from .model import Config
+from .config import Config
 
 __all__ = ["op_limit", "heads", "nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
 
@@ -41,7 +37,8 @@ def op_limit(op: str, gpus: int) -> str | None:
     """Why NCCL would not run NVLS ``op`` on ``gpus`` GPUs per node, or None: beyond its 32 heads, all-reduce only
     (enqueue.cc line 2004)."""
     if op != "allreduce" and gpus > tuning.nvls_heads(gpus):
-        return f"NCCL runs NVLS {op} only up to {tuning.nvls_heads(gpus)} GPUs per node (its NVLS heads); got gpus={gpus}"
+        top = tuning.nvls_heads(gpus)
+        return f"NCCL runs NVLS {op} only up to {top} GPUs per node (its NVLS heads); got gpus={gpus}"
     return None
 
 

@@ -30,25 +30,13 @@ For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING
-
 from . import corrections, nvls_graph, pipeline, tuning
-
-if TYPE_CHECKING:
-    from .model import Config, Cost
+from .config import Config, tree_network_s_per_byte
+from .costs import Cost
+from .latency import NCCL_NAMES, latency_s, nsteps
+from .model import cost
 
 __all__ = ["NCCL_NAMES", "protocols_for", "latency_s", "simple_s_per_byte", "nccl_cost", "arch_of"]
-
-#: Course name -> NCCL's table key and name (as ``NCCL_ALGO`` spells it).
-NCCL_NAMES: dict[str, tuple[str, str]] = {
-    "ring": ("ring", "Ring"),
-    "tree": ("tree", "Tree"),
-    "nvls": ("nvls", "NVLS"),
-    "nvlstree": ("nvlstree", "NVLSTree"),
-    "collnet": ("collnet_chain", "CollNetChain"),
-    "pat": ("pat", "PAT"),
-}
 
 #: Algorithms NCCL runs with the Simple protocol only (tuning.cc line 301, 302-304, 338-339).
 _SIMPLE_ONLY = ("nvls", "nvlstree", "collnet", "pat")
@@ -56,10 +44,6 @@ _SIMPLE_ONLY = ("nvls", "nvlstree", "collnet", "pat")
 
 def arch_of(c: Config) -> str:
     return tuning.gpu_arch(c.system.gpu)
-
-
-def _intra_class(c: Config) -> str:
-    return "nvlink" if c.system.has_nvlink else "pci"
 
 
 def protocols_for(op: str, algo: str, c: Config) -> tuple[str, ...]:
@@ -73,76 +57,22 @@ def protocols_for(op: str, algo: str, c: Config) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _nsteps(op: str, n: int) -> int:
-    if op == "allreduce":
-        return 2 * (n - 1)
-    if op in ("allgather", "reducescatter"):
-        return n - 1
-    return n
-
-
-def _log2i(x: int) -> int:
-    return int(math.floor(math.log2(x))) if x >= 1 else 0
-
-
-def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
-    """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435)."""
-    key, _ = NCCL_NAMES[algo]
-    g, k, n = c.gpus, c.nodes, c.ranks
-    intra_cls = _intra_class(c)
-    lat = tuning.base_latency_us(key, proto)
-    intra = tuning.hw_latency_us(intra_cls, key, proto)
-    # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); the IB plugin's own
-    # latency (graph->latencyInter) is 0 and not added.
-    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto)
-    nsteps = _nsteps(op, n)
-    if algo == "ring":
-        hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto)
-        if op in ("broadcast", "reduce"):
-            # not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 395-402)
-            step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto) if proto == "Simple" else hw
-            return (lat + nsteps * step) * 1e-6
-        if k > 1:
-            intra = max(intra, tuning.net_overhead_us(c.system.host_cpu, proto))
-        n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
-        return (lat + (nsteps - n_inter) * intra + n_inter * inter) * 1e-6
-    if algo == "tree":
-        return (lat + 2 * ((g - 1) * intra + _log2i(k) * inter)) * 1e-6
-    if algo == "nvls":
-        return (intra + (inter if k > 1 else 0.0)) * 1e-6
-    if algo == "nvlstree":
-        return (lat + intra + 2 * _log2i(k) * inter) * 1e-6
-    if algo == "collnet":  # CollNet chain: a chain through the node, one SHARP step in the network
-        return (lat + 2 * (g - 1) * intra + inter) * 1e-6
-    # pat (all-gather / reduce-scatter, one GPU per node)
-    p = tuning.raw()["pat"]
-    return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6
-
-
-def _course_cost(op: str, algo: str, c: Config) -> Cost:
-    from .model import cost  # the course's α-β formulas; imported here to avoid an import cycle
-
-    return cost(op, algo, c)
-
-
 def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
     """Seconds per byte with the Simple protocol: the course's bandwidth model (catalog figures), with NCCL's
     NVLS heads (at most 32) and NVLSTree cap for NVLS and NVLSTree (:mod:`.nvls_graph`)."""
     if algo == "nvls":
         return nvls_graph.nvls_s_per_byte(op, c)
     if algo == "nvlstree":
-        from .model import tree_network_s_per_byte  # import cycle, as in _course_cost
-
         # the NVLS part in each node, the trees between nodes, and NCCL's per-channel NVLSTree cap
         return max(nvls_graph.nvls_s_per_byte(op, c), tree_network_s_per_byte(c),
                    nvls_graph.nvlstree_cap_s_per_byte(c))
-    return _course_cost(op, algo, c).s_per_byte
+    return cost(op, algo, c).s_per_byte
 
 
 def _algbw_ratio(op: str, algo: str, n: int) -> float:
     """NCCL's bus -> algorithm bandwidth factor (tuning.cc lines 376-382)."""
     if algo in ("ring", "nvls", "nvlstree"):
-        return n / _nsteps(op, n)
+        return n / nsteps(op, n)
     return 0.5
 
 
@@ -170,8 +100,6 @@ def _proto_efficiency(algo: str, proto: str, c: Config) -> float:
 
 def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     """The :class:`Cost` NCCL's model gives (``algo``, ``proto``) for ``op`` on ``c`` (see the module doc)."""
-    from .model import Cost
-
     if proto not in protocols_for(op, algo, c):
         allowed = ", ".join(protocols_for(op, algo, c))
         raise ValueError(f"proto {proto!r} is not used by NCCL with {algo} for {op} here; allowed: {allowed}")
@@ -179,7 +107,7 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     cap = _cap_GBps(op, algo, proto, c)
     if cap is not None:
         spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
-    steps = _nsteps(op, c.ranks) if algo == "ring" else 1
+    steps = nsteps(op, c.ranks) if algo == "ring" else 1
     # NCCL's NVLS all-reduce on one domain is a 3-stage pipeline whose fill the tuner leaves out (pipeline.py);
     # the course's textbook α-β cost (model.cost) stays without it
     fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None

@@ -13,7 +13,6 @@ formulas that use them are in :mod:`nvcourse.costmodel.protocols`.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Final
 
 from .._data import load

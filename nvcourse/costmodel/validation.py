@@ -14,7 +14,6 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Final
 
 import numpy as np

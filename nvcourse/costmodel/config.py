@@ -1,0 +1,115 @@
+"""A validated configuration of the cost model: which system, how many GPUs per node, how many nodes, which NICs.
+
+:class:`Config` is what every formula of :mod:`nvcourse.costmodel` takes; :func:`configure` builds it and says,
+in one line, which parameter is wrong. It depends only on the catalog and the node's bandwidth model
+(:mod:`.domain`), so every other module of the package can import it without an import circle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import catalog
+from .domain import Domain, domain, max_gpus_per_node
+
+__all__ = ["Config", "configure", "tree_network_s_per_byte"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated (system, gpus per node, nodes, NIC link) with the quantities the formulas use."""
+
+    system: catalog.System
+    gpus: int
+    nodes: int
+    nic: catalog.Link
+    dom: Domain
+    #: per-GPU network rate that replaces the catalog's (see :func:`configure`); None = the catalog's
+    net_Bps_per_gpu: float | None = None
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus * self.nodes
+
+    @property
+    def nic_Bps_per_gpu(self) -> float:
+        """A GPU's share of its host's NICs, bytes/s per direction (NICs x β / GPUs per host), or the
+        ``net_Bps_per_gpu`` given to :func:`configure`."""
+        if self.net_Bps_per_gpu is not None:
+            return self.net_Bps_per_gpu
+        return self.system.nics_per_host * self.nic.beta_Bps / self.system.gpus_per_host
+
+    @property
+    def node_nic_Bps(self) -> float:
+        """NIC bandwidth that ``gpus`` GPUs of one node share, bytes/s per direction."""
+        return self.gpus * self.nic_Bps_per_gpu
+
+    @property
+    def fabric(self) -> str:
+        return self.nic.id
+
+
+def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: str = "") -> int:
+    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer))
+    if bad or value < minimum or (maximum is not None and value > maximum):
+        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name} must be an integer {bound}{hint}; got {value!r}")
+    return int(value)
+
+
+_NIC_KINDS = ("infiniband", "ethernet")
+
+
+def configure(
+    system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None
+) -> Config:
+    """Validate the configuration; ValueError names the parameter and what is allowed.
+
+    ``net_Bps_per_gpu`` (bytes/s per direction) replaces the bandwidth each GPU gets between nodes, which
+    is otherwise its share of the catalog NICs at their achievable rate. It is for callers that know
+    better what the network delivers, e.g. :mod:`nvcourse.fabric`, whose flow simulation gives the rate
+    a step gets on a given fat-tree with contention; every formula of :func:`cost` stays the same.
+
+    >>> c = configure("dgx-h100", 8, nodes=4, net_Bps_per_gpu=20e9)
+    >>> c.nic_Bps_per_gpu, round(configure("dgx-h100", 8, nodes=4).nic_Bps_per_gpu / 1e9)
+    (20000000000.0, 47)
+    """
+    systems = catalog.systems()
+    if not isinstance(system, str) or system not in systems:
+        raise ValueError(f"system must be one of {', '.join(systems)}; got {system!r}")
+    sysobj = systems[system]
+    top = max_gpus_per_node(sysobj)
+    gpus = _check_int("gpus", gpus, 1, top, f" for {system} (GPUs per node: one NVLink domain or host)")
+    nodes = _check_int("nodes", nodes, 1, None)
+    if gpus * nodes < 2:
+        raise ValueError(f"a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or nodes")
+    if fabric is None:
+        nic = sysobj.nic
+    else:
+        nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
+        if fabric not in nics:
+            raise ValueError(
+                f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}"
+            )
+        nic = catalog.get_link(fabric)
+    if net_Bps_per_gpu is not None and (
+        isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
+        or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
+    ):
+        raise ValueError(
+            f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}"
+        )
+    net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
+    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net)
+
+
+def tree_network_s_per_byte(c: Config) -> float:
+    """Seconds per byte of all-reduce data that NCCL's trees between the nodes of ``c`` cost (tree, NVLSTree):
+    each node sends S over its NICs for 2 nodes, 2·S beyond (an inner node of one tree, a leaf of the other)."""
+    if c.nodes < 2:
+        return 0.0
+    return (1.0 if c.nodes == 2 else 2.0) / c.node_nic_Bps

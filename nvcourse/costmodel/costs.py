@@ -1,0 +1,67 @@
+"""The cost of one algorithm: ``t(S) = latency_s + S * s_per_byte`` plus NCCL's size-dependent terms.
+
+A module of its own so that the formulas (:mod:`.model`, :mod:`.protocols`) and the terms they attach
+(:mod:`.pipeline`, :mod:`.corrections`) can all use :class:`Cost` without importing each other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .corrections import SizeCorrection
+from .pipeline import PipelineFill
+
+__all__ = ["Cost"]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """``t(S) = latency_s + S * s_per_byte`` for one algorithm; ``steps`` for the record.
+
+    NCCL's algorithms add size-dependent terms to the straight line: the NVLS pipeline's fill and extra loops
+    (``pipeline``) and NCCL's own corrections (``correction``: tree bandwidth at medium sizes, the ring's
+    multi-node plateau). :meth:`latency_at` and :meth:`bandwidth_time` give the two terms at a size."""
+
+    latency_s: float
+    s_per_byte: float
+    steps: int
+    #: NCCL's NVLS pipeline, whose fill and extra loops add time that depends on the size (None: no such term)
+    pipeline: PipelineFill | None = None
+    #: NCCL's size-dependent corrections of this pair (None: the straight line)
+    correction: SizeCorrection | None = None
+
+    def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """The latency term at ``nbytes`` bytes, seconds."""
+        s = np.asarray(nbytes, dtype=float)
+        t = self.latency_s * (self.correction.latency_factor(s) if self.correction else np.ones_like(s))
+        return float(t) if np.ndim(t) == 0 else t
+
+    def bandwidth_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """The size-dependent term at ``nbytes`` bytes (with the NVLS pipeline's fill and extra loops), seconds."""
+        s = np.asarray(nbytes, dtype=float)
+        t = s * self.s_per_byte
+        if self.correction is not None:
+            t = t / self.correction.bw_factor(s)
+        if self.pipeline is not None:
+            t = t + self.pipeline.extra_s(s, self.s_per_byte)
+        return float(t) if np.ndim(t) == 0 else t
+
+    def time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        t = np.asarray(self.latency_at(nbytes)) + np.asarray(self.bandwidth_time(nbytes))
+        return float(t) if np.ndim(t) == 0 else t
+
+    def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
+        pipeline's fill and extra loops, which those formulas leave out."""
+        if self.pipeline is None:
+            return self.time(nbytes)
+        return Cost(self.latency_s, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
+
+    @property
+    def peak_algbw_Bps(self) -> float:
+        """S / t as S grows without bound (bytes/s)."""
+        return math.inf if self.s_per_byte == 0 else 1.0 / self.s_per_byte

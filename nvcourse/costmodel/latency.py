@@ -1,0 +1,84 @@
+"""NCCL's latency of one call of a collective with an (algorithm, protocol) pair (``ncclTopoTuneModel``).
+
+latency = NCCL's ``baseLatencies[algo][proto]`` (once per call) + its per-step ``hwLatencies`` times the steps
+that cross each link class (NVLink or PCIe inside a node, the network between nodes), by the formulas of
+``tuning.cc`` (``data/nccl_tuning.toml`` names the lines). The course's textbook formulas (:mod:`.model`) use it
+for NCCL's NVLS, NVLSTree, CollNet and PAT; :mod:`.protocols` for every NCCL pair.
+
+>>> from nvcourse.costmodel.config import configure
+>>> round(latency_s("allreduce", "ring", "LL", configure("dgx-h100", 8)) * 1e6, 2)   # 6.6 + 14 steps x 0.6 us
+15.0
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import tuning
+from .config import Config
+
+__all__ = ["NCCL_NAMES", "nsteps", "latency_s"]
+
+#: Course name -> NCCL's table key and name (as ``NCCL_ALGO`` spells it).
+NCCL_NAMES: dict[str, tuple[str, str]] = {
+    "ring": ("ring", "Ring"),
+    "tree": ("tree", "Tree"),
+    "nvls": ("nvls", "NVLS"),
+    "nvlstree": ("nvlstree", "NVLSTree"),
+    "collnet": ("collnet_chain", "CollNetChain"),
+    "pat": ("pat", "PAT"),
+}
+
+
+def intra_class(c: Config) -> str:
+    """NCCL's link class inside a node: ``nvlink`` where the GPUs have NVLink, else ``pci``."""
+    return "nvlink" if c.system.has_nvlink else "pci"
+
+
+def nsteps(op: str, n: int) -> int:
+    """NCCL's step count of a ring on ``n`` ranks (tuning.cc ``nsteps``).
+
+    2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n otherwise."""
+    if op == "allreduce":
+        return 2 * (n - 1)
+    if op in ("allgather", "reducescatter"):
+        return n - 1
+    return n
+
+
+def _log2i(x: int) -> int:
+    return int(math.floor(math.log2(x))) if x >= 1 else 0
+
+
+def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
+    """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435)."""
+    key, _ = NCCL_NAMES[algo]
+    g, k, n = c.gpus, c.nodes, c.ranks
+    intra_cls = intra_class(c)
+    lat = tuning.base_latency_us(key, proto)
+    intra = tuning.hw_latency_us(intra_cls, key, proto)
+    # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); the IB plugin's own
+    # latency (graph->latencyInter) is 0 and not added.
+    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto)
+    steps = nsteps(op, n)
+    if algo == "ring":
+        hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto)
+        if op in ("broadcast", "reduce"):
+            # not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 395-402)
+            step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto) if proto == "Simple" else hw
+            return (lat + steps * step) * 1e-6
+        if k > 1:
+            intra = max(intra, tuning.net_overhead_us(c.system.host_cpu, proto))
+        n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
+        return (lat + (steps - n_inter) * intra + n_inter * inter) * 1e-6
+    if algo == "tree":
+        return (lat + 2 * ((g - 1) * intra + _log2i(k) * inter)) * 1e-6
+    if algo == "nvls":
+        return (intra + (inter if k > 1 else 0.0)) * 1e-6
+    if algo == "nvlstree":
+        return (lat + intra + 2 * _log2i(k) * inter) * 1e-6
+    if algo == "collnet":  # CollNet chain: a chain through the node, one SHARP step in the network
+        return (lat + 2 * (g - 1) * intra + inter) * 1e-6
+    # pat (all-gather / reduce-scatter, one GPU per node)
+    p = tuning.raw()["pat"]
+    return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6
