@@ -168,6 +168,40 @@ def lab_table(rec: dict, key: str = "hier") -> str:
             f"(α measured = {format_time(rec[key]['alpha_s'])}; β = tc rate × 1448/1514)</p>")
 
 
+def hier_verdict(rec: dict, key: str = "hier") -> dict:
+    """Did the hierarchical total beat the flat ring in this run? Per size and overall, from the measurements.
+
+    Returns ``wins`` (sizes where the hierarchical total was shorter), ``sizes``, ``gain`` (flat / hierarchical total
+    per size) and ``local_share`` (the in-node phases' share of the network time saved, per size; above 1 they cost
+    more than the network phase saved)."""
+    rows = record.compare_hier(rec, key)
+    gain = [r["flat_s"] / r["hier_s"] for r in rows]
+    saved = [r["flat_s"] - r["hier_network_s"] for r in rows]
+    share = [r["hier_local_s"] / sv if sv > 0 else float("inf") for r, sv in zip(rows, saved, strict=True)]
+    return {"sizes": [r["bytes"] for r in rows], "wins": [r["bytes"] for r, g in zip(rows, gain, strict=True) if g > 1],
+            "gain": gain, "local_share": share}
+
+
+def lab_reading(rec: dict, key: str = "hier") -> str:
+    """One paragraph that says, from the run shown (recorded or live), whether hierarchical beat flat and why."""
+    v = hier_verdict(rec, key)
+    n, won = len(v["sizes"]), len(v["wins"])
+    lo, hi = min(v["gain"]), max(v["gain"])
+    share = statistics.median(v["local_share"])
+    kept = ("most of the gain survived" if share < 0.5 else "they ate much of the gain" if share < 1
+            else "they ate all of the gain, or more")
+    why = f"the in-node phases took a median {share:.0%} of the network time the hierarchy saved: {kept}."
+    if won == n:
+        verdict = f"the hierarchical total <b>beats the flat ring at every size</b> ({lo:.2f}–{hi:.2f}× faster)"
+    elif won == 0:
+        verdict = f"the hierarchical total <b>never beats the flat ring</b> ({lo:.2f}–{hi:.2f}× its speed)"
+    else:
+        verdict = (f"the hierarchical total beats the flat ring at <b>{won} of {n} sizes</b> "
+                   f"({', '.join(format_size(b) for b in v['wins'])}) and not at the others "
+                   f"({lo:.2f}–{hi:.2f}× the flat ring's speed)")
+    return f"<p>In this run {verdict}; {why}</p>"
+
+
 def contention_html(rec: dict) -> str:
     c = rec["contention"]
     beta = cm.payload_Bps(c["nic_Bps"])
