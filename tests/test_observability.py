@@ -24,7 +24,12 @@ def test_alert_thresholds_from_the_policy():
     t = counters.alert_thresholds(0.3)  # policy: 10 % target, warn at half
     assert (t.busbw_ratio_warn, t.busbw_ratio_critical) == pytest.approx((0.875, 0.75))
     assert (t.step_ratio_warn, t.step_ratio_critical) == pytest.approx((1.05, 1.10))
-    assert len(t.rows()) == 5
+    assert len(t.rows()) == 6
+    pol = counters.alert_policy()  # one place for the levels chapters 08, 08b and 09 quote
+    assert (pol.step_ratio_warn, pol.step_ratio_critical) == pytest.approx((t.step_ratio_warn, t.step_ratio_critical))
+    flaps = next(r for r in t.rows() if r[0].startswith("LinkDowned"))
+    assert flaps[1] == f"≥ {pol.link_downed_warn_per_day:g} per day"
+    assert flaps[2] == f"≥ {pol.link_downed_critical_per_day:g} per day"
 
 
 def test_bandwidth_fraction_uses_the_cost_model():

@@ -21,7 +21,7 @@ from .. import _data, costmodel
 
 __all__ = [
     "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
-    "Thresholds", "alert_thresholds", "bandwidth_fraction", "dcgm_diag_levels",
+    "Thresholds", "alert_thresholds", "AlertPolicy", "alert_policy", "bandwidth_fraction", "dcgm_diag_levels",
 ]
 
 
@@ -106,6 +106,8 @@ class Thresholds:
     step_ratio_warn: float
     step_ratio_critical: float
     xmit_wait_fraction_warn: float
+    link_downed_warn_per_day: float = 1.0
+    link_downed_critical_per_day: float = 3.0
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(metric, warn, critical, why) for a table."""
@@ -119,16 +121,52 @@ class Thresholds:
              "a port waiting for credits this share of the time sends that much less"),
             ("link width or speed below nominal (ibdiagnet)", "any", "any",
              "a 4x link at 2x loses half its bandwidth: far past the tolerable loss"),
-            ("LinkDowned, SymbolError growth on a port", "> 0 per hour", "LinkDowned > 0",
+            ("SymbolError growth on a port", "> 0 per hour", "",
              "errors predict a flap (a job crash), not a slowdown: act before it"),
+            ("LinkDowned (flaps) on a port", f"≥ {self.link_downed_warn_per_day:g} per day",
+             f"≥ {self.link_downed_critical_per_day:g} per day",
+             "any flap can kill a collective; repeated flaps: replace the cable"),
         ]
+
+
+@dataclass(frozen=True)
+class AlertPolicy:
+    """The course's alert levels, one place (``[alert_policy]`` in ``data/observability.toml``).
+
+    Step time is a ratio to the job's healthy baseline; LinkDowned is in flaps per day per port."""
+
+    max_job_slowdown: float
+    warn_margin: float
+    link_downed_warn_per_day: float
+    link_downed_critical_per_day: float
+
+    @property
+    def step_ratio_warn(self) -> float:
+        """Step time / baseline above which to warn (1 + margin × slowdown)."""
+        return 1 + self.warn_margin * self.max_job_slowdown
+
+    @property
+    def step_ratio_critical(self) -> float:
+        """Step time / baseline above which the job has slowed by the target itself."""
+        return 1 + self.max_job_slowdown
+
+
+def alert_policy() -> AlertPolicy:
+    """The course's alert policy from ``data/observability.toml`` (chapters 08, 08b and 09 use these levels)."""
+    pol = raw()["alert_policy"]
+    return AlertPolicy(
+        max_job_slowdown=float(pol["max_job_slowdown"]),
+        warn_margin=float(pol["warn_margin"]),
+        link_downed_warn_per_day=float(pol["link_downed_warn_per_day"]),
+        link_downed_critical_per_day=float(pol["link_downed_critical_per_day"]),
+    )
 
 
 def alert_thresholds(bandwidth_fraction: float, slowdown: float | None = None) -> Thresholds:
     """Warn / critical levels that fire before a job slows by ``slowdown`` (default: the policy's 10 %)."""
-    pol = raw()["alert_policy"]
-    s = float(pol["max_job_slowdown"]) if slowdown is None else float(slowdown)
-    m = float(pol["warn_margin"])
+    pol = alert_policy()
+    s = pol.max_job_slowdown if slowdown is None else float(slowdown)
+    m = pol.warn_margin
     f = tolerable_link_loss(bandwidth_fraction, s)
     return Thresholds(
         bandwidth_fraction=float(bandwidth_fraction),
@@ -138,6 +176,8 @@ def alert_thresholds(bandwidth_fraction: float, slowdown: float | None = None) -
         step_ratio_warn=1 + m * s,
         step_ratio_critical=1 + s,
         xmit_wait_fraction_warn=m * f,
+        link_downed_warn_per_day=pol.link_downed_warn_per_day,
+        link_downed_critical_per_day=pol.link_downed_critical_per_day,
     )
 
 
