@@ -84,6 +84,9 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
 def format_report(run, diag) -> str:
     """The human-readable answer: what was read, then findings and verdicts with their sources."""
     op = run.op or f"unknown (candidates: {', '.join(run.op_candidates) or 'none'})"
+    if run.op is None and tuple(run.op_candidates) == ("scatter", "gather"):
+        op = ("scatter or gather (redop none, a root, busbw = (n-1)/n x algbw: nccl-tests prints the same columns "
+              "for both; the command line, if pasted, names it)")
     lines = [f"op: {op}" + (f" (from the {run.op_source})" if run.op_source else ""),
              f"ranks: {run.nranks if run.nranks is not None else 'not printed'}; GPUs: {', '.join(run.gpus) or '-'}; "
              f"hosts: {len(run.hosts) or '-'}; NCCL {run.nccl_version or 'version not printed'}",

@@ -1,9 +1,11 @@
 """Read ``NCCL_DEBUG=INFO`` output as people paste it, and say what it shows and what looks wrong.
 
-Accepts any ``NCCL_DEBUG_SUBSYS``; ``host:pid:tid [dev]`` prefixes present or stripped; mpirun's
-``[1,N]<stdout>:`` tags and ``[N]`` rank tags; grep-filtered fragments; several jobs in one file; old (2.7:
+Accepts any ``NCCL_DEBUG_SUBSYS``; ``host:pid:tid [dev]`` prefixes present or stripped; every launcher or
+collector prefix :mod:`.paste` knows (srun ``0: ``, mpirun ``[1,N]<stdout>:``, torchrun, Ray, kubectl, pdsh,
+timestamps); grep-filtered fragments; several jobs in one file; old (2.7:
 ``Channel 00 : 0[87000] -> ...``) and new (2.2x: ``Channel 00/0 : 0[0] -> ...``, ``P2P/CUMEM``) wording.
-Lines starting with ``%%`` are comments (the course's fixtures carry their source there).
+Lines starting with ``%%`` are comments (the course's fixtures carry their source there). The TUNING
+subsystem's algorithm x protocol table is read by :mod:`.tuning_table` into ``tuning_tables``.
 
 >>> log = read_text("h:1:2 [0] NCCL INFO Using network Socket\\nNCCL version 2.19.3+cuda12.3\\n")
 >>> log.version, log.net
@@ -15,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .paste import clean_line
+from .tuning_table import TableReader
+
 __all__ = ["NcclLog", "read_text"]
 
-_TAG = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s+|\d{4}-\d\d-\d\dT[\d:.]+Z?\s+|>\s?|"
-                  r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
 _LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
                    r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
@@ -63,6 +66,8 @@ class NcclLog:
     mnnvl: bool | None = None
     env: dict[str, str] = field(default_factory=dict)
     tuning: list[str] = field(default_factory=list)
+    #: the TUNING subsystem's algorithm x protocol tables (see :mod:`.tuning_table`), one per communicator printed
+    tuning_tables: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     jobs: int = 1
     lines: int = 0
@@ -76,15 +81,6 @@ class NcclLog:
         return d
 
 
-def _clean(raw: str) -> str:
-    line = raw.rstrip("\r\n").replace("\r", "").strip()
-    prev = None
-    while prev != line:
-        prev = line
-        line = _TAG.sub("", line).strip()
-    return line
-
-
 def _via_kind(via: str) -> str:
     """'NET/IB/14/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/CUMEM/read' kept, 'NET/AWS Libfabric/0' -> 'NET/AWS Libfabric'."""
     parts = via.split("/")
@@ -94,24 +90,31 @@ def _via_kind(via: str) -> str:
     return via
 
 
+@dataclass
+class _Scan:
+    """What :func:`read_text` gathers across lines before it fills the :class:`NcclLog`."""
+
+    hosts: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)
+    channel_ids: set = field(default_factory=set)
+    comm_ids: set = field(default_factory=set)
+    versions: set = field(default_factory=set)
+    per_gpu: dict = field(default_factory=dict)
+    ranks: set = field(default_factory=set)
+    table: TableReader = field(default_factory=TableReader)
+
+
 def read_text(text: str) -> NcclLog:
     """Parse ``text``; ValueError (saying what was expected) when it holds no NCCL debug line."""
     if not isinstance(text, str):
         raise ValueError("NCCL log input must be text")
-    log = NcclLog()
-    hosts: dict[str, None] = {}
-    devices: dict[tuple, dict] = {}
-    channel_ids: set[int] = set()
-    comm_ids: set[str] = set()
-    versions: set[str] = set()
-    per_gpu: dict[str, set[str]] = {}
-    ranks: set[int] = set()
+    log, scan = NcclLog(), _Scan()
     for raw in text.splitlines():
-        line = _clean(raw)
+        line = clean_line(raw)
         if not line or line.startswith("%%"):
             continue
         if m := _VERSION.search(line):
-            versions.add(m.group(1))
+            scan.versions.add(m.group(1))
             log.version = log.version or m.group(1)
             log.cuda = log.cuda or m.group(2)
             log.lines += 1
@@ -121,108 +124,133 @@ def read_text(text: str) -> NcclLog:
         if not m:
             continue
         log.lines += 1
-        host, dev, msg, level = m.group("host"), m.group("dev"), m.group("msg").strip(), m.group("level")
+        host, dev, msg = m.group("host"), m.group("dev"), m.group("msg").strip()
         if host:
-            hosts.setdefault(host)
-            devices.setdefault((host, int(dev)), {"host": host, "cuda_dev": int(dev), "bus_id": None})
-        if level == "WARN":
+            scan.hosts.setdefault(host)
+            scan.devices.setdefault((host, int(dev)), {"host": host, "cuda_dev": int(dev), "bus_id": None})
+        if m.group("level") == "WARN":
             log.warnings.append(msg)
             continue
-        if mm := re.search(r"commId (0x[0-9a-f]+)", msg):
-            comm_ids.add(mm.group(1))
-        if mm := _COMM.search(msg):
-            ranks.add(int(mm.group(1)))
-            log.nranks = max(log.nranks or 0, int(mm.group(2)))
-            if mm.group(3):
-                log.nnodes = int(mm.group(3))
-            if host and (bm := re.search(r"busId ([0-9a-f]+)", msg)):
-                devices[(host, int(dev))]["bus_id"] = bm.group(1)
-        if mm := re.search(r"\bMNNVL (\d)", msg):
-            log.mnnvl = mm.group(1) == "1"
-        if mm := re.match(r"Using network (.+?)\s*$", msg):
-            log.net = mm.group(1)
-            low = log.net.lower()
-            log.net_kind = "IB" if low.startswith("ib") else "Socket" if low == "socket" else "plugin"
-        if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
-            devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
-            log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))
-            if mm.group(1) == "IB" and devs:
-                log.ib_found = True
-        if "NET/IB : No device found" in msg:
-            log.ib_found = False if log.ib_found is None else log.ib_found
-        if "GPU Direct RDMA Disabled" in msg:
-            log.gdr = False if log.gdr is None else log.gdr
-        if "GPU Direct RDMA Enabled" in msg:
-            log.gdr = True
-        if "DMA-BUF is available" in msg:
-            log.dmabuf = True
-        if mm := re.search(r"NVLS multicast support is (not )?available", msg):
-            avail = mm.group(1) is None
-            log.nvls["supported"] = avail if log.nvls["supported"] is None else (log.nvls["supported"] and avail)
-        if mm := re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?", msg):
-            log.channels = max(log.channels or 0, int(mm.group(1)))
-            if mm.group(3) is not None:
-                log.nvls["channels"] = int(mm.group(3))
-            log.tuning.append(msg)
-        if msg.startswith("NVLS Head"):
-            log.nvls["heads"] += 1
-        # TUNING subsystem: thresholds, chunk sizes and the algorithm x protocol table (rows with '|' cells)
-        if msg.startswith(("threadThresholds", "P2P Chunksize", "Tuner", "Enabled NCCL Func/Proto/Algo")) or \
-                msg.count("|") >= 2:
-            if msg not in log.tuning:
-                log.tuning.append(msg)
-        if mm := _GRAPH.match(msg):
-            pat, cross, nch, bw_in, bw_out, t_in, t_out, same = mm.groups()
-            graph = {"pattern": int(pat), "name": GRAPH_PATTERNS.get(int(pat), f"pattern {pat}"),
-                     "channels": int(nch), "bw_intra_GBps": float(bw_in), "bw_inter_GBps": float(bw_out),
-                     "type_intra": t_in, "type_inter": t_out, "cross_nic": int(cross), "same_channels": int(same)}
-            if graph not in log.graphs:
-                log.graphs.append(graph)
-            continue
-        if mm := _ENV.match(msg):
-            log.env[mm.group(1)] = mm.group(2)
-            if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
-                log.tuning.append(msg)
-        if mm := _CONN.search(msg):
-            channel_ids.add(int(mm.group(1)))
-            via = mm.group(7)
-            kind = _via_kind(via)
-            log.transports[kind] = log.transports.get(kind, 0) + 1
-            if via.startswith("NET/"):
-                parts = via.split("/")
-                log.gdr = True if "GDRDMA" in parts else (False if log.gdr is None else log.gdr)
-                nums = [p for p in parts[1:] if p.isdigit()]
-                if host and nums:
-                    per_gpu.setdefault(f"{host}[{dev}]", set()).add(nums[0])
-            continue
-        if mm := _RING.match(msg):
-            log.rings[int(mm.group(1))] = [int(x) for x in mm.group(3).split()]
-            log.channels = max(log.channels or 0, int(mm.group(2)))
-            continue
-        if mm := _RING_OLD.match(msg):
-            log.rings[int(mm.group(1))] = [int(x) for x in mm.group(2).split()]
-            channel_ids.add(int(mm.group(1)))
-            continue
-        if msg.startswith("Trees "):
-            for t in _TREES.finditer(msg):
-                ch, c0, c1, c2, rank, parent = (int(x) for x in t.groups())
-                entry = {"rank": rank, "parent": parent, "children": [c for c in (c0, c1, c2) if c >= 0]}
-                if entry not in log.trees.setdefault(ch, []):
-                    log.trees[ch].append(entry)
+        _read_message(log, scan, host, dev, msg)
     if log.lines == 0:
         raise ValueError(
             "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "
             "'host:1234:1250 [0] NCCL INFO Using network IB' or 'NCCL version 2.21.5+cuda12.4'; found none"
         )
-    if log.channels is None and channel_ids:
-        log.channels = max(channel_ids) + 1
-    log.hosts = list(hosts)
-    log.devices = list(devices.values())
-    log.ranks = sorted(ranks)
-    log.net_devices_per_gpu = {k: sorted(v, key=int) for k, v in per_gpu.items()}
-    log.jobs = max(1, len(comm_ids), len(versions))
-    log.problems = _problems(log)
+    _finish(log, scan)
     return log
+
+
+def _finish(log: NcclLog, scan: _Scan) -> None:
+    if log.channels is None and scan.channel_ids:
+        log.channels = max(scan.channel_ids) + 1
+    log.hosts = list(scan.hosts)
+    log.devices = list(scan.devices.values())
+    log.ranks = sorted(scan.ranks)
+    log.net_devices_per_gpu = {k: sorted(v, key=int) for k, v in scan.per_gpu.items()}
+    log.jobs = max(1, len(scan.comm_ids), len(scan.versions))
+    log.tuning_tables = scan.table.tables()
+    log.problems = _problems(log)
+
+
+def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str) -> None:
+    """One INFO message (the text after ``NCCL INFO``)."""
+    if mm := re.search(r"commId (0x[0-9a-f]+)", msg):
+        scan.comm_ids.add(mm.group(1))
+    if mm := _COMM.search(msg):
+        scan.ranks.add(int(mm.group(1)))
+        log.nranks = max(log.nranks or 0, int(mm.group(2)))
+        if mm.group(3):
+            log.nnodes = int(mm.group(3))
+        if host and (bm := re.search(r"busId ([0-9a-f]+)", msg)):
+            scan.devices[(host, int(dev))]["bus_id"] = bm.group(1)
+    if mm := re.search(r"\bMNNVL (\d)", msg):
+        log.mnnvl = mm.group(1) == "1"
+    _read_network(log, msg)
+    _read_tuning(log, scan, msg)
+    if mm := _GRAPH.match(msg):
+        pat, cross, nch, bw_in, bw_out, t_in, t_out, same = mm.groups()
+        graph = {"pattern": int(pat), "name": GRAPH_PATTERNS.get(int(pat), f"pattern {pat}"),
+                 "channels": int(nch), "bw_intra_GBps": float(bw_in), "bw_inter_GBps": float(bw_out),
+                 "type_intra": t_in, "type_inter": t_out, "cross_nic": int(cross), "same_channels": int(same)}
+        if graph not in log.graphs:
+            log.graphs.append(graph)
+        return
+    if mm := _ENV.match(msg):
+        log.env[mm.group(1)] = mm.group(2)
+        if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
+            log.tuning.append(msg)
+    _read_channels(log, scan, host, dev, msg)
+
+
+def _read_network(log: NcclLog, msg: str) -> None:
+    """Network, RDMA devices, GPUDirect RDMA, DMA-BUF, NVLS support, P2P and link-state lines."""
+    if mm := re.match(r"Using network (.+?)\s*$", msg):
+        log.net = mm.group(1)
+        low = log.net.lower()
+        log.net_kind = "IB" if low.startswith("ib") else "Socket" if low == "socket" else "plugin"
+    if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
+        devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
+        log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))
+        if mm.group(1) == "IB" and devs:
+            log.ib_found = True
+    if "NET/IB : No device found" in msg:
+        log.ib_found = False if log.ib_found is None else log.ib_found
+    if "GPU Direct RDMA Disabled" in msg:
+        log.gdr = False if log.gdr is None else log.gdr
+    if "GPU Direct RDMA Enabled" in msg:
+        log.gdr = True
+    if "DMA-BUF is available" in msg:
+        log.dmabuf = True
+    if mm := re.search(r"NVLS multicast support is (not )?available", msg):
+        avail = mm.group(1) is None
+        log.nvls["supported"] = avail if log.nvls["supported"] is None else (log.nvls["supported"] and avail)
+    if msg.startswith("NVLS Head"):
+        log.nvls["heads"] += 1
+
+
+def _read_tuning(log: NcclLog, scan: _Scan, msg: str) -> None:
+    """Channel counts, thresholds and the TUNING subsystem's algorithm x protocol table."""
+    if mm := re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?", msg):
+        log.channels = max(log.channels or 0, int(mm.group(1)))
+        if mm.group(3) is not None:
+            log.nvls["channels"] = int(mm.group(3))
+        log.tuning.append(msg)
+    if msg.startswith(("threadThresholds", "P2P Chunksize", "Tuner", "Enabled NCCL Func/Proto/Algo")) or \
+            msg.count("|") >= 2:
+        if msg not in log.tuning:
+            log.tuning.append(msg)
+        scan.table.feed(msg)
+
+
+def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str) -> None:
+    """Connections (``Channel 00/0 : 0[0] -> 1[1] via P2P/IPC``), rings and trees."""
+    if mm := _CONN.search(msg):
+        scan.channel_ids.add(int(mm.group(1)))
+        via = mm.group(7)
+        kind = _via_kind(via)
+        log.transports[kind] = log.transports.get(kind, 0) + 1
+        if via.startswith("NET/"):
+            parts = via.split("/")
+            log.gdr = True if "GDRDMA" in parts else (False if log.gdr is None else log.gdr)
+            nums = [p for p in parts[1:] if p.isdigit()]
+            if host and nums:
+                scan.per_gpu.setdefault(f"{host}[{dev}]", set()).add(nums[0])
+        return
+    if mm := _RING.match(msg):
+        log.rings[int(mm.group(1))] = [int(x) for x in mm.group(3).split()]
+        log.channels = max(log.channels or 0, int(mm.group(2)))
+        return
+    if mm := _RING_OLD.match(msg):
+        log.rings[int(mm.group(1))] = [int(x) for x in mm.group(2).split()]
+        scan.channel_ids.add(int(mm.group(1)))
+        return
+    if msg.startswith("Trees "):
+        for t in _TREES.finditer(msg):
+            ch, c0, c1, c2, rank, parent = (int(x) for x in t.groups())
+            entry = {"rank": rank, "parent": parent, "children": [c for c in (c0, c1, c2) if c >= 0]}
+            if entry not in log.trees.setdefault(ch, []):
+                log.trees[ch].append(entry)
 
 
 def _case(case_id: str) -> dict:

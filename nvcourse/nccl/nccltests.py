@@ -5,8 +5,9 @@ Handles old and new nccl-tests: the ``# nThread ...`` header (with or without ``
 ``root``; ``#wrong`` or the older ``error`` column), out-of-place and in-place columns or only one set,
 ``N/A`` in ``#wrong``, ``# Out of bounds values`` and ``# Avg bus bandwidth``; the version printed as
 ``nccl-library=22902`` or as an ``NCCL version 2.x.y`` line. Noise is skipped: NCCL INFO/WARN lines,
-mpirun's ``[1,0]<stdout>:`` tags, ``[N]`` rank tags, markdown quoting (``>``), indentation and code
-fences, CRLF, shell prompts, and a truncated last row. Lines starting with ``%%`` are comments (the
+every launcher or collector prefix :mod:`.paste` knows (srun ``0: ``, mpirun ``[1,0]<stdout>:``, pdsh,
+kubectl, timestamps), markdown quoting (``>``), indentation and code fences, CRLF, shell prompts, and a
+truncated last row. Lines starting with ``%%`` are comments (the
 course's fixtures carry their source there).
 
 Units: sizes in bytes, times in microseconds (as printed), bandwidths in GB/s (10^9 B/s, as printed).
@@ -21,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .paste import clean_line
+
 __all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE"]
 
 #: nccl-tests binary stem -> the course's operation name (as in :mod:`nvcourse.costmodel`).
@@ -32,16 +35,14 @@ OPS: dict[str, str] = {
 
 #: the operations the course's model knows (op inference chooses among them)
 OPS_MODEL = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv")
+#: the rooted (n-1)/n operations: nccl-tests prints the same columns for both (redop none, a root, count per rank)
+ROOTED_SPLIT = ("scatter", "gather")
 _TYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
           "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2", "char", "int", "float16", "float32", "float64"}
 _TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
               "half": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int": 4, "float": 4,
               "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
 
-# Wrappers that launchers and pastes put before a line: mpirun --tag-output and --timestamp-output,
-# torchrun/srun rank tags, markdown quoting. Removed repeatedly, then leading whitespace.
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\]\s|>\s?|\d+:\s|"
-                     r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}<(?:stdout|stderr)>:)")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
                   r"scatter|gather)_perf")
@@ -125,15 +126,6 @@ class NcclTestsRun:
             "header": self.header, "ranks": self.ranks, "rows": self.rows,
             "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
         }  # fmt: skip
-
-
-def _clean(line: str) -> str:
-    line = line.rstrip("\r\n").replace("\r", "")
-    prev = None
-    while prev != line:
-        prev = line
-        line = _PREFIX.sub("", line.lstrip())
-    return line.strip()
 
 
 def _is_noise(line: str) -> bool:
@@ -303,7 +295,11 @@ def _narrow(cands: list[str], run: NcclTestsRun) -> list[str]:
     elif redop is not None:
         out = [c for c in out if c in ("allreduce", "reducescatter", "reduce", "sendrecv")]
     if root is not None and root >= 0:
-        out = [c for c in out if c in ("broadcast", "reduce")]
+        rooted = [c for c in out if c in ("broadcast", "reduce")]
+        if not rooted and any(c in ("allgather", "reducescatter", "alltoall") for c in out):
+            # a root and busbw = (n-1)/n x algbw: scatter_perf or gather_perf, whose columns are the same
+            return list(ROOTED_SPLIT)
+        out = rooted
     elif root == -1:
         out = [c for c in out if c not in ("broadcast", "reduce")]
     na_inplace = all(r.get("ip_wrong") is None and r.get("ip_time_us") is not None for r in run.rows)
@@ -325,7 +321,7 @@ def read_all(text: str) -> list[NcclTestsRun]:
     text_ops: list[str] = []
     version: str | None = None
     for raw in text.splitlines():
-        line = _clean(raw)
+        line = clean_line(raw)
         if not line or _is_noise(line):
             m = _NCCL_VERSION.search(raw)
             if m and version is None:

@@ -254,11 +254,34 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines = [_clean(line) for line in raw]
     header_at, devices, extras = _find_header(lines)
+    rows, cut_rows, idx = _read_rows(lines, header_at, devices, extras)
+    notes: list[str] = []
+    if cut_rows:
+        notes.append(f"rows {', '.join(cut_rows)} have no column in the header (the paste lost those columns): "
+                     "ignored")
+    codes = _pair_codes(devices, rows)
+    has_legend, nic_names = _read_legends(lines, idx, devices, cut_rows)
+    gpus = [d for d in devices if _GPU.match(d)]
+    nics = [d for d in devices if not _GPU.match(d)]
+    affinity: dict[str, dict[str, str]] = {}
+    for g in gpus:
+        rest = rows[g][2]
+        if rest:
+            affinity[g] = {_EXTRA_KEYS[name]: value for name, value in zip(extras, rest, strict=False)}
+    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes)
+    build_graph(result, nv_link, pcie_link)
+    return result
+
+
+_Rows = dict[str, tuple[int, list[str], list[str]]]
+
+
+def _read_rows(lines: list[str], header_at: int, devices: list[str],
+               extras: list[str]) -> tuple[_Rows, list[str], int]:
+    """The matrix rows after the header: ``({label: (line number, codes, extra cells)}, cut rows, next index)``."""
     n = len(devices)
     index = {d: i for i, d in enumerate(devices)}
-    notes: list[str] = []
-
-    rows: dict[str, tuple[int, list[str], list[str]]] = {}
+    rows: _Rows = {}
     cut_rows: list[str] = []  # rows of devices whose columns the paste lost (cut at the terminal's width)
     idx = header_at + 1
     while idx < len(lines):
@@ -286,25 +309,8 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
         if cut_rows:
             raise ValueError(f"line {lineno}: row {label} comes after rows with no column in the header "
                              f"({', '.join(cut_rows)})")
-        cells, rest = toks[1:1 + n], toks[1 + n:]
-        if len(cells) < n:
-            raise ValueError(f"line {lineno}: row {label} has {len(cells)} entries, the header has {n} device columns")
-        if len(rest) > len(extras):
-            raise ValueError(
-                f"line {lineno}: row {label} has {n + len(rest)} entries, the header has {n} device columns"
-                + (f" and {len(extras)} more ({', '.join(extras)})" if extras else "")
-            )
-        codes = [_check_code(c, lineno, label, devices[j]) for j, c in enumerate(cells)]
-        for j, c in enumerate(codes):
-            if (c == "X") != (j == index[label]):
-                where = "on the diagonal" if j == index[label] else "off the diagonal"
-                raise ValueError(f"line {lineno}: {c!r} {where} in row {label}, column {devices[j]}; "
-                                 "X marks a device's own cell only")
-        rows[label] = (lineno, codes, rest)
+        rows[label] = _read_row(toks, lineno, devices, extras, index)
         idx += 1
-    if cut_rows:
-        notes.append(f"rows {', '.join(cut_rows)} have no column in the header (the paste lost those columns): "
-                     "ignored")
     last_line = max((v[0] for v in rows.values()), default=header_at + 1)
     missing = [d for d in devices if d not in rows]
     if missing:
@@ -312,10 +318,34 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
             f"line {last_line}: the matrix is not square: {n} columns but {len(rows)} rows "
             f"(no row for {', '.join(missing)})"
         )
+    return rows, cut_rows, idx
 
+
+def _read_row(toks: list[str], lineno: int, devices: list[str], extras: list[str],
+              index: dict[str, int]) -> tuple[int, list[str], list[str]]:
+    n, label = len(devices), toks[0]
+    cells, rest = toks[1:1 + n], toks[1 + n:]
+    if len(cells) < n:
+        raise ValueError(f"line {lineno}: row {label} has {len(cells)} entries, the header has {n} device columns")
+    if len(rest) > len(extras):
+        raise ValueError(
+            f"line {lineno}: row {label} has {n + len(rest)} entries, the header has {n} device columns"
+            + (f" and {len(extras)} more ({', '.join(extras)})" if extras else "")
+        )
+    codes = [_check_code(c, lineno, label, devices[j]) for j, c in enumerate(cells)]
+    for j, c in enumerate(codes):
+        if (c == "X") != (j == index[label]):
+            where = "on the diagonal" if j == index[label] else "off the diagonal"
+            raise ValueError(f"line {lineno}: {c!r} {where} in row {label}, column {devices[j]}; "
+                             "X marks a device's own cell only")
+    return lineno, codes, rest
+
+
+def _pair_codes(devices: list[str], rows: _Rows) -> dict[tuple[str, str], str]:
+    """``{(a, b): code}`` for every ordered pair; ValueError naming the later line when the matrix is asymmetric."""
     codes: dict[tuple[str, str], str] = {}
     for a in devices:
-        lineno, row_codes, _ = rows[a]
+        _lineno, row_codes, _ = rows[a]
         for j, b in enumerate(devices):
             if a != b:
                 codes[(a, b)] = row_codes[j]
@@ -326,12 +356,15 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
                 raise ValueError(
                     f"line {later}: asymmetric matrix: {a}->{b} is {codes[(a, b)]} but {b}->{a} is {codes[(b, a)]}"
                 )
+    return codes
 
-    # legend and NIC legend (after the matrix)
+
+def _read_legends(lines: list[str], start: int, devices: list[str], cut_rows: list[str]) -> tuple[bool, dict]:
+    """``(legend printed?, {NIC label: device name})`` from the lines after the matrix."""
     has_legend = False
     nic_names: dict[str, str] = {}
     in_nic_legend = False
-    for j in range(idx, len(lines)):
+    for j in range(start, len(lines)):
         stripped = lines[j].strip()
         if stripped.startswith("Legend"):
             has_legend = True
@@ -344,20 +377,10 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
             nic, name = m.group(1), m.group(2)
             if nic in cut_rows:
                 continue
-            if nic not in index or _GPU.match(nic):
+            if nic not in devices or _GPU.match(nic):
                 raise ValueError(f"line {j + 1}: the NIC legend names {nic!r}, which is not a NIC of the matrix")
             nic_names[nic] = name
-
-    gpus = [d for d in devices if _GPU.match(d)]
-    nics = [d for d in devices if not _GPU.match(d)]
-    affinity: dict[str, dict[str, str]] = {}
-    for g in gpus:
-        rest = rows[g][2]
-        if rest:
-            affinity[g] = {_EXTRA_KEYS[name]: value for name, value in zip(extras, rest, strict=False)}
-    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes)
-    build_graph(result, nv_link, pcie_link)
-    return result
+    return has_legend, nic_names
 
 
 def read_topo(path: str | Path, **kwargs) -> TopoResult:
