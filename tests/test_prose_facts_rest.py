@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from nvcourse import isolation
 from nvcourse.chapters import ch06c_multinode_lab as ch06c
+from nvcourse.chapters import ch08b_security_and_observability as ch08b
 from nvcourse.cluster import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +74,63 @@ def test_06c_prose_and_check_question_do_not_fix_the_lab_outcome():
     text = prose("06c_multinode_lab.ipynb")
     for fixed in ("eat most of the gain", "but the total is not"):
         assert fixed not in text
+
+
+# ------------------------------------------------------------------------------------------------ 08b: tenancy
+def _splits():
+    """Every state of 08b's tenancy dashboard: tenant A's trays 1..17, sizes 64 KiB .. 4 GiB (powers of two)."""
+    whole = {e: isolation.nvl72_split([18], 2**e)[0] for e in range(16, 33)}
+    for trays in range(1, 18):
+        for e in range(16, 33):
+            a, b = isolation.nvl72_split([trays, 18 - trays], 2**e)
+            yield trays, e, a, b, whole[e]
+
+
+def test_08b_tenant_readout_words_follow_the_model_in_every_state():
+    for _trays, _e, a, b, whole in _splits():
+        for t in (a, b):
+            words = ch08b.tenant_vs_rack("A", t, whole)
+            ratio = t.time_s / whole.time_s
+            if ratio < 1 - ch08b.SAME_WITHIN:
+                assert "faster" in words
+            elif ratio > 1 + ch08b.SAME_WITHIN:
+                assert "slower" in words
+            else:
+                assert "about the same" in words
+
+
+def test_08b_tenancy_prose_holds_over_the_dashboard_range():
+    text = prose("08b_security_and_observability.ipynb")
+    # "a partition of one or two trays runs a ring, faster than the rack for small messages"
+    assert "a partition of one or two trays runs a ring, faster than the rack for small messages" in text
+    for trays, e, a, _b, whole in _splits():
+        if trays <= 2 and e <= 22:
+            assert a.algo == "ring" and a.time_s < whole.time_s, (trays, e)
+    # "from 1 GiB up every split is within a few per cent of it" (a few: under 8 %)
+    assert "from 1 GiB up every split is within a few per cent of it" in text
+    for _trays, e, a, b, whole in _splits():
+        if e >= 30:
+            assert abs(a.time_s / whole.time_s - 1) < 0.08 and abs(b.time_s / whole.time_s - 1) < 0.08
+    # "in the model a 1 GiB all-reduce takes as long on 36 GPUs as on 72"
+    a, b = isolation.nvl72_split([9, 9], 2**30)
+    assert a.time_s == pytest.approx(isolation.nvl72_split([18], 2**30)[0].time_s, rel=1e-3)
+
+
+# ------------------------------------------------------------------------------------------------ 08b: neighbour
+@pytest.mark.parametrize("duty", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("exp", [20, 24, 28, 32])
+def test_08b_noisy_neighbour_range_and_its_order(duty, exp):
+    # the prose: per-flow (RoCE/DCQCN) costs the victim more than per-port sharing (IB), in every state
+    flow = isolation.noisy_neighbour(2**exp, qos="none", duty=duty).slowdown
+    port = isolation.noisy_neighbour(2**exp, qos="ets", victim_share=0.5, duty=duty).slowdown
+    assert port <= flow + 1e-12
+    _fig, text = ch08b.noisy_neighbour_dashboard()._render(qos="none", share=0.5, duty=duty, nbytes=2**exp)
+    assert f"×{port:.2f}–×{flow:.2f}" in text
+
+
+def test_08b_noisy_neighbour_prose_names_the_fairness_it_assumes():
+    text = prose("08b_security_and_observability.ipynb")
+    assert "RoCE and DCQCN" in text and "InfiniBand" in text
+    # "much more than 2x" under per-flow sharing at the chapter's default (256 MiB, the neighbour always on)
+    assert isolation.noisy_neighbour(2**28, qos="none").slowdown > 2
+    assert isolation.noisy_neighbour(2**28, qos="ets", victim_share=0.5).slowdown < 2

@@ -49,6 +49,25 @@ def table(header: list[str], rows: list[list[object]]) -> HTML:
 
 
 # ------------------------------------------------------------------------------------------ tenancy
+#: Within this factor of the whole rack's time a tenant reads "about the same" (the model's own rounding).
+SAME_WITHIN = 0.03
+
+
+def tenant_vs_rack(name: str, t: isolation.TenantShare, whole: isolation.TenantShare) -> str:
+    """One tenant's all-reduce against the whole rack's, in words the model supports in this state."""
+    ratio = t.time_s / whole.time_s
+    head = f"{name} {t.time_s * 1e6:,.0f} µs ({t.algo}, {ratio:.2f}× the rack's time"
+    if ratio < 1 - SAME_WITHIN:
+        why = ("fewer GPUs, fewer ring steps" if t.algo == "ring" and whole.algo != "ring"
+               else "fewer GPUs, less latency per call")
+        return f"{head}: faster, {why})"
+    if ratio > 1 + SAME_WITHIN:
+        why = (f"its {t.algo} against the rack's {whole.algo}" if t.algo != whole.algo
+               else "each of fewer GPUs moves a larger share of the buffer")
+        return f"{head}: slower, {why})"
+    return f"{head}: about the same)"
+
+
 def tenancy_dashboard() -> Dashboard:
     """Split an NVL72 rack between two tenants; each tenant's all-reduce bus bandwidth (course model)."""
     trays = widgets.IntSlider(
@@ -72,9 +91,9 @@ def tenancy_dashboard() -> Dashboard:
         ax.set_xlabel("all-reduce bus bandwidth (GB/s, model)")
         ax.invert_yaxis()
         text = (
-            f"{format_size(nbytes)}: A {a.time_s * 1e6:,.0f} µs ({a.algo}), B {b.time_s * 1e6:,.0f} µs ({b.algo}), "
-            f"whole rack {whole.time_s * 1e6:,.0f} µs. Each tenant keeps its GPUs' full NVLink bandwidth; "
-            "what it loses is reach (no NVLink to the other tenant) and, at small sizes, latency per step."
+            f"{format_size(nbytes)}: whole rack {whole.time_s * 1e6:,.0f} µs ({whole.algo}); "
+            f"{tenant_vs_rack('A', a, whole)}; {tenant_vs_rack('B', b, whole)}. Each tenant keeps its GPUs' full "
+            "NVLink bandwidth; what it always loses is reach (no NVLink to the other tenant's GPUs)."
         )
         return fig, text
 
@@ -107,6 +126,13 @@ def noisy_neighbour_dashboard() -> Dashboard:
             f"network rate per flow: {r.alone_rate_GBps:.1f} GB/s alone, {r.shared_rate_GBps:.2f} GB/s shared "
             f"while the neighbour sends ({duty:.0%} of the time); all-reduce ×{r.slowdown:.2f} on average."
         )
+        if qos == "none":  # the fairness the model assumes, and the other fabric as a range
+            port = isolation.noisy_neighbour(nbytes, qos="ets", victim_share=0.5, duty=duty)
+            text += (f" This assumes per-flow max-min fairness: Ethernet with RoCE and DCQCN (per-QP rate control), "
+                     f"or TCP. On InfiniBand without congestion control a switch port arbitrates per input port, "
+                     f"roughly half the link to each job: ×{port.slowdown:.2f}. Range under the two sharing rules: "
+                     f"×{port.slowdown:.2f}–×{r.slowdown:.2f} (on InfiniBand, head-of-line blocking and congestion "
+                     "trees can add to the lower end).")
         if qos != "ets":  # say why the share slider changes nothing here
             why = ("with no QoS every flow gets a fair share" if qos == "none"
                    else "strict priority gives the victim all it needs")
