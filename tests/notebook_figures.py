@@ -1,31 +1,22 @@
-"""Run a notebook's code in this process (Agg backend) and audit every figure it draws.
+"""Audit a figure or a Dashboard the way a learner meets it (the cases are in ``figure_cases.py``).
 
-:func:`audit_notebook` executes the code cells (magics dropped, cells tagged to be skipped or to raise left
-out), checks each figure a cell leaves open with :func:`figure_audit.figure_problems`, and for every
-:class:`~nvcourse.widgets.Dashboard` the notebook builds, checks the figure of its initial state and of each
-control moved, one at a time, to each end of its range (a slider's min and max, every option of a dropdown,
-a checkbox flipped), then with the controls moved one after the other to their last end and left there.
-Combinations the model rejects (an error note) are not figures, so skipped.
+:func:`audit` checks each open figure with :func:`figure_audit.figure_problems`, and for a
+:class:`~nvcourse.widgets.Dashboard` the figure of its initial state and of each control moved, one at a time,
+to each end of its range (a slider's min and max, every option of a dropdown, a checkbox flipped), then with the
+controls moved one after the other to their last end and left there. Combinations the model rejects (an error
+note) are not figures, so skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
-from pathlib import Path
 
 import ipywidgets as w
-import matplotlib
+import matplotlib.pyplot as plt
+from figure_audit import figure_problems
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
-from figure_audit import figure_problems  # noqa: E402
-
-from nvcourse.widgets import Dashboard  # noqa: E402
-
-SKIP_TAGS = {"nbval-skip", "skip-execution", "raises-exception", "nbval-raises-exception"}
+from nvcourse.widgets import Dashboard
 
 
 def extremes(widget: w.ValueWidget) -> list[tuple[str, object]]:
@@ -82,41 +73,19 @@ def dashboard_states(dash: Dashboard):
             yield f"after moving the controls up to {name} to their last end", current()
 
 
-def audit_notebook(path: Path) -> list[str]:
-    """'where: problem' for every figure problem found while running ``path``."""
-    nb = nbformat.read(path, as_version=4)
-    built: list[Dashboard] = []
-    original_init = Dashboard.__init__
-
-    def recording_init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        built.append(self)
-
+def audit(name: str, built: object) -> list[str]:
+    """'name: problem' for every problem of what a case built: a figure (as the inline backend shows it, cropped
+    to its tight box) or a Dashboard's figure in every state of :func:`dashboard_states` (as drawn, uncropped)."""
     problems: list[str] = []
-    namespace: dict = {"__name__": "__main__"}
-    cwd = os.getcwd()
-    Dashboard.__init__ = recording_init
     try:
-        os.chdir(path.parent)
-        for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code" or set(cell.metadata.get("tags", [])) & SKIP_TAGS:
-                continue
-            source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-            n_before = len(built)
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(source, f"{path.name} cell {i}", "exec"), namespace)
+        if isinstance(built, Dashboard):
+            for state, fig in dashboard_states(built):
+                if fig is not None:
+                    problems += [f"{name} at {state}: {p}" for p in figure_problems(fig, redo_layout=False)]
+                plt.close("all")
+        else:
             for num in plt.get_fignums():
-                fig = plt.figure(num)
-                problems += [f"cell {i} figure: {p}" for p in figure_problems(fig, check_canvas=False)]
-                plt.close(fig)
-            for k, dash in enumerate(built[n_before:]):
-                for state, fig in dashboard_states(dash):
-                    if fig is not None:
-                        problems += [f"cell {i} dashboard {k} at {state}: {p}"
-                                     for p in figure_problems(fig, redo_layout=False)]
-                    plt.close("all")
+                problems += [f"{name}: {p}" for p in figure_problems(plt.figure(num), check_canvas=False)]
     finally:
-        Dashboard.__init__ = original_init
-        os.chdir(cwd)
         plt.close("all")
     return problems

@@ -1,8 +1,4 @@
 """Chapter 01: GPUs needed (training), reference models, time to move (linkmodel), the dashboard."""
-
-import matplotlib
-
-matplotlib.use("Agg")
 import pytest
 
 from nvcourse import linkmodel, training

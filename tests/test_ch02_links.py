@@ -1,8 +1,4 @@
 """Chapter 02 helpers: measurements data, tables and dashboards."""
-
-import matplotlib
-
-matplotlib.use("Agg")
 import pytest
 
 from nvcourse import catalog, linkmodel

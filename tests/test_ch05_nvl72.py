@@ -1,8 +1,4 @@
 """Chapter 05's ring vs in-switch (NVLS) figure and its printed lines come from the cost model."""
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 from figure_audit import figure_problems

@@ -71,9 +71,6 @@ def test_log_table_says_nvls_in_words_and_aligns_left():
 def test_diagnosis_png_is_the_overlay_figure_and_the_verdicts_as_text():
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from figure_audit import figure_problems
     from PIL import Image

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from nvcourse.chapters import ch06c_multinode_lab as ch  # noqa: E402
+from nvcourse.chapters import ch06c_multinode_lab as ch
 
 
 def test_every_fact_names_known_sources():

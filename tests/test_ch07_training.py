@@ -1,9 +1,5 @@
 """Chapter 07 dashboard: no reachable setting is invalid."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from nvcourse.chapters import ch07_training as trainviz
 
 

@@ -3,14 +3,10 @@ traceback whatever the controls say."""
 
 import itertools
 
-import matplotlib
+import pytest
 
-matplotlib.use("Agg")
-
-import pytest  # noqa: E402
-
-from nvcourse import overlap  # noqa: E402
-from nvcourse.chapters import ch07b_overlap, ch07c_inference  # noqa: E402
+from nvcourse import overlap
+from nvcourse.chapters import ch07b_overlap, ch07c_inference
 
 
 def test_done_when_bucket_size_on_64_nodes():

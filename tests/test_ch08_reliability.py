@@ -2,9 +2,6 @@
 
 import io
 
-import matplotlib
-
-matplotlib.use("Agg")
 import numpy as np
 import pytest
 from PIL import Image

@@ -1,11 +1,7 @@
 """Chapter 08b's module: its tables (built by nvcourse.tables) escape text, and the views render."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from nvcourse.chapters import ch08b_security_and_observability as ch  # noqa: E402
-from nvcourse.observability import counters, drill  # noqa: E402
+from nvcourse.chapters import ch08b_security_and_observability as ch
+from nvcourse.observability import counters, drill
 
 
 def test_table_escapes_cells_and_dollar_signs():

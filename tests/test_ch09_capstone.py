@@ -1,12 +1,8 @@
 """Chapter 09: the comparison table and the design dashboard drive nvcourse.capstone."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from nvcourse import capstone  # noqa: E402
-from nvcourse.chapters import ch09_capstone  # noqa: E402
-from nvcourse.markup import mark_html  # noqa: E402
+from nvcourse import capstone
+from nvcourse.chapters import ch09_capstone
+from nvcourse.markup import mark_html
 
 TARGETS = capstone.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9,
                            min_efficiency=0.7, max_MW=3)

@@ -1,12 +1,8 @@
 """Chapter 09's fabric and serving views drive nvcourse.capstone_gates."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from nvcourse import capstone  # noqa: E402
-from nvcourse import capstone_gates as cg  # noqa: E402
-from nvcourse.chapters import ch09_capstone  # noqa: E402
+from nvcourse import capstone
+from nvcourse import capstone_gates as cg
+from nvcourse.chapters import ch09_capstone
 
 TARGETS = capstone.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9,
                            min_efficiency=0.7, max_MW=3)

@@ -235,6 +235,7 @@ def test_mpi_allreduce_across_namespaces(clean_cluster, capfd):
 
 
 @needs_root
+@needs_torch  # backend="torch" starts torchrun on each node
 def test_failing_launcher_stops_the_others(clean_cluster, capfd):
     netns.up(spec.make_spec(2, 1))
     rc = launch.run(["sh", "-c", 'if [ "$NVCOURSE_CLUSTER_NODE" = 1 ]; then exit 3; fi; sleep 60'],

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
 import numpy as np
 import pytest
 
-matplotlib.use("Agg")
-
-from nvcourse.collectives import LinkEmulation, ProcessGroup  # noqa: E402
-from nvcourse.collectives.draw import plot_timeline, ring_frames  # noqa: E402
-from nvcourse.collectives.fit import fit_alpha_beta, least_squares_alpha_beta  # noqa: E402
-from nvcourse.collectives.model import predict, predict_table  # noqa: E402
+from nvcourse.collectives import LinkEmulation, ProcessGroup
+from nvcourse.collectives.draw import plot_timeline, ring_frames
+from nvcourse.collectives.fit import fit_alpha_beta, least_squares_alpha_beta
+from nvcourse.collectives.model import predict, predict_table
 
 
 @pytest.mark.parametrize(

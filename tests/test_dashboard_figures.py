@@ -1,36 +1,63 @@
-"""Every figure a course notebook draws is readable: nothing cut off, no text on top of other text.
+"""Every figure a course notebook draws from the models is readable: nothing cut off, no text on top of text.
 
-For each notebook (run in this process, see ``notebook_figures.py``): every static figure, and every
-Dashboard's figure at its initial state and with each control at each end of its range, passes
-:func:`figure_audit.figure_problems` (artists inside the canvas for dashboards, whose PNG is not cropped
-to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
+For each notebook, the figures and dashboards listed in ``figure_cases.py`` (built as the notebook builds them):
+every static figure, and every Dashboard's figure at its initial state and with each control at each end of its
+range, passes :func:`figure_audit.figure_problems` (artists inside the canvas for dashboards, whose PNG is not
+cropped to a tight box; no overlapping tick labels, legend entries or annotations; log axes with 3+ labels; no
 legend over markers, bar centres, texts or more than 5 % of a line; no label on another point's marker).
-About 10-50 s per notebook.
+The notebooks themselves are run by nbval; figures of this machine's own timings are not judged here.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
 from figure_audit import figure_problems
-from notebook_figures import audit_notebook
+from figure_cases import CASES, DRAWN_INSIDE, MEASURED
+from notebook_figures import audit
+
+import nvcourse.chapters
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("00"))
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("00"))
+ALL_CASES = [(nb, name, build) for nb, cases in CASES.items() for name, build in cases()]
+#: chapter functions that draw, by their names' shape
+DRAWS = ("plot_", "_figure", "_dashboard", "_view", "render_", "draw_", "_scatter")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_figure_of_the_notebook_is_readable(path: Path):
-    problems = audit_notebook(path)
-    assert not problems, f"{path.name}: {len(problems)} figure problem(s):\n  " + "\n  ".join(problems[:25])
+@pytest.mark.parametrize("nb, name, build", ALL_CASES, ids=[f"{nb}:{name}" for nb, name, _ in ALL_CASES])
+def test_every_model_figure_of_the_notebook_is_readable(nb: str, name: str, build):
+    problems = audit(name, build())
+    assert not problems, f"{nb}: {len(problems)} figure problem(s):\n  " + "\n  ".join(problems[:25])
+
+
+def test_every_notebook_has_its_figures_listed_or_says_why_not():
+    assert sorted(set(NOTEBOOKS) - set(CASES) - set(MEASURED)) == []
+    assert sorted((set(CASES) | set(MEASURED)) - set(NOTEBOOKS)) == []
+
+
+def test_every_drawing_function_of_a_chapter_module_is_audited():
+    """A new figure or dashboard in a chapter module is added to figure_cases.py (or said to be measured)."""
+    listed = {name.split("[")[0] for _, name, _ in ALL_CASES}
+    listed |= set(" ".join(MEASURED.values()).replace(",", " ").replace(":", " ").split()) | set(DRAWN_INSIDE)
+    missing = []
+    for info in pkgutil.iter_modules(nvcourse.chapters.__path__):
+        mod = importlib.import_module(f"nvcourse.chapters.{info.name}")
+        for fname, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ == mod.__name__ and not fname.startswith("_") and any(
+                    fname.startswith(d) if d.endswith("_") and not d.startswith("_") else fname.endswith(d)
+                    for d in DRAWS) and fname not in listed:
+                missing.append(f"{info.name}.{fname}")
+    assert missing == [], "add to tests/figure_cases.py: " + ", ".join(missing)
 
 
 def test_the_audit_sees_a_cut_off_legend_overlapping_labels_and_a_bare_log_axis():
-    import matplotlib
 
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(4, 2))
@@ -53,9 +80,7 @@ def test_the_audit_sees_a_cut_off_legend_overlapping_labels_and_a_bare_log_axis(
 @pytest.mark.parametrize("lo, hi", [(5.2e-6, 3.7e-5), (0.086, 0.1065), (1e-6, 1e-2)])
 def test_a_time_axis_has_three_labels_even_over_a_narrow_range(lo, hi):
     """5.2 to 37 µs holds only 10 and 20 µs of 1-2-5; 86 to 107 ms not even two integer multiples of 10 ms."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from nvcourse.plots import new_figure, time_axis
 
     fig, ax = new_figure(4, 3)
@@ -67,9 +92,7 @@ def test_a_time_axis_has_three_labels_even_over_a_narrow_range(lo, hi):
 
 def _legend_figure(loc: str, **legend_kw):
     """Markers along the bottom-left to top-right diagonal, a dense flat curve along the top, a bar, a text."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(5, 3.5), layout="constrained")
@@ -110,9 +133,7 @@ def test_a_legend_over_bars_scatter_points_or_a_text_is_found():
 
 def test_chapter_06s_64_mib_scaling_legend_in_its_old_place_is_found():
     """The case issue 21 saw: the legend inside the bus-bandwidth panel, lower left, on the falling curves."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from nvcourse.chapters.ch06_fabrics import scaling_figure
@@ -168,9 +189,7 @@ SLOW_FIGURES = {"ch06_fabrics.ecmp_figure"}
                                   for n, f in _static_figures()])
 def test_every_static_chapter_figure_is_readable(make):
     """Without running the notebooks: shown inline (cropped to a tight box), so no canvas check."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     made = make()
@@ -182,9 +201,7 @@ def test_every_static_chapter_figure_is_readable(make):
 
 
 def test_a_label_on_another_points_marker_is_found_and_one_on_its_own_point_is_not():
-    import matplotlib
 
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(4, 3), layout="constrained")

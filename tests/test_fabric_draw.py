@@ -1,8 +1,4 @@
 """The fabric picture draws every cable once, coloured and sized by the simulated utilisation."""
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection, PathCollection

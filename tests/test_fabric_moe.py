@@ -109,9 +109,6 @@ def test_domain_allreduce_in_switch_needs_nvls_min_gpus():
 def test_chapter05_dashboard_bars_and_readout_show_the_model():
     # moe_view: per layer = 4 all-to-alls, per step = per layer x MoE layers; the configuration heads the readout
     # (not a figure title: text is the slow part of a redraw). 8.7596 ms per dispatch on DGX B200 (see above).
-    import matplotlib
-
-    matplotlib.use("Agg")
     from nvcourse.chapters.ch05_nvl72 import moe_view
 
     fig, html = moe_view(7168, 4096, 256, 8, ep=64, moe_layers=58)

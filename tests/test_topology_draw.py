@@ -1,15 +1,11 @@
 """Drawings: they draw what the metrics say (busiest links labelled), without computing loads themselves."""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-
-from nvcourse.topology import build_system_graph  # noqa: E402
-from nvcourse.topology.draw import draw_topology, save_topology, tray_graph  # noqa: E402
-from nvcourse.topology.topo_parser import example_files, read_topo  # noqa: E402
+from nvcourse.topology import build_system_graph
+from nvcourse.topology.draw import draw_topology, save_topology, tray_graph
+from nvcourse.topology.topo_parser import example_files, read_topo
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,6 @@
 """The Dashboard re-renders on change and never shows a traceback."""
 
 import ipywidgets as w
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
