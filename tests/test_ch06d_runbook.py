@@ -1,0 +1,150 @@
+"""Chapter 06d's runbook data and module: real fixtures, signatures that match them, the drill, the PCIe arithmetic.
+
+The fixtures in tests/fixtures/runbook/ are public pastes kept byte for byte (URL in the ``%%`` header). Expected
+values below were read from those texts, not from the module's output.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from nvcourse import _data
+from nvcourse.chapters import ch06d_runbook as ch
+
+FIX = Path(__file__).parent / "fixtures" / "runbook"
+DATA = _data.load("runbook")
+
+
+def _body(name: str) -> list[str]:
+    return [ln for ln in (FIX / name).read_text().splitlines() if not ln.startswith("%%")]
+
+
+def test_every_fixture_names_its_public_source():
+    files = sorted(FIX.iterdir())
+    assert len(files) >= 10
+    for f in files:
+        first = f.read_text().splitlines()[0]
+        assert re.match(r"%% source: https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+ ", first), f.name
+
+
+def test_every_fixture_is_used_and_every_named_fixture_exists():
+    named = {x for s in DATA["signatures"].values() for x in s["fixtures"]}
+    named |= {s["fixture"] for s in DATA["drill"]["steps"].values()}
+    on_disk = {f.name for f in FIX.iterdir()}
+    assert named == on_disk
+
+
+@pytest.mark.parametrize("sig_id", [k for k, s in DATA["signatures"].items() if s["fixtures"] and s["log_patterns"]])
+def test_each_signature_matches_each_of_its_fixtures(sig_id):
+    sig = DATA["signatures"][sig_id]
+    pats = [re.compile(p) for p in sig["log_patterns"]]
+    for name in sig["fixtures"]:
+        assert any(p.search(ln) for p in pats for ln in _body(name)), (sig_id, name)
+
+
+# Healthy lines read from the fixtures and sources: the broken-state patterns must not fire on them.
+HEALTHY = {
+    "acs_redirect": ["`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`",
+                     # nccl#606: source validation alone does not redirect peer-to-peer traffic
+                     "ACSCtl: SrcValid+ TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"],
+    "pcie_downtrained": ["    LnkCap: Port #0, Speed 16GT/s, Width x16, ASPM L1, Exit Latency L1 <16us"],
+    "roce_lossy": ["/sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_buffer:0",
+                   "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request:0"],
+    "gdr_distance": ["learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"],
+    "no_peermem": ["NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)"],
+}
+
+
+@pytest.mark.parametrize("sig_id", sorted(HEALTHY))
+def test_signatures_do_not_fire_on_healthy_or_other_layers_lines(sig_id):
+    pats = [re.compile(p) for p in DATA["signatures"][sig_id]["log_patterns"]]
+    for line in HEALTHY[sig_id]:
+        assert not any(p.search(line) for p in pats), (sig_id, line)
+
+
+def test_signature_records_are_complete_and_sourced():
+    keys = {"id", "layer", "title", "command", "healthy", "broken", "log_patterns", "nccl_tests", "cause", "fix",
+            "source_url", "src", "fixtures"}
+    urls = {v["url"] for v in DATA["sources"].values()}
+    for sid, s in DATA["signatures"].items():
+        assert keys <= set(s), sid
+        assert s["id"] == sid and s["layer"] in ch.LAYERS
+        assert s["source_url"] in urls, sid
+        for key in re.split(r",\s*", s["src"]):
+            assert key in DATA["sources"], (sid, key)
+
+
+def test_every_source_is_cited():
+    cited = " ".join([s["src"] for s in DATA["signatures"].values()] + [c["src"] for c in DATA["cloud"].values()]
+                     + [DATA["drill"]["story_src"]])
+    cited_keys = set(re.split(r"[,\s]+", cited))
+    # the chapter's prose cites these directly (QoS/AR pages, RAS, nccl-tests -R)
+    prose = {"nccl-ras", "nccl-tests-readme", "meta-roce", "nvidia-roce-qos", "nccl-ib-ar", "sharp-docs"}
+    assert set(DATA["sources"]) <= cited_keys | prose
+
+
+def test_drill_outputs_are_quoted_from_their_fixtures():
+    for name, step in DATA["drill"]["steps"].items():
+        body = _body(step["fixture"])
+        for line in step["output"].splitlines():
+            assert line in body, (name, line)
+    assert DATA["drill"]["answer"] in DATA["signatures"]
+    assert set(DATA["drill"]["best_steps"]) <= set(DATA["drill"]["steps"])
+
+
+def test_drill_verdict():
+    ok, words = ch.drill_verdict("no_peermem", ["nccl_log", "lsmod"])
+    assert ok and "2 step(s)" in words and "not needed" not in words
+    ok, words = ch.drill_verdict("no_peermem", ["acs", "nccl_log", "lsmod"])
+    assert ok and "not needed: acs" in words
+    ok, _ = ch.drill_verdict("acs_redirect", ["acs"])
+    assert not ok
+
+
+def test_pcie_line_rates_by_hand():
+    assert ch.pcie_GBps_dir(16, 16) == pytest.approx(16 * 16 * 128 / 130 / 8)  # 31.5 GB/s, PCIe 4.0 x16
+    assert ch.pcie_GBps_dir(2.5, 16) == pytest.approx(4.0)  # 2.5 GT/s x 16 x 8/10 / 8
+    # jan#183: LnkCap 16GT/s x16, LnkSta 2.5GT/s x16 -> 4.0 / 31.51 of the link
+    assert ch.link_fraction(16, 16, 2.5, 16) == pytest.approx(4.0 / (16 * 16 * 128 / 130 / 8))
+    assert ch.link_fraction(16, 16, 16, 8) == pytest.approx(0.5)
+
+
+def test_read_lnk_on_real_pastes():
+    assert ch.read_lnk("\n".join(_body("lnksta_speed_downgraded_jan183.txt"))) == {"cap": (16.0, 16),
+                                                                                    "sta": (2.5, 16)}
+    assert ch.read_lnk("\n".join(_body("lnksta_width_downgraded_geerlingguy480.txt"))) == {"sta": (5.0, 1)}
+
+
+@pytest.mark.parametrize(("call", "msg"), [
+    (lambda: ch.pcie_GBps_dir(64, 16), "speed_GTps must be between 2.5 and 32"),
+    (lambda: ch.pcie_GBps_dir(16, 0), "width must be"),
+    (lambda: ch.signatures("disk"), "layer must be one of"),
+    (lambda: ch.drill_step_html("reboot"), "step must be one of"),
+])
+def test_bad_input_is_one_clear_line(call, msg):
+    with pytest.raises(ValueError, match=msg):
+        call()
+
+
+def test_tables_and_drill_render():
+    for layer in ch.LAYERS:
+        if layer != "cloud":
+            t = ch.checks_table_html(layer)
+            assert t.count("<tr>") >= 2 and "href=" in t
+    assert "SRD" in ch.cloud_table_html()
+    assert "GPU Direct RDMA Disabled" in ch.drill_step_html("nccl_log")
+    assert "nccl1676" in ch.sources_html()
+
+
+def test_drill_box_follows_its_control():
+    box = ch.drill_box()
+    seen = set()
+    for step in DATA["drill"]["steps"]:
+        box.controls["step"].value = step
+        assert box.last_error is None, step
+        assert DATA["drill"]["steps"][step]["command"][:20] in box.readout.value.replace("&#x27;", "'")
+        seen.add(box.readout.value)
+    assert len(seen) == len(DATA["drill"]["steps"])
