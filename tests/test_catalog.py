@@ -112,10 +112,11 @@ def test_nvidia_headline_totals():
 
 def test_sparse_headline_is_twice_the_dense_peak():
     # NVIDIA's H100 page: BF16 1,979 TFLOPS "with sparsity"; the dense 989 is half of 1,978.9, rounded.
-    quoted = [g for g in catalog.gpus().values() if g.bf16_sparse_TFLOPS]
-    assert [g.id for g in quoted] == ["h100"] and quoted[0].bf16_sparse_TFLOPS == 1979
-    for g in quoted:
-        assert abs(g.bf16_sparse_TFLOPS / 2 - g.bf16_TFLOPS) <= 1, g.id
+    # B200 (HGX, Lockwood's notes): BF16 2,250 matrix / 4,500 sparse.
+    quoted = {g.id: g.bf16_sparse_TFLOPS for g in catalog.gpus().values() if g.bf16_sparse_TFLOPS}
+    assert quoted == {"h100": 1979, "b200": 4500}
+    for gid, sparse in quoted.items():
+        assert abs(sparse / 2 - catalog.get_gpu(gid).bf16_TFLOPS) <= 1, gid
 
 
 @pytest.mark.parametrize("system", list(catalog.systems().values()), ids=lambda s: s.id)

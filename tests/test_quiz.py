@@ -10,8 +10,8 @@ import pytest
 
 from nvcourse import catalog
 from nvcourse import checks as check
-from nvcourse.checks import quiz
-from nvcourse.devtools import quiz_text
+from nvcourse.checks import quiz, quiz_results
+from nvcourse.devtools import quiz_report, quiz_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,19 +22,41 @@ def _guide_misconceptions() -> list[str]:
     return re.findall(r"^\| \*\*(.+?)\*\*", table, flags=re.MULTILINE)
 
 
+@pytest.fixture(autouse=True)
+def _quiz_dir(tmp_path, monkeypatch):
+    """Every test saves its answers in a folder of its own (never in the home folder of the machine)."""
+    monkeypatch.setenv("NVCOURSE_QUIZ_DIR", str(tmp_path / "quiz"))
+
+
+ALL_QIDS = [quiz.qid_for(k, form) for form in quiz.FORMS for k in quiz.MISCONCEPTIONS]
+
+
 def test_one_question_per_misconception_of_the_guide():
     rows = _guide_misconceptions()
     assert len(rows) >= 10
     assert len(quiz.MISCONCEPTIONS) == len(rows)
-    for qid in quiz.MISCONCEPTIONS:
+    for qid in ALL_QIDS:
         assert qid in check.questions()
 
 
-@pytest.mark.parametrize("qid", list(quiz.MISCONCEPTIONS))
+@pytest.mark.parametrize("key", list(quiz.MISCONCEPTIONS))
+def test_the_post_test_asks_the_same_misconception_with_other_numbers(key: str):
+    pre, post = (check.questions()[quiz.qid_for(key, form)] for form in quiz.FORMS)
+    assert pre.prompt != post.prompt
+    assert check.expected_answer(pre.qid) != check.expected_answer(post.qid)  # other numbers, or another letter
+    # the same misconception: each form's tell-tale answer is recognised by its own check
+    for q in (pre, post):
+        if q.choices:
+            assert any(why.startswith("Misconception") for why in q.wrong_choice.values())
+        else:
+            assert any(h.startswith("Misconception") for h in q.variants())
+
+
+@pytest.mark.parametrize("qid", ALL_QIDS)
 def test_the_tell_tale_wrong_answer_names_its_misconception(qid: str):
     q = check.questions()[qid]
     if q.choices:
-        wrong = next(letter for letter in q.choices if letter != q.expected())
+        wrong = next(letter for letter, why in q.wrong_choice.items() if why.startswith("Misconception"))
         result = check.answer(qid, wrong)
     else:
         hint, value = next((h, v) for h, v in q.variants().items() if h.startswith("Misconception"))
@@ -43,9 +65,113 @@ def test_the_tell_tale_wrong_answer_names_its_misconception(qid: str):
     assert "Misconception" in result.hint
 
 
-@pytest.mark.parametrize("qid", list(quiz.MISCONCEPTIONS))
+@pytest.mark.parametrize("qid", ALL_QIDS)
 def test_the_expected_answer_passes(qid: str):
     assert check.answer(qid, check.expected_answer(qid)).passed
+
+
+@pytest.mark.parametrize("key", list(quiz.MISCONCEPTIONS))
+def test_the_pre_test_gives_no_feedback(key: str):
+    """A pre-test that says "right" or names the misconception teaches the answers it should measure."""
+    q = check.questions()[key]
+    good = check.expected_answer(key)
+    bad = (next(iter(q.wrong_choice)) if q.choices
+           else next(v for h, v in q.variants().items() if h.startswith("Misconception")))
+    results = [quiz.record(key, good), quiz.record(key, bad)]
+    for r in results:
+        assert r.status == "recorded" and r.hint == "" and not r.right and not r.wrong
+        assert "Misconception" not in r.message and "Correct" not in r.message and "model" not in r.message
+    # both say the same thing but for the value echoed back
+    assert results[0].summary.split(" — ")[1:] == results[1].summary.split(" — ")[1:]
+    saved = quiz_results.load("pre")[key]
+    assert saved["class"] == "misconception"  # the last answer given is the one kept
+
+
+def test_the_pre_test_refuses_post_ids_and_the_post_test_pre_ids():
+    assert quiz.record("quiz.post.gbps", 100).status == "error"
+    assert quiz.answer("quiz.gbps", 50).status == "error"
+
+
+def test_a_stub_is_not_recorded_as_an_answer():
+    def stub():
+        raise NotImplementedError()
+
+    assert quiz.record("quiz.gbps", stub).status == "todo"
+    assert quiz_results.load("pre") == {}
+
+
+def test_the_achievable_question_accepts_the_rule_of_thumb_the_course_teaches():
+    """The course teaches "plan for about 0.9 of line rate"; the catalog's PCIe efficiency is 0.88."""
+    for form, link in (("pre", "pcie4"), ("post", "pcie5")):
+        line = catalog.get_link(link).line_GBps_dir
+        qid = quiz.qid_for("quiz.achievable", form)
+        assert check.answer(qid, 0.9 * line).passed
+        assert check.answer(qid, 0.85 * line).passed
+        assert not check.answer(qid, line).passed  # the misconception
+        assert "Misconception" in check.answer(qid, line).hint
+
+
+def test_the_benchmark_options_cannot_be_guessed_by_their_length():
+    for form in quiz.FORMS:
+        q = check.questions()[quiz.qid_for("quiz.benchmark", form)]
+        lengths = [len(text) for text in q.choices.values()]
+        assert max(lengths) / min(lengths) < 1.25, lengths
+    assert check.expected_answer("quiz.benchmark") != check.expected_answer("quiz.post.benchmark")
+
+
+def test_finish_pre_gives_a_count_and_a_code_but_no_verdict():
+    quiz.record("quiz.gbps", 400)  # the misconception
+    quiz.record("quiz.mib", check.expected_answer("quiz.mib"))  # right
+    result = quiz.finish("pre")
+    assert result.status == "recorded" and result.summary.startswith("2 of 11 answered")
+    assert not result.right and not result.wrong and "held" not in result.message
+    code = re.search(r"NVQ1-pre-\S+", result.message).group(0)
+    form, classes = quiz_results.decode_code(code)
+    expected = ["open"] * len(quiz.MISCONCEPTIONS)
+    expected[0], expected[list(quiz.MISCONCEPTIONS).index("quiz.mib")] = "misconception", "right"
+    assert (form, classes) == ("pre", expected)
+
+
+def test_finish_post_scores_and_names_what_is_still_held():
+    for key in quiz.MISCONCEPTIONS:
+        qid = quiz.qid_for(key, "post")
+        quiz.answer(qid, check.expected_answer(qid))
+    quiz.answer("quiz.post.gbps", 800)  # the bits-vs-bytes slip, given last
+    result = quiz.finish("post")
+    assert result.status == "fail" and result.summary.startswith("10 of 11 right")
+    assert result.wrong == [f"still held: {quiz.MISCONCEPTIONS['quiz.gbps']}"]
+
+
+def test_the_report_builds_the_pre_post_table_from_files_and_codes(tmp_path, monkeypatch):
+    # two learners' homes on a hub: one held the Gb/s misconception before and not after
+    for learner, pre_gbps in (("a", 400), ("b", 50)):
+        monkeypatch.setenv("NVCOURSE_QUIZ_DIR", str(tmp_path / learner / ".nvcourse" / "quiz"))
+        quiz.record("quiz.gbps", pre_gbps)
+        quiz.answer("quiz.post.gbps", 100)
+    sheets = quiz_report.collect([tmp_path])
+    rows = quiz_report.table(sheets)
+    assert (len(sheets["pre"]), len(sheets["post"])) == (2, 2)
+    first = rows[0]
+    assert (first["pre_right_pct"], first["post_right_pct"], first["change_pct_points"]) == (50, 100, 50)
+    assert (first["pre_misconception_pct"], first["post_misconception_pct"]) == (50, 0)
+    assert rows[1]["pre_answered"] == 0 and rows[1]["pre_right_pct"] is None
+    # a learner on a laptop pastes the code into a form; the export is read as it is
+    code = quiz_results.score_code("pre", ["misconception"] + ["right"] * 10)
+    (tmp_path / "form.csv").write_text(f"timestamp,code\n2026-12-05 09:10,{code}\n", encoding="utf-8")
+    assert quiz_report.collect([tmp_path / "form.csv"])["pre"] == [["misconception"] + ["right"] * 10]
+
+
+def test_the_report_command_exits_2_on_nothing_readable(tmp_path, capsys):
+    assert quiz_report.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no quiz file" in err
+
+
+def test_the_pre_notebook_never_calls_a_check_that_gives_feedback():
+    for path, verb in zip(quiz_text.QUIZZES, ("record", "answer")):
+        nb = nbformat.read(path, as_version=4)
+        calls = re.findall(r"quiz\.(record|answer|score)\(", "\n".join(c.source for c in nb.cells))
+        assert calls and set(calls) == {verb}, (path.name, calls)
 
 
 def test_score_counts_and_names_what_is_left():
@@ -56,7 +182,7 @@ def test_score_counts_and_names_what_is_left():
     result = quiz.score(answers)
     assert not result.passed
     assert result.summary == f"{len(quiz.MISCONCEPTIONS) - 2} of {len(quiz.MISCONCEPTIONS)} right (1 not answered yet)."
-    assert "still to unlearn: 400G means 400 GB/s (GB/s vs Gb/s)" in result.wrong
+    assert "still held: 400G means 400 GB/s (GB/s vs Gb/s)" in result.wrong
     assert "not answered yet: 64 MiB = 64 MB" in result.wrong
 
 
@@ -69,7 +195,7 @@ def test_score_of_an_unanswered_quiz_does_not_say_you_hold_every_misconception()
 
     result = quiz.score({qid: stub for qid in quiz.MISCONCEPTIONS})
     assert result.status == "todo" and not result.passed
-    assert not [w for w in result.wrong if "still to unlearn" in w]
+    assert not [w for w in result.wrong if "still held" in w]
     assert len([w for w in result.wrong if w.startswith("not answered yet: ")]) == len(quiz.MISCONCEPTIONS)
     assert "instructor guide" not in result.hint
 
@@ -89,6 +215,8 @@ def test_hardware_figures_in_the_questions_come_from_the_catalog():
     assert f"their {h100.nvlink_links} NVLink" in qs["quiz.faster_link"].prompt
     # the headline the misconception quotes is the datasheet's sparse figure, not 2 x the rounded dense one
     assert h100.bf16_sparse_TFLOPS in qs["quiz.dense_tflops"].variants().values()
+    b200 = catalog.get_gpu("b200")
+    assert f"{b200.bf16_sparse_TFLOPS:,.0f} TFLOPS" in qs["quiz.post.dense_tflops"].prompt
 
 
 @pytest.mark.parametrize("module", ["quiz.py", "ch02.py"])
@@ -96,21 +224,23 @@ def test_question_modules_type_no_hardware_figure(module: str):
     # the figures these questions quote (NDR 400 Gb/s, NVLink 900 GB/s bidir and 18 links, 1,979 sparse TFLOPS,
     # 31.5 GB/s) may only reach them through the catalog
     source = (ROOT / "nvcourse" / "checks" / module).read_text(encoding="utf-8")
-    typed = re.findall(r"(?<![\w.])(400|900|1,?979|1,?978|989|18|31\.5|450)(?![\w.])", source)
+    typed = re.findall(r"(?<![\w.])(400|800|600|900|1,?979|1,?978|989|18|31\.5|63|450|4,?500|2,?250)(?![\w.])", source)
     assert typed == []
 
 
-def test_notebook_question_cells_are_rendered_from_the_questions(tmp_path):
+@pytest.mark.parametrize("path", quiz_text.QUIZZES, ids=lambda p: p.stem)
+def test_notebook_question_cells_are_rendered_from_the_questions(tmp_path, path):
     assert quiz_text.refresh(check=True) == []
-    nb = nbformat.read(quiz_text.QUIZ, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     cells = quiz_text.question_cells(nb)
-    assert sorted(cells.values()) == sorted(quiz.MISCONCEPTIONS)
+    form = "post" if "post" in path.stem else "pre"
+    assert sorted(cells.values()) == sorted(quiz.qid_for(k, form) for k in quiz.MISCONCEPTIONS)
     # a figure typed into a question cell is stale, and refreshing puts the catalog's back
     first = min(cells)
-    nb.cells[first].source = nb.cells[first].source.replace("400G", "800G")
+    nb.cells[first].source = nb.cells[first].source.replace("G** (", "0G** (")
     copy = tmp_path / "quiz.ipynb"
     nbformat.write(nb, copy)
     assert quiz_text.refresh(copy, check=True) == [f"STALE quiz text (run `python3 tasks.py exercises`): "
                                                   f"quiz.ipynb {cells[first]}"]
     assert quiz_text.refresh(copy) == [] and quiz_text.refresh(copy, check=True) == []
-    assert nbformat.read(copy, as_version=4).cells[first].source == quiz.question_markdown("quiz.gbps")
+    assert nbformat.read(copy, as_version=4).cells[first].source == quiz.question_markdown(cells[first])

@@ -2,8 +2,8 @@
 
 A Markdown cell cannot compute, and the printed quiz (``tasks.py handouts``) shows Markdown only, so the
 question text is written once in :mod:`nvcourse.checks.quiz` and copied here into the notebook's question
-cells: the Markdown cell just before each ``check.answer("quiz.…", …)`` cell. Only those cells' sources
-change; outputs and every other cell stay as they are. ``make_exercises`` runs this first, so
+cells: the Markdown cell just before each ``quiz.record("quiz.…", …)`` / ``quiz.answer("quiz.post.…", …)``
+cell. Only those cells' sources change; outputs and every other cell stay as they are. ``make_exercises`` runs this first, so
 
     python3 tasks.py exercises           # refreshes the quiz text, then regenerates exercises/
     python3 tasks.py exercises --check   # exit 1 if a catalog change left the quiz text stale
@@ -19,8 +19,10 @@ import nbformat
 from ..checks.quiz import question_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
-QUIZ = ROOT / "solutions" / "quiz_misconceptions_exercises.ipynb"
-ANSWER_CALL = re.compile(r"""check\.answer\(\s*["'](quiz\.\w+)["']""")
+QUIZZES = (ROOT / "solutions" / "quiz_misconceptions_exercises.ipynb",
+           ROOT / "solutions" / "quiz_misconceptions_post_exercises.ipynb")
+#: the check call under a question: ``quiz.record("quiz.NAME", …)`` (pre-test) or ``quiz.answer("quiz.post.NAME", …)``
+ANSWER_CALL = re.compile(r"""quiz\.(?:record|answer)\(\s*["'](quiz\.[\w.]+)["']""")
 
 
 def question_cells(nb: nbformat.NotebookNode) -> dict[int, str]:
@@ -33,8 +35,11 @@ def question_cells(nb: nbformat.NotebookNode) -> dict[int, str]:
     return out
 
 
-def refresh(path: Path = QUIZ, *, check: bool = False) -> list[str]:
-    """Rewrite (or with ``check``, compare) the question cells of ``path``; return the problems found."""
+def refresh(path: Path | None = None, *, check: bool = False) -> list[str]:
+    """Rewrite (or with ``check``, compare) the question cells of ``path`` (default: both forms of the quiz);
+    return the problems found."""
+    if path is None:
+        return [problem for quiz in QUIZZES for problem in refresh(quiz, check=check)]
     nb = nbformat.read(path, as_version=4)
     cells = question_cells(nb)
     stale = [qid for i, qid in cells.items() if nb.cells[i].source != question_markdown(qid)]
