@@ -99,25 +99,10 @@ def _nvlstree_cap() -> str:
     )
 
 
-def _nvl72_sweep_miss() -> str:
-    from nvcourse.costmodel import sweeps
-
-    med, _ = sweeps.system_medians(sweeps.compare())["coreweave-gb200-nvl72-allreduce"]
-    return f"the model is {med * 100:.0f} % fast at ≥ 1 GiB"
 
 
-def _large_band_now() -> str:
-    from nvcourse.costmodel import sweeps
-
-    med, _ = sweeps.band_medians([r for r in sweeps.compare() if r.point.covered])[">= 16 MiB"]
-    return f"the ≥ 16 MiB band goes from 6.2 % to {med * 100:.1f} %"
 
 
-def _threshold_step() -> str:
-    from nvcourse.costmodel import predict
-
-    below, at = (predict("allreduce", "dgx-h100", 8, s, algo="nvls").time_s for s in (2**30 - 16, 2**30))
-    return f"{(below - at) * 1e6:.0f} µs ({(below / at - 1) * 100:.0f} %) longer than one of 1 GiB"
 
 
 def _nvl72_nvls_over_the_slide() -> str:
@@ -256,9 +241,6 @@ FACTS = {
         lambda: f"*heads*, one GPU per NVLS channel of its topology graph and **at most {tuning.nvls_heads(10**6)}**",
     ),
     "04b: the NVLSTree cap": ("04b_predicting_collectives.ipynb", _nvlstree_cap),
-    "04b: the NVL72 sweep's miss at >= 1 GiB": ("04b_predicting_collectives.ipynb", _nvl72_sweep_miss),
-    "04b: the >= 16 MiB band with the NVLS extra loops": ("04b_predicting_collectives.ipynb", _large_band_now),
-    "04b: 1 GiB - 16 B against 1 GiB with NVLS on 8 H100": ("04b_predicting_collectives.ipynb", _threshold_step),
     "05 solution: the NVL72 NVLS point against the slide": (
         "solutions/05_nvl72_rack_scale_exercises.ipynb",
         _nvl72_nvls_over_the_slide,

@@ -26,6 +26,9 @@ __all__ = [
     "predict_dashboard",
     "picks_table",
     "protocol_kinks_figure",
+    "RUNS_IN_WORDS",
+    "run_band_errors",
+    "runs_error_figure",
     "sweep_error_figure",
     "validation_scatter",
 ]
@@ -174,7 +177,7 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     first = pts[0]
     sizes = np.array([p.bytes for p in pts], dtype=float)
     fig, ax = new_figure(7.5, 4.2)
-    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label=f"published ({first.sweep})")
+    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label="published run")
     grid = 2.0 ** np.arange(np.log2(sizes[0]), np.log2(sizes[-1]) + 0.01, 0.25)
     algo = "auto" if first.algo == "nccl" else first.algo
     sw = predict_sweep(
@@ -193,6 +196,61 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     ax.set_ylim(sw.time_s.min() / 2, max(p.time_s for p in pts) * 2)
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(f"{first.op} on {first.gpus} x {first.system}: dotted = the model's protocol switches", fontsize=9)
+    return fig
+
+
+#: The published runs chapter 04b draws against the model, each named in words (the data file keeps the ids,
+#: URLs and launch details; docs/model-validation.md shows every run).
+RUNS_IN_WORDS: dict[str, str] = {
+    "nvidia-dgxc-h100-allreduce-8gpu": "8 H100, one node",
+    "nccl-tests-309-h100-2node-ib-allreduce": "2 nodes of 8 H100, InfiniBand",
+    "oci-oke-a100-2node-allreduce": "2 nodes of 8 A100, InfiniBand",
+    "oci-oke-gb200-mnnvl-8gpu-allreduce": "8 GB200 over NVLink, two trays",
+}
+_BAR_GREYS = ("#222222", "#666666", "#aaaaaa", "#ffffff")
+_BAR_HATCHES = ("", "//", "..", "xx")
+
+
+def run_band_errors(runs: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """Median signed error of the model's time, (predicted / published − 1), per size band of
+    :data:`nvcourse.costmodel.sweeps.BANDS`, for each run of ``runs`` (default :data:`RUNS_IN_WORDS`), keyed by
+    its name in words. Negative: the model is faster than the run."""
+    from ..costmodel import sweeps
+
+    runs = RUNS_IN_WORDS if runs is None else runs
+    rows = sweeps.compare([p for p in sweeps.points() if p.sweep in runs])
+    out: dict[str, dict[str, float]] = {}
+    for run_id, words in runs.items():
+        mine = [r for r in rows if r.point.sweep == run_id]
+        out[words] = {label: float(np.median([r.error for r in mine if lo <= r.point.bytes <= hi]))
+                      for label, lo, hi in sweeps.BANDS if any(lo <= r.point.bytes <= hi for r in mine)}
+    return out
+
+
+def runs_error_figure(runs: dict[str, str] | None = None) -> Figure:
+    """Grouped bars: per size band, the model's median time error (%) on a few published all-reduce runs,
+    one bar per run, told apart by grey level and hatching (readable in greyscale)."""
+    from ..costmodel import sweeps
+
+    errors = run_band_errors(runs)
+    bands = [label for label, _, _ in sweeps.BANDS]
+    fig, ax = new_figure(7.5, 4.2)
+    width = 0.8 / len(errors)
+    for i, (words, by_band) in enumerate(errors.items()):
+        xs = [j + (i - (len(errors) - 1) / 2) * width for j, b in enumerate(bands) if b in by_band]
+        ys = [by_band[b] * 100 for b in bands if b in by_band]
+        ax.bar(xs, ys, width * 0.95, color=_BAR_GREYS[i % 4], hatch=_BAR_HATCHES[i % 4], edgecolor="black",
+               lw=0.8, label=words)
+    ax.axhline(0, color="black", lw=1)
+    ax.set_xticks(range(len(bands)), [b.replace("<=", "≤").replace(">=", "≥").replace("-", " – ") for b in bands])
+    ax.set_xlabel("message size")
+    ax.set_ylabel("model time vs published (%)")
+    lo = min(min(v.values()) for v in errors.values()) * 100
+    hi = max(max(v.values()) for v in errors.values()) * 100
+    ax.set_ylim(min(-10.0, lo * 1.15) - 2, max(10.0, hi * 1.15) + 25)
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
+    ax.set_title("all-reduce: the model's median time error per size band (below 0: the model is too fast)",
+                 fontsize=9)
     return fig
 
 

@@ -89,7 +89,7 @@ def ring_protocol_time(fn) -> "Result":  # noqa: F821
         "ring_protocol_time", fn, ["n", "nbytes", "base_us", "step_us", "busbw_GBps"], cases, what="a time in seconds",
         rtol=1e-6,
         hint="t = (base + 2(n−1) × step) µs + S / algbw, with algbw = busbw × n / (2(n−1)).",
-        success="This is NCCL's own ring formula (tuning.cc): the protocol only changes base, step and busbw — "
+        success="This is NCCL's own ring formula: the protocol only changes base, step and busbw — "
                 f"LL: {_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} µs but at most {_LL_CAP_HOPPER:g} GB/s of busbw "
                 f"on Hopper; Simple: {_us(_BASE['Simple'])} + 14 × {_us(_STEP['Simple'])} µs at the full "
                 f"{costmodel.configure('dgx-h100', 8).system.scaleup_achievable_GBps_dir:.1f} GB/s.",
