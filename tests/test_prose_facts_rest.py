@@ -15,6 +15,7 @@ import pytest
 
 from nvcourse import isolation
 from nvcourse.chapters import ch06c_multinode_lab as ch06c
+from nvcourse.chapters import ch07b_overlap as ch07b
 from nvcourse.chapters import ch08b_security_and_observability as ch08b
 from nvcourse.cluster import record
 
@@ -134,3 +135,38 @@ def test_08b_noisy_neighbour_prose_names_the_fairness_it_assumes():
     # "much more than 2x" under per-flow sharing at the chapter's default (256 MiB, the neighbour always on)
     assert isolation.noisy_neighbour(2**28, qos="none").slowdown > 2
     assert isolation.noisy_neighbour(2**28, qos="ets", victim_share=0.5).slowdown < 2
+
+
+# ------------------------------------------------------------------------------------------------ 07b: dashboard
+def _07b_render(sm_fraction: float, **kw):
+    args = dict(scenario=ch07b._SCENARIOS[0], model="llama3-8b", system="dgx-h100", nodes=64, bucket_mib=25,
+                prefetch=1, chunks=4, sm_fraction=sm_fraction)
+    args.update(kw)
+    return re.sub(r"<[^>]+>", "", ch07b.overlap_dashboard()._render(**args)[1])
+
+
+def test_07b_dashboard_default_and_section_2_agree_once_the_sm_cost_is_named():
+    from nvcourse import overlap
+    from nvcourse.units import format_time
+
+    default = overlap.data()["defaults"]["comm_sm_fraction"]
+    assert f"{default:.0%}".replace("%", " %") in prose("07b_overlapping_communication.ipynb")  # "15 %"
+    # §2's figure (no SMs taken) is what the dashboard shows with the control at 0 ...
+    tl0 = overlap.dp_scenario("llama3-8b", "dgx-h100", 64, tp=1).timeline(25 * 2**20, 0.0)
+    assert f"exposed {format_time(tl0.exposed_s)}" in _07b_render(0.0)
+    # ... and at the default the readout splits the exposed time into the wait and the SM slowdown
+    tl = overlap.dp_scenario("llama3-8b", "dgx-h100", 64, tp=1).timeline(25 * 2**20, default)
+    text = _07b_render(default)
+    assert f"SM slowdown {format_time(tl.slowdown_s)}" in text and "SMs taken by comm" in text
+    assert tl.exposed_s > tl0.exposed_s
+
+
+@pytest.mark.parametrize("sm", [0.0, 0.1, 0.3])
+@pytest.mark.parametrize("model", ["llama3-8b", "llama3-70b"])
+def test_07b_readout_parts_add_up(sm, model):
+    from nvcourse import overlap
+
+    sc = overlap.dp_scenario(model, "dgx-h100", 64, tp=1 if model == "llama3-8b" else 8)
+    tl = sc.timeline(25 * 2**20, sm)
+    wait = tl.exposed_s - max(tl.slowdown_s, 0.0)
+    assert wait >= -1e-12 and tl.exposed_s == pytest.approx(wait + max(tl.slowdown_s, 0.0))

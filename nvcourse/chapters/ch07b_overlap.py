@@ -134,11 +134,17 @@ def _t(x: float) -> str:
     return format_time(x if x > 1e-12 else 0.0)  # rounding noise of the simulation reads as 0
 
 
-def _readout(tl: overlap.Timeline, extra: str) -> str:
+def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
+    """The dashboard's readout: the exposed time split into waiting for communication and the SM slowdown, so a
+    number quoted with no SMs taken (the chapter's §2) and the dashboard's default (15 % taken) can be told apart."""
+    slow = max(tl.slowdown_s, 0.0)
+    wait = max(tl.exposed_s - slow, 0.0)
     return (f"step {_t(tl.total_s)} · compute work {_t(tl.work_s)} · communication "
-            f"{_t(tl.comm_s)} · <b>exposed {_t(tl.exposed_s)}</b> "
-            f"(of which SM slowdown {_t(tl.slowdown_s)}) · hidden {tl.hidden_fraction:.0%}"
-            f"<br>{extra}")
+            f"{_t(tl.comm_s)} · <b>exposed {_t(tl.exposed_s)}</b> = waiting for communication {_t(wait)} + SM "
+            f"slowdown {_t(slow)}"
+            + (f" (communication kernels hold {sm_fraction:.0%} of the SMs while they run; set “SMs taken by comm” "
+               "to 0 for the exposed time without that cost)" if sm_fraction > 0 else "")
+            + f" · {tl.hidden_fraction:.1%} of the communication time overlapped with compute<br>{extra}")
 
 
 def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
@@ -183,6 +189,6 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
                      f"inside one NVLink domain, so nodes = {nodes}, DDP bucket = {bucket_mib} MiB and FSDP prefetch "
                      f"= {prefetch} do not change it")
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
-        return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra))
+        return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction)
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
