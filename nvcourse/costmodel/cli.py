@@ -64,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--tuning", metavar="LOG", help="an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): "
+                   "adds NCCL's pick and estimate per size, and its switch points (JSON: a 'tuning' field per row)")
     p.set_defaults(handler=run)
 
 
@@ -115,10 +117,17 @@ def run(args: argparse.Namespace) -> int:
             proto=args.proto, launch=args.launch,
         )
         rows = sw.rows()
+        notes: list[str] = []
+        if args.tuning:
+            from ..nccl.tuning_compare import attach, format_text
+
+            rows, notes = attach(args.tuning, args.op, rows, nodes=args.nodes, ranks=args.gpus * args.nodes)
         if args.json:
             print_json(rows)
         else:
             print(_table(rows))
+            if args.tuning:
+                print(format_text(rows, notes, args.tuning))
         return 0
     if args.max_bytes is not None:
         raise ValueError("--max-bytes needs --min-bytes (or use --bytes for one size)")
@@ -128,10 +137,17 @@ def run(args: argparse.Namespace) -> int:
         proto=args.proto, launch=args.launch,
     )
     d = p.to_dict()
+    notes = []
+    if args.tuning:
+        from ..nccl.tuning_compare import attach, format_text
+
+        (d,), notes = attach(args.tuning, args.op, [d], nodes=args.nodes, ranks=args.gpus * args.nodes)
     if args.json:
         print_json(d)
     else:
         print(_table([d]))
+        if args.tuning:
+            print(format_text([d], notes, args.tuning))
         print(f"# {p.regime}: latency {p.latency_s * 1e6:.2f} us + bandwidth {p.bandwidth_s * 1e6:.2f} us")
         if p.host_floor_s > p.device_time_s:
             print(

@@ -35,6 +35,11 @@ _ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?$")
 # a topology-search result (src/graph/search.cc line 1319; "speed" instead of "bw" before NCCL 2.12)
 _GRAPH = re.compile(r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), (?:bw|speed) ([\d.]+)/([\d.]+), "
                     r"type (\w+)/(\w+), sameChannels (\d+)")
+# NCCL's pick per call (TUNING): "Broadcast: 1024 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}" (2.2x);
+# "4096 Bytes -> Algo 0 proto 0 time 25.874907" (older: indices into NCCL's algorithm and protocol lists)
+_PICK = re.compile(r"^(?:(\w+): )?(\d+) Bytes -> Algo (\w+) proto (\w+)(?: time ([\d.]+))?")
+_ALGO_INDEX = {"0": "Tree", "1": "Ring"}  # the first two algorithms kept their indices in every release
+_PROTO_INDEX = {"0": "LL", "1": "LL128", "2": "Simple"}
 #: NCCL's graph patterns (src/include/graph.h lines 163-169 at NCCL 2.30.7)
 GRAPH_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct"}
 
@@ -68,6 +73,9 @@ class NcclLog:
     tuning: list[str] = field(default_factory=list)
     #: the TUNING subsystem's algorithm x protocol tables (see :mod:`.tuning_table`), one per communicator printed
     tuning_tables: list[dict] = field(default_factory=list)
+    #: NCCL's own pick per call, when the TUNING subsystem printed it ("Broadcast: 1024 Bytes -> Algo RING proto
+    #: LL ..."): op, bytes, algo, proto (as printed), and time_us where NCCL printed its estimate; one per distinct call
+    tuning_picks: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     jobs: int = 1
     lines: int = 0
@@ -221,6 +229,17 @@ def _read_tuning(log: NcclLog, scan: _Scan, msg: str) -> None:
         if msg not in log.tuning:
             log.tuning.append(msg)
         scan.table.feed(msg)
+    if (mm := _PICK.match(msg)) and (pick := _pick(mm)) not in log.tuning_picks:
+        log.tuning_picks.append(pick)
+
+
+def _pick(mm: re.Match) -> dict:
+    op, nbytes, algo, proto, t = mm.groups()
+    from .tuning_table import FUNCTIONS
+
+    return {"op": FUNCTIONS.get(op or "", op.lower() if op else None), "bytes": int(nbytes),
+            "algo": _ALGO_INDEX.get(algo, algo), "proto": _PROTO_INDEX.get(proto, proto),
+            "time_us": float(t) if t else None}
 
 
 def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str) -> None:
@@ -335,6 +354,14 @@ def explain(log: NcclLog) -> str:
         s = {True: "supported", False: "NOT supported", None: "support not stated"}[log.nvls["supported"]]
         ch = f", {log.nvls['channels']} nvls channels" if log.nvls["channels"] is not None else ""
         parts.append(f"NVLS: {s}{ch}.")
+    if log.tuning_tables:
+        t = log.tuning_tables[0]
+        parts.append(f"TUNING table ({len(log.tuning_tables)} printed): {len(t['algorithms'])} algorithm(s) "
+                     f"({', '.join(t['algorithms'])}) x {len(t['protocols'])} protocol(s) for "
+                     f"{', '.join(t['collectives'])}" + (" (cut in the paste)" if t["truncated"] else "")
+                     + "; `nvcourse predict OP ... --tuning FILE` shows NCCL's pick per size from it.")
+    if log.tuning_picks:
+        parts.append(f"NCCL's own pick printed for {len(log.tuning_picks)} call(s).")
     if log.jobs > 1:
         parts.append(f"The paste mixes {log.jobs} jobs or communicators.")
     if log.problems:

@@ -1,0 +1,123 @@
+"""NCCL's TUNING table read from real logs (tests/fixtures/ncclog_tuning and ncclog, URL in each file's header),
+and ``nvcourse predict ... --tuning LOG``.
+
+Expected cells are read from the fixture text. The strongest check: the eBPF log also prints NCCL's own pick
+for every call ("Broadcast: 1024 Bytes -> Algo RING proto LL"), and the pick computed from the table must equal it.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcourse.cli import main
+from nvcourse.nccl import tuning_table
+from nvcourse.nccl.ncclog import read_text
+
+FIX = Path(__file__).parent / "fixtures"
+EBPF = FIX / "ncclog_tuning" / "rtx5090_2ranks_socket_v2_29_7_ebpf.log"
+OLD = FIX / "ncclog_tuning" / "old_layout_collnet_cut_nccl754.log"
+H800 = FIX / "ncclog" / "tuning_table_h800_tree_nccl1154.log"
+
+
+def exit_code(args):
+    try:
+        return main(args)
+    except SystemExit as exc:
+        return exc.code
+
+
+def load(p):
+    return read_text(p.read_text(encoding="utf-8"))
+
+
+def test_new_layout_three_blocks_with_pat_alone():
+    (t,) = load(EBPF).tuning_tables
+    assert t["layout"] == "2.18+" and not t["truncated"]
+    assert t["algorithms"] == ["Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"]
+    ar = t["collectives"]["allreduce"]
+    assert ar["Ring"]["Simple"] == {"latency_us": 36.4, "algbw_GBps": 2.4}
+    assert ar["Tree"]["LL"] == {"latency_us": 16.8, "algbw_GBps": 0.5}
+    assert ar["CollNetChain"]["Simple"] == {"latency_us": 14.0, "algbw_GBps": 0.0}
+    assert t["collectives"]["allgather"]["PAT"]["Simple"] == {"latency_us": 17.6, "algbw_GBps": 3.6}
+    assert t["max_threads"]["Ring"]["Simple"] == 256 and t["max_threads"]["NVLS"]["Simple"] == 640
+
+
+def test_picks_from_the_table_equal_the_picks_nccl_printed():
+    log = load(EBPF)
+    (t,) = log.tuning_tables
+    assert len(log.tuning_picks) == 18 and log.tuning_picks[0] == {
+        "op": "broadcast", "bytes": 1024, "algo": "RING", "proto": "LL", "time_us": None}
+    for p in log.tuning_picks:
+        mine = tuning_table.pick(t, p["op"], p["bytes"])
+        assert (mine["algo"].upper(), mine["proto"].upper()) == (p["algo"], p["proto"]), p
+
+
+def test_switch_point_read_by_hand_from_the_table():
+    """Ring LL 16.6 us / 1.2 GB/s against Ring Simple 36.4 / 2.4: equal at 19.8 us x 2400 B/us = 47520 B."""
+    (t,) = load(EBPF).tuning_tables
+    sizes = [1024 * 2 ** i for i in range(12)]
+    sw = tuning_table.switch_points(sizes, tuning_table.picks(t, "allreduce", sizes))
+    assert sw == [{"from_bytes": 32768, "to_bytes": 65536, "before": "Ring/LL", "after": "Ring/Simple"}]
+
+
+def test_old_layout_cut_inside_a_row():
+    (t,) = load(OLD).tuning_tables
+    assert t["layout"] == "2.8-2.17" and t["truncated"] is True
+    assert t["algorithms"] == ["Tree", "Ring", "CollNet"]
+    assert t["collectives"]["broadcast"]["Ring"]["Simple"] == {"latency_us": 18.0, "algbw_GBps": 3.0}
+    ag = t["collectives"]["allgather"]
+    assert ag["Ring"]["Simple"] == {"latency_us": 105.6, "algbw_GBps": 3.2} and "Simple" not in ag["CollNet"]
+    assert t["max_threads"]["Ring"]["Simple"] == 256
+
+
+def test_h800_paste_cut_in_the_broadcast_row():
+    (t,) = load(H800).tuning_tables
+    assert t["truncated"] is True and t["algorithms"] == ["Tree", "Ring", "CollNetDirect"]
+    assert t["max_threads"]["CollNetDirect"] == {"LL": 0, "LL128": 0, "Simple": 640}
+    assert "allreduce" not in t["collectives"]
+
+
+def test_tree_correction_applies_to_tree_allreduce_only():
+    table = {"collectives": {"allreduce": {"Tree": {"Simple": {"latency_us": 10.0, "algbw_GBps": 100.0}}}}}
+    # 64 KiB >> 6 = 1024 = 2^10: NCCL's Simple factor at index 10 is 0.6 ([size_correction] in nccl_tuning.toml)
+    t = tuning_table.pick(table, "allreduce", 65536)["time_us"]
+    assert t == pytest.approx(10.0 + 65536 / (1000 * 100.0 * 0.6))
+
+
+def test_predict_with_tuning_text_and_json(capsys):
+    args = ["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1KiB", "--max-bytes",
+            "1MiB", "--tuning", str(EBPF)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "NCCL's switch points: 32768-65536 B: Ring/LL -> Ring/Simple" in out and "model's switch points" in out
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by = {r["bytes"]: r["tuning"] for r in rows}
+    assert by[32768]["algo"] == "Ring" and by[32768]["proto"] == "LL" and by[32768]["switch_from"] is None
+    assert by[65536]["proto"] == "Simple" and by[65536]["switch_from"] == "Ring/LL"
+    assert by[1024]["time_us"] == pytest.approx(16.6 + 1024 / 1200)
+    assert {"time_s", "algo", "proto", "busbw_GBps"} <= set(rows[0])  # the model's fields stay
+
+
+def test_predict_one_size_with_tuning_json(capsys):
+    assert main(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--tuning",
+                 str(EBPF), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["tuning"]["algo"] == "Ring" and d["tuning"]["proto"] == "Simple"
+
+
+@pytest.mark.parametrize("op,where", [("alltoall", "no TUNING table with a row for alltoall"),
+                                      ("allreduce", "no TUNING table with a row for allreduce")])
+def test_predict_tuning_bad_input_exits_2(op, where, capsys):
+    log = OLD if op == "allreduce" else EBPF  # the cut nccl#754 paste stops before its AllReduce row
+    assert exit_code(["predict", op, "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--tuning",
+                      str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "--tuning" in err and where in err and "Traceback" not in err
+
+
+def test_predict_tuning_missing_file_exits_2(capsys, tmp_path):
+    assert exit_code(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--tuning",
+                      str(tmp_path / "nope.log")]) == 2
+    assert "--tuning" in capsys.readouterr().err
