@@ -291,3 +291,114 @@ def test_helper_rule_names_copies_outside_their_home(bad_tree):
     pkg, _ = bad_tree
     assert helper_copies(pkg) == ["catalog.py: TOML parsing (use _data.py)",
                                   "catalog.py: an algorithm colour table (use plots.py)"]
+
+
+# ---------------------------------------------------------------- the chapter registry (nvcourse.chapters.CHAPTERS)
+
+#: Top-level modules a chapter may use without listing them among its models: the catalog every chapter reads,
+#: and the shared helpers and UI of docs/architecture.md's layers.
+NOT_MODELS = {"catalog", "model_shapes", "widgets", "plots", "units", "tables", "markup", "chapters", "checks",
+              "_data", "_validate", "errors"}
+
+
+def _nvcourse_roots(source: str, relative_base: tuple[str, ...]) -> set[str]:
+    """Top-level ``nvcourse`` modules a source imports (``relative_base``: the importing module's package)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                parts = (node.module or "").split(".")
+                if parts[0] != "nvcourse":
+                    continue
+                parts = parts[1:]
+            else:
+                base = relative_base[: len(relative_base) - (node.level - 1)]
+                parts = [*base, *(node.module.split(".") if node.module else [])]
+            found |= {parts[0]} if parts else {a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("nvcourse.")}
+    return found
+
+
+def registry_violations(root: Path, chapters) -> list[str]:
+    """Notebooks without an entry, entries naming files that do not exist, solutions that belong to no chapter."""
+    out = []
+    listed = {c.notebook for c in chapters}
+    for nb in sorted((root / "notebooks").glob("*.ipynb")):
+        if f"notebooks/{nb.name}" not in listed:
+            out.append(f"notebooks/{nb.name}: no entry in nvcourse.chapters.CHAPTERS")
+    for c in chapters:
+        files = [c.notebook, c.solution, c.exercise, *c.tests,
+                 c.module and f"nvcourse/chapters/{c.module}.py", c.checker and f"nvcourse/checks/{c.checker}.py"]
+        files += [m for m in c.models if not (root / "nvcourse" / f"{m}.py").exists()
+                  and not (root / "nvcourse" / m / "__init__.py").exists()]
+        out += [f"{c.number}: {f} does not exist" for f in files if f and not (root / f).exists()]
+    solutions = {c.solution for c in chapters}
+    for sol in sorted((root / "solutions").glob("*.ipynb")):
+        if f"solutions/{sol.name}" not in solutions and not sol.name.startswith("quiz_"):
+            out.append(f"solutions/{sol.name}: belongs to no chapter")
+    return out
+
+
+def models_violations(root: Path, chapters) -> list[str]:
+    """Chapters whose listed models differ from what their module and notebook import."""
+    out = []
+    for c in chapters:
+        used = set()
+        if c.module:
+            used |= _nvcourse_roots((root / "nvcourse/chapters" / f"{c.module}.py").read_text(encoding="utf-8"),
+                                    ("chapters",))
+        code = "\n".join(line for line in _notebook_code(root / c.notebook).splitlines()
+                         if not line.lstrip().startswith(("%", "!")))
+        used |= _nvcourse_roots(code, ())
+        used -= NOT_MODELS
+        if used != set(c.models):
+            out.append(f"{c.number}: models {sorted(c.models)}, but the module and notebook import {sorted(used)}")
+    return out
+
+
+def test_every_notebook_has_a_registry_entry_and_every_entry_its_files():
+    from nvcourse.chapters import CHAPTERS
+
+    assert registry_violations(ROOT, CHAPTERS) == []
+
+
+def test_each_chapters_models_are_what_its_module_and_notebook_import():
+    from nvcourse.chapters import CHAPTERS
+
+    assert models_violations(ROOT, CHAPTERS) == []
+
+
+def test_registry_rules_can_fail(tmp_path: Path):
+    from nvcourse.chapters import Chapter
+
+    for folder in ("notebooks", "solutions", "nvcourse/chapters", "nvcourse/checks"):
+        (tmp_path / folder).mkdir(parents=True)
+    cells = [{"cell_type": "code", "source": "from nvcourse import linkmodel, units\n", "metadata": {}, "outputs": []}]
+    for nb in ("notebooks/01_a.ipynb", "notebooks/02_b.ipynb", "solutions/03_c_exercises.ipynb"):
+        (tmp_path / nb).write_text(json.dumps({"cells": cells}))
+    (tmp_path / "nvcourse/chapters/ch01_a.py").write_text("from ..fabric import moe\nfrom .. import plots\n")
+    entry = Chapter("01", "notebooks/01_a.ipynb", "A", "ch01_a", ("linkmodel",), "ch01", None, ("tests/test_a.py",))
+    assert registry_violations(tmp_path, [entry]) == [
+        "notebooks/02_b.ipynb: no entry in nvcourse.chapters.CHAPTERS",
+        "01: tests/test_a.py does not exist",
+        "01: nvcourse/checks/ch01.py does not exist",
+        "01: linkmodel does not exist",
+        "solutions/03_c_exercises.ipynb: belongs to no chapter",
+    ]
+    assert models_violations(tmp_path, [entry]) == [
+        "01: models ['linkmodel'], but the module and notebook import ['fabric', 'linkmodel']"]
+
+
+def test_architecture_page_chapter_table_is_generated_from_the_registry():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "nvcourse.devtools.architecture", "--check"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    from nvcourse.devtools import architecture
+
+    stale = (ROOT / "docs/architecture.md").read_text(encoding="utf-8").replace("| `ch02_links` |", "| `x` |")
+    assert architecture.render(stale) != stale
