@@ -1,4 +1,5 @@
-"""``nvcourse topo FILE [--json] [--draw OUT.png] [--nvlink ID] [--pcie ID]``: read ``nvidia-smi topo -m`` output."""
+"""``nvcourse topo FILE [--json] [--draw OUT.png] [--nvlink ID] [--pcie ID]``: read ``nvidia-smi topo -m`` output
+or NCCL's topology XML (``NCCL_TOPO_DUMP_FILE``), told apart by the first element."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "topo",
         help="read `nvidia-smi topo -m` output: GPUs, NICs, links; metrics and a drawing",
-        description="Read the text printed by `nvidia-smi topo -m` (FILE, or - for standard input). "
+        description="Read the text printed by `nvidia-smi topo -m`, or the XML NCCL writes with NCCL_TOPO_DUMP_FILE "
+        "(FILE, or - for standard input; the format is detected). "
         "Bandwidths are GB/s (10^9 B/s) per direction.",
     )
     p.add_argument("file", metavar="FILE", help="a file with the output of `nvidia-smi topo -m`, or - for stdin")
@@ -46,6 +48,21 @@ def _metrics(result) -> dict | None:
     return out
 
 
+def _print_xml_facts(result) -> None:
+    """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, NVLinks per GPU, PCIe link widths below x16."""
+    nics = result.xml["nics"]
+    if nics:
+        print("NIC speeds: " + ", ".join(f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1")
+                                          else " (gdr 0)") for n in nics.values() if n["speed_Gbps"] is not None))
+    per_gpu = {g: sum(link["count"] for link in d["nvlinks"]) for g, d in result.xml["gpus"].items()}
+    if any(per_gpu.values()):
+        print("NVLinks per GPU: " + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))
+    narrow = [p for p in result.xml["pcie"] if p["link_width"] not in (None, 0, 16) and p["class"]
+              and not p["class"].startswith("0x0604")]
+    for p in narrow:
+        print(f"PCIe: {p['bus_id']} (class {p['class']}) at x{p['link_width']} {p['link_speed'] or ''}".rstrip())
+
+
 def run_topo(args: argparse.Namespace) -> int:
     from nvcourse.cli import print_json
 
@@ -72,6 +89,8 @@ def run_topo(args: argparse.Namespace) -> int:
         if link["a"] in result.gpus and link["b"] in result.gpus:
             counts[link["type"]] = counts.get(link["type"], 0) + 1
     print("GPU pairs by connection: " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    if result.xml is not None:
+        _print_xml_facts(result)
     for note in result.notes:
         print(f"note: {note}")
     if m is not None:

@@ -1,4 +1,4 @@
-"""Read the text printed by ``nvidia-smi topo -m``.
+"""Read the text printed by ``nvidia-smi topo -m`` (or NCCL's topology XML, detected and passed to :mod:`.topo_xml`).
 
 Accepted input: the GPU/NIC matrix with the codes ``X``, ``NV#``, ``PIX``, ``PXB``, ``PHB``, ``NODE``, ``SYS``
 (and the old name ``SOC`` for ``SYS``); NIC columns named ``mlx5_*``, ``NIC#`` (with or without the
@@ -95,6 +95,10 @@ class TopoResult:
     nvswitch_inferred: bool = False
     has_legend: bool = False
     notes: list[str] = field(default_factory=list)
+    #: "nvidia-smi topo -m" or "nccl-xml" (NCCL's topology XML, read by :mod:`.topo_xml`)
+    source_format: str = "nvidia-smi topo -m"
+    #: what only NCCL's XML says (bus ids, NVLink targets and counts, NIC speeds, the PCIe tree); None otherwise
+    xml: dict | None = None
 
     def links(self) -> list[dict[str, str]]:
         """One ``{'a', 'b', 'type'}`` per unordered device pair, in matrix order."""
@@ -124,6 +128,8 @@ class TopoResult:
             "affinity": {g: dict(v) for g, v in self.affinity.items()},
             "nvswitch_inferred": self.nvswitch_inferred,
             "notes": list(self.notes),
+            "source_format": self.source_format,
+            **({"nccl_xml": self.xml} if self.xml is not None else {}),
             "graph": {
                 "nodes": [{"id": n, "kind": d["kind"]} for n, d in G.nodes(data=True)],
                 "edges": [
@@ -250,6 +256,10 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
         raise ValueError(f"nvlink={nvlink!r} is not an NVLink generation")
     if pcie_link is not None and pcie_link.kind != "pcie":
         raise ValueError(f"pcie={pcie!r} is not a PCIe generation")
+    from .topo_xml import looks_like_xml, parse_xml
+
+    if looks_like_xml(text):  # NCCL's topology XML (NCCL_TOPO_DUMP_FILE), detected by its first element
+        return parse_xml(text, nvlink=nvlink, pcie=pcie)
 
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines = [_clean(line) for line in raw]

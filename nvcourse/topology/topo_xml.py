@@ -1,0 +1,161 @@
+"""Read the topology XML NCCL writes (``NCCL_TOPO_DUMP_FILE``) or reads (``NCCL_TOPO_FILE``).
+
+NCCL's format (``src/graph/xml.cc``): ``<system version="1">`` holding one ``<cpu numaid affinity arch vendor>``
+per NUMA node; under it a tree of ``<pci busid class link_speed link_width>`` bridges (class ``0x0604..``)
+ending in devices; a GPU is ``<pci ...><gpu dev sm rank gdr>`` with ``<nvlink target count tclass>`` children
+(``tclass 0x068000``: the target is an NVSwitch; ``0x030200``: another GPU) and, on Grace systems, ``<c2c bw
+count>``; a NIC is ``<pci ...><nic><net name dev speed port gdr .../></nic>`` (``speed`` in Mb/s), or a ``<nic>``
+straight under ``<cpu>`` for a NIC NCCL could not place on the PCIe tree (sockets, VMs).
+
+:func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_parser.TopoResult` as ``nvidia-smi topo -m``,
+with the path codes that command would print, worked out from the tree: ``NV#`` (links to each other, or to the
+same NVSwitches: the smaller of the two GPUs' switch links), ``PIX`` (same bridge), ``PXB`` (a common bridge
+below the CPU), ``NODE`` (same CPU), ``SYS`` (different CPUs). GPUs are numbered in PCI bus order as
+``nvidia-smi`` does, NICs in NCCL's ``dev`` order. What only the XML says is kept in ``TopoResult.xml``:
+per GPU its bus id, ``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and
+GDR flag; the PCIe tree with each link's speed and width. Malformed XML raises one ValueError naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+__all__ = ["looks_like_xml", "parse_xml", "NVSWITCH_CLASS"]
+
+NVSWITCH_CLASS = "0x068000"
+_GPU_CLASS = re.compile(r"^0x03")
+
+
+def looks_like_xml(text: str) -> bool:
+    """True when ``text`` reads as NCCL's topology XML (what :mod:`.cli` uses to pick the reader)."""
+    head = text.lstrip("\ufeff \t\r\n")[:4096]
+    return head.startswith("<") and ("<system" in head or "<?xml" in head)
+
+
+def _root(text: str) -> ET.Element:
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise ValueError("NCCL topology XML: a DOCTYPE/ENTITY declaration is not part of NCCL's format")
+    try:
+        root = ET.fromstring(text.strip().lstrip("\ufeff"))
+    except ET.ParseError as exc:
+        line, col = exc.position
+        raise ValueError(f"line {line}: malformed NCCL topology XML ({str(exc).split(':')[0]}, column {col})") \
+            from None
+    if root.tag != "system":
+        raise ValueError(f"line 1: NCCL topology XML must start with <system version=...>; found <{root.tag}>")
+    return root
+
+
+def _walk(el: ET.Element, cpu: ET.Element, path: tuple[str, ...], found: dict) -> None:
+    """Collect GPUs and NICs with their PCI path (bus ids from the CPU down) and the bridges on the way."""
+    for child in el:
+        if child.tag == "pci":
+            bus = child.get("busid", "?")
+            found["pci"].append({"bus_id": bus, "class": child.get("class"), "parent": path[-1] if path else None,
+                                 "numa": cpu.get("numaid"), "link_speed": child.get("link_speed"),
+                                 "link_width": _int(child.get("link_width"))})
+            _walk(child, cpu, (*path, bus), found)
+        elif child.tag == "gpu":
+            found["gpus"].append(_gpu(child, el, cpu, path))
+        elif child.tag == "nic":
+            for net in child.iter("net"):
+                found["nics"].append(_nic(net, cpu, path))
+        elif child.tag in ("nvs", "nvswitch"):
+            continue
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _gpu(g: ET.Element, parent: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
+    links = [{"target": n.get("target"), "count": _int(n.get("count")) or 0, "tclass": n.get("tclass")}
+             for n in g.findall("nvlink")]
+    c2c = [{"bw": _int(c.get("bw")), "count": _int(c.get("count"))} for c in g.findall("c2c")]
+    return {"bus_id": parent.get("busid") if parent.tag == "pci" else None, "dev": _int(g.get("dev")),
+            "rank": _int(g.get("rank")), "sm": _int(g.get("sm")), "gdr": g.get("gdr"), "numa": cpu.get("numaid"),
+            "cpu_affinity": cpu.get("affinity"), "path": path[:-1] if path else (), "nvlinks": links, "c2c": c2c}
+
+
+def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
+    speed = _int(net.get("speed"))
+    return {"name": net.get("name"), "dev": _int(net.get("dev")), "speed_Gbps": speed / 1000 if speed else None,
+            "port": _int(net.get("port")), "gdr": net.get("gdr"), "numa": cpu.get("numaid"),
+            "path": path[:-1] if path else (), "bus_id": path[-1] if path else None}
+
+
+def _pcie_code(a: dict, b: dict) -> str:
+    if a["numa"] != b["numa"]:
+        return "SYS"
+    pa, pb = a["path"], b["path"]
+    if pa and pb and pa[-1] == pb[-1]:
+        return "PIX"
+    if pa and pb and pa[0] == pb[0]:
+        return "PXB"
+    return "NODE"
+
+
+def _nv_code(a: dict, b: dict) -> str | None:
+    direct = sum(link["count"] for link in a["nvlinks"] if link["target"] == b["bus_id"])
+    if direct:
+        return f"NV{direct}"
+    sw_a = {link["target"]: link["count"] for link in a["nvlinks"] if link["tclass"] == NVSWITCH_CLASS}
+    sw_b = {link["target"]: link["count"] for link in b["nvlinks"] if link["tclass"] == NVSWITCH_CLASS}
+    if sw_a and sw_b and set(sw_a) & set(sw_b):
+        return f"NV{min(sum(sw_a.values()), sum(sw_b.values()))}"
+    return None
+
+
+def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
+    """A :class:`TopoResult` from NCCL's topology XML; ``nvlink``/``pcie`` as in :func:`parse_topo`."""
+    from nvcourse import catalog
+
+    from .topo_graph import build_graph
+    from .topo_parser import TopoResult
+
+    nv_link = catalog.get_link(nvlink) if nvlink is not None else None
+    pcie_link = catalog.get_link(pcie) if pcie is not None else None
+    root = _root(text)
+    found: dict = {"gpus": [], "nics": [], "pci": []}
+    for cpu in root.iter("cpu"):
+        _walk(cpu, cpu, (), found)
+    if not found["gpus"]:
+        raise ValueError("line 1: NCCL topology XML without any <gpu> element (expected <pci ...><gpu dev=...>)")
+    gpus = sorted(found["gpus"], key=lambda g: (g["bus_id"] or "", g["rank"] or 0, g["dev"] or 0))
+    nics = sorted(found["nics"], key=lambda n: (n["dev"] if n["dev"] is not None else 1 << 30, n["name"] or ""))
+    names = {f"GPU{i}": g for i, g in enumerate(gpus)} | {f"NIC{i}": n for i, n in enumerate(nics)}
+    devices = list(names)
+    codes: dict[tuple[str, str], str] = {}
+    for a in devices:
+        for b in devices:
+            if a != b:
+                da, db = names[a], names[b]
+                nv = _nv_code(da, db) if a.startswith("GPU") and b.startswith("GPU") else None
+                codes[(a, b)] = nv or _pcie_code(da, db)
+    res = TopoResult(devices, [d for d in devices if d.startswith("GPU")], [d for d in devices if d.startswith("NIC")],
+                     codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
+                     {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
+                      for i, g in enumerate(gpus) if g["cpu_affinity"] is not None},
+                     has_legend=False, notes=_notes(gpus, nics))
+    res.source_format = "nccl-xml"
+    res.xml = {"version": root.get("version"),
+               "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
+                        for k, v in names.items() if k.startswith("GPU")},
+               "nics": {k: {x: v[x] for x in ("name", "dev", "speed_Gbps", "port", "gdr", "numa", "bus_id")}
+                        for k, v in names.items() if k.startswith("NIC")},
+               "pcie": found["pci"]}
+    build_graph(res, nv_link, pcie_link)
+    return res
+
+
+def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
+    out = ["read from NCCL's topology XML: path codes worked out from its PCIe tree and NVLink counts"]
+    if any(link["tclass"] == NVSWITCH_CLASS for g in gpus for link in g["nvlinks"]):
+        out.append("NVLinks go to NVSwitches (tclass 0x068000): NV# is each GPU's link count to them")
+    if len({g["bus_id"] for g in gpus}) < len(gpus):
+        out.append("several ranks share a GPU (same bus id): each is listed")
+    return out

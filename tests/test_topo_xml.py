@@ -1,0 +1,94 @@
+"""``nvcourse topo`` on NCCL's topology XML (tests/fixtures/topo_xml, source in each file's first comment).
+
+Expected values read from the XML text: GPUs in PCI bus order, NICs in NCCL's dev order, the path code each
+pair would have in ``nvidia-smi topo -m`` from where the two devices sit in the PCIe tree.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcourse.cli import main
+from nvcourse.topology.topo_parser import parse_topo
+from nvcourse.topology.topo_xml import looks_like_xml
+
+FIX = Path(__file__).parent / "fixtures" / "topo_xml"
+IBM = FIX / "h100_vsi_8nic_roce_ibm_cloud.xml"
+ALL = sorted(FIX.glob("*.xml"))
+
+
+def exit_code(args):
+    try:
+        return main(args)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+def test_every_dump_carries_its_source_and_reads(path):
+    text = path.read_text(encoding="utf-8")
+    assert "source: http" in text.split("<system", 1)[0]
+    res = parse_topo(text)
+    assert res.gpus and res.source_format == "nccl-xml"
+    # the same JSON keys as a `topo -m` read, plus the XML's own
+    assert {"gpus", "nics", "links", "nic_names", "affinity", "graph", "notes"} <= set(res.to_json())
+
+
+def test_ibm_h100_vsi_codes_from_the_tree():
+    res = parse_topo(IBM.read_text(encoding="utf-8"))
+    assert res.gpus == [f"GPU{i}" for i in range(8)] and len(res.nics) == 8
+    assert res.nic_names["NIC0"] == "mlx5_0" and res.nic_names["NIC7"] == "mlx5_7"
+    # every GPU has 5+5+4+4 = 18 links to the four NVSwitch targets f3..f6
+    assert {res.codes[("GPU0", g)] for g in res.gpus[1:]} == {"NV18"}
+    # GPU0 (bus a4) and mlx5_7 (bus a3) sit under bridge a1: PIX; mlx5_6 under ab, same NUMA node 0: NODE;
+    # mlx5_0 (bus e9) is on NUMA node 1: SYS
+    assert res.codes[("GPU0", "NIC7")] == "PIX" and res.codes[("GPU0", "NIC6")] == "NODE"
+    assert res.codes[("GPU0", "NIC0")] == "SYS" and res.codes[("GPU7", "NIC0")] == "PIX"
+    x = res.xml
+    assert x["gpus"]["GPU0"]["bus_id"] == "0000:a4:00.0" and x["gpus"]["GPU0"]["sm"] == 90
+    assert x["gpus"]["GPU1"]["nvlinks"][0] == {"target": "0000:f6:00.0", "count": 4, "tclass": "0x068000"}
+    assert {n["speed_Gbps"] for n in x["nics"].values()} == {200.0}
+    assert res.affinity["GPU0"]["numa_affinity"] == "0" and res.affinity["GPU7"]["numa_affinity"] == "1"
+    assert res.nvswitch_inferred
+
+
+def test_cli_json_and_text(capsys):
+    assert main(["topo", str(IBM), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["source_format"] == "nccl-xml" and d["nccl_xml"]["nics"]["NIC3"]["name"] == "mlx5_3"
+    assert {"a": "GPU0", "b": "NIC7", "type": "PIX"} in d["links"]
+    assert main(["topo", str(IBM), "--nvlink", "nvlink4"]) == 0
+    out = capsys.readouterr().out
+    assert "NIC speeds: mlx5_0 200 Gb/s" in out and "NVLinks per GPU: GPU0 18" in out
+
+
+def test_topo_m_text_is_not_taken_for_xml():
+    assert not looks_like_xml("        GPU0    GPU1\nGPU0     X      NV12\n")
+    assert looks_like_xml('<?xml version="1.0"?>\n<system version="1">')
+
+
+@pytest.mark.parametrize("text,words", [
+    ('<system version="1">\n<cpu numaid="0">\n<pci busid="x">\n</system>\n', "line 4: malformed NCCL topology XML"),
+    ('<system version="1"><cpu numaid="0"/></system>', "without any <gpu>"),
+    ('<?xml version="1.0"?>\n<topology/>', "must start with <system"),
+    ('<!DOCTYPE x [<!ENTITY a "b">]><system/>', "DOCTYPE/ENTITY"),
+])
+def test_malformed_xml_is_one_line_exit_2(text, words, tmp_path, capsys):
+    f = tmp_path / "t.xml"
+    f.write_text(text)
+    assert exit_code(["topo", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(min_value=1, max_value=8000), junk=st.sampled_from(["", "<", "&", "</pci>", "\x00"]))
+def test_fuzz_cut_dumps_raise_only_value_error(cut, junk):
+    text = IBM.read_text(encoding="utf-8")
+    try:
+        parse_topo(text[:cut] + junk + text[cut:cut + 50])
+    except ValueError:
+        pass
