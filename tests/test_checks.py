@@ -121,11 +121,68 @@ CASES = {
         (lambda s, c, h: nvls_chunk(s, 1, h), "channels")]),
 }
 
-ALL = [f.__name__ for fs in checks.CHECKERS.values() for f in fs]
+#: the checkers of one learner function of plain numbers, run with a solution, a stub and mistakes below
+ALL = list(CASES)
+#: every checker of the course, by name (nvcourse.checks.CHECKERS)
+EVERY = {f.__name__: f for fs in checks.CHECKERS.values() for f in fs}
 
 
-def test_every_checker_has_cases():
-    assert sorted(CASES) == sorted(ALL)
+def test_every_exported_checker_is_registered_and_every_case_names_one():
+    assert set(CASES) <= set(EVERY)
+    not_checkers = {"Result", "Question", "answer", "expected_answer", "questions", "CHECKERS"}
+    assert set(checks.__all__) - not_checkers == set(EVERY)
+
+
+def test_every_chapter_with_exercises_has_its_checkers_registered():
+    from nvcourse.chapters import CHAPTERS
+
+    with_checker = {c.number for c in CHAPTERS if c.checker}
+    assert with_checker == set(checks.CHECKERS)
+    for c in CHAPTERS:
+        if c.checker:
+            mod = __import__(f"nvcourse.checks.{c.checker}", fromlist=["__all__"])
+            assert {f.__name__ for f in checks.CHECKERS[c.number]} <= set(mod.__all__), c.number
+
+
+def _stub_raising(exc):
+    def f(*args, **kwargs):
+        raise exc
+    return f
+
+
+#: what a learner may pass instead of an answer: every checker explains it, none raises or blames itself
+JUNK = {
+    "a number": 42, "None": None, "a string": "1.2 GB/s", "a list": [1, 2, 3], "an object": object(), "...": ...,
+    "the stub": _stub_raising(NotImplementedError()), "code that raises": _stub_raising(ZeroDivisionError("boom")),
+    "a function returning None": lambda *a, **k: None,
+}
+
+
+@pytest.mark.parametrize("junk", list(JUNK))
+@pytest.mark.parametrize("name", sorted(EVERY))
+def test_every_checker_explains_junk_and_never_raises(name, junk):
+    import inspect
+
+    fn, value = EVERY[name], JUNK[junk]
+    args, kwargs = [], {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.default is inspect.Parameter.empty:
+            (kwargs.__setitem__(p.name, value) if p.kind == p.KEYWORD_ONLY else args.append(value))
+    r = fn(*args, **kwargs)
+    _assert_result(r)
+    assert r.status != "pass", r.message
+    assert "the checker itself failed" not in r.message, r.message
+
+
+@pytest.mark.parametrize("qid", sorted(q for q in checks.questions() if not q.startswith("quiz.")))
+def test_every_wrong_answer_to_a_question_gets_a_hint(qid):
+    """The quiz (quiz.*) is left out: it measures what a learner thinks, so it does not coach."""
+    q = checks.questions()[qid]
+    expected = q.expected()
+    wrongs = [c for c in q.choices if c != expected] if q.choices else [3 * expected + 1]
+    for wrong in wrongs:
+        r = checks.answer(qid, wrong)
+        assert not r.passed and r.hint, f"{qid} answered {wrong!r}: {r.message}"
 
 
 def _arity(name):

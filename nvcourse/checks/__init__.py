@@ -1,4 +1,5 @@
-"""Exercise checkers with instant feedback: ``from nvcourse import checks as check``.
+"""Exercise checkers with instant feedback: an exercise notebook imports its chapter's checker module,
+``from nvcourse.checks import chNN as check``.
 
 Every exercise cell ends with a call such as ``check.half_bandwidth_size(half_bandwidth_size)`` or
 ``check.answer("02.ndr_GBps", answer)``. The call returns a :class:`Result` (``passed``, ``message``)
@@ -25,61 +26,32 @@ from .ch04b import crossover_bytes, nvls_chunk_bytes, protocol_switch, ring_prot
 from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_network_bytes
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch06b import gdr_state, nvls_state, slow_node
+from .ch06c import flat_ring_time, hier_network_time, payload_rate
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
+from .ch07b import bucket_exposed, dp_threshold, min_bucket, tp_pipeline
+from .ch07c import decode_time, kv_bytes, kv_transfer, remote_nodes
 from .ch08 import cluster_mtbf_hours, young_interval
 from .ch08b import drill_answer, pkeys_can_talk, tolerable_loss, xmit_data_bytes
 
-#: The checkers that take one learner function of plain numbers and try it on cases, by chapter
-#: (tests/test_checks.py runs each with a solution, a stub and typical mistakes). The others take several
-#: functions or values (chapters 05 and 07, the predict-then-run pair of 04, ``answer``) and have their own
-#: tests (tests/test_checks_ch05_ch07.py, tests/test_checks.py).
+#: Every exercise checker of the course, by chapter: the generic checker tests (tests/test_checks.py) run each
+#: one on junk, stubs and code that raises (it must explain, never raise); checkers that take one learner function
+#: of plain numbers are also run with a solution and typical mistakes there, the others in their chapter's tests.
 CHECKERS = {
     "01": (model_state_bytes, min_gpus, dp_bytes_per_step),
     "02": (half_bandwidth_size, effective_bandwidth),
     "03": (switch_bisection, ring_bisection),
-    "04": (algbw_busbw, ring_schedule, ring_time),
+    "04": (algbw_busbw, ring_schedule, ring_time, record_prediction, prediction_vs_measurement),
     "04b": (ring_protocol_time, crossover_bytes, protocol_switch, nvls_chunk_bytes),
+    "05": (moe_dispatch_bytes, moe_network_bytes, alltoall_time, domain_allreduce),
     "06": (hierarchical_allreduce_time, ecmp_collision_probability),
+    "06b": (gdr_state, nvls_state, slow_node),
+    "06c": (payload_rate, flat_ring_time, hier_network_time),
+    "07": (training_compute_time, bubble_fraction, exposed_dp_time, step_prediction),
+    "07b": (bucket_exposed, min_bucket, tp_pipeline, dp_threshold),
+    "07c": (kv_bytes, kv_transfer, decode_time, remote_nodes),
     "08": (young_interval, cluster_mtbf_hours),
+    "08b": (tolerable_loss, pkeys_can_talk, xmit_data_bytes, drill_answer),
 }
 
-__all__ = [
-    "Result",
-    "Question",
-    "answer",
-    "expected_answer",
-    "questions",
-    "CHECKERS",
-    "model_state_bytes",
-    "min_gpus",
-    "dp_bytes_per_step",
-    "half_bandwidth_size",
-    "effective_bandwidth",
-    "switch_bisection",
-    "ring_bisection",
-    "algbw_busbw",
-    "ring_schedule",
-    "ring_time",
-    "record_prediction",
-    "prediction_vs_measurement",
-    "ring_protocol_time",
-    "crossover_bytes",
-    "protocol_switch",
-    "nvls_chunk_bytes",
-    "hierarchical_allreduce_time",
-    "ecmp_collision_probability",
-    "gdr_state",
-    "nvls_state",
-    "slow_node",
-    "young_interval",
-    "cluster_mtbf_hours",
-    "moe_dispatch_bytes",
-    "moe_network_bytes",
-    "alltoall_time",
-    "domain_allreduce",
-    "training_compute_time",
-    "bubble_fraction",
-    "exposed_dp_time",
-    "step_prediction",
-]
-__all__ += ["tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"]  # chapter 08b
+__all__ = ["Result", "Question", "answer", "expected_answer", "questions", "CHECKERS"]
+__all__ += [f.__name__ for fs in CHECKERS.values() for f in fs]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 
 from .. import catalog, training
-from ._answers import Question, register
-from ._core import Case, CheckError, check_function, fmt, rng_for, safe_checker, to_number
+from ._answers import Question, answer, register
+from ._core import Case, CheckError, Result, check_function, fmt, rng_for, safe_checker, to_number
 
-__all__ = ["model_state_bytes", "min_gpus", "dp_bytes_per_step"]
+__all__ = ["answer", "model_state_bytes", "min_gpus", "dp_bytes_per_step"]
 
 _PARAMS = (125e6, 7e9, 13e9, 70e9, 405e9)
 
@@ -22,7 +22,7 @@ def _model_states(params: float) -> float:
 
 
 @safe_checker
-def model_state_bytes(fn) -> "Result":  # noqa: F821
+def model_state_bytes(fn) -> Result:
     """``fn(params)`` → bytes of weights + gradients + Adam states for mixed-precision training (16 B/param)."""
     rng = rng_for("model_state_bytes")
     params = list(_PARAMS) + [float(round(x, -6)) for x in rng.uniform(1e8, 1e12, 4)]
@@ -59,7 +59,7 @@ def _as_count(value) -> float:
 
 
 @safe_checker
-def min_gpus(fn) -> "Result":  # noqa: F821
+def min_gpus(fn) -> Result:
     """``fn(params, memory_GB, headroom)`` → fewest GPUs holding the model states fully sharded (ZeRO-3)."""
     rng = rng_for("min_gpus")
     mems = sorted({g.memory_GB for g in catalog.gpus().values()})
@@ -85,7 +85,7 @@ def min_gpus(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def dp_bytes_per_step(fn) -> "Result":  # noqa: F821
+def dp_bytes_per_step(fn) -> Result:
     """``fn(params, dp, grad_bytes)`` → bytes one GPU sends per step in a ring all-reduce of the gradients."""
     rng = rng_for("dp_bytes_per_step")
     cases = []

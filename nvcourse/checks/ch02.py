@@ -7,10 +7,10 @@ Expected values come from :mod:`nvcourse.linkmodel` (unit-tested) on every catal
 from __future__ import annotations
 
 from .. import catalog, linkmodel
-from ._answers import Question, register
-from ._core import Case, check_function, rng_for, safe_checker
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["half_bandwidth_size", "effective_bandwidth"]
+__all__ = ["answer", "half_bandwidth_size", "effective_bandwidth"]
 
 
 def _link_inputs(name: str, extra: int = 4) -> list[tuple[float, float, str]]:
@@ -28,7 +28,7 @@ def _link_inputs(name: str, extra: int = 4) -> list[tuple[float, float, str]]:
 
 
 @safe_checker
-def half_bandwidth_size(fn) -> "Result":  # noqa: F821
+def half_bandwidth_size(fn) -> Result:
     """``fn(alpha_s, beta_Bps)`` → n½ in bytes (the size whose effective bandwidth is β/2)."""
     cases = []
     for a, b, label in _link_inputs("half_bandwidth_size"):
@@ -47,7 +47,7 @@ def half_bandwidth_size(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def effective_bandwidth(fn) -> "Result":  # noqa: F821
+def effective_bandwidth(fn) -> Result:
     """``fn(nbytes, alpha_s, beta_Bps)`` → bytes per second actually reached by one message of ``nbytes``."""
     cases = []
     rng = rng_for("effective_bandwidth")
@@ -80,6 +80,7 @@ register(
         f"An InfiniBand NDR port is sold as {_NDR_Gbps}. How many GB/s can it send per direction (line rate)?",
         lambda: catalog.get_link("ib-ndr").line_GBps_dir,
         unit="GB/s",
+        hint="A network port's Gb/s is its rate per direction, in bits: divide by 8 for bytes.",
         variants=lambda: {
             "That is gigabits: divide by 8 to get gigabytes.": catalog.get_link("ib-ndr").line_Gbps_dir,
             "A network port's Gb/s is already per direction: do not halve it.": catalog.get_link("ib-ndr").line_GBps_dir
@@ -102,6 +103,8 @@ register(
         "(line rate)?",
         lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir,
         unit="GB/s",
+        hint="Per direction = links per GPU × one link's rate per direction (catalog); NVIDIA's figure adds both "
+             "directions.",
         variants=lambda: {
             f"{_H100_NVLINK} adds both directions: per direction it is half.":
                 catalog.get_gpu("h100").nvlink_GBps_bidir,

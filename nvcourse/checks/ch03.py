@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from .. import catalog
 from ..topology import bisection_bandwidth, build_system_graph
-from ._answers import Question, register
-from ._core import Case, check_function, rng_for, safe_checker
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["switch_bisection", "ring_bisection"]
+__all__ = ["answer", "switch_bisection", "ring_bisection"]
 
 
 def _switch_systems() -> list[catalog.System]:
@@ -19,7 +19,7 @@ def _switch_systems() -> list[catalog.System]:
 
 
 @safe_checker
-def switch_bisection(fn) -> "Result":  # noqa: F821
+def switch_bisection(fn) -> Result:
     """``fn(gpus, links_per_gpu, link_GBps_dir)`` → bisection bandwidth (GB/s per direction) of a
     non-blocking NVSwitch domain."""
     cases = []
@@ -45,7 +45,7 @@ def switch_bisection(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def ring_bisection(fn) -> "Result":  # noqa: F821
+def ring_bisection(fn) -> Result:
     """``fn(n, link_GBps_dir)`` → bisection bandwidth (GB/s per direction) of a ring of n ≥ 4 GPUs (n even)."""
     cases = []
     for n in (4, 6, 8, 16, 72):
@@ -70,6 +70,8 @@ register(
         "Bisection bandwidth of one DGX H100 (8 GPUs, NVSwitch), GB/s per direction?",
         _h100_bisection,
         unit="GB/s",
+        hint="Cut the 8 GPUs into two halves of 4: each GPU of one half sends its whole NVLink rate (per direction) "
+             "across the cut.",
         variants=lambda: {
             "That adds both directions (NVIDIA's headline style); give one direction.": 2 * _h100_bisection(),
             "That counts all 8 GPUs; only the 4 on one side send across the cut.": 2 * _h100_bisection(),

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import collectives, reliability
-from ._answers import Question, register
+from ._answers import Question, answer, register
 from ._core import (
     ERROR,
     FAIL,
@@ -40,7 +40,7 @@ from ._core import (
     to_number,
 )
 
-__all__ = ["algbw_busbw", "ring_schedule", "ring_time", "record_prediction", "prediction_vs_measurement"]
+__all__ = ["answer", "algbw_busbw", "ring_schedule", "ring_time", "record_prediction", "prediction_vs_measurement"]
 
 OPS = ("allreduce", "reducescatter", "allgather", "broadcast")
 

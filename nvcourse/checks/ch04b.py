@@ -20,10 +20,10 @@ import numpy as np
 
 from .. import costmodel
 from ..costmodel import sweeps, tuning
-from ._answers import Question, register
-from ._core import Case, check_function, fmt, rng_for, safe_checker, to_number
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, fmt, rng_for, safe_checker, to_number
 
-__all__ = ["ring_protocol_time", "crossover_bytes", "protocol_switch", "nvls_chunk_bytes", "KINK_SWEEP",
+__all__ = ["answer", "ring_protocol_time", "crossover_bytes", "protocol_switch", "nvls_chunk_bytes", "KINK_SWEEP",
            "KINK_MIN_BYTES"]
 
 #: The published sweep exercise 4 reads, and the smallest size it looks at (below it the time is flat).
@@ -76,7 +76,7 @@ def _protocol_case(system: str, n: int, nbytes: float, proto: str) -> Case:
 
 
 @safe_checker
-def ring_protocol_time(fn) -> "Result":  # noqa: F821
+def ring_protocol_time(fn) -> Result:
     """``fn(n, nbytes, base_us, step_us, busbw_GBps)`` → seconds of NCCL's ring all-reduce on one node."""
     cases = [_protocol_case("dgx-h100", 8, s, p) for s in (8, 2**16, 2**24) for p in ("LL", "LL128", "Simple")]
     cases += [_protocol_case("dgx-a100", 4, 2**20, "LL128"), _protocol_case("pcie-8gpu", 8, 2**12, "LL")]
@@ -120,7 +120,7 @@ def _model_pair_case(system: str, n: int, a: tuple[str, str], b: tuple[str, str]
 
 
 @safe_checker
-def crossover_bytes(fn) -> "Result":  # noqa: F821
+def crossover_bytes(fn) -> Result:
     """``fn(lat_a_s, algbw_a_Bps, lat_b_s, algbw_b_Bps)`` → the size (bytes) where the two lines cross."""
     cases = [
         _model_pair_case("dgx-h100", 8, ("ring", "LL"), ("ring", "LL128")),
@@ -178,7 +178,7 @@ def _to_size(value: Any) -> float:
 
 
 @safe_checker
-def protocol_switch(fn) -> "Result":  # noqa: F821
+def protocol_switch(fn) -> Result:
     """``fn(sizes, times, min_bytes)`` → the size (from ``sizes``, >= min_bytes) where the time grew least
     when the size doubled: where the measured curve bends because NCCL changed protocol."""
     sizes, times = _published_sweep()
@@ -277,6 +277,7 @@ register(Question(
     unit="×",
     rtol=0.05,
     variants=_nvls_speedup_variants,
+    hint="Divide the best ring's time by NVLS's, both from the model at 256 KiB on 72 GPUs; a small ring runs LL.",
     explain=f"A 72-GPU ring has 142 steps: with LL that is {_us(_BASE['LL'])} + 142 × {_us(_STEP['LL'])} ≈ "
             f"{_BASE['LL'] + 142 * _STEP['LL']:.0f} µs before any byte moves, against NVLS's {_us(_NVLS_US)} µs. So "
             f"NVLS wins by a few times, not by the ~{next(iter(_nvls_speedup_variants().values())):.0f}× a "
@@ -318,7 +319,7 @@ def _chunk_case(nbytes: int, channels: int, heads: int, why: str) -> Case:
 
 
 @safe_checker
-def nvls_chunk_bytes(fn) -> "Result":  # noqa: F821
+def nvls_chunk_bytes(fn) -> Result:
     """``fn(nbytes, channels, heads)`` → the chunk (bytes) NCCL's NVLS all-reduce uses for a call of ``nbytes``."""
     gib, mib = 2**30, 2**20
     cases = [

@@ -13,10 +13,10 @@ from __future__ import annotations
 from .. import catalog
 from ..costmodel import factors
 from ..fabric.moe import MoEConfig, alltoall_bytes_per_gpu, domain_allreduce_time, moe_alltoall_time
-from ._answers import Question, register
-from ._core import Case, check_function, rng_for, safe_checker
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["moe_dispatch_bytes", "moe_network_bytes", "alltoall_time", "domain_allreduce"]
+__all__ = ["answer", "moe_dispatch_bytes", "moe_network_bytes", "alltoall_time", "domain_allreduce"]
 
 _DEEPSEEK = dict(hidden=7168, tokens=4096, top_k=8, bytes_per_elem=2)  # the chapter's DeepSeek-V3-like layer
 
@@ -49,7 +49,7 @@ def _dispatch_variants(t, h, k, b, ep) -> dict[str, float | None]:
 
 
 @safe_checker
-def moe_dispatch_bytes(fn) -> "Result":  # noqa: F821
+def moe_dispatch_bytes(fn) -> Result:
     """``fn(tokens, hidden, top_k, bytes_per_elem, ep)`` → bytes one GPU sends to other GPUs in one dispatch."""
     combos = [(4096, 7168, 8, 2, 64), (2048, 4096, 2, 2, 32), (4096, 7168, 8, 1, 72), (1024, 8192, 1, 2, 8),
               (512, 2048, 4, 2, 1), (8192, 5120, 6, 2, 16)]
@@ -91,7 +91,7 @@ def _network_variants(t, h, k, b, ep, d) -> dict[str, float | None]:
 
 
 @safe_checker
-def moe_network_bytes(fn) -> "Result":  # noqa: F821
+def moe_network_bytes(fn) -> Result:
     """``fn(tokens, hidden, top_k, bytes_per_elem, ep, domain)`` → bytes of one dispatch per GPU that leave the
     NVLink domain (through the NIC), the EP group packed into domains of ``domain`` GPUs."""
     cases = []
@@ -138,7 +138,7 @@ def _a2a_variants(v_nvl, v_net, alpha, b_nvl, b_nic) -> dict[str, float | None]:
 
 
 @safe_checker
-def alltoall_time(fn) -> "Result":  # noqa: F821
+def alltoall_time(fn) -> Result:
     """``fn(nvlink_bytes, network_bytes, alpha_s, nvlink_Bps, nic_Bps)`` → seconds of one all-to-all."""
     cases = []
     for sid in ("dgx-b200", "gb200-nvl72", "dgx-h100"):
@@ -238,7 +238,7 @@ def _nvls_factors(system: str) -> tuple[float, float]:
 
 
 @safe_checker
-def domain_allreduce(fn) -> "Result":  # noqa: F821
+def domain_allreduce(fn) -> Result:
     """``fn(nbytes, g, alpha_s, beta_Bps, in_switch, nvls_latency_s, nvls_eff)`` → seconds of an all-reduce inside
     one NVLink domain: the ring, or in-switch reduction (NVLS) as the course's cost model (NCCL's) charges it."""
     cases = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 from ..costmodel import configure, cost
-from ._answers import Question, register
-from ._core import Case, check_function, rng_for, safe_checker
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["hierarchical_allreduce_time", "ecmp_collision_probability"]
+__all__ = ["answer", "hierarchical_allreduce_time", "ecmp_collision_probability"]
 
 
 class ecmp:  # noqa: N801 - a namespace of hand formulas: m flows hashed uniformly onto k links
@@ -41,7 +41,7 @@ def _hier(S, g, k, a_in, bw_in, a_net, nic):
 
 
 @safe_checker
-def hierarchical_allreduce_time(fn) -> "Result":  # noqa: F821
+def hierarchical_allreduce_time(fn) -> Result:
     """``fn(nbytes, g, k, alpha_in_s, bw_in_Bps, alpha_net_s, nic_Bps_per_gpu)`` → seconds."""
     names = ["nbytes", "g", "k", "alpha_in_s", "bw_in_Bps", "alpha_net_s", "nic_Bps_per_gpu"]
     cases = []
@@ -79,7 +79,7 @@ def _variants(S, g, k, a_in, bw_in, a_net, nic):
 
 
 @safe_checker
-def ecmp_collision_probability(fn) -> "Result":  # noqa: F821
+def ecmp_collision_probability(fn) -> Result:
     """``fn(flows, links)`` → probability that one given flow shares its up-link with at least one other."""
     cases = []
     rng = rng_for("ecmp")
@@ -118,6 +118,7 @@ register(
             ),
         },
         hint="A link stays idle when all 32 flows miss it: (1 − 1/32)^32.",
-        explain=lambda: f"(1 − 1/32)^32 ≈ {math.exp(-1):.3f} → e^−1: about a third of the links idle.",
+        explain=lambda: (f"(1 − 1/32)^32 = {(31 / 32) ** 32:.4f}, close to its many-link limit e^−1 = "
+                         f"{math.exp(-1):.4f}: about a third of the links idle."),
     )
 )

@@ -14,10 +14,10 @@ from .. import catalog
 from ..nccl.diagnose import cases
 from ..nccl.ncclog import read_text as read_log
 from ..nccl.nccltests import read_text as read_run
-from ._answers import Question, register
+from ._answers import Question, answer, register
 from ._core import FAIL, PASS, CheckError, Result, call_learner, fmt, require_callable, rng_for, safe_checker
 
-__all__ = ["gdr_state", "nvls_state", "slow_node", "sample", "pair_table"]
+__all__ = ["answer", "gdr_state", "nvls_state", "slow_node", "sample", "pair_table"]
 
 
 def sample(name: str) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from ..cluster import model as cm
 from ..cluster.spec import FRAME_B, TCP_PAYLOAD_B
-from ._core import Case, check_function, rng_for, safe_checker
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
 __all__ = ["payload_rate", "flat_ring_time", "hier_network_time"]
 
 
 @safe_checker
-def payload_rate(fn) -> "Result":  # noqa: F821
+def payload_rate(fn) -> Result:
     """``fn(link_bits_per_s)`` → TCP payload bytes/s through a tc-shaped link (MTU 1500)."""
     cases = []
     rng = rng_for("06c.payload_rate")
@@ -35,7 +35,7 @@ def payload_rate(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def flat_ring_time(fn) -> "Result":  # noqa: F821
+def flat_ring_time(fn) -> Result:
     """``fn(nbytes, nodes, ranks_per_node, alpha_s, beta_Bps)`` → seconds for a ring over all ranks."""
     cases = []
     rng = rng_for("06c.flat_ring_time")
@@ -62,7 +62,7 @@ def flat_ring_time(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def hier_network_time(fn) -> "Result":  # noqa: F821
+def hier_network_time(fn) -> Result:
     """``fn(nbytes, nodes, alpha_s, beta_Bps)`` → seconds for the ring among the node leaders."""
     cases = []
     rng = rng_for("06c.hier_network_time")

@@ -8,14 +8,14 @@ from __future__ import annotations
 import math
 
 from .. import reliability
-from ._answers import Question, register
-from ._core import Case, check_function, rng_for, safe_checker
+from ._answers import Question, answer, register
+from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["young_interval", "cluster_mtbf_hours"]
+__all__ = ["answer", "young_interval", "cluster_mtbf_hours"]
 
 
 @safe_checker
-def young_interval(fn) -> "Result":  # noqa: F821
+def young_interval(fn) -> Result:
     """``fn(checkpoint_s, mtbf_s)`` → Young's optimal time between checkpoints, seconds."""
     rng = rng_for("young_interval")
     combos = [(60.0, 3 * 3600.0), (30.0, 3600.0), (300.0, 24 * 3600.0), (5.0, 600.0)]
@@ -42,7 +42,7 @@ def young_interval(fn) -> "Result":  # noqa: F821
 
 
 @safe_checker
-def cluster_mtbf_hours(fn) -> "Result":  # noqa: F821
+def cluster_mtbf_hours(fn) -> Result:
     """``fn(gpus, rate_per_gpu_hour)`` → mean time between job interruptions, hours."""
     lam = reliability.failure_rate_per_gpu_hour()
     cases = []

@@ -11,10 +11,10 @@ from typing import Any
 
 from .. import isolation
 from ..observability import counters, drill
-from ._answers import Question, register
+from ._answers import Question, answer, register
 from ._core import FAIL, PASS, Case, CheckError, Result, check_function, learner_value, rng_for, safe_checker
 
-__all__ = ["tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"]
+__all__ = ["answer", "tolerable_loss", "pkeys_can_talk", "xmit_data_bytes", "drill_answer"]
 
 
 @safe_checker
