@@ -14,6 +14,7 @@ from .. import catalog
 from ..nccl.diagnose import cases
 from ..nccl.ncclog import read_text as read_log
 from ..nccl.nccltests import read_text as read_run
+from ..nccl.samples import sample_text
 from ._answers import Question, answer, register
 from ._core import FAIL, PASS, CheckError, Result, call_learner, fmt, require_callable, rng_for, safe_checker
 
@@ -21,8 +22,7 @@ __all__ = ["answer", "gdr_state", "nvls_state", "slow_node", "sample", "pair_tab
 
 
 def sample(name: str) -> str:
-    from ..chapters.ch06b_nccl_in_practice import sample_text
-
+    """Text of a shipped sample (:func:`nvcourse.nccl.samples.sample_text`)."""
     return sample_text(name)
 
 
