@@ -75,14 +75,25 @@ def codes_table_html() -> str:
     }
     for code in PCIE_CODES:
         rows.append({"code": code, "path": CODE_MEANING[code], "what bounds a copy": bound[code]})
+    rows += [{"code": f"{code} (NCCL only)", "path": path, "what bounds a copy": what}
+             for code, path, what in NCCL_ONLY_PATHS]
     return records_table_html(
         rows,
-        "nvidia-smi's path codes, from fastest (NV#) to slowest (SYS). NCCL ranks paths with its own types "
-        "(src/graph/topo.h): NODE is nvidia-smi's only, and NCCL adds NVB (NVLink through a peer GPU), C2C "
-        "(a Grace CPU's chip-to-chip link) and PXN (to a NIC through a peer GPU's NVLink), which decide GPU-to-NIC "
-        "paths on rail-optimised nodes.",
+        "nvidia-smi's path codes, from fastest (NV#) to slowest (SYS), then the path types only NCCL's own topology "
+        "uses (its logs print them). NCCL's order, fastest first: NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; "
+        "NODE is nvidia-smi's only.",
     )
 
+
+#: The path types NCCL adds to nvidia-smi's (NCCL's topology code): (code, path, what bounds a copy).
+NCCL_ONLY_PATHS: tuple[tuple[str, str, str], ...] = (
+    ("NVB", "NVLink through an intermediate GPU", "two NVLink hops; the middle GPU's links are shared"),
+    ("C2C", "a GPU to its CPU over the chip-to-chip link (Grace Hopper, Grace Blackwell)", "the C2C link"),
+    ("P2C", "a GPU to a NIC over the C2C link to the CPU, then the CPU's PCIe to the NIC (GB200/GB300 trays)",
+     "the CPU's PCIe link to the NIC"),
+    ("PXN", "a GPU to a NIC through a peer GPU over NVLink (so the data leaves on the right rail)",
+     "the peer GPU's PCIe link to its NIC"),
+)
 
 @lru_cache(maxsize=None)
 def _system_facts(system: str) -> tuple:
@@ -109,10 +120,10 @@ def render_system(system: str, pattern: str):
     top = rows[0]
     text = (
         f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
-        f"<b>{pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link "
+        f"<b>{'one ring' if pattern == 'ring' else pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link "
         f"{html.escape(top['a'])}–{html.escape(top['b'])}); "
         f"bisection <b>{bis.GBps_dir:.5g} GB/s</b> ({bis.GBps_bidir:.5g} both directions); "
-        f"{rings.n_rings} ring(s) × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
+        f"NCCL-style rings side by side: {rings.n_rings} × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
     )
     return fig, text + legend
 

@@ -1,0 +1,108 @@
+"""Words before use: every glossary term is explained in the chapter the glossary names, and a chapter that uses
+a term before that chapter links the glossary in the cell where it first uses it.
+
+The glossary is ``docs/glossary.md``: one table row per term, ``<a id="ANCHOR"></a>**term** | [NN](...)``. The
+patterns below say how each term is spelled in the prose; a term added to the glossary needs one here.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GLOSSARY = ROOT / "docs" / "glossary.md"
+
+#: How each glossary entry (by anchor) shows in the chapters' Markdown.
+TERMS = {
+    "all-reduce": r"\ball-reduces?\b",
+    "collectives": r"\breduce-scatter\b|\ball-gather\b|\ball-to-all\b",
+    "parallelism": r"\b(DP|TP|PP|EP)\b|[Tt]ensor parallel|[Pp]ipeline parallel|[Ee]xpert parallel",
+    "moe": r"\bMoE\b|mixture of experts",
+    "zero": r"\bZeRO\b|\bFSDP\b",
+    "hbm": r"\bHBM\b",
+    "bubble": r"\bbubble\b",
+    "nvlink": r"\bNVLinks?\b",
+    "nic": r"\bNICs?\b",
+    "alpha-beta": r"α",
+    "n-half": r"n_\{1/2\}|n½",
+    "latency-bound": r"latency-bound|bandwidth-bound",
+    "line-rate": r"\bline rates?\b|\bachievable\b",
+    "protocol": r"\bLL128\b|\bLL\b",
+    "p2p": r"peer-to-peer|\bP2P\b|\bPIX\b|\bPXB\b",
+    "nvswitch": r"NVSwitch",
+    "bisection": r"\bbisection\b",
+    "nvl72": r"\bNVL72\b",
+    "p2c": r"\bP2C\b",
+    "algbw": r"\balgbw\b",
+    "busbw": r"\bbusbw\b|\b[Bb]us bandwidth\b",
+    "ring": r"\brings?\b",
+    "channel": r"\bchannels?\b",
+    "tuner": r"\btuner\b",
+    "nvls": r"\bNVLS\b|NVLink SHARP",
+    "sharp": r"\bSHARP\b",
+    "symmetric-kernels": r"symmetric-memory|symmetric window",
+    "infiniband": r"InfiniBand",
+    "roce": r"\bRoCE\b",
+    "gpudirect-rdma": r"GPUDirect|\bGDR\b",
+    "rail": r"\brails?\b",
+    "fat-tree": r"\bfat-tree|\boversubscri",
+    "ecmp": r"\bECMP\b",
+    "pfc-ecn": r"\bPFC\b|\bECN\b|\bDCQCN\b",
+    "mfu": r"\bMFU\b",
+    "kv-cache": r"\bKV cache\b",
+}
+
+_ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
+
+
+def glossary() -> dict[str, tuple[str, str, str]]:
+    """anchor -> (term, chapter, notebook path) for every row of the glossary."""
+    rows = {}
+    for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
+        if m := _ROW.match(line):
+            rows[m.group(1)] = (m.group(2), m.group(3), m.group(4).removeprefix("../"))
+    return rows
+
+
+def chapters() -> list[tuple[str, list[dict]]]:
+    """(chapter number, Markdown cells) for every chapter, in course order (00, 01, ..., 04, 04b, 05, ...)."""
+    out = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        out.append((path.name.split("_")[0], [c for c in cells if c["cell_type"] == "markdown"]))
+    return out
+
+
+def _order(chapter: str) -> int:
+    return [c for c, _ in chapters()].index(chapter)
+
+
+def test_every_glossary_row_parses_and_has_a_spelling():
+    rows = glossary()
+    lines = [ln for ln in GLOSSARY.read_text(encoding="utf-8").splitlines() if ln.startswith("| <a id=")]
+    assert len(rows) == len(lines) > 20, "a glossary row does not have the expected form"
+    assert set(rows) == set(TERMS)
+    for _, chapter, path in rows.values():
+        assert (ROOT / path).exists() and Path(path).name.split("_")[0] == chapter
+
+
+@pytest.mark.parametrize("anchor", sorted(TERMS))
+def test_the_named_chapter_uses_the_term(anchor):
+    _, chapter, path = glossary()[anchor]
+    cells = json.loads((ROOT / path).read_text(encoding="utf-8"))["cells"]
+    assert any(re.search(TERMS[anchor], "".join(c["source"])) for c in cells if c["cell_type"] == "markdown")
+
+
+@pytest.mark.parametrize("anchor", sorted(TERMS))
+def test_a_term_used_before_its_chapter_links_the_glossary_there(anchor):
+    term, chapter, _ = glossary()[anchor]
+    missing = []
+    for number, cells in chapters():
+        if _order(number) >= _order(chapter):
+            break
+        first = next((c for c in cells if re.search(TERMS[anchor], "".join(c["source"]))), None)
+        if first is not None and "glossary.md" not in "".join(first["source"]):
+            missing.append(f"{number} (cell {first.get('id')})")
+    assert not missing, f"{term!r} is explained in {chapter} but used earlier without a glossary link: {missing}"
