@@ -170,3 +170,43 @@ def test_07b_readout_parts_add_up(sm, model):
     tl = sc.timeline(25 * 2**20, sm)
     wait = tl.exposed_s - max(tl.slowdown_s, 0.0)
     assert wait >= -1e-12 and tl.exposed_s == pytest.approx(wait + max(tl.slowdown_s, 0.0))
+
+
+# ------------------------------------------------------------------------------------------------ 06: fabrics
+def test_06_superpod_rows_as_the_prose_lists_them():
+    from nvcourse.fabric import data
+
+    rows = data.superpod_rows("h100")
+    listed = ", ".join(str(r.nodes) for r in rows)
+    assert all(r.nodes == 32 * r.su - 1 for r in rows)
+    assert f"32 × SU − 1 nodes per row — {listed}" in prose("06_multinode_fabrics.ipynb")
+
+
+def test_06_cross_node_busbw_explained_in_words_holds():
+    from nvcourse import catalog
+    from nvcourse.fabric import allreduce_on_fabric, fat_tree
+
+    ndr, h100 = catalog.get_link("ib-ndr"), catalog.get_system("dgx-h100")
+    g = h100.nics_per_host
+    text = prose("06_multinode_fabrics.ipynb")
+    assert f"{g} × {ndr.achievable_GBps_dir:.0f} = {g * ndr.achievable_GBps_dir:.0f} GB/s" in text
+    assert f"each NIC is ~{h100.scaleup_GBps_dir / h100.scaleout_GBps_dir_per_gpu:.0f}× slower" in text
+    for nodes in (2, 4, 8, 16):  # "about 350 GB/s of bus bandwidth on 2-16 nodes", NVLink chain the slower phase
+        e = allreduce_on_fabric(fat_tree(nodes, rails=g, port_GBps_dir=ndr.line_GBps_dir), 2**30, algorithm="tree",
+                                routing="dmodk", placement="packed")
+        assert 325 <= e.busbw_GBps <= 375, (nodes, e.busbw_GBps)
+        assert e.inter_s < e.intra_s
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "hierarchical", "sharp"])
+@pytest.mark.parametrize("nodes", [2, 16, 128])
+@pytest.mark.parametrize("placement", ["packed", "random"])
+def test_06_dashboard_readout_says_nothing_false(algorithm, nodes, placement):
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+
+    _fig, html = allreduce_view(nodes, "ib-ndr", 1.0, "dmodk", placement, algorithm)
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Ring step" not in text or algorithm in ("ring", "hierarchical")
+    assert not re.search(r"\b1 flows\b|\b0 flows\b", text)
+    eff = int(re.search(r"scaling efficiency vs 2 nodes (\d+)%", text).group(1))
+    assert (eff > 100) == ("above 100 %" in text)

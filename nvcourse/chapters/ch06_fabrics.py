@@ -110,6 +110,15 @@ def ecmp_figure(
     return fig
 
 
+def _above_100(eff: float, est, base) -> str:
+    """Why a bus-bandwidth ratio can pass 100 %: busbw = algbw × 2(p−1)/p, and that factor grows with p."""
+    if eff <= 1.0:
+        return ""
+    return (f" (above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from "
+            f"{2 * (base.gpus - 1) / base.gpus:.2f} on {base.gpus} GPUs to {2 * (est.gpus - 1) / est.gpus:.2f} here; "
+            f"the time is {est.time_s / base.time_s:.2f}× the 2-node time)")
+
+
 def allreduce_view(
     nodes: int,
     nic: str,
@@ -156,13 +165,18 @@ def allreduce_view(
         down = tiers.get("spine→leaf")
         worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
         hottest = max((up or {}).get("max_util", 0), (down or {}).get("max_util", 0))
-        share = (
-            f"up to <b>{worst}</b> flows {'hashed' if routing == 'ecmp' else 'routed'} onto one leaf–spine cable"
-            if routing in ("ecmp", "dmodk")
-            else f"every flow spread over all up-links, busiest leaf–spine cable at {hottest:.0%}"
-        )
+        how = "hashed" if routing == "ecmp" else "routed"
+        if routing not in ("ecmp", "dmodk"):
+            share = f"every flow spread over all up-links, busiest leaf–spine cable at {hottest:.0%}"
+        elif worst == 0:
+            share = "no flow crosses a leaf–spine cable (every node pair of the step meets under one leaf)"
+        else:
+            share = f"up to <b>{worst}</b> {'flow' if worst == 1 else 'flows'} {how} onto one leaf–spine cable"
+        step = ("Ring step across nodes" if algorithm != "tree" else
+                "Network rate, from the ring-ordered node pairs (the tree's flows are node pairs too; their own "
+                "pattern is not simulated)")
         hot = (
-            f"<br>Ring step: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
+            f"<br>{step}: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
             f"{share} (orange: the hottest cables)."
         )
     else:
@@ -177,7 +191,7 @@ def allreduce_view(
         f"<b>{format_time(est.time_s)}</b> (inside nodes {format_time(est.intra_s)}, between nodes "
         f"{format_time(est.inter_s)}; "
         f"latency terms {format_time(est.latency_s)}). Bus bandwidth <b>{est.busbw_GBps:.3g} GB/s</b>; "
-        f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>." + hot
+        f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>{_above_100(eff, est, base)}." + hot
     )
     return fig, text
 
