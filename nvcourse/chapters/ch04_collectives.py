@@ -18,6 +18,7 @@ from ..collectives import model as _model
 from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED, is_power_of_two
+from ..collectives.results import format_table
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
 from ..widgets import Dashboard
@@ -57,8 +58,6 @@ def measure(group, op: str, sizes, algos=None, *, iters: int = 3, warmup: int = 
 
 def sweep_table(rows: list[dict], title: str) -> str:
     """The rows as nccl-tests prints them (the table of ``nvcourse bench``)."""
-    from ..collectives.cli import format_table
-
     return format_table(rows, title)
 
 

@@ -24,6 +24,7 @@ import sys
 
 from ..units import parse_rate, parse_size, parse_time
 from . import plan as _plan
+from .results import format_table, table_footer, table_header, table_row
 
 BACKENDS = ("shm", "torch", "mpi")
 
@@ -132,36 +133,6 @@ def _emulation(args: argparse.Namespace):
     bw = (parse_rate(args.emulate_bandwidth, what="emulate-bandwidth") if args.emulate_bandwidth is not None
           else float("inf"))
     return LinkEmulation(latency_s=lat, bandwidth_Bps=bw)
-
-
-_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64"}
-
-
-def table_header(title: str) -> list[str]:
-    return [
-        f"# {title}",
-        "#",
-        f"# {'size':>10} {'count':>12} {'type':>6} {'algo':>7} {'time':>10} {'algbw':>8} {'busbw':>8} {'#wrong':>7}",
-        f"# {'(B)':>10} {'(elements)':>12} {'':>6} {'':>7} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8} {'':>7}",
-    ]
-
-
-def table_row(r: dict) -> str:
-    wrong = "N/A" if r["wrong"] is None else str(r["wrong"])
-    return (f"  {r['bytes']:>10} {r['count']:>12} {_TYPE_NAMES.get(r['dtype'], r['dtype']):>6} {r['algo']:>7} "
-            f"{r['time_s'] * 1e6:>10.2f} {r['algbw_GBps']:>8.3f} {r['busbw_GBps']:>8.3f} {wrong:>7}")
-
-
-def table_footer(rows: list[dict]) -> list[str]:
-    if not rows:
-        return []
-    bad = sum(1 for r in rows if r["correct"] is False)
-    return [f"# Avg bus bandwidth : {sum(r['busbw_GBps'] for r in rows) / len(rows):.3f} GB/s",
-            f"# Out of bounds values : {bad} {'OK' if not bad else 'FAILED'}"]
-
-
-def format_table(rows: list[dict], title: str) -> str:
-    return "\n".join([*table_header(title), *(table_row(r) for r in rows), *table_footer(rows)])
 
 
 class _Progress:
