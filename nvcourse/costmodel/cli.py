@@ -13,7 +13,7 @@ import numpy as np
 from .. import units
 from ..cli import print_json
 from . import launch as launch_mode
-from . import model, prediction
+from . import model, prediction, tuning
 
 __all__ = ["register", "run", "sweep_sizes"]
 
@@ -63,6 +63,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(single-process = nccl-tests -g N, process-per-gpu = mpirun/srun -g 1, cuda-graphs = -G)"
         ),
     )
+    p.add_argument(
+        "--nccl-version",
+        default=None,
+        metavar="X.Y",
+        help=(
+            f"the NCCL release whose tuning tables to use: one of {', '.join(tuning.versions())} (X.Y.Z is read as "
+            f"X.Y; default {tuning.DEFAULT_VERSION}, the version the data cites)"
+        ),
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--tuning", metavar="LOG", help="an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): "
                    "adds NCCL's pick and estimate per size, and its switch points (JSON: a 'tuning' field per row)")
@@ -90,7 +99,8 @@ def _table(rows: list[dict]) -> str:
     head = (
         f"# nvcourse predict: {first['op']} on {first['system']}, {first['gpus']} GPU(s) per node x "
         f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}"
-        f"{'' if first.get('launch', 'device') == 'device' else ', launch ' + first['launch']}\n"
+        f"{'' if first.get('launch', 'device') == 'device' else ', launch ' + first['launch']}"
+        f", NCCL {first.get('nccl_version', tuning.DEFAULT_VERSION)}\n"
         "# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
         "busbw as nccl-tests\n"
         f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}"
@@ -114,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         sizes = sweep_sizes(lo, hi, args.step_factor)
         sw = prediction.predict_sweep(
             args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-            proto=args.proto, launch=args.launch,
+            proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
         )
         rows = sw.rows()
         notes: list[str] = []
@@ -134,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     nbytes = units.parse_size(args.nbytes, what="bytes")
     p = prediction.predict(
         args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-        proto=args.proto, launch=args.launch,
+        proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
     )
     d = p.to_dict()
     notes = []

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import catalog
+from . import tuning
 from .domain import Domain, domain, max_gpus_per_node
 
 __all__ = ["Config", "configure", "tree_network_s_per_byte"]
@@ -30,6 +31,8 @@ class Config:
     dom: Domain
     #: per-GPU network rate that replaces the catalog's (see :func:`configure`); None = the catalog's
     net_Bps_per_gpu: float | None = None
+    #: the NCCL release (``X.Y``) whose tuning tables the formulas use (``data/nccl_versions.toml``)
+    nccl_version: str = tuning.DEFAULT_VERSION
 
     @property
     def ranks(self) -> int:
@@ -65,7 +68,8 @@ _NIC_KINDS = ("infiniband", "ethernet")
 
 
 def configure(
-    system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None
+    system: str, gpus: int, nodes: int = 1, fabric: str | None = None, *, net_Bps_per_gpu: float | None = None,
+    nccl_version: str | None = None,
 ) -> Config:
     """Validate the configuration; ValueError names the parameter and what is allowed.
 
@@ -73,6 +77,8 @@ def configure(
     is otherwise its share of the catalog NICs at their achievable rate. It is for callers that know
     better what the network delivers, e.g. :mod:`nvcourse.fabric`, whose flow simulation gives the rate
     a step gets on a given fat-tree with contention; every formula of :func:`cost` stays the same.
+    ``nccl_version`` (``X.Y`` or ``X.Y.Z``, None = :data:`~nvcourse.costmodel.tuning.DEFAULT_VERSION`) picks
+    the release whose tuning tables NCCL's formulas use.
 
     >>> c = configure("dgx-h100", 8, nodes=4, net_Bps_per_gpu=20e9)
     >>> c.nic_Bps_per_gpu, round(configure("dgx-h100", 8, nodes=4).nic_Bps_per_gpu / 1e9)
@@ -104,7 +110,7 @@ def configure(
             f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}"
         )
     net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
-    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net)
+    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net, tuning.resolve_version(nccl_version))
 
 
 def tree_network_s_per_byte(c: Config) -> float:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -67,8 +68,8 @@ class SizeCorrection:
         return np.where(np.asarray(nbytes, dtype=float) >= self.latency_from_bytes, self.latency_multiplier, 1.0)
 
 
-def _tree_table(proto: str, limit: int) -> tuple[float, ...]:
-    t = tuning.raw()["size_correction"]
+def _tree_table(proto: str, limit: int, version: str) -> tuple[float, ...]:
+    t = tuning.raw(version)["size_correction"]
     return tuple(float(x) for x in t["tree_allreduce"][proto][:limit])
 
 
@@ -76,21 +77,36 @@ def for_pair(op: str, algo: str, proto: str, c: Config) -> SizeCorrection | None
     """NCCL's correction for (``algo``, ``proto``) of ``op`` on ``c``, or None where NCCL applies none."""
     if op != "allreduce":
         return None
-    t = tuning.raw()["size_correction"]
+    v = c.nccl_version
+    t = tuning.raw(v)["size_correction"]
     arch = tuning.gpu_arch(c.system.gpu)
     if algo == "tree":
-        return SizeCorrection(bw_factors=_tree_table(proto, int(t["tree_max_log"])))
+        return SizeCorrection(bw_factors=_tree_table(proto, int(t["tree_max_log"]), v))
     if algo == "nvlstree":
         late_enough = tuning.ARCHITECTURES.index(arch) >= tuning.ARCHITECTURES.index(t["nvlstree_min_arch"])
-        if late_enough and c.system.host_cpu in t["nvlstree_host_cpus"]:
-            return SizeCorrection(bw_factors=_tree_table(proto, int(t["nvlstree_max_log"])))
+        in_release = t.get("nvlstree_correction", True)  # NCCL 2.29 on (data/nccl_versions.toml)
+        if late_enough and in_release and c.system.host_cpu in t["nvlstree_host_cpus"]:
+            return SizeCorrection(bw_factors=_tree_table(proto, int(t["nvlstree_max_log"]), v))
         return None
     if algo == "ring" and proto == "Simple" and c.nodes > 1:
-        mult = t["ring_plateau"]["before_ampere" if arch == "volta" else "ampere_and_later"]
-        # NCCL tests bytes / (channels x ranks); where no published log gives the channel count, one channel
-        # (the multiplier then starts at the smallest size it could: Simple rarely wins there anyway)
-        channels = tuning.coll_channels(arch) or 1
-        return SizeCorrection(
-            latency_multiplier=float(mult), latency_from_bytes=float(t["ring_plateau_min_bytes"] * channels * c.ranks)
-        )
+        return _ring_plateau(t, arch, c)
     return None
+
+
+def _ring_plateau(t: dict[str, Any], arch: str, c: Config) -> SizeCorrection | None:
+    """NCCL's "plateau effect of ring": none before 2.17; 2.17: x1.9 below Hopper, x1.5 from it, from
+    ranks/16 x 64 KiB on; 2.18 on: x1.9 below Ampere, x1.4 from it, once bytes / (channels x ranks) >= 64."""
+    rule = t.get("ring_plateau_rule", [80, float(t["ring_plateau"]["ampere_and_later"])])
+    if rule is None:
+        return None
+    before = float(t["ring_plateau"]["before_ampere"])
+    first_fast = {80: "ampere", 90: "hopper"}[int(rule[0])]
+    late = tuning.ARCHITECTURES.index(arch) >= tuning.ARCHITECTURES.index(first_fast)
+    mult = float(rule[1]) if late else before
+    if int(rule[0]) == 90:  # 2.17's threshold: nBytes >= nRanks / 16 x 65536
+        return SizeCorrection(latency_multiplier=mult, latency_from_bytes=c.ranks / 16.0 * 65536)
+    # NCCL tests bytes / (channels x ranks); where no published log gives the channel count, one channel
+    # (the multiplier then starts at the smallest size it could: Simple rarely wins there anyway)
+    channels = tuning.coll_channels(arch) or 1
+    start = float(t["ring_plateau_min_bytes"] * channels * c.ranks)
+    return SizeCorrection(latency_multiplier=mult, latency_from_bytes=start)

@@ -55,30 +55,31 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
     key, _ = NCCL_NAMES[algo]
     g, k, n = c.gpus, c.nodes, c.ranks
     intra_cls = intra_class(c)
-    lat = tuning.base_latency_us(key, proto)
-    intra = tuning.hw_latency_us(intra_cls, key, proto)
+    v = c.nccl_version
+    lat = tuning.base_latency_us(key, proto, v)
+    intra = tuning.hw_latency_us(intra_cls, key, proto, v)
     # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); the IB plugin's own
     # latency (graph->latencyInter) is 0 and not added.
-    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto)
+    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto, v)
     steps = nsteps(op, n)
     if algo == "ring":
-        hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto)
+        hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto, v)
         if op in ("broadcast", "reduce"):
             # not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 395-402)
-            step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto) if proto == "Simple" else hw
+            step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto, v) if proto == "Simple" else hw
             return (lat + steps * step) * 1e-6
         if k > 1:
-            intra = max(intra, tuning.net_overhead_us(c.system.host_cpu, proto))
+            intra = max(intra, tuning.net_overhead_us(c.system.host_cpu, proto, v))
         n_inter = 0 if k == 1 else (2 * (k - 1) if op == "allreduce" else k - 1)
         return (lat + (steps - n_inter) * intra + n_inter * inter) * 1e-6
     if algo == "tree":
         return (lat + 2 * ((g - 1) * intra + _log2i(k) * inter)) * 1e-6
-    if algo == "nvls":
-        return (intra + (inter if k > 1 else 0.0)) * 1e-6
+    if algo == "nvls":  # base 0 from 2.19 (2.17-2.18 kept NVLS's latency in baseLat)
+        return (lat + intra + (inter if k > 1 else 0.0)) * 1e-6
     if algo == "nvlstree":
         return (lat + intra + 2 * _log2i(k) * inter) * 1e-6
     if algo == "collnet":  # CollNet chain: a chain through the node, one SHARP step in the network
         return (lat + 2 * (g - 1) * intra + inter) * 1e-6
     # pat (all-gather / reduce-scatter, one GPU per node)
-    p = tuning.raw()["pat"]
+    p = tuning.raw(v)["pat"]
     return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6

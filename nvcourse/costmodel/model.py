@@ -29,7 +29,7 @@ from typing import Final
 
 import numpy as np
 
-from . import factors, nvls_graph
+from . import factors, nvls_graph, tuning
 from .config import Config, configure, tree_network_s_per_byte
 from .costs import Cost
 from .latency import latency_s
@@ -120,11 +120,31 @@ def busbw_factor(op: str, n: int) -> float:
     return 1.0
 
 
+#: NCCL's name of each of its algorithms in ``baseLatencies`` (data/nccl_versions.toml).
+_RELEASE_KEYS: Final[dict[str, str]] = {
+    "nvls": "nvls", "nvlstree": "nvlstree", "pat": "pat", "collnet": "collnet_chain",
+}  # fmt: skip
+
+
+def _release_lacks(op: str, algo: str, c: Config) -> str | None:
+    """Why NCCL ``c.nccl_version`` does not have ``algo`` for ``op``, or None (NVLS came in 2.17, NVLSTree in 2.18,
+    PAT in 2.23; NVLS all-gather / reduce-scatter in 2.17, not in 2.18, again from 2.19)."""
+    v = c.nccl_version
+    key = _RELEASE_KEYS.get(algo)
+    if key is not None and not tuning.has_algorithm(key, v):
+        return f"NCCL {v} has no {algo} algorithm (tuning.cc of that release)"
+    if algo == "nvls" and op in ("allgather", "reducescatter") and tuning.rules(v).get("gather_scatter_ring_only"):
+        return f"NCCL {v} runs {op} with the ring only"
+    return None
+
+
 def why_not(op: str, algo: str, c: Config) -> str | None:
     """None if ``algo`` can run ``op`` on ``c``; else the reason."""
     if algo not in OP_ALGORITHMS[op]:
         return f"{algo} is not an algorithm for {op}"
     g, k = c.gpus, c.nodes
+    if (why := _release_lacks(op, algo, c)) is not None:
+        return why
     if algo == "nvls":
         s = c.system
         if not s.in_switch_reduction:
@@ -138,7 +158,9 @@ def why_not(op: str, algo: str, c: Config) -> str | None:
         if k > 1:
             return "NVLS across nodes needs CollNet (NCCL_COLLNET_ENABLE); across nodes use nvlstree"
     if algo == "nvlstree":
-        why = why_not(op, "nvls", configure(c.system.id, g, 1, c.nic.id)) if g >= 2 else "NVLSTree needs gpus >= 2"
+        if g < 2:
+            return "NVLSTree needs gpus >= 2"
+        why = why_not(op, "nvls", configure(c.system.id, g, 1, c.nic.id, nccl_version=c.nccl_version))
         if why is not None:
             return why.replace("NVLS", "NVLSTree")
         if k < 2:
@@ -163,10 +185,12 @@ def why_not(op: str, algo: str, c: Config) -> str | None:
     return None
 
 
-def algorithms(op: str, system: str, gpus: int, nodes: int = 1, fabric: str | None = None) -> tuple[str, ...]:
-    """The algorithms that can run ``op`` in this configuration."""
+def algorithms(
+    op: str, system: str, gpus: int, nodes: int = 1, fabric: str | None = None, nccl_version: str | None = None
+) -> tuple[str, ...]:
+    """The algorithms that can run ``op`` in this configuration (with NCCL ``nccl_version``'s algorithms)."""
     _check_op(op)
-    c = configure(system, gpus, nodes, fabric)
+    c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
     return tuple(a for a in OP_ALGORITHMS[op] if why_not(op, a, c) is None)
 
 

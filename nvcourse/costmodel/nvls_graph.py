@@ -27,7 +27,7 @@ __all__ = ["op_limit", "heads", "nvls_s_per_byte", "nvlstree_cap_s_per_byte"]
 
 def _efficiency(c: Config) -> tuple[str, float]:
     arch = tuning.gpu_arch(c.system.gpu)
-    e = tuning.nvls_efficiency(arch)
+    e = tuning.nvls_efficiency(arch, c.nccl_version)
     if e is None:
         raise ValueError(f"NCCL has no NVLS on {arch} GPUs ({c.system.gpu})")
     return arch, e
@@ -71,6 +71,9 @@ def nvlstree_cap_s_per_byte(c: Config) -> float:
     """Seconds per byte of all-reduce (NCCL's only NVLSTree collective) under NCCL's empirical per-channel ceiling:
     heads x perChMaxNVLSTreeBw of bus bandwidth, x n / 2(n-1) as algorithm bandwidth over n ranks."""
     arch, _ = _efficiency(c)
-    bus_Bps = heads(c) * tuning.per_channel_max_GBps("nvlstree", arch, c.nodes) * 1e9
+    cap = tuning.per_channel_max_GBps("nvlstree", arch, c.nodes, c.nccl_version)
+    if cap <= 0:  # the release has no NVLSTree cap (before 2.28)
+        return 0.0
+    bus_Bps = heads(c) * cap * 1e9
     n = c.ranks
     return 2 * (n - 1) / n / bus_Bps

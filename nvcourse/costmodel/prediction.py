@@ -126,6 +126,8 @@ class Prediction:
     #: NCCL's own formulas' time for every candidate pair (the model's time without the NVLS pipeline's fill and
     #: extra loops), keyed "algo/proto", seconds: where its minimum differs from ``algo``, NCCL may pick otherwise
     candidates_estimate_s: dict[str, float] = field(default_factory=dict)
+    #: the NCCL release (``X.Y``) whose tuning tables were used
+    nccl_version: str = tuning.DEFAULT_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -152,13 +154,15 @@ def predict(
     fabric: str | None = None,
     proto: str = "auto",
     launch: str = "device",
+    nccl_version: str | None = None,
 ) -> Prediction:
     """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
 
     ``algo``: an algorithm name or ``"auto"`` (NCCL's choice under the model); ``proto``: ``"auto"`` or
     ``LL``/``LL128``/``Simple``. :attr:`Prediction.algo` and :attr:`Prediction.proto` are the pair used.
     ``launch``: ``device`` (GPU time, as NCCL's tuner) or how the run is launched; the pair is still chosen
-    on GPU time (as NCCL does) and the time is max(GPU time, the host's floor).
+    on GPU time (as NCCL does) and the time is max(GPU time, the host's floor). ``nccl_version``: the NCCL
+    release (``X.Y`` or ``X.Y.Z``) whose tuning tables to use (default: the data's, 2.30).
 
     >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
     >>> round(p.busbw_GBps), p.proto      # 18 NVLink4 x 25 GB/s x 0.824
@@ -176,7 +180,7 @@ def predict(
     bad = isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating))
     if bad or not (math.isfinite(nbytes) and nbytes > 0):
         raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
-    c = configure(system, gpus, nodes, fabric)
+    c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
     pairs = candidates(op, algo, c, proto)
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
@@ -194,7 +198,7 @@ def predict(
         regime="latency-bound" if lat_part >= bw_part else "bandwidth-bound", requested_algo=algo,
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
         nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
-        candidates_estimate_s={_key(ap): v for ap, v in estimates.items()},
+        candidates_estimate_s={_key(ap): v for ap, v in estimates.items()}, nccl_version=c.nccl_version,
     )  # fmt: skip
 
 
@@ -224,6 +228,8 @@ class Sweep:
     launch: str = "device"
     #: the host's floor per call in this launch mode, seconds (``time_s`` = max(GPU time, this))
     host_floor_s: float = 0.0
+    #: the NCCL release (``X.Y``) whose tuning tables were used
+    nccl_version: str = tuning.DEFAULT_VERSION
 
     @property
     def ranks(self) -> int:
@@ -244,7 +250,7 @@ class Sweep:
                     "ranks": self.ranks, "fabric": self.fabric,
                     "regime": "latency-bound" if lat_part >= bw_part else "bandwidth-bound",
                     "requested_algo": self.requested_algo, "requested_proto": self.requested_proto,
-                    "launch": self.launch, "host_floor_s": self.host_floor_s,
+                    "launch": self.launch, "host_floor_s": self.host_floor_s, "nccl_version": self.nccl_version,
                 }
             )  # fmt: skip
         return out
@@ -260,6 +266,7 @@ def predict_sweep(
     fabric: str | None = None,
     proto: str = "auto",
     launch: str = "device",
+    nccl_version: str | None = None,
 ) -> Sweep:
     """Vectorised :func:`predict` over an array of sizes (bytes); the pair is chosen per size."""
     _check_op(op)
@@ -267,7 +274,7 @@ def predict_sweep(
     _check_proto(proto)
     launch_mode.check_launch(launch)
     s = _sizes(sizes)
-    c = configure(system, gpus, nodes, fabric)
+    c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
     pairs = candidates(op, algo, c, proto)
     costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     table = np.vstack([np.asarray(costs[_key(ap)].time(s), dtype=float) for ap in pairs])
@@ -283,5 +290,5 @@ def predict_sweep(
         algo=np.array([a for a, _ in pairs])[pick], times_by_algo=by_algo, costs=costs,
         proto=np.array([p for _, p in pairs])[pick],
         times_by_pair={_key(ap): table[i] for i, ap in enumerate(pairs)}, requested_proto=proto, launch=launch,
-        host_floor_s=floor,
+        host_floor_s=floor, nccl_version=c.nccl_version,
     )  # fmt: skip

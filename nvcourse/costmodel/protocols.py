@@ -51,7 +51,7 @@ def protocols_for(op: str, algo: str, c: Config) -> tuple[str, ...]:
     if algo in _SIMPLE_ONLY or algo not in NCCL_NAMES or op in ("alltoall", "sendrecv"):
         return ("Simple",)
     out = ["LL"]
-    if tuning.ll128_allowed(c.system.gpu, c.system.has_nvlink):
+    if tuning.ll128_allowed(c.system.gpu, c.system.has_nvlink, c.nccl_version):
         out.append("LL128")
     out.append("Simple")
     return tuple(out)
@@ -81,21 +81,23 @@ def _cap_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
     arch, k = arch_of(c), c.nodes
     nch = tuning.coll_channels(arch)
     if proto == "LL" and algo in ("ring", "tree"):
-        return tuning.ll_max_bw_GBps(arch, k, c.system.host_cpu)
+        return tuning.ll_max_bw_GBps(arch, k, c.system.host_cpu, c.nccl_version)
     if proto == "LL128" and algo in ("ring", "tree") and nch is not None:
         kind = "ring_ll128" if algo == "ring" else "tree_ll128"
-        return nch * tuning.per_channel_max_GBps(kind, arch, k)
+        return nch * tuning.per_channel_max_GBps(kind, arch, k, c.nccl_version, op) or None
     return None
 
 
-def _proto_efficiency(algo: str, proto: str, c: Config) -> float:
+def _proto_efficiency(op: str, algo: str, proto: str, c: Config) -> float:
+    v = c.nccl_version
     if proto == "Simple":
-        return tuning.efficiency("pat") if algo == "pat" else 1.0
+        return tuning.efficiency("pat", v) if algo == "pat" else 1.0
     if algo == "ring":
-        return tuning.efficiency("ring_ll" if proto == "LL" else "ring_ll128")
+        name = "ring_ll" if proto == "LL" else "ring_ll128"
+        return tuning.efficiency(name, v, op=op, nodes=c.nodes, gpus_per_node=c.gpus)
     if proto == "LL":
-        return tuning.efficiency("tree_ll")
-    return tuning.efficiency("tree_ll128_one_node" if c.nodes == 1 else "tree_ll128_multi_node")
+        return tuning.efficiency("tree_ll", v)
+    return tuning.efficiency("tree_ll128_one_node" if c.nodes == 1 else "tree_ll128_multi_node", v)
 
 
 def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
@@ -103,7 +105,7 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     if proto not in protocols_for(op, algo, c):
         allowed = ", ".join(protocols_for(op, algo, c))
         raise ValueError(f"proto {proto!r} is not used by NCCL with {algo} for {op} here; allowed: {allowed}")
-    spb = simple_s_per_byte(op, algo, c) / _proto_efficiency(algo, proto, c)
+    spb = simple_s_per_byte(op, algo, c) / _proto_efficiency(op, algo, proto, c)
     cap = _cap_GBps(op, algo, proto, c)
     if cap is not None:
         spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
