@@ -104,6 +104,8 @@ def format_report(run, diag) -> str:
         lines.append(f"{b['band']:>10} ({b['sizes'][0]}-{b['sizes'][1]} B): {b['verdict']}")
         for c in b["causes"]:
             lines.append(f"{'':>12}likely: {c['cause']} [{c['source']}]")
+            if c.get("evidence"):
+                lines.append(f"{'':>14}evidence: {c['evidence']}")
     for n in diag.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .. import _data
 from .nccltests import NcclTestsRun
 
-__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "recognise_system"]
+__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "pcie_GBps", "recognise_system"]
 
 BANDS: tuple[tuple[str, int, float], ...] = (
     ("latency", 0, 64 * 1024),
@@ -110,6 +110,91 @@ def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis
         })  # fmt: skip
 
 
+def pcie_GBps(system: str) -> float | None:
+    """Achievable PCIe bandwidth of one of ``system``'s GPUs (GB/s, one direction): catalog link x efficiency.
+
+    A path that leaves NVLink (P2P off, P2P through the PCIe switch or host memory) cannot carry more per GPU
+    for long; through host memory the CPU and memory often set a lower ceiling (sjeaugey in nccl#1639).
+    """
+    from nvcourse import catalog
+
+    gpu = catalog.gpus().get(catalog.get_system(system).gpu)
+    if gpu is None or not gpu.pcie:
+        return None
+    link = catalog.get_link(gpu.pcie)
+    return link.line_GBps_dir * link.efficiency
+
+
+def _levels(pts: list[dict], d: Diagnosis) -> dict[str, float]:
+    """The busbw levels (GB/s) a plateau can sit at: the model's, the ring's over NVLink (or the model's ring
+    across nodes), NVLS (when the model picks it), the node's NICs together (several nodes), PCIe (one
+    direction, one node)."""
+    from nvcourse import catalog
+
+    lv = {"model": statistics.median(p["model_busbw_GBps"] for p in pts),
+          "ring": statistics.median(p["model_ring_busbw_GBps"] for p in pts)}
+    if any(p["model_algo"] == "nvls" for p in pts):
+        lv["nvls"] = lv["model"]
+    nodes, gpus = d.nodes or 1, d.gpus or 1
+    if nodes > 1 and (nic := nic_GBps_per_node(d.system, gpus)):
+        lv["nic"] = nic  # a ring across nodes spreads its channels over the node's NICs: their sum bounds it
+    if nodes == 1 and (pc := pcie_GBps(d.system)) and catalog.get_system(d.system).scale_up_link:
+        lv["pcie"] = pc
+    return lv
+
+
+def _cause_with(case_id: str, evidence: str) -> dict:
+    return {**_cause(case_id), "evidence": evidence}
+
+
+def _ranked_causes(meas: float, lv: dict[str, float], nodes: int, op: str | None) -> tuple[str | None, list[dict]]:
+    """(the level the plateau matches, causes ranked by how well the evidence fits them).
+
+    Rules, strongest evidence first: a plateau within PCIe reach (at most twice one PCIe direction) and at
+    most a third of the NVLink ring level means NVLink is not carrying the traffic (P2P off or through host
+    memory); at the ring level (0.8-1.15x) while the model picks NVLS means NVLS is off; between a third and
+    0.8x of the ring level, a slow rank or fewer channels; across nodes, under a third of the node's NICs
+    together means no GPUDirect RDMA or TCP sockets (sockets first when under a tenth), between a third and
+    0.8x a slow rank, NIC or rail first.
+    """
+    ring, pcie, nic, nvls = lv.get("ring"), lv.get("pcie"), lv.get("nic"), lv.get("nvls")
+    out: list[dict] = []
+    level = None
+    if nodes == 1 and ring and pcie and ring > 3 * pcie and meas <= 2 * pcie and meas <= ring / 3:
+        level = "pcie"
+        out.append(_cause_with("pcie_plateau", f"{meas:.0f} GB/s is within PCIe reach (one direction {pcie:.0f} "
+                               f"GB/s) and {meas / ring:.2f}x the NVLink ring level ({ring:.0f} GB/s): the traffic "
+                               "is not on NVLink (P2P off, ACS, a VM, or NCCL_P2P_LEVEL)"))
+    elif ring and 0.8 * ring <= meas <= 1.15 * ring:
+        level = "ring"
+        if nvls and op == "allreduce" and meas < 0.85 * nvls:
+            out.append(_cause_with("nvls_missing", f"{meas:.0f} GB/s is at the ring level ({ring:.0f} GB/s), "
+                                   f"not the NVLS level ({nvls:.0f} GB/s)"))
+    elif nvls and meas >= 0.85 * nvls:
+        level = "nvls"
+    if nodes > 1 and nic:
+        if meas < 0.1 * nic:
+            out += [_cause_with("socket_fallback", f"{meas:.1f} GB/s is under a tenth of the node's NICs "
+                                f"({nic:.0f} GB/s): TCP-socket territory"),
+                    _cause_with("no_gdr", "GPUDirect RDMA off also caps the NIC path")]
+        elif meas < nic / 3:
+            out += [_cause_with("no_gdr", f"{meas:.0f} GB/s is {meas / nic:.2f}x the node's NICs ({nic:.0f} "
+                                "GB/s): a copy through host memory on every transfer fits"),
+                    _cause_with("socket_fallback", "less likely: sockets usually sit lower still")]
+        elif meas < 0.8 * nic:
+            out += [_cause_with("slow_rank", f"{meas:.0f} GB/s is {meas / nic:.2f}x the node's NICs ({nic:.0f} "
+                                "GB/s): some NICs or rails slower or unused, or one slow rank"),
+                    _cause_with("no_gdr", "less likely at this level: check for /GDRDMA in the log")]
+        elif level is None and meas <= 1.2 * nic:
+            level = "nic"
+    if ring and level is None and meas < 0.8 * ring and not out:
+        out.append(_cause_with("slow_rank", f"{meas:.0f} GB/s is {meas / ring:.2f}x the ring level ({ring:.0f} "
+                               "GB/s) without matching a narrower path: one slow rank or fewer channels"))
+    elif not any(c["case"] == "slow_rank" for c in out) and meas < 0.85 * lv["model"]:
+        out.append(_cause_with("slow_rank", "a slow GPU, NIC or link also gives a plateau under the model"))
+    return level, out
+
+
 def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -> dict:
     meas = statistics.median(p["busbw_GBps"] for p in pts)
     model = statistics.median(p["model_busbw_GBps"] for p in pts)
@@ -124,42 +209,60 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
     if ratio is None:
         out["verdict"] = "no model figure"
         return out
-    causes = out["causes"]
+    lv = _levels(pts, d)
+    if name != "bandwidth":  # mid sizes: latency and NCCL's channel ramp weigh in, so no plateau to match
+        out["verdict"] = _verdict_text(ratio, meas, None, {}, pts)
+        if ratio < 0.85:
+            out["causes"] = [_cause_with("slow_rank", f"mid sizes at {ratio:.2f}x the model; read the large sizes "
+                                         "first (the bandwidth band) for the path")]
+        _extra_notes(out, run, d, pts, meas, lv)
+        return out
+    # the plateau: the median of the three largest sizes
+    plateau = statistics.median(p["busbw_GBps"] for p in pts[-3:])
+    level, ranked = _ranked_causes(plateau, lv, d.nodes or 1, run.op)
+    out["level"] = {"matches": level, "plateau_GBps": plateau, "levels_GBps": lv}
+    out["verdict"] = _verdict_text(ratio, plateau, level, lv, pts)
+    if ratio < 0.85:
+        out["causes"] = ranked
+    elif level == "ring" and ranked and ranked[0]["case"] == "nvls_missing":
+        out["causes"] = ranked[:1]
+    _extra_notes(out, run, d, pts, meas, lv)
+    return out
+
+
+def _verdict_text(ratio: float, plateau: float, level: str | None, lv: dict, pts: list[dict]) -> str:
+    if ratio > 1.15:
+        text = f"above the model ({ratio:.2f}x)"
+    elif ratio >= 0.85:
+        text = f"as the model expects ({ratio:.2f}x)"
+    elif ratio >= 0.6:
+        text = f"somewhat below the model ({ratio:.2f}x)"
+    else:
+        text = f"well below the model ({ratio:.2f}x)"
+    names = {"pcie": "PCIe level", "ring": "ring level", "nvls": "NVLS level", "nic": "level of the node's NICs"}
+    if level == "pcie":
+        text += (f"; plateau {plateau:.0f} GB/s is at the PCIe level (at most 2 x {lv['pcie']:.0f} GB/s, one "
+                 f"direction), {plateau / lv['ring']:.2f}x the NVLink ring level ({lv['ring']:.0f} GB/s)")
+    elif level is not None and level != "model":
+        text += f"; plateau {plateau:.0f} GB/s is at the {names[level]} ({lv[level]:.0f} GB/s)"
+    elif ratio < 0.85 and lv:
+        text += f"; plateau {plateau:.0f} GB/s matches none of the levels (" + ", ".join(
+            f"{names.get(k, k)} {v:.0f}" for k, v in lv.items() if k != "model") + " GB/s)"
+    if level == "nvls" or (lv.get("nvls") and plateau > 1.1 * lv.get("ring", plateau)):
+        text += ": NVLS (in-switch reduction) is at work"
+    return text
+
+
+def _extra_notes(out: dict, run: NcclTestsRun, d: Diagnosis, pts: list[dict], meas: float, lv: dict) -> None:
     nodes = d.nodes or 1
     nic = nic_GBps_per_node(d.system, d.gpus or 1) if d.system else None
     top = max(p["busbw_GBps"] for p in pts)
-    if ratio > 1.15:
-        out["verdict"] = f"above the model ({ratio:.2f}x)"
-    elif ratio >= 0.85:
-        out["verdict"] = f"as the model expects ({ratio:.2f}x)"
-    elif ratio >= 0.6:
-        out["verdict"] = f"somewhat below the model ({ratio:.2f}x)"
-        causes.append(_cause("slow_rank"))
-    else:
-        out["verdict"] = f"well below the model ({ratio:.2f}x)"
-        flat = len(pts) >= 3 and max(p["busbw_GBps"] for p in pts[-3:]) < 1.05 * min(p["busbw_GBps"] for p in pts[-3:])
-        if flat:
-            out["verdict"] += (": flat there, so a narrower path than the model assumes (fewer or slower NICs, "
-                               "GDR off, sockets, P2P off)")
-        if nodes > 1:
-            causes += [_cause("no_gdr"), _cause("socket_fallback")]
-        else:
-            causes.append(_cause("pcie_plateau"))
-        causes.append(_cause("slow_rank"))
     if run.op == "allreduce" and nodes == 2 and nic and top > nic:
         out["verdict"] += f"; busbw {top:.0f} GB/s is above the {nic:.0f} GB/s all the node's NICs carry"
-        causes.insert(0, _cause("tree_beats_nic"))
-    nvls_model = any(p["model_algo"] == "nvls" for p in pts)
-    if run.op == "allreduce" and nvls_model and name == "bandwidth":
-        ring = statistics.median(p["model_ring_busbw_GBps"] for p in pts)
-        if meas <= 1.1 * ring and ratio < 0.85:
-            out["verdict"] += f"; at ring level ({ring:.0f} GB/s), not NVLS level: NVLS looks off"
-            causes.insert(0, _cause("nvls_missing"))
-        elif meas > 1.1 * ring:
-            out["verdict"] += f"; above the ring bound ({ring:.0f} GB/s): NVLS (in-switch reduction) is at work"
+        out["causes"] = [c for c in out["causes"] if c["case"] not in ("no_gdr", "socket_fallback")]
+        out["causes"].insert(0, _cause_with("tree_beats_nic", "2 nodes and busbw above every NIC of the node"))
     if run.op == "alltoall" and nodes > 1:
-        causes.append(_cause("alltoall_one_nic"))
-    return out
+        out["causes"].append(_cause_with("alltoall_one_nic", "all-to-all across nodes"))
 
 
 def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = None,
