@@ -1,86 +1,100 @@
 """JupyterHub for a classroom on one machine: ``python3 tasks.py hub`` starts it with this file.
 
-Everything room-specific comes from environment variables that ``nvcourse.devtools.hub`` sets (and an
-instructor may set by hand):
+``nvcourse.devtools.hub`` prepares the state folder and sets one variable, ``NVCOURSE_HUB_DIR``; the rest is
+read from files there:
 
-* ``NVCOURSE_HUB_DIR``        state folder (database, cookie secret, learners' homes, the course copy);
-* ``NVCOURSE_HUB_IP`` / ``_PORT`` where learners connect (default 127.0.0.1:8000; ``0.0.0.0`` for a room);
-* ``NVCOURSE_HUB_USERS``      how many learner accounts, named learner01 … learnerNN;
-* ``NVCOURSE_HUB_PASSWORD``   the shared workshop password (written on the board);
-* ``NVCOURSE_HUB_ADMIN_PASSWORD`` the instructor account's password (JupyterHub wants 32+ characters);
-* ``NVCOURSE_HUB_ADMIN_TOKEN`` an API token for the instructor's scripts (the load benchmark uses it);
-* ``NVCOURSE_HUB_PROXY``      the configurable-http-proxy executable (npm registry);
-* ``NVCOURSE_HUB_MEM`` / ``_CPU`` per-learner limits, e.g. ``2G`` and ``1``;
-* ``NVCOURSE_HUB_IDLE_S``     idle servers are culled after this many seconds (default 3600).
+* ``hub-settings.json`` (not secret): learners, address and port, the proxy, the TLS files, the limits, whether
+  learners get Unix accounts of their own (``accounts``: the hub runs as root) and their control groups;
+* ``secrets/hub.json`` (mode 0600 in a 0700 folder): the shared workshop password, the instructor's password,
+  the API token of the instructor's scripts. Secrets stay out of the environment, which servers could inherit.
 
-Learners log in as learnerNN with the shared password; each gets a JupyterLab server of their own, as the
-hub's Unix user, in ``homes/learnerNN`` holding a fresh learner copy of the course (no solutions).
+Learners log in as learnerNN with the shared password; each gets a JupyterLab server of their own in
+``homes/learnerNN`` holding a learner copy of the course (no solutions). Run as root, each server runs as that
+learner's own Unix account (``nvc-learnerNN``, home mode 0700, memory and CPU limits in a control group); not
+root, as the hub's own user, which ``nvcourse.devtools.hub`` allows on loopback only. Idle kernels and idle
+servers are culled; JupyterLab's news pop-up is off.
 """
 
 # ruff: noqa: F821  (``c`` is JupyterHub's config object, injected when it reads this file)
+import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 hub_dir = Path(os.environ["NVCOURSE_HUB_DIR"])
-course = hub_dir / "course"
-users = int(os.environ.get("NVCOURSE_HUB_USERS", "30"))
+settings = json.loads((hub_dir / "hub-settings.json").read_text())
+secret = json.loads((hub_dir / "secrets" / "hub.json").read_text())
 
-c.JupyterHub.ip = os.environ.get("NVCOURSE_HUB_IP", "127.0.0.1")
-c.JupyterHub.port = int(os.environ.get("NVCOURSE_HUB_PORT", "8000"))
+c.JupyterHub.ip = settings["ip"]
+c.JupyterHub.port = settings["port"]
 c.JupyterHub.hub_ip = "127.0.0.1"  # the hub's own API stays on loopback whatever the public address
-c.JupyterHub.db_url = f"sqlite:///{hub_dir / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = str(hub_dir / "jupyterhub_cookie_secret")
+c.JupyterHub.db_url = f"sqlite:///{hub_dir / 'secrets' / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(hub_dir / "secrets" / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(hub_dir / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True
-c.ConfigurableHTTPProxy.command = [os.environ.get("NVCOURSE_HUB_PROXY", "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.command = [settings["proxy"]]
 c.ConfigurableHTTPProxy.pid_file = str(hub_dir / "proxy.pid")
+if settings.get("ssl_cert"):  # a self-signed certificate made at start (nvcourse.devtools.hub_secrets)
+    c.JupyterHub.ssl_cert = settings["ssl_cert"]
+    c.JupyterHub.ssl_key = settings["ssl_key"]
 
-# A shared workshop password; the instructor account has its own.
+# A shared workshop password; the instructor account has its own (JupyterHub wants 32+ characters).
 c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = os.environ["NVCOURSE_HUB_PASSWORD"]
-c.Authenticator.allowed_users = {f"learner{i:02d}" for i in range(1, users + 1)}
+c.SharedPasswordAuthenticator.user_password = secret["password"]
+c.SharedPasswordAuthenticator.admin_password = secret["admin_password"]
+c.Authenticator.allowed_users = set(settings["learners"])
 c.Authenticator.admin_users = {"instructor"}
-c.SharedPasswordAuthenticator.admin_password = os.environ["NVCOURSE_HUB_ADMIN_PASSWORD"]  # >= 32 characters
 
-# One server per learner as the hub's Unix user (no system accounts to create for a one-day room).
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(hub_dir / "homes" / "{username}")
+if settings["accounts"]:
+    c.JupyterHub.spawner_class = "nvcourse.devtools.hub_spawner.CourseSpawner"
+    c.CourseSpawner.account_prefix = settings["account_prefix"]
+    c.CourseSpawner.cgroup_procs = settings.get("cgroup_procs", {})
+else:  # the hub's own user for every learner: a personal hub on loopback
+    c.JupyterHub.spawner_class = "simple"
+    c.SimpleLocalProcessSpawner.home_dir_template = str(hub_dir / "homes" / "{username}")
 c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
-if hasattr(os, "geteuid") and os.geteuid() == 0:
-    # Jupyter Server refuses to run as root unless told: a container or CI often is root.
-    c.Spawner.args = ["--ServerApp.allow_root=True"]
-c.Spawner.start_timeout = 300  # a loaded 2-core machine starts 8 servers at once
+kernel_idle_s = int(settings.get("kernel_idle_s", 1800))
+c.Spawner.args = [
+    # Idle kernels are shut down (each holds 50-150 MiB); a learner reruns the notebook to get one back.
+    f"--MappingKernelManager.cull_idle_timeout={kernel_idle_s}",
+    "--MappingKernelManager.cull_interval=60",
+    "--MappingKernelManager.cull_connected=True",
+    "--MappingKernelManager.cull_busy=False",
+]
+c.Spawner.start_timeout = 300  # a loaded 2-core machine starts many servers at once
 c.Spawner.http_timeout = 300
-# LocalProcessSpawner passes these to the server (MEM_LIMIT/CPU_LIMIT, shown by jupyter-resource-usage)
-# but cannot enforce them; on a shared machine enforce them with systemd or the Kubernetes set-up.
-c.Spawner.mem_limit = os.environ.get("NVCOURSE_HUB_MEM", "2G")
-c.Spawner.cpu_limit = float(os.environ.get("NVCOURSE_HUB_CPU", "1"))
-c.Spawner.environment = {"JUPYTER_PLATFORM_DIRS": "1"}
+c.Spawner.mem_limit = settings.get("mem", 2**31)  # shown by JupyterLab; enforced by the control group when made
+c.Spawner.cpu_limit = float(settings.get("cpus", 1))
+# Only these reach a learner's server (plus JupyterHub's own per-user variables and token).
+c.Spawner.env_keep = ["PATH", "LANG", "LC_ALL", "VIRTUAL_ENV"]
+c.Spawner.environment = {
+    "JUPYTER_PLATFORM_DIRS": "1",
+    "JUPYTER_CONFIG_PATH": str(hub_dir / "jupyter-config"),  # labconfig/page_config.json: the news pop-up off
+}
 
 
 def copy_course(spawner):
-    """Give each learner their own copy of the course the first time their server starts."""
+    """Without accounts, give each learner a copy of the course the first time their server starts."""
+    import shutil
+
     home = Path(spawner.home_dir)
     if not (home / "notebooks").is_dir():
         home.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(course, home, dirs_exist_ok=True)
+        shutil.copytree(hub_dir / "course", home, dirs_exist_ok=True)
 
 
-c.Spawner.pre_spawn_hook = copy_course
+if not settings["accounts"]:
+    c.Spawner.pre_spawn_hook = copy_course
 
-# The load benchmark and an instructor's scripts talk to the REST API with this token.
-token = os.environ.get("NVCOURSE_HUB_ADMIN_TOKEN")
+token = secret.get("api_token")
 services = [{
     "name": "idle-culler",
-    "command": [sys.executable, "-m", "jupyterhub_idle_culler",
-                f"--timeout={int(os.environ.get('NVCOURSE_HUB_IDLE_S', '3600'))}"],
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(settings.get('idle_s', 3600))}"],
 }]
 roles = [{"name": "idle-culler", "services": ["idle-culler"],
           "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
-if token:
+if token:  # the load benchmark and an instructor's scripts talk to the REST API with this token
     services.append({"name": "nvcourse-instructor", "api_token": token})
     roles.append({"name": "nvcourse-instructor", "services": ["nvcourse-instructor"],
                   "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"]})

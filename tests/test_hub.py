@@ -1,43 +1,78 @@
-"""The classroom hub: two simulated learners log in through the REST API, start servers and run chapter 04's
-real multi-process demos at once; every result is correct and nothing is left behind.
+"""The classroom hub: its defaults, its secrets and certificate, its refusals; and, as root, two simulated
+learners who log in through the form over TLS, open chapter 04, its exercises and the quiz, run the chapter's
+live all-reduce, and probe (from their own kernels, with their own uids) what they can reach.
 
-The full load (8 learners) is ``benchmarks/hub_load.py``; this is its small sample (about a minute).
+The full load (30 learners) is ``benchmarks/hub_load.py``; this is its small sample (about a minute).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import ssl
+import stat
 import subprocess
 import sys
+import tempfile
+import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
 
 from nvcourse.devtools import hub as hubmod
-from nvcourse.devtools.hub_load import simulate
+from nvcourse.devtools import hub_accounts, hub_secrets
+from nvcourse.devtools.hub_load import secrets_seen, simulate
 
-pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
 needs_npm = pytest.mark.skipif(shutil.which("npm") is None,
                                reason="the hub's proxy comes from npm: apt-get install npm")
+needs_root = pytest.mark.skipif(not hub_accounts.is_root() or shutil.which("useradd") is None,
+                                reason="one Unix account per learner needs root and useradd")
 
 
-def _processes_in(folder: Path) -> list[int]:
-    """Processes whose working directory is under ``folder`` (the hub, its servers and their kernels)."""
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            if proc.cwd().startswith(str(folder)):
-                found.append(proc.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+def test_the_default_state_folder_is_outside_the_checkout(monkeypatch, tmp_path):
+    monkeypatch.setattr(hub_accounts, "is_root", lambda: True)
+    assert hubmod.default_dir() == Path("/var/lib/nvcourse-hub")
+    monkeypatch.setattr(hub_accounts, "is_root", lambda: False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert hubmod.default_dir() == tmp_path / "nvcourse-hub"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert ROOT not in hubmod.default_dir().parents
 
 
-def test_prepare_refuses_a_bad_user_count(tmp_path: Path):
-    with pytest.raises(ValueError, match="--users must be between 1 and 999"):
-        hubmod.prepare(tmp_path, users=0, password="x" * 8)
+@pytest.mark.parametrize("kw, word", [({"users": 0}, "--users"), ({"port": 0}, "--port"),
+                                      ({"ip": "0.0.0.0", "tls": False}, "--no-tls")])
+def test_prepare_refuses_bad_usage(kw, word, tmp_path):
+    args = {"users": 2, "password": "x" * 8, **kw}
+    with pytest.raises(ValueError, match=word):
+        hubmod.prepare(tmp_path, **args)
+    assert not (tmp_path / "secrets").exists()  # refused before anything was written
+
+
+def test_without_root_a_room_address_is_refused_in_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(hub_accounts, "is_root", lambda: False)
+    assert hubmod.main(["--users", "30", "--ip", "0.0.0.0", "--dir", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "needs root" in err and "sudo python3 tasks.py hub" in err
+
+
+def test_secrets_are_files_only_their_owner_reads(tmp_path):
+    pw_file = hub_secrets.write_secrets(tmp_path, password="board", admin_password="a" * 32, api_token="t" * 32)
+    for f in (pw_file, tmp_path / "secrets" / "hub.json"):
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
+    assert pw_file.read_text().strip() == "a" * 32
+    assert hub_secrets.read_secrets(tmp_path)["api_token"] == "t" * 32
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+def test_the_certificate_names_this_machine(tmp_path):
+    cert, key, fingerprint = hub_secrets.make_certificate(tmp_path, "127.0.0.1")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(fingerprint.split(":")) == 32
+    text = subprocess.run(["openssl", "x509", "-in", str(cert), "-noout", "-text"], capture_output=True,
+                          text=True).stdout
+    assert "IP Address:127.0.0.1" in text and "DNS:localhost" in text
 
 
 def test_stop_strays_stops_the_hubs_processes_in_the_homes_and_nothing_else(tmp_path: Path):
@@ -60,25 +95,51 @@ def test_stop_strays_stops_the_hubs_processes_in_the_homes_and_nothing_else(tmp_
             proc.wait()
 
 
+def _port_free(port: int) -> bool:
+    """Nothing listens on ``port`` (closed connections may linger in TIME_WAIT: a new server binds anyway)."""
+    return not [c for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
+                and c.status == psutil.CONN_LISTEN]
+
+
+@pytest.mark.slow
 @needs_npm
-def test_two_learners_run_the_chapter_04_demo_at_once(tmp_path: Path):
-    shm_before = set(os.listdir("/dev/shm"))
-    with hubmod.Hub(tmp_path, users=2) as hub:
-        pid = hub.proc.pid
-        runs = simulate(hub, 2)
-        running = _processes_in(tmp_path)
-        homes = sorted(p.name for p in (tmp_path / "homes").iterdir())
-        users = hub.api("GET", "/users")
-    assert [r.error for r in runs] == ["", ""]
-    assert all(r.correct for r in runs)
-    names = [n for r in runs for n in r.shm_names]
-    assert names and len(names) == len(set(names)), "two learners used the same shared-memory name"
-    assert homes == ["learner01", "learner02"]
-    for home in homes:  # each learner got the learner copy: chapters, no solutions
-        assert (tmp_path / "homes" / home / "notebooks" / "04_collectives_and_allreduce.ipynb").is_file()
-        assert not (tmp_path / "homes" / home / "solutions").exists()
-    assert {u["name"] for u in users} >= {"learner01", "learner02", "instructor"}
-    assert set(os.listdir("/dev/shm")) - shm_before == set()
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert len(running) >= 3  # hub + two servers (+ kernels): the check below can see them
-    assert _processes_in(tmp_path) == []
+@needs_root
+def test_two_learners_isolated_over_tls_and_nothing_left(monkeypatch):
+    monkeypatch.setattr(hub_accounts, "PREFIX", "nvt-")  # never the accounts of a hub running on this machine
+    hub_dir = Path(tempfile.mkdtemp(prefix="nvcourse-hub-test-"))  # pytest's tmp_path is 0700: learners need o+x
+    try:
+        with hubmod.Hub(hub_dir, users=2) as hub:
+            pid, port = hub.proc.pid, hub.port
+            runs = simulate(hub, 2)
+            seen = secrets_seen(hub, runs)
+            uids = {a.pw_name: a.pw_uid for a in hub_accounts.ours(hub_dir)}
+            enforced = hub.prepared.limits.startswith("limits enforced")
+            with pytest.raises(OSError):  # TLS only: plain HTTP on the hub's port gets no page
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/hub/login", timeout=10)
+            with pytest.raises((ssl.SSLError, OSError)):  # and a client that does not trust the certificate fails
+                urllib.request.urlopen(f"{hub.url}/hub/login", timeout=10, context=ssl.create_default_context())
+        assert [r.error for r in runs] == ["", ""]
+        assert all(r.correct and r.news_off and r.kernels == 3 for r in runs)
+        for r in runs:
+            p = r.probe
+            assert p["uid"] == uids[f"nvt-{r.name}"] and p["uid"] != 0  # the learner's own account, not root
+            assert not (p["list_other_home"] or p["read_other_file"]), "a learner reached another's home"
+            assert not (p["read_secrets"] or p["read_hub_environ"]), "a learner reached the hub's secrets"
+            assert not p["write_course"]
+            assert not [k for k in p["env"] if k.startswith("NVCOURSE_HUB")]
+            if enforced:
+                assert "nvcourse-hub-" in p["cgroups"] and f"/{r.name}" in p["cgroups"]
+        assert seen == []
+        assert len({r.probe["uid"] for r in runs}) == 2
+        names = [n for r in runs for n in r.shm_names]
+        assert names and len(names) == len(set(names)), "two learners used the same shared-memory name"
+        # Stopped: no account, home, process, port, secret or shared-memory segment left.
+        assert hub_accounts.ours(hub_dir) == [] and not any((hub_dir / "homes").iterdir())
+        assert not [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in
+                    uids.values()]
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert _port_free(port) and not (hub_dir / "secrets").exists()
+        assert not set(names) & set(os.listdir("/dev/shm"))  # the learners' segments are gone
+    finally:
+        hubmod.teardown(hub_dir)
+        shutil.rmtree(hub_dir, ignore_errors=True)

@@ -1,12 +1,20 @@
-"""A classroom JupyterHub on one machine: ``python3 tasks.py hub [--users 30] [--ip 0.0.0.0] [--port 8000]``.
+"""A classroom JupyterHub on one machine: ``sudo python3 tasks.py hub [--users 30] [--ip 0.0.0.0] [--port 8000]``.
 
-Prepares ``artifacts/hub/`` (configurable-http-proxy from the npm registry, a learner copy of the course
-without solutions, one home per learner), then runs JupyterHub with ``deploy/jupyterhub_config.py`` in the
-foreground until Ctrl-C, which stops the hub, the proxy and every learner's server. The shared workshop
-password is printed (or taken from ``NVCOURSE_HUB_PASSWORD``). :class:`Hub` starts the same hub in the
-background for the load benchmark (``benchmarks/hub_load.py``).
+Prepares a state folder outside the course (``/var/lib/nvcourse-hub`` as root, else
+``~/.local/state/nvcourse-hub``; ``--dir`` to choose): configurable-http-proxy from the npm registry, a learner
+copy of the course without solutions, a self-signed TLS certificate, the secrets in 0600 files. As root it makes
+one Unix account per learner (``nvc-learner01`` …, home ``DIR/homes/learnerNN`` mode 0700, memory and CPU
+limits in a control group where the machine allows: :mod:`nvcourse.devtools.hub_accounts`). Then it runs
+JupyterHub with ``deploy/jupyterhub_config.py`` in the foreground until Ctrl-C, which stops the hub, the proxy
+and every learner's server, keeps the files learners changed in ``DIR/collected/TIME/`` and removes the
+accounts, their homes and the secrets. Not root, every learner's server would run as your own user, able to
+read the others' files: that is allowed on loopback only (a hub to try on your own machine).
 
-Exit status: 0 after Ctrl-C; 1 when npm, JupyterHub or the proxy fails; 2 for bad usage.
+The first line printed is for the board (address, learner names, shared password); the instructor's password
+is in a file only its owner reads (the path is printed). :class:`Hub` starts the same hub in the background
+for the load benchmark (``benchmarks/hub_load.py``) and the tests.
+
+Exit status: 0 after Ctrl-C; 1 when npm, openssl, an account, JupyterHub or the proxy fails; 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -19,23 +27,35 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
+from . import hub_accounts as accounts
+from . import hub_secrets
 from .release import release_learners
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "deploy" / "jupyterhub_config.py"
-DEFAULT_DIR = ROOT / "artifacts" / "hub"
 PROXY_PACKAGE = "configurable-http-proxy@5"
+NEWS_OFF = {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
 
 
 class HubError(RuntimeError):
     """The hub could not be prepared or started (exit status 1)."""
+
+
+def default_dir() -> Path:
+    """The state folder: /var/lib/nvcourse-hub as root, else $XDG_STATE_HOME (~/.local/state)/nvcourse-hub."""
+    if accounts.is_root():
+        return Path("/var/lib/nvcourse-hub")
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "nvcourse-hub"
 
 
 def free_port() -> int:
@@ -64,24 +84,98 @@ def ensure_proxy(hub_dir: Path) -> Path:
     return exe
 
 
+@dataclass
+class Prepared:
+    """What :func:`prepare` made: the hub's environment and what the console tells the instructor."""
+
+    env: dict[str, str]
+    accounts: bool
+    cert: Path | None
+    fingerprint: str
+    instructor_file: Path
+    limits: str
+
+
+def _check_reachable(path: Path) -> None:
+    """Learners' servers run this Python: every folder above it must be open to other users (o+x)."""
+    for d in [path, *path.parents]:
+        if d.exists() and not d.stat().st_mode & 0o001:
+            raise HubError(f"learners' accounts cannot reach {path}: {d} is not open to other users "
+                           f"(chmod o+x {d}, or install the course outside a private home)")
+
+
+def _check_usage(users: int, ip: str, port: int, tls: bool) -> None:
+    if not 1 <= users <= 99:
+        raise ValueError(f"--users must be between 1 and 99, not {users}")
+    if not 1 <= port <= 65535:
+        raise ValueError(f"--port must be between 1 and 65535, not {port}")
+    if not accounts.is_root() and not ip.startswith("127.") and ip != "localhost":
+        raise ValueError(f"--ip {ip}: a room needs one Unix account per learner, which needs root: run "
+                         "'sudo python3 tasks.py hub ...' (or keep --ip 127.0.0.1 to try the hub alone)")
+    if not tls and not ip.startswith("127."):
+        raise ValueError(f"--no-tls is for loopback only; --ip {ip} would send passwords in clear")
+
+
 def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", port: int = 8000,
-            token: str | None = None) -> dict[str, str]:
-    """Lay out ``hub_dir`` and return the environment ``deploy/jupyterhub_config.py`` reads."""
-    if not 1 <= users <= 999:
-        raise ValueError(f"--users must be between 1 and 999, not {users}")
+            token: str | None = None, tls: bool = True, mem: str = "2GiB", cpus: float = 1.0,
+            kernel_idle_s: int = 1800, idle_s: int = 3600) -> Prepared:
+    """Lay out ``hub_dir`` (accounts, certificate, secrets, settings) and return what the hub needs."""
+    from ..units import parse_size
+
+    _check_usage(users, ip, port, tls)
+    mem_bytes = parse_size(mem, what="mem")
+    if cpus <= 0:
+        raise ValueError(f"--cpus must be > 0, not {cpus}")
+    hub_dir = hub_dir.resolve()
     hub_dir.mkdir(parents=True, exist_ok=True)
+    hub_dir.chmod(0o755)  # learners pass through to their homes and read the course copy and the lab settings
+    use_accounts = accounts.is_root()
+    if use_accounts:
+        _check_reachable(Path(sys.executable).parent)
+        _check_reachable(hub_dir)
     proxy = ensure_proxy(hub_dir)
     course = hub_dir / "course"
     shutil.rmtree(course, ignore_errors=True)  # a fresh learner copy of the checkout as it is now
     release_learners(course)
-    (hub_dir / "homes").mkdir(exist_ok=True)
-    env = {**os.environ, "NVCOURSE_HUB_DIR": str(hub_dir.resolve()), "NVCOURSE_HUB_USERS": str(users),
-           "NVCOURSE_HUB_PASSWORD": password, "NVCOURSE_HUB_IP": ip, "NVCOURSE_HUB_PORT": str(port),
-           "NVCOURSE_HUB_PROXY": str(proxy),
-           "NVCOURSE_HUB_ADMIN_PASSWORD": os.environ.get("NVCOURSE_HUB_ADMIN_PASSWORD") or secrets.token_urlsafe(24)}
-    if token:
-        env["NVCOURSE_HUB_ADMIN_TOKEN"] = token
-    return env
+    labconfig = hub_dir / "jupyter-config" / "labconfig"
+    labconfig.mkdir(parents=True, exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps(NEWS_OFF, indent=1) + "\n")
+    admin = os.environ.get("NVCOURSE_HUB_ADMIN_PASSWORD") or secrets.token_urlsafe(24)
+    instructor_file = hub_secrets.write_secrets(hub_dir, password=password, admin_password=admin, api_token=token)
+    cert, key, fingerprint = hub_secrets.make_certificate(hub_dir, ip) if tls else (None, None, "")
+    learners = accounts.learner_names(users)
+    cgroups, limits = {}, "limits not enforced (learners share your user: no accounts without root)"
+    if use_accounts:
+        accounts.create(hub_dir, learners, course)
+        cgroups, limits = accounts.make_limits(hub_dir, learners, mem_bytes, cpus)
+    else:
+        (hub_dir / "homes").mkdir(exist_ok=True)
+    settings = {"ip": ip, "port": port, "learners": learners, "proxy": str(proxy), "accounts": use_accounts,
+                "account_prefix": accounts.PREFIX, "cgroup_procs": cgroups, "mem": mem_bytes, "cpus": cpus,
+                "kernel_idle_s": kernel_idle_s, "idle_s": idle_s,
+                "ssl_cert": str(cert) if cert else "", "ssl_key": str(key) if key else ""}
+    (hub_dir / "hub-settings.json").write_text(json.dumps(settings, indent=1) + "\n")
+    # No secret and nothing of the instructor's hub settings in the environment the hub hands down.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NVCOURSE_HUB_")}
+    env["NVCOURSE_HUB_DIR"] = str(hub_dir)
+    return Prepared(env, use_accounts, cert, fingerprint, instructor_file, limits)
+
+
+def teardown(hub_dir: Path) -> str:
+    """After the hub stopped: stray servers ended, learners' changed files kept, accounts, homes, control
+    groups and secrets removed. Returns a sentence for the console."""
+    hub_dir = Path(hub_dir).resolve()
+    stop_strays(hub_dir)
+    note = ""
+    if accounts.is_root() and accounts.ours(hub_dir):
+        dest = hub_dir / "collected" / time.strftime("%Y%m%d-%H%M%S")
+        gone = accounts.remove(hub_dir, collect_to=dest)
+        if dest.exists():
+            (hub_dir / "collected").chmod(0o700)
+        note = f"{len(gone)} learner accounts and homes removed; their changed files are in {dest}"
+    accounts.remove_limits(hub_dir)
+    shutil.rmtree(hub_dir / "secrets", ignore_errors=True)
+    return note
 
 
 def hub_command() -> list[str]:
@@ -91,23 +185,41 @@ def hub_command() -> list[str]:
 class Hub:
     """A hub in the background, in its own process group, stopped with everything it started.
 
-    ``with Hub(dir, users=8) as hub: hub.api("GET", "/users")`` — ``hub.url`` is the public URL and
-    ``hub.token`` the instructor token the benchmark uses.
+    ``with Hub(dir, users=8) as hub: hub.api("GET", "/users")`` — ``hub.url`` is the public URL (TLS, its
+    certificate ``hub.cert``), ``hub.token`` the instructor token the benchmark uses and ``hub.password`` the
+    shared password learners log in with. ``prepare_kw`` go to :func:`prepare` (``mem``, ``cpus``, ...).
     """
 
-    def __init__(self, hub_dir: Path, *, users: int, port: int | None = None, startup_s: float = 120) -> None:
-        self.hub_dir, self.users, self.port = hub_dir, users, port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, hub_dir: Path, *, users: int, port: int | None = None, startup_s: float = 120,
+                 **prepare_kw) -> None:
+        self.hub_dir, self.users, self.port = Path(hub_dir).resolve(), users, port or free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
         self.password = secrets.token_urlsafe(9)
         self.startup_s = startup_s
+        self.prepare_kw = prepare_kw
+        self.prepared: Prepared | None = None
         self.proc: subprocess.Popen[bytes] | None = None
 
+    @property
+    def cert(self) -> str:
+        """The hub's self-signed certificate (PEM path): clients trust it to talk TLS to the hub."""
+        assert self.prepared is not None and self.prepared.cert is not None
+        return str(self.prepared.cert)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=self.cert)
+
     def __enter__(self) -> Hub:
-        env = prepare(self.hub_dir, users=self.users, password=self.password, port=self.port, token=self.token)
+        try:
+            self.prepared = prepare(self.hub_dir, users=self.users, password=self.password, port=self.port,
+                                    token=self.token, **self.prepare_kw)
+        except BaseException:
+            teardown(self.hub_dir)
+            raise
         log = open(self.hub_dir / "jupyterhub.log", "wb")  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(hub_command(), cwd=self.hub_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(hub_command(), cwd=self.hub_dir, env=self.prepared.env, stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
@@ -133,7 +245,7 @@ class Hub:
         req = urllib.request.Request(f"{self.url}/hub/api{path}", data=data, method=method,
                                      headers={"Authorization": f"token {self.token}"})
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
+            with urllib.request.urlopen(req, timeout=30, context=self.ssl_context()) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             raise HubError(f"{method} {path}: HTTP {exc.code}") from exc
@@ -159,7 +271,7 @@ class Hub:
             if not _group_alive(self.proc.pid):
                 break
         self.proc = None
-        stop_strays(self.hub_dir)
+        teardown(self.hub_dir)
 
 
 def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
@@ -205,42 +317,83 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tasks.py hub", description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=30, help="learner accounts learner01..NN (default 30)")
     parser.add_argument("--ip", default="127.0.0.1", help="address learners connect to (0.0.0.0 for a room)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state folder (default artifacts/hub)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="state folder (default /var/lib/nvcourse-hub as root, else ~/.local/state/nvcourse-hub)")
+    parser.add_argument("--mem", default="2GiB", help="memory per learner, enforced where the machine allows (2GiB)")
+    parser.add_argument("--cpus", type=float, default=1.0, help="CPUs per learner, enforced likewise (default 1)")
+    parser.add_argument("--kernel-idle", type=int, default=1800, help="idle kernels are shut down after (s, 1800)")
+    parser.add_argument("--idle", type=int, default=3600, help="idle servers are stopped after (s, default 3600)")
+    parser.add_argument("--no-tls", action="store_true", help="plain HTTP (loopback only)")
+    return parser
+
+
+def _announce(args: argparse.Namespace, password: str, prep: Prepared) -> None:
+    """The board line on stdout; everything only the instructor should read on stderr."""
+    scheme = "http" if args.no_tls else "https"
+    hosts = hub_secrets.addresses(args.ip)
+    where = " or ".join(f"{scheme}://{h}:{args.port}/" for h in hosts[:3])
+    print(f"hub: learners open {where} and log in as learner01 ... learner{args.users:02d} with the password "
+          f"{password}", flush=True)
+    err = sys.stderr
+    if prep.cert is not None:
+        print(f"hub: the browser warns once about the hub's own certificate (made now; SHA-256 "
+              f"{prep.fingerprint[:23]}...): continue to the site", file=err)
+    print(f"hub: instructor: log in as 'instructor' with the password in {prep.instructor_file} (readable by "
+          "you only: do not project it)", file=err)
+    who = ("one Unix account per learner (nvc-learnerNN, private homes), removed at Ctrl-C" if prep.accounts else
+           "every learner's server runs as your user (not root): for trying the hub alone, not for a room")
+    print(f"hub: {who}; {prep.limits}; Ctrl-C stops everything", file=err, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    hub_dir = (args.dir or default_dir()).resolve()
     password = os.environ.get("NVCOURSE_HUB_PASSWORD") or secrets.token_urlsafe(6)
     try:
-        env = prepare(args.dir, users=args.users, password=password, ip=args.ip, port=args.port)
+        prep = prepare(hub_dir, users=args.users, password=password, ip=args.ip, port=args.port,
+                       tls=not args.no_tls, mem=args.mem, cpus=args.cpus, kernel_idle_s=args.kernel_idle,
+                       idle_s=args.idle)
     except ValueError as exc:
         print(f"hub: error: {exc}", file=sys.stderr)
         return 2
-    except (HubError, OSError) as exc:
+    except (HubError, accounts.AccountError, hub_secrets.SecretsError, OSError) as exc:
+        teardown(hub_dir)
         print(f"hub: error: {exc}", file=sys.stderr)
         return 1
-    print(f"hub: http://{args.ip}:{args.port}/  users learner01..learner{args.users:02d}  "
-          f"shared password: {password}  instructor: log in as 'instructor' with "
-          f"{env['NVCOURSE_HUB_ADMIN_PASSWORD']}",
-          flush=True)
-    proc = subprocess.Popen(hub_command(), cwd=args.dir, env=env, start_new_session=True)
+    except KeyboardInterrupt:
+        teardown(hub_dir)
+        print("hub: interrupted while preparing; nothing left running", file=sys.stderr)
+        return 130
+    _announce(args, password, prep)
+    proc = subprocess.Popen(hub_command(), cwd=hub_dir, env=prep.env, start_new_session=True)
     try:
-        return proc.wait()
+        code = proc.wait()
+        print(f"hub: jupyterhub exited with status {code}; see the lines above", file=sys.stderr)
+        _finish(proc, hub_dir, grace_s=5)
+        return 1
     except KeyboardInterrupt:
         print("hub: stopping the hub and the learners' servers (Ctrl-C again to kill them now)", file=sys.stderr)
         try:
-            _stop(proc, args.dir, grace_s=20, strays_wait_s=10)
+            _finish(proc, hub_dir, grace_s=20)
         except KeyboardInterrupt:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a third Ctrl-C must not interrupt the kill itself
-            _stop(proc, args.dir, grace_s=0, strays_wait_s=0)
-        print("hub: stopped", file=sys.stderr)
+            _finish(proc, hub_dir, grace_s=0)
         return 0
 
 
-def _stop(proc: subprocess.Popen, hub_dir: Path, *, grace_s: float, strays_wait_s: float) -> None:
-    """Stop the hub's process group (SIGTERM, then SIGKILL after ``grace_s``) and what still runs in the homes."""
+def _finish(proc: subprocess.Popen, hub_dir: Path, *, grace_s: float) -> None:
+    _stop(proc, grace_s=grace_s)
+    note = teardown(hub_dir)
+    print(f"hub: stopped{'; ' + note if note else ''}", file=sys.stderr)
+
+
+def _stop(proc: subprocess.Popen, *, grace_s: float) -> None:
+    """Stop the hub's process group (SIGTERM, then SIGKILL after ``grace_s``)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM if grace_s else signal.SIGKILL)
     try:
@@ -248,7 +401,7 @@ def _stop(proc: subprocess.Popen, hub_dir: Path, *, grace_s: float, strays_wait_
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    stop_strays(hub_dir, wait_s=strays_wait_s)
+        proc.wait()
 
 
 if __name__ == "__main__":

@@ -1,24 +1,36 @@
-"""Simulated learners on the classroom hub: log in through the REST API, start servers, run chapter 04's demos.
+"""Simulated learners on the classroom hub, as a browser would drive it.
 
-Used by ``benchmarks/hub_load.py`` (the figures) and by a small test. Each learner: a server started
-through ``POST /hub/api/users/NAME/server``, a kernel started through that server's REST API, and the
-demo code sent over the kernel's websocket as a notebook would send it. The code runs real
-multi-process collectives over shared memory and prints one JSON line that is checked here.
+Used by ``benchmarks/hub_load.py`` (the figures) and by a small test. Each learner, in a thread of its own:
+
+1. logs in through the hub's login form with the shared password (over TLS, trusting the hub's certificate),
+   which starts their server, and opens JupyterLab (the OAuth hand-over sets the server's cookie);
+2. opens chapter 04, its exercises and the misconceptions quiz: one session, hence one kernel, each, and runs
+   each notebook's first code cell (its imports) in it, as a learner reading on does;
+3. runs chapter 04 in its kernel: every code cell (``full_chapter``) or none, then the chapter's live demo
+   (real multi-process all-reduces, checked against numpy) and the isolation probe below.
+
+The isolation probe runs in the learner's own kernel, so with the learner's uid: it tries to list and read
+another learner's home, the hub's secrets and the hub's process environment (``/proc/PID/environ``), and
+reports the environment and control groups its kernel got. :func:`usage` measures memory (PSS) and CPU time
+of each learner's processes while every kernel is still up.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+import random
+import ssl
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
-from tornado.websocket import websocket_connect
+from pathlib import Path
 
 from .hub import Hub, HubError
+
+CHAPTER = "notebooks/04_collectives_and_allreduce.ipynb"
+EXERCISES = "exercises/04_collectives_and_allreduce_exercises.ipynb"
+QUIZ = "exercises/quiz_misconceptions_exercises.ipynb"
 
 # What a learner runs in chapter 04 (§ "a real all-reduce on your CPU"), reporting what the benchmark checks.
 DEMO_CODE = """
@@ -34,117 +46,225 @@ print(json.dumps({"checks": checks, "shm_during": names,
                   "maxrss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+# Run as the learner: what can this uid see of the others and of the hub? One JSON line.
+PROBE_CODE = """
+import json, os
+def tries(fn):
+    try:
+        fn()
+        return True
+    except OSError:
+        return False
+targets = json.loads({targets!r})
+out = {{"uid": os.getuid(), "env": dict(os.environ), "cgroups": open("/proc/self/cgroup").read()}}
+out["list_other_home"] = tries(lambda: os.listdir(targets["other_home"]))
+out["read_other_file"] = tries(lambda: open(targets["other_file"]).read(1))
+out["read_secrets"] = tries(lambda: open(targets["secrets"]).read(1))
+out["read_hub_environ"] = tries(lambda: open(f"/proc/{{targets['hub_pid']}}/environ").read(1))
+out["write_course"] = tries(lambda: open(os.path.join(targets["course"], "x.txt"), "w").close())
+print(json.dumps(out))
+"""
+
 
 @dataclass
 class LearnerRun:
     name: str
-    start_s: float = 0.0
+    login_s: float = 0.0
+    open_s: float = 0.0
     demo_s: float = 0.0
     correct: bool = False
+    news_off: bool = False
+    kernels: int = 0
     shm_names: list[str] = field(default_factory=list)
     kernel_maxrss_MiB: float = 0.0
+    probe: dict = field(default_factory=dict)
     error: str = ""
 
 
-def _headers(hub: Hub) -> dict[str, str]:
-    return {"Authorization": f"token {hub.token}", "Content-Type": "application/json"}
+def _notebook_code(course: Path, rel: str, first_only: bool) -> list[str]:
+    nb = json.loads((course / rel).read_text(encoding="utf-8"))
+    cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+             for c in nb["cells"] if c["cell_type"] == "code"]
+    return cells[:1] if first_only else cells
 
 
-async def _execute(hub: Hub, user: str, code: str, timeout_s: float = 300, keep: bool = False) -> str:
-    """Start a kernel on ``user``'s server, run ``code``, return its stdout.
+class _Learner:
+    """One simulated learner: a logged-in browser session (cookies) and its kernels."""
 
-    The kernel is shut down after, unless ``keep`` (a learner's kernel stays up while they read on; the
-    benchmark measures memory with it); stopping the hub ends it then.
-    """
-    http = AsyncHTTPClient()
-    base = f"{hub.url}/user/{user}/api/kernels"
-    resp = await http.fetch(HTTPRequest(base, method="POST", body="{}", headers=_headers(hub), request_timeout=60))
-    kernel = json.loads(resp.body)["id"]
-    try:
-        ws = await websocket_connect(HTTPRequest(f"{base.replace('http', 'ws', 1)}/{kernel}/channels",
-                                                 headers=_headers(hub)))
+    def __init__(self, hub: Hub, name: str) -> None:
+        import requests
+
+        self.hub, self.name = hub, name
+        self.http = requests.Session()
+        self.http.trust_env = False  # REQUESTS_CA_BUNDLE and proxies in the environment would override these
+        self.http.verify = hub.cert
+        self.base = f"{hub.url}/user/{name}"
+
+    def login(self, timeout_s: float) -> None:
+        self.http.get(f"{self.hub.url}/hub/login", timeout=60).raise_for_status()
+        xsrf = self.http.cookies.get("_xsrf", path="/hub/") or self.http.cookies.get("_xsrf") or ""
+        r = self.http.post(f"{self.hub.url}/hub/login?next=", timeout=120, allow_redirects=False,
+                           data={"username": self.name, "password": self.hub.password, "_xsrf": xsrf})
+        if r.status_code != 302 or "login" in r.headers.get("Location", ""):
+            raise HubError(f"{self.name}: the login form answered {r.status_code}")
+        self.http.get(f"{self.hub.url}/hub/spawn", timeout=120)  # what the browser follows: starts the server
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            info = self.hub.api("GET", f"/users/{self.name}") or {}
+            if info.get("servers", {}).get("", {}).get("ready"):
+                return
+            time.sleep(1.0)
+        raise HubError(f"{self.name}'s server was not ready after {timeout_s:.0f} s")
+
+    def open_lab(self) -> bool:
+        """JupyterLab's page (OAuth hand-over included); True when its news extension is disabled."""
+        r = self.http.get(f"{self.base}/lab", timeout=120)
+        r.raise_for_status()
+        return "@jupyterlab/apputils-extension:announcements" in r.text and "disabledExtensions" in r.text
+
+    def _xsrf(self) -> str:
+        for c in self.http.cookies:
+            if c.name == "_xsrf" and c.path.startswith(f"/user/{self.name}"):
+                return c.value
+        return self.http.cookies.get("_xsrf") or ""
+
+    def open_notebook(self, path: str) -> str:
+        """A session for ``path`` (what opening a notebook does); returns its kernel's id."""
+        r = self.http.post(f"{self.base}/api/sessions", timeout=120, headers={"X-XSRFToken": self._xsrf()},
+                           json={"path": path, "name": Path(path).name, "type": "notebook",
+                                 "kernel": {"name": "python3"}})
+        r.raise_for_status()
+        return r.json()["kernel"]["id"]
+
+    def connect(self, kernel: str, timeout_s: float):
+        """The kernel's websocket, opened once per notebook and kept, as JupyterLab does."""
+        import websocket
+
+        session = uuid.uuid4().hex
+        url = f"{self.base.replace('https', 'wss', 1)}/api/kernels/{kernel}/channels?session_id={session}"
+        cookie = "; ".join(f"{c.name}={c.value}" for c in self.http.cookies)
+        ws = websocket.create_connection(url, timeout=timeout_s, header=[f"Cookie: {cookie}"],
+                                         sslopt={"ca_certs": self.hub.cert, "cert_reqs": ssl.CERT_REQUIRED})
+        ws.nvcourse_session = session
+        return ws
+
+    def execute(self, ws, code: str, timeout_s: float) -> str:
+        """Run ``code`` over the kernel's websocket ``ws``; returns its stdout."""
         msg_id = uuid.uuid4().hex
-        ws.write_message(json.dumps({
-            "header": {"msg_id": msg_id, "username": user, "session": uuid.uuid4().hex,
+        ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "username": self.name, "session": ws.nvcourse_session,
                        "msg_type": "execute_request", "version": "5.3"},
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
                         "allow_stdin": False, "stop_on_error": True}}))
         out, deadline = [], time.monotonic() + timeout_s
-        while True:
-            raw = await asyncio.wait_for(ws.read_message(), timeout=max(1.0, deadline - time.monotonic()))
-            if raw is None:
-                raise HubError("the kernel's websocket closed")
-            msg = json.loads(raw)
+        while time.monotonic() < deadline:
+            msg = json.loads(ws.recv())
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind = msg["header"]["msg_type"]
             if kind == "stream":
                 out.append(msg["content"]["text"])
             elif kind == "error":
-                raise HubError(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+                where = [ln for ln in msg["content"].get("traceback", []) if "File " in ln or "line " in ln]
+                raise HubError(f"{msg['content']['ename']}: {msg['content']['evalue']} "
+                               f"({_plain(where[-1]) if where else 'no traceback'})")
             elif kind == "execute_reply":
-                ws.close()
                 return "".join(out)
-    finally:
-        if not keep:
-            await http.fetch(HTTPRequest(f"{base}/{kernel}", method="DELETE", headers=_headers(hub)),
-                             raise_error=False)
+        raise HubError(f"{self.name}: no reply from the kernel within {timeout_s:.0f} s")
 
 
-async def _wait_ready(hub: Hub, user: str, timeout_s: float) -> None:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        info = await asyncio.to_thread(hub.api, "GET", f"/users/{user}")
-        server = (info or {}).get("servers", {}).get("", {})
-        if server.get("ready"):
-            return
-        await asyncio.sleep(0.5)
-    raise HubError(f"{user}'s server was not ready after {timeout_s:.0f} s")
+def _plain(text: str) -> str:
+    """A traceback line without its terminal colours."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0][:200]
 
 
-async def _one_learner(hub: Hub, user: str, timeout_s: float) -> LearnerRun:
-    run = LearnerRun(user)
-    t0 = time.monotonic()
+def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s: float) -> LearnerRun:
+    run = LearnerRun(name)
+    course = hub.hub_dir / "course"
     try:
-        await asyncio.to_thread(hub.api, "POST", f"/users/{user}/server")
-        await _wait_ready(hub, user, timeout_s)
-        run.start_s = time.monotonic() - t0
+        t0 = time.monotonic()
+        learner = _Learner(hub, name)
+        learner.login(timeout_s)
+        run.news_off = learner.open_lab()
+        run.login_s = time.monotonic() - t0
         t1 = time.monotonic()
-        report = json.loads((await _execute(hub, user, DEMO_CODE, timeout_s, keep=True)).strip().splitlines()[-1])
-        run.demo_s = time.monotonic() - t1
-        run.correct = bool(report["checks"]) and all(c["correct"] for c in report["checks"])
-        run.shm_names = report["shm_during"]
-        run.kernel_maxrss_MiB = report["maxrss_MiB"]
+        kernels = {path: learner.open_notebook(path) for path in (CHAPTER, EXERCISES, QUIZ)}
+        run.kernels = len(set(kernels.values()))
+        sockets = {path: learner.connect(k, timeout_s) for path, k in kernels.items()}
+        try:
+            for path in (EXERCISES, QUIZ):
+                learner.execute(sockets[path], _notebook_code(course, path, True)[0], timeout_s)
+            run.open_s = time.monotonic() - t1
+            t2 = time.monotonic()
+            chapter = sockets[CHAPTER]
+            for cell in _notebook_code(course, CHAPTER, not full_chapter):
+                learner.execute(chapter, cell, timeout_s)
+            report = json.loads(learner.execute(chapter, DEMO_CODE, timeout_s).strip().splitlines()[-1])
+            run.demo_s = time.monotonic() - t2
+            run.correct = bool(report["checks"]) and all(c["correct"] for c in report["checks"])
+            run.shm_names = report["shm_during"]
+            run.kernel_maxrss_MiB = report["maxrss_MiB"]
+            homes = hub.hub_dir / "homes"
+            targets = {"other_home": str(homes / other), "other_file": str(homes / other / CHAPTER),
+                       "secrets": str(hub.hub_dir / "secrets" / "hub.json"), "hub_pid": hub.proc.pid,
+                       "course": str(course)}
+            code = PROBE_CODE.format(targets=json.dumps(targets))
+            run.probe = json.loads(learner.execute(chapter, code, timeout_s).strip().splitlines()[-1])
+        finally:
+            for ws in sockets.values():
+                ws.close()
     except Exception as exc:  # noqa: BLE001 - one learner's failure is a result, not a crash of the benchmark
         run.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
     return run
 
 
-def simulate(hub: Hub, learners: int, timeout_s: float = 600) -> list[LearnerRun]:
-    """Create ``learners`` users, start all their servers and run the demo in each at once."""
+def simulate(hub: Hub, learners: int, *, full_chapter: bool = False, arrival_s: float = 0.0,
+             timeout_s: float = 900) -> list[LearnerRun]:
+    """``learners`` learners, arriving at random within ``arrival_s`` seconds, each doing the steps above."""
     names = [f"learner{i:02d}" for i in range(1, learners + 1)]
-    existing = {u["name"] for u in hub.api("GET", "/users") or []}  # the hub creates its allowed users itself
-    missing = [n for n in names if n not in existing]
-    if missing:
-        hub.api("POST", "/users", {"usernames": missing})
+    runs: dict[str, LearnerRun] = {}
+    rng = random.Random(0)
+    delays = sorted(rng.uniform(0, arrival_s) for _ in names)
 
-    async def everyone() -> list[LearnerRun]:
-        return list(await asyncio.gather(*(_one_learner(hub, n, timeout_s) for n in names)))
+    def work(i: int, name: str) -> None:
+        time.sleep(delays[i])
+        other = names[(i + 1) % len(names)] if len(names) > 1 else name
+        runs[name] = _one_learner(hub, name, other, full_chapter, timeout_s)
 
-    # In a thread of its own: asyncio.run refuses to start where an event loop already runs (a Jupyter kernel,
-    # or pytest after the browser test, whose Playwright loop stays in the main thread).
-    box: dict[str, object] = {}
+    threads = [threading.Thread(target=work, args=(i, n), name=f"learner-{n}") for i, n in enumerate(names)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [runs[n] for n in names]
 
-    def work() -> None:
+
+def usage(hub: Hub) -> dict[str, dict[str, float]]:
+    """Per learner: PSS (MiB) and CPU time (s, their processes and the children they waited for) right now."""
+    import psutil
+
+    out: dict[str, dict[str, float]] = {}
+    for proc in psutil.process_iter(["pid"]):
         try:
-            box["runs"] = asyncio.run(everyone())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
+            env = proc.environ()
+            user = env.get("JUPYTERHUB_USER")
+            if not user or not str(proc.cwd()).startswith(str(hub.hub_dir)):
+                continue
+            cpu = proc.cpu_times()
+            row = out.setdefault(user, {"pss_MiB": 0.0, "cpu_s": 0.0, "processes": 0})
+            row["pss_MiB"] += proc.memory_full_info().pss / 2**20
+            row["cpu_s"] += cpu.user + cpu.system + cpu.children_user + cpu.children_system
+            row["processes"] += 1
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            continue
+    return out
 
-    thread = threading.Thread(target=work, name="nvcourse-hub-load")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["runs"]  # type: ignore[return-value]
+
+def secrets_seen(hub: Hub, runs: list[LearnerRun]) -> list[str]:
+    """Names of learners whose kernel environment holds a hub secret (the admin password, the API token)."""
+    secret = json.loads((hub.hub_dir / "secrets" / "hub.json").read_text())
+    values = [v for k, v in secret.items() if k != "password" and v]  # the shared password is on the board
+    return [r.name for r in runs if any(v in json.dumps(r.probe.get("env", {})) for v in values)]
