@@ -1,5 +1,5 @@
-"""Metrics of an interconnect graph: bisection, hops, link loads, all-to-all throughput (NCCL-style rings:
-:mod:`nvcourse.topology.rings`).
+"""Metrics of an interconnect graph: bisection, hops, traffic patterns and their throughput, a summary (link
+loads: :mod:`nvcourse.topology.loads`; NCCL-style rings: :mod:`nvcourse.topology.rings`).
 
 Every bandwidth here is in GB/s (10^9 B/s) **per direction**: a full-duplex bundle with ``GBps_dir = 50``
 carries 50 GB/s one way *and* 50 GB/s the other way at the same time. NVIDIA's headline "bisection"
@@ -9,23 +9,21 @@ The graphs are those of :func:`nvcourse.topology.build_system_graph` or of the `
 undirected, one edge per bundle of links, capacity = ``GBps_dir``; edges marked ``unbounded`` have infinite
 capacity. A switch chip is a node: it forwards anything (a non-blocking crossbar), so only its links limit.
 
-Routing model (for link loads and throughput): a flow between two GPUs follows the paths with the fewest
-links, split among them in proportion to each path's bottleneck bandwidth. On an NVSwitch system this is
-what the hardware does (a GPU sprays over all its links, so a chip with 5 links gets 5/18 of the traffic);
-on the DGX-1 it stands for software relaying through an intermediate GPU (pairs without NVLink).
+The routing model behind link loads and throughput is in :mod:`nvcourse.topology.loads`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
 from .builders import gpu_nodes, natural_key
+from .loads import capacity, link_loads, max_scale
+from .rings import nccl_rings
 
 __all__ = [
     "PATTERNS",
@@ -45,23 +43,6 @@ __all__ = [
 ]
 
 PATTERNS = ("ring", "all-to-all", "one-to-all")
-
-
-def capacity(G: nx.Graph, u: str, v: str) -> float:
-    """Capacity of the bundle u-v in GB/s per direction (``inf`` when unbounded).
-
-    Raises ValueError when the edge has no known bandwidth (e.g. a parsed ``NV12`` without a link generation).
-    """
-    data = G.edges[u, v]
-    if data.get("unbounded"):
-        return math.inf
-    bw = data.get("GBps_dir")
-    if bw is None:
-        raise ValueError(
-            f"link {u}-{v} ({data.get('link') or 'unknown type'}, x{data.get('count', 1)}) has no known bandwidth; "
-            "give the link generation (e.g. nvlink='nvlink4', pcie='pcie5')"
-        )
-    return float(bw)
 
 
 # --------------------------------------------------------------------------------------------- bisection
@@ -264,87 +245,11 @@ def traffic(G: nx.Graph, pattern: str, *, order: Sequence[str] | None = None, ro
 
 
 def _default_ring_order(G: nx.Graph) -> list[str]:
-    from .rings import nccl_rings  # rings builds on this module
-
     try:
         plan = nccl_rings(G)
     except ValueError:
         return gpu_nodes(G)
     return list(plan.rings[0]) if plan.rings else gpu_nodes(G)
-
-
-def _shortest_paths_from(G: nx.Graph, src: str) -> dict[str, list[str]]:
-    """BFS predecessor lists (all shortest paths) from src."""
-    dist = {src: 0}
-    preds: dict[str, list[str]] = {src: []}
-    queue = deque([src])
-    while queue:
-        u = queue.popleft()
-        for v in G.neighbors(u):
-            if v not in dist:
-                dist[v] = dist[u] + 1
-                preds[v] = [u]
-                queue.append(v)
-            elif dist[v] == dist[u] + 1:
-                preds[v].append(u)
-    return preds
-
-
-def _paths(preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
-    if dst == src:
-        return [[src]]
-    out = []
-    for p in preds.get(dst, []):
-        for head in _paths(preds, src, p):
-            out.append(head + [dst])
-    return out
-
-
-def link_loads(G: nx.Graph, demands: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
-    """Load on every *directed* bundle (u, v), in the demands' units (GB/s per direction).
-
-    Each demand follows its fewest-link paths, split in proportion to each path's bottleneck capacity
-    (equal split when all are unbounded). Raises ValueError if a destination is unreachable.
-    """
-    loads: dict[tuple[str, str], float] = defaultdict(float)
-    by_src: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for (a, b), amount in demands.items():
-        if a != b and amount:
-            by_src[a].append((b, amount))
-    caps: dict[tuple[str, str], float] = {}  # capacity() per bundle, looked up once (NVL72: ~750k lookups)
-
-    def cap(u: str, v: str) -> float:
-        c = caps.get((u, v))
-        if c is None:
-            c = caps[(u, v)] = capacity(G, u, v)
-        return c
-
-    for src, items in by_src.items():
-        preds = _shortest_paths_from(G, src)
-        for dst, amount in items:
-            if dst not in preds:
-                raise ValueError(f"no route from {src} to {dst}")
-            paths = _paths(preds, src, dst)
-            weights = [min(cap(p[i], p[i + 1]) for i in range(len(p) - 1)) for p in paths]
-            if all(math.isinf(w) for w in weights):
-                weights = [1.0] * len(paths)
-            else:
-                weights = [w if not math.isinf(w) else max(x for x in weights if not math.isinf(x)) for w in weights]
-            total = sum(weights)
-            for p, w in zip(paths, weights):
-                share = amount * w / total
-                for i in range(len(p) - 1):
-                    loads[(p[i], p[i + 1])] += share
-    return dict(loads)
-
-
-def _scale(G: nx.Graph, loads: dict[tuple[str, str], float]) -> float:
-    """Largest factor by which the loads can grow before some bundle is full."""
-    scale = math.inf
-    for (u, v), load in loads.items():
-        if load > 0:
-            scale = min(scale, capacity(G, u, v) / load)
-    return scale
 
 
 def pattern_throughput(G: nx.Graph, pattern: str, **kwargs) -> float:
@@ -353,7 +258,7 @@ def pattern_throughput(G: nx.Graph, pattern: str, **kwargs) -> float:
     For ``'ring'`` that is the rate to the ring neighbour; for ``'all-to-all'`` the total a GPU sends (spread
     evenly over the others); for ``'one-to-all'`` the root's total. Uses :func:`link_loads`' routing.
     """
-    return _scale(G, link_loads(G, traffic(G, pattern, **kwargs)))
+    return max_scale(G, link_loads(G, traffic(G, pattern, **kwargs)))
 
 
 def alltoall_throughput(G: nx.Graph) -> float:
@@ -365,7 +270,7 @@ def pattern_report(G: nx.Graph, pattern: str, **kwargs) -> tuple[float, list[dic
     """``(rate, rows)``: :func:`pattern_throughput` and every bundle's row of :func:`busiest_links`, from one
     routing pass (routing is the expensive part: an NVL72 all-to-all routes 5,112 demands over 18 paths each)."""
     loads = link_loads(G, traffic(G, pattern, **kwargs))
-    rate = _scale(G, loads)
+    rate = max_scale(G, loads)
     merged: dict[frozenset, tuple[str, str, float]] = {}
     for (u, v), load in loads.items():
         key = frozenset((u, v))
@@ -400,8 +305,6 @@ def busiest_links(G: nx.Graph, pattern: str, top: int | None = 5, **kwargs) -> l
 
 def summary(G: nx.Graph) -> dict:
     """Headline metrics of a graph as plain data (GB/s per direction)."""
-    from .rings import nccl_rings  # rings builds on this module
-
     bis = bisection_bandwidth(G)
     rings = nccl_rings(G)
     hops = hop_stats(G)

@@ -1,6 +1,7 @@
 """NCCL-style rings over an interconnect graph: how many disjoint rings fit, and each one's bandwidth.
 
-Bandwidths in GB/s (10^9 B/s) per direction, on the graphs of :mod:`nvcourse.topology.metrics`.
+Bandwidths in GB/s (10^9 B/s) per direction, on the graphs of :mod:`nvcourse.topology.metrics`; link loads from
+:mod:`nvcourse.topology.loads`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from .builders import gpu_nodes, natural_key
-from .metrics import capacity, pattern_throughput
+from .loads import capacity, link_loads, max_scale
 
 __all__ = ["RingPlan", "nccl_rings"]
 
@@ -86,7 +87,7 @@ def nccl_rings(G: nx.Graph) -> RingPlan:
                         bidirectional=False)
     if direct:
         return _hamiltonian_rings(G, gpus)
-    rate = pattern_throughput(G, "ring", order=gpus)
+    rate = max_scale(G, link_loads(G, {(a, b): 1.0 for a, b in zip(gpus, gpus[1:] + gpus[:1])}))
     return RingPlan(1, rate, (tuple(gpus),), "pcie", notes="no NVLink: one ring over the PCIe tree",
                     bidirectional=False)
 
