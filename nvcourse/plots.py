@@ -6,12 +6,15 @@ strings in code; no text is baked into image files.
 
 from __future__ import annotations
 
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullLocator
 
+from . import alt_text
 from .units import format_rate, format_size, format_time
 
 __all__ = [
@@ -25,6 +28,21 @@ __all__ = [
     "colour_for_link",
     "label_points",
 ]
+
+#: The deck style (``NVCOURSE_DECK=1``, set by ``tasks.py slides`` while it executes a chapter for its deck):
+#: figures are drawn at 100 dpi and shown at their own size, so a 13 pt tick label is 18 px on a 1280×720
+#: slide, readable from the back of a room; titles, labels and legends grow with it.
+DECK_RC = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 13, "xtick.labelsize": 13, "ytick.labelsize": 13,
+           "axes.labelsize": 14, "axes.titlesize": 15, "legend.fontsize": 12, "figure.titlesize": 16}
+
+
+def _apply_deck_style() -> None:
+    if os.environ.get("NVCOURSE_DECK"):
+        plt.rcParams.update(DECK_RC)
+
+
+_apply_deck_style()
+alt_text.install()  # every figure a notebook shows carries its description (the PNG's alt metadata)
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -59,6 +77,7 @@ def colour_for_link(kind: str) -> str:
 
 def new_figure(width: float = 8.0, height: float = 4.2, ncols: int = 1) -> tuple[Figure, Axes | np.ndarray]:
     """A figure sized for the notebook column, with light grid lines."""
+    alt_text.install()  # again here: a later `%matplotlib inline` replaces the formatter that carries the alt text
     fig, ax = plt.subplots(1, ncols, figsize=(width, height), layout="constrained")
     for a in np.atleast_1d(ax):
         style_axes(a)

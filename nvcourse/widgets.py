@@ -33,6 +33,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
+from .alt_text import describe
 from .markup import NO_MATH_CLASSES
 
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
@@ -266,7 +267,11 @@ class Dashboard(widgets.VBox):
     def _show(self, png: bytes) -> None:
         self.last_png = png
         with self.plot:
-            display(Image(data=png, format="png"))
+            display(Image(data=png, format="png", alt=self.alt_text()))
+
+    def alt_text(self) -> str:
+        """What the picture on screen shows, for a screen reader, a deck or a handout (see :mod:`.alt_text`)."""
+        return describe(self.last_figure) if self.last_figure is not None else "Figure: the dashboard's picture."
 
     def static_html(self) -> str:
         """The dashboard as it stands, without a kernel: control values, readout and picture as plain HTML.
@@ -289,7 +294,8 @@ class Dashboard(widgets.VBox):
             parts.append(f"<div>{self.readout.value}</div>")
         if self.last_png:
             data = base64.b64encode(_small_png(self.last_png)).decode("ascii")
-            parts.append(f'<img alt="the dashboard\'s first picture" src="data:image/png;base64,{data}"/>')
+            alt = html.escape(self.alt_text(), quote=True)
+            parts.append(f'<img alt="{alt}" src="data:image/png;base64,{data}"/>')
         parts.append("</div>")
         return "\n".join(parts)
 

@@ -1,0 +1,159 @@
+"""Alt text for the course's figures, written from what a figure shows: its kind, title, axes and series.
+
+A screen reader, a deck and a printed handout need one sentence or three that say what the picture is, without
+the picture. :func:`describe` reads them off the figure's own artists (titles, axis labels and scales, legend
+entries, how many lines, bars and points each panel holds), so every figure of every chapter gets one without a
+caption typed by hand, and a translated label is described in its own words. Only labels and counts are used,
+never data values: a figure of this machine's timings gets the same text on every machine (nbval compares it).
+
+The description travels with the figure: :func:`install` makes IPython display every matplotlib figure with it as
+the PNG's ``alt`` metadata (the decks and handouts put it on the picture; nbval does not compare metadata, so a
+figure's text view stays as it was), and the dashboards put it on their pictures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
+
+__all__ = ["describe", "install"]
+
+_MAX_NAMES = 8  # series named one by one; beyond that, "and N more"
+
+
+def _clean(text: str) -> str:
+    """A label as a sentence reads it: TeX dollars and braces dropped, white space folded."""
+    for ch in "${}":
+        text = text.replace(ch, "")
+    return " ".join(text.replace("\\", "").split())
+
+
+def _names(labels: list[str]) -> str:
+    shown = [_clean(lb) for lb in labels[:_MAX_NAMES]]
+    more = len(labels) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _series(ax: Axes) -> list[str]:
+    """What one panel holds, as short phrases ("3 lines: ring, tree, NVLS", "12 bars", "40 points")."""
+    lines = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1
+             and not ln.get_label().startswith("_")]
+    unnamed_lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_label().startswith("_")
+                     and len(ln.get_xdata()) > 1]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_visible() and p.get_width() and p.get_height()]
+    points = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_visible()]
+    areas = [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_visible()]
+    images = [im for im in ax.get_images() if isinstance(im, AxesImage)]
+    parts = []
+    if lines:
+        parts.append(f"{len(lines)} line{'s' * (len(lines) > 1)}: {_names([ln.get_label() for ln in lines])}")
+    elif unnamed_lines:
+        parts.append(f"{len(unnamed_lines)} line{'s' * (len(unnamed_lines) > 1)}")
+    if bars:
+        parts.append(f"{len(bars)} bar{'s' * (len(bars) > 1)}")
+    n_points = sum(len(c.get_offsets()) for c in points)
+    if n_points:
+        parts.append(f"{n_points} point{'s' * (n_points > 1)}")
+    if areas:
+        parts.append(f"{len(areas)} shaded band{'s' * (len(areas) > 1)}")
+    if images:
+        parts.append("a colour map")
+    return parts
+
+
+def _axis(ax: Axes, which: str) -> str:
+    label = _clean(ax.get_xlabel() if which == "x" else ax.get_ylabel())
+    scale = ax.get_xscale() if which == "x" else ax.get_yscale()
+    if not label:
+        return ""
+    return label + (" (log scale)" if scale == "log" else "")
+
+
+def _panel(ax: Axes) -> str:
+    bits = []
+    title = _clean(ax.get_title())
+    if title:
+        bits.append(f"“{title}”")
+    if not ax.axison:  # a drawing (a topology, a fabric, a timeline of boxes): its marks are not data points
+        bits.append("a diagram")
+        legend = ax.get_legend()
+        keys = [t.get_text() for t in legend.get_texts() if t.get_text()] if legend is not None else []
+        if keys:
+            bits.append(f"key: {_names(keys)}")
+        labels = list(dict.fromkeys(_clean(t.get_text()) for t in ax.texts if _clean(t.get_text())))
+        if labels:
+            bits.append(f"labelled {_names(labels)}")
+        return ", ".join(bits)
+    x, y = _axis(ax, "x"), _axis(ax, "y")
+    if x or y:
+        bits.append(" against ".join(v for v in (y, x) if v))
+    series = _series(ax)
+    if series:
+        bits.append("; ".join(series))
+    legend = ax.get_legend()
+    if legend is not None and not any(s.startswith(("1 line:", "2 lines:")) or ": " in s for s in series):
+        entries = [t.get_text() for t in legend.get_texts() if t.get_text()]
+        if entries:
+            bits.append(f"legend: {_names(entries)}")
+    return ", ".join(bits)
+
+
+def describe(fig: Figure) -> str:
+    """One to a few sentences that say what ``fig`` shows (kind, titles, axes with their scales, series).
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(); _ = ax.plot([1, 2], [3, 4], label="ring"); _ = ax.set_xlabel("size")
+    >>> describe(fig)
+    'Figure: 1 line: ring; y against size.'
+    """
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    head = _clean(fig._suptitle.get_text()) if fig._suptitle is not None else ""
+    texts = [p for p in (_panel(ax) for ax in panels) if p]
+    if not texts:
+        return f"Figure{': ' + head if head else ''}." if head else "Figure: a diagram."
+    if len(texts) == 1:
+        return f"Figure{' “' + head + '”' if head else ''}: {texts[0]}."
+    listed = " ".join(f"Panel {i + 1}: {t}." for i, t in enumerate(texts))
+    return f"Figure{' “' + head + '”' if head else ''} with {len(texts)} panels. {listed}"
+
+
+def _display_bundle(fig: Figure, png_formatter: Any) -> tuple[bytes, dict[str, str]] | None:
+    png = png_formatter(fig)
+    if png is None:
+        return None
+    if isinstance(png, tuple):  # a formatter that already returns (data, metadata)
+        png, meta = png
+        return png, {**meta, "alt": describe(fig)}
+    return png, {"alt": describe(fig)}
+
+
+def install() -> bool:
+    """In an IPython kernel, display every matplotlib figure with its description as the PNG's ``alt``
+    metadata (decks and handouts use it). Returns whether it installed (False outside IPython, or before the
+    inline backend registered its PNG formatter). Call it after pyplot is imported, so it wraps the inline
+    backend's formatter rather than being replaced by it."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    formatters = shell.display_formatter.formatters
+    png = formatters["image/png"]
+    original = png.lookup_by_type(Figure) if Figure in png.type_printers else None
+    if original is None or getattr(original, "_nvcourse_alt", False):
+        return original is not None
+
+    def with_alt(fig: Figure):
+        return _display_bundle(fig, original)
+
+    with_alt._nvcourse_alt = True  # type: ignore[attr-defined]
+    png.for_type(Figure, with_alt)
+    return True
