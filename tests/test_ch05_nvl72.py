@@ -39,15 +39,14 @@ def test_ring_vs_nvls_figure_draws_the_model_and_prints_its_numbers():
     assert len(lines) == 6
     assert lines[0] == (
         f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
-        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); NVL72 nvls_min_gpus = "
-        f"{catalog.get_system('gb200-nvl72').nvls_min_gpus}"
+        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); the course's NVL72 nvls_min_gpus = "
+        f"{catalog.get_system('gb200-nvl72').nvls_min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)"
     )
     assert "2(g-1)/(g+1) = 1.95" in lines[2] and "ring latencies 2(g-1) = 142" in lines[2]
-    ring = domain_allreduce_time("gb200-nvl72", 2**30, 72)
-    insw = domain_allreduce_time("gb200-nvl72", 2**30, 72, in_switch=True)
+    ring, insw = (predict("allreduce", "gb200-nvl72", 72, 2**30, algo=a) for a in ("ring", "nvls"))  # NCCL's model
     assert (
-        lines[3] == f"1 GiB over 72 GPUs: ring {format_time(ring)}, in-switch (NVLS) {format_time(insw)}: "
-        f"{ring / insw:.2f}x"
+        lines[3] == f"1 GiB over 72 GPUs (NCCL's model): ring/{ring.proto} {format_time(ring.time_s)}, in-switch "
+        f"(NVLS) {format_time(insw.time_s)}: {ring.time_s / insw.time_s:.2f}x"
     )
     r72, v72 = (predict("allreduce", "gb200-nvl72", 72, 256 * 2**10, algo=a) for a in ("ring", "nvls"))
     assert lines[4].startswith(

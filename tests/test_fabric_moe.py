@@ -99,7 +99,7 @@ def test_domain_allreduce_is_the_cost_model(system, g, n):
 
 
 def test_domain_allreduce_in_switch_needs_nvls_min_gpus():
-    # the catalog's nvls_min_gpus (6 on NVL72): below it NCCL does not use NVLS, and the error says so
+    # the catalog's nvls_min_gpus (6 on NVL72, the course's estimate of where NVLS pays): the error names it
     with pytest.raises(ValueError, match="nvls_min_gpus"):
         domain_allreduce_time("gb200-nvl72", 2**20, 2, in_switch=True)
     assert domain_allreduce_time("gb200-nvl72", 2**20, 2) > 0  # the ring still runs

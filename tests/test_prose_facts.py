@@ -15,7 +15,6 @@ import pytest
 
 from nvcourse import catalog
 from nvcourse.costmodel import configure, pair_cost, predict, tuning, validation
-from nvcourse.fabric.moe import domain_allreduce_time
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +71,7 @@ def _tree_ll_two_h100_nodes() -> str:
 
 def _domain(system: str, gpus: int) -> str:
     act = 4096 * 8192 * 2
-    ring, nvls = (domain_allreduce_time(system, act, gpus, in_switch=s) for s in (False, True))
+    ring, nvls = (predict("allreduce", system, gpus, act, algo=a).time_s for a in ("ring", "nvls"))  # NCCL's model
     return f"({us(ring, 0)} µs → {us(nvls, 0)} µs)"
 
 

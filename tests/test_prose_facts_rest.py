@@ -210,3 +210,49 @@ def test_06_dashboard_readout_says_nothing_false(algorithm, nodes, placement):
     assert not re.search(r"\b1 flows\b|\b0 flows\b", text)
     eff = int(re.search(r"scaling efficiency vs 2 nodes (\d+)%", text).group(1))
     assert (eff > 100) == ("above 100 %" in text)
+
+
+# ------------------------------------------------------------------------------------------------ 05: NVL72
+def _nvls_1gib_72() -> tuple[str, str, str]:
+    from nvcourse.chapters import ch05_nvl72
+    from nvcourse.units import format_time
+
+    ring, nvls, gain = ch05_nvl72.nvls_vs_ring(2**30, 72)
+    return format_time(ring.time_s), format_time(nvls.time_s), f"{gain:.2f}×"
+
+
+def test_05_one_gib_on_72_gpus_is_one_value_from_the_model():
+    ring, nvls, gain = _nvls_1gib_72()
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert f"{ring} for the ring against {nvls} for NVLS, {gain}" in text
+    assert f"{ring} vs {nvls}, {gain}" in text  # Check-yourself 2
+    from nvcourse.chapters import ch05_nvl72
+
+    at_4gib = f"{ch05_nvl72.nvls_vs_ring(2**32, 72)[2]:.2f}×"
+    assert f"({at_4gib} at 4 GiB, {gain} at 1 GiB" in prose("solutions/05_nvl72_rack_scale_exercises.ipynb")
+
+
+def test_05_moe_dashboard_ratio_range_as_the_prose_states():
+    import itertools
+
+    from nvcourse.fabric.moe import MoEConfig, moe_alltoall_time
+
+    ratios = []
+    for h, t, e, k, ep in itertools.product([2048, 4096, 5120, 7168, 8192, 12288, 16384],
+                                            [512, 1024, 2048, 4096, 8192, 16384], [8, 16, 32, 64, 128, 256],
+                                            [1, 2, 4, 6, 8], [8, 16, 32, 64, 72]):
+        cfg = MoEConfig(hidden=h, tokens=t, experts=e, top_k=k, bytes_per_elem=2, moe_layers=58)
+        ep = min(ep, e)  # the dashboard caps EP at the number of experts
+        r = moe_alltoall_time(cfg, ep, "dgx-b200").time_s / moe_alltoall_time(cfg, ep, "gb200-nvl72").time_s
+        if ep <= 8:
+            assert r == pytest.approx(1.0)
+        else:
+            ratios.append(r)
+    lo, hi = min(ratios), max(ratios)
+    assert f"about {lo:.0f}–{hi:.0f}× slower over the whole range" in prose("05_nvl72_rack_scale.ipynb")
+
+
+def test_05_nvls_minimum_is_not_stated_as_ncclS_rule():
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert "NCCL uses NVLS only from a minimum number of GPUs" not in text
+    assert "NCCL enables NVLS on any group of 2 or more GPUs" in text and "nccl#1455" in text

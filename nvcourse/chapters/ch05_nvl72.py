@@ -19,12 +19,20 @@ from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["NVLS_SIZES", "ring_vs_nvls_figure", "moe_figure", "moe_view"]
+__all__ = ["NVLS_SIZES", "nvls_vs_ring", "ring_vs_nvls_figure", "moe_figure", "moe_view"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
 #: The curves of :func:`ring_vs_nvls_figure`: (algorithm, colour of its link kind, label).
 _RING_AND_NVLS = (("ring", "pcie", "ring (NCCL's best protocol)"), ("nvls", "nvlink", "in-switch (NVLS)"))
+
+
+def nvls_vs_ring(nbytes: float = 2**30, gpus: int = 72, system: str = "gb200-nvl72"):
+    """NCCL's model (chapter 04b: protocols, NVLS pipeline) for one all-reduce of ``nbytes`` per GPU: the ring with
+    its best protocol and NVLS. Returns ``(ring, nvls, ring_time / nvls_time)``; times in seconds on the predictions.
+    The one place the course's "1 GiB over 72 GPUs" ring-vs-NVLS figures come from (chapters 05 and 08b)."""
+    ring, nvls = (predict("allreduce", system, gpus, nbytes, algo=a) for a in ("ring", "nvls"))
+    return ring, nvls, ring.time_s / nvls.time_s
 
 
 def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
@@ -54,7 +62,8 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     eta = factors.NVLS_EFFICIENCY
     lines = [
         f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {eta['hopper']} (Hopper), "
-        f"{eta['blackwell']} (Blackwell); NVL72 nvls_min_gpus = {catalog.get_system(system).nvls_min_gpus}"
+        f"{eta['blackwell']} (Blackwell); the course's NVL72 nvls_min_gpus = "
+        f"{catalog.get_system(system).nvls_min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)"
     ]
     for g in (8, 72):
         lines.append(
@@ -62,10 +71,10 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
             f"(Blackwell) the bandwidth term shrinks {2 * (g - 1) * eta['blackwell'] / (g + 1):.2f}x; "
             f"ring latencies 2(g-1) = {2 * (g - 1)}"
         )
-    n = 2**30
-    ring, insw = domain_allreduce_time(system, n, 72), domain_allreduce_time(system, n, 72, in_switch=True)
+    ring, insw, gain = nvls_vs_ring(2**30, 72, system)
     lines.append(
-        f"1 GiB over 72 GPUs: ring {format_time(ring)}, in-switch (NVLS) {format_time(insw)}: {ring / insw:.2f}x"
+        f"1 GiB over 72 GPUs (NCCL's model): ring/{ring.proto} {format_time(ring.time_s)}, in-switch (NVLS) "
+        f"{format_time(insw.time_s)}: {gain:.2f}x"
     )
     # small buffers: the ring runs LL (0.6 µs per NVLink step), not the Simple α of the formula
     small = 256 * 2**10

@@ -220,7 +220,7 @@ def _ar_variants(nbytes, g, alpha, beta, in_switch, nvls_lat, eff) -> dict[str, 
     }
 
 
-# (system, GPUs, bytes, in-switch cases too?): NVLS only where NCCL uses it (catalog nvls_min_gpus)
+# (system, GPUs, bytes, in-switch cases too?): NVLS only from the catalog's nvls_min_gpus (the course's estimate)
 _AR_CASES = (("gb200-nvl72", 72, 2**30), ("gb200-nvl72", 8, 64 * 2**20), ("gb200-nvl72", 16, 64 * 2**20),
              ("dgx-b200", 8, 2**28), ("dgx-h100", 8, 2**26), ("gb200-nvl72", 6, 2**20), ("dgx-h100", 5, 2**20),
              ("hgx-h200", 8, 256 * 2**10), ("gb200-nvl72", 2, 2**20))

@@ -216,7 +216,8 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
 
     Raises:
         ValueError: bad ``gpus``/``nbytes``, a system without in-switch reduction, or fewer GPUs than NVLS
-            needs on that system (catalog ``nvls_min_gpus``; NCCL does not use NVLS below it).
+            pays on that system (catalog ``nvls_min_gpus``: the course's estimate from one run with NVLS forced,
+            nccl#1455; NCCL itself enables NVLS from 2 GPUs and lets its tuner choose).
     """
     s = catalog.get_system(system)
     _posint("gpus", gpus)
@@ -237,6 +238,7 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
             raise
         if s.nvls_min_gpus is not None and gpus < s.nvls_min_gpus:
             raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {s.nvls_min_gpus} GPUs "
-                             f"on {system} (catalog nvls_min_gpus: NCCL does not use NVLS on fewer); got gpus={gpus}; "
+                             f"on {system} (catalog nvls_min_gpus: the course's estimate of where NVLS pays; NCCL itself enables it from "
+                             f"2 GPUs); got gpus={gpus}; "
                              "use in_switch=False (the ring)") from e
         raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which cannot run here: {e}") from e
