@@ -66,10 +66,14 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
     _check_positive("nodes", args.nodes)
     if args.system is not None and args.system not in catalog.systems():
         raise ValueError(f"--system must be one of {', '.join(catalog.systems())}; got {args.system!r}")
-    run = read_text(read_input(args.file))
+    from .signatures import match_text
+
+    text = read_input(args.file)
+    run = read_text(text)
     if run.nranks is None and args.gpus:
         run.nranks = args.gpus * (args.nodes or 1)
     diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
+    diag.signatures = match_text(text, kind="nccl-tests")
     if args.plot:
         from .draw import save_overlay
 
@@ -108,6 +112,9 @@ def format_report(run, diag) -> str:
                 lines.append(f"{'':>14}evidence: {c['evidence']}")
     for n in diag.notes:
         lines.append(f"note: {n}")
+    for sig in diag.signatures:
+        lines.append(f"signature: {sig['title']} ('{sig['line'][:100]}') -- likely: {sig['cause']} [{sig['source']}]")
+        lines.append(f"{'':>11}fix: {sig['fix']}")
     return "\n".join(lines)
 
 
@@ -124,4 +131,6 @@ def run_ncclog(args: argparse.Namespace) -> int:
     for p in log.problems:
         if p.get("source"):
             print(f"  - {p['problem']}: likely {p['cause']} [{p['source']}]")
+            if p.get("fix"):
+                print(f"    fix: {p['fix']}")
     return 0

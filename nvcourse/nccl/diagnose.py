@@ -67,10 +67,12 @@ class Diagnosis:
     bands: list[dict] = field(default_factory=list)
     findings: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: failure signatures from the runbook data matched in the pasted text (see :mod:`.signatures`)
+    signatures: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"system": self.system, "gpus": self.gpus, "nodes": self.nodes, "overlay": self.overlay,
-                "bands": self.bands, "findings": self.findings, "notes": self.notes}
+                "bands": self.bands, "findings": self.findings, "notes": self.notes, "signatures": self.signatures}
 
 
 def nic_GBps_per_node(system: str, gpus: int) -> float | None:

@@ -80,6 +80,8 @@ class NcclLog:
     jobs: int = 1
     lines: int = 0
     problems: list[dict] = field(default_factory=list)
+    #: failure signatures from the runbook data whose patterns match a line (see :mod:`.signatures`)
+    signatures: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -140,7 +142,10 @@ def read_text(text: str) -> NcclLog:
             log.warnings.append(msg)
             continue
         _read_message(log, scan, host, dev, msg)
-    if log.lines == 0:
+    from .signatures import match_text
+
+    log.signatures = match_text(text)
+    if log.lines == 0 and not log.signatures:
         raise ValueError(
             "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "
             "'host:1234:1250 [0] NCCL INFO Using network IB' or 'NCCL version 2.21.5+cuda12.4'; found none"
@@ -279,9 +284,30 @@ def _case(case_id: str) -> dict:
     return {"case": case_id, "cause": c["cause"], "source": c["source"]}
 
 
+def _signature_problems(log: NcclLog) -> list[dict]:
+    return [{"problem": f"{s['title']}: '{s['line'][:160]}'", "case": None, "signature": s["signature"],
+             "cause": s["cause"], "fix": s["fix"], "source": s["source"]} for s in log.signatures]
+
+
+def _shm_problem(log: NcclLog) -> list[dict]:
+    """Connections through host memory (SHM) join GPUs of one node: NCCL found no P2P path between them."""
+    shm = sum(v for k, v in log.transports.items() if k.startswith("SHM"))
+    if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
+        return []
+    from .signatures import records
+
+    acs = records().get("acs_redirect", {})
+    return [{"problem": f"{shm} connection(s) between GPUs of one node go via SHM (host memory): P2P is off for "
+             "them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without P2P support)",
+             "case": None, "signature": "acs_redirect" if acs else None, "cause": acs.get("cause"),
+             "source": acs.get("source_url")}]
+
+
 def _problems(log: NcclLog) -> list[dict]:
-    """What looks wrong, each with a cited case where one exists."""
-    out: list[dict] = []
+    """What looks wrong, each with a cited case where one exists: matched runbook signatures first."""
+    out: list[dict] = _signature_problems(log) + _shm_problem(log)
+    matched = {s["signature"] for s in log.signatures}
+    covered = " ".join(s["line"] for s in log.signatures)
     nodes = log.nnodes or (len(log.hosts) if log.hosts else None)
     if log.net_kind == "Socket":
         if any(d.startswith("lo:") or d == "lo" for d in log.net_devices):
@@ -290,13 +316,13 @@ def _problems(log: NcclLog) -> list[dict]:
             out.append({"problem": "no RDMA device found: traffic between nodes goes over TCP sockets",
                         **_case("socket_fallback")})
     has_net = any(k.startswith("NET/") for k in log.transports)
-    if log.gdr is False and (has_net or log.net_kind == "IB"):
+    if log.gdr is False and (has_net or log.net_kind == "IB") and not matched & {"no_peermem", "gdr_distance"}:
         out.append({"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **_case("no_gdr")})
     if log.nvls["supported"] is False or log.nvls["channels"] == 0:
         out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
     for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",
                 "NCCL_PROTO", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE"):
-        if var in log.env and not (var.endswith("_DISABLE") and log.env[var].strip() == "0"):
+        if var in log.env and not (var.endswith("_DISABLE") and log.env[var].strip() == "0") and var not in covered:
             # *_DISABLE=0 is NCCL's default (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): no change
             out.append({"problem": f"{var}={log.env[var]} set by the environment: results differ from NCCL's "
                         "defaults; remove it unless it is there on purpose", "case": None, "cause": None,
@@ -328,6 +354,9 @@ def _graph_text(g: dict) -> str:
 def explain(log: NcclLog) -> str:
     """One paragraph: what the log says and what looks wrong."""
     parts = []
+    if log.lines == 0:
+        return ("No NCCL debug line in the paste; it matches failure signature(s): "
+                + "; ".join(f"{s['title']} ('{s['line'][:120]}')" for s in log.signatures) + ".")
     who = f"NCCL {log.version}" if log.version else "NCCL (version not in the paste)"
     scale = []
     if log.nranks:
