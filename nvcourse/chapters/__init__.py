@@ -87,7 +87,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "ch06c_multinode_lab", ("cluster", "fabric"), "ch06c", _sol("06c_multinode_lab"),
             _tests("ch06c", "cluster", "fabric_ecmp_qp")),
     Chapter("06d", _nb("06d_bringup_and_fault_runbook"), "Bring-up and fault runbook", "ch06d_runbook",
-            (), "ch06d", _sol("06d_bringup_and_fault_runbook"), _tests("ch06d_runbook", "ch06d_checks")),
+            ("runbook",), "ch06d", _sol("06d_bringup_and_fault_runbook"), _tests("ch06d_runbook", "ch06d_checks")),
     Chapter("07", _nb("07_training_at_scale"), "Training at scale", "ch07_training",
             ("training",), "ch07", _sol("07_training_at_scale"),
             _tests("ch07_training", "training_step", "training_ep", "checks_ch05_ch07")),

@@ -27,6 +27,7 @@ from .ch05 import alltoall_time, domain_allreduce, moe_dispatch_bytes, moe_netwo
 from .ch06 import ecmp_collision_probability, hierarchical_allreduce_time
 from .ch06b import gdr_state, nvls_state, slow_node
 from .ch06c import flat_ring_time, hier_network_time, payload_rate
+from .ch06d import acs_redirects, drill, gid_index, lane_fraction
 from .ch07 import bubble_fraction, exposed_dp_time, step_prediction, training_compute_time
 from .ch07b import bucket_exposed, dp_threshold, min_bucket, tp_pipeline
 from .ch07c import decode_time, kv_bytes, kv_transfer, remote_nodes
@@ -46,6 +47,7 @@ CHECKERS = {
     "06": (hierarchical_allreduce_time, ecmp_collision_probability),
     "06b": (gdr_state, nvls_state, slow_node),
     "06c": (payload_rate, flat_ring_time, hier_network_time),
+    "06d": (acs_redirects, lane_fraction, gid_index, drill),
     "07": (training_compute_time, bubble_fraction, exposed_dp_time, step_prediction),
     "07b": (bucket_exposed, min_bucket, tp_pipeline, dp_threshold),
     "07c": (kv_bytes, kv_transfer, decode_time, remote_nodes),

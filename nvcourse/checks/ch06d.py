@@ -1,14 +1,14 @@
 """Checkers for chapter 06d, the bring-up and fault runbook.
 
 The inputs are real lines from public pastes (the ``%%``-headed fixtures of the runbook and the threads named in
-``nvcourse/data/runbook.toml``); expected answers come from :mod:`nvcourse.chapters.ch06d_runbook` (the PCIe
+``nvcourse/data/runbook.toml``); expected answers come from :mod:`nvcourse.runbook` (the PCIe
 arithmetic, the drill's answer) or from the rule each exercise states, never typed in as results.
 Use in a notebook as ``from nvcourse.checks import ch06d as check``.
 """
 
 from __future__ import annotations
 
-from .. import _data
+from ..runbook import drill_verdict, link_fraction, raw
 from ._core import (
     FAIL,
     PASS,
@@ -45,22 +45,6 @@ def _try(fn, *args):
     except Exception as exc:  # call_learner wraps what the learner's code raised (its .exc)
         inner = getattr(exc, "exc", exc)
         return None, f"raised {type(inner).__name__}: {inner}"
-
-
-def raw() -> dict:
-    return _data.load("runbook")
-
-
-def link_fraction(*args):
-    from ..chapters.ch06d_runbook import link_fraction as f  # the chapter's tested arithmetic
-
-    return f(*args)
-
-
-def drill_verdict(cause, steps):
-    from ..chapters.ch06d_runbook import drill_verdict as f
-
-    return f(cause, steps)
 
 
 @safe_checker
