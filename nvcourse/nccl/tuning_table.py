@@ -96,6 +96,8 @@ class TableReader:
             self._row(FUNCTIONS[head], rest)
 
     def _row(self, op: str, cells: list[str]) -> None:
+        if not cells or not _CELL.match(cells[0]):  # not a latency/bandwidth row (e.g. NCCL's enable matrix)
+            return
         t = self._tables[-1]
         row = t["collectives"].setdefault(op, {})
         for (a, p), c in zip(self._cols, cells, strict=False):
