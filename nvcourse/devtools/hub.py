@@ -166,16 +166,41 @@ def teardown(hub_dir: Path) -> str:
     groups and secrets removed. Returns a sentence for the console."""
     hub_dir = Path(hub_dir).resolve()
     stop_strays(hub_dir)
+    stop_proxy(hub_dir)
     note = ""
     if accounts.is_root() and accounts.ours(hub_dir):
         dest = hub_dir / "collected" / time.strftime("%Y%m%d-%H%M%S")
+        print(f"hub: removing {len(accounts.ours(hub_dir))} learner accounts", file=sys.stderr, flush=True)
         gone = accounts.remove(hub_dir, collect_to=dest)
+        note = f"{len(gone)} learner accounts and homes removed"
         if dest.exists():
             (hub_dir / "collected").chmod(0o700)
-        note = f"{len(gone)} learner accounts and homes removed; their changed files are in {dest}"
+            note += f"; the files they changed are in {dest}"
     accounts.remove_limits(hub_dir)
     shutil.rmtree(hub_dir / "secrets", ignore_errors=True)
     return note
+
+
+def stop_proxy(hub_dir: Path, wait_s: float = 5) -> bool:
+    """End the hub's proxy if it outlived the hub (it runs in a session of its own: a hub stopped while it was
+    still starting leaves it). Found by its pid file and checked by its command line. True if one was ended."""
+    import psutil
+
+    pid_file = Path(hub_dir) / "proxy.pid"
+    try:
+        proc = psutil.Process(int(pid_file.read_text().strip()))
+        if not any("configurable-http-proxy" in part for part in proc.cmdline()):
+            return False
+        proc.terminate()
+        try:
+            proc.wait(wait_s)
+        except psutil.TimeoutExpired:
+            proc.kill()
+        return True
+    except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+    finally:
+        pid_file.unlink(missing_ok=True)
 
 
 def hub_command() -> list[str]:
@@ -353,6 +378,9 @@ def _announce(args: argparse.Namespace, password: str, prep: Prepared) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     hub_dir = (args.dir or default_dir()).resolve()
+    # Ctrl-C and a plain kill both stop everything (a launcher may have started us with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     password = os.environ.get("NVCOURSE_HUB_PASSWORD") or secrets.token_urlsafe(6)
     try:
         prep = prepare(hub_dir, users=args.users, password=password, ip=args.ip, port=args.port,
@@ -369,9 +397,11 @@ def main(argv: list[str] | None = None) -> int:
         teardown(hub_dir)
         print("hub: interrupted while preparing; nothing left running", file=sys.stderr)
         return 130
-    _announce(args, password, prep)
+    print(f"hub: starting (state in {hub_dir})", file=sys.stderr, flush=True)
     proc = subprocess.Popen(hub_command(), cwd=hub_dir, env=prep.env, start_new_session=True)
     try:
+        if _wait_up(proc, args, prep):
+            _announce(args, password, prep)
         code = proc.wait()
         print(f"hub: jupyterhub exited with status {code}; see the lines above", file=sys.stderr)
         _finish(proc, hub_dir, grace_s=5)
@@ -384,6 +414,20 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a third Ctrl-C must not interrupt the kill itself
             _finish(proc, hub_dir, grace_s=0)
         return 0
+
+
+def _wait_up(proc: subprocess.Popen, args: argparse.Namespace, prep: Prepared, timeout_s: float = 180) -> bool:
+    """Wait until the hub serves its login page on loopback (the board line is printed only then)."""
+    scheme = "http" if prep.cert is None else "https"
+    context = ssl.create_default_context(cafile=str(prep.cert)) if prep.cert else None
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{scheme}://127.0.0.1:{args.port}/hub/login", timeout=5, context=context):
+                return True
+        except (OSError, ssl.SSLError):
+            time.sleep(0.5)
+    return False
 
 
 def _finish(proc: subprocess.Popen, hub_dir: Path, *, grace_s: float) -> None:

@@ -92,8 +92,7 @@ def remove(hub_dir: Path, collect_to: Path | None = None) -> list[str]:
     """
     gone = []
     accounts = ours(hub_dir)
-    for acc in accounts:
-        kill_user_processes(acc.pw_uid)
+    kill_user_processes({acc.pw_uid for acc in accounts})
     for acc in accounts:
         home = Path(acc.pw_dir)
         if collect_to is not None and home.is_dir():
@@ -128,14 +127,16 @@ def collect(home: Path, dest: Path) -> int:
     return count
 
 
-def kill_user_processes(uid: int, wait_s: float = 10) -> list[int]:
-    """Terminate, then kill, every process whose real or effective uid is ``uid``; returns their pids."""
+def kill_user_processes(uids: set[int], wait_s: float = 10) -> list[int]:
+    """Terminate, then kill, every process whose real or effective uid is in ``uids``; returns their pids."""
     import psutil
 
+    if not uids:
+        return []
     procs = []
     for proc in psutil.process_iter(["uids"]):
-        uids = proc.info["uids"]
-        if uids is not None and uid in (uids.real, uids.effective):
+        ids = proc.info["uids"]
+        if ids is not None and (ids.real in uids or ids.effective in uids):
             procs.append(proc)
     for proc in procs:
         try:
