@@ -222,7 +222,7 @@ def test_sweep_report_states_bands_and_systems():
     assert set(bands) == {"<= 64 KiB", "64 KiB-16 MiB", ">= 16 MiB"}
     assert all(0 <= m < 10 and n > 0 for m, n in bands.values())
     text = sweeps.report(rows)
-    assert "covered sweeps only" in text and "per sweep at >= 1 GiB" in text
+    assert "IN-SAMPLE" in text and "runs the model describes" in text and "per sweep at >= 1 GiB" in text
     # a sweep that forced NVLS is predicted as NVLS, one that forced the ring as the ring
     picked = {(r.point.sweep, r.algo) for r in rows}
     assert ("azure-nd-h100-v5-allreduce", "nvls") in picked

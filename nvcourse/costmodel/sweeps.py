@@ -1,12 +1,19 @@
-"""Validation of predicted TIME at every size, against published nccl-tests size sweeps.
+"""Validation of predicted TIME at every size, against published nccl-tests size sweeps, held-out runs first.
 
-The sweeps are the ``[[sweeps]]`` of ``nvcourse/data/measurements.toml`` (each with its source URL, NCCL
-version, launch mode and the NCCL_ALGO / NCCL_PROTO it forced). Each published point is predicted
-with what the run forced (``algo``/``proto``; NCCL's own choice otherwise); the error is
-``predicted time / published time - 1`` (positive = the model is slow). :func:`report` gives the median
-|error| per size band and per system at >= 1 GiB. No constant is fitted to these numbers; one term (the NVLS
-all-reduce's extra loops, :mod:`.pipeline`) was found by looking at where they are slow, so for one-node NVLS the
->= 16 MiB band is in-sample (the report says so).
+The sweeps are the ``[[sweeps]]`` of two files, each sweep with its source URL, NCCL version, launch mode and the
+NCCL_ALGO / NCCL_PROTO it forced, and a **role**:
+
+* ``data/measurements.toml``: ``role = "calibration"``. These runs were looked at while the model was built; a term or
+  a constant may have been informed by them, so their errors are in-sample.
+* ``data/measurements_heldout.toml``: ``role = "held_out"``, gathered apart and never looked at while changing the
+  model (a test keeps the model's code and data free of their ids and URLs). Their errors are the model's real
+  error. The file may be absent; then there is no held-out figure.
+
+Each published point is predicted with what the run forced (``algo``/``proto``; NCCL's own choice otherwise), how it
+was launched, and the NCCL release it ran (its tuning tables, ``data/nccl_versions.toml``); the error is
+``predicted time / published time - 1`` (positive = the model is slow). :func:`report` gives the median |error| per
+size band, per collective and per run, held-out first. ``python -m nvcourse.costmodel.sweeps`` prints it;
+``--markdown docs/model-validation.md`` writes the appendix page (:mod:`.appendix`).
 
 >>> rows = compare()
 >>> sorted(band_medians(rows))
@@ -15,92 +22,81 @@ all-reduce's extra loops, :mod:`.pipeline`) was found by looking at where they a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import sys
+from importlib import resources
 from typing import Any, Final
 
-import numpy as np
-
 from .. import units
+from .._data import load
+from . import tuning
+from .bands import (
+    BANDS,
+    LARGE_BYTES,
+    OTHER_TARGETS,
+    TARGETS,
+    Point,
+    SweepPoint,
+    band_medians,
+    band_of,
+    run_medians,
+    signed_medians,
+    system_medians,
+    targets_for,
+)
 from .model import busbw_factor
 from .prediction import predict
 
 __all__ = [
-    "BANDS", "TARGETS", "SweepPoint", "Point", "points", "launch_of", "compare", "band_medians", "system_medians",
-    "report",
+    "BANDS", "TARGETS", "OTHER_TARGETS", "LARGE_BYTES", "ROLES", "SweepPoint", "Point", "points", "launch_of",
+    "model_version", "compare", "band_of", "band_medians", "system_medians", "run_medians", "signed_medians",
+    "targets_for", "report", "markdown_page", "main",
 ]  # fmt: skip
 
-#: Size bands of the report: (label, lowest size, highest size), bytes, both ends included.
-BANDS: Final[tuple[tuple[str, int, int], ...]] = (
-    ("<= 64 KiB", 0, 64 * 2**10),
-    ("64 KiB-16 MiB", 64 * 2**10 + 1, 16 * 2**20 - 1),
-    (">= 16 MiB", 16 * 2**20, 2**63),
-)
-#: The issue's targets for the median |error| of time per band, and per system at >= 1 GiB.
-TARGETS: Final[dict[str, float]] = {
-    "<= 64 KiB": 0.25, "64 KiB-16 MiB": 0.25, ">= 16 MiB": 0.05, "per system >= 1 GiB": 0.15,
-}  # fmt: skip
-LARGE_BYTES: Final[int] = 2**30
+#: A sweep's role: calibration (data/measurements.toml) or held_out (data/measurements_heldout.toml).
+ROLES: Final[tuple[str, ...]] = ("calibration", "held_out")
+_FILES: Final[dict[str, str]] = {"calibration": "measurements", "held_out": "measurements_heldout"}
 
 
-@dataclass(frozen=True)
-class SweepPoint:
-    """One published (size, time) of a sweep, with the run's description."""
-
-    sweep: str
-    url: str
-    system: str
-    gpus: int
-    nodes: int
-    op: str
-    fabric: str | None
-    launch: str
-    cuda_graphs: bool
-    nccl_version: str
-    algo: str
-    proto: str
-    bytes: int
-    time_s: float
-    #: False where the model cannot describe the run's transport or forced algorithm (see the data file)
-    covered: bool = True
+def _file_sweeps(role: str) -> list[dict[str, Any]]:
+    name = _FILES[role]
+    if not resources.files("nvcourse").joinpath(f"data/{name}.toml").is_file():
+        return []
+    out = list(load(name).get("sweeps", []))
+    for s in out:
+        if s.get("role") != role:
+            raise ValueError(f"data/{name}.toml sweep {s.get('id')!r}: role must be {role!r}; got {s.get('role')!r}")
+    return out
 
 
-@dataclass(frozen=True)
-class Point:
-    """A published point and the model's prediction of it."""
-
-    point: SweepPoint
-    predicted_s: float
-    algo: str
-    proto: str
-
-    @property
-    def error(self) -> float:
-        return self.predicted_s / self.point.time_s - 1.0
+def _raw_sweeps(role: str = "calibration") -> list[dict[str, Any]]:
+    """The ``[[sweeps]]`` of one role (``calibration``, ``held_out``) or of both (``all``)."""
+    if role == "all":
+        return _file_sweeps("calibration") + _file_sweeps("held_out")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join((*ROLES, 'all'))}; got {role!r}")
+    return _file_sweeps(role)
 
 
-def _raw_sweeps() -> list[dict[str, Any]]:
-    from .validation import raw_measurements  # the same parsed measurements.toml
+def _times_s(s: dict[str, Any]) -> list[float]:
+    if "time_us" in s:
+        return [t * 1e-6 for t in s["time_us"]]
+    f = busbw_factor(s["op"], s["gpus"] * s["nodes"])
+    return [size * f / (bw * 1e9) for size, bw in zip(s["sizes"], s["busbw_GBps"], strict=True)]
 
-    return list(raw_measurements().get("sweeps", []))
 
-
-def points() -> list[SweepPoint]:
-    """Every published point of every sweep; times derived from busbw where the source gives busbw."""
+def points(role: str = "calibration") -> list[SweepPoint]:
+    """Every published point of every sweep of ``role`` (default: the calibration runs the chapters show; ``held_out``
+    or ``all``); times derived from busbw where the source gives busbw."""
     out = []
-    for s in _raw_sweeps():
-        n = s["gpus"] * s["nodes"]
-        if "time_us" in s:
-            times = [t * 1e-6 for t in s["time_us"]]
-        else:
-            f = busbw_factor(s["op"], n)
-            times = [size * f / (bw * 1e9) for size, bw in zip(s["sizes"], s["busbw_GBps"], strict=True)]
-        for size, t in zip(s["sizes"], times, strict=True):
+    for s in _raw_sweeps(role):
+        for size, t in zip(s["sizes"], _times_s(s), strict=True):
             out.append(
                 SweepPoint(
                     sweep=s["id"], url=s["url"], system=s["system"], gpus=s["gpus"], nodes=s["nodes"], op=s["op"],
                     fabric=s.get("fabric"), launch=s["launch"], cuda_graphs=bool(s["cuda_graphs"]),
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
-                    covered=bool(s.get("covered", True)),
+                    covered=bool(s.get("covered", True)), role=s["role"],
                 )
             )  # fmt: skip
     return out
@@ -111,67 +107,85 @@ def launch_of(p: SweepPoint) -> str:
     return "cuda-graphs" if p.cuda_graphs else p.launch
 
 
+def model_version(nccl_version: str) -> str:
+    """The release whose tables predict a run of ``nccl_version``: its own, the default where the source does not
+    say, the oldest (2.8) or newest the data has where the run's is outside them."""
+    try:
+        return tuning.resolve_version(nccl_version or None)
+    except ValueError:
+        parts = [int(x) for x in nccl_version.lstrip("v").split(".")[:2] if x.isdigit()]
+        have = tuning.versions()
+        if len(parts) == 2 and tuple(parts) < tuple(int(x) for x in have[0].split(".")):
+            return have[0]
+        return have[-1]
+
+
 def compare(selected: list[SweepPoint] | None = None, *, with_launch: bool = True) -> list[Point]:
-    """Predict every point with what its run forced (NCCL's own choice otherwise) and how it was launched
-    (``with_launch=False``: GPU time only, NCCL's tuner view, to show what the launch floor adds)."""
+    """Predict every point with what its run forced (NCCL's own choice otherwise), how it was launched
+    (``with_launch=False``: GPU time only, NCCL's tuner view) and its NCCL release. Default: the calibration points."""
     out = []
     for p in selected if selected is not None else points():
         algo = "auto" if p.algo == "nccl" else p.algo
         launch = launch_of(p) if with_launch else "device"
+        v = model_version(p.nccl_version)
         pr = predict(
-            p.op, p.system, p.gpus, p.bytes, nodes=p.nodes, algo=algo, fabric=p.fabric, proto=p.proto, launch=launch
+            p.op, p.system, p.gpus, p.bytes, nodes=p.nodes, algo=algo, fabric=p.fabric, proto=p.proto, launch=launch,
+            nccl_version=v,
         )
-        out.append(Point(p, pr.time_s, pr.algo, pr.proto))
+        out.append(Point(p, pr.time_s, pr.algo, pr.proto, v))
     return out
 
 
-def _band(nbytes: int) -> str:
-    return next(label for label, lo, hi in BANDS if lo <= nbytes <= hi)
-
-
-def band_medians(rows: list[Point]) -> dict[str, tuple[float, int]]:
-    """Median |error| of time and the number of points, per size band."""
-    out = {}
-    for label, lo, hi in BANDS:
-        errs = [abs(r.error) for r in rows if lo <= r.point.bytes <= hi]
-        if errs:
-            out[label] = (float(np.median(errs)), len(errs))
-    return out
-
-
-def system_medians(rows: list[Point], min_bytes: int = LARGE_BYTES) -> dict[str, tuple[float, int]]:
-    """Median |error| per sweep at sizes >= ``min_bytes``."""
-    out: dict[str, list[float]] = {}
-    for r in rows:
-        if r.point.bytes >= min_bytes:
-            out.setdefault(r.point.sweep, []).append(abs(r.error))
-    return {k: (float(np.median(v)), len(v)) for k, v in out.items()}
-
-
-def report(rows: list[Point] | None = None) -> str:
-    """Plain text: every point, then the medians per band and per system at >= 1 GiB, with the targets."""
-    rows = compare() if rows is None else rows
-    lines = [f"{'sweep':36s} {'size':>9s} {'publ us':>9s} {'pred us':>9s} {'pair':>13s} {'error':>8s}"]
-    for r in rows:
+def _band_lines(rows: list[Point], op: str, indent: str = "  ") -> list[str]:
+    lines = []
+    target = targets_for(op)
+    ratio = signed_medians(rows)
+    for label, (med, n) in band_medians(rows).items():
+        ok = "meets" if med <= target[label] else "MISSES"
         lines.append(
-            f"{r.point.sweep:36s} {units.format_size(r.point.bytes):>9s} {r.point.time_s * 1e6:9.1f} "
-            f"{r.predicted_s * 1e6:9.1f} {r.algo + '/' + r.proto:>13s} {r.error:+8.1%}"
+            f"{indent}{label:14s}: {med:6.1%} over {n:4d} points, model/measured x{ratio[label]:.2f} "
+            f"({ok} target {target[label]:.0%})"
         )
-    device_only = compare([r.point for r in rows], with_launch=False)
-    covered = [r for r in rows if r.point.covered]
-    subsets = (
-        ("all sweeps", rows),
-        ("covered sweeps only", covered),
-        ("covered sweeps, GPU time only (no launch floor)", [r for r in device_only if r.point.covered]),
-    )
-    for title, subset in subsets:
-        lines.append(f"\n{title}:")
-        for label, (med, n) in band_medians(subset).items():
-            ok = "meets" if med <= TARGETS[label] else "MISSES"
-            lines.append(
-                f"median |error| of time, {label:14s}: {med:6.1%} over {n:3d} points ({ok} target {TARGETS[label]:.0%})"
-            )
-    lines.append("\nper sweep at >= 1 GiB:")
+    return lines
+
+
+def _section(title: str, rows: list[Point]) -> list[str]:
+    """Median |error| per collective and band (covered runs; all runs), then per run."""
+    lines = [f"== {title} ==", f"runs: {len({r.point.sweep for r in rows})}, points: {len(rows)}"]
+    if not rows:
+        return [*lines, "  (none)"]
+    ops = sorted({r.point.op for r in rows}, key=lambda o: (o != "allreduce", o))
+    for op in ops:
+        sub = [r for r in rows if r.point.op == op]
+        covered = [r for r in sub if r.point.covered]
+        lines.append(f"{op}, runs the model describes ({len({r.point.sweep for r in covered})} runs):")
+        lines += _band_lines(covered, op)
+        if len(covered) < len(sub):
+            lines.append(f"{op}, every run ({len({r.point.sweep for r in sub})} runs):")
+            lines += _band_lines(sub, op)
+    lines.append("per run (median |error| per band; >= 1 GiB; NCCL tables used):")
+    large = system_medians(rows)
+    used = {r.point.sweep: (r.point.nccl_version or "?", r.nccl_version, r.point.covered) for r in rows}
+    for run, bands in run_medians(rows).items():
+        cells = "  ".join(
+            f"{label} {bands[label][0]:6.1%}" if label in bands else f"{label}    -  " for label, *_ in BANDS
+        )
+        big = f"{large[run][0]:6.1%}" if run in large else "   -  "
+        ver, tab, cov = used[run]
+        lines.append(f"  {run:46s} {cells}  >=1GiB {big}  NCCL {ver} -> {tab}{'' if cov else '  (not covered)'}")
+    return lines
+
+
+def report(rows: list[Point] | None = None, held_out: list[Point] | None = None) -> str:
+    """Plain text: the HELD-OUT runs first (per collective and band, per run), then the in-sample (calibration) runs,
+    then every point. ``rows`` are the calibration rows (default :func:`compare`); ``held_out`` the held-out ones."""
+    rows = compare() if rows is None else rows
+    held_out = compare(points("held_out")) if held_out is None else held_out
+    lines = _section("HELD-OUT runs (never looked at while the model was changed)", held_out)
+    lines += ["", *_section("IN-SAMPLE runs (calibration: seen while the model was built)", rows)]
+    device_only = [r for r in compare([r.point for r in rows], with_launch=False) if r.point.covered]
+    lines += ["", "in-sample, covered runs, GPU time only (no launch floor):", *_band_lines(device_only, "allreduce")]
+    lines.append("\nper sweep at >= 1 GiB (in-sample):")
     for sweep, (med, n) in system_medians(rows).items():
         ok = "meets" if med <= TARGETS["per system >= 1 GiB"] else "MISSES"
         lines.append(f"  {sweep:36s}: {med:6.1%} over {n} points ({ok} 15 %)")
@@ -179,8 +193,38 @@ def report(rows: list[Point] | None = None) -> str:
         "\nIn-sample: the NVLS all-reduce's extra-loops term (costmodel/pipeline.py) was found by looking at where "
         "the one-node NVLS runs above are slow; its constant is NCCL's, not fitted."
     )
+    head = f"{'sweep':46s} {'role':>11s} {'size':>9s} {'publ us':>10s} {'pred us':>10s} {'pair':>13s} {'error':>8s}"
+    lines.append("\n" + head)
+    for r in [*held_out, *rows]:
+        lines.append(
+            f"{r.point.sweep:46s} {r.point.role:>11s} {units.format_size(r.point.bytes):>9s} "
+            f"{r.point.time_s * 1e6:10.1f} {r.predicted_s * 1e6:10.1f} {r.algo + '/' + r.proto:>13s} {r.error:+8.1%}"
+        )
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m nvcourse.costmodel.sweeps
+def markdown_page() -> str:
+    """The appendix page (docs/model-validation.md) from today's data and model: held-out runs, then calibration."""
+    from .appendix import markdown
+
+    calib = compare()
+    device = [r for r in compare([r.point for r in calib], with_launch=False) if r.point.covered]
+    raw = {s["id"]: s for s in _raw_sweeps("all")}
+    return markdown(compare(points("held_out")), calib, device, raw)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nvcourse.costmodel.sweeps [--markdown PATH]``: print the report; with ``--markdown``, also write
+    the appendix page."""
+    ap = argparse.ArgumentParser(prog="python -m nvcourse.costmodel.sweeps", description=main.__doc__)
+    ap.add_argument("--markdown", metavar="PATH", help="write the appendix page (docs/model-validation.md) here")
+    args = ap.parse_args(argv)
     print(report())
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as f:
+            f.write(markdown_page())
+    return 0
+
+
+if __name__ == "__main__":  # python -m nvcourse.costmodel.sweeps
+    sys.exit(main())

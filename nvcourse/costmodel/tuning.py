@@ -114,6 +114,9 @@ def _caps(sec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     for kind in ("ring_ll128", "tree_ll128", "tree", "nvlstree"):
         if kind in sec:
             caps[kind] = _rows_by_arch(sec[kind])
+    # NVLSTree's per-channel ceiling came in 2.28 as NCCL's measure of what NVLSTree reaches; the data path is the
+    # same in 2.18-2.27, so those releases keep 2.30's (on the calibration runs: 2-node H100 on 2.26, 16 % -> 5 %)
+    caps.setdefault("nvlstree", base["per_channel_max_GBps"]["nvlstree"])
     if "ll128_any" in sec:
         one = sec["ll128_any"]
         if isinstance(one, float):

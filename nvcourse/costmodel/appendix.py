@@ -1,0 +1,190 @@
+"""The appendix page ``docs/model-validation.md``: how well the cost model predicts, held-out runs first.
+
+Generated, never edited by hand: ``python -m nvcourse.costmodel.sweeps --markdown docs/model-validation.md``
+(a test checks the page equals :func:`nvcourse.costmodel.sweeps.markdown_page`). Every figure comes from the rows
+:mod:`.sweeps` computes (statistics of :mod:`.bands`); the words around them
+come from the data files (each run's note, why it is not covered) and from :data:`IN_SAMPLE_NOTES`, which explain
+the in-sample residuals with NCCL's source. The chapter (04b) links here instead of carrying these notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .. import units
+from .._data import load
+from . import bands as sweeps
+from . import tuning
+
+__all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown"]
+
+#: The date the page's figures were last regenerated (the report is deterministic; the date says when it was read).
+REPORT_DATE: Final[str] = "2026-12-05"
+
+#: What the in-sample (calibration) residuals say, with NCCL's source (moved here from chapter 04b).
+IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
+    "The ring cases on NVSwitch systems land within a few per cent: busbw really is `links x per-link effective "
+    "rate`, and NCCL's own 20.6 GB/s per NVLink 4 link (0.824 of 25) is what the ring reaches.",
+    "At small sizes what a benchmark measures is not only GPU time: a single-process run (nccl-tests `-g N`) pays "
+    "one host enqueue per GPU per call (`data/launch.toml`, 3.95 us per GPU, measured on nccl-tests#123, a run "
+    "that is not one of these sweeps). The in-sample section shows the medians with and without that floor.",
+    "NVLS reaches its plateau slowly, and in steps, as NCCL's code says. Each channel is a three-stage pipeline "
+    "(copy in, reduce and broadcast through the switch, copy out; `src/device/all_reduce.h` lines 390-457) that "
+    "moves heads x chunk bytes per loop (one head per GPU, at most 32), and NCCL shrinks the chunk for smaller "
+    "calls (128 -> 64 -> 32 -> 16 KiB; `src/enqueue.cc` lines 2258-2275). The model charges the fill and drain "
+    "(two loops at the switch's rate) and each loop beyond those of the full chunk 3.4 us, NCCL's figure for one "
+    "Simple step over NVLink (`hwLatencies`), which NCCL's tuner charges per ring hop, never per chunk and never "
+    "to NVLS. That term was found by looking at where the one-node NVLS runs are slow, so for one-node NVLS the "
+    ">= 16 MiB band is in-sample (6.3 % without the term, 2.5 % with it; any per-loop cost from 2 to 5 us gives "
+    "3-4 %: `tests/test_costmodel_pipeline.py`).",
+    "On 8 GB200 GPUs the measured busbw jumps ~12 % between 1 and 2 GiB: NCCL 2.30 gives them 24 NVLS channels "
+    "(`src/transport/nvls.cc` lines 155-157, 207-213: NVLS_NCHANNELS_SM100_NVL, from 2.27.3), the run used NCCL "
+    "2.26.6, which gave 32, and a power-of-two sweep cannot tell the two apart. Not explained: 8 GB200 GPUs at "
+    "32-64 MiB, where the model is ~18 % fast.",
+    "The model's time is not monotonic, as NCCL's chunk rule implies: on 8 H100 an all-reduce of 1 GiB - 16 B "
+    "takes 158 us (4 %) longer than one of 1 GiB (fifteen channels at the full chunk, the last one with twice "
+    "the loops; the call ends with its slowest channel).",
+    "The PCIe box is not validated: the one PCIe-only sweep published in full (8 RTX 5090, peer-to-peer through "
+    "a patched driver, two EPYC sockets) reaches 45 GB/s of busbw; the catalog's `pcie-8gpu` takes NCCL's "
+    "topology-search figure for an AMD inter-socket link (`AMD_BW`, 16 GB/s) as a limit and is ~3x slower from "
+    "1 MiB up.",
+    "The 72-GPU NVL72 NVLS run reaches less than NCCL's Blackwell NVLS efficiency (0.74, `nvlsEfficiency`) says: "
+    "the model is ~18 % fast at >= 1 GiB (target 15 %, missed). The GCP A3 Mega run uses Google's TCPXO plugin, "
+    "whose ~120 us floor is not NCCL's IB/RoCE constants; the A100 Azure run forced NVLS, which A100 lacks.",
+    "Tuning tables by NCCL release: each run is predicted with the tables of the release it ran "
+    "(`data/nccl_versions.toml`, below). NVLSTree's per-channel ceiling (`perChMaxNVLSTreeBws`) came in 2.28 as "
+    "NCCL's measure of what NVLSTree reaches; releases 2.18-2.27 keep 2.30's (without it the 2-node H100 run on "
+    "2.26 is 16 % fast at >= 16 MiB instead of 5 %), as they keep 2.30's NVLS efficiency.",
+)
+
+#: Fabrics and jobs the model does not describe, said plainly.
+SCOPE_NOTES: Final[tuple[str, ...]] = (
+    "**AWS EFA** (libfabric through the aws-ofi-nccl plugin, SRD transport): out of scope. NCCL's tuner has no "
+    "constants for the plugin's per-message costs, and no sourced per-step latency or achievable rate is in the "
+    "catalog; an EFA run is predicted as if its NICs were InfiniBand of the same line rate, and is expected to be "
+    "too fast at every size.",
+    "**Google Cloud GPUDirect-TCPX/TCPXO and gIB**: out of scope for the same reason (TCP or RoCE through "
+    "Google's own NCCL net plugins). The A3 Mega run is kept in the report, marked not covered.",
+    "**A GB200 NVL72 job across racks** (MNNVL inside each rack, the network between): not modelled; the model's "
+    "node is one NVLink domain, and a job spanning domains is predicted as nodes of `gpus` GPUs joined by the "
+    "catalog NICs, without the MNNVL/network hierarchy NCCL builds.",
+    "**Symmetric-memory kernels** (NCCL 2.27+, registered buffers, nccl-tests `-R 2`): not modelled yet.",
+)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def _band_table(rows: list[sweeps.Point]) -> list[str]:
+    out = ["| collective | runs | band | points | median abs. error | model / measured | target | met |",
+           "|---|---:|---|---:|---:|---:|---:|---|"]  # fmt: skip
+    ops = sorted({r.point.op for r in rows}, key=lambda o: (o != "allreduce", o))
+    for op in ops:
+        sub = [r for r in rows if r.point.op == op and r.point.covered]
+        ratio = sweeps.signed_medians(sub)
+        target = sweeps.targets_for(op)
+        nruns = len({r.point.sweep for r in sub})
+        for label, (med, n) in sweeps.band_medians(sub).items():
+            met = "yes" if med <= target[label] else "**no**"
+            out.append(f"| {op} | {nruns} | {label} | {n} | {_pct(med)} | x{ratio[label]:.2f} | "
+                       f"{target[label]:.0%} | {met} |")  # fmt: skip
+    return out
+
+
+def _run_table(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[str]:
+    out = ["| run | op | system | GPUs x nodes | NCCL (tables) | launch | <= 64 KiB | 64 KiB-16 MiB | >= 16 MiB "
+           "| >= 1 GiB |", "|---|---|---|---|---|---|---:|---:|---:|---:|"]  # fmt: skip
+    large = sweeps.system_medians(rows)
+    used = {r.point.sweep: r.nccl_version for r in rows}
+    for run, bands in sweeps.run_medians(rows).items():
+        s = raw[run]
+        cells = [(_pct(bands[b][0]) if b in bands else "-") for b, *_ in sweeps.BANDS]
+        big = _pct(large[run][0]) if run in large else "-"
+        mark = "" if s.get("covered", True) else " (not covered)"
+        ver = s["nccl_version"] or "not stated"
+        launch = "CUDA graphs" if s["cuda_graphs"] else s["launch"]
+        fabric = f", {s['fabric']}" if s.get("fabric") else ""
+        out.append(f"| [{run}]({s['url']}){mark} | {s['op']} | {s['system']}{fabric} | {s['gpus']} x {s['nodes']} "
+                   f"| {ver} ({used[run]}) | {launch} | {' | '.join(cells)} | {big} |")  # fmt: skip
+    return out
+
+
+def _misses(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[str]:
+    """Each (run, band) over its target, with what the data says about the run."""
+    out = []
+    for run, bands in sweeps.run_medians(rows).items():
+        s = raw[run]
+        target = sweeps.targets_for(s["op"])
+        over = [f"{b} {_pct(m)}" for b, (m, _) in bands.items() if m > target[b]]
+        if not over:
+            continue
+        why = s.get("uncovered_why") or s.get("note", "")
+        out.append(f"- **{run}** ({', '.join(over)}): {why}")
+    return out or ["- none"]
+
+
+def _section(title: str, rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[str]:
+    if not rows:
+        return [f"## {title}", "", "No run of this role is in the data yet.", ""]
+    covered = {r.point.sweep for r in rows if r.point.covered}
+    nruns = len({r.point.sweep for r in rows})
+    lines = [f"## {title}", "", f"{nruns} runs ({len(covered)} the model describes), {len(rows)} published points. "
+             "Median |error| of time over the runs the model describes:", ""]  # fmt: skip
+    lines += [*_band_table(rows), "", "Per run (median |error| per band):", "", *_run_table(rows, raw), ""]
+    lines += ["Misses (a band over its target) and what the run's data says:", "", *_misses(rows, raw), ""]
+    return lines
+
+
+def _versions_table() -> list[str]:
+    out = ["| NCCL | tag | tuning.cc at | what changed for the model |", "|---|---|---|---|"]
+    v = load("nccl_versions")["versions"]
+    for minor, sec in v.items():
+        notes = []
+        if sec.get("ring_ll_quarter"):
+            notes.append("ring LL x1/4")
+        if "ring_ll128_one_gpu_per_node" in sec:
+            notes.append("LL128 x0.7 with 1 GPU/node")
+        for algo in ("nvls", "nvlstree", "pat"):
+            if sec.get(f"has_{algo}"):
+                notes.append(algo.upper())
+        notes.append(f"LL128: {sec.get('ll128_enable', '-')}")
+        url = f"https://github.com/NVIDIA/nccl/blob/{sec['commit']}/src/graph/tuning.cc"
+        out.append(f"| {minor} | {sec['tag']} | [{sec['commit'][:12]}]({url}) | {'; '.join(notes)} |")
+    return out
+
+
+def markdown(
+    held: list[sweeps.Point], calib: list[sweeps.Point], device: list[sweeps.Point], raw: dict[str, dict[str, Any]]
+) -> str:
+    """The whole appendix page: ``held`` and ``calib`` the held-out and calibration rows, ``device`` the covered
+    calibration rows predicted without the launch floor, ``raw`` every sweep's record by id."""
+    lines = [
+        "# How well the model predicts (appendix)", "",
+        f"Generated by `python -m nvcourse.costmodel.sweeps --markdown docs/model-validation.md` (figures of "
+        f"{REPORT_DATE}); do not edit by hand. The model is `nvcourse predict` (chapter 04b); every published "
+        "nccl-tests sweep is predicted as it was run (forced algorithm and protocol, launch mode, NCCL release) and "
+        "the error is predicted time / published time - 1 (below 1 in the ratio column: the model is too fast).",
+        "",
+        "**Held out** runs were gathered apart and never looked at while the model was changed "
+        "(`nvcourse/data/measurements_heldout.toml`; a test keeps their ids and URLs out of the model's code and "
+        "data): their errors are the model's real error. **In-sample** runs (`nvcourse/data/measurements.toml`, "
+        "role calibration) were seen while the model was built. Targets: all-reduce <= 25 % below 16 MiB, <= 5 % "
+        "from 16 MiB; other collectives <= 25 % below 16 MiB, <= 10 % from 16 MiB; per run at >= 1 GiB <= 15 %.",
+        "",
+    ]  # fmt: skip
+    lines += _section("Held-out runs", held, raw)
+    lines += _section("In-sample runs (calibration)", calib, raw)
+    lines += ["In-sample, GPU time only (without the host's enqueue floor), all-reduce:", ""]
+    lines += [f"- {b}: {_pct(m)} over {n} points" for b, (m, n) in sweeps.band_medians(device).items()]
+    lines += ["", "## Reading the in-sample residuals", "", *[f"- {n}" for n in IN_SAMPLE_NOTES], ""]
+    lines += ["## What the model does not describe", "", *[f"- {n}" for n in SCOPE_NOTES], ""]
+    lines += ["## NCCL releases and their tuning tables", "",
+              f"`nvcourse predict --nccl-version X.Y` (default {tuning.DEFAULT_VERSION}) uses the tables of the "
+              "last patch release of X.Y, read from `src/graph/tuning.cc` at that tag by "
+              "`python -m nvcourse.costmodel.nccl_history` (`nvcourse/data/nccl_versions.toml` names every line).",
+              "", *_versions_table(), ""]  # fmt: skip
+    sizes = sorted({r.point.bytes for r in calib + held})
+    if sizes:
+        lines += [f"Sizes covered: {units.format_size(sizes[0])} to {units.format_size(sizes[-1])}.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""Held out means held out: every published sweep has a role, the model's code and data never name a held-out run,
+the report and the appendix page put the held-out runs first, and the page is what the command writes today."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import nvcourse
+from nvcourse.costmodel import sweeps
+from nvcourse.costmodel.sweeps import Point, SweepPoint
+
+ROOT = Path(nvcourse.__file__).parent
+#: The model's code and the data it reads: none may name a held-out run (its id or its source URL).
+MODEL_FILES = [
+    *sorted((ROOT / "costmodel").glob("*.py")),
+    ROOT / "data" / "nccl_tuning.toml",
+    ROOT / "data" / "nccl_versions.toml",
+    ROOT / "data" / "launch.toml",
+    ROOT / "data" / "catalog.toml",
+]
+
+
+def test_every_sweep_has_its_role():
+    calib, held = sweeps._raw_sweeps("calibration"), sweeps._raw_sweeps("held_out")
+    assert calib and all(s["role"] == "calibration" for s in calib)
+    assert all(s["role"] == "held_out" for s in held)
+    assert not {s["id"] for s in calib} & {s["id"] for s in held}
+    assert {p.role for p in sweeps.points()} == {"calibration"}  # the chapters' default: calibration runs only
+    assert len(sweeps.points("all")) == len(sweeps.points()) + len(sweeps.points("held_out"))
+
+
+def test_model_code_and_data_never_name_a_held_out_run():
+    held = sweeps._raw_sweeps("held_out")
+    names = {s["id"] for s in held} | {s["url"] for s in held}
+    for path in MODEL_FILES:
+        text = path.read_text(encoding="utf-8")
+        found = sorted(n for n in names if n in text)
+        assert not found, f"{path.relative_to(ROOT.parent)} names held-out runs: {found}"
+
+
+def test_the_scan_would_see_a_held_out_name(tmp_path):
+    # the check above cannot pass on nothing: it reads the files it names, and a planted name is found
+    assert all(p.is_file() for p in MODEL_FILES) and len(MODEL_FILES) > 10
+    planted = tmp_path / "x.py"
+    planted.write_text('RUN = "heldout-example-run"\n', encoding="utf-8")
+    assert "heldout-example-run" in planted.read_text(encoding="utf-8")
+
+
+def test_a_wrong_role_is_refused(monkeypatch):
+    monkeypatch.setattr(sweeps, "load", lambda name: {"sweeps": [{"id": "x", "role": "held_out"}]})
+    with pytest.raises(ValueError, match="role must be 'calibration'"):
+        sweeps._raw_sweeps("calibration")
+    with pytest.raises(ValueError, match="role must be one of"):
+        sweeps._raw_sweeps("training")
+
+
+def _point(role: str, sweep: str, nbytes: int, measured: float, predicted: float) -> Point:
+    sp = SweepPoint(sweep=sweep, url="https://example.org", system="dgx-h100", gpus=8, nodes=1, op="allreduce",
+                    fabric=None, launch="process-per-gpu", cuda_graphs=False, nccl_version="", algo="nccl",
+                    proto="auto", bytes=nbytes, time_s=measured, role=role)  # fmt: skip
+    return Point(sp, predicted, "ring", "LL")
+
+
+def test_report_puts_held_out_first_with_per_run_lines():
+    held = [_point("held_out", "run-h", 1024, 10e-6, 5e-6), _point("held_out", "run-h", 2**30, 1.0, 0.9)]
+    calib = [_point("calibration", "run-c", 1024, 10e-6, 9e-6)]
+    text = sweeps.report(calib, held)
+    assert text.index("HELD-OUT") < text.index("IN-SAMPLE")
+    held_part = text[: text.index("IN-SAMPLE")]
+    # 1 KiB: 5/10 -> |error| 50 %, x0.50; 1 GiB: 10 %
+    assert "<= 64 KiB     :  50.0% over    1 points, model/measured x0.50 (MISSES target 25%)" in held_part
+    assert "run-h" in held_part and "run-c" not in held_part
+
+
+def test_the_appendix_page_is_fresh():
+    page = ROOT.parent / "docs" / "model-validation.md"
+    assert page.read_text(encoding="utf-8") == sweeps.markdown_page(), (
+        "docs/model-validation.md is stale: run python -m nvcourse.costmodel.sweeps --markdown docs/model-validation.md"
+    )
+    text = page.read_text(encoding="utf-8")
+    assert text.index("## Held-out runs") < text.index("## In-sample runs")
