@@ -87,3 +87,13 @@ def test_pair_table_levels_come_from_the_cited_case():
     assert len(t) == 6
     slow = [v for p, v in t.items() if "n2" in p]
     assert max(slow) < c["good_pair_busbw_GBps"] * 0.9 and min(v for p, v in t.items() if "n2" not in p) > 70
+
+
+def test_the_which_test_quiz_sample_does_not_name_its_answer():
+    from nvcourse.checks import ch06b
+    from nvcourse.nccl import read_nccl_tests
+
+    name = "sendrecv_a40_2nodes_truncated.txt"
+    shown = ch06b.unlabelled_sample(name)
+    assert "sendrecv" not in shown.lower() and "https://github.com/NVIDIA/nccl-tests/issues/214" in shown
+    assert read_nccl_tests(shown).op == read_nccl_tests(ch06b.sample(name)).op == "sendrecv"

@@ -256,3 +256,33 @@ def test_05_nvls_minimum_is_not_stated_as_ncclS_rule():
     text = prose("05_nvl72_rack_scale.ipynb")
     assert "NCCL uses NVLS only from a minimum number of GPUs" not in text
     assert "NCCL enables NVLS on any group of 2 or more GPUs" in text and "nccl#1455" in text
+
+
+# ------------------------------------------------------------------------------------------------ 06b
+def test_06b_what_a_nodes_nics_carry_is_one_value_from_the_catalog():
+    from nvcourse import catalog
+
+    s = catalog.get_system("dgx-a100")
+    nic = catalog.get_link(s.nic_link)
+    node = s.nics_per_host * nic.achievable_GBps_dir
+    text = prose("06b_nccl_in_practice.ipynb")
+    assert f"{s.nics_per_host} × {nic.achievable_GBps_dir:.0f} = {node:.0f} GB/s achievable" in text
+    assert f"NICs carry {node:.0f} GB/s together" in text
+    assert "about 190 GB/s" not in text
+
+
+def test_06b_gdr_level_comes_after_peermem_and_acs():
+    text = prose("06b_nccl_in_practice.ipynb")
+    assert text.index("nvidia-peermem") < text.index("ACS") < text.index("only then `NCCL_NET_GDR_LEVEL`")
+    from nvcourse import _data
+
+    when = _data.load("nccl_env")["vars"]["NCCL_NET_GDR_LEVEL"]["when"]
+    assert when.index("nvidia-peermem") < when.index("ACS")
+
+
+def test_06b_current_nccl_host_paths_and_registration_flag():
+    from nvcourse.chapters import ch06b_nccl_in_practice as ch06b
+
+    assert "-R, --local_register" in ch06b.flags_table_html() and "symmetric" in ch06b.flags_table_html()
+    text = prose("06b_nccl_in_practice.ipynb")
+    assert "**P2C**" in text and "Data Direct" in text

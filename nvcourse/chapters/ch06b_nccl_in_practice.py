@@ -38,6 +38,9 @@ _FLAGS = (
     ("-c, --check", "check results (#wrong); 0 skips the check for speed", "-c 1"),
     ("-G, --cudagraph", "capture the iterations in a CUDA graph and replay it this many times", "-G 0"),
     ("-d, --datatype", "element type: float, half, bfloat16, int8, double, ...", "-d float"),
+    ("-R, --local_register", "register the send/recv buffers with NCCL: 0 none (default), 1 local registration, "
+     "2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels, lower small-message latency); "
+     "run -R 0 and -R 2 to see what registration buys", "-R 2"),
 )
 
 _LADDER = (

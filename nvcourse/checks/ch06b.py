@@ -8,6 +8,7 @@ and :func:`slow_node`.
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 from .. import catalog
@@ -18,12 +19,24 @@ from ..nccl.samples import sample_text
 from ._answers import Question, answer, register
 from ._core import FAIL, PASS, CheckError, Result, call_learner, fmt, require_callable, rng_for, safe_checker
 
-__all__ = ["answer", "gdr_state", "nvls_state", "slow_node", "sample", "pair_table"]
+__all__ = ["answer", "gdr_state", "nvls_state", "slow_node", "sample", "unlabelled_sample", "pair_table"]
 
 
 def sample(name: str) -> str:
     """Text of a shipped sample (:func:`nvcourse.nccl.samples.sample_text`)."""
     return sample_text(name)
+
+
+def unlabelled_sample(name: str) -> str:
+    """A sample as a quiz shows it: its ``%%`` header lines (which name the binary that ran) dropped, its source URL
+    kept. The readers skip ``%%`` lines, so what they report is unchanged."""
+    out = []
+    for line in sample_text(name).splitlines():
+        if not line.startswith("%%"):
+            out.append(line)
+        elif line[2:].strip().startswith("source:") and (url := re.search(r"https?://[^\s)\"',;]+", line)):
+            out.append(f"%% source: {url.group(0)}")
+    return "\n".join(out) + "\n"
 
 
 def _run(name: str):

@@ -16,7 +16,7 @@ SAMPLES = {
     "8x H100, one node (NVSwitch)": "h100_8gpu_single_node_markdown_indented.txt",
     "2 nodes x 8 H100 (InfiniBand)": "h100_2nodes_16ranks_k8s_mpijob.txt",
     "2 nodes x 8 A100 (RoCE)": "a100_2nodes_16ranks_oke.txt",
-    "2 nodes x 1 A40 (sendrecv, op not printed)": "sendrecv_a40_2nodes_truncated.txt",
+    "2 nodes x 1 A40 (no op line: which test ran?)": "sendrecv_a40_2nodes_truncated.txt",
     "2 nodes x 1 T4 over AWS EFA (with NCCL INFO lines)": "efa_aws_libfabric_mpirun_tagged.log",
 }
 #: NCCL_DEBUG=INFO logs shipped in nvcourse/data/nccl
