@@ -121,3 +121,15 @@ def test_predict_tuning_missing_file_exits_2(capsys, tmp_path):
     assert exit_code(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1MiB", "--tuning",
                       str(tmp_path / "nope.log")]) == 2
     assert "--tuning" in capsys.readouterr().err
+
+
+def test_tables_of_two_processes_printed_at_once_do_not_mix():
+    """The eBPF log's table as two processes would print it at the same time (lines interleaved, pids 1 and 2)."""
+    rows = [ln for ln in EBPF.read_text().splitlines() if "|" in ln and "NCCL INFO" in ln]
+    a = [ln.replace("lab:3038984:3038984", "lab:1:1") for ln in rows]
+    b = [ln.replace("lab:3038984:3038984", "lab:2:2").replace("36.4/   2.4", "99.9/   9.9") for ln in rows]
+    log = read_text("\n".join(x for pair in zip(a, b, strict=True) for x in pair))
+    t1, t2 = log.tuning_tables
+    assert not t1["truncated"] and not t2["truncated"]
+    assert t1["collectives"]["allreduce"]["Ring"]["Simple"] == {"latency_us": 36.4, "algbw_GBps": 2.4}
+    assert t2["collectives"]["allreduce"]["Ring"]["Simple"] == {"latency_us": 99.9, "algbw_GBps": 9.9}

@@ -141,7 +141,7 @@ def read_text(text: str) -> NcclLog:
         if m.group("level") == "WARN":
             log.warnings.append(msg)
             continue
-        _read_message(log, scan, host, dev, msg)
+        _read_message(log, scan, host, dev, msg, f"{host}:{m.group('pid')}" if host else "")
     from .signatures import match_text
 
     log.signatures = match_text(text)
@@ -166,8 +166,9 @@ def _finish(log: NcclLog, scan: _Scan) -> None:
     log.problems = _problems(log)
 
 
-def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str) -> None:
-    """One INFO message (the text after ``NCCL INFO``)."""
+def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str,
+                  source: str = "") -> None:
+    """One INFO message (the text after ``NCCL INFO``); ``source`` is ``host:pid`` when printed."""
     if mm := re.search(r"commId (0x[0-9a-f]+)", msg):
         scan.comm_ids.add(mm.group(1))
     if mm := _COMM.search(msg):
@@ -180,7 +181,7 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
     if mm := re.search(r"\bMNNVL (\d)", msg):
         log.mnnvl = mm.group(1) == "1"
     _read_network(log, msg)
-    _read_tuning(log, scan, msg)
+    _read_tuning(log, scan, msg, source)
     if mm := _GRAPH.match(msg):
         pat, cross, nch, bw_in, bw_out, t_in, t_out, same = mm.groups()
         graph = {"pattern": int(pat), "name": GRAPH_PATTERNS.get(int(pat), f"pattern {pat}"),
@@ -222,7 +223,7 @@ def _read_network(log: NcclLog, msg: str) -> None:
         log.nvls["heads"] += 1
 
 
-def _read_tuning(log: NcclLog, scan: _Scan, msg: str) -> None:
+def _read_tuning(log: NcclLog, scan: _Scan, msg: str, source: str = "") -> None:
     """Channel counts, thresholds and the TUNING subsystem's algorithm x protocol table."""
     if mm := re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?", msg):
         log.channels = max(log.channels or 0, int(mm.group(1)))
@@ -233,7 +234,7 @@ def _read_tuning(log: NcclLog, scan: _Scan, msg: str) -> None:
             msg.count("|") >= 2:
         if msg not in log.tuning:
             log.tuning.append(msg)
-        scan.table.feed(msg)
+        scan.table.feed(msg, source)
     if (mm := _PICK.match(msg)) and (pick := _pick(mm)) not in log.tuning_picks:
         log.tuning_picks.append(pick)
 

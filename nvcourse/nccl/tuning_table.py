@@ -49,64 +49,68 @@ class TableReader:
 
     def __init__(self) -> None:
         self._tables: list[dict] = []
-        self._cols: list[tuple[str, str]] = []
-        self._algos: list[str] = []
+        # per printing process ("host:pid"): the columns, algorithms and table in progress, so that tables two
+        # processes print at the same time do not mix
+        self._state: dict[str, dict] = {}
 
-    def _new(self, layout: str) -> dict:
+    def _new(self, st: dict, layout: str) -> dict:
         t = {"layout": layout, "algorithms": [], "protocols": [], "max_threads": {}, "collectives": {},
              "truncated": False}
         self._tables.append(t)
+        st["table"] = t
         return t
 
-    def _current(self, layout: str, algos: list[str]) -> dict:
+    def _current(self, st: dict, layout: str, algos: list[str]) -> dict:
         """The table these algorithms belong to: a new one when one of them is already in the current one."""
-        t = self._tables[-1] if self._tables else None
+        t = st.get("table")
         if t is None or t["layout"] != layout or any(a in t["algorithms"] for a in algos):
-            t = self._new(layout)
+            t = self._new(st, layout)
         t["algorithms"] += [a for a in algos if a not in t["algorithms"]]
         return t
 
-    def feed(self, msg: str) -> None:
+    def feed(self, msg: str, source: str = "") -> None:
+        """One INFO message; ``source`` names the process that printed it (``host:pid``), when known."""
+        st = self._state.setdefault(source, {"cols": [], "algos": [], "table": None})
         cells = [c.strip() for c in msg.split("|")]
         head, rest = cells[0], cells[1:]
         if rest and rest[-1] == "":
             rest = rest[:-1]
         if head == "Latency/AlgBw":
             pairs = [m.groups() for c in rest if (m := _OLD_HEAD.match(c))]
-            t = self._current("2.8-2.17", list(dict.fromkeys(a for a, _ in pairs)))
-            self._cols = [(a, p) for a, p in pairs]
+            t = self._current(st, "2.8-2.17", list(dict.fromkeys(a for a, _ in pairs)))
+            st["cols"] = [(a, p) for a, p in pairs]
             t["protocols"] = list(dict.fromkeys([*t["protocols"], *(p for _, p in pairs)]))
         elif head == "Algorithm":
-            self._algos = [c for c in rest if c]
-            self._current("2.18+", self._algos)
-            self._cols = []
-        elif head == "Protocol" and self._algos and self._tables:
+            st["algos"] = [c for c in rest if c]
+            self._current(st, "2.18+", st["algos"])
+            st["cols"] = []
+        elif head == "Protocol" and st["algos"] and st["table"]:
             protos = [c for c in rest if c]
             # NCCL prints the protocols of three algorithm slots even when the block has fewer algorithms
-            per = len(protos) // 3 if len(protos) % 3 == 0 else max(1, len(protos) // len(self._algos))
-            self._cols = [(a, protos[i * per + k]) for i, a in enumerate(self._algos) for k in range(per)
+            per = len(protos) // 3 if len(protos) % 3 == 0 else max(1, len(protos) // len(st["algos"]))
+            st["cols"] = [(a, protos[i * per + k]) for i, a in enumerate(st["algos"]) for k in range(per)
                           if i * per + k < len(protos)]
-            t = self._tables[-1]
-            t["protocols"] = list(dict.fromkeys([*t["protocols"], *(p for _, p in self._cols)]))
-        elif head == "Max NThreads" and self._cols and self._tables:
-            for (a, p), c in zip(self._cols, rest, strict=False):
+            t = st["table"]
+            t["protocols"] = list(dict.fromkeys([*t["protocols"], *(p for _, p in st["cols"])]))
+        elif head == "Max NThreads" and st["cols"] and st["table"]:
+            for (a, p), c in zip(st["cols"], rest, strict=False):
                 if c.isdigit():
-                    self._tables[-1]["max_threads"].setdefault(a, {})[p] = int(c)
-        elif head in FUNCTIONS and self._cols and self._tables:
-            self._row(FUNCTIONS[head], rest)
+                    st["table"]["max_threads"].setdefault(a, {})[p] = int(c)
+        elif head in FUNCTIONS and st["cols"] and st["table"]:
+            self._row(st, FUNCTIONS[head], rest)
 
-    def _row(self, op: str, cells: list[str]) -> None:
+    def _row(self, st: dict, op: str, cells: list[str]) -> None:
         if not cells or not _CELL.match(cells[0]):  # not a latency/bandwidth row (e.g. NCCL's enable matrix)
             return
-        t = self._tables[-1]
+        t = st["table"]
         row = t["collectives"].setdefault(op, {})
-        for (a, p), c in zip(self._cols, cells, strict=False):
+        for (a, p), c in zip(st["cols"], cells, strict=False):
             m = _CELL.match(c)
             if not m:  # a cell cut by the paste ("0.0/")
                 t["truncated"] = True
                 break
             row.setdefault(a, {})[p] = {"latency_us": float(m.group(1)), "algbw_GBps": float(m.group(2))}
-        if len(cells) < len(self._cols):
+        if len(cells) < len(st["cols"]):
             t["truncated"] = True
 
     def tables(self) -> list[dict]:
