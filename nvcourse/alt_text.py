@@ -13,8 +13,10 @@ figure's text view stays as it was), and the dashboards put it on their pictures
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection, PolyCollection
 from matplotlib.figure import Figure
@@ -123,21 +125,39 @@ def describe(fig: Figure) -> str:
     return f"Figure{' “' + head + '”' if head else ''} with {len(texts)} panels. {listed}"
 
 
-def _display_bundle(fig: Figure, png_formatter: Any) -> tuple[bytes, dict[str, str]] | None:
-    png = png_formatter(fig)
+def tick_px(fig: Figure) -> float | None:
+    """The smallest tick label of ``fig`` in pixels of its saved PNG (points × dpi / 72), or None without
+    ticks: a deck checks that it reaches 18 px on a 1280×720 slide."""
+    dpi = matplotlib.rcParams["savefig.dpi"]
+    dpi = fig.dpi if dpi == "figure" else float(dpi)
+    sizes = [label.get_fontsize() for ax in fig.axes if ax.axison
+             for label in (*ax.xaxis.get_ticklabels(), *ax.yaxis.get_ticklabels()) if label.get_text()]
+    return round(min(sizes) * dpi / 72, 1) if sizes else None
+
+
+def _display_bundle(fig: Figure, png_formatter: Any, before: Callable[[Figure], None] | None = None,
+                    ) -> tuple[Any, dict[str, Any]] | None:
+    if before is not None:
+        before(fig)
+    png = png_formatter(fig)  # drawn here, so the tick labels exist for tick_px
     if png is None:
         return None
+    meta: dict[str, Any] = {}
     if isinstance(png, tuple):  # a formatter that already returns (data, metadata)
         png, meta = png
-        return png, {**meta, "alt": describe(fig)}
-    return png, {"alt": describe(fig)}
+    meta = {**meta, "alt": describe(fig)}
+    px = tick_px(fig)
+    if px:
+        meta["tick_px"] = px
+    return png, meta
 
 
-def install() -> bool:
+def install(before: Callable[[Figure], None] | None = None) -> bool:
     """In an IPython kernel, display every matplotlib figure with its description as the PNG's ``alt``
     metadata (decks and handouts use it). Returns whether it installed (False outside IPython, or before the
     inline backend registered its PNG formatter). Call it after pyplot is imported, so it wraps the inline
-    backend's formatter rather than being replaced by it."""
+    backend's formatter rather than being replaced by it. ``before(fig)`` runs just before each figure is drawn
+    (the deck style's font check)."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -152,7 +172,7 @@ def install() -> bool:
         return original is not None
 
     def with_alt(fig: Figure):
-        return _display_bundle(fig, original)
+        return _display_bundle(fig, original, before)
 
     with_alt._nvcourse_alt = True  # type: ignore[attr-defined]
     png.for_type(Figure, with_alt)

@@ -30,19 +30,34 @@ __all__ = [
 ]
 
 #: The deck style (``NVCOURSE_DECK=1``, set by ``tasks.py slides`` while it executes a chapter for its deck):
-#: figures are drawn at 100 dpi and shown at their own size, so a 13 pt tick label is 18 px on a 1280×720
-#: slide, readable from the back of a room; titles, labels and legends grow with it.
-DECK_RC = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 13, "xtick.labelsize": 13, "ytick.labelsize": 13,
-           "axes.labelsize": 14, "axes.titlesize": 15, "legend.fontsize": 12, "figure.titlesize": 16}
+#: figures are drawn at 100 dpi and shown at their own size, so a 14 pt tick label is 19 px (18.7 px once
+#: reveal.js keeps its 4 % margin) on a 1280×720 slide, readable from the back of a room; labels grow with it.
+DECK_RC = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 14, "xtick.labelsize": 14, "ytick.labelsize": 14,
+           "axes.labelsize": 15, "axes.titlesize": 16, "legend.fontsize": 13, "figure.titlesize": 17}
 
 
-def _apply_deck_style() -> None:
-    if os.environ.get("NVCOURSE_DECK"):
-        plt.rcParams.update(DECK_RC)
+def deck_mode() -> bool:
+    """Whether figures are being drawn for a deck (``NVCOURSE_DECK`` set)."""
+    return bool(os.environ.get("NVCOURSE_DECK"))
 
 
-_apply_deck_style()
-alt_text.install()  # every figure a notebook shows carries its description (the PNG's alt metadata)
+def deck_fonts(fig: Figure) -> None:
+    """In deck mode, raise every tick label and legend entry a figure sets smaller than the deck style back to
+    its size (a chart with 8 pt ticks in a notebook column is unreadable on a projector); elsewhere, nothing."""
+    if not deck_mode():
+        return
+    for ax in fig.axes:
+        for axis, key in ((ax.xaxis, "xtick.labelsize"), (ax.yaxis, "ytick.labelsize")):
+            if any(label.get_fontsize() < DECK_RC[key] for label in axis.get_ticklabels()):
+                axis.set_tick_params(labelsize=DECK_RC[key])
+        legend = ax.get_legend()
+        for text in legend.get_texts() if legend is not None else []:
+            text.set_fontsize(max(text.get_fontsize(), DECK_RC["legend.fontsize"]))
+
+
+if deck_mode():
+    plt.rcParams.update(DECK_RC)
+alt_text.install(before=deck_fonts)  # every figure a notebook shows carries its description (the PNG's alt)
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -77,7 +92,7 @@ def colour_for_link(kind: str) -> str:
 
 def new_figure(width: float = 8.0, height: float = 4.2, ncols: int = 1) -> tuple[Figure, Axes | np.ndarray]:
     """A figure sized for the notebook column, with light grid lines."""
-    alt_text.install()  # again here: a later `%matplotlib inline` replaces the formatter that carries the alt text
+    alt_text.install(before=deck_fonts)  # again: a later `%matplotlib inline` replaces the formatter with the alt
     fig, ax = plt.subplots(1, ncols, figsize=(width, height), layout="constrained")
     for a in np.atleast_1d(ax):
         style_axes(a)

@@ -33,8 +33,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
-from .alt_text import describe
+from .alt_text import describe, tick_px
 from .markup import NO_MATH_CLASSES
+from .plots import deck_fonts, deck_mode
 
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
 
@@ -238,6 +239,10 @@ class Dashboard(widgets.VBox):
         self.plot.clear_output(wait=True)
         self.last_png = None
         self.last_figure = fig.figure if isinstance(fig, LiveFigure) else fig  # what the tests audit
+        if self.last_figure is not None and deck_mode():  # a deck's picture: tick labels a room can read
+            deck_fonts(self.last_figure)
+            if isinstance(fig, LiveFigure):
+                fig.invalidate()
         if isinstance(fig, LiveFigure):
             self._show(fig.png())
         elif fig is not None:
@@ -295,7 +300,9 @@ class Dashboard(widgets.VBox):
         if self.last_png:
             data = base64.b64encode(_small_png(self.last_png)).decode("ascii")
             alt = html.escape(self.alt_text(), quote=True)
-            parts.append(f'<img alt="{alt}" src="data:image/png;base64,{data}"/>')
+            px = tick_px(self.last_figure) if deck_mode() and self.last_figure is not None else None
+            size = f' data-tick-px="{px}"' if px else ""  # a deck checks its projected tick labels
+            parts.append(f'<img alt="{alt}"{size} src="data:image/png;base64,{data}"/>')
         parts.append("</div>")
         return "\n".join(parts)
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from nvcourse.devtools import handouts, slides
+from nvcourse.devtools import deck_plan, handouts, slides
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = handouts.find_chromium()
@@ -22,23 +22,36 @@ needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt
 PNG_OUTPUT = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo=", "text/plain": "x"}}
 
 
-def test_slide_roles_follow_headings_and_figures():
-    cells = [new_markdown_cell("# 02 — Title"), new_markdown_cell("## 1. A section"),
-             new_markdown_cell("### a sub-section"), new_markdown_cell("prose"),
-             new_code_cell("x = 1"), new_code_cell("plot()", outputs=[nbformat.from_dict(PNG_OUTPUT)])]
-    roles = [slides.slide_type(c) for c in cells]
-    assert roles == ["slide", "slide", "subslide", "-", "skip", "-"]
-    chosen = new_markdown_cell("# kept off", metadata={"slideshow": {"slide_type": "skip"}})
-    assert slides.slide_type(chosen) == "skip"
+def test_a_heading_inside_a_cell_starts_a_slide_and_prose_goes_to_the_notes():
+    prose = ("Every byte that moves pays twice: a fixed cost to start and a cost per byte. " * 6).strip()
+    nb = new_notebook(cells=[new_markdown_cell(f"# 02 — Title\n\n{prose}\n\n## 1. A section\n\nShort text."),
+                             new_markdown_cell("- first point: with detail after the colon\n- second point")])
+    planned = deck_plan.plan(nb)
+    assert [s.title for s in planned] == ["02 — Title", "1. A section", "1. A section"]
+    first = planned[0]
+    assert first.lead.startswith("Every byte that moves pays twice") and first.visible_words() <= deck_plan.WORD_LIMIT
+    assert prose in first.notes[0]  # the whole paragraph is in the speaker notes
+    assert planned[2].lead == "- first point\n- second point"
 
 
-def test_deck_keeps_only_figures_of_code_cells():
-    stream = {"output_type": "stream", "name": "stdout", "text": "numbers"}
-    cell = new_code_cell("plot()", outputs=[nbformat.from_dict(stream), nbformat.from_dict(PNG_OUTPUT)])
-    deck = slides.deck_notebook(new_notebook(cells=[cell]))
-    assert [o["output_type"] for o in deck.cells[0].outputs] == ["display_data"]
-    assert deck.cells[0].metadata["slideshow"]["slide_type"] == "-"
-    assert [o["output_type"] for o in cell.outputs] == ["stream", "display_data"]  # the source is untouched
+def test_pictures_and_printed_tables_get_slides_of_their_own_with_notes():
+    stream = {"output_type": "stream", "name": "stdout", "text": "n½ = 1.2 MiB"}
+    png = {**PNG_OUTPUT, "metadata": {"image/png": {"alt": "Figure: 2 lines: ring, tree.", "tick_px": 19.4}}}
+    table = {"output_type": "display_data", "metadata": {}, "data": {"text/html": "<table><tr><td>x</td></tr></table>"}}
+    static = '<div class="nvcourse-dashboard-static">settings<img alt="Figure: a bar chart." src="data:x"/></div>'
+    dashboard = {"output_type": "display_data", "metadata": {}, "data": {"text/html": static}}
+    nb = new_notebook(cells=[new_markdown_cell("## 3. Results\n\nPredict first: which is faster?"),
+                             new_code_cell("plot()", outputs=[nbformat.from_dict(o) for o in (stream, png)]),
+                             new_code_cell("table()", outputs=[nbformat.from_dict(table)]),
+                             new_code_cell("Dashboard()", outputs=[nbformat.from_dict(dashboard)])])
+    planned = deck_plan.plan(nb)
+    assert len(planned) == 4 and all(s.title == "3. Results" for s in planned)
+    figure, tab, dash = planned[1:]
+    assert 'alt="Figure: 2 lines: ring, tree."' in figure.visual and 'data-tick-px="19.4"' in figure.visual
+    assert "Predict first" in "\n".join(figure.notes) and "n½ = 1.2 MiB" in "\n".join(figure.notes)
+    assert "<table>" in tab.visual and 'alt="Figure: a bar chart."' in dash.visual
+    cells = deck_plan.deck_notebook(planned).cells
+    assert [c.metadata["slideshow"]["slide_type"] for c in cells] == ["slide", "notes"] * 4
 
 
 def _in_thread(fn):
@@ -61,9 +74,86 @@ def _in_thread(fn):
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every chapter's deck from the committed outputs (quick); the deck style is checked on a sample below."""
     out = tmp_path_factory.mktemp("slides")
-    assert slides.main(["--out", str(out)]) == 0
+    assert slides.main(["--out", str(out), "--no-execute"]) == 0
     return out
+
+
+#: The sample built as an instructor builds it (each chapter run in the deck style): a chapter of figures and
+#: dashboards, one of wide tables and fabric drawings.
+DECK_SAMPLE = ("02_pcie_vs_nvlink", "06_multinode_fabrics")
+
+
+@pytest.fixture(scope="module")
+def sample_decks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("slides_sample")
+    args = [str(ROOT / "notebooks" / f"{stem}.ipynb") for stem in DECK_SAMPLE]
+    assert slides.main(["--out", str(out), *args]) == 0
+    return out
+
+
+def _measure_slides(deck: Path, shots: Path) -> list[dict]:
+    """Each slide at 1280×720: visible words (notes and tables aside), notes length, slide number, and each
+    picture's shown width against its own width and its tick labels' size in pixels of the file."""
+    from playwright.sync_api import sync_playwright
+
+    measure = """() => {
+      const s = document.querySelector('.slides > section.present');
+      const clone = s.cloneNode(true);
+      clone.querySelectorAll('aside.notes, table, .nvcourse-deck-table').forEach(e => e.remove());
+      return {words: (clone.textContent || '').split(/\\s+/).filter(w => /\\w/.test(w)).length,
+              notes: (s.querySelector('aside.notes') || {textContent: ''}).textContent.trim().length,
+              number: (document.querySelector('.slide-number') || {textContent: ''}).textContent.replace(/\\s+/g, ''),
+              images: [...s.querySelectorAll('img')].map(i => ({natural: i.naturalWidth,
+                        shown: i.getBoundingClientRect().width, tick: parseFloat(i.dataset.tickPx || '0'),
+                        alt: i.alt}))};
+    }"""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.goto(deck.as_uri())
+            page.wait_for_selector(".reveal.ready", timeout=30_000)
+            count = page.evaluate("document.querySelectorAll('.slides > section').length")
+            seen = []
+            for i in range(count):
+                page.wait_for_timeout(100)
+                seen.append(page.evaluate(measure))
+                if i % 5 == 0:
+                    page.screenshot(path=str(shots / f"{deck.stem}_{i:02d}.png"))
+                page.keyboard.press("Space")
+            return seen
+        finally:
+            browser.close()
+
+
+@needs_browser
+@pytest.mark.parametrize("stem", DECK_SAMPLE)
+def test_sample_decks_are_slides_a_room_can_read(sample_decks: Path, stem: str, tmp_path: Path):
+    import statistics
+
+    import numpy as np
+    from PIL import Image
+
+    seen = _in_thread(lambda: _measure_slides(sample_decks / f"{stem}.slides.html", tmp_path))
+    count = len(seen)
+    assert count >= 10
+    assert statistics.median(s["words"] for s in seen) <= deck_plan.WORD_LIMIT  # one idea a slide
+    assert max(s["words"] for s in seen) <= deck_plan.WORD_LIMIT + 25  # a title plus a cut lead
+    assert all(s["notes"] > 0 for s in seen), "a slide without speaker notes"
+    assert [s["number"] for s in seen] == [f"{i + 1}/{count}" for i in range(count)]
+    pictures = [im for s in seen for im in s["images"]]
+    assert len(pictures) >= 3  # figures and dashboard pictures are kept
+    for im in pictures:
+        assert im["alt"].startswith("Figure") and "No description" not in im["alt"]
+        if im["tick"]:  # a chart with ticks: at least 18 px where it is projected
+            assert im["tick"] * im["shown"] / im["natural"] >= 18, im
+    for shot in tmp_path.glob("*.png"):  # the screenshots show something (not a blank or a scrolled-off page)
+        grey = np.asarray(Image.open(shot).convert("L"))
+        assert (grey < 200).mean() > 0.005, shot.name
+
+
 
 
 def _page_through(deck: Path) -> dict:

@@ -1,0 +1,198 @@
+"""Plan a chapter's slides: one idea a slide, the notebook's prose as speaker notes, pictures and tables kept.
+
+A chapter is written to be read, so its cells are not slides. :func:`plan` walks the notebook and makes
+
+* a slide at every ``#``, ``##`` or ``###`` heading, wherever it stands in a cell: the heading, then the
+  section's first sentence (cut at :data:`WORD_LIMIT` words), with the whole section in the speaker notes;
+* a slide for every picture a code cell shows (a figure, a dashboard's picture) and every table it prints,
+  under the current heading, with the picture's description and the prose that led to it in the notes;
+* a slide for a Markdown table or a list (bullets cut to their first clause), so a key-points list reads as
+  bullets, not as a page.
+
+Code and printed text stay out of the slides (they are in the notes when short). :func:`deck_notebook`
+turns the plan into the notebook nbconvert's reveal exporter reads (``slide_type`` per cell, ``notes`` cells).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+import nbformat
+from nbformat.v4 import new_markdown_cell, new_notebook
+
+WORD_LIMIT = 40  # visible words a slide holds at most (a slide is read from the back of a room in seconds)
+HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_NOTES_TEXT_LIMIT = 1500  # characters of a cell's printed output kept in the notes
+
+
+@dataclass
+class Slide:
+    """One slide: a title, a short lead or bullets (Markdown), a visual (HTML), and the speaker notes."""
+
+    title: str
+    lead: str = ""
+    visual: str = ""
+    notes: list[str] = field(default_factory=list)
+    continued: bool = False  # a picture or table slide under the same heading as the slide before
+
+    def visible_words(self) -> int:
+        text = re.sub(r"<[^>]+>", " ", f"{self.title} {self.lead}")
+        return len(re.findall(r"[\w’'–-]+", text))
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+def _plain(md: str) -> str:
+    """Markdown without links' targets, emphasis marks and code ticks, for counting and cutting."""
+    md = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", md)
+    md = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", md)
+    return md.replace("**", "").replace("`", "")
+
+
+def cut(text: str, limit: int = WORD_LIMIT) -> str:
+    """The first sentence of ``text`` (Markdown kept plain), at most ``limit`` words; "…" marks a cut."""
+    flat = " ".join(_plain(text).split())
+    first = re.split(r"(?<=[.!?:])\s+(?=[A-Z0-9(])", flat, maxsplit=1)[0]
+    ws = words(first)
+    return " ".join(ws) if len(ws) <= limit else " ".join(ws[:limit]).rstrip(",;:") + " …"
+
+
+def _bullets(block: str, limit: int = WORD_LIMIT) -> str:
+    """A list cut to each item's first clause, and to ``limit`` words in all."""
+    items = [LIST_ITEM.sub("", line).strip() for line in block.splitlines() if LIST_ITEM.match(line)]
+    out, used = [], 0
+    for item in items:
+        clause = re.split(r"(?<=[.:;—])\s|\s—\s|\s\(", _plain(item), maxsplit=1)[0].rstrip(".:;")
+        n = len(words(clause))
+        if used + n > limit:
+            break
+        out.append(f"- {clause}")
+        used += n
+    return "\n".join(out)
+
+
+def _blocks(md: str) -> list[tuple[str, str]]:
+    """A Markdown cell as ("heading" | "table" | "list" | "text", content) blocks, headings split out of prose."""
+    out: list[tuple[str, str]] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(para).strip()
+        para.clear()
+        if not text:
+            return
+        lines = text.splitlines()
+        if all(line.lstrip().startswith("|") for line in lines) and len(lines) >= 2:
+            out.append(("table", text))
+        elif LIST_ITEM.match(lines[0]):
+            out.append(("list", text))
+        else:
+            out.append(("text", text))
+
+    for line in md.splitlines():
+        m = HEADING.match(line)
+        if m:
+            flush()
+            out.append(("heading", m.group(2)))
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line)
+    flush()
+    return out
+
+
+def _img(data: str, mime: str, alt: str, tick_px: object = None) -> str:
+    extra = f' data-tick-px="{tick_px}"' if tick_px else ""
+    return (f'<img class="nvcourse-deck-figure" alt="{html.escape(alt, quote=True)}"{extra} '
+            f'src="data:{mime};base64,{data.strip()}">')
+
+
+def _visuals(cell: nbformat.NotebookNode) -> tuple[list[tuple[str, str]], str]:
+    """([(kind, HTML)] of a code cell's pictures and tables, its printed text) — kind is figure/dashboard/table."""
+    visuals, printed = [], []
+    for out in cell.get("outputs", []):
+        data, meta = out.get("data", {}), out.get("metadata", {})
+        if "image/png" in data:
+            md = meta.get("image/png", {}) if isinstance(meta.get("image/png"), dict) else {}
+            picture = _img(data["image/png"], "image/png", md.get("alt", "Figure."), md.get("tick_px"))
+            visuals.append(("figure", picture))
+        elif "text/html" in data and "nvcourse-dashboard-static" in data["text/html"]:
+            pic = re.search(r"<img [^>]*>", data["text/html"])
+            if pic:
+                visuals.append(("dashboard", pic.group(0).replace("<img ", '<img class="nvcourse-deck-figure" ', 1)))
+        elif "text/html" in data and "<table" in data["text/html"]:
+            visuals.append(("table", f'<div class="nvcourse-deck-table">{data["text/html"]}</div>'))
+        elif out.get("output_type") == "stream" and out.get("name") == "stdout":
+            printed.append(out.get("text", ""))
+    return visuals, "".join(printed)[:_NOTES_TEXT_LIMIT]
+
+
+def _title_of(stack: list[str]) -> str:
+    return stack[-1] if stack else ""
+
+
+def plan(nb: nbformat.NotebookNode) -> list[Slide]:
+    """The slides of one chapter, in order (see the module docstring)."""
+    slides: list[Slide] = []
+    title = ""
+    pending: list[str] = []  # prose read since the last slide that showed something
+
+    def new(**kw) -> Slide:
+        slide = Slide(title=kw.pop("title", title), **kw)
+        slides.append(slide)
+        return slide
+
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "skip":
+            continue
+        if cell.cell_type == "markdown":
+            for kind, content in _blocks(cell.source):
+                if kind == "heading":
+                    title = _plain(content)
+                    new(notes=[])
+                    pending = []
+                    continue
+                current = slides[-1] if slides else new()
+                if kind == "table":
+                    new(visual=content, notes=[content], continued=True)
+                elif kind == "list":
+                    if current.lead or current.visual:
+                        current = new(continued=True)
+                    current.lead = _bullets(content)
+                    current.notes.append(content)
+                else:
+                    if not current.lead and not current.visual:
+                        current.lead = cut(content)
+                    current.notes.append(content)
+                    pending.append(content)
+        elif cell.cell_type == "code":
+            visuals, printed = _visuals(cell)
+            for kind, visual in visuals:
+                alt = re.search(r'alt="([^"]*)"', visual)
+                notes = [f"({kind}) {html.unescape(alt.group(1))}" if alt else f"({kind})"]
+                notes += pending[-1:]  # the sentence that set up this picture (often the prediction to make)
+                if printed.strip():
+                    notes.append(f"The cell also prints:\n\n```\n{printed.strip()}\n```")
+                new(visual=visual, notes=notes, continued=True)
+                pending = []
+    return [s for s in slides if s.lead or s.visual or s.notes]
+
+
+def deck_notebook(slides: list[Slide]) -> nbformat.NotebookNode:
+    """The notebook nbconvert's reveal exporter turns into the deck: per slide a Markdown cell that starts a
+    slide, and a ``notes`` cell with the speaker notes."""
+    cells = []
+    for slide in slides:
+        head = f"## {slide.title}" + (" (continued)" if slide.continued and slide.title else "")
+        body = "\n\n".join(part for part in (head if slide.title else "", slide.lead, slide.visual) if part)
+        cells.append(new_markdown_cell(body or " ", metadata={"slideshow": {"slide_type": "slide"}}))
+        notes = "\n\n".join(slide.notes) or slide.lead or slide.title
+        cells.append(new_markdown_cell(notes, metadata={"slideshow": {"slide_type": "notes"}}))
+    return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                               "language": "python"}})
