@@ -92,3 +92,23 @@ def test_fuzz_cut_dumps_raise_only_value_error(cut, junk):
         parse_topo(text[:cut] + junk + text[cut:cut + 50])
     except ValueError:
         pass
+
+
+def test_handmade_two_host_nvlink_domain_with_c2c_and_a_socket_nic():
+    """HAND-MADE in NCCL's format, shaped like the GB200/GB300 dumps quoted in public issues: every GPU's NVLinks
+    go to one switch target 'fffffff:ff:ff.0' (count 18), a <c2c> link to the Grace CPU, two hosts in one file
+    (host_hash), and a socket NIC straight under <cpu>."""
+    def host(h):
+        gpus = "".join(
+            f'<pci busid="000{i}:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">'
+            f'<gpu dev="{i}" sm="100" rank="{2 * h + i}" gdr="1"><nvlink target="fffffff:ff:ff.0" count="18" '
+            f'tclass="0x068000"/><c2c bw="44712" count="5"/></gpu></pci>' for i in (0, 1))
+        return (f'<cpu host_hash="0x{h + 1:x}" numaid="0" arch="arm64" vendor="NVIDIA">{gpus}'
+                f'<nic><net name="eth0" dev="0" speed="10000" port="0" gdr="0"/></nic></cpu>')
+    res = parse_topo(f'<system version="2">{host(0)}{host(1)}</system>')
+    assert res.gpus == ["GPU0", "GPU1", "GPU2", "GPU3"] and res.nics == ["NIC0", "NIC1"]
+    assert {res.codes[("GPU0", g)] for g in ("GPU1", "GPU2", "GPU3")} == {"NV18"}
+    assert res.codes[("GPU0", "NIC0")] in ("NODE", "SYS") and res.xml["gpus"]["GPU0"]["c2c"] == [
+        {"bw": 44712, "count": 5}]
+    assert res.xml["nics"]["NIC0"]["speed_Gbps"] == 10.0 and res.xml["nics"]["NIC0"]["gdr"] == "0"
+    assert any("2 hosts in one file" in n for n in res.notes)

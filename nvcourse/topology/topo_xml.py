@@ -78,6 +78,7 @@ def _gpu(g: ET.Element, parent: ET.Element, cpu: ET.Element, path: tuple[str, ..
     c2c = [{"bw": _int(c.get("bw")), "count": _int(c.get("count"))} for c in g.findall("c2c")]
     return {"bus_id": parent.get("busid") if parent.tag == "pci" else None, "dev": _int(g.get("dev")),
             "rank": _int(g.get("rank")), "sm": _int(g.get("sm")), "gdr": g.get("gdr"), "numa": cpu.get("numaid"),
+            "host": cpu.get("host_hash"),
             "cpu_affinity": cpu.get("affinity"), "path": path[:-1] if path else (), "nvlinks": links, "c2c": c2c}
 
 
@@ -85,11 +86,12 @@ def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
     speed = _int(net.get("speed"))
     return {"name": net.get("name"), "dev": _int(net.get("dev")), "speed_Gbps": speed / 1000 if speed else None,
             "port": _int(net.get("port")), "gdr": net.get("gdr"), "numa": cpu.get("numaid"),
+            "host": cpu.get("host_hash"),
             "path": path[:-1] if path else (), "bus_id": path[-1] if path else None}
 
 
 def _pcie_code(a: dict, b: dict) -> str:
-    if a["numa"] != b["numa"]:
+    if a["host"] != b["host"] or a["numa"] != b["numa"]:  # another host (multi-node NVLink domain) or socket
         return "SYS"
     pa, pb = a["path"], b["path"]
     if pa and pb and pa[-1] == pb[-1]:
@@ -156,6 +158,9 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     out = ["read from NCCL's topology XML: path codes worked out from its PCIe tree and NVLink counts"]
     if any(link["tclass"] == NVSWITCH_CLASS for g in gpus for link in g["nvlinks"]):
         out.append("NVLinks go to NVSwitches (tclass 0x068000): NV# is each GPU's link count to them")
-    if len({g["bus_id"] for g in gpus}) < len(gpus):
+    if len({g["host"] for g in gpus}) > 1:
+        out.append(f"{len({g['host'] for g in gpus})} hosts in one file (a multi-node NVLink domain): devices on "
+                   "different hosts without NVLink between them are marked SYS (nvidia-smi has no code across hosts)")
+    if len({(g["host"], g["bus_id"]) for g in gpus}) < len(gpus):
         out.append("several ranks share a GPU (same bus id): each is listed")
     return out
