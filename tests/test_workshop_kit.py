@@ -238,10 +238,12 @@ def test_every_handout_has_text_and_the_chapters_have_figures(pdfs: Path):
     assert figures >= 10
 
 
-def test_quiz_handout_has_the_questions_and_no_answers(pdfs: Path):
-    facts = _pdf_facts(pdfs / "quiz_misconceptions_exercises.pdf")
+@pytest.mark.parametrize("form", ["quiz_misconceptions_exercises", "quiz_misconceptions_post_exercises"])
+def test_quiz_handouts_have_the_questions_answer_lines_and_no_answers(pdfs: Path, form: str):
+    facts = _pdf_facts(pdfs / f"{form}.pdf")
     assert "Question 11" in facts["text"] and "Misconceptions quiz" in facts["text"]
-    assert "400 / 8" not in facts["text"]  # the solution's expression is not printed
+    assert facts["text"].count("Your answer:") == 11  # a line to write on under each question
+    assert "/ 8" not in facts["text"] and "BEGIN SOLUTION" not in facts["text"]  # no solution is printed
 
 
 def test_handouts_refuse_a_missing_notebook(capsys: pytest.CaptureFixture[str]):

@@ -25,7 +25,9 @@ from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_OUT = ROOT / "artifacts" / "handouts"
-QUIZ = ROOT / "exercises" / "quiz_misconceptions_exercises.ipynb"
+QUIZZES = (ROOT / "exercises" / "quiz_misconceptions_exercises.ipynb",  # pre-test, then post-test (other numbers)
+           ROOT / "exercises" / "quiz_misconceptions_post_exercises.ipynb")
+ANSWER_LINE = "**Your answer:** ________________________________"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 # MathJax 2 has typeset the page when its queue is empty and its startup promise has run.
 MATHJAX_DONE = "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0)"
@@ -44,17 +46,28 @@ def find_chromium() -> str | None:
 
 
 def default_notebooks(root: Path = ROOT) -> list[Path]:
-    quiz = [QUIZ] if QUIZ.is_file() else []
+    quiz = [q for q in QUIZZES if q.is_file()]
     return sorted((root / "notebooks").glob("[0-9]*.ipynb")) + quiz
+
+
+def _on_paper(nb: nbformat.NotebookNode, *, quiz: bool) -> nbformat.NotebookNode:
+    """Code is not printed, so a code cell without output would print as an empty box (a blank last page); on a
+    printed quiz each answer cell becomes a line to write the answer on."""
+    cells = []
+    for cell in nb.cells:
+        if quiz and cell.cell_type == "code" and ("quiz.record(" in cell.source or "quiz.answer(" in cell.source):
+            cells.append(nbformat.v4.new_markdown_cell(ANSWER_LINE))
+        elif cell.cell_type != "code" or cell.get("outputs"):
+            cells.append(cell)
+    nb.cells = cells
+    return nb
 
 
 def handout_html(notebook: Path, out_dir: Path, modules: Path) -> Path:
     """Write the printable HTML of ``notebook`` into ``out_dir``; returns its path."""
     from nbconvert import HTMLExporter
 
-    nb = nbformat.read(notebook, as_version=4)
-    # Code is not printed, so a code cell without output would print as an empty box (a blank last page).
-    nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]
+    nb = _on_paper(nbformat.read(notebook, as_version=4), quiz=notebook.stem.startswith("quiz_"))
     exporter = HTMLExporter(template_name="nvcourse_handout", extra_template_basedirs=[str(TEMPLATES)],
                             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             embed_images=True, **{k: v for k, v in exporter_urls(modules, out_dir).items()
