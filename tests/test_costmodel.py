@@ -182,11 +182,15 @@ def test_nvl72_node_is_the_nvlink_domain():
         predict("allreduce", "gb200-nvl72", 73, GiB)
 
 
-def test_nccl_selection_follows_nvls_threshold():
-    # H100: NVLS from 5 GPUs (catalog nvls_min_gpus); with 4 GPUs NCCL's choice is the ring
-    assert predict("allreduce", "dgx-h100", 4, 4 * GiB, algo="nccl").algo == "ring"
+def test_nvls_from_two_gpus_chosen_by_time():
+    # ncclNvlsInit enables NVLS from 2 GPUs (nvls.cc line 262, "gpuCount < 2"); the tuner then chooses by time.
+    # 2 H100: NVLS moves S x 3/2 per GPU at 0.85 of the links, the ring S x 1 at the full rate: the ring wins
+    assert "nvls" in algorithms("allreduce", "dgx-h100", 2)
+    assert predict("allreduce", "dgx-h100", 2, 4 * GiB, algo="nccl").algo == "ring"
+    # 8 H100: S x 9/8 at 0.85 beats S x 7/4 at 1
     assert predict("allreduce", "dgx-h100", 8, 4 * GiB, algo="nccl").algo == "nvls"
     assert "nvls" not in algorithms("allreduce", "dgx-a100", 8)
+    assert "nvls" not in algorithms("allreduce", "dgx-h100", 1, nodes=2)
 
 
 # ---------------------------------------------------------------- properties
@@ -288,7 +292,7 @@ def test_predict_agrees_with_sweep(cfg, nbytes):
         (dict(fabric="nvlink4"), "fabric", "roce-400g"),
         (dict(algo="magic"), "algo", "ring"),
         (dict(system="dgx-a100", algo="nvls"), "algo 'nvls'", "ring, tree, rhd, direct"),
-        (dict(gpus=2, algo="nvls"), "nvls_min_gpus=5", "ring"),
+        (dict(gpus=1, nodes=2, algo="nvls"), "from 2 GPUs", "ring"),
         (dict(gpus=6, algo="rhd"), "power-of-two", "ring"),
         (dict(algo="hierarchical"), "nodes >= 2", "ring"),
         (dict(op="alltoall", algo="ring"), "not an algorithm for alltoall", "direct"),

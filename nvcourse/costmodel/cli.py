@@ -11,7 +11,7 @@ import argparse
 import numpy as np
 
 from .. import units
-from ..cli import print_json
+from ..textio import print_json
 from . import launch as launch_mode
 from . import model, prediction, tuning
 

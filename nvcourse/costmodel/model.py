@@ -149,8 +149,8 @@ def why_not(op: str, algo: str, c: Config) -> str | None:
         s = c.system
         if not s.in_switch_reduction:
             return f"{s.id} has no in-switch reduction (NVLink SHARP)"
-        if g < (s.nvls_min_gpus or 0):
-            return f"NVLS needs at least nvls_min_gpus={s.nvls_min_gpus} GPUs on {s.id}; got gpus={g}"
+        if g < tuning.nvls_min_gpus():  # ncclNvlsInit: from 2 GPUs; above that the tuner chooses by time
+            return f"NCCL enables NVLS from {tuning.nvls_min_gpus()} GPUs of a node; got gpus={g}"
         if s.scale_up_link not in factors.LINK_ARCH:
             return f"no NVLS efficiency is known for {s.scale_up_link} (factors.LINK_ARCH)"
         if (why := nvls_graph.op_limit(op, g)) is not None:

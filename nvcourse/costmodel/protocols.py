@@ -5,7 +5,9 @@ NCCL moves data with one of three *protocols* (constants in ``data/nccl_tuning.t
 * **LL** (low latency): every 8-byte store carries 4 B of data and a 4 B flag, so a receiver polls the
   data itself, with no fence. Cheapest per step (0.6 µs over NVLink in NCCL's model), half the bandwidth.
 * **LL128**: 128-byte lines of 120 B data + 8 B flag; needs 128-byte stores that arrive whole, so NCCL
-  enables it only over NVLink (and the network) on Volta and later. 1.9 µs per NVLink step, 92 % bandwidth.
+  enables it only where a node's GPUs talk over NVLink, on Volta and later, and then across the network too
+  (the NIC on the GPU's PCIe switch: tuning.cc lines 514-536; by release, :func:`.tuning.ll128_allowed`).
+  1.9 µs per NVLink step, 4.0 µs per network step, 92 % bandwidth.
 * **Simple**: large chunks, then a memory fence and a flag. Full bandwidth, the largest per-step cost
   (3.4 µs NVLink, 5.7 µs PCIe, 14 µs network: the α values of the catalog are these).
 

@@ -32,6 +32,7 @@ __all__ = [
     "efficiency",
     "nvls_efficiency",
     "nvls_heads",
+    "nvls_min_gpus",
     "coll_channels",
     "gpu_arch",
     "ll128_allowed",
@@ -261,6 +262,11 @@ def nvls_efficiency(arch: str, version: str | None = None) -> float | None:
     """NVLS (NVLink SHARP) efficiency of an architecture, or None where NCCL has no NVLS."""
     v = raw(version)["nvls_efficiency"].get(arch)
     return None if v is None else float(v)
+
+
+def nvls_min_gpus() -> int:
+    """The fewest GPUs of a node on which NCCL enables NVLS (``ncclNvlsInit``: 2); above it the tuner chooses."""
+    return int(raw()["nvls_enable"]["min_gpus"])
 
 
 def nvls_heads(gpus: int) -> int:

@@ -229,6 +229,12 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
         return 0.0
     if in_switch and not s.in_switch_reduction:
         raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
+    if in_switch and s.nvls_min_gpus is not None and gpus < s.nvls_min_gpus:
+        # the cost model runs NVLS from 2 GPUs, as NCCL does; the dashboard keeps the course's threshold
+        raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {s.nvls_min_gpus} GPUs "
+                         f"on {system} (catalog nvls_min_gpus: the course's estimate of where NVLS pays; NCCL itself enables it from "
+                         f"2 GPUs); got gpus={gpus}; "
+                         "use in_switch=False (the ring)")
     try:
         # the textbook α-β form (Simple per-step α, no protocol choice), as the docstring states
         cfg = costmodel.configure(system, gpus)
