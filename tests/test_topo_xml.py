@@ -112,3 +112,36 @@ def test_handmade_two_host_nvlink_domain_with_c2c_and_a_socket_nic():
         {"bw": 44712, "count": 5}]
     assert res.xml["nics"]["NIC0"]["speed_Gbps"] == 10.0 and res.xml["nics"]["NIC0"]["gdr"] == "0"
     assert any("2 hosts in one file" in n for n in res.notes)
+
+
+BARE = FIX / "h200_baremetal_dump_cut_nccltests256.xml"
+VM = FIX / "h200_vm_dump_cut_nccltests256.xml"
+
+
+def test_cut_baremetal_dump_is_read_up_to_the_cut():
+    """nccl-tests#256: the paste stops at the second <cpu>'s first <nic>; three GPUs and three NICs came before."""
+    res = parse_topo(BARE.read_text(encoding="utf-8"))
+    assert res.gpus == ["GPU0", "GPU1", "GPU2"] and [res.nic_names[n] for n in res.nics] == ["mlx5_0", "mlx5_1",
+                                                                                            "mlx5_2"]
+    # GPU 18 and mlx5_0 (19) share bridge 16; GPU 2a and mlx5_1 (29) bridge 27; GPU 3a and mlx5_2 (3b) bridge 38
+    assert [res.codes[(f"GPU{i}", f"NIC{i}")] for i in range(3)] == ["PIX", "PIX", "PIX"]
+    assert res.codes[("GPU0", "NIC1")] == "NODE" and res.codes[("GPU0", "GPU1")] == "NV18"
+    assert {n["speed_Gbps"] for n in res.xml["nics"].values()} == {400.0}
+    assert res.notes[0].startswith("the XML stops after line 53")
+
+
+def test_cut_vm_dump_shows_the_flattened_tree_and_16_gts():
+    """nccl-tests#256, the KVM guest: no bridges, numaid -1, NVLink to one switch target, links at 16 GT/s."""
+    res = parse_topo(VM.read_text(encoding="utf-8"))
+    assert res.gpus == ["GPU0"] and res.nic_names == {"NIC0": "mlx5_0"}
+    assert res.codes[("GPU0", "NIC0")] == "NODE"
+    assert res.xml["gpus"]["GPU0"]["nvlinks"] == [{"target": "fffffff:ff:ff.0", "count": 18, "tclass": "0x068000"}]
+    assert {p["link_speed"] for p in res.xml["pcie"]} == {"16.0 GT/s PCIe"}
+
+
+def test_a_cut_inside_a_tag_or_a_wrong_nesting_is_still_an_error():
+    text = BARE.read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="malformed NCCL topology XML"):
+        parse_topo(text.rstrip()[:-20])  # cut inside an attribute list
+    with pytest.raises(ValueError, match="malformed NCCL topology XML"):
+        parse_topo(text.replace("</gpu>", "</pci>", 1))

@@ -13,7 +13,8 @@ same NVSwitches: the smaller of the two GPUs' switch links), ``PIX`` (same bridg
 below the CPU), ``NODE`` (same CPU), ``SYS`` (different CPUs). GPUs are numbered in PCI bus order as
 ``nvidia-smi`` does, NICs in NCCL's ``dev`` order. What only the XML says is kept in ``TopoResult.xml``:
 per GPU its bus id, ``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and
-GDR flag; the PCIe tree with each link's speed and width. Malformed XML raises one ValueError naming the line.
+GDR flag; the PCIe tree with each link's speed and width. A dump cut at the end of a tag (as pasted in issues)
+is read up to the cut, with a note; other malformed XML raises one ValueError naming the line.
 """
 
 from __future__ import annotations
@@ -33,15 +34,47 @@ def looks_like_xml(text: str) -> bool:
     return head.startswith("<") and ("<system" in head or "<?xml" in head)
 
 
-def _root(text: str) -> ET.Element:
+_TAG = re.compile(r"<(/?)([A-Za-z][\w.-]*)[^<>]*?(/?)>")
+
+
+def _closed(text: str) -> str | None:
+    """``text`` with the elements a cut paste left open closed again, or None when the cut is not at a tag's end
+    or the tags do not nest (then the error is real)."""
+    body = text.rstrip()
+    if not body.endswith(">"):
+        return None
+    stack: list[str] = []
+    for m in _TAG.finditer(re.sub(r"<!--.*?-->", "", body, flags=re.S)):
+        closing, name, empty = m.groups()
+        if empty:
+            continue
+        if closing:
+            if not stack or stack[-1] != name:
+                return None
+            stack.pop()
+        else:
+            stack.append(name)
+    return body + "".join(f"</{name}>" for name in reversed(stack)) if stack else None
+
+
+def _root(text: str, notes: list[str]) -> ET.Element:
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ValueError("NCCL topology XML: a DOCTYPE/ENTITY declaration is not part of NCCL's format")
+    text = text.strip().lstrip("\ufeff")
     try:
-        root = ET.fromstring(text.strip().lstrip("\ufeff"))
+        root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
-        raise ValueError(f"line {line}: malformed NCCL topology XML ({str(exc).split(':')[0]}, column {col})") \
-            from None
+        fixed = _closed(text) if line >= text.count("\n") + 1 else None  # only a cut at the very end is mended
+        try:
+            root = ET.fromstring(fixed) if fixed else None
+        except ET.ParseError:
+            root = None
+        if root is None:
+            raise ValueError(f"line {line}: malformed NCCL topology XML ({str(exc).split(':')[0]}, column {col})") \
+                from None
+        notes.append(f"the XML stops after line {text.count(chr(10)) + 1} (a cut paste): read what is there, "
+                     "devices after the cut are missing")
     if root.tag != "system":
         raise ValueError(f"line 1: NCCL topology XML must start with <system version=...>; found <{root.tag}>")
     return root
@@ -121,7 +154,8 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
 
     nv_link = catalog.get_link(nvlink) if nvlink is not None else None
     pcie_link = catalog.get_link(pcie) if pcie is not None else None
-    root = _root(text)
+    cut_notes: list[str] = []
+    root = _root(text, cut_notes)
     found: dict = {"gpus": [], "nics": [], "pci": []}
     for cpu in root.iter("cpu"):
         _walk(cpu, cpu, (), found)
@@ -142,7 +176,7 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
                       for i, g in enumerate(gpus) if g["cpu_affinity"] is not None},
-                     has_legend=False, notes=_notes(gpus, nics))
+                     has_legend=False, notes=cut_notes + _notes(gpus, nics))
     res.source_format = "nccl-xml"
     res.xml = {"version": root.get("version"),
                "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
