@@ -200,3 +200,18 @@ def test_any_mix_of_blank_lines_line_ends_and_trailing_space(stem, blanks, eol, 
     body = [x for i, ln in enumerate(lines[h:end]) for x in ([ln + trail] + blanks[: 1 + i % len(blanks)])]
     mangled = eol.join(lines[:h] + body + lines[end:])
     assert summary(parse_topo(mangled)) == summary(parse_topo(text))
+
+
+_LAUNCHER = {"srun": "0: ", "pdsh": "node1: ", "openmpi": "[1,0]<stdout>:", "iso": "2024-07-18T15:41:05Z ",
+             "syslog": "Jul 18 15:41:05 node7 bash[12]: ", "nested": "node1: 3: "}
+
+
+@pytest.mark.parametrize("kind", sorted(_LAUNCHER))
+@pytest.mark.parametrize("stem", sorted(EXAMPLES))
+def test_launcher_prefix_on_every_line_reads_the_same(stem, kind):
+    """`srun -l`, `pdsh -w`, mpirun --tag-output and timestamps put a prefix on every line (the legend's
+    'NIC0: mlx5_0' lines too); the matrix, legend and NIC names read the same."""
+    text = text_of(stem)
+    plain = parse_topo(text).to_json()
+    prefixed = "\n".join(_LAUNCHER[kind] + line for line in text.splitlines())
+    assert parse_topo(prefixed).to_json() == plain

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_line", "PREFIXES"]
+__all__ = ["clean_line", "strip_kinds", "strip_sequence", "PREFIXES"]
 
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -52,17 +52,37 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)
 _NCCL_OWN = re.compile(r"^[^\s:\[\]]+:\d+:\d+\s+\[\d+\]")
 
 
-def clean_line(raw: str) -> str:
-    """``raw`` without its launcher/collector prefixes and surrounding whitespace (CR, CRLF and tabs included)."""
+def strip_kinds(raw: str) -> tuple[str, list[str]]:
+    """``raw`` without its prefixes, and the names of the prefixes removed, outermost first."""
     line = raw.rstrip("\r\n").replace("\r", "").strip()
+    kinds: list[str] = []
     for _ in range(12):  # prefixes nest (pdsh inside mpirun inside a timestamp); a bound keeps fuzz input cheap
         if _NCCL_OWN.match(line):
             break
-        for _name, pat in PREFIXES:
+        for name, pat in PREFIXES:
             m = pat.match(line)
             if m and m.end() > 0:
                 line = line[m.end():].strip()
+                kinds.append(name)
                 break
         else:
             break
+    return line, kinds
+
+
+def clean_line(raw: str) -> str:
+    """``raw`` without its launcher/collector prefixes and surrounding whitespace (CR, CRLF and tabs included)."""
+    return strip_kinds(raw)[0]
+
+
+def strip_sequence(raw: str, kinds: list[str]) -> str:
+    """``raw`` without the prefixes ``kinds`` names, in that order, each only where present; the rest of the line
+    (leading whitespace included) is kept. For formats whose own lines can look like a prefix (``NIC0: mlx5_0``
+    in ``nvidia-smi topo -m``'s legend): strip only what the format's header line carried."""
+    line = raw.rstrip("\r\n").replace("\r", "")
+    pats = dict(PREFIXES)
+    for name in kinds:
+        m = pats[name].match(line.lstrip())
+        if m and m.end() > 0:
+            line = line.lstrip()[m.end():]
     return line

@@ -262,7 +262,7 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
         return parse_xml(text, nvlink=nvlink, pcie=pcie)
 
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    lines = [_clean(line) for line in raw]
+    lines = [_clean(line) for line in _without_launcher_prefixes(raw)]
     header_at, devices, extras = _find_header(lines)
     rows, cut_rows, idx = _read_rows(lines, header_at, devices, extras)
     notes: list[str] = []
@@ -281,6 +281,19 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
     result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes)
     build_graph(result, nv_link, pcie_link)
     return result
+
+
+def _without_launcher_prefixes(raw: list[str]) -> list[str]:
+    """The lines without the launcher prefixes (srun ``0: ``, pdsh ``node1: ``, mpirun tags, timestamps) that the
+    matrix header carries: only those, so that legend lines such as ``NIC0: mlx5_0`` keep their text."""
+    from nvcourse.nccl.paste import strip_kinds, strip_sequence
+
+    for line in raw:
+        cleaned, kinds = strip_kinds(line)
+        toks = _clean(cleaned).split()
+        if kinds and toks and _GPU.match(toks[0]) and len(toks) > 1 and _GPU.match(toks[1]):
+            return [strip_sequence(x, kinds) for x in raw]
+    return raw
 
 
 _Rows = dict[str, tuple[int, list[str], list[str]]]
