@@ -6,6 +6,8 @@ import argparse
 from dataclasses import asdict
 
 from . import catalog
+from .textio import print_json
+from .units import format_size
 
 
 def system_record(system: catalog.System) -> dict:
@@ -33,8 +35,6 @@ def link_record(link: catalog.Link) -> dict:
 
 
 def _systems(args: argparse.Namespace) -> int:
-    from .cli import print_json
-
     items = list(catalog.systems().values())
     if args.json:
         print_json([system_record(s) for s in items])
@@ -55,8 +55,6 @@ def _systems(args: argparse.Namespace) -> int:
 
 
 def _links(args: argparse.Namespace) -> int:
-    from .cli import print_json
-
     items = list(catalog.links().values())
     if args.json:
         print_json([link_record(link) for link in items])
@@ -65,8 +63,6 @@ def _links(args: argparse.Namespace) -> int:
               f"{'n½':>10}")
     print(header)
     print("-" * len(header))
-    from .units import format_size
-
     for link in items:
         print(
             f"{link.id:<10} {link.kind:<10} {link.line_GBps_dir:>13.2f} {link.efficiency:>10.3f} "

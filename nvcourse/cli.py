@@ -29,8 +29,7 @@ Errors and exit statuses (any sub-command, present or later; the classes are in 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
+import faulthandler
 import os
 import signal
 import sys
@@ -49,20 +48,10 @@ from .errors import (
     Terminated,
     UsageError,
 )
+from .textio import print_json
 
 __all__ = ["main", "build_parser", "print_json", "UsageError", "debug_requested"]
 
-# Modules that contribute sub-commands with `register(subparsers) -> None`. A module that does not
-# exist yet (a chapter still being written) is skipped, so the command line never breaks on it.
-_FEATURE_MODULES = (
-    "nvcourse.catalog_cli",
-    "nvcourse.doctor",
-    "nvcourse.costmodel.cli",
-    "nvcourse.collectives.cli",
-    "nvcourse.topology.cli",
-    "nvcourse.nccl.cli",
-    "nvcourse.cluster.cli",
-)
 
 
 def printable(text: str) -> str:
@@ -78,6 +67,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
 
+def _feature_modules() -> tuple:
+    """The modules that contribute sub-commands, each with ``register(subparsers) -> None``, in --help order.
+
+    Imported here, not at the top: :func:`main` builds the parser once its SIGTERM and Ctrl-C handlers are in
+    place, and these imports (numpy, networkx, the models) take a second on a loaded machine, so a signal during
+    start-up still ends with one line and status 143 or 130 instead of a traceback.
+    """
+    from . import catalog_cli, doctor
+    from .cluster import cli as cluster_cli
+    from .collectives import cli as collectives_cli
+    from .costmodel import cli as costmodel_cli
+    from .nccl import cli as nccl_cli
+    from .topology import cli as topology_cli
+
+    return catalog_cli, doctor, costmodel_cli, collectives_cli, topology_cli, nccl_cli, cluster_cli
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="nvcourse",
@@ -89,13 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in _FEATURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:  # only skip the feature module itself being absent
-            if exc.name != name and not name.startswith(str(exc.name) + "."):
-                raise
-            continue
+    for module in _feature_modules():
         module.register(sub)
     for p in sub.choices.values():  # `nvcourse bench ... --debug` works too, for every sub-command
         try:
@@ -104,12 +104,6 @@ def build_parser() -> argparse.ArgumentParser:
         except argparse.ArgumentError:  # a sub-command that defines its own --debug keeps it
             pass
     return parser
-
-
-def print_json(obj: object) -> None:
-    """Write JSON to stdout the same way for every sub-command."""
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
 
 
 def debug_requested(argv: Sequence[str] | None = None) -> bool:
@@ -164,8 +158,6 @@ def sigterm_raises() -> Iterator[None]:
 
     old = signal.signal(signal.SIGTERM, _raise)
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where a stuck command is (all threads' stacks)
-        import faulthandler
-
         try:  # to the real stderr: under a test's capture sys.stderr has no file descriptor
             faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
         except (ValueError, OSError, AttributeError, RuntimeError):

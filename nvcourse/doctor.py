@@ -18,6 +18,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .textio import print_json
+
 __all__ = ["Check", "run_checks", "register"]
 
 #: package -> (minimum version, maximum major version or None)
@@ -138,8 +140,6 @@ def run_checks() -> list[Check]:
 def _doctor(args: argparse.Namespace) -> int:
     checks = run_checks()
     if args.json:
-        from .cli import print_json
-
         print_json([asdict(c) for c in checks])
     else:
         for c in checks:

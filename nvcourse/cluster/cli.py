@@ -19,6 +19,7 @@ import json
 import sys
 
 from ..units import format_rate
+from . import launch, netns, spec
 
 
 def register(subparsers) -> None:
@@ -57,8 +58,6 @@ def _fail(exc: RuntimeError) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from . import netns, spec
-
     cluster = spec.make_spec(args.nodes, args.ranks_per_node, nic=args.nic, latency=args.latency,
                              leaf_uplink=args.leaf_uplink, oversubscription=args.oversubscription,
                              nodes_per_leaf=args.nodes_per_leaf, straggler=args.straggler)
@@ -79,8 +78,6 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from . import launch
-
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     hosts = None
     if args.hosts is not None:
@@ -95,8 +92,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from . import netns
-
     try:
         st = netns.status()
     except RuntimeError as exc:
@@ -120,8 +115,6 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from . import netns
-
     try:
         res = netns.down()
     except RuntimeError as exc:

@@ -22,8 +22,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..units import parse_rate, parse_size, parse_time
+from ..nccl.format import format_nccl_tests
+from ..textio import print_json
+from ..units import format_size, parse_rate, parse_size, parse_time
+from . import engines
 from . import plan as _plan
+from .engines import under_mpirun, under_torchrun
+from .group import DEFAULT_ALGO, LinkEmulation, ProcessGroup
+from .resources import check_fits, memory_needed
 from .results import format_table, table_footer, table_header, table_row
 
 BACKENDS = ("shm", "torch", "mpi")
@@ -85,8 +91,6 @@ def resolve_backend(backend: str | None) -> str:
     Under a launcher, shm is refused: each launched process would run its own shared-memory group on its own
     node, and the figure would be that node's memory bandwidth reported as if it had crossed the network.
     """
-    from .engines import under_mpirun, under_torchrun
-
     launcher = "torch" if under_torchrun() else "mpi" if under_mpirun() else None
     if backend is None:
         return launcher or "shm"
@@ -125,8 +129,6 @@ def _check_common(args: argparse.Namespace) -> None:
 
 
 def _emulation(args: argparse.Namespace):
-    from .group import LinkEmulation
-
     if args.emulate_latency is None and args.emulate_bandwidth is None:
         return None
     lat = parse_time(args.emulate_latency, what="emulate-latency") if args.emulate_latency is not None else 0.0
@@ -142,8 +144,6 @@ class _Progress:
     def __call__(self, done: int, nbytes: int) -> None:
         if self.total < 2 or not self.tty:  # on a terminal only: a log or a pipe gets the rows and errors alone
             return
-        from ..units import format_size
-
         msg = f"bench: {done}/{self.total} sizes ({format_size(nbytes)})"
         sys.stderr.write("\r" + msg + ("\n" if done == self.total else ""))
         sys.stderr.flush()
@@ -154,8 +154,6 @@ def run_shm(op: str, sizes: list[int], procs: int, *, algo: str = "auto", iters:
             progress=None, rows: list[dict] | None = None, on_row=None) -> list[dict]:
     """Rows for each size with one :class:`ProcessGroup` (started once). Each finished row is appended to
     ``rows`` (when given, so a caller keeps them after an interrupt) and passed to ``on_row``."""
-    from .group import ProcessGroup
-
     rows = [] if rows is None else rows
     with ProcessGroup(procs, timeout_s=timeout_s, emulation=emulation, recover_on_interrupt=False) as pg:
         for i, s in enumerate(sizes):
@@ -170,9 +168,6 @@ def run_shm(op: str, sizes: list[int], procs: int, *, algo: str = "auto", iters:
 
 def check_memory(args: argparse.Namespace, sizes: list[int]) -> None:
     """Exit-2 error before any worker starts when the largest size does not fit in RAM or /dev/shm."""
-    from ..units import format_size
-    from .resources import check_fits, memory_needed
-
     s = max(sizes)
     if args.backend == "shm":
         shm, private = memory_needed(args.op, args.procs, s, algo=args.algo, dtype=args.dtype,
@@ -184,8 +179,6 @@ def check_memory(args: argparse.Namespace, sizes: list[int]) -> None:
 
 
 def _title(args: argparse.Namespace, emulation) -> str:
-    from .group import DEFAULT_ALGO
-
     algo = args.algo
     if args.backend == "shm" and algo == "auto":
         algo = DEFAULT_ALGO.get(args.op, algo)
@@ -222,8 +215,6 @@ def handle(args: argparse.Namespace) -> int:
                     dtype=args.dtype, emulation=emulation, timeout_s=args.timeout, verify=not args.no_verify,
                     progress=progress, rows=rows, on_row=(lambda r: _emit(table_row(r))) if streaming else None)
         else:
-            from . import engines
-
             def on_row(row: dict) -> None:
                 nonlocal header_done
                 rows.append(row)
@@ -249,12 +240,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def _print_rows(args: argparse.Namespace, rows: list[dict], emulation, header_done: bool, footer: bool) -> None:
     if args.json:
-        from ..cli import print_json
-
         print_json(rows)
     elif args.format == "nccl-tests":
-        from ..nccl.format import format_nccl_tests
-
         print(format_nccl_tests(rows, args.op, args.procs, iters=args.iters, warmup=args.warmup,
                                 factor=args.step_factor))
     elif header_done:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from .. import catalog
+from ..textio import print_json, read_input
+from . import ncclog, nccltests
+from .diagnose import diagnose
+from .signatures import match_text
 
 __all__ = ["register", "read_input", "run_nccl_tests", "run_ncclog"]
-
-_MAX_BYTES = 64 * 1024 * 1024  # a paste larger than this is not a log anyone meant to read whole
 
 
 def register(subparsers) -> None:
@@ -36,40 +39,18 @@ def register(subparsers) -> None:
     q.set_defaults(handler=run_ncclog)
 
 
-def read_input(path: str) -> str:
-    """Text of ``path`` (``-``: stdin); ValueError for unreadable or binary input."""
-    if path == "-":
-        data = sys.stdin.buffer.read(_MAX_BYTES + 1)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
-    if len(data) > _MAX_BYTES:
-        raise ValueError(f"FILE is larger than {_MAX_BYTES // 2**20} MiB: pass the part with the results")
-    if b"\x00" in data:
-        raise ValueError("FILE is binary: expected the text nccl-tests or NCCL printed")
-    return data.decode("utf-8", errors="replace")
-
-
 def _check_positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise ValueError(f"--{name} must be an integer >= 1; got {value}")
 
 
 def run_nccl_tests(args: argparse.Namespace) -> int:
-    from nvcourse import catalog
-    from nvcourse.cli import print_json
-
-    from .diagnose import diagnose
-    from .nccltests import read_text
-
     _check_positive("gpus", args.gpus)
     _check_positive("nodes", args.nodes)
     if args.system is not None and args.system not in catalog.systems():
         raise ValueError(f"--system must be one of {', '.join(catalog.systems())}; got {args.system!r}")
-    from .signatures import match_text
-
     text = read_input(args.file)
-    run = read_text(text)
+    run = nccltests.read_text(text)
     if run.nranks is None and args.gpus:
         run.nranks = args.gpus * (args.nodes or 1)
     diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
@@ -119,15 +100,11 @@ def format_report(run, diag) -> str:
 
 
 def run_ncclog(args: argparse.Namespace) -> int:
-    from nvcourse.cli import print_json
-
-    from .ncclog import explain, read_text
-
-    log = read_text(read_input(args.file))
+    log = ncclog.read_text(read_input(args.file))
     if args.json:
         print_json(log.to_json())
         return 0
-    print(explain(log))
+    print(ncclog.explain(log))
     for p in log.problems:
         if p.get("source"):
             print(f"  - {p['problem']}: likely {p['cause']} [{p['source']}]")

@@ -9,7 +9,9 @@ on the first size after NCCL's pick changes (a switch point), else None.
 
 from __future__ import annotations
 
+from ..textio import read_input
 from . import tuning_table
+from .ncclog import read_text
 
 __all__ = ["load_table", "attach", "format_text"]
 
@@ -20,9 +22,6 @@ def load_table(path: str, op: str) -> tuple[dict, dict, list[str]]:
     ``context`` holds what NCCL's estimate needs beyond the table, when the log gives it: ``nodes``, ``channels``,
     ``ranks`` (for the ring plateau correction).
     """
-    from .cli import read_input
-    from .ncclog import read_text
-
     try:
         log = read_text(read_input(path))
     except OSError as exc:

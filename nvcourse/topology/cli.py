@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 
 from nvcourse import catalog
+from nvcourse.textio import print_json
+
+from . import metrics
+from .topo_parser import read_topo
 
 __all__ = ["register", "run_topo"]
 
@@ -30,8 +34,6 @@ def register(subparsers) -> None:
 
 def _metrics(result) -> dict | None:
     """Metrics of the NVLink fabric (when --nvlink was given), else of the whole graph (when --pcie was)."""
-    from . import metrics
-
     G = result.graph
     if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
         keep = [n for n, k in G.nodes(data="kind") if k in ("gpu", "nvswitch")]
@@ -64,10 +66,6 @@ def _print_xml_facts(result) -> None:
 
 
 def run_topo(args: argparse.Namespace) -> int:
-    from nvcourse.cli import print_json
-
-    from .topo_parser import read_topo
-
     result = read_topo(args.file, nvlink=args.nvlink, pcie=args.pcie)
     data = result.to_json()
     m = _metrics(result)
