@@ -228,3 +228,18 @@ def test_graph_lines_in_the_explanation():
     ring = explain(read_text("h:1:2 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 12, bw 30.000000/30.000000, "
                              "type NVL/PIX, sameChannels 1"))
     assert "ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)" in ring
+
+
+# ---------------------------------------------------------------- NCCL's own P2P and ACS statements
+def test_p2p_disabled_pairs_named_by_nccl():
+    """pytorch#130113: NCCL's 'P2P is disabled between connected GPUs A and B' for pairs 2-1, 0-1, 2-0, 0-2."""
+    log = load("p2p_disabled_pairs_pytorch130113.log")
+    assert log.p2p_disabled_pairs == [[1, 2], [0, 1], [0, 2]] and log.hosts == ["node155"]
+    assert "p2p_disabled_pair" in cases_of(log)
+
+
+def test_ib_completion_error_4_points_at_acs():
+    """nccl#660 (GDR in a VM): 'Got completion from peer ... with error 4'; sjeaugey in nccl#928: usually ACS."""
+    log = load("ib_error4_gdr_vm_nccl660.log")
+    assert log.hints == ["IB completion error 4 (IBV_WC_LOC_PROT_ERR)"] and len(log.warnings) == 2
+    assert "acs_hint" in cases_of(log) and log.hosts == ["vm2", "vm1"]

@@ -80,6 +80,10 @@ class NcclLog:
     jobs: int = 1
     lines: int = 0
     problems: list[dict] = field(default_factory=list)
+    #: GPU pairs NCCL said it cannot reach by P2P ("P2P is disabled between connected GPUs 0 and 1"), as printed
+    p2p_disabled_pairs: list[list[int]] = field(default_factory=list)
+    #: NCCL's own "HINT: ..." lines (printed after an IB completion error), in order seen
+    hints: list[str] = field(default_factory=list)
     #: failure signatures from the runbook data whose patterns match a line (see :mod:`.signatures`)
     signatures: list[dict] = field(default_factory=list)
 
@@ -138,6 +142,7 @@ def read_text(text: str) -> NcclLog:
         if host:
             scan.hosts.setdefault(host)
             scan.devices.setdefault((host, int(dev)), {"host": host, "cuda_dev": int(dev), "bus_id": None})
+        _read_p2p_and_hints(log, msg)
         if m.group("level") == "WARN":
             log.warnings.append(msg)
             continue
@@ -195,6 +200,19 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
         if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
             log.tuning.append(msg)
     _read_channels(log, scan, host, dev, msg)
+
+
+def _read_p2p_and_hints(log: NcclLog, msg: str) -> None:
+    """NCCL's own statements that P2P is off for a GPU pair, and its HINT lines (INFO or WARN)."""
+    if mm := re.search(r"P2P is disabled between (?:NVLINK )?connected GPUs (\d+) and (\d+)", msg):
+        pair = sorted(int(x) for x in mm.groups())
+        if pair not in log.p2p_disabled_pairs:
+            log.p2p_disabled_pairs.append(pair)
+    if msg.startswith("HINT:") and msg not in log.hints:
+        log.hints.append(msg)
+    err4 = "IB completion error 4 (IBV_WC_LOC_PROT_ERR)"
+    if re.search(r"NET/IB\s*:\s*Got completion (?:from peer \S+ )?with error 4,", msg) and err4 not in log.hints:
+        log.hints.append(err4)
 
 
 def _read_network(log: NcclLog, msg: str) -> None:
@@ -307,6 +325,14 @@ def _shm_problem(log: NcclLog) -> list[dict]:
 def _problems(log: NcclLog) -> list[dict]:
     """What looks wrong, each with a cited case where one exists: matched runbook signatures first."""
     out: list[dict] = _signature_problems(log) + _shm_problem(log)
+    if log.p2p_disabled_pairs:
+        pairs = ", ".join(f"{a}-{b}" for a, b in log.p2p_disabled_pairs[:6])
+        more = ", ..." if len(log.p2p_disabled_pairs) > 6 else ""
+        out.append({"problem": f"NCCL says P2P is disabled between {len(log.p2p_disabled_pairs)} GPU pair(s) "
+                    f"({pairs}{more})", **_case("p2p_disabled_pair")})
+    if any("ACS is enabled" in h or "error 4" in h for h in log.hints):
+        out.append({"problem": "IB completion error 4 (a local protection error): PCIe ACS breaking GPUDirect RDMA "
+                    "is the usual cause", **_case("acs_hint")})
     matched = {s["signature"] for s in log.signatures}
     covered = " ".join(s["line"] for s in log.signatures)
     nodes = log.nnodes or (len(log.hosts) if log.hosts else None)
