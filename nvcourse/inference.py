@@ -14,6 +14,8 @@ All-reduce algorithms for decode (``algo``):
 * ``"oneshot"``: each GPU reads the g-1 peers' buffers over NVLink and adds them (vLLM/TRT-LLM custom
   kernels): one synchronisation step, ``s + (g-1)·n/β``;
 * ``"twoshot"``: reduce-scatter then all-gather through peer memory: ``2s + 2(g-1)/g·n/β``;
+* ``"nccl-sym"``: NCCL 2.27+'s symmetric-memory kernels on registered buffers, timed with NCCL's own model of
+  them (src/sym_kernels.cc, :func:`nccl_symmetric_allreduce`);
 
 with ``s`` the custom kernels' measured small-message latency on H100 (sglang#2904, data/inference.toml)
 and ``β`` the GPU's achievable NVLink bandwidth (catalog).
@@ -38,6 +40,8 @@ __all__ = [
     "get_model",
     "kv_bytes_per_token",
     "allreduce_time",
+    "nccl_symmetric_allreduce",
+    "custom_allreduce_points",
     "decode_step",
     "prefill_time",
     "kv_transfer_time",
@@ -46,7 +50,7 @@ __all__ = [
     "serving_layouts",
 ]
 
-ALLREDUCE_ALGOS = ("nccl", "oneshot", "twoshot")
+ALLREDUCE_ALGOS = ("nccl", "nccl-sym", "oneshot", "twoshot")
 
 
 def data() -> dict:
@@ -96,6 +100,77 @@ def _custom_step_s(tp: int) -> float:
     return table[f"tp{g}"] * 1e-6
 
 
+def custom_allreduce_points() -> list[dict]:
+    """The published custom all-reduce latencies (sglang#2904) with their sizes in bytes: the table counts float32
+    elements, so ``bytes = elements × element_bytes`` (2 KiB to 4 MiB)."""
+    return [{"tp": r["tp"], "bytes": [e * r["element_bytes"] for e in r["elements"]],
+             "latency_s": [us * 1e-6 for us in r["latency_us"]]} for r in data()["custom_allreduce_measured"]]
+
+
+def _softmin(x: float, ceiling: float, softness: float) -> float:
+    # NCCL's smooth min(x, ceiling) (sym_kernels.cc)
+    return ceiling - softness * math.log1p((math.exp(ceiling / softness) - 1) * math.exp(-x / softness))
+
+
+def _softplus(x: float, softness: float) -> float:
+    # NCCL's smooth max(0, x)
+    z = x / softness
+    return x if z >= 100 else softness * math.log1p(math.exp(z))
+
+
+def _sym_kernels(tp: int, nbytes: float, multicast: bool, c: dict,
+                 k: dict) -> list[tuple[str, float, float, int, bool]]:
+    """(kernel, bus bytes, bus multiplier, max blocks, is LL) for each symmetric all-reduce kernel NCCL may pick."""
+    maxb = min(c["max_blocks"], c["max_ctas"])
+    out = [("AGxLL_R", tp * nbytes * c["ll_bus_factor"], 1.0, maxb, True),
+           ("RSxLD_AGxST", 2 * nbytes * (tp - 1) / tp, 1.0, maxb, False)]
+    if multicast:  # NVLS multimem needs an NVSwitch with in-switch reduction and more than 2 GPUs
+        out += [("AGxLLMC_R", tp * nbytes * c["ll_bus_factor"], c["llmc_multiplier"], maxb, True),
+                ("RSxLDMC_AGxSTMC", nbytes / tp + nbytes, float(tp),
+                 min(math.ceil(k["nvls_block_budget"] / tp), c["max_ctas"]), False)]
+    return out
+
+
+def nccl_symmetric_allreduce(system: str, tp: int, nbytes: float) -> dict:
+    """NCCL's symmetric-kernel all-reduce of ``nbytes`` (BF16, registered windows) on ``tp`` GPUs, by NCCL's model.
+
+    For each kernel: ``t = base + softplus(bus_bytes / bw - 1)`` µs with ``bw = softmin(blocks × per-SM rate ×
+    multiplier, peak)``; NCCL takes the fewest blocks within 2.5 % of the best and picks the kernel minimising
+    ``t × (1 + 0.025 × blocks)``. Returns ``{"time_s", "kernel", "blocks"}``. Hand check (H100, TP 8, 16 KiB,
+    AGxLL_R): bus 8 × 16384 × 9 B over 320 GiB/s = 3.43 µs, 4.5 + softplus(2.43) = 7.0 µs.
+    """
+    s = catalog.get_system(system)
+    tp = _int("tp", tp)
+    n = _pos("nbytes", nbytes)
+    c = data()["nccl_sym"]["common"]
+    arch = c["arch"].get(s.gpu)
+    if arch is None or not s.has_nvlink:
+        raise ValueError(f"NCCL's symmetric kernels are modelled for NVLink Hopper/Blackwell systems; {system} is not "
+                         "one: use algo='nccl'")
+    if tp > s.gpus_per_domain:
+        raise ValueError(f"tp must be <= the NVLink domain of {system} ({s.gpus_per_domain}), got {tp}")
+    k = data()["nccl_sym"][arch]
+    GiB_per_us = (1 << 30) / 1e6  # NCCL's "GBps" unit: bytes per microsecond per GiB/s
+    best = None
+    for name, bus, mult, maxb, is_ll in _sym_kernels(tp, n, s.in_switch_reduction and tp > 2, c, k):
+        base = k["base_lat_ll_us"] if is_ll else k["base_lat_us"]
+        peak = (k["peak_nvls_GiBps"] if name == "RSxLDMC_AGxSTMC" else k["peak_GiBps"]) * GiB_per_us
+        sm = k["sm_GiBps_allreduce"] * GiB_per_us
+
+        def t(blocks: int, bus=bus, mult=mult, base=base, peak=peak, sm=sm) -> float:
+            return base + _softplus(bus / _softmin(blocks * sm * mult, peak, sm) - 1, 1)
+
+        blocks, time_us = maxb, t(maxb)
+        for b in range(c["min_ctas"], maxb):
+            if t(b) <= c["within"] * time_us:
+                blocks, time_us = b, t(b)
+                break
+        score = time_us * (1 + c["block_penalty"] * blocks)
+        if best is None or score < best[0]:
+            best = (score, name, blocks, time_us)
+    return {"time_s": best[3] * 1e-6, "kernel": best[1], "blocks": best[2]}
+
+
 def allreduce_time(system: str, tp: int, nbytes: float, algo: str = "nccl") -> float:
     """One all-reduce of ``nbytes`` among ``tp`` GPUs of one NVLink domain of ``system``, seconds (0 for tp = 1)."""
     s = catalog.get_system(system)
@@ -109,6 +184,8 @@ def allreduce_time(system: str, tp: int, nbytes: float, algo: str = "nccl") -> f
         return 0.0
     if algo == "nccl":
         return costmodel.predict("allreduce", system, tp, n, algo="nccl").time_s
+    if algo == "nccl-sym":
+        return nccl_symmetric_allreduce(system, tp, n)["time_s"]
     if not s.has_nvlink:
         raise ValueError(f"algo={algo!r} needs NVLink peer access; {system} has none: use algo='nccl'")
     beta = s.scaleup_achievable_GBps_dir * 1e9
@@ -294,8 +371,8 @@ def kv_transfer_time(model: str | ModelSpec, tokens: int, system: str, *, path: 
 def ttft(prefill_s: float, transfer_s: float, layers: int, *, layerwise: bool = True) -> dict[str, float]:
     """Time to first token on a disaggregated decode node: prefill + the exposed part of the KV transfer.
 
-    Without streaming the whole transfer follows the prefill. Streaming layer by layer (as Mooncake,
-    NIXL and DistServe do) sends layer i's KV while layer i+1 computes, so only
+    Without streaming the whole transfer follows the prefill. Streaming layer by layer (Splitwise's design; LMCache
+    and Mooncake have layer-wise modes) sends layer i's KV while layer i+1 computes, so only
     ``max(transfer/L, transfer - prefill·(L-1)/L)`` is exposed.
     """
     p = _pos("prefill_s", prefill_s)

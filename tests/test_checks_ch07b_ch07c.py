@@ -85,3 +85,19 @@ def test_checkers_never_raise(bad):
     for chk in (ch07b.bucket_exposed, ch07b.min_bucket, ch07c.kv_bytes, ch07c.remote_nodes):
         assert not chk(lambda *a, _b=bad: _b).passed
         assert not chk(bad).passed
+
+
+def test_ch07c_mla_and_speculative_checkers():
+    from nvcourse.checks import ch07c
+
+    assert ch07c.mla_kv_bytes(lambda L, r, p, b: L * (r + p) * b).passed
+    doubled = ch07c.mla_kv_bytes(lambda L, r, p, b: 2 * L * (r + p) * b)
+    assert not doubled.passed and "one latent" in doubled.hint
+    assert ch07c.spec_allreduces(lambda L, k, a: 2 * L / ((1 - a ** (k + 1)) / (1 - a))).passed
+    optimistic = ch07c.spec_allreduces(lambda L, k, a: 2 * L / (k + 1))
+    assert not optimistic.passed and "(1 − a^(k+1))" in optimistic.hint
+
+    def stub(*_):
+        raise NotImplementedError()
+
+    assert ch07c.mla_kv_bytes(stub).status == "todo" and ch07c.spec_allreduces(stub).status == "todo"

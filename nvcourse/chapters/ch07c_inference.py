@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from .. import catalog, inference
+from .. import catalog, inference, serving
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -30,12 +30,17 @@ __all__ = [
     "kv_transfer_figure",
     "moe_dispatch_rows",
     "moe_dispatch_table_html",
+    "measured_vs_model_lines",
+    "serving_rows",
+    "serving_table_html",
     "inference_dashboard",
 ]
 
 PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefill": "#999999",
                 "exposed KV transfer": "#D55E00"}
 TP_DEGREES = (1, 2, 4, 8)
+#: Colours per all-reduce kernel: the course palette plus NCCL's symmetric kernels (vermilion, darker in greyscale).
+_COLOURS = {**ALGO_COLOURS, "nccl-sym": "#D55E00"}
 #: The KV transfer's NIC: the DGX H100's, as its port speed reads ("400 Gb/s" for NDR), from the catalog.
 NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
 #: The dashboard's KV paths: label → (path, system, senders).
@@ -56,7 +61,7 @@ def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 
         comm = [s.comm_s * 1e3 for s in steps]
         ax.bar(x, mem, width, color=PART_COLOURS["weights + KV read"], edgecolor="white",
                label="weights + KV read" if j == 0 else None)
-        ax.bar(x, comm, width, bottom=mem, color=ALGO_COLOURS[algo], label=f"all-reduces ({algo})")
+        ax.bar(x, comm, width, bottom=mem, color=_COLOURS[algo], label=f"all-reduces ({algo})")
         top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)))
     ax.set_ylim(0, top * 1.1)
     cap = catalog.get_system(system).gpu_spec.memory_GB * 1e9
@@ -71,15 +76,16 @@ def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 
 
 
 def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
-    """Model (lines) against the published H100 custom all-reduce latencies (points, sglang#2904)."""
+    """Model (lines) against the published H100 custom all-reduce latencies (points, sglang#2904; its sizes are
+    float32 elements, shown here in bytes)."""
     fig, axes = new_figure(10, 3.2, ncols=3)
-    sizes = np.logspace(9, 20, 23, base=2)
-    for ax, row in zip(axes, inference.data()["custom_allreduce_measured"], strict=False):
+    sizes = np.logspace(11, 22, 23, base=2)
+    for ax, row in zip(axes, inference.custom_allreduce_points(), strict=False):
         tp = row["tp"]
         for algo in inference.ALLREDUCE_ALGOS:
             ax.plot(sizes, [inference.allreduce_time(system, tp, n, algo) for n in sizes],
-                    color=ALGO_COLOURS[algo], label=f"model: {algo}")
-        ax.plot(row["bytes"], [us * 1e-6 for us in row["latency_us"]], "ko", ms=4, label="measured (custom kernel)")
+                    color=_COLOURS[algo], label=f"model: {algo}")
+        ax.plot(row["bytes"], row["latency_s"], "ko", ms=4, label="measured (custom kernel)")
         bytes_axis(ax, "x", label="message", max_ticks=5)
         time_axis(ax, "y", label="all-reduce time")
         ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))  # one decade per panel: label 2 and 5 too
@@ -87,6 +93,16 @@ def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
         ax.set_title(f"TP {tp}", fontsize=9)
     axes[0].legend(fontsize=7)
     return fig
+
+
+def measured_vs_model_lines(system: str = "dgx-h100") -> list[str]:
+    """Per TP degree: the better custom kernel's model time against each published point, as a signed miss."""
+    out = []
+    for row in inference.custom_allreduce_points():
+        miss = [f"{format_size(n)}: {min(inference.allreduce_time(system, row['tp'], n, a) for a in ('oneshot', 'twoshot')) / t - 1:+.0%}"  # noqa: E501
+                for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
+        out.append(f"TP {row['tp']} model vs measured: " + ", ".join(miss))
+    return out
 
 
 def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure:
@@ -135,6 +151,58 @@ def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
+# serving as engines run it today (section 9)
+
+
+def serving_rows() -> list[dict]:
+    """One row per serving reality: what it is, the arithmetic, its result, the source key (data/inference.toml)."""
+    mla, mla8 = serving.mla_kv_bytes_per_token(), serving.mla_kv_bytes_per_token(bytes_per_elem=1)
+    gqa = inference.kv_bytes_per_token("llama3-70b")
+    fp8, bf16 = serving.node_fit("hgx-h200"), serving.node_fit("hgx-h200", bytes_per_param=2)
+    prompt = 32768 * gqa / 8  # one TP rank's share of a 32k Llama 3 70B prompt
+    small, page = serving.paged_kv_transfer(prompt, 16384), serving.paged_kv_transfer(prompt, 2**20)
+    rs = serving.kv_reshard(8, 2, 8)
+    layers = inference.get_model("llama3-70b").layers
+    sd = serving.speculative_allreduces_per_token(layers, 3, 0.7)
+    host = serving.host_enqueue_per_token_s(layers, graphs=False)
+    mla_cfg = inference.data()["mla"]["deepseek-v3"]
+    h200 = catalog.get_system("hgx-h200")
+    return [
+        {"item": "MLA's compressed KV (DeepSeek-V3)",
+         "arithmetic": f"{mla_cfg['layers']} layers × ({mla_cfg['kv_lora_rank']} + "
+                       f"{mla_cfg['qk_rope_head_dim']}) × bytes",
+         "result": f"{format_size(mla)} per token in BF16, {format_size(mla8)} in FP8; Llama 3 70B's GQA cache: "
+                   f"{format_size(gqa)}", "src": "deepseek-v3-config"},
+        {"item": f"FP8 weights: {fp8['weights_GB']:.0f}B on one {h200.gpus_per_host} × H200 node",
+         "arithmetic": f"params × 1 B vs {h200.gpus_per_host} × {h200.gpu_spec.memory_GB:.0f} GB",
+         "result": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:.0f} GB: fits, {fp8['free_GB']:.0f} GB left for KV "
+                   f"(BF16: {bf16['weights_GB']:,.0f} GB, does not fit)", "src": "sglang-deepseek"},
+        {"item": "attention-DP with wide-EP", "arithmetic": "TP replicates MLA's latent on every GPU; DP attention "
+         "keeps each request's cache on one GPU", "result": f"{fp8['kv_tokens_tp'] / 1e6:.1f} M vs "
+         f"{fp8['kv_tokens_dp_attention'] / 1e6:.1f} M tokens of FP8 KV in the same node", "src": "sglang-deepseek"},
+        {"item": "paged KV transfer, one descriptor per (layer, page)", "arithmetic": "max(bytes / NIC, descriptors "
+         f"× {small['per_descriptor_s'] * 1e6:.2f} µs)", "result": f"16 KiB descriptors: {format_time(small['time_s'])}"
+         f" ({small['bound']}-bound); 1 MiB: {format_time(page['time_s'])} ({page['bound']}-bound), one rank's share of"
+         " a 32k Llama 3 70B prompt", "src": "vllm-53825"},
+        {"item": "prefill TP 2 → decode TP 8", "arithmetic": "8 KV heads: 4 per prefill rank, 1 per decode rank",
+         "result": f"every page cut into {rs['split']:.0f} messages of {rs['heads_per_message']} head",
+         "src": "derived"},
+        {"item": "speculative decoding (3 drafts, 70 % accepted)", "arithmetic": "(1 − a^(k+1)) / (1 − a) tokens "
+         "per step", "result": f"{sd['tokens_per_step']:.2f} tokens per step: {sd['allreduces_per_token']:.0f} "
+         f"all-reduces per token instead of {2 * layers}, each {sd['message_tokens']} tokens wide", "src": "leviathan"},
+        {"item": "CUDA graphs", "arithmetic": f"{2 * layers} NCCL calls × host enqueue per call", "result":
+         f"{format_time(host)} of host time per token without graphs, none replayed from a graph", "src": "derived"},
+    ]
+
+
+def serving_table_html() -> str:
+    rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), html.escape(r["src"])]
+            for r in serving_rows()]
+    return table_html(["serving reality", "arithmetic", "result", "source (data/inference.toml)"], rows,
+                      align_numbers=False)
+
+
+# ------------------------------------------------------------------------------------------------
 # the dashboard
 
 
@@ -164,7 +232,7 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         fig, ax = new_figure(7.0, 2.8)  # one panel: TTFT goes in the readout (a second panel doubles the draw)
         mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
         ax.bar(range(len(tps)), mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
-        ax.bar(range(len(tps)), [s.comm_s * 1e3 for s in steps], bottom=mem, color=ALGO_COLOURS[algo],
+        ax.bar(range(len(tps)), [s.comm_s * 1e3 for s in steps], bottom=mem, color=_COLOURS[algo],
                label=f"all-reduces ({algo})")
         # headroom above the tallest bar: flush with the frame it read as cut off
         ax.set_ylim(0, 1.1 * max(s.total_s for s in steps) * 1e3)

@@ -14,7 +14,7 @@ from ..inference import ServeModel, get_model, kv_bytes_per_token
 from ..units import format_rate, format_size
 from ._core import Case, Result, check_function, rng_for, safe_checker
 
-__all__ = ["kv_bytes", "kv_transfer", "decode_time", "remote_nodes"]
+__all__ = ["kv_bytes", "kv_transfer", "decode_time", "remote_nodes", "mla_kv_bytes", "spec_allreduces"]
 
 #: The DGX H100's NIC as its port speed reads ("400 Gb/s"), from the catalog.
 _NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
@@ -137,3 +137,55 @@ def remote_nodes(fn) -> Result:
                                "Expected remote nodes = (n − 1) × (1 − that).",
                           success="For DeepSeek-V3's EP 64 on 8-GPU nodes that is 4.6 network copies per token instead "
                                   "of 7; the 4-node routing limit brings it to 3.2.")
+
+
+@safe_checker
+def mla_kv_bytes(fn) -> Result:
+    """``fn(layers, kv_lora_rank, rope_dim, bytes_per_elem)`` → MLA's KV-cache bytes per token."""
+    from ..serving import mla_kv_bytes_per_token
+
+    combos = [(61, 512, 64, 2), (61, 512, 64, 1), (27, 512, 64, 2), (60, 512, 64, 2), (32, 256, 32, 2)]
+    rng = rng_for("mla_kv_bytes")
+    combos += [(int(rng.integers(12, 96)), int(rng.choice([256, 512, 1024])), int(rng.choice([32, 64, 128])),
+                int(rng.choice([1, 2]))) for _ in range(4)]
+
+    def want(c) -> float:
+        return c[0] * (c[1] + c[2]) * c[3]
+
+    cases = [Case(c, want(c), {
+        "You stored a key AND a value: MLA caches one latent (shared by K and V) plus one rotary key, no ×2.":
+            2 * want(c),
+        "You left out the rotary key: each token also caches qk_rope_head_dim elements per layer.": c[0] * c[1] * c[3],
+        "You multiplied by the number of heads: the latent is shared by all heads, that is the point of MLA.": None,
+    }) for c in combos]
+    ds = mla_kv_bytes_per_token()
+    return check_function("mla_kv_bytes", fn, ["layers", "kv_lora_rank", "rope_dim", "bytes_per_elem"], cases,
+                          what="a number of bytes", hint="layers × (kv_lora_rank + rope_dim) × bytes_per_elem.",
+                          success=f"DeepSeek-V3 keeps {format_size(ds)} per token in BF16: about a fifth of Llama 3 "
+                                  "70B's GQA cache for a model ten times larger. Under TP the latent is not split, so "
+                                  "every rank holds all of it: that is why engines run attention data-parallel.")
+
+
+@safe_checker
+def spec_allreduces(fn) -> Result:
+    """``fn(layers, k, acceptance)`` → TP all-reduces per generated token with ``k`` drafted tokens per step."""
+    combos = [(80, 3, 0.7), (80, 0, 0.7), (32, 4, 0.8), (126, 2, 0.5), (80, 5, 0.0)]
+    rng = rng_for("spec_allreduces")
+    combos += [(int(rng.integers(16, 128)), int(rng.integers(1, 8)), float(round(rng.uniform(0.3, 0.9), 2)))
+               for _ in range(4)]
+
+    def tokens(c) -> float:
+        return (1 - c[2] ** (c[1] + 1)) / (1 - c[2])
+
+    cases = [Case(c, 2 * c[0] / tokens(c), {
+        "You divided by k + 1, as if every drafted token were accepted; on average a step yields "
+        "(1 − a^(k+1)) / (1 − a).": 2 * c[0] / (c[1] + 1),
+        "One all-reduce per layer is too few: attention and the MLP each end with one (2 × layers per step).":
+            c[0] / tokens(c),
+        "That is per step, not per generated token: divide by the tokens a step yields.": 2 * c[0] if c[1] else None,
+    }) for c in combos]
+    return check_function("spec_allreduces", fn, ["layers", "k", "acceptance"], cases, what="a number of all-reduces",
+                          rtol=1e-6, hint="2 × layers per step ÷ ((1 − a^(k+1)) / (1 − a)) tokens per step.",
+                          success="Each verification step's all-reduces carry k + 1 tokens, still far below n½, so "
+                                  "they cost about what one token's do: drafting cuts the all-reduce time per output "
+                                  "token by the tokens a step yields.")
