@@ -68,13 +68,21 @@ def test_04b_nvls_busbw_is_one_figure_in_section_7_and_the_check_question():
     assert "~480" not in text
 
 
-def test_04b_nvls_offer_follows_the_catalog():
-    text = prose("04b_predicting_collectives.ipynb")
-    n = catalog.get_system("dgx-h100").nvls_min_gpus
-    assert f"`nvls_min_gpus` ({n} on H100)" in text
-    from nvcourse.costmodel import algorithms
+def test_04b_nvls_offer_and_pick_follow_the_model():
+    import numpy as np
 
-    assert "nvls" in algorithms("allreduce", "dgx-h100", n) and "nvls" not in algorithms("allreduce", "dgx-h100", n - 1)
+    from nvcourse.costmodel import algorithms, predict_sweep
+
+    text = prose("04b_predicting_collectives.ipynb")
+    sizes = 2.0 ** np.arange(10, 34)
+    offered = min(g for g in range(2, 9) if "nvls" in algorithms("allreduce", "dgx-h100", g))
+    picked = min(g for g in range(2, 9) if "nvls" in set(predict_sweep("allreduce", "dgx-h100", g, sizes).algo))
+    assert f"it offers NVLS from {offered} GPUs" in text and offered == 2
+    assert f"on H100 from {picked} GPUs, in the megabytes and above" in text
+    assert f"`dgx-h100` with {picked - 1} then {picked} GPUs (NVLS switches on in the megabytes)" in text
+    sw = predict_sweep("allreduce", "dgx-h100", picked, sizes)
+    first = sizes[list(sw.algo).index("nvls")]
+    assert 2**20 <= first and all(a == "nvls" for a, s in zip(sw.algo, sizes) if s >= first)
 
 
 def test_04b_ll128_across_nodes_is_what_the_model_picks():
@@ -96,12 +104,9 @@ def test_04b_runs_figure_sentences_hold_for_every_run_drawn():
     text = prose("04b_predicting_collectives.ipynb")
     words = ("two", "three", "four", "five", "six")[len(RUNS_IN_WORDS) - 2]
     assert f"Below, {words} published nccl-tests all-reduce runs" in text
-    assert f"within {ceil5(large)} % at ≥ 16 MiB on every run shown" in text
+    assert f"the model lands within {ceil5(large)} % at ≥ 16 MiB on every run shown" in text
     assert f"off by up to {ceil5(max(abs(v) for v in small))} %, nearly always too fast" in text
     assert sum(v < 0 for v in small) >= 0.75 * len(small)
-    # "large messages are where the model is closest", on every run
-    for e in errors.values():
-        assert abs(e[">= 16 MiB"]) <= min(abs(v) for band, v in e.items() if band != ">= 16 MiB")
 
 
 # ---------------------------------------------------------------- no maintainer material in the core chapters
@@ -128,3 +133,135 @@ def test_core_chapters_print_no_maintainer_material(path):
     assert not found, f"{path.name}: {found}"
     # a sample paste may name its source and a table may link one; a printed list of sources belongs to the appendix
     assert len(re.findall(r'(?<!href=")https?://', outputs(path))) <= 2, f"{path.name} prints a list of URLs"
+
+
+# ---------------------------------------------------------------- 01: the memory dashboard
+
+
+def _ch01_state(tp: int, pp: int, dp: int, zero: int, gpu: str = "h100"):
+    from nvcourse import training
+    from nvcourse.chapters import ch01_one_gpu as ch
+
+    m = ch.get_model("llama3-70b")
+    act = training.activation_memory_bytes(layers=m.layers, hidden=m.hidden, seq=ch.SEQ, micro_batch=1,
+                                           heads=m.heads, tp=tp, pp=pp)
+    mem = training.training_memory_bytes(m.params, zero_stage=zero, dp=dp, tp=tp, pp=pp, activations=act)
+    traffic = training.per_step_traffic_bytes(m.params, dp=dp, tp=tp, pp=pp, layers=m.layers, hidden=m.hidden,
+                                              seq=ch.SEQ, micro_batch=1, micro_batches=max(pp, 1) * 2,
+                                              zero_stage=zero)
+    return mem, traffic
+
+
+def test_01_zero3_things_to_try_match_the_dashboard():
+    from nvcourse.chapters import ch01_one_gpu as ch
+
+    plain, t0 = _ch01_state(1, 1, 64, 0)
+    z3, t3 = _ch01_state(1, 1, 64, 3)
+    states = z3.total - z3.activations
+    text = prose("01_why_one_gpu_is_not_enough.ipynb")
+    assert (f"from {(plain.total - plain.activations) / 1e12:.1f} TB to {states / 1e9:.1f} GB per GPU, yet the "
+            f"readout still says {z3.total / 1e9:.0f} GB — does not fit: {z3.activations / 1e9:.1f} GB") in text
+    assert not z3.fits(80)
+    ratio = t3.dp / t0.dp
+    assert f"data-parallel bytes too: {ratio:g}× those without ZeRO, because this step has 2 micro-batches" in text
+    fig, readout = ch._render("llama3-70b", "h100", 1, 1, 64, 3)
+    assert f"{ratio:g}× the bytes without ZeRO" in readout and f"activations {z3.activations / 1e9:.1f} GB" in readout
+
+
+def test_01_zero_key_point_holds_for_every_micro_batch_count():
+    from nvcourse import training
+
+    text = prose("01_why_one_gpu_is_not_enough.ipynb")
+    assert "stage 3 moves 1.5× with one micro-batch and more with gradient accumulation" in text
+    assert "at most 1.5×" not in text
+    kw = {"dp": 8, "tp": 1, "pp": 1, "layers": 80, "hidden": 8192, "seq": 4096, "micro_batch": 1}
+    for m in (1, 2, 4, 16):
+        ratio = (training.per_step_traffic_bytes(70e9, micro_batches=m, zero_stage=3, **kw).dp
+                 / training.per_step_traffic_bytes(70e9, micro_batches=m, zero_stage=0, **kw).dp)
+        assert ratio == pytest.approx((2 * m + 1) / 2) and (m > 1 or ratio == pytest.approx(1.5))
+        for stage in (1, 2):
+            assert training.per_step_traffic_bytes(70e9, micro_batches=m, zero_stage=stage, **kw).dp == pytest.approx(
+                training.per_step_traffic_bytes(70e9, micro_batches=m, zero_stage=0, **kw).dp)
+
+
+def test_01_raising_tp_lowers_memory_and_raises_tp_bytes():
+    totals, tp_bytes = [], []
+    for tp in (8, 16, 32, 64):
+        mem, traffic = _ch01_state(tp, 1, 8, 1)
+        totals.append(mem.total)
+        tp_bytes.append(traffic.tp)
+    assert totals == sorted(totals, reverse=True) and tp_bytes == sorted(tp_bytes)
+    b200, h100 = catalog.get_gpu("b200"), catalog.get_gpu("h100")
+    assert b200.memory_GB > h100.memory_GB and b200.nvlink_GBps_bidir == 2 * h100.nvlink_GBps_bidir
+
+
+# ---------------------------------------------------------------- 03: the links dashboard
+
+
+def test_03_ring_vs_all_to_all_sentence_matches_the_dashboard():
+    from nvcourse.chapters import ch03_topology as ch
+
+    ring, _ = ch._pattern_facts("dgx-1-v100", "ring")
+    a2a, _ = ch._pattern_facts("dgx-1-v100", "all-to-all")
+    _, _, rings = ch._system_facts("dgx-1-v100")
+    s = catalog.get_system("dgx-1-v100")
+    links = s.links_per_gpu * s.link.line_GBps_dir
+    text = prose("03_topologies_and_nvswitch.ipynb")
+    assert f"to one neighbour over one link, {ring:g} GB/s" in text and ring == s.link.line_GBps_dir
+    assert f"gets more ({a2a:.4g} GB/s), yet far less than the {links:g} GB/s of a GPU's six links" in text
+    assert ring < a2a < links / 2 and s.links_per_gpu == 6
+    assert f"NCCL runs {rings.n_rings} rings side by side" in text and f"all {rings.total_GBps_dir:g} GB/s" in text
+    assert rings.total_GBps_dir == links
+    _, readout = ch.render_system("dgx-1-v100", "ring")
+    assert "one ring</b> at most" in readout and f"{rings.total_GBps_dir:g} GB/s." in readout
+
+
+def test_03_switched_systems_claims_hold_for_every_switched_system():
+    from nvcourse.chapters import ch03_topology as ch
+
+    for sid, s in catalog.systems().items():
+        if not s.nvswitch_count:
+            continue
+        ring, _ = ch._pattern_facts(sid, "ring")
+        a2a, rows = ch._pattern_facts(sid, "all-to-all")
+        assert ring == pytest.approx(s.scaleup_GBps_dir), sid  # one ring reaches a GPU's full bandwidth
+        if sid == "gb200-nvl72":  # every link equally busy under all-to-all
+            assert {round(r["utilisation"], 6) for r in rows if r["a"].startswith(("GPU", "NVS"))} == {1.0}
+    pcie, rows = ch._pattern_facts("pcie-8gpu", "all-to-all")
+    assert pcie < catalog.get_link("pcie4").line_GBps_dir and not rows[0]["a"].startswith("GPU")
+
+
+# ---------------------------------------------------------------- 04: the formulas dashboard
+
+
+def test_04_step_and_byte_orders_hold_over_the_dashboards_range():
+    from nvcourse.chapters import ch04_collectives as ch
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    order = "direct (α) ≤ naive (2α) ≤ rhd = tree (2 log₂ p · α) ≤ ring (2(p − 1)α), all equal but direct at p = 2"
+    assert order in text
+    for p in (2, 4, 8, 16, 32, 64):  # the dashboard's p ranks
+        for alpha, beta in ((0.1e-6, 0.1e9), (3.4e-6, 370.8e9), (1e-3, 1000e9)):
+            algos = ch.algorithms_for("allreduce", p)
+            terms = {a: ch.formula_terms("allreduce", a, p, 2**30, alpha, beta) for a in algos}
+            lat = {a: t[0] for a, t in terms.items()}
+            bw = {a: t[1] for a, t in terms.items()}
+            assert lat["rhd"] == pytest.approx(lat["tree"])
+            assert lat["direct"] <= lat["naive"] <= lat["rhd"] * (1 + 1e-9) and lat["tree"] <= lat["ring"] * (1 + 1e-9)
+            assert (lat["naive"] == pytest.approx(lat["ring"])) == (p == 2)
+            assert bw["ring"] == pytest.approx(bw["rhd"]) == pytest.approx(bw["direct"])
+            assert min(bw["tree"], bw["naive"]) > bw["ring"]
+
+
+def test_04_formulas_readout_shows_each_algorithms_assumption():
+    from nvcourse.chapters import ch04_collectives as ch
+    from nvcourse.collectives.plan import ALGORITHMS
+
+    assert set(ALGORITHMS) <= set(ch.ASSUMES)
+    for p in (2, 4, 64):
+        for size in (2**6, 2**18, 2**30):
+            _, text = ch.render_formulas(p, 3.4, 370.8, size)
+            for algo in ch.algorithms_for("allreduce", p):
+                assert ch.ASSUMES[algo].split(" (")[0].replace("−", "−") in text.replace("&#x27;", "'")
+            if "fastest is <b>direct</b>" in text:
+                assert "needs a crossbar" in text and "2α with messages" in text and "on paper" in text

@@ -32,6 +32,7 @@ __all__ = [
     "plot_gpus_needed",
     "plot_memory_breakdown",
     "memory_dashboard",
+    "zero_traffic_note",
 ]
 
 def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200", "b200")) -> Figure:
@@ -101,15 +102,40 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     nic = catalog.get_link(NIC).name.replace(" port)", ")")  # "InfiniBand NDR (400 Gb/s)"
     table = table_html(["bytes sent per GPU per step", "volume", f"time at {nvlink[1]} × {link_name}",
                         f"time on one {nic} NIC"], rows)
+    states = mem.total - mem.activations
     text = (
         f"{m.name} on {tp * pp * dp:,} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, "
         f"{f'ZeRO-{zero_stage}' if zero_stage else 'no ZeRO'}): "
-        f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict}. "
+        f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict} "
+        f"(model states {format_size(states, binary=False)}, "
+        f"activations {format_size(mem.activations, binary=False)}). "
         f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
         f"{table}<small>Sequence {SEQ} tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
-        f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure).</small>"
+        f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure). "
+        f"{zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ''}"
+        "</small>"
     )
     return fig, text
+
+
+def _zero_ratio(m: training.ModelSpec, dp: int, tp: int, pp: int, zero_stage: int) -> float:
+    """Data-parallel bytes per step with this ZeRO stage over those without ZeRO (the dashboard's step)."""
+    def dp_bytes(stage: int) -> float:
+        return training.per_step_traffic_bytes(m.params, dp=dp, tp=tp, pp=pp, layers=m.layers, hidden=m.hidden,
+                                               seq=SEQ, micro_batch=1, micro_batches=max(pp, 1) * 2,
+                                               zero_stage=stage).dp
+    plain = dp_bytes(0)
+    return dp_bytes(zero_stage) / plain if plain else 1.0
+
+
+def zero_traffic_note(zero_stage: int, micro_batches: int, ratio: float) -> str:
+    """One sentence: the data-parallel bytes of this ZeRO stage against plain data parallelism (``ratio``), and
+    why: ZeRO-3 gathers the weights again in the forward and the backward pass of every micro-batch."""
+    if zero_stage < 3:
+        return "Data-parallel bytes: one all-reduce of the gradients per step (ZeRO-1 and -2 move the same bytes)."
+    return (f"Data-parallel bytes: ZeRO-3 all-gathers the weights in the forward and the backward pass of each of "
+            f"the {micro_batches} micro-batches and reduce-scatters the gradients once: {ratio:g}× the bytes without "
+            f"ZeRO (1.5× with a single micro-batch).")
 
 
 def memory_dashboard() -> Dashboard:

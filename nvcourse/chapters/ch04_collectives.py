@@ -25,6 +25,8 @@ from ..widgets import Dashboard
 
 __all__ = [
     "ALGO_COLOURS",
+    "ASSUMES",
+    "ordering_note",
     "algorithms_for",
     "measure",
     "sweep_table",
@@ -114,6 +116,23 @@ def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, ga
     return fig
 
 
+def ordering_note(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None) -> str:
+    """One sentence: at the largest measured size, does this run rank the algorithms as the model does?
+
+    The model ranks by its predicted time; the run by its measured time. Both orders are printed, so the prose
+    next to the figure can stay true on any machine."""
+    if not rows:
+        raise ValueError("no rows")
+    op, p = rows[0]["op"], rows[0]["procs"]
+    size = max(r["bytes"] for r in rows)
+    at = {r["algo"]: r["time_s"] for r in rows if r["bytes"] == size}
+    model = sorted(at, key=lambda a: _model.predict(op, a, p, size, alpha_s, beta_Bps, gamma_Bps))
+    measured = sorted(at, key=at.get)
+    verdict = "the same order" if model == measured else "a different order"
+    return (f"At {size / 2**20:g} MiB the model ranks {' < '.join(model)}; this run measured "
+            f"{' < '.join(measured)}: {verdict}.")
+
+
 def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
     """A :class:`LinkEmulation` that behaves like catalog link ``link_id`` (``links`` of them), ``slowdown`` times
     slower.
@@ -176,15 +195,31 @@ def _formula_rows(op: str, procs: int, alpha: float, beta: float, size: int):
     return rows
 
 
+#: What each formula assumes, shown in the dashboard's readout next to its time: on paper the
+#: algorithm with the fewest steps and bytes wins, but each one needs something of the hardware.
+ASSUMES: dict[str, str] = {
+    "naive": "one rank gathers everything and sends it back: its link carries (p − 1) × S twice",
+    "ring": "links to two neighbours only: runs on any topology",
+    "tree": "a binary tree, not pipelined (this toy; NCCL pipelines its tree)",
+    "rhd": "p a power of two; in every step all pairs at full rate at once (a switch)",
+    "direct": "needs a crossbar (all p − 1 peers at full rate at once); one α only in this shared-memory engine: "
+              "2α with messages, and p − 1 messages at once cost more than α on real links",
+}
+
+
 def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     from ..units import format_size, format_time
 
     best = min(rows, key=lambda r: r[2] + r[3])[0]
-    table = table_html(["algorithm", "latency term", "bandwidth term", "total"],
+    table = table_html(["algorithm", "latency term", "bandwidth term", "total", "assumes"],
                        [["<b>" + a + "</b>" if a == best else a, html.escape(format_time(lat)),
-                         html.escape(format_time(bw)), html.escape(format_time(lat + bw))] for a, _t, lat, bw in rows])
+                         html.escape(format_time(bw)), html.escape(format_time(lat + bw)),
+                         html.escape(ASSUMES.get(a, ""))] for a, _t, lat, bw in rows])
     title = f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})"
-    return title, f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>. {table}"
+    caveat = (f" — on paper, if its assumption holds: {html.escape(ASSUMES[best])}. NCCL keeps direct sends for "
+              "all-to-all and point-to-point; for all-reduce it runs rings and trees (chapter 04b)"
+              if best == "direct" else f" (it assumes {html.escape(ASSUMES.get(best, 'what its row says'))})")
+    return title, f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>{caveat}. {table}"
 
 
 def _formula_axes(ax) -> None:

@@ -34,7 +34,9 @@ def model_state_bytes(fn) -> Result:
             "weights, momentum and variance (4 + 4 + 4 B).": 2 * p,
             "4 B/param: weights + gradients (or FP32 weights) only; Adam's optimizer states (12 B/param) are "
             "missing.": 4 * p,
-            "Optimizer states only (12 B/param): add the BF16 weights and gradients (2 + 2 B).": 12 * p,
+            "12 B/param: 4 bytes per parameter are missing. Most often it is the FP32 master copy of the weights "
+            "(Adam keeps three FP32 values: master weights, momentum and variance, 4 + 4 + 4 B, on top of the BF16 "
+            "weights and gradients, 2 + 2 B); or you counted the optimizer states (12 B) alone.": 12 * p,
             "You returned GB: return bytes (the check formats them).": exp / 1e9,
         }))
     return check_function("model_state_bytes", fn, ["params"], cases, what="a number of bytes",

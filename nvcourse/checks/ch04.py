@@ -237,6 +237,10 @@ def ring_schedule(fn, trace: Any = None) -> Result:
 # ------------------------------------------------------------------------------------------------
 # predict first, then run
 
+#: A prediction within this fraction of the α-β model is right: the measurement on an emulated link lands up to
+#: about this far above the model (the model is a lower bound: copies and process wake-ups add to every step).
+PREDICTION_RTOL = 0.15
+
 
 @safe_checker
 def ring_time(fn) -> Result:
@@ -299,11 +303,18 @@ def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, 
     model = reliability.ring_allreduce_time(result.nbytes, result.procs, alpha_s=alpha_s, beta_Bps=beta_Bps)
     measured = result.time_s
     right, wrong, notes = [], [], []
-    if close(pred, model, 0.05):
+    lo, hi = sorted((model, measured))
+    if close(pred, model, 0.01):
         right.append(f"your prediction {fmt(pred * 1e3)} ms matches the model ({fmt(model * 1e3)} ms)")
         status = PASS
+    elif close(pred, model, PREDICTION_RTOL) or lo <= pred <= hi:
+        right.append(f"your prediction {fmt(pred * 1e3)} ms is close: the model gives {fmt(model * 1e3)} ms, the run "
+                     f"{fmt(measured * 1e3)} ms, and a prediction within {PREDICTION_RTOL:.0%} of the model or between "
+                     "the two is right (the model's own error on these emulated runs)")
+        status = PASS
     else:
-        wrong.append(f"your prediction {fmt(pred * 1e3)} ms; the α-β model gives {fmt(model * 1e3)} ms")
+        wrong.append(f"your prediction {fmt(pred * 1e3)} ms; the α-β model gives {fmt(model * 1e3)} ms "
+                     f"(within {PREDICTION_RTOL:.0%} counts as right)")
         status = FAIL
     ratio = measured / model
     notes.append(f"measured {fmt(measured * 1e3)} ms = {ratio:.2f} × the model "
