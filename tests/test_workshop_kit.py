@@ -13,7 +13,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from nvcourse.devtools import deck_plan, handouts, slides
+from nvcourse import checks as check
+from nvcourse.devtools import answer_key, cheatsheet, deck_plan, handouts, slides
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = handouts.find_chromium()
@@ -236,6 +237,25 @@ def test_every_handout_has_text_and_the_chapters_have_figures(pdfs: Path):
         assert min(facts["ink"]) > 0.0003, f"{stem}: a blank page"  # one line of text is ~0.001
         figures += facts["images"]
     assert figures >= 10
+
+
+def test_the_cheat_sheet_is_fresh_and_prints_on_one_page(pdfs: Path):
+    assert cheatsheet.main(["--check"]) == 0  # docs/cheatsheet.md is what the catalog and models give today
+    facts = _pdf_facts(pdfs / "cheatsheet.pdf")
+    assert facts["pages"] == 1
+    for words in ("n½ = αβ", "busbw", "2(n−1)/n", "Young", "per direction"):
+        assert words in facts["text"], words
+
+
+def test_the_answer_key_lists_every_checked_question_with_its_computed_answer(tmp_path: Path):
+    key = answer_key.answer_key()
+    assert key.startswith("# nvcourse answer key (for helpers; do not hand out)")
+    # every question a solution checks is in the key, with the value the models give
+    for qid in ("02.ndr_GBps", "01.nodes_405b", "quiz.gbps", "quiz.post.gbps"):
+        value = check.expected_answer(qid)
+        assert f"`{qid}`: **{value:.4g}" in key or f"`{qid}`: **{value}" in key, qid
+    assert "### BEGIN SOLUTION" not in key and "<!-- BEGIN SOLUTION -->" not in key
+    assert answer_key.main(["--out", str(tmp_path / "key.md")]) == 0 and (tmp_path / "key.md").stat().st_size > 5000
 
 
 @pytest.mark.parametrize("form", ["quiz_misconceptions_exercises", "quiz_misconceptions_post_exercises"])

@@ -1,10 +1,12 @@
-"""Print each chapter and the misconceptions quiz to PDF through Chromium: handouts for a room.
+"""Print each chapter, the misconceptions quiz and the cheat sheet to PDF through Chromium: handouts for a room.
 
-    python3 tasks.py handouts [--out DIR] [NOTEBOOK ...]   # default: every chapter + the quiz, artifacts/handouts/
+    python3 tasks.py handouts [--out DIR] [--answer-key] [NOTEBOOK|PAGE.md ...]   # default: artifacts/handouts/
 
-Each notebook is turned into HTML without its code (prose, figures, tables, stored Dashboard pictures),
-with MathJax served locally (see :mod:`offline_web`), then printed to A4 by headless Chromium once the
-formulas are typeset. The quiz is printed from ``exercises/`` (no answers in it).
+Each notebook is turned into HTML without its code (prose, figures with their descriptions, tables, stored
+Dashboard pictures), with MathJax served locally (see :mod:`offline_web`), then printed to A4 by headless
+Chromium once the formulas are typeset. Both quiz forms are printed from ``exercises/`` (no answers in them), each
+question with a line to write on; ``docs/cheatsheet.md`` fits one page. ``--answer-key`` adds the helpers' key
+(:mod:`.answer_key`), which is instructor material.
 
 Exit status: 0; 2 for a notebook that does not exist; 1 when Chromium, npm or nbconvert fails.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from .answer_key import answer_key
 from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,9 +48,30 @@ def find_chromium() -> str | None:
     return shutil.which("chromium")
 
 
+CHEATSHEET = ROOT / "docs" / "cheatsheet.md"
+ONE_PAGE_CSS = ("body, .jp-RenderedMarkdown p, .jp-RenderedMarkdown li { font-size: 9pt !important; "
+                "line-height: 1.3; } "
+                ".jp-RenderedMarkdown h1 { font-size: 15pt; margin: 0 0 4px; } "
+                ".jp-RenderedMarkdown h2 { font-size: 11pt; margin: 8px 0 2px; } "
+                ".jp-RenderedMarkdown table { font-size: 8.5pt; } .jp-RenderedMarkdown td, "
+                ".jp-RenderedMarkdown th { padding: 1px 6px; }")
+
+
 def default_notebooks(root: Path = ROOT) -> list[Path]:
+    """Every chapter, both quiz forms and the one-page cheat sheet."""
     quiz = [q for q in QUIZZES if q.is_file()]
-    return sorted((root / "notebooks").glob("[0-9]*.ipynb")) + quiz
+    sheet = [CHEATSHEET] if CHEATSHEET.is_file() else []
+    return sorted((root / "notebooks").glob("[0-9]*.ipynb")) + quiz + sheet
+
+
+def _read(path: Path) -> nbformat.NotebookNode:
+    """A notebook, or a Markdown page (the cheat sheet, the answer key) as a notebook of one cell."""
+    if path.suffix == ".md":
+        text = path.read_text(encoding="utf-8")
+        if path.resolve() == CHEATSHEET.resolve():  # one page: small type, tight tables
+            text = (f"<style>{ONE_PAGE_CSS}</style>\n\n") + text
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    return nbformat.read(path, as_version=4)
 
 
 def _on_paper(nb: nbformat.NotebookNode, *, quiz: bool) -> nbformat.NotebookNode:
@@ -67,7 +91,7 @@ def handout_html(notebook: Path, out_dir: Path, modules: Path) -> Path:
     """Write the printable HTML of ``notebook`` into ``out_dir``; returns its path."""
     from nbconvert import HTMLExporter
 
-    nb = _on_paper(nbformat.read(notebook, as_version=4), quiz=notebook.stem.startswith("quiz_"))
+    nb = _on_paper(_read(notebook), quiz=notebook.stem.startswith("quiz_"))
     exporter = HTMLExporter(template_name="nvcourse_handout", extra_template_basedirs=[str(TEMPLATES)],
                             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             embed_images=True, **{k: v for k, v in exporter_urls(modules, out_dir).items()
@@ -148,10 +172,18 @@ def print_pdfs(pages: list[Path], chromium: str) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tasks.py handouts", description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to print (default: chapters + quiz)")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks or Markdown pages to print (default: chapters, quiz, cheat sheet)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: artifacts/handouts)")
+    parser.add_argument("--answer-key", action="store_true",
+                        help="also print the helpers' answer key (answer-key.pdf; instructor material)")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or default_notebooks()
+    if args.answer_key:
+        key = args.out / "answer-key.md"
+        key.parent.mkdir(parents=True, exist_ok=True)
+        key.write_text(answer_key(), encoding="utf-8")
+        notebooks = [*notebooks, key]
     missing = [str(p) for p in notebooks if not p.is_file()]
     if missing:
         print(f"handouts: error: no such notebook: {', '.join(missing)}", file=sys.stderr)
