@@ -6,9 +6,12 @@ for every call ("Broadcast: 1024 Bytes -> Algo RING proto LL"), and the pick com
 """
 
 import json
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nvcourse.cli import main
 from nvcourse.nccl import tuning_table
@@ -133,3 +136,18 @@ def test_tables_of_two_processes_printed_at_once_do_not_mix():
     assert not t1["truncated"] and not t2["truncated"]
     assert t1["collectives"]["allreduce"]["Ring"]["Simple"] == {"latency_us": 36.4, "algbw_GBps": 2.4}
     assert t2["collectives"]["allreduce"]["Ring"]["Simple"] == {"latency_us": 99.9, "algbw_GBps": 9.9}
+
+
+_CELLS = ["Algorithm", "Protocol", "Max NThreads", "AllReduce", "Broadcast", "Latency/AlgBw", "Tree", "Ring/ LL",
+          "LL", "Simple", "12.5/ 3.0", "0.0/", "512", "", "x/y", "-1.0/ 0.0"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_CELLS), min_size=1, max_size=12), max_size=25))
+def test_fuzz_table_lines_never_raise_and_picks_stay_sane(rows):
+    text = "".join("h:1:2 [0] NCCL INFO " + " | ".join(r) + " |\n" for r in rows)
+    log = read_text(text + "h:1:2 [0] NCCL INFO Using network IB\n")
+    for t in log.tuning_tables:
+        for op in t["collectives"]:
+            p = tuning_table.pick(t, op, 1 << 20)
+            assert p is None or math.isfinite(p["time_us"])
