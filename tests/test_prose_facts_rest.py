@@ -286,3 +286,25 @@ def test_06b_current_nccl_host_paths_and_registration_flag():
     assert "-R, --local_register" in ch06b.flags_table_html() and "symmetric" in ch06b.flags_table_html()
     text = prose("06b_nccl_in_practice.ipynb")
     assert "**P2C**" in text and "Data Direct" in text
+
+
+# ------------------------------------------------------------------------------------------------ 08b / 09: alert policy
+_WORDS = {1: "the first", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def test_alert_levels_in_prose_come_from_the_one_policy():
+    from nvcourse.observability import counters
+
+    pol = counters.alert_policy()
+    assert pol.warn_margin == 0.5  # the prose writes it as "1 + ½·s"
+    text09 = prose("09_capstone_design_a_cluster.ipynb")
+    assert "step time warns at 1 + ½·s and is critical at 1 + s" in text09
+    crit = _WORDS[int(pol.link_downed_critical_per_day)]
+    assert f"warn at {_WORDS[int(pol.link_downed_warn_per_day)]} and are critical at {crit} a day" in text09
+    text08b = prose("08b_security_and_observability_exercises.ipynb".replace("_exercises", ""))
+    assert f"{crit.capitalize()} flaps in a day is the course's critical level" in text08b
+
+
+def test_09_names_the_fairness_behind_the_neighbour_gate():
+    text = prose("09_capstone_design_a_cluster.ipynb")
+    assert "**per flow**" in text and "RoCE and DCQCN" in text and "InfiniBand" in text
