@@ -28,11 +28,12 @@ def test_the_floor_is_held_out_from_the_validation_sweeps():
 def test_predict_takes_the_max_of_gpu_and_host_time():
     device = predict("allreduce", "dgx-h100", 8, 8)
     single = predict("allreduce", "dgx-h100", 8, 8, launch="single-process")
-    # 8 B on 8 H100: ring/LL, 6.6 + 14 x 0.6 = 15.0 us of GPU time; one thread enqueues 8 GPUs: 31.6 us
+    # 8 B on 8 H100: ring/LL, 6.6 + 14 x 0.6 = 15.0 us of GPU time (+ 1.6 ns of bytes on one channel); one thread
+    # enqueues 8 GPUs: 31.6 us
     assert (device.algo, device.proto) == (single.algo, single.proto) == ("ring", "LL")
-    assert device.time_s == pytest.approx(15.0e-6, rel=1e-4) and device.launch == "device" and device.host_floor_s == 0
+    assert device.time_s == pytest.approx(15.0e-6, rel=1e-3) and device.launch == "device" and device.host_floor_s == 0
     assert single.time_s == pytest.approx(31.6e-6, rel=1e-4)
-    assert single.device_time_s == pytest.approx(15.0e-6, rel=1e-4)
+    assert single.device_time_s == pytest.approx(15.0e-6, rel=1e-3)
     # at 1 GiB the GPUs take milliseconds: the floor changes nothing
     big = predict("allreduce", "dgx-h100", 8, 2**30, launch="single-process")
     assert big.time_s == pytest.approx(predict("allreduce", "dgx-h100", 8, 2**30).time_s)
@@ -61,7 +62,7 @@ def test_cli_json_adds_fields_and_keeps_the_old_ones(capsys):
     old = json.loads(capsys.readouterr().out)
     assert main([*argv, "--launch", "single-process"]) == 0
     new = json.loads(capsys.readouterr().out)
-    assert old["time_s"] == pytest.approx(15.0e-6, rel=1e-4) and old["launch"] == "device"
+    assert old["time_s"] == pytest.approx(15.0e-6, rel=1e-3) and old["launch"] == "device"
     assert new["time_s"] == pytest.approx(31.6e-6, rel=1e-4) and new["device_time_s"] == pytest.approx(old["time_s"])
     assert set(old) == set(new) and {"proto", "candidates_time_s", "algo", "busbw_GBps"} <= set(new)
 

@@ -51,6 +51,11 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "The 72-GPU NVL72 NVLS run reaches less than NCCL's Blackwell NVLS efficiency (0.74, `nvlsEfficiency`) says: "
     "the model is ~18 % fast at >= 1 GiB (target 15 %, missed). The GCP A3 Mega run uses Google's TCPXO plugin, "
     "whose ~120 us floor is not NCCL's IB/RoCE constants; the A100 Azure run forced NVLS, which A100 lacks.",
+    "Channels that ramp with the size: NCCL runs a small ring or tree call on fewer channels (`src/enqueue.cc` "
+    "lines 2070-2097: one channel per max-threads x per-thread threshold bytes; ring LL on 8 ranks: 32 KiB), each "
+    "with 1/nChannels of the bandwidth. NCCL's own estimate leaves this out; the model charges it where the channel "
+    "count is published (Hopper, 16). On the calibration runs it takes the <= 64 KiB band from 10.9 % to 5.7 % "
+    "(2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
     "Tuning tables by NCCL release: each run is predicted with the tables of the release it ran "
     "(`data/nccl_versions.toml`, below). NVLSTree's per-channel ceiling (`perChMaxNVLSTreeBws`) came in 2.28 as "
     "NCCL's measure of what NVLSTree reaches; releases 2.18-2.27 keep 2.30's (without it the 2-node H100 run on "

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import tuning
 from .config import Config
 
-__all__ = ["SizeCorrection", "for_pair"]
+__all__ = ["SizeCorrection", "ChannelRamp", "for_pair", "channel_ramp"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,45 @@ class SizeCorrection:
     def latency_factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
         """The factor on the latency for calls of ``nbytes`` bytes."""
         return np.where(np.asarray(nbytes, dtype=float) >= self.latency_from_bytes, self.latency_multiplier, 1.0)
+
+
+@dataclass(frozen=True)
+class ChannelRamp:
+    """NCCL's channel count for a call of a given size: ``floor(bytes / bytes_per_channel)`` channels, from 1 to
+    ``channels`` (src/enqueue.cc: ``while (nBytes < nc * nt * threadThreshold) nc--``).
+
+    The course takes ``bytes / bytes_per_channel`` without the floor: NCCL's whole channels make the time a sawtooth
+    that falls each time a channel is added; without the floor the bandwidth term stays flat from one channel's
+    worth of bytes to all channels' worth (a call then takes as long as one channel's share at one channel's rate),
+    and the two agree wherever the size is a whole number of channels' worth (powers of two, for LL and Simple).
+
+    >>> r = ChannelRamp(channels=16, bytes_per_channel=32768)
+    >>> [float(x) for x in r.factor([1024, 65536, 98304, 2**19, 2**30])]   # share of the bandwidth the call gets
+    [0.0625, 0.125, 0.1875, 1.0, 1.0]
+    """
+
+    channels: int
+    bytes_per_channel: float
+
+    def factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        """nc / channels: the share of the pair's bandwidth a call of ``nbytes`` bytes runs with."""
+        nc = np.clip(np.asarray(nbytes, dtype=float) / self.bytes_per_channel, 1, self.channels)
+        return nc / self.channels
+
+
+def channel_ramp(algo: str, proto: str, c: Config) -> ChannelRamp | None:
+    """NCCL's channel ramp of a ring or tree call with ``proto`` on ``c``, or None where the channel count is not
+    known (``[coll_channels]``) or the algorithm chooses its channels otherwise (NVLS, NVLSTree, CollNet, PAT)."""
+    if algo not in ("ring", "tree"):
+        return None
+    channels = tuning.coll_channels(tuning.gpu_arch(c.system.gpu))
+    if channels is None:
+        return None
+    t = tuning.raw()["channel_ramp"]
+    threshold = float(t["thread_threshold"][proto])
+    if algo == "ring" and proto == "LL" and t["ring_ll_times_ranks"]:
+        threshold *= c.ranks
+    return ChannelRamp(int(channels), float(t["max_threads"][proto]) * threshold)
 
 
 def _tree_table(proto: str, limit: int, version: str) -> tuple[float, ...]:

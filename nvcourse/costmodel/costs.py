@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .corrections import SizeCorrection
+from .corrections import ChannelRamp, SizeCorrection
 from .pipeline import PipelineFill
 
 __all__ = ["Cost"]
@@ -33,6 +33,8 @@ class Cost:
     pipeline: PipelineFill | None = None
     #: NCCL's size-dependent corrections of this pair (None: the straight line)
     correction: SizeCorrection | None = None
+    #: the channels NCCL gives a call of this size (fewer for small calls, each with its share of the bandwidth)
+    ramp: ChannelRamp | None = None
 
     def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """The latency term at ``nbytes`` bytes, seconds."""
@@ -46,6 +48,8 @@ class Cost:
         t = s * self.s_per_byte
         if self.correction is not None:
             t = t / self.correction.bw_factor(s)
+        if self.ramp is not None:
+            t = t / self.ramp.factor(s)
         if self.pipeline is not None:
             t = t + self.pipeline.extra_s(s, self.s_per_byte)
         return float(t) if np.ndim(t) == 0 else t
@@ -56,8 +60,8 @@ class Cost:
 
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
-        pipeline's fill and extra loops, which those formulas leave out."""
-        if self.pipeline is None:
+        pipeline's fill and extra loops and without the channel ramp, which those formulas leave out."""
+        if self.pipeline is None and self.ramp is None:
             return self.time(nbytes)
         return Cost(self.latency_s, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
 

@@ -115,4 +115,5 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     # NCCL's NVLS all-reduce on one domain is a 3-stage pipeline whose fill the tuner leaves out (pipeline.py);
     # the course's textbook α-β cost (model.cost) stays without it
     fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None
-    return Cost(latency_s(op, algo, proto, c), spb, steps, fill, corrections.for_pair(op, algo, proto, c))
+    ramp = corrections.channel_ramp(algo, proto, c)
+    return Cost(latency_s(op, algo, proto, c), spb, steps, fill, corrections.for_pair(op, algo, proto, c), ramp)
