@@ -76,3 +76,14 @@ def test_refuses_a_non_empty_target_with_exit_2(tmp_path: Path):
 def test_refuses_a_target_inside_the_checkout():
     with pytest.raises(release.ReleaseError, match="inside the course checkout"):
         release.release_learners(ROOT / "artifacts" / "learners-inside")
+
+
+def test_the_copy_holds_no_quiz_answers_and_no_dead_link_to_what_it_withholds(learner_copy: Path):
+    """The instructor guide (misconceptions with their answers) stays with the instructor, and the README's
+    links to it and to solutions/ become text that says where they are."""
+    assert not (learner_copy / "docs" / "instructor-guide.md").exists()
+    readme = (learner_copy / "README.md").read_text(encoding="utf-8")
+    assert "](docs/instructor-guide.md" not in readme and "](solutions/" not in readme
+    assert release.INSTRUCTOR_ONLY in readme
+    for path in [*learner_copy.rglob("*.md"), *learner_copy.rglob("*.ipynb")]:
+        assert "instructor-guide.md)" not in path.read_text(encoding="utf-8"), path

@@ -24,7 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 # Left out of a learner copy: the answers, and what only runs with them.
-WITHHELD = ("solutions/", "tests/", ".ci/")
+#: Not in a learner copy: the worked solutions, what only makes sense with them (the tests, which execute the
+#: solutions, and CI), and the instructor guide (agendas, misconceptions with their answers, the quiz's answers).
+WITHHELD = ("solutions/", "tests/", ".ci/", "docs/instructor-guide.md")
+INSTRUCTOR_ONLY = "for instructors; not in the learner copy"
+_GUIDE_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)?docs/instructor-guide\.md[^)]*\)")
 PENDING = "published by your instructor after the session"
 _MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)?solutions/([^)\s]*)\)")
 _CODE_PATH_RE = re.compile(r"`(?:\.\./)?solutions/([^`]*)`")
@@ -70,8 +74,9 @@ def _rewrite_notebook(raw: str, solutions_url: str | None) -> str:
     for cell in nb.get("cells", []):
         src = cell.get("source", "")
         joined = "".join(src) if isinstance(src, list) else src
-        if "solutions/" in joined:
-            cell["source"] = rewrite_solution_links(joined, solutions_url)
+        if "solutions/" in joined or "instructor-guide.md" in joined:
+            text = rewrite_solution_links(joined, solutions_url)
+            cell["source"] = _GUIDE_LINK_RE.sub(rf"\1 ({INSTRUCTOR_ONLY})", text)
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -91,6 +96,9 @@ def release_learners(target: Path, solutions_url: str | None = None, root: Path 
         dst.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith(".ipynb"):
             dst.write_text(_rewrite_notebook(src.read_text(encoding="utf-8"), solutions_url), encoding="utf-8")
+        elif rel.endswith(".md"):  # the README and docs link the solutions and the guide: no dead links
+            text = rewrite_solution_links(src.read_text(encoding="utf-8"), solutions_url)
+            dst.write_text(_GUIDE_LINK_RE.sub(rf"\1 ({INSTRUCTOR_ONLY})", text), encoding="utf-8")
         else:
             shutil.copy2(src, dst)
         written.append(rel)
