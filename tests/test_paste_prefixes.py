@@ -31,6 +31,8 @@ PREFIXES = {
     "kubectl": "[pod/nccl-test-launcher-x7k2p/mpi-launcher] ",
     "iso-timestamp": "2024-07-18T15:41:05.123456789Z ",
     "syslog": "Jul 18 15:41:05 node007 slurmstepd[4242]: ",
+    "rsyslog": "2024-07-18T15:41:05.123456+00:00 node007 slurmstepd[4242]: ",
+    "nccl-warn-timestamp": "[2025-03-10 12:34:56] ",
     "pdsh": "node007: ",
     "nested": "2024-07-18T15:41:05Z [1,0]<stdout>:node007: ",
 }

@@ -10,7 +10,8 @@ One helper, :func:`clean_line`, used by :mod:`.ncclog` and :mod:`.nccltests` ali
 * Ray workers (vLLM, SGLang): ``(RayWorkerWrapper pid=1234, ip=10.0.0.1) ``, ``(pid=1234) ``;
 * ``kubectl logs --prefix``: ``[pod/name/container] ``; docker compose ``service-1  | ``;
 * timestamps: ISO 8601 (``2024-01-22T10:11:12.123456789Z ``, ``2024-01-22 10:11:12,123 ``, in brackets or
-  not), syslog / journalctl (``Jan 22 10:11:12 host prog[123]: ``), ``[10:11:12] ``;
+  not, NCCL's own ``[%F %T] `` on WARN lines), syslog / journalctl (``Jan 22 10:11:12 host prog[123]: ``,
+  rsyslog's ``2024-01-22T10:11:12+00:00 host prog[123]: ``), ``[10:11:12] ``;
 * pdsh / DeepSpeed's launcher: ``node01: `` (a host name, then a colon and a space);
 * markdown or e-mail quoting (``> ``).
 
@@ -35,6 +36,7 @@ _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)) for name, pat in (
     ("openmpi", r"^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:\s?"),
     ("openmpi-timestamp", rf"^{_DAY} {_MON} +\d+ \d\d:\d\d:\d\d \d{{4}}<(?:stdout|stderr|stddiag)>:\s?"),
+    ("rsyslog", rf"^{_ISO}\s+[\w.\-]+ [\w.\-/]+(?:\[\d+\])?:\s"),
     ("iso-timestamp", rf"^\[?{_ISO}\]?(?:\s+|$)"),
     ("syslog", rf"^{_MON} +\d+ \d\d:\d\d:\d\d(?:\.\d+)? [\w.\-]+ [\w.\-/]+(?:\[\d+\])?:\s"),
     ("clock", r"^\[\d\d:\d\d:\d\d(?:\.\d+)?\]\s"),
