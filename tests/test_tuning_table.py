@@ -151,3 +151,10 @@ def test_fuzz_table_lines_never_raise_and_picks_stay_sane(rows):
         for op in t["collectives"]:
             p = tuning_table.pick(t, op, 1 << 20)
             assert p is None or math.isfinite(p["time_us"])
+
+
+def test_agreement_with_the_printed_picks_is_reported():
+    log = load(EBPF)
+    assert tuning_table.agreement(log.tuning_tables[0], log.tuning_picks) == {"matches": 18, "calls": 18,
+                                                                              "differ": []}
+    assert "NCCL's printed pick for 18 of 18 call(s)" in log.to_json()["explanation"]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from .paste import clean_line
-from .tuning_table import TableReader
+from .tuning_table import TableReader, agreement
 
 __all__ = ["NcclLog", "read_text"]
 
@@ -418,6 +418,9 @@ def explain(log: NcclLog) -> str:
                      + "; `nvcourse predict OP ... --tuning FILE` shows NCCL's pick per size from it.")
     if log.tuning_picks:
         parts.append(f"NCCL's own pick printed for {len(log.tuning_picks)} call(s).")
+        if log.tuning_tables and (agree := agreement(log.tuning_tables[0], log.tuning_picks))["calls"]:
+            parts.append(f"The table's cheapest (algorithm, protocol) is NCCL's printed pick for {agree['matches']} "
+                         f"of {agree['calls']} call(s).")
     if log.jobs > 1:
         parts.append(f"The paste mixes {log.jobs} jobs or communicators.")
     if log.problems:

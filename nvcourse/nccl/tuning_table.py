@@ -30,7 +30,7 @@ import re
 
 from .. import _data
 
-__all__ = ["TableReader", "pick", "picks", "switch_points", "FUNCTIONS"]
+__all__ = ["TableReader", "agreement", "pick", "picks", "switch_points", "FUNCTIONS"]
 
 #: NCCL's function names in the table -> the course's operation names
 FUNCTIONS = {"Broadcast": "broadcast", "Reduce": "reduce", "AllGather": "allgather",
@@ -172,3 +172,18 @@ def switch_points(sizes: list[int], chosen: list[dict | None]) -> list[dict]:
             out.append({"from_bytes": int(sizes[i - 1]), "to_bytes": int(sizes[i]),
                         "before": "/".join(ka) if ka else None, "after": "/".join(kb) if kb else None})
     return out
+
+
+def agreement(table: dict, printed: list[dict]) -> dict:
+    """How often the table's cheapest pair is the pick NCCL printed for a call: ``{"matches", "calls",
+    "differ"}`` (``differ``: the first few calls where they do not agree, with both picks). Calls of an operation
+    the table has no row for are not counted."""
+    calls = [p for p in printed if p["op"] in table["collectives"]]
+    differ = []
+    for p in calls:
+        mine = pick(table, p["op"], p["bytes"])
+        if mine is None or (mine["algo"].upper(), mine["proto"].upper()) != (p["algo"].upper(), p["proto"].upper()):
+            differ.append({"op": p["op"], "bytes": p["bytes"], "nccl": f"{p['algo']}/{p['proto']}",
+                           "table": f"{mine['algo']}/{mine['proto']}" if mine else None})
+    return {"matches": len(calls) - len(differ), "calls": len(calls), "differ": differ[:5]}
+
