@@ -418,7 +418,7 @@ def _draw_trays(ax, T: nx.Graph) -> None:
             # not clipped to the axes: laid out with them instead (clipped, a right-aligned label left of the
             # first tray was cut to "witch trays" whenever the axes reached the figure's edge)
             ax.text(left, ys[0], name, fontsize=8, ha="right", va="center", zorder=4, clip_on=False)
-    # 27 trays and their 108 chips (72 GPUs, 36 NVSwitch chips) as two collections: two artists to draw, not 135
+    # 27 trays and their 90 chips (72 GPUs, 18 NVSwitch chips) as two collections: two artists to draw, not 117
     ax.add_collection(PatchCollection(trays, facecolor="white", edgecolor="black", linewidth=0.8, zorder=2.5))
     ax.add_collection(PatchCollection(chips, match_original=True, edgecolor="black", linewidth=0.4, zorder=3))
 
