@@ -158,3 +158,18 @@ def test_agreement_with_the_printed_picks_is_reported():
     assert tuning_table.agreement(log.tuning_tables[0], log.tuning_picks) == {"matches": 18, "calls": 18,
                                                                               "differ": []}
     assert "NCCL's printed pick for 18 of 18 call(s)" in log.to_json()["explanation"]
+
+
+def test_author_trimmed_table_and_padded_pick_lines():
+    """eBPF repo, all_gather (H5's fixture): only Tree and Ring columns kept, pick lines padded ('AllGather:    16
+    Bytes -> Algo RING  proto LL') or run together ('AllGather:131072 Bytes'). Ring LL 11.6/2.4 against Ring
+    Simple 22.4/4.8 cross at 10.8 us x 4800 B/us = 51840 B; NCCL picked PAT at 32 KiB, a column the author cut."""
+    log = load(FIX / "ncclog_tuning" / "rtx5090_socket_allgather_trimmed_table_and_picks_v2_29.log")
+    (t,) = log.tuning_tables
+    assert t["algorithms"] == ["Tree", "Ring"] and set(t["collectives"]) == {"allgather", "reducescatter"}
+    assert t["collectives"]["allgather"]["Ring"]["Simple"] == {"latency_us": 22.4, "algbw_GBps": 4.8}
+    assert len(log.tuning_picks) == 23 and log.tuning_picks[11] == {
+        "op": "allgather", "bytes": 32768, "algo": "PAT", "proto": "SIMPLE", "time_us": None}
+    agree = tuning_table.agreement(t, log.tuning_picks)
+    assert (agree["matches"], agree["calls"]) == (22, 23)
+    assert agree["differ"] == [{"op": "allgather", "bytes": 32768, "nccl": "PAT/SIMPLE", "table": "Ring/LL"}]

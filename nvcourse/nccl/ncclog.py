@@ -37,7 +37,7 @@ _GRAPH = re.compile(r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), (?:bw|spe
                     r"type (\w+)/(\w+), sameChannels (\d+)")
 # NCCL's pick per call (TUNING): "Broadcast: 1024 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}" (2.2x);
 # "4096 Bytes -> Algo 0 proto 0 time 25.874907" (older: indices into NCCL's algorithm and protocol lists)
-_PICK = re.compile(r"^(?:(\w+): )?(\d+) Bytes -> Algo (\w+) proto (\w+)(?: time ([\d.]+))?")
+_PICK = re.compile(r"^(?:(\w+):\s*)?(\d+) Bytes -> Algo\s+(\w+)\s+proto\s+(\w+)(?:\s+time ([\d.]+))?")
 _ALGO_INDEX = {"0": "Tree", "1": "Ring"}  # the first two algorithms kept their indices in every release
 _PROTO_INDEX = {"0": "LL", "1": "LL128", "2": "Simple"}
 #: NCCL's graph patterns (src/include/graph.h lines 163-169 at NCCL 2.30.7)
