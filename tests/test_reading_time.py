@@ -48,7 +48,7 @@ def test_a_chapter_is_words_at_the_rate_plus_the_cell_allowances(tmp_path, monke
     assert row.core_min == -(-core // 1)  # section 2 (from its heading inside a cell) and its code cell left out
     ex = (300 + 3) / rt.WORDS_PER_MINUTE + rt.EXERCISE_CODE_MIN + rt.EXERCISE_TEXT_MIN + rt.CODE_CELL_MIN
     assert row.exercise_min == -(-ex // 1) and row.exercise_notebook == "exercises/07_x_exercises.ipynb"
-    assert row.path == "part" and "core, except §2" in rt.markdown_table([row])
+    assert row.path == "part" and "core except §2" in rt.markdown_table([row])
 
 
 def test_a_reference_chapter_has_no_core_minutes(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ core chapter's reference sections (a section runs to the next ``## `` heading).
 
 JSON fields per chapter: ``chapter``, ``notebook``, ``title``, ``words``, ``code_cells``, ``dashboards``,
 ``reading_min``, ``core_min``, ``exercise_min``, ``exercise_notebook`` (null when none), ``path``
-(``core``/``reference``/``part``), ``reference_sections``; and a ``totals`` object with ``reading_min``,
+(``core``/``reference``/``part``), ``reference_sections``, ``sections``; and a ``totals`` object with ``reading_min``,
 ``core_min``, ``exercise_min`` and ``allowances``. Exit status 0; 2 for bad arguments.
 """
 
@@ -57,7 +57,7 @@ PATH: dict[str, str | tuple[str, ...]] = {
     "04b": ("## 1.", "## 3.", "## 4.", "## 5.", "## 6.", "## 8.", "## 10.", "## 11."),
     "05": ("## 5.",),
     "06": "core",
-    "06b": ("## 4.", "## 5.", "## 6.", "## 7."),
+    "06b": "reference",
     "06c": "reference",
     "06d": "reference",
     "07": ("## 5.",),
@@ -88,6 +88,8 @@ class Chapter:
     exercise_notebook: str | None
     path: str
     reference_sections: list[str] = field(default_factory=list)
+    #: the numbers of the chapter's "## N." sections, in order ("1", "2", "2b", ...)
+    sections: list[str] = field(default_factory=list)
 
 
 def count_words(markdown: str) -> int:
@@ -135,6 +137,14 @@ def _minutes(blocks: list[tuple[str, str, dict]]) -> tuple[float, int, int, int]
     return minutes, words, len(code), dash
 
 
+def section_minutes(path: Path) -> dict[str, float]:
+    """Reading minutes of each ``## `` section of a chapter (same allowances as the chapter's total), keyed by
+    its heading line ("" for what comes before the first); the instructor guide's agendas add these up."""
+    blocks = _blocks(json.loads(path.read_text(encoding="utf-8"))["cells"])
+    sections = list(dict.fromkeys(section for section, _, _ in blocks))
+    return {s: _minutes([b for b in blocks if b[0] == s])[0] for s in sections}
+
+
 def exercise_minutes(path: Path) -> int:
     """Minutes for an exercise notebook: its words, each code exercise, each written answer, other code cells."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -173,6 +183,7 @@ def measure_chapter(path: Path, root: Path = ROOT) -> Chapter:
         exercise_min=exercise_minutes(exercises[0]) if exercises else 0,
         exercise_notebook=f"exercises/{exercises[0].name}" if exercises else None,
         path="part" if refs else str(rule), reference_sections=refs,
+        sections=list(dict.fromkeys(m.group(1) for s, _, _ in blocks if (m := re.match(r"## (\w+)\.", s)))),
     )  # fmt: skip
 
 
@@ -200,10 +211,16 @@ def hours(minutes: float) -> str:
     return f"{h} h {m:02d} min" if h else f"{m} min"
 
 
-def _path_label(r: Chapter) -> str:
-    if r.path == "part":
-        return "core, except " + ", ".join("§" + s.removeprefix("## ").rstrip(".") for s in r.reference_sections)
-    return r.path
+def path_label(r: Chapter) -> str:
+    """How the tables write a chapter's place on the path: "core", "reference", "core except §3, §5", or, when
+    most numbered sections are reference, "core: §2 only"."""
+    if r.path != "part":
+        return r.path
+    ref = [s.removeprefix("## ").rstrip(".") for s in r.reference_sections]
+    core = [s for s in r.sections if s not in ref]
+    if len(core) < len(ref):
+        return "core: " + ", ".join("§" + s for s in core) + " only"
+    return "core except " + ", ".join("§" + s for s in ref)
 
 
 def markdown_table(rows: list[Chapter]) -> str:
@@ -211,7 +228,7 @@ def markdown_table(rows: list[Chapter]) -> str:
     lines = ["| # | chapter | path | reading (min) | core path (min) | exercises (min) |", "|---|---|---|--:|--:|--:|"]
     for r in rows:
         ex = str(r.exercise_min) if r.exercise_notebook else "—"
-        lines.append(f"| {r.chapter} | {r.title} | {_path_label(r)} | {r.reading_min} | {r.core_min} | {ex} |")
+        lines.append(f"| {r.chapter} | {r.title} | {path_label(r)} | {r.reading_min} | {r.core_min} | {ex} |")
     t = totals(rows)
     lines.append(f"| | **total** | | **{t['reading_min']}** | **{t['core_min']}** | **{t['exercise_min']}** |")
     return "\n".join(lines)
