@@ -86,8 +86,9 @@ class TableReader:
             st["cols"] = []
         elif head == "Protocol" and st["algos"] and st["table"]:
             protos = [c for c in rest if c]
-            # NCCL prints the protocols of three algorithm slots even when the block has fewer algorithms
-            per = len(protos) // 3 if len(protos) % 3 == 0 else max(1, len(protos) // len(st["algos"]))
+            # one algorithm's protocols end where the first name comes round again (NCCL prints three algorithm
+            # slots' worth even when the block has fewer algorithms; an author may trim the row)
+            per = protos.index(protos[0], 1) if protos and protos[0] in protos[1:] else len(protos)
             st["cols"] = [(a, protos[i * per + k]) for i, a in enumerate(st["algos"]) for k in range(per)
                           if i * per + k < len(protos)]
             t = st["table"]
