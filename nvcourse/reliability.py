@@ -282,9 +282,28 @@ class Alert:
     src: str
 
 
+def _policy_levels(name: str) -> tuple[float, float]:
+    """(warn, critical) of one level of the course's single alert policy (``data/observability.toml``)."""
+    from .observability.counters import alert_policy
+
+    pol = alert_policy()
+    if name == "step_ratio":
+        return pol.step_ratio_warn, pol.step_ratio_critical
+    if name == "link_downed":
+        return pol.link_downed_warn_per_day, pol.link_downed_critical_per_day
+    raise ValueError(f"policy must be 'step_ratio' or 'link_downed', got {name!r}")
+
+
 def alerts() -> list[Alert]:
-    """The monitoring rules of ``data/reliability.toml`` (thresholds are labelled assumptions)."""
-    return [Alert(**a) for a in raw()["alerts"]]
+    """The monitoring rules of ``data/reliability.toml`` (thresholds are labelled assumptions). A rule with a
+    ``policy`` takes its warn and critical levels from the course's one alert policy, shared with 08b and 09."""
+    out = []
+    for a in raw()["alerts"]:
+        a = dict(a)
+        if "policy" in a:
+            a["warn"], a["critical"] = _policy_levels(a.pop("policy"))
+        out.append(Alert(**a))
+    return out
 
 
 def evaluate_alert(alert: Alert, value: float) -> str:

@@ -157,3 +157,22 @@ def test_drift_alert_figure_colours_each_day_by_the_rule_and_names_the_first_ale
     fig, text = rv.drift_alert_figure(days=15)  # before the drift starts: noise only, no alert
     plt.close(fig)
     assert text == "first warning on day None · first critical on day None"
+
+
+def test_quiet_failure_lines_take_the_link_from_the_catalog():
+    from nvcourse import catalog
+
+    lines = rv.quiet_failure_lines()
+    lk = catalog.get_link("ib-ndr")
+    achievable = lk.line_GBps_dir * lk.efficiency
+    assert lines[0] == f"ib-ndr: α {lk.alpha_s * 1e6:g} µs, achievable {achievable:.0f} GB/s per direction"
+    beta = lk.line_GBps_dir * lk.efficiency * 1e9
+    half = rel.degraded_link_slowdown(2**30, 64, alpha_s=lk.alpha_s, beta_Bps=beta, slowest_link_factor=0.5)
+    assert f"takes {half:.2f}x longer" in lines[2]
+    assert lines[-1].startswith("8 GPUs, 2 % jitter simulated")
+
+
+def test_alert_and_signal_tables():
+    t = rv.alerts_table_html()
+    assert t.count("<tr>") == len(rel.alerts()) + 1 and "≥ 1.05" in t and "≥ 1.1" in t
+    assert "overflow-wrap:anywhere" in rv.signals_table_html()

@@ -122,7 +122,22 @@ def test_alerts_are_labelled_and_evaluate():
     assert rel.evaluate_alert(busbw, 0.5) == "critical"
     step = next(x for x in a if x.metric.startswith("step time"))
     assert rel.evaluate_alert(step, 1.0) == "ok"
+    assert rel.evaluate_alert(step, 1.07) == "warn"
     assert rel.evaluate_alert(step, 2.0) == "critical"
+
+
+def test_alert_levels_are_the_one_course_policy():
+    # chapter 08's step-time and LinkDowned rules take 08b/09's policy (data/observability.toml), not their own numbers
+    from nvcourse.observability.counters import alert_policy
+
+    pol = alert_policy()
+    a = {x.metric: x for x in rel.alerts()}
+    step = next(x for m, x in a.items() if m.startswith("step time"))
+    flaps = next(x for m, x in a.items() if "LinkDowned" in m)
+    assert (step.warn, step.critical) == (pol.step_ratio_warn, pol.step_ratio_critical) == (1.05, 1.10)
+    assert (flaps.warn, flaps.critical) == (pol.link_downed_warn_per_day, pol.link_downed_critical_per_day) == (1, 3)
+    raw = rel.raw()["alerts"]
+    assert all("warn" not in r and "critical" not in r for r in raw if "policy" in r)  # typed once, in one file
 
 
 def test_ib_retry_timeout():

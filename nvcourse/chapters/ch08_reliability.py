@@ -7,19 +7,24 @@ expected segment time, stragglers, alert rules); this module only wires controls
 
 from __future__ import annotations
 
+from html import escape
+
 import ipywidgets as w
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from .. import catalog
 from .. import reliability as rel
+from ..observability import counters
 from ..plots import new_figure
+from ..tables import table_html
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 
 __all__ = [
     "INTERVALS_S", "GPU_COUNTS", "JOB_SIZES", "RECOVERY_SCENARIOS", "DEGRADED_LINK_PROBABILITIES", "ALERT_COLOURS",
     "GoodputView", "goodput_dashboard", "mtbf_figure", "goodput_by_size_figure", "hero_busbw_figure",
-    "drift_alert_figure",
+    "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html",
 ]  # fmt: skip
 
 #: Checkpoint intervals plotted: 30 s .. 48 h of compute between checkpoints.
@@ -114,6 +119,48 @@ def drift_alert_figure(
     ax.legend(fontsize=8)
     first = {lvl: int(day[levels.index(lvl)]) for lvl in ("warn", "critical") if lvl in levels}
     return fig, f"first warning on day {first.get('warn')} · first critical on day {first.get('critical')}"
+
+
+def quiet_failure_lines(link: str = "ib-ndr", ranks: int = 64, seed: int = 0) -> list[str]:
+    """Section 3's readout: a ring all-reduce over ``ranks`` ranks with one ``link`` (catalog α, line rate ×
+    efficiency) at 75/50/25 % speed, for 1 GiB and 64 KiB; stragglers and jitter at 8, 1,024 and 16,384 GPUs; and a
+    seeded simulation of 2 % jitter at 8 GPUs (the large-N formula overstates small groups)."""
+    lk = catalog.get_link(link)
+    beta = lk.line_GBps_dir * lk.efficiency * 1e9
+    out = [f"{link}: α {lk.alpha_s * 1e6:g} µs, achievable {beta / 1e9:.0f} GB/s per direction"]
+    for f in (0.75, 0.5, 0.25):
+        big, small = (rel.degraded_link_slowdown(n, ranks, alpha_s=lk.alpha_s, beta_Bps=beta, slowest_link_factor=f)
+                      for n in (2**30, 2**16))
+        out.append(f"one link at {f:.0%} speed: 1 GiB all-reduce over {ranks} ranks takes {big:.2f}x longer; "
+                   f"a 64 KiB one {small:.2f}x")
+    out.append("")
+    for n in (8, 1024, 16384):
+        out.append(f"{n:>6} GPUs, each slow 1.5x with probability 1e-4 per step: step "
+                   f"x{rel.straggler_slowdown(n, p_slow=1e-4, slow_factor=1.5):.3f}; with 2 % random jitter: "
+                   f"x{rel.jitter_slowdown(n, cv=0.02):.3f}")
+    sim = 1 + 0.02 * np.random.default_rng(seed).standard_normal((200_000, 8)).max(axis=1).mean()
+    out.append(f"8 GPUs, 2 % jitter simulated (200,000 steps): x{sim:.3f}")
+    return out
+
+
+def _code(text: str) -> str:
+    # long counter names and paths may break anywhere: unbroken, they pushed the table past the notebook's edge
+    return f'<code style="overflow-wrap:anywhere">{escape(text)}</code>'
+
+
+def alerts_table_html() -> str:
+    """The monitoring rules (:func:`nvcourse.reliability.alerts`): metric, counter, warn and critical levels."""
+    rows = []
+    for a in rel.alerts():
+        sign = "<" if a.direction == "below" else "≥"
+        rows.append([a.metric, _code(a.counter), f"{sign} {a.warn:g}", f"{sign} {a.critical:g}", a.unit, a.action])
+    return table_html(["metric", "counter", "warn", "critical", "unit", "action"], rows, escape=True, html_cols=[1])
+
+
+def signals_table_html() -> str:
+    """The counter and tool for each fault class (:func:`nvcourse.observability.counters.signals`)."""
+    rows = [[s["layer"], s["fault"], _code(s["counter"]), s["kind"], _code(s["tool"])] for s in counters.signals()]
+    return table_html(["layer", "fault", "counters", "kind", "tool"], rows, escape=True, html_cols=[2, 4])
 
 
 class GoodputView:
