@@ -159,9 +159,9 @@ def _best_allreduce(fab, nbytes: float, system: str, nic: str, routing: str, pla
 def _dp_window_s(step: training.StepTime, zero_stage: int) -> float:
     """Compute the DP collective can hide behind, as in :func:`nvcourse.training.step_time`."""
     if zero_stage == 3:
-        return step.compute
+        return step.compute_s
     flops = training.data()["flops"]
-    return step.compute / step.micro_batches * flops["backward_per_param_per_token"] / flops["per_param_per_token"]
+    return step.compute_s / step.micro_batches * flops["backward_per_param_per_token"] / flops["per_param_per_token"]
 
 
 def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw_fraction: float = 0.8) -> FabricResult:
@@ -188,8 +188,8 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     if nodes < 2:
         gates = (Gate("fabric busbw", True, "one node: no fabric traffic", f"≥ {thr:.0%} of reference"),
                  Gate("fabric step", True, f"{step.efficiency:.0%}", f"≥ {report.targets.min_efficiency:.0%}"))
-        return FabricResult(fabric, nodes, nbytes, "none", math.nan, math.nan, step.dp_comm, step.dp_exposed,
-                            step.total, step.efficiency, gates)
+        return FabricResult(fabric, nodes, nbytes, "none", math.nan, math.nan, step.dp_comm_s, step.dp_exposed_s,
+                            step.total_s, step.efficiency, gates)
 
     def build(port_GBps: float, layout: str, oversub: float):
         return fat_tree(nodes, radix=radix, port_GBps_dir=port_GBps, rails=sysm.nics_per_host, layout=layout,
@@ -202,10 +202,10 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     own = catalog.get_link(sysm.nic_link)
     assumed = ref if own.id == link.id else _best_allreduce(build(own.line_GBps_dir, "rail", 1.0), nbytes, d.system,
                                                              own.id, "ideal", "packed", fabric.seed, False)
-    dp_comm = step.dp_comm * assumed.busbw_GBps / est.busbw_GBps
+    dp_comm = step.dp_comm_s * assumed.busbw_GBps / est.busbw_GBps
     exposed = max(0.0, dp_comm - window)
-    total = step.total - step.dp_exposed + exposed
-    eff = step.efficiency * step.total / total
+    total = step.total_s - step.dp_exposed_s + exposed
+    eff = step.efficiency * step.total_s / total
     ratio = est.busbw_GBps / ref.busbw_GBps
     gates = (
         Gate("fabric busbw", ratio >= thr,

@@ -24,7 +24,7 @@ def test_ideal_fabric_delivers_the_reference_and_leaves_the_step_unchanged():
     # non-blocking, adaptive routing, packed nodes *is* the reference: ratio 1, the training model's DP time
     assert r.nodes == 1024 // 8
     assert r.ratio == pytest.approx(1.0)
-    assert r.dp_comm_s == pytest.approx(A.step.dp_comm)
+    assert r.dp_comm_s == pytest.approx(A.step.dp_comm_s)
     assert r.efficiency == pytest.approx(A.step.efficiency)
     assert r.passed
     # DP gradient buffer per GPU: 70e9 / 8 x 2 bytes (bf16)
@@ -48,11 +48,11 @@ def test_static_routes_under_random_placement_lose_bandwidth_and_expose_dp():
     # the step: DP scaled by the bandwidth ratio, the part beyond the backward window of the last micro-batch exposed
     flops = training.data()["flops"]
     backward_share = flops["backward_per_param_per_token"] / flops["per_param_per_token"]  # 4 of 6 N
-    window = A.step.compute / A.step.micro_batches * backward_share
-    assert r.dp_comm_s == pytest.approx(A.step.dp_comm / r.ratio)
+    window = A.step.compute_s / A.step.micro_batches * backward_share
+    assert r.dp_comm_s == pytest.approx(A.step.dp_comm_s / r.ratio)
     assert r.dp_exposed_s == pytest.approx(max(0.0, r.dp_comm_s - window))
-    assert r.step_s == pytest.approx(A.step.total - A.step.dp_exposed + r.dp_exposed_s)
-    assert r.efficiency == pytest.approx(A.step.efficiency * A.step.total / r.step_s)
+    assert r.step_s == pytest.approx(A.step.total_s - A.step.dp_exposed_s + r.dp_exposed_s)
+    assert r.efficiency == pytest.approx(A.step.efficiency * A.step.total_s / r.step_s)
     assert r.efficiency < A.step.efficiency
 
 

@@ -38,7 +38,7 @@ def test_placement_figure_stacks_each_runs_breakdown_and_labels_its_total():
     kw = dict(tp=ref["tp"], pp=ref["pp"], virtual_stages=4)
     tp_first = training.step_time(ref["model"], ref["system"], ref["gpus"], **kw)
     dp_first = training.step_time(ref["model"], ref["system"], ref["gpus"], placement="dp-first", **kw)
-    assert dp_first.total > tp_first.total  # TP over the NICs is slower
+    assert dp_first.total_s > tp_first.total_s  # TP over the NICs is slower
     fig = trainviz.placement_figure(tp_first, dp_first, title="two placements")
     try:
         ax = fig.axes[0]
@@ -47,8 +47,9 @@ def test_placement_figure_stacks_each_runs_breakdown_and_labels_its_total():
         assert [p.get_width() for p in ax.patches[: len(parts)]] == pytest.approx(list(tp_first.breakdown().values()))
         assert [t.get_text() for t in ax.get_yticklabels()] == ["tp-first\n(TP in NVLink)", "dp-first\n(TP over NICs)"]
         assert [t.get_text() for t in ax.get_legend().get_texts()] == parts  # one entry per part, not per bar
-        assert [t.get_text() for t in ax.texts] == [f"  {s.total:.1f} s, MFU {s.mfu:.0%}" for s in (tp_first, dp_first)]
-        assert ax.get_xlim()[1] == pytest.approx(1.35 * dp_first.total)
+        assert [t.get_text() for t in ax.texts] == [f"  {s.total_s:.1f} s, MFU {s.mfu:.0%}"
+                                                    for s in (tp_first, dp_first)]
+        assert ax.get_xlim()[1] == pytest.approx(1.35 * dp_first.total_s)
         assert ax.get_xlabel() == "seconds per step" and ax.get_title() == "two placements"
         assert figure_problems(fig) == []
     finally:

@@ -206,7 +206,7 @@ def test_step_prediction_mistakes(st, how, words):
     value = {
         "compute": compute,
         "times": compute * (1 + 3 / (m + 3)),
-        "total": st.total,
+        "total": st.total_s,
         "forward": floor / 3,
         "sparse": floor / 2,
     }[how]
@@ -261,8 +261,8 @@ def test_days_70b_b200_by_hand():
 
 
 def test_tp_placement_answer_follows_the_model():
-    good = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="tp-first").total
-    bad = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="dp-first").total
+    good = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="tp-first").total_s
+    bad = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="dp-first").total_s
     assert good < bad and checks.expected_answer("07.tp_placement") == "a"
 
 

@@ -30,10 +30,10 @@ def test_ep_inside_one_nvlink_domain_hand_worked():
     assert st.placements["ep"] == tr.Placement(ranks=8, per_node=8, nodes=1)
     # one all-to-all: 3.4e-6 + 3,670,016 / 370.8e9 = 3.4e-6 + 9.89756e-6 = 1.329756e-5 s
     # x 4 (dispatch + combine, forward + backward) x 4 MoE layers x 2 micro-batches = 32 -> 4.25522e-4 s
-    assert st.ep_comm == pytest.approx(4.25522e-4, rel=1e-5)
-    assert st.breakdown()["EP comm"] == st.ep_comm
-    assert st.total == pytest.approx(sum(st.breakdown().values()))
-    assert st.exposed_comm == pytest.approx(st.tp_comm + st.pp_comm + st.dp_exposed + st.ep_comm)
+    assert st.ep_comm_s == pytest.approx(4.25522e-4, rel=1e-5)
+    assert st.breakdown()["EP comm"] == st.ep_comm_s
+    assert st.total_s == pytest.approx(sum(st.breakdown().values()))
+    assert st.exposed_comm_s == pytest.approx(st.tp_comm_s + st.pp_comm_s + st.dp_exposed_s + st.ep_comm_s)
 
 
 def test_ep_across_nodes_hand_worked():
@@ -42,35 +42,35 @@ def test_ep_across_nodes_hand_worked():
     assert st.placements["ep"] == tr.Placement(ranks=8, per_node=1, nodes=8)
     # one all-to-all through each GPU's NIC: 14e-6 + 3,670,016 / 47e9 = 14e-6 + 7.80854e-5 = 9.20854e-5 s
     # x 32 = 2.94673e-3 s: ~6.9x the NVLink case
-    assert st.ep_comm == pytest.approx(2.94673e-3, rel=1e-5)
+    assert st.ep_comm_s == pytest.approx(2.94673e-3, rel=1e-5)
 
 
 def test_moe_layers_pp_and_active_flops():
     # 2 MoE layers over pp = 2 stages: 1 per stage; gpus 16, pp 2, ep 8 -> dp 8, m 2: 4 x 1 x 2 = 8 all-to-alls in one
     # node
     st = tr.step_time(TINY, "dgx-h100", 16, pp=2, ep=8, moe_layers=2, **MOE)
-    assert st.ep_comm == pytest.approx(8 * 1.329756e-5, rel=1e-5)
+    assert st.ep_comm_s == pytest.approx(8 * 1.329756e-5, rel=1e-5)
     # active parameters only: 6 x 0.25e9 x 16384 FLOPs = a quarter of the dense compute, MFU counts the same FLOPs
     dense = tr.step_time(TINY, "dgx-h100", 8, ep=8, **MOE)
     sparse = tr.step_time(TINY, "dgx-h100", 8, ep=8, active_params=0.25e9, **MOE)
-    assert sparse.compute == pytest.approx(dense.compute / 4)
+    assert sparse.compute_s == pytest.approx(dense.compute_s / 4)
     assert sparse.model_flops == pytest.approx(6 * 0.25e9 * 16384)
-    assert sparse.ep_comm == dense.ep_comm
+    assert sparse.ep_comm_s == dense.ep_comm_s
 
 
 def test_ep_one_adds_nothing():
     base = tr.step_time(TINY, "dgx-h100", 16, tp=8)
     for st in (tr.step_time(TINY, "dgx-h100", 16, tp=8, ep=1), tr.step_time(TINY, "dgx-h100", 16, tp=8, ep=1, **MOE)):
-        assert st.ep_comm == 0 and st.total == base.total
+        assert st.ep_comm_s == 0 and st.total_s == base.total_s
         assert list(st.breakdown()) == ["compute", "pipeline bubble", "TP comm", "PP comm", "DP comm (exposed)"]
     assert "ep" not in base.placements
 
 
 def test_infinite_bandwidth_leaves_only_latency():
     st = tr.step_time(TINY, "dgx-h100", 8, ep=8, bandwidth_multiplier=1e12, **MOE)
-    assert st.ep_comm == pytest.approx(32 * 3.4e-6, rel=1e-6)
+    assert st.ep_comm_s == pytest.approx(32 * 3.4e-6, rel=1e-6)
     across = tr.step_time(TINY, "dgx-h100", 64, tp=8, ep=8, bandwidth_multiplier=1e12, **MOE)
-    assert across.ep_comm == pytest.approx(32 * 14e-6, rel=1e-6)
+    assert across.ep_comm_s == pytest.approx(32 * 14e-6, rel=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -39,22 +39,22 @@ def test_tp_inside_one_node_hand_worked():
     st = tr.step_time(TINY, "dgx-h100", 8, tp=8, algo="ring")
     assert (st.dp, st.micro_batches) == (1, 16)
     # compute: 6 x 1e9 x 16384 = 9.8304e13 FLOPs -> 0.0225902 s
-    assert st.compute == pytest.approx(0.0225902, rel=1e-5)
+    assert st.compute_s == pytest.approx(0.0225902, rel=1e-5)
     # one all-reduce of b*s*h*2 = 2,097,152 B over 8 GPUs, 14 ring steps over NVLink; busbw factor 2 x 7/8 = 1.75:
     #   Simple: 8.4 + 14 x 3.4 = 56.0 us + 1.75 x 2097152 / 370.8e9 = 9.8975 us          -> 65.90 us
     #   LL128:  14 + 14 x 1.9 = 40.6 us + 9.8975 / 0.92 = 10.758 us (cap 587.2 not hit)   -> 51.36 us
     #   LL:     6.6 + 14 x 0.6 = 15.0 us + 1.75 x 2097152 / 141e9 = 26.029 us (370.8 x 0.5 = 185.4 > cap 141)
     #           -> 41.0285 us, the fastest: NCCL's LL for a 2 MiB all-reduce in one node
     #   x 4 per layer x 4 layers x 16 micro-batches = 256 x 4.10285e-5 = 0.0105033 s
-    assert st.tp_comm == pytest.approx(0.0105033, rel=1e-4)
-    assert st.dp_comm == 0 and st.pp_comm == 0 and st.bubble == 0
-    assert st.total == pytest.approx(0.0225902 + 0.0105033, rel=1e-4)
+    assert st.tp_comm_s == pytest.approx(0.0105033, rel=1e-4)
+    assert st.dp_comm_s == 0 and st.pp_comm_s == 0 and st.bubble_s == 0
+    assert st.total_s == pytest.approx(0.0225902 + 0.0105033, rel=1e-4)
     assert st.mfu == pytest.approx(0.55 * 0.0225902 / 0.0330935, rel=1e-3)
     assert st.efficiency == pytest.approx(st.mfu / 0.55)
     # forcing NCCL's Simple protocol (proto pass-through): 256 x 65.8975e-6 = 0.0168698 s
     simple = tr.step_time(TINY, "dgx-h100", 8, tp=8, algo="ring", proto="Simple")
-    assert simple.tp_comm == pytest.approx(0.0168698, rel=1e-4)
-    assert simple.compute == st.compute
+    assert simple.tp_comm_s == pytest.approx(0.0168698, rel=1e-4)
+    assert simple.compute_s == st.compute_s
 
 
 def test_nccl_choice_inside_an_h100_node_at_2_MiB_is_the_ll_ring():
@@ -63,7 +63,7 @@ def test_nccl_choice_inside_an_h100_node_at_2_MiB_is_the_ll_ring():
     # loop (16 channels x 8 GPUs x 16 KiB), so 2 x 7.4857 more: 47.457 us.
     # ring/LL: 6.6 + 14 x 0.6 = 15 us + 2097152 x 14/8 / 141 GB/s (LL cap) = 26.0284 us: 41.0284 us, the faster;
     # x 256 all-reduces = 10.5033 ms. (Published 8xH100 runs, default tuner: 42.1 and 43.4 us at 2 MiB.)
-    assert st.tp_comm == pytest.approx(256 * 41.0284e-6, rel=1e-4)
+    assert st.tp_comm_s == pytest.approx(256 * 41.0284e-6, rel=1e-4)
 
 
 def test_dp_across_nodes_overlap_hand_worked():
@@ -75,12 +75,12 @@ def test_dp_across_nodes_overlap_hand_worked():
     #   LL128:  14 + 2 x 8.5 = 31 us + 5.31915e-3 / 0.92 = 5.78169e-3 s   -> 5.81269e-3 s
     #   LL:     6.6 + 2 x 5.0 = 16.6 us + 2.5e8 / (47e9 x 0.5 = 23.5e9, under the 39 GB/s cap) -> 1.06549e-2 s
     assert st.placements["dp"] == tr.Placement(ranks=2, per_node=1, nodes=2)
-    assert st.dp_comm == pytest.approx(5.37011e-3, rel=1e-4)
+    assert st.dp_comm_s == pytest.approx(5.37011e-3, rel=1e-4)
     # m = 8; compute 0.0225902 / 2 = 0.0112951; window = backward of the last micro-batch = 0.0112951 / 8 x 4/6 =
     # 9.4126e-4
-    assert st.dp_exposed == pytest.approx(5.37011e-3 - 9.4126e-4, rel=1e-4)
-    assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False, algo="ring").dp_exposed == pytest.approx(
-        st.dp_comm
+    assert st.dp_exposed_s == pytest.approx(5.37011e-3 - 9.4126e-4, rel=1e-4)
+    assert tr.step_time(TINY, "dgx-h100", 16, tp=8, overlap_dp=False, algo="ring").dp_exposed_s == pytest.approx(
+        st.dp_comm_s
     )
 
 
@@ -94,32 +94,32 @@ def test_bad_placement_puts_tp_on_the_nics():
     #   LL:     6.6 + 12 x max(0.6, 1) + 2 x 2.7 = 24.0 us + 1.75 x 2097152 / 39e9 (cap) = 94.10 us  -> 118.1 us
     #   LL128 wins: 6.60189e-5 s per all-reduce; x 4 x 4 x 8 = 0.00845042 s
     assert bad.placements["tp"] == tr.Placement(ranks=8, per_node=4, nodes=2)
-    assert bad.tp_comm == pytest.approx(0.00845042, rel=1e-4)
+    assert bad.tp_comm_s == pytest.approx(0.00845042, rel=1e-4)
     # the DP pair now sits inside a node, Simple: 8.4 + 2 x 3.4 = 15.2 us + 2.5e8 / 370.8e9 = 6.74218e-4 s
     #   = 6.89418e-4 s (LL128: 17.8 us + 7.32846e-4 s; slower), hidden by the 9.41e-4 s window
-    assert bad.dp_comm == pytest.approx(6.89418e-4, rel=1e-4)
-    assert bad.dp_exposed == 0
-    assert bad.tp_comm > good.tp_comm      # 8.45e-3 s vs 128 x 4.10285e-5 = 5.25e-3 s
+    assert bad.dp_comm_s == pytest.approx(6.89418e-4, rel=1e-4)
+    assert bad.dp_exposed_s == 0
+    assert bad.tp_comm_s > good.tp_comm_s      # 8.45e-3 s vs 128 x 4.10285e-5 = 5.25e-3 s
     # at a real size the bad placement costs far more than it saves (Llama 3 405B layout)
     kw = dict(tp=8, pp=16, virtual_stages=4)
     assert (
-        tr.step_time("llama3-405b", "dgx-h100", 16384, placement="dp-first", **kw).total
-        > 1.5 * tr.step_time("llama3-405b", "dgx-h100", 16384, **kw).total
+        tr.step_time("llama3-405b", "dgx-h100", 16384, placement="dp-first", **kw).total_s
+        > 1.5 * tr.step_time("llama3-405b", "dgx-h100", 16384, **kw).total_s
     )
 
 
 def test_pipeline_hand_worked():
     st = tr.step_time(TINY, "dgx-h100", 2, pp=2)
     # m = 16, bubble = compute x 1/16; compute = 9.8304e13 / (2 x 989e12 x 0.55) = 0.0903608 s
-    assert st.bubble == pytest.approx(0.0903608 / 16, rel=1e-5)
+    assert st.bubble_s == pytest.approx(0.0903608 / 16, rel=1e-5)
     # p2p inside the node: 3.4e-6 + 2097152 / 370.8e9 = 9.0557e-6 s; x 2 directions x 16 = 2.89782e-4 s
-    assert st.pp_comm == pytest.approx(2.89782e-4, rel=1e-4)
+    assert st.pp_comm_s == pytest.approx(2.89782e-4, rel=1e-4)
 
 
 def test_one_gpu_has_no_communication():
     st = tr.step_time(TINY, "dgx-h100", 1)
-    assert st.exposed_comm == 0 and st.bubble == 0
-    assert st.total == st.compute
+    assert st.exposed_comm_s == 0 and st.bubble_s == 0
+    assert st.total_s == st.compute_s
     assert st.efficiency == pytest.approx(1.0)
 
 
@@ -131,17 +131,17 @@ def test_infinite_bandwidth_leaves_compute_and_latency():
     #   DP (8 nodes, one GPU each, 2.5e8 B: Simple, (8.4 + 14 x 14 = 204.4 us) x 1.4 (NCCL's ring plateau across
     #     nodes) = 286.16 us + 2.5e8 x 1.75 / 47e9 = 9.3085e-3 s beats LL128's 14 + 14 x 8.5 = 133 us
     #     + 9.3085e-3 / 0.92 = 1.01179e-2 s): 2.8616e-4 s
-    assert st.tp_comm == pytest.approx(4.8e-4, rel=1e-6)
-    assert st.dp_comm == pytest.approx(2.8616e-4, rel=1e-6)
-    zero_alpha_limit = st.total - st.tp_comm - st.dp_exposed
-    assert zero_alpha_limit == pytest.approx(st.compute)
+    assert st.tp_comm_s == pytest.approx(4.8e-4, rel=1e-6)
+    assert st.dp_comm_s == pytest.approx(2.8616e-4, rel=1e-6)
+    zero_alpha_limit = st.total_s - st.tp_comm_s - st.dp_exposed_s
+    assert zero_alpha_limit == pytest.approx(st.compute_s)
 
 
 def test_degraded_link_slows_the_step():
     healthy = tr.step_time("llama3-70b", "dgx-h100", 512, tp=8, pp=4, algo="ring")
     slow = tr.step_time("llama3-70b", "dgx-h100", 512, tp=8, pp=4, slowest_link_factor=0.5, algo="ring")
-    assert slow.tp_comm > 1.9 * healthy.tp_comm
-    assert slow.total > healthy.total
+    assert slow.tp_comm_s > 1.9 * healthy.tp_comm_s
+    assert slow.total_s > healthy.total_s
 
 
 def test_llama3_reference_is_near_reported_mfu():
@@ -161,13 +161,13 @@ def test_best_config_fits_and_is_fastest():
             except ValueError:
                 continue
             if st.fits:
-                assert b.total <= st.total + 1e-12
+                assert b.total_s <= st.total_s + 1e-12
     assert tr.best_config("llama3-405b", "dgx-h100", 8) is None   # 405B never fits in one node
 
 
 def test_run_cost_hand_worked():
     st = tr.step_time(TINY, "dgx-h100", 8, tp=8)
-    tokens = 16384 / st.total * 3600     # one hour of training
+    tokens = 16384 / st.total_s * 3600     # one hour of training
     c = tr.run_cost(st, tokens, usd_per_gpu_hour=2.0, kW_per_gpu=1.0, usd_per_kWh=0.1, pue=1.5)
     # 1 h x 8 GPUs = 8 GPU-h -> $16; energy 8 x 1 kW x 1.5 = 12 kWh = 0.012 MWh -> $1.2
     assert c.hours == pytest.approx(1.0)
@@ -214,3 +214,17 @@ def test_unknown_names():
         tr.collective_time("gossip", "dgx-h100", tr.Placement(2, 2, 1), 1e6)
     with pytest.raises(ValueError, match="system_id"):
         tr.system_costs("dgx-1-v100")
+
+
+def test_step_time_takes_config_dataclasses_or_their_fields_by_name():
+    kw = dict(tp=8, pp=4, placement="dp-first", recompute="full", algo="ring")
+    by_name = tr.step_time("llama3-70b", "dgx-h100", 1024, **kw)
+    by_config = tr.step_time("llama3-70b", "dgx-h100", 1024, parallel=tr.Parallelism(tp=8, pp=4, placement="dp-first"),
+                             recipe=tr.Recipe(recompute="full"), links=tr.Links(algo="ring"))
+    assert by_config == by_name
+    # a keyword overrides the same field of a config given alongside it
+    assert tr.step_time("llama3-70b", "dgx-h100", 1024, parallel=tr.Parallelism(tp=4), tp=8, pp=4,
+                        placement="dp-first", recompute="full", algo="ring") == by_name
+    assert by_name.total_s == pytest.approx(sum(by_name.breakdown().values()))
+    with pytest.raises(ValueError, match="unknown setting.*tensor_parallel"):
+        tr.step_time("llama3-70b", "dgx-h100", 1024, tensor_parallel=8)

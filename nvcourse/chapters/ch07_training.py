@@ -60,11 +60,11 @@ def placement_figure(tp_first: training.StepTime, dp_first: training.StepTime, t
         for part, sec in s.breakdown().items():
             ax.barh(i, sec, left=left, color=STEP_COLOURS[part], label=part if i == 0 else None)
             left += sec
-        ax.text(left, i, f"  {s.total:.1f} s, MFU {s.mfu:.0%}", va="center")
+        ax.text(left, i, f"  {s.total_s:.1f} s, MFU {s.mfu:.0%}", va="center")
     ax.set_yticks(range(len(runs)), list(runs))
     ax.set_xlabel("seconds per step")
     # room right of the longer bar for its "x s, MFU y %" text
-    ax.set_xlim(0, 1.35 * max(s.total for s in runs.values()))
+    ax.set_xlim(0, 1.35 * max(s.total_s for s in runs.values()))
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title(title)
     return fig
@@ -106,7 +106,7 @@ def _render(gpus, model, system, tp, pp, placement, efficiency, tokens_T, price)
     cost = training.run_cost(s, tokens_T * 1e12, usd_per_gpu_hour=price or None)
     fit = "fits" if s.fits else "<b>does not fit</b>"
     text = (
-        f"step {s.total:.2f} s · MFU {s.mfu:.1%} · scaling efficiency {s.efficiency:.0%} · dp = {s.dp}, "
+        f"step {s.total_s:.2f} s · MFU {s.mfu:.1%} · scaling efficiency {s.efficiency:.0%} · dp = {s.dp}, "
         f"m = {s.micro_batches}<br>memory per GPU {s.memory.total / 1e9:.0f} GB of {s.memory_capacity_GB:.0f} GB "
         f"({fit}) · run: {cost.hours / 24:.1f} days, ${cost.usd / 1e6:.2f} M, {cost.energy_MWh:.0f} MWh"
     )

@@ -174,8 +174,9 @@ def _dp_cases() -> list[Case]:
                                         ("llama3-8b", "dgx-h100", 512, 1, 1), ("llama3-70b", "gb200-nvl72", 1024, 8, 4),
                                         ("llama3-405b", "dgx-h100", 16384, 8, 16)):
         st = training.step_time(model, system, gpus, tp=tp, pp=pp)
-        args = (st.dp_comm, st.compute, st.micro_batches)
-        cases.append(Case(args, st.dp_exposed, _exposed_variants(*args), f"{model}, {gpus} × {system}, TP{tp} PP{pp}"))
+        args = (st.dp_comm_s, st.compute_s, st.micro_batches)
+        cases.append(Case(args, st.dp_exposed_s, _exposed_variants(*args),
+                          f"{model}, {gpus} × {system}, TP{tp} PP{pp}"))
     return cases
 
 
@@ -220,7 +221,7 @@ def step_prediction(predicted_s: Any, step: Any) -> Result:
     pred = _learner_number(predicted_s, name, "a time in seconds")
     if isinstance(pred, Result):
         return pred
-    if not all(hasattr(step, a) for a in ("compute", "bubble", "total", "breakdown", "micro_batches", "pp")):
+    if not all(hasattr(step, a) for a in ("compute_s", "bubble_s", "total_s", "breakdown", "micro_batches", "pp")):
         raise CheckError(
             "the second argument must be the result of training.step_time(...).",
             "Run the cell that computes `st = training.step_time(...)` first, then pass `st`.",
@@ -228,11 +229,11 @@ def step_prediction(predicted_s: Any, step: Any) -> Result:
         )
     if pred <= 0:
         return Result(name, FAIL, f"a time must be positive; your prediction is {fmt(pred)} s.")
-    floor = step.compute + step.bubble
-    comm = step.total - floor
+    floor = step.compute_s + step.bubble_s
+    comm = step.total_s - floor
     parts = step.breakdown()
-    notes = [f"the model's step: {step.total:.3f} s = compute {step.compute:.3f} s + bubble {step.bubble:.3f} s "
-             f"+ communication it cannot hide {comm:.3f} s ({comm / step.total:.0%}: TP {parts['TP comm']:.3f} s, "
+    notes = [f"the model's step: {step.total_s:.3f} s = compute {step.compute_s:.3f} s + bubble {step.bubble_s:.3f} s "
+             f"+ communication it cannot hide {comm:.3f} s ({comm / step.total_s:.0%}: TP {parts['TP comm']:.3f} s, "
              f"PP {parts['PP comm']:.3f} s, exposed DP {parts['DP comm (exposed)']:.3f} s)."]
     if close(pred, floor, 0.01):
         return Result(name, PASS, f"your {pred:.3f} s matches the model's compute + bubble ({floor:.3f} s).",
@@ -242,11 +243,11 @@ def step_prediction(predicted_s: Any, step: Any) -> Result:
     f = training.pipeline_bubble_fraction(step.pp, step.micro_batches)
     variants = {
         "You left out the bubble: with p > 1 stages the step is compute / (1 − bubble share).":
-            step.compute if step.bubble > 0 else None,
+            step.compute_s if step.bubble_s > 0 else None,
         "The bubble is a share of the *whole* step: step = compute / (1 − f), not compute × (1 + f).":
-            step.compute * (1 + f) if step.bubble > 0 else None,
+            step.compute_s * (1 + f) if step.bubble_s > 0 else None,
         "That is close to the model's whole step, communication included: the exercise asks for compute + bubble "
-        "only, from your two functions.": step.total,
+        "only, from your two functions.": step.total_s,
         "3× too small: 2·N per token is the forward pass only; training is 6·N·D.": floor / 3,
         "2× too small: the dense BF16 peak (catalog `bf16_TFLOPS`), not the sparse one, and 6·N·D, not 3·N·D.":
             floor / 2,
@@ -293,8 +294,8 @@ register(
 
 
 def _placement_times() -> tuple[float, float]:
-    good = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="tp-first").total
-    bad = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="dp-first").total
+    good = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="tp-first").total_s
+    bad = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="dp-first").total_s
     return good, bad
 
 

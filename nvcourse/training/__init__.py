@@ -46,6 +46,7 @@ from .step import (
     pipeline_bubble_fraction,
     step_time,
 )
+from .step_config import Batch, Links, MixtureOfExperts, Parallelism, Recipe
 from .traffic import TrafficBreakdown, per_step_traffic_bytes, ring_allreduce_factor, tp_allreduces_per_layer
 
 __all__ = [
@@ -82,6 +83,12 @@ __all__ = [
     "moe_alltoall_bytes",
     "step_time",
     "best_config",
+    # step configs
+    "Parallelism",
+    "Batch",
+    "Recipe",
+    "Links",
+    "MixtureOfExperts",
     # cost
     "RunCost",
     "system_costs",

@@ -1,7 +1,5 @@
 """Step-time model: compute + exposed communication, on a catalog system.
 
-Step-time model: compute + exposed communication, on a catalog system.
-
   step = compute · (1 + bubble) + TP (not overlapped) + PP p2p (not overlapped)
          + EP all-to-all (not overlapped) + DP exposed (what the backward pass of the last micro-batch cannot hide)
 
@@ -25,8 +23,10 @@ from dataclasses import dataclass
 from .. import catalog
 from .._validate import choice, fraction, integer, number
 from ..costmodel import PROTO_CHOICES, predict
+from ..fabric.moe import MoEConfig
 from .memory import ZERO_STAGES, MemoryBreakdown, activation_memory_bytes, training_memory_bytes
 from .models import ModelSpec, data, get_model, training_flops
+from .step_config import Batch, Links, MixtureOfExperts, Parallelism, Recipe, settings
 from .traffic import tp_allreduces_per_layer
 
 __all__ = [
@@ -161,7 +161,10 @@ def moe_alltoall_bytes(*, tokens: int, hidden: int, top_k: int, act_bytes: float
 
 @dataclass(frozen=True)
 class StepTime:
-    """One optimizer step of one configuration, seconds; plus what it means (MFU, tokens/s, memory)."""
+    """One optimizer step of one configuration (times in seconds); plus what it means (MFU, tokens/s, memory).
+
+    ``model_flops`` is the step's 6·P·tokens (FLOPs), ``peak_flops`` one GPU's dense BF16 peak (FLOP/s).
+    """
 
     model: str
     system: str
@@ -170,12 +173,12 @@ class StepTime:
     pp: int
     dp: int
     micro_batches: int
-    compute: float
-    bubble: float
-    tp_comm: float
-    pp_comm: float
-    dp_comm: float
-    dp_exposed: float
+    compute_s: float
+    bubble_s: float
+    tp_comm_s: float
+    pp_comm_s: float
+    dp_comm_s: float
+    dp_exposed_s: float
     tokens_per_step: int
     model_flops: float
     peak_flops: float
@@ -185,21 +188,22 @@ class StepTime:
     compute_efficiency: float
     recompute: str = "selective"
     ep: int = 1
-    ep_comm: float = 0.0
+    ep_comm_s: float = 0.0
 
     @property
-    def total(self) -> float:
-        return self.compute + self.bubble + self.tp_comm + self.pp_comm + self.dp_exposed + self.ep_comm
+    def total_s(self) -> float:
+        """The step: compute + bubble + the communication the GPU waits for."""
+        return self.compute_s + self.bubble_s + self.exposed_comm_s
 
     @property
-    def exposed_comm(self) -> float:
+    def exposed_comm_s(self) -> float:
         """Communication the GPU waits for: TP + PP + EP + the part of DP that overlap cannot hide."""
-        return self.tp_comm + self.pp_comm + self.dp_exposed + self.ep_comm
+        return self.tp_comm_s + self.pp_comm_s + self.dp_exposed_s + self.ep_comm_s
 
     @property
     def mfu(self) -> float:
         """Model FLOPs utilisation: 6·P·tokens / (step time × GPUs × peak)."""
-        return self.model_flops / (self.total * self.gpus * self.peak_flops)
+        return self.model_flops / (self.total_s * self.gpus * self.peak_flops)
 
     @property
     def efficiency(self) -> float:
@@ -210,23 +214,23 @@ class StepTime:
 
     @property
     def tokens_per_s(self) -> float:
-        return self.tokens_per_step / self.total
+        return self.tokens_per_step / self.total_s
 
     @property
     def fits(self) -> bool:
         return self.memory.fits(self.memory_capacity_GB)
 
     def breakdown(self) -> dict[str, float]:
-        """Seconds per part, in plotting order (they add up to :attr:`total`). ``"EP comm"`` only when ep > 1."""
+        """Seconds per part, in plotting order (they add up to :attr:`total_s`). ``"EP comm"`` only when ep > 1."""
         parts = {
-            "compute": self.compute,
-            "pipeline bubble": self.bubble,
-            "TP comm": self.tp_comm,
-            "PP comm": self.pp_comm,
+            "compute": self.compute_s,
+            "pipeline bubble": self.bubble_s,
+            "TP comm": self.tp_comm_s,
+            "PP comm": self.pp_comm_s,
         }
         if self.ep > 1:
-            parts["EP comm"] = self.ep_comm
-        parts["DP comm (exposed)"] = self.dp_exposed
+            parts["EP comm"] = self.ep_comm_s
+        parts["DP comm (exposed)"] = self.dp_exposed_s
         return parts
 
 
@@ -235,27 +239,18 @@ def step_time(
     system: str,
     gpus: int,
     *,
-    tp: int = 1,
-    pp: int = 1,
-    micro_batch: int | None = None,
-    global_batch_tokens: int | None = None,
-    zero_stage: int = 1,
-    recompute: str = "selective",
-    virtual_stages: int = 1,
-    compute_efficiency: float | None = None,
-    placement: str = "tp-first",
-    overlap_dp: bool = True,
-    slowest_link_factor: float = 1.0,
-    bandwidth_multiplier: float = 1.0,
-    algo: str = "nccl",
-    proto: str = "auto",
-    ep: int = 1,
-    experts: int | None = None,
-    top_k: int | None = None,
-    moe_layers: int | None = None,
-    active_params: float | None = None,
+    parallel: Parallelism | None = None,
+    batch: Batch | None = None,
+    recipe: Recipe | None = None,
+    links: Links | None = None,
+    moe: MixtureOfExperts | None = None,
+    **settings_kw: object,
 ) -> StepTime:
     """Time of one optimizer step of ``model`` on ``gpus`` GPUs of catalog ``system``.
+
+    The run is described by five small configs (:mod:`nvcourse.training.step_config`), each defaulting to the
+    dense model on ``training.toml``'s defaults; any of their fields can also be given by name
+    (``step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4)``).
 
     ``dp = gpus / (tp·pp)`` must be an integer and divide the global batch (in sequences of ``seq``
     tokens, ``micro_batch`` each): ``m = sequences / (dp·micro_batch)`` micro-batches per step.
@@ -283,19 +278,66 @@ def step_time(
       compute time and the MFU. Memory and the DP gradient traffic still treat all ``params`` as dense
       weights split by tp·pp (an upper bound: experts are also split over ``ep``).
     """
+    cfg = settings({Parallelism: parallel, Batch: batch, Recipe: recipe, Links: links, MixtureOfExperts: moe},
+                   **settings_kw)
     spec = get_model(model)
     sysobj = catalog.get_system(system)
-    gpus = integer("gpus", gpus)
-    tp = integer("tp", tp)
-    pp = integer("pp", pp)
-    v = integer("virtual_stages", virtual_stages)
-    placement = choice("placement", placement, PLACEMENTS)
-    proto = choice("proto", proto, PROTO_CHOICES)
+    run = _layout(spec, integer("gpus", gpus), cfg[Parallelism], cfg[Batch], cfg[Links], cfg[Recipe],
+                  cfg[MixtureOfExperts])
+    gpu = sysobj.gpu_spec
+    tokens = run.sequences * spec.seq
+    model_flops = training_flops(run.flop_params, tokens)
+    hw_flops = training_flops(run.flop_params, tokens, recompute=cfg[Recipe].recompute)
+    compute = compute_time_s(hw_flops, run.gpus, peak_TFLOPS=gpu.bf16_TFLOPS, efficiency=run.efficiency)
+    groups = _groups(system, run)
+    comm = _communication(spec, system, run, groups, cfg[Recipe], cfg[Links], compute)
+    act_mem = activation_memory_bytes(
+        layers=spec.layers, hidden=spec.hidden, seq=spec.seq, micro_batch=run.micro_batch, heads=spec.heads,
+        tp=run.tp, pp=run.pp, recompute=cfg[Recipe].recompute,
+    )
+    memory = training_memory_bytes(spec.params, zero_stage=cfg[Recipe].zero_stage, dp=run.dp, tp=run.tp, pp=run.pp,
+                                   activations=act_mem)
+    return StepTime(
+        model=spec.id, system=system, gpus=run.gpus, tp=run.tp, pp=run.pp, dp=run.dp, micro_batches=run.m,
+        compute_s=compute, bubble_s=compute * (run.pp - 1) / (run.v * run.m), **comm,
+        tokens_per_step=tokens, model_flops=model_flops, peak_flops=gpu.bf16_TFLOPS * 1e12, memory=memory,
+        memory_capacity_GB=gpu.memory_GB, placements=groups, compute_efficiency=run.efficiency,
+        recompute=cfg[Recipe].recompute, ep=run.ep,
+    )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A step's checked shape: degrees, batch split, FLOP parameters and the MoE routing (None: dense)."""
+
+    gpus: int
+    tp: int
+    pp: int
+    v: int
+    dp: int
+    ep: int
+    placement: str
+    micro_batch: int
+    m: int
+    sequences: int
+    efficiency: float
+    flop_params: float
+    moe: MoEConfig | None
+
+
+def _layout(spec: ModelSpec, gpus: int, par: Parallelism, bat: Batch, lnk: Links, rec: Recipe,
+            mix: MixtureOfExperts) -> _Run:
+    """Check the degrees and the batch against the model, in the order a learner's mistakes are reported."""
+    tp = integer("tp", par.tp)
+    pp = integer("pp", par.pp)
+    v = integer("virtual_stages", par.virtual_stages)
+    placement = choice("placement", par.placement, PLACEMENTS)
+    choice("proto", lnk.proto, PROTO_CHOICES)
     defaults = data()["defaults"]
-    b = integer("micro_batch", defaults["micro_batch"] if micro_batch is None else micro_batch)
-    eff = defaults["compute_efficiency"] if compute_efficiency is None else compute_efficiency
-    tokens = (spec.global_batch_tokens if global_batch_tokens is None
-              else integer("global_batch_tokens", global_batch_tokens))
+    b = integer("micro_batch", defaults["micro_batch"] if bat.micro_batch is None else bat.micro_batch)
+    eff = defaults["compute_efficiency"] if rec.compute_efficiency is None else rec.compute_efficiency
+    tokens = (spec.global_batch_tokens if bat.global_batch_tokens is None
+              else integer("global_batch_tokens", bat.global_batch_tokens))
     if gpus % (tp * pp):
         raise ValueError(f"gpus ({gpus}) must be a multiple of tp × pp ({tp} × {pp} = {tp * pp})")
     if tp > spec.heads:
@@ -303,121 +345,101 @@ def step_time(
     if pp > spec.layers:
         raise ValueError(f"pp must be <= the number of layers ({spec.layers}); got {pp}")
     dp = gpus // (tp * pp)
-    ep = integer("ep", ep)
-    moe = None
-    if experts is not None or ep > 1:
-        from ..fabric.moe import MoEConfig
-
-        if experts is None:
-            raise ValueError(f"experts (routed experts per MoE layer) is required when ep > 1; got ep = {ep}")
-        experts = integer("experts", experts)
-        if top_k is None:
-            raise ValueError("top_k (experts each token is sent to) is required with experts")
-        top_k = integer("top_k", top_k)
-        n_moe = spec.layers if moe_layers is None else integer("moe_layers", moe_layers)
-        if n_moe > spec.layers:
-            raise ValueError(f"moe_layers must be <= the number of layers ({spec.layers}); got {n_moe}")
-        # MoEConfig checks top_k <= experts (ValueError naming top_k)
-        moe = MoEConfig(hidden=spec.hidden, tokens=b * spec.seq, experts=experts, top_k=top_k,
-                        bytes_per_elem=defaults["bytes_per_element"], moe_layers=n_moe)
-        if experts % ep:
-            raise ValueError(f"ep must divide experts ({experts}) so each GPU holds the same number of experts; "
-                             f"got {ep}")
-        if dp % ep:
-            raise ValueError(
-                f"ep must divide dp = gpus / (tp × pp) = {dp} (ep × tp × pp = {ep * tp * pp} must divide "
-                f"gpus = {gpus}); got {ep}"
-            )
-    elif top_k is not None or moe_layers is not None:
-        raise ValueError("top_k and moe_layers need experts (a mixture-of-experts model)")
-    flop_params = spec.params if active_params is None else number("active_params", active_params, positive=True)
+    ep = integer("ep", par.ep)
+    moe = _moe(spec, mix, ep, dp, gpus, tp, pp, b, defaults["bytes_per_element"])
+    active = mix.active_params
+    flop_params = spec.params if active is None else number("active_params", active, positive=True)
     if flop_params > spec.params:
-        raise ValueError(f"active_params must be <= params ({spec.params:g}); got {active_params!r}")
+        raise ValueError(f"active_params must be <= params ({spec.params:g}); got {active!r}")
     sequences = tokens // spec.seq
     if sequences < 1 or sequences % (dp * b):
         raise ValueError(
             f"the global batch ({sequences} sequences of {spec.seq} tokens) must split evenly into "
             f"dp × micro_batch = {dp} × {b}; choose gpus, tp, pp so that dp divides {sequences}"
         )
-    m = sequences // (dp * b)
-    act = defaults["bytes_per_element"]
+    return _Run(gpus=gpus, tp=tp, pp=pp, v=v, dp=dp, ep=ep, placement=placement, micro_batch=b,
+                m=sequences // (dp * b), sequences=sequences, efficiency=eff, flop_params=flop_params, moe=moe)
 
-    # compute and bubble
-    gpu = sysobj.gpu_spec
-    peak = gpu.bf16_TFLOPS * 1e12
-    model_flops = training_flops(flop_params, sequences * spec.seq)
-    hw_flops = training_flops(flop_params, sequences * spec.seq, recompute=recompute)
-    compute = compute_time_s(hw_flops, gpus, peak_TFLOPS=gpu.bf16_TFLOPS, efficiency=eff)
-    bubble = compute * (pp - 1) / (v * m)
 
-    # placement of the three groups
-    strides = {"tp-first": {"tp": 1, "dp": tp, "pp": tp * dp},
-               "dp-first": {"dp": 1, "tp": dp, "pp": tp * dp}}[placement]
+def _moe(spec: ModelSpec, mix: MixtureOfExperts, ep: int, dp: int, gpus: int, tp: int, pp: int, b: int,
+         act_bytes: float) -> MoEConfig | None:
+    """The routed all-to-all of a mixture-of-experts model (None for a dense one), its settings checked."""
+    if mix.experts is None and ep == 1:
+        if mix.top_k is not None or mix.moe_layers is not None:
+            raise ValueError("top_k and moe_layers need experts (a mixture-of-experts model)")
+        return None
+    if mix.experts is None:
+        raise ValueError(f"experts (routed experts per MoE layer) is required when ep > 1; got ep = {ep}")
+    experts = integer("experts", mix.experts)
+    if mix.top_k is None:
+        raise ValueError("top_k (experts each token is sent to) is required with experts")
+    top_k = integer("top_k", mix.top_k)
+    n_moe = spec.layers if mix.moe_layers is None else integer("moe_layers", mix.moe_layers)
+    if n_moe > spec.layers:
+        raise ValueError(f"moe_layers must be <= the number of layers ({spec.layers}); got {n_moe}")
+    # MoEConfig checks top_k <= experts (ValueError naming top_k)
+    moe = MoEConfig(hidden=spec.hidden, tokens=b * spec.seq, experts=experts, top_k=top_k,
+                    bytes_per_elem=act_bytes, moe_layers=n_moe)
+    if experts % ep:
+        raise ValueError(f"ep must divide experts ({experts}) so each GPU holds the same number of experts; "
+                         f"got {ep}")
+    if dp % ep:
+        raise ValueError(
+            f"ep must divide dp = gpus / (tp × pp) = {dp} (ep × tp × pp = {ep * tp * pp} must divide "
+            f"gpus = {gpus}); got {ep}"
+        )
+    return moe
+
+
+def _groups(system: str, run: _Run) -> dict[str, Placement]:
+    """Where the TP, DP, PP (and EP) groups sit: ranks fill a node first, in the order of ``placement``."""
+    strides = {"tp-first": {"tp": 1, "dp": run.tp, "pp": run.tp * run.dp},
+               "dp-first": {"dp": 1, "tp": run.dp, "pp": run.tp * run.dp}}[run.placement]
     groups = {
-        "tp": group_placement(system, tp, strides["tp"]),
-        "dp": group_placement(system, dp, strides["dp"]),
-        "pp": group_placement(system, pp, strides["pp"]),
+        "tp": group_placement(system, run.tp, strides["tp"]),
+        "dp": group_placement(system, run.dp, strides["dp"]),
+        "pp": group_placement(system, run.pp, strides["pp"]),
     }
-    if ep > 1:  # EP = consecutive members of the DP group
-        groups["ep"] = group_placement(system, ep, strides["dp"])
+    if run.ep > 1:  # EP = consecutive members of the DP group
+        groups["ep"] = group_placement(system, run.ep, strides["dp"])
+    return groups
 
-    def comm(op: str, group: str, nbytes: float, op_algo: str = algo) -> float:
+
+def _communication(spec: ModelSpec, system: str, run: _Run, groups: dict[str, Placement], rec: Recipe,
+                   lnk: Links, compute: float) -> dict[str, float]:
+    """Seconds of TP, PP, DP (all and exposed) and EP communication per step, as :class:`StepTime` fields."""
+
+    def comm(op: str, group: str, nbytes: float, op_algo: str = lnk.algo) -> float:
         """One collective over one of the placed groups, with this step's link what-ifs."""
-        return collective_time(op, system, groups[group], nbytes, algo=op_algo, proto=proto,
-                               slowest_link_factor=slowest_link_factor, bandwidth_multiplier=bandwidth_multiplier)
+        return collective_time(op, system, groups[group], nbytes, algo=op_algo, proto=lnk.proto,
+                               slowest_link_factor=lnk.slowest_link_factor,
+                               bandwidth_multiplier=lnk.bandwidth_multiplier)
 
+    act = data()["defaults"]["bytes_per_element"]
+    m, tp, pp = run.m, run.tp, run.pp
     # tensor parallel: 4 all-reduces per layer and micro-batch (6 with full recompute), not overlapped
-    payload = b * spec.seq * spec.hidden * act
-    tp_comm = tp_allreduces_per_layer(recompute) * (spec.layers / pp) * m * comm("allreduce", "tp", payload)
+    payload = run.micro_batch * spec.seq * spec.hidden * act
+    tp_comm = tp_allreduces_per_layer(rec.recompute) * (spec.layers / pp) * m * comm("allreduce", "tp", payload)
     # pipeline: one activation forward + one gradient backward per micro-batch (1/tp each with scatter/gather)
     pp_comm = 2 * m * comm("sendrecv", "pp", payload / tp, "nccl") if pp > 1 else 0.0
     # data parallel: gradient all-reduce (or RS + AG for ZeRO-1/2, same cost) of P/(tp·pp)·2 bytes
     grad_buffer = spec.params / (tp * pp) * act
-    if zero_stage == 3:
+    if rec.zero_stage == 3:
         dp_comm = 2 * m * comm("allgather", "dp", grad_buffer) + comm("reducescatter", "dp", grad_buffer)
         window = compute  # gathers are prefetched during the whole forward and backward
     else:
-        choice("zero_stage", zero_stage, ZERO_STAGES)
+        choice("zero_stage", rec.zero_stage, ZERO_STAGES)
         dp_comm = comm("allreduce", "dp", grad_buffer)
         # bucketed, overlapped with the backward pass (4N of 6N FLOPs) of the last micro-batch
         flops = data()["flops"]
         window = compute / m * flops["backward_per_param_per_token"] / flops["per_param_per_token"]
-    dp_exposed = max(0.0, dp_comm - window) if overlap_dp else dp_comm
     # expert parallel: 2 all-to-alls forward + 2 backward per MoE layer of the stage and micro-batch, not
     # overlapped. nccl-tests' size S of one all-to-all = the routed buffer; each GPU sends (ep-1)/ep of it
     # (alltoall_bytes_per_gpu).
-    ep_comm = 4 * (moe.moe_layers / pp) * m * comm("alltoall", "ep", moe.routed_bytes, "nccl") if ep > 1 else 0.0
-
-    act_mem = activation_memory_bytes(
-        layers=spec.layers, hidden=spec.hidden, seq=spec.seq, micro_batch=b, heads=spec.heads, tp=tp, pp=pp,
-        recompute=recompute,
-    )
-    memory = training_memory_bytes(spec.params, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, activations=act_mem)
-    return StepTime(
-        model=spec.id,
-        system=system,
-        gpus=gpus,
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        micro_batches=m,
-        compute=compute,
-        bubble=bubble,
-        tp_comm=tp_comm,
-        pp_comm=pp_comm,
-        dp_comm=dp_comm,
-        dp_exposed=dp_exposed,
-        tokens_per_step=sequences * spec.seq,
-        model_flops=model_flops,
-        peak_flops=peak,
-        memory=memory,
-        memory_capacity_GB=gpu.memory_GB,
-        placements=groups,
-        compute_efficiency=eff,
-        recompute=recompute,
-        ep=ep,
-        ep_comm=ep_comm,
-    )
+    moe = run.moe
+    ep_comm = 4 * (moe.moe_layers / pp) * m * comm("alltoall", "ep", moe.routed_bytes, "nccl") if run.ep > 1 else 0.0
+    return {"tp_comm_s": tp_comm, "pp_comm_s": pp_comm, "dp_comm_s": dp_comm,
+            "dp_exposed_s": max(0.0, dp_comm - window) if rec.overlap_dp else dp_comm, "ep_comm_s": ep_comm}
 
 
 def _pow2_upto(n: int) -> list[int]:
@@ -452,7 +474,7 @@ def best_config(
                     st = step_time(spec, system, gpus, tp=tp, pp=pp, recompute=recompute, **kwargs)
                 except ValueError:
                     continue
-                if st.fits and (best is None or st.total < best.total):
+                if st.fits and (best is None or st.total_s < best.total_s):
                     best = st
         if best is not None:
             return best
