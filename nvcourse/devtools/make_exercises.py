@@ -8,6 +8,7 @@ Markers (nbgrader-compatible, so nbgrader can be adopted later):
   ``YOUR ANSWER HERE``;
 * only ``solutions/*_exercises.ipynb`` get a twin (a worked design such as the capstone reference stays a solution);
 * cells tagged ``solution-only`` are dropped; outputs, execution counts and widget state are cleared;
+* each exercise's heading is followed by its measured time, ``*About N min.*`` (:func:`.agenda.stamp_times`);
 * first, the misconceptions quiz's question cells are refreshed from ``nvcourse.checks.quiz`` (:mod:`.quiz_text`).
 
     python3 tasks.py exercises           # regenerate
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import quiz_text
+from . import agenda, quiz_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_RE = re.compile(
@@ -55,7 +56,9 @@ def strip_solution(nb: nbformat.NotebookNode, name: str = "") -> nbformat.Notebo
 
 
 def render(path: Path) -> str:
-    return nbformat.writes(strip_solution(nbformat.read(path, as_version=4), path.name)) + "\n"
+    nb = strip_solution(nbformat.read(path, as_version=4), path.name)
+    agenda.stamp_times(nb, path.name.split("_")[0])  # "*About N min.*" under each exercise's heading
+    return nbformat.writes(nb) + "\n"
 
 
 def sync(src_dir: Path, dst_dir: Path, check: bool) -> list[str]:
