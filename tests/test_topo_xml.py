@@ -145,3 +145,16 @@ def test_a_cut_inside_a_tag_or_a_wrong_nesting_is_still_an_error():
         parse_topo(text.rstrip()[:-20])  # cut inside an attribute list
     with pytest.raises(ValueError, match="malformed NCCL topology XML"):
         parse_topo(text.replace("</gpu>", "</pci>", 1))
+
+
+def test_a100_pcie_two_numa_nodes_dual_port_nic_without_gdr():
+    """nccl#2397 (H5's fixtures): 2 A100 PCIe on NUMA 0 and 1, one dual-port 100 Gb/s NIC at x8 on NUMA 0 whose
+    two ports NCCL lists under one <nic> with gdr="0"; the NIC's link is x8 on the first host, x16 on the second."""
+    for host, width in ((1, 8), (2, 16)):
+        res = parse_topo((FIX / f"a100pcie_2gpu_roce_gdr0_host{host}_nccl2397.xml").read_text(encoding="utf-8"))
+        assert res.gpus == ["GPU0", "GPU1"] and res.nic_names == {"NIC0": "mlx5_0", "NIC1": "mlx5_1"}
+        assert res.codes[("GPU0", "GPU1")] == "SYS" and res.codes[("GPU1", "NIC0")] == "SYS"
+        assert res.codes[("NIC0", "NIC1")] == "PIX"
+        assert {n["gdr"] for n in res.xml["nics"].values()} == {"0"}
+        assert {n["speed_Gbps"] for n in res.xml["nics"].values()} == {100.0}
+        assert [p["link_width"] for p in res.xml["pcie"] if p["class"] == "0x020000"] == [width]

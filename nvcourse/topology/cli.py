@@ -59,10 +59,14 @@ def _print_xml_facts(result) -> None:
     per_gpu = {g: sum(link["count"] for link in d["nvlinks"]) for g, d in result.xml["gpus"].items()}
     if any(per_gpu.values()):
         print("NVLinks per GPU: " + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))
-    narrow = [p for p in result.xml["pcie"] if p["link_width"] not in (None, 0, 16) and p["class"]
-              and not p["class"].startswith("0x0604")]
-    for p in narrow:
-        print(f"PCIe: {p['bus_id']} (class {p['class']}) at x{p['link_width']} {p['link_speed'] or ''}".rstrip())
+    ends = [p for p in result.xml["pcie"] if p["class"] and p["class"].startswith(("0x03", "0x02"))]
+    links: dict[str, int] = {}
+    for p in ends:
+        key = f"{p['link_speed'] or 'speed ?'} x{p['link_width'] if p['link_width'] is not None else '?'}"
+        links[key] = links.get(key, 0) + 1
+    if links:
+        print("PCIe links of the GPUs and NICs: " + ", ".join(f"{k} ({n})" for k, n in links.items())
+              + (" -- they differ: a link trained lower, or a VM reporting its own" if len(links) > 1 else ""))
 
 
 def run_topo(args: argparse.Namespace) -> int:

@@ -127,6 +127,8 @@ def _pcie_code(a: dict, b: dict) -> str:
     if a["host"] != b["host"] or a["numa"] != b["numa"]:  # another host (multi-node NVLink domain) or socket
         return "SYS"
     pa, pb = a["path"], b["path"]
+    if a["bus_id"] is not None and a["bus_id"] == b["bus_id"]:
+        return "PIX"  # two ports of one NIC (one PCI device)
     if pa and pb and pa[-1] == pb[-1]:
         return "PIX"
     if pa and pb and pa[0] == pb[0]:
