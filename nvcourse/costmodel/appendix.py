@@ -73,7 +73,10 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "**A GB200 NVL72 job across racks** (MNNVL inside each rack, the network between): not modelled; the model's "
     "node is one NVLink domain, and a job spanning domains is predicted as nodes of `gpus` GPUs joined by the "
     "catalog NICs, without the MNNVL/network hierarchy NCCL builds.",
-    "**Symmetric-memory kernels** (NCCL 2.27+, registered buffers, nccl-tests `-R 2`): not modelled yet.",
+    "**Symmetric-memory kernels** (NCCL 2.27+, buffers registered as a symmetric window, nccl-tests `-R 2`): "
+    "`nvcourse predict --registered` uses NCCL's own model of them (`src/sym_kernels.cc`: one-shot LL, two-shot, "
+    "NVLS multicast; one NVLink domain, Hopper and Blackwell). Not validated: no published full-range `-R 2` sweep "
+    "is among the calibration runs.",
 )
 
 

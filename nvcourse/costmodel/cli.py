@@ -72,6 +72,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             f"X.Y; default {tuning.DEFAULT_VERSION}, the version the data cites)"
         ),
     )
+    p.add_argument(
+        "--registered",
+        action="store_true",
+        help=(
+            "send and receive buffers registered as a symmetric window (nccl-tests -R 2): on one NVLink domain with "
+            "NCCL 2.27+, allreduce/allgather/reducescatter run NCCL's symmetric-memory kernels (one-shot, two-shot, "
+            "NVLS multicast), timed by NCCL's own model of them"
+        ),
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--tuning", metavar="LOG", help="an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): "
                    "adds NCCL's pick and estimate per size, and its switch points (JSON: a 'tuning' field per row)")
@@ -111,6 +120,7 @@ def _table(rows: list[dict]) -> str:
         lines.append(
             f"{r['bytes']:15d} {r['bytes'] // _DTYPE_BYTES:13d} {'float':>6s} {r['time_s'] * 1e6:11.2f} "
             f"{r['algbw_GBps']:12.2f} {r['busbw_GBps']:12.2f}  {r['algo']}/{r['proto']}"
+            f"{' ' + r['kernel'] if r.get('kernel') else ''}"
         )
     return "\n".join(lines)
 
@@ -122,11 +132,20 @@ def run(args: argparse.Namespace) -> int:
         lo = units.parse_size(args.min_bytes, what="min-bytes")
         hi = units.parse_size(args.max_bytes, what="max-bytes")
         sizes = sweep_sizes(lo, hi, args.step_factor)
-        sw = prediction.predict_sweep(
-            args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-            proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
-        )
-        rows = sw.rows()
+        if args.registered:  # per size: the symmetric kernel NCCL picks changes with the size
+            rows = [
+                prediction.predict(
+                    args.op, args.system, args.gpus, float(s), nodes=args.nodes, algo=args.algo, fabric=args.fabric,
+                    proto=args.proto, launch=args.launch, nccl_version=args.nccl_version, registered=True,
+                ).to_dict()
+                for s in sizes
+            ]
+        else:
+            sw = prediction.predict_sweep(
+                args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
+                proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
+            )
+            rows = sw.rows()
         notes: list[str] = []
         if args.tuning:
             from ..nccl.tuning_compare import attach, format_text
@@ -144,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     nbytes = units.parse_size(args.nbytes, what="bytes")
     p = prediction.predict(
         args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-        proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
+        proto=args.proto, launch=args.launch, nccl_version=args.nccl_version, registered=args.registered,
     )
     d = p.to_dict()
     notes = []

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import launch as launch_mode
-from . import protocols, tuning
+from . import protocols, symmetric, tuning
 from .model import (
     ALGORITHMS,
     NCCL_ALGORITHMS,
@@ -128,6 +128,10 @@ class Prediction:
     candidates_estimate_s: dict[str, float] = field(default_factory=dict)
     #: the NCCL release (``X.Y``) whose tuning tables were used
     nccl_version: str = tuning.DEFAULT_VERSION
+    #: whether the buffers were registered as a symmetric window (nccl-tests -R 2)
+    registered: bool = False
+    #: the symmetric-memory kernel NCCL runs (``algo == "symmetric"``), else ""
+    kernel: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,6 +159,7 @@ def predict(
     proto: str = "auto",
     launch: str = "device",
     nccl_version: str | None = None,
+    registered: bool = False,
 ) -> Prediction:
     """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
 
@@ -162,7 +167,10 @@ def predict(
     ``LL``/``LL128``/``Simple``. :attr:`Prediction.algo` and :attr:`Prediction.proto` are the pair used.
     ``launch``: ``device`` (GPU time, as NCCL's tuner) or how the run is launched; the pair is still chosen
     on GPU time (as NCCL does) and the time is max(GPU time, the host's floor). ``nccl_version``: the NCCL
-    release (``X.Y`` or ``X.Y.Z``) whose tuning tables to use (default: the data's, 2.30).
+    release (``X.Y`` or ``X.Y.Z``) whose tuning tables to use (default: the data's, 2.30). ``registered``: send and
+    receive buffers registered as a symmetric window (nccl-tests ``-R 2``): on one NVLink domain with NCCL 2.27+,
+    all-reduce, all-gather and reduce-scatter then run NCCL's symmetric kernels (:mod:`.symmetric`; ``algo`` is
+    ``"symmetric"``, ``kernel`` names the kernel); elsewhere the usual algorithms.
 
     >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
     >>> round(p.busbw_GBps), p.proto      # 18 NVLink4 x 25 GB/s x 0.824
@@ -181,6 +189,10 @@ def predict(
     if bad or not (math.isfinite(nbytes) and nbytes > 0):
         raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
     c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
+    if not isinstance(registered, bool):
+        raise ValueError(f"registered must be True or False; got {registered!r}")
+    if registered and symmetric.why_not(op, c) is None:
+        return _symmetric(op, system, nbytes, algo, proto, launch, c)
     pairs = candidates(op, algo, c, proto)
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
@@ -199,6 +211,32 @@ def predict(
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
         nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
         candidates_estimate_s={_key(ap): v for ap, v in estimates.items()}, nccl_version=c.nccl_version,
+        registered=registered,
+    )  # fmt: skip
+
+
+def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launch: str, c: Config) -> Prediction:
+    """The prediction of a call on registered buffers that NCCL runs with a symmetric kernel."""
+    if algo not in SELECTORS or proto != "auto":
+        raise ValueError(
+            f"with registered buffers NCCL runs its symmetric kernels, chosen by their own model: algo must be auto "
+            f"and proto auto; got algo={algo!r}, proto={proto!r}"
+        )
+    ks = symmetric.kernels(op, nbytes, c)
+    k = symmetric.pick(op, nbytes, c)
+    device_t = k.time_us * 1e-6
+    floor = launch_mode.host_floor_s(launch, c.gpus)
+    t = max(device_t, floor)
+    algbw = float(nbytes) / t
+    lat, bw = k.base_us * 1e-6, device_t - k.base_us * 1e-6
+    times = {f"symmetric/{x.name}": x.time_us * 1e-6 for x in ks}
+    return Prediction(
+        op=op, system=system, gpus=c.gpus, nodes=c.nodes, bytes=int(nbytes), algo="symmetric", time_s=t,
+        algbw_GBps=algbw / 1e9, busbw_GBps=algbw * busbw_factor(op, c.ranks) / 1e9, ranks=c.ranks, fabric=c.fabric,
+        latency_s=lat, bandwidth_s=bw, regime="latency-bound" if lat >= bw else "bandwidth-bound",
+        requested_algo=algo, candidates_time_s=times, proto="LL" if k.ll else "Simple", requested_proto=proto,
+        nccl_algorithm=True, launch=launch, device_time_s=device_t, host_floor_s=floor,
+        candidates_estimate_s=dict(times), nccl_version=c.nccl_version, registered=True, kernel=k.name,
     )  # fmt: skip
 
 
