@@ -158,3 +158,10 @@ def test_a100_pcie_two_numa_nodes_dual_port_nic_without_gdr():
         assert {n["gdr"] for n in res.xml["nics"].values()} == {"0"}
         assert {n["speed_Gbps"] for n in res.xml["nics"].values()} == {100.0}
         assert [p["link_width"] for p in res.xml["pcie"] if p["class"] == "0x020000"] == [width]
+
+
+def test_cli_text_names_the_narrow_link(capsys):
+    assert main(["topo", str(FIX / "a100pcie_2gpu_roce_gdr0_host1_nccl2397.xml")]) == 0
+    out = capsys.readouterr().out
+    assert "PCIe links of the GPUs and NICs: 16.0 GT/s PCIe x8 (1), 16.0 GT/s PCIe x16 (2) -- they differ" in out
+    assert "mlx5_0 100 Gb/s (gdr 0)" in out
