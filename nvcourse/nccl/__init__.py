@@ -4,7 +4,11 @@
 * :mod:`.ncclog` reads NCCL's INFO/WARN lines;
 * :mod:`.diagnose` overlays :func:`nvcourse.costmodel.predict_sweep` and names likely causes, each backed by a
   cited case in ``nvcourse/data/nccl_cases.toml``;
-* :mod:`.format` writes rows in nccl-tests' exact format (``nvcourse bench --format nccl-tests``).
+* :mod:`.format` writes rows in nccl-tests' exact format (``nvcourse bench --format nccl-tests``);
+* :mod:`.paste` strips launcher and collector prefixes (srun, mpirun, torchrun, Ray, kubectl, pdsh, timestamps);
+* :mod:`.tuning_table` reads NCCL's TUNING table and its per-call picks; :mod:`.tuning_compare` puts NCCL's pick
+  next to the model's (``nvcourse predict ... --tuning LOG``);
+* :mod:`.signatures` applies the runbook's failure signatures (``nvcourse/data/runbook.toml``) to a paste.
 """
 
 from .diagnose import diagnose, recognise_system
