@@ -254,6 +254,25 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
     max_bw = max(bws) if bws else 1.0
     cmap = plt.get_cmap(_CMAP)
     busiest, note = _pick_busiest(util, top)
+    _draw_edges(ax, D, pos, util, busiest, cmap, max_bw, trays=member is not None)
+    if member is None and D.number_of_edges() <= 24 and not util:  # small point-to-point or tree graphs
+        _edge_labels(ax, D, pos)
+    if member is not None:
+        _draw_trays(ax, D)
+    else:
+        _draw_nodes(ax, D, pos)
+    ax.autoscale_view()
+    entries = _legend_entries(D, bws, max_bw, trays=member is not None, util=util, pattern=pattern, note=note,
+                              cmap=cmap)
+    ax.set_title(title, fontsize=10, y=1.0)  # a fixed y skips matplotlib's search for tick labels above the axes
+    ax.set_axis_off()
+    ax.margins(0.08)
+    return entries, rate
+
+
+def _draw_edges(ax, D: nx.Graph, pos: dict, util: dict, busiest: list, cmap, max_bw: float, *, trays: bool) -> None:
+    """Every bundle as a line (width: bandwidth; colour: link family or, with a pattern, utilisation); the
+    busiest outlined in black and labelled with their utilisation."""
     busiest_keys = {k for k, _ in busiest}
     # one colormap call for every utilisation (a call per edge was a fifth of building the NVL72 picture)
     util_keys = list(util)
@@ -273,10 +292,9 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
     for u, v, d in D.edges(data=True):
         segment = [pos[u], pos[v]]
         bw = d.get("GBps_dir")
-        family = _edge_family(d)
-        width = _width(bw, max_bw, member is not None)
+        width = _width(bw, max_bw, trays)
         style = "-" if bw else (":" if not d.get("unbounded") else "--")
-        colour = KIND_COLOURS.get(family, "#555555")
+        colour = KIND_COLOURS.get(_edge_family(d), "#555555")
         alpha = 0.85
         key = frozenset((u, v))
         if util:
@@ -284,7 +302,7 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
                 colour = util_colour[key]
             else:
                 colour, alpha = "#cccccc", 0.6
-        if member is not None and not util:
+        if trays and not util:
             alpha = 0.35
         if key in busiest_keys:
             add("busiest", segment, colour, alpha, width, style)
@@ -301,60 +319,64 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
         ax.text((x1 + x2) / 2, (y1 + y2) / 2, f"{u_val:.0%}", fontsize=8, ha="center", va="center", zorder=5,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="black", lw=0.6))
 
-    # edge labels for small point-to-point or tree graphs
-    if member is None and D.number_of_edges() <= 24 and not util:
-        for u, v, d in D.edges(data=True):
-            if d.get("GBps_dir") and (
-                D.nodes[u]["kind"] == "gpu"
-                and D.nodes[v]["kind"] == "gpu"
-                or d.get("count", 1) > 1
-                or _edge_family(d) == "pcie"
-            ):
-                (x1, y1), (x2, y2) = pos[u], pos[v]
-                label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
-                # NVLink: a third of the way along, not half: crossing links (the DGX-1's diagonals) share a
-                # midpoint, and their labels were drawn on top of each other. PCIe trees do not cross: halfway,
-                # clear of the node names under the switches
-                f = 0.5 if _edge_family(d) == "pcie" else 1 / 3
-                ax.text(
-                    x1 + (x2 - x1) * f,
-                    y1 + (y2 - y1) * f,
-                    label,
-                    fontsize=7,
-                    ha="center",
-                    va="center",
-                    color="#333333",
-                    zorder=4,
-                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8),
-                )
 
-    if member is not None:
-        _draw_trays(ax, D)
-    else:
-        for kind, (marker, face, size) in NODE_STYLE.items():
-            nodes = [n for n, k in D.nodes(data="kind") if k == kind]
-            if not nodes:
-                continue
-            xs = [pos[n][0] for n in nodes]
-            ys = [pos[n][1] for n in nodes]
-            ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
-            for n in nodes:
-                label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
-                fontsize = 6.5 if len(label) > 5 else 7.5
-                widest = max(len(line) for line in label.splitlines())
-                if widest * 0.6 * fontsize <= 0.85 * size**0.5:  # fits inside the marker (its side is √s points)
-                    ax.text(*pos[n], label, fontsize=fontsize, ha="center", va="center", zorder=4)
-                else:  # below it, on white: written over a small marker ("NIC0 / mlx5_1") it could not be read
-                    ax.annotate(label, pos[n], xytext=(0, -(size**0.5) / 2 - 1), textcoords="offset points",
-                                fontsize=fontsize, ha="center", va="top", zorder=4, clip_on=False,
-                                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
-    ax.autoscale_view()
+def _edge_labels(ax, D: nx.Graph, pos: dict) -> None:
+    """NVLink counts (NV12) on GPU-GPU and multi-link bundles, GB/s on PCIe links."""
+    for u, v, d in D.edges(data=True):
+        if d.get("GBps_dir") and (
+            D.nodes[u]["kind"] == "gpu"
+            and D.nodes[v]["kind"] == "gpu"
+            or d.get("count", 1) > 1
+            or _edge_family(d) == "pcie"
+        ):
+            (x1, y1), (x2, y2) = pos[u], pos[v]
+            label = f"{d['GBps_dir']:g}" if _edge_family(d) == "pcie" else f"NV{d.get('count', 1)}"
+            # NVLink: a third of the way along, not half: crossing links (the DGX-1's diagonals) share a
+            # midpoint, and their labels were drawn on top of each other. PCIe trees do not cross: halfway,
+            # clear of the node names under the switches
+            f = 0.5 if _edge_family(d) == "pcie" else 1 / 3
+            ax.text(
+                x1 + (x2 - x1) * f,
+                y1 + (y2 - y1) * f,
+                label,
+                fontsize=7,
+                ha="center",
+                va="center",
+                color="#333333",
+                zorder=4,
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8),
+            )
 
+
+def _draw_nodes(ax, D: nx.Graph, pos: dict) -> None:
+    """Each node kind with its marker; a name inside the marker when it fits, else below it on white."""
+    for kind, (marker, face, size) in NODE_STYLE.items():
+        nodes = [n for n, k in D.nodes(data="kind") if k == kind]
+        if not nodes:
+            continue
+        xs = [pos[n][0] for n in nodes]
+        ys = [pos[n][1] for n in nodes]
+        ax.scatter(xs, ys, marker=marker, s=size, c=face, edgecolors="black", linewidths=0.8, zorder=3)
+        for n in nodes:
+            label = D.nodes[n].get("label", n).replace("NVSwitch", "NVS")
+            fontsize = 6.5 if len(label) > 5 else 7.5
+            widest = max(len(line) for line in label.splitlines())
+            if widest * 0.6 * fontsize <= 0.85 * size**0.5:  # fits inside the marker (its side is √s points)
+                ax.text(*pos[n], label, fontsize=fontsize, ha="center", va="center", zorder=4)
+            else:  # below it, on white: written over a small marker ("NIC0 / mlx5_1") it could not be read
+                ax.annotate(label, pos[n], xytext=(0, -(size**0.5) / 2 - 1), textcoords="offset points",
+                            fontsize=fontsize, ha="center", va="top", zorder=4, clip_on=False,
+                            bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
+
+
+def _legend_entries(D: nx.Graph, bws: list, max_bw: float, *, trays: bool, util: dict, pattern: str | None,
+                    note: str, cmap) -> list[LegendEntry]:
+    """The legend: node kinds, link families (without a pattern), up to three line widths, the busiest colour."""
     entries = []
     kinds = {k for _, k in D.nodes(data="kind")}
     for kind, (marker, face, _) in NODE_STYLE.items():
         if kind in kinds:
-            entries.append(LegendEntry(_KIND_NAMES[kind], "marker", face, "s" if member is not None else marker))
+            entries.append(LegendEntry(_KIND_NAMES[kind], "marker", face, "s" if trays else marker))
     families = {_edge_family(d) for *_, d in D.edges(data=True)}
     for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", "inside CPU / CPU-CPU (not limiting)")):
         if fam in families and not util:
@@ -363,17 +385,12 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
     if len(distinct) > 3:
         distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
     for bw in distinct:
-        entries.append(
-            LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, member is not None))
-        )
+        entries.append(LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, trays)))
     if util:
         entries.append(LegendEntry(f"busiest ({pattern})", "patch", to_rgba(cmap(1.0))))
         if note:
             entries.append(LegendEntry(note, "text"))
-    ax.set_title(title, fontsize=10, y=1.0)  # a fixed y skips matplotlib's search for tick labels above the axes
-    ax.set_axis_off()
-    ax.margins(0.08)
-    return entries, rate
+    return entries
 
 
 def _width(bw: float | None, max_bw: float, trays: bool) -> float:
