@@ -219,7 +219,7 @@ def test_time_never_falls_as_size_grows(cfg, sizes):
     s = np.sort(np.array(sizes, dtype=float))
     sw = predict_sweep(op, sys_id, g, s, nodes=k)
     for t in [sw.time_s, *sw.times_by_algo.values()]:
-        assert np.all(np.diff(t) >= 0)
+        assert np.all(np.diff(t) >= -1e-12 * t[1:])  # flat where NCCL's channel ramp holds the time: rounding only
 
 
 @settings(max_examples=150, deadline=None)
