@@ -265,3 +265,74 @@ def test_04_formulas_readout_shows_each_algorithms_assumption():
                 assert ch.ASSUMES[algo].split(" (")[0].replace("−", "−") in text.replace("&#x27;", "'")
             if "fastest is <b>direct</b>" in text:
                 assert "needs a crossbar" in text and "2α with messages" in text and "on paper" in text
+
+
+# ---------------------------------------------------------------- 02: the α-β dashboards
+
+
+def _h100_links():
+    from nvcourse import linkmodel
+
+    return linkmodel.link_params("nvlink4", links=catalog.get_gpu("h100").nvlink_links)
+
+
+def test_02_four_kib_and_the_beta_experiment():
+    from nvcourse import linkmodel
+
+    h = _h100_links()
+    text = prose("02_pcie_vs_nvlink.ipynb")
+    reach = f"A 4 KiB message reaches about {h.bandwidth(4096) / 1e9:.0f} GB/s of the {h.beta_Bps / 1e9:.0f} GB/s"
+    assert reach in text
+    a = h.alpha_s
+
+    def t(size, beta_GBps):
+        return linkmodel.LinkParams(alpha_s=a, beta_Bps=beta_GBps * 1e9).time(size)
+
+    assert f"from about {t(4096, 25) * 1e6:.1f} µs to {t(4096, 370) * 1e6:.1f} µs" in text
+    assert f"At 64 KiB the same change buys {t(2**16, 25) / t(2**16, 370):.1f}×; at 256 MiB, " \
+           f"{t(2**28, 25) / t(2**28, 370):.1f}×" in text
+
+
+def test_02_the_chooser_claims_hold_for_every_link_it_offers():
+    from nvcourse.chapters import ch02_links as ch
+    from nvcourse.costmodel import tuning
+
+    params = {label: ch._curve(label).params for label in ch.PER_GPU_CHOICES}
+    betas = [p.beta_Bps for p in params.values()]
+    text = prose("02_pcie_vs_nvlink.ipynb")
+    assert f"The ceilings differ by up to {max(betas) / min(betas):.0f}×" in text
+    assert min(p.half_bandwidth_bytes for p in params.values()) >= 64 * 2**10 * 0.9  # "below ~64 KiB ... latency-bound"
+    # "a B200 doubles NVLink again": line rate 2x, achievable 1.95x
+    nv = {k: v for k, v in params.items() if "NVLink" in k}
+    assert max(v.beta_Bps for v in nv.values()) == pytest.approx(2 * _h100_links().beta_Bps, rel=0.03)
+    hdr, ndr = params["InfiniBand HDR (1 NIC)"], params["InfiniBand NDR (1 NIC)"]
+    assert hdr.beta_Bps == pytest.approx(ndr.beta_Bps / 2, rel=0.1)
+    ll = [tuning.hw_latency_us(k, "ring", "LL") for k in ("nvlink", "pci", "net")]
+    simple = [tuning.hw_latency_us(k, "ring", "Simple") for k in ("nvlink", "pci", "net")]
+    assert sorted(range(3), key=ll.__getitem__) == sorted(range(3), key=simple.__getitem__)  # "keeps the order"
+    assert "Dotted lines are the datasheet line rates" not in text
+
+
+def test_04b_things_to_try_hold_on_the_dashboard():
+    from nvcourse.chapters.ch04b_predicting import SIZES
+    from nvcourse.costmodel import configure, predict_sweep
+
+    text = prose("04b_predicting_collectives.ipynb")
+    p = predict("allreduce", "dgx-a100", 8, 2**30, nodes=2)
+    nics = configure("dgx-a100", 8, nodes=2).nic_Bps_per_gpu * 8 / 1e9
+    assert f"busbw above the {nics:.0f} GB/s of the NICs" in text
+    assert p.algo == "tree" and p.busbw_GBps > nics
+    assert "256 nodes (the tree wins at every size" in text
+    assert set(predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=256).algo) == {"tree"}
+    assert "`gb200-nvl72` with 72 GPUs (NVLS everywhere" in text
+    assert set(predict_sweep("allreduce", "gb200-nvl72", 72, SIZES).algo) == {"nvls"}
+
+
+@pytest.mark.parametrize("name", [p.name for p in _core_notebooks() if p.parent.name == "notebooks"])
+def test_every_check_yourself_question_has_an_answer(name):
+    text = "\n".join("".join(c["source"]) for c in _cells(ROOT / "notebooks" / name) if c["cell_type"] == "markdown")
+    section = text[text.index("## Check yourself"):]
+    section = re.split(r"\n\*\*(?:Practice|Exercises|Next)|\nExercises:|\nnext:", section)[0]
+    questions = re.findall(r"^\d+\. ", section, re.M)
+    answers = re.findall(r"<details><summary>Answer</summary>", section)
+    assert questions and len(answers) == len(questions), f"{name}: {len(questions)} questions, {len(answers)} answers"
