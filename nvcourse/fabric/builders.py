@@ -108,32 +108,36 @@ def fat_tree(
         n_leaves = n_su * rails
     else:
         n_leaves = math.ceil(nodes / (nodes_per_su // rails))
-
+    common = dict(nodes=nodes, rails=rails, radix=radix, port_GBps_dir=float(port_GBps_dir), nodes_per_su=nodes_per_su,
+                  layout=layout, oversubscription=down / up, n_su=n_su, n_leaves=n_leaves, leaf_up=up, label=label)
     max2 = radix  # two levels: every leaf needs at least one cable to every spine (S <= up)
     if levels is None:
         levels = 2 if n_leaves <= max2 else 3
     if levels == 2:
-        need = math.ceil(n_leaves * up / radix)
-        S = _smallest_divisor_at_least(up, need)
-        if S is None:
-            hosts = (
-                radix
-                * (nodes_per_su if layout == "rail" else nodes_per_su // rails)
-                // (rails if layout == "rail" else 1)
-            )
-            raise ValueError(
-                f"radix={radix} is too small for nodes={nodes} in two levels ({n_leaves} leaves; at most {max2} "
-                f"leaves, "
-                f"i.e. {hosts} nodes); allowed: nodes <= {hosts}, a larger radix, or levels=3"
-            )
-        return Fabric(
-            nodes=nodes, rails=rails, radix=radix, port_GBps_dir=float(port_GBps_dir), nodes_per_su=nodes_per_su,
-            layout=layout, levels=2, oversubscription=down / up, n_su=n_su, n_leaves=n_leaves, leaf_up=up,
-            n_spines=S, spine_stride=S, leaves_per_pod=n_leaves, n_pods=1, spine_up=0, cores_per_group=0, n_cores=0,
-            label=label,
-        )
+        return _two_levels(common)
+    return _three_levels(common)
 
-    # three levels
+
+def _two_levels(c: dict) -> Fabric:
+    """Leaves and one spine layer: every leaf cabled to every spine, the spines a divisor of a leaf's up-ports."""
+    radix, up, n_leaves, rails = c["radix"], c["leaf_up"], c["n_leaves"], c["rails"]
+    need = math.ceil(n_leaves * up / radix)
+    S = _smallest_divisor_at_least(up, need)
+    if S is None:
+        rail = c["layout"] == "rail"
+        hosts = radix * (c["nodes_per_su"] if rail else c["nodes_per_su"] // rails) // (rails if rail else 1)
+        raise ValueError(
+            f"radix={radix} is too small for nodes={c['nodes']} in two levels ({n_leaves} leaves; at most {radix} "
+            f"leaves, "
+            f"i.e. {hosts} nodes); allowed: nodes <= {hosts}, a larger radix, or levels=3"
+        )
+    return Fabric(**c, levels=2, n_spines=S, spine_stride=S, leaves_per_pod=n_leaves, n_pods=1, spine_up=0,
+                  cores_per_group=0, n_cores=0)
+
+
+def _three_levels(c: dict) -> Fabric:
+    """Pods of leaves and spines (half a switch's ports down, half up) under a core layer."""
+    radix, up, n_leaves, rails, layout = c["radix"], c["leaf_up"], c["n_leaves"], c["rails"], c["layout"]
     half = radix // 2
     if layout == "rail":
         sus_per_pod = half // rails
@@ -151,17 +155,15 @@ def fat_tree(
     need = math.ceil(n_pods * spine_up / radix)
     cg = _smallest_divisor_at_least(spine_up, need)
     if cg is None:
+        nodes_per_su = c["nodes_per_su"]
         max_nodes = radix * leaves_per_pod * (nodes_per_su // rails if layout == "rail" else nodes_per_su // rails)
         raise ValueError(
-            f"radix={radix} is too small for nodes={nodes} in three levels ({n_pods} pods; at most {radix} pods, "
+            f"radix={radix} is too small for nodes={c['nodes']} in three levels ({n_pods} pods; at most {radix} pods, "
             f"i.e. {max_nodes} nodes); allowed: nodes <= {max_nodes} or a larger radix"
         )
-    return Fabric(
-        nodes=nodes, rails=rails, radix=radix, port_GBps_dir=float(port_GBps_dir), nodes_per_su=nodes_per_su,
-        layout=layout, levels=3, oversubscription=down / up, n_su=n_su, n_leaves=n_leaves, leaf_up=up,
-        n_spines=n_pods * spines_per_pod, spine_stride=spines_per_pod, leaves_per_pod=leaves_per_pod, n_pods=n_pods,
-        spine_up=spine_up, cores_per_group=cg, n_cores=spines_per_pod * cg, label=label,
-    )
+    return Fabric(**c, levels=3, n_spines=n_pods * spines_per_pod, spine_stride=spines_per_pod,
+                  leaves_per_pod=leaves_per_pod, n_pods=n_pods, spine_up=spine_up, cores_per_group=cg,
+                  n_cores=spines_per_pod * cg)
 
 
 def superpod(pod: str = "h100", su: int = 4, *, nodes: int | None = None, **overrides) -> Fabric:
