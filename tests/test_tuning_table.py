@@ -100,6 +100,7 @@ def test_predict_with_tuning_text_and_json(capsys):
     assert by[32768]["algo"] == "Ring" and by[32768]["proto"] == "LL" and by[32768]["switch_from"] is None
     assert by[65536]["proto"] == "Simple" and by[65536]["switch_from"] == "Ring/LL"
     assert by[1024]["time_us"] == pytest.approx(16.6 + 1024 / 1200)
+    assert by[1024]["printed"] is None  # the log printed broadcast picks only
     assert {"time_s", "algo", "proto", "busbw_GBps"} <= set(rows[0])  # the model's fields stay
 
 
@@ -173,3 +174,13 @@ def test_author_trimmed_table_and_padded_pick_lines():
     agree = tuning_table.agreement(t, log.tuning_picks)
     assert (agree["matches"], agree["calls"]) == (22, 23)
     assert agree["differ"] == [{"op": "allgather", "bytes": 32768, "nccl": "PAT/SIMPLE", "table": "Ring/LL"}]
+
+
+def test_predict_tuning_shows_the_picks_nccl_printed(capsys):
+    args = ["predict", "broadcast", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1KiB", "--max-bytes",
+            "128KiB", "--tuning", str(EBPF), "--json"]
+    assert main(args) == 0
+    by = {r["bytes"]: r["tuning"] for r in json.loads(capsys.readouterr().out)}
+    assert by[16384]["printed"] == "RING/LL" and by[32768]["printed"] == "RING/SIMPLE"
+    assert (by[32768]["algo"], by[32768]["proto"]) == ("Ring", "Simple")
+    assert main(args[:-1]) == 0 and "NCCL printed" in capsys.readouterr().out

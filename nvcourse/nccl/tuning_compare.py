@@ -3,8 +3,9 @@
 The table is what NCCL printed for the user's machine (``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING``, read by
 :mod:`.tuning_table`); NCCL's estimate per (algorithm, protocol) is ``latency + bytes / (1000 x bandwidth)`` us
 with its tree correction, and its pick the smallest estimate. Each model row gains a ``tuning`` field (added,
-nothing renamed): ``{"algo", "proto", "time_us", "switch_from"}`` where ``switch_from`` names the previous pick
-on the first size after NCCL's pick changes (a switch point), else None.
+nothing renamed): ``{"algo", "proto", "time_us", "switch_from", "printed"}`` where ``switch_from`` names the
+previous pick on the first size after NCCL's pick changes (a switch point), else None, and ``printed`` is the pick
+NCCL itself printed for a call of that size when the log has one (``"RING/LL"``), else None.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def load_table(path: str, op: str) -> tuple[dict, dict, list[str]]:
     """``(table, context, notes)`` from the log at ``path`` for ``op``; ValueError naming ``--tuning`` otherwise.
 
     ``context`` holds what NCCL's estimate needs beyond the table, when the log gives it: ``nodes``, ``channels``,
-    ``ranks`` (for the ring plateau correction).
+    ``ranks`` (for the ring plateau correction), and ``printed``: NCCL's own pick per size where the log has it.
     """
     try:
         log = read_text(read_input(path))
@@ -38,7 +39,8 @@ def load_table(path: str, op: str) -> tuple[dict, dict, list[str]]:
         notes.append(f"{len(tables)} tables in the log (one per communicator): the first is used")
     if tables[0]["truncated"]:
         notes.append("the table was cut in the paste: missing cells are left out of NCCL's choice")
-    ctx = {"nodes": log.nnodes, "channels": log.channels, "ranks": log.nranks}
+    ctx = {"nodes": log.nnodes, "channels": log.channels, "ranks": log.nranks,
+           "printed": {p["bytes"]: f"{p['algo']}/{p['proto']}" for p in log.tuning_picks if p["op"] == op}}
     return tables[0], ctx, notes
 
 
@@ -56,7 +58,8 @@ def attach(path: str, op: str, rows: list[dict], *, nodes: int, ranks: int) -> t
         key = f"{c['algo']}/{c['proto']}" if c else None
         r["tuning"] = {"algo": c["algo"] if c else None, "proto": c["proto"] if c else None,
                        "time_us": c["time_us"] if c else None,
-                       "switch_from": prev if (prev is not None and key != prev) else None}
+                       "switch_from": prev if (prev is not None and key != prev) else None,
+                       "printed": ctx["printed"].get(int(r["bytes"]))}
         prev = key
     if all(c is None for c in chosen):
         notes.append(f"every (algorithm, protocol) pair for {op} has bandwidth 0 in the table")
@@ -76,13 +79,14 @@ def format_text(rows: list[dict], notes: list[str], path: str) -> str:
     lines = [f"# NCCL's pick from the TUNING table in {path} (its estimate: latency + bytes / bandwidth, with its "
              "tree correction) next to the model's",
              f"#{'size':>14s} {'NCCL algo/proto':>17s} {'NCCL est.(us)':>14s} {'model algo/proto':>17s} "
-             f"{'model(us)':>11s}"]
+             f"{'model(us)':>11s}" + (f" {'NCCL printed':>14s}" if any(r["tuning"]["printed"] for r in rows) else "")]
     for r in rows:
         t = r["tuning"]
         nccl = f"{t['algo']}/{t['proto']}" if t["algo"] else "none enabled"
         est = f"{t['time_us']:.2f}" if t["time_us"] is not None else "-"
+        printed = f" {t['printed'] or '-':>14s}" if any(x["tuning"]["printed"] for x in rows) else ""
         lines.append(f"{r['bytes']:15d} {nccl:>17s} {est:>14s} {r['algo'] + '/' + r['proto']:>17s} "
-                     f"{r['time_s'] * 1e6:11.2f}")
+                     f"{r['time_s'] * 1e6:11.2f}{printed}")
     nccl_sw = _switches(rows, lambda r: f"{r['tuning']['algo']}/{r['tuning']['proto']}")
     model_sw = _switches(rows, lambda r: f"{r['algo']}/{r['proto']}")
     lines.append("# NCCL's switch points: " + ("; ".join(nccl_sw) if nccl_sw else "none in this range"))
