@@ -16,6 +16,8 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validate import choice
+
 __all__ = ["Fabric", "LAYOUTS", "ROUTINGS", "TIER_NAMES"]
 
 LAYOUTS = ("rail", "tor")
@@ -196,23 +198,8 @@ class Fabric:
         packet spraying at its best); it then uses aggregate links whose capacity is the sum of the tier's
         cables (see :attr:`capacity_GBps`).
         """
-        if routing not in ROUTINGS:
-            raise ValueError(f"routing must be one of {ROUTINGS}, got {routing!r}")
-        sn, sr, dn, dr = (np.asarray(a, dtype=np.int64).ravel() for a in (src_node, src_rail, dst_node, dst_rail))
-        if not (sn.size == sr.size == dn.size == dr.size):
-            raise ValueError("src_node, src_rail, dst_node and dst_rail must have the same length")
-        for name, arr, hi in (
-            ("src_node", sn, self.nodes),
-            ("dst_node", dn, self.nodes),
-            ("src_rail", sr, self.rails),
-            ("dst_rail", dr, self.rails),
-        ):
-            if arr.size and (arr.min() < 0 or arr.max() >= hi):
-                raise ValueError(f"{name} must be in 0..{hi - 1}")
-        if np.any(sn == dn):
-            raise ValueError(
-                "a flow's source and destination are on the same node: intra-node traffic does not use the fabric"
-            )
+        choice("routing", routing, ROUTINGS)
+        sn, sr, dn, dr = self._check_flows(src_node, src_rail, dst_node, dst_rail)
         o = self._offsets
         n = sn.size
         fid = np.arange(n, dtype=np.int64)
@@ -236,50 +223,83 @@ class Fabric:
             parts_f += [f, f]
             parts_l += [o["agg_pod_up"] + pa[other_pod], o["agg_pod_down"] + pb[other_pod]]
         else:
-            rng = np.random.default_rng(seed)
-            def pick(high: int, mask: NDArray | None, div: int) -> NDArray[np.int64]:
-                """A hash (ecmp: seeded random) or, for dmodk, the destination node divided by ``div`` modulo the
-                port count, rotated by the rail (each NIC has its own LID, so the rails' routes differ)."""
-                size = n if mask is None else int(np.count_nonzero(mask))
-                if routing == "dmodk":
-                    d, r = (dn, dr) if mask is None else (dn[mask], dr[mask])
-                    return (d // div + r) % high
-                return rng.integers(0, high, size=size)
-
-            u = self.leaf_up
-            port = pick(u, None, 1)  # leaf up-port chosen by the hash (or by the destination)
-            if self.levels == 2:
-                S = self.spine_stride
-                k = u // S
-                f = fid[same_pod]
-                p = port[same_pod]
-                spine = p % S
-                down_port = spine + S * pick(k, same_pod, S)  # one of k parallel cables to the dest leaf
-                parts_f += [f, f]
-                parts_l += [o["leaf_up"] + la[f] * u + p, o["leaf_down"] + lb[f] * u + down_port]
-            else:
-                # same pod: leaf port p -> spine p of the pod -> the dest leaf's port p (one cable each)
-                f = fid[same_pod]
-                p = port[same_pod]
-                parts_f += [f, f]
-                parts_l += [o["leaf_up"] + la[f] * u + p, o["leaf_down"] + lb[f] * u + p]
-                # other pod: leaf port p -> spine j=p of pod A -> core (hash) -> spine j of pod B -> dest leaf port j
-                f = fid[other_pod]
-                j = port[other_pod]
-                us, cg = self.spine_up, self.cores_per_group
-                q = pick(us, other_pod, u)
-                core_in_group = q % cg
-                q_down = core_in_group + cg * pick(us // cg, other_pod, u * us)
-                sa = pa[f] * self.spine_stride + j
-                sb = pb[f] * self.spine_stride + j
-                parts_f += [f, f, f, f]
-                parts_l += [
-                    o["leaf_up"] + la[f] * u + j,
-                    o["spine_up"] + sa * us + q,
-                    o["spine_down"] + sb * us + q_down,
-                    o["leaf_down"] + lb[f] * u + j,
-                ]
+            hops = self._hashed_hops(routing, seed, fid, dn, dr, la, lb, pa, pb, same_pod, other_pod)
+            parts_f += hops[0]
+            parts_l += hops[1]
         return np.concatenate(parts_f), np.concatenate(parts_l)
+
+    def _check_flows(self, src_node, src_rail, dst_node, dst_rail) -> tuple[NDArray[np.int64], ...]:
+        """The four flow arrays as flat int64 arrays, checked: same length, in range, never node to itself."""
+        sn, sr, dn, dr = (np.asarray(a, dtype=np.int64).ravel() for a in (src_node, src_rail, dst_node, dst_rail))
+        if not (sn.size == sr.size == dn.size == dr.size):
+            raise ValueError("src_node, src_rail, dst_node and dst_rail must have the same length")
+        for name, arr, hi in (
+            ("src_node", sn, self.nodes),
+            ("dst_node", dn, self.nodes),
+            ("src_rail", sr, self.rails),
+            ("dst_rail", dr, self.rails),
+        ):
+            if arr.size and (arr.min() < 0 or arr.max() >= hi):
+                raise ValueError(f"{name} must be in 0..{hi - 1}")
+        if np.any(sn == dn):
+            raise ValueError(
+                "a flow's source and destination are on the same node: intra-node traffic does not use the fabric"
+            )
+        return sn, sr, dn, dr
+
+    def _hashed_hops(self, routing: str, seed: int | None, fid, dn, dr, la, lb, pa, pb, same_pod,
+                     other_pod) -> tuple[list, list]:
+        """(flow indices, link indices) of the switch hops of crossing flows under 'ecmp' or 'dmodk': one cable
+        per tier, chosen by a hash (seeded) or by the destination."""
+        o = self._offsets
+        n = fid.size
+        parts_f: list = []
+        parts_l: list = []
+        rng = np.random.default_rng(seed)
+
+        def pick(high: int, mask: NDArray | None, div: int) -> NDArray[np.int64]:
+            """A hash (ecmp: seeded random) or, for dmodk, the destination node divided by ``div`` modulo the
+            port count, rotated by the rail (each NIC has its own LID, so the rails' routes differ)."""
+            size = n if mask is None else int(np.count_nonzero(mask))
+            if routing == "dmodk":
+                d, r = (dn, dr) if mask is None else (dn[mask], dr[mask])
+                return (d // div + r) % high
+            return rng.integers(0, high, size=size)
+
+        u = self.leaf_up
+        port = pick(u, None, 1)  # leaf up-port chosen by the hash (or by the destination)
+        if self.levels == 2:
+            S = self.spine_stride
+            k = u // S
+            f = fid[same_pod]
+            p = port[same_pod]
+            spine = p % S
+            down_port = spine + S * pick(k, same_pod, S)  # one of k parallel cables to the dest leaf
+            parts_f += [f, f]
+            parts_l += [o["leaf_up"] + la[f] * u + p, o["leaf_down"] + lb[f] * u + down_port]
+            return parts_f, parts_l
+        # same pod: leaf port p -> spine p of the pod -> the dest leaf's port p (one cable each)
+        f = fid[same_pod]
+        p = port[same_pod]
+        parts_f += [f, f]
+        parts_l += [o["leaf_up"] + la[f] * u + p, o["leaf_down"] + lb[f] * u + p]
+        # other pod: leaf port p -> spine j=p of pod A -> core (hash) -> spine j of pod B -> dest leaf port j
+        f = fid[other_pod]
+        j = port[other_pod]
+        us, cg = self.spine_up, self.cores_per_group
+        q = pick(us, other_pod, u)
+        core_in_group = q % cg
+        q_down = core_in_group + cg * pick(us // cg, other_pod, u * us)
+        sa = pa[f] * self.spine_stride + j
+        sb = pb[f] * self.spine_stride + j
+        parts_f += [f, f, f, f]
+        parts_l += [
+            o["leaf_up"] + la[f] * u + j,
+            o["spine_up"] + sa * us + q,
+            o["spine_down"] + sb * us + q_down,
+            o["leaf_down"] + lb[f] * u + j,
+        ]
+        return parts_f, parts_l
 
     def physical_loads(self, loads_all: NDArray[np.float64], *, spread: bool = True) -> NDArray[np.float64]:
         """Put the loads of the ideal-spreading aggregate links onto their cables: divided evenly
