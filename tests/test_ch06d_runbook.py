@@ -148,3 +148,22 @@ def test_drill_box_follows_its_control():
         assert DATA["drill"]["steps"][step]["command"][:20] in box.readout.value.replace("&#x27;", "'")
         seen.add(box.readout.value)
     assert len(seen) == len(DATA["drill"]["steps"])
+
+
+def test_the_reader_finds_the_drill_signature_only_where_it_is():
+    # nvcourse ncclog's signature matching (nvcourse.nccl.signatures) on the drill's real outputs: the broken step
+    # names its cause; the healthy outputs (ACS off, a routable GID, a zero counter, a capable link) name nothing
+    assert ch.drill_signatures("nccl_log") == ["no_peermem"]
+    for step in ("acs", "gids", "counters", "lnksta", "lsmod"):
+        assert ch.drill_signatures(step) == [], step
+    assert "signature: GPUDirect RDMA off" in ch.drill_step_html("nccl_log")
+    assert "no failure signature" in ch.drill_step_html("acs")
+
+
+def test_the_reader_names_each_fixture_s_signature():
+    from nvcourse.nccl.signatures import match_text
+
+    for sid, sig in DATA["signatures"].items():
+        for name in sig["fixtures"]:
+            if sig["log_patterns"]:
+                assert sid in [m["signature"] for m in match_text((FIX / name).read_text())], (sid, name)

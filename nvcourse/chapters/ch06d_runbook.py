@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 
 from nvcourse._validate import choice
+from nvcourse.nccl.signatures import match_text
 from nvcourse.runbook import (
     LAYERS,
     drill_data,
@@ -24,7 +25,9 @@ from nvcourse.runbook import (
 from nvcourse.tables import table_html
 
 __all__ = ["LAYERS", "raw", "signatures", "checks_table_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction",
-           "read_lnk", "drill_story_html", "drill_step_html", "drill_verdict", "drill_box", "sources_html"]
+           "read_lnk", "drill_story_html", "drill_step_html", "drill_signatures", "drill_verdict", "drill_box",
+           "sources_html"]
+
 
 def _link(url: str, text: str = "seen here") -> str:
     return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
@@ -55,13 +58,24 @@ def drill_story_html() -> str:
     return f"<p><b>The page:</b> {html.escape(d['story'])}</p>"
 
 
+def drill_signatures(step: str) -> list[str]:
+    """The runbook signatures the course's log reader (``nvcourse ncclog``) finds in one step's output."""
+    steps = drill_data()["steps"]
+    choice("step", step, list(steps))
+    return [m["signature"] for m in match_text(steps[step]["output"])]
+
+
 def drill_step_html(step: str) -> str:
-    """What one step (a command on the broken cluster) prints: real output quoted from a public case."""
+    """What one step (a command on the broken cluster) prints: real output quoted from a public case, and what the
+    course's reader (``nvcourse ncclog``) recognises in it."""
     steps = drill_data()["steps"]
     choice("step", step, list(steps))
     s = steps[step]
+    titles = [raw()["signatures"][f]["title"] for f in drill_signatures(step)]
+    reader = ("signature: " + "; ".join(html.escape(t) for t in titles)) if titles else "no failure signature"
     return (f"<p><code>$ {html.escape(s['command'])}</code></p>"
-            f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>")
+            f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
+            f"<p><i>nvcourse ncclog on this output: {reader}</i></p>")
 
 
 def drill_box():
