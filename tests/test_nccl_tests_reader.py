@@ -298,3 +298,15 @@ def test_heldout4_mpirun_timestamp_output_tags():
     got = (row["bytes"], row["count"], row["oop_time_us"], row["oop_busbw_GBps"], row["ip_time_us"])
     assert got == (1048576, 262144, 354.9, 5.76, 345.7) and row["ip_busbw_GBps"] == 5.92
     assert any("truncated" in n for n in r.notes)
+
+
+def test_rank_tags_in_the_middle_of_rows():
+    """nccl#1453: every write carries '[0]', so rows read '... sum      -1[0]    1626.5 ...'; the excerpt starts
+    with the tail of a row and ends inside the 1 GiB row. Ten whole rows, 1 MiB to 512 MiB."""
+    r = load("allreduce_h100_rank_tags_mid_row_nccl1453.txt")
+    assert [row["bytes"] for row in r.rows] == [2**20 * 2**i for i in range(10)]
+    assert r.rows[0] == {"bytes": 1048576, "count": 262144, "type": "float", "redop": "sum", "root": -1,
+                         "oop_time_us": 1626.5, "oop_algbw_GBps": 0.64, "oop_busbw_GBps": 1.24, "oop_wrong": 0,
+                         "ip_time_us": 2302.3, "ip_algbw_GBps": 0.46, "ip_busbw_GBps": 0.87, "ip_wrong": 0}
+    assert r.rows[-1]["oop_busbw_GBps"] == 5.31 and r.op == "allreduce"
+    assert any("truncated row" in n for n in r.notes)

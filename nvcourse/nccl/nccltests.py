@@ -43,6 +43,7 @@ _TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e
               "half": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int": 4, "float": 4,
               "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
 
+_MID_TAG = re.compile(r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>:)?")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
                   r"scatter|gather)_perf")
@@ -191,7 +192,8 @@ def _row(toks: list[str], cols: list[str]) -> dict | None:
         return None
     vals = dict(zip(cols, toks, strict=False))
     row: dict = {"bytes": int(vals["size"]), "count": int(vals["count"]), "type": vals["type"],
-                 "redop": vals.get("redop"), "root": int(vals["root"]) if "root" in vals else None}
+                 "redop": vals.get("redop"),
+                 "root": int(vals["root"]) if re.fullmatch(r"-?\d+", vals.get("root", "")) else None}
     for p in ("oop", "ip"):
         for key, name in (("time", "time_us"), ("algbw", "algbw_GBps"), ("busbw", "busbw_GBps")):
             tok = vals.get(f"{p}_{key}")
@@ -362,7 +364,9 @@ def read_all(text: str) -> list[NcclTestsRun]:
             if m := re.search(r"Avg bus bandwidth\s*:\s*(\S+)", line):
                 run.avg_busbw_GBps = _num(m.group(1))
             continue
-        toks = line.split()
+        # a row that several processes' tagged writes split ("... -1[0]    1626.5 ...", mpirun/torchrun rank tags
+        # printed again mid-line): the tags are not data
+        toks = _MID_TAG.sub(" ", line).split()
         use = cols or _guess_columns(toks)
         if not use:
             continue
