@@ -112,47 +112,77 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
 
     Returns the column width used between switches, in pixels (0 when only parallel cables merge).
     """
-    counts = {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
-    names = ("host", "leaf", "spine", "core")
-    lo, hi = fabric.link_ends
     structure_only = sim is None  # no traffic: the cables ARE the picture (rail vs top-of-rack wiring)
     if sim is None:
-        from .flows import SimResult as _S
-
         n = fabric.n_links
-        sim = _S(fabric, "none", np.zeros(0), np.zeros(n), fabric.capacity_GBps[:n].copy(), np.zeros(n, dtype=np.int64))
-    cnt = np.array([max(counts[n], 1) for n in names], dtype=float)
-    tier, a, b, util, nflows = cable_utilisation(sim)
-    used_px = 0.0
-    if merge_px > 0:
-        fig = ax.get_figure()
-        axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # before layout: close enough
-        px = axes_px / (1.0 - _X_MIN)  # pixels per data unit (x runs from _X_MIN to 1)
-
-        def merged(mask: np.ndarray, width_px: float) -> tuple[np.ndarray, ...]:
-            t, lo_, hi_ = tier[mask], a[mask], b[mask]
-            column = width_px / px  # in data units
-            return _distinct_cables(t, lo_, hi_, util[mask], nflows[mask],
-                                    np.floor((lo_ + 0.5) / cnt[t] / column).astype(np.int64),
-                                    np.floor((hi_ + 0.5) / cnt[t + 1] / column).astype(np.int64))
-
-        hosts = merged(tier == 0, merge_px)  # host cables: always at merge_px
-        for used_px in merge_px * np.array([1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0]):
-            switches = merged(tier > 0, used_px)
-            if max_switch_lines is None or switches[0].size <= max_switch_lines:
-                break
-        tier, a, b, util, nflows = (np.concatenate(pair) for pair in zip(hosts, switches))
-        used_px = float(used_px)
-    else:
-        tier, a, b, util, nflows = _distinct_cables(tier, a, b, util, nflows)
+        sim = SimResult(fabric, "none", np.zeros(0), np.zeros(n), fabric.capacity_GBps[:n].copy(),
+                        np.zeros(n, dtype=np.int64))
+    tier, a, b, util, nflows, used_px = _visible_cables(fabric, ax, sim, merge_px, max_switch_lines)
+    cnt = _tier_counts(fabric)
     y0 = tier.astype(float)  # host 0, leaf 1, spine 2
     x0 = (a + 0.5) / cnt[tier]
     x1 = (b + 0.5) / cnt[tier + 1]
     segs = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0 + 1], 1)], 1)
-    # Cables are drawn in 21 utilisation levels (idle, then 5 % steps), one collection per level with
-    # one colour and one width: per-cable width lists make matplotlib rescale a dash pattern for every
-    # cable (a 512-node fabric has 12k), which cost more than drawing them. Levels go from idle to full,
-    # so busy cables stay on top.
+    _draw_cables(ax, segs, util, structure_only)
+    switch_cable = tier > 0
+    if hottest and np.any(util[switch_cable] > 0):
+        score = np.where(switch_cable, util + 1e-3 * nflows, -1.0)
+        top = np.argsort(-score, kind="stable")[:hottest]
+        top = top[score[top] > 0]
+        ax.add_collection(
+            LineCollection(segs[top], colors=HOT, linewidths=1.5 + 0.8 * np.minimum(nflows[top], 5), zorder=3),
+            autolim=False,
+        )
+    _draw_tiers(ax, fabric)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return used_px
+
+
+_TIERS = ("host", "leaf", "spine", "core")
+
+
+def _tier_sizes(fabric: Fabric) -> dict[str, int]:
+    return {"host": fabric.nodes, "leaf": fabric.n_leaves, "spine": fabric.n_spines, "core": fabric.n_cores}
+
+
+def _tier_counts(fabric: Fabric) -> np.ndarray:
+    """Boxes per tier (at least 1), indexable by tier number."""
+    sizes = _tier_sizes(fabric)
+    return np.array([max(sizes[n], 1) for n in _TIERS], dtype=float)
+
+
+def _visible_cables(fabric: Fabric, ax: Axes, sim: SimResult, merge_px: float,
+                    max_switch_lines: int | None) -> tuple[np.ndarray, ...]:
+    """(tier, lower end, upper end, utilisation, flows, column px) of the cables left after merging those
+    that would paint the same pixels (see :func:`draw_fabric`)."""
+    cnt = _tier_counts(fabric)
+    tier, a, b, util, nflows = cable_utilisation(sim)
+    if merge_px <= 0:
+        return (*_distinct_cables(tier, a, b, util, nflows), 0.0)
+    fig = ax.get_figure()
+    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # before layout: close enough
+    px = axes_px / (1.0 - _X_MIN)  # pixels per data unit (x runs from _X_MIN to 1)
+
+    def merged(mask: np.ndarray, width_px: float) -> tuple[np.ndarray, ...]:
+        t, lo_, hi_ = tier[mask], a[mask], b[mask]
+        column = width_px / px  # in data units
+        return _distinct_cables(t, lo_, hi_, util[mask], nflows[mask],
+                                np.floor((lo_ + 0.5) / cnt[t] / column).astype(np.int64),
+                                np.floor((hi_ + 0.5) / cnt[t + 1] / column).astype(np.int64))
+
+    hosts = merged(tier == 0, merge_px)  # host cables: always at merge_px
+    for used_px in merge_px * np.array([1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0]):
+        switches = merged(tier > 0, used_px)
+        if max_switch_lines is None or switches[0].size <= max_switch_lines:
+            break
+    return (*(np.concatenate(pair) for pair in zip(hosts, switches)), float(used_px))
+
+
+def _draw_cables(ax: Axes, segs: np.ndarray, util: np.ndarray, structure_only: bool) -> None:
+    """Cables in 21 utilisation levels (idle, then 5 % steps), one collection per level with one colour and one
+    width: per-cable width lists make matplotlib rescale a dash pattern for every cable (a 512-node fabric has
+    12k), which cost more than drawing them. Levels go from idle to full, so busy cables stay on top."""
     level = np.where(util > 0, 1 + np.round(20 * np.clip(util, 0, 1)), 0).astype(int)
     cmap = colormaps["Blues"]
     for lv in np.unique(level):
@@ -167,17 +197,13 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
             width = 0.4 + 1.0 * u
         ax.add_collection(PathCollection(_cable_paths(segs[same]), facecolors="none", edgecolors=[colour],
                                          linewidths=width, zorder=1, transform=ax.transData), autolim=False)
-    switch_cable = tier > 0
-    if hottest and np.any(util[switch_cable] > 0):
-        score = np.where(switch_cable, util + 1e-3 * nflows, -1.0)
-        top = np.argsort(-score, kind="stable")[:hottest]
-        top = top[score[top] > 0]
-        ax.add_collection(
-            LineCollection(segs[top], colors=HOT, linewidths=1.5 + 0.8 * np.minimum(nflows[top], 5), zorder=3),
-            autolim=False,
-        )
-    for name in names:
-        c = counts[name]
+
+
+def _draw_tiers(ax: Axes, fabric: Fabric) -> None:
+    """The boxes of each tier as a row of markers, named on the left; the axes' limits."""
+    sizes = _tier_sizes(fabric)
+    for name in _TIERS:
+        c = sizes[name]
         if c == 0:
             continue
         xs = _x(np.arange(c), c)
@@ -194,6 +220,3 @@ def draw_fabric(fabric: Fabric, ax: Axes, sim: SimResult | None = None, *, hotte
     ax.set_xlim(_X_MIN, 1.0)
     ax.set_ylim(-0.3, top_y + 0.3)
     ax.set_axis_off()
-    if title:
-        ax.set_title(title, fontsize=10)
-    return used_px
