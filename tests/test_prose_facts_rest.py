@@ -288,7 +288,7 @@ def test_06b_current_nccl_host_paths_and_registration_flag():
     assert "**P2C**" in text and "Data Direct" in text
 
 
-# ------------------------------------------------------------------------------------------------ 08b / 09: alert policy
+# ------------------------------------------------------------------------------------------- 08b / 09: alert policy
 _WORDS = {1: "the first", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
@@ -308,3 +308,17 @@ def test_alert_levels_in_prose_come_from_the_one_policy():
 def test_09_names_the_fairness_behind_the_neighbour_gate():
     text = prose("09_capstone_design_a_cluster.ipynb")
     assert "**per flow**" in text and "RoCE and DCQCN" in text and "InfiniBand" in text
+
+
+# ------------------------------------------------------------------------------------------------ 08b: thresholds
+@pytest.mark.parametrize("c", [0.001, 0.05, 0.0999, 0.1001, 0.3, 0.9])
+def test_08b_half_width_link_against_the_tolerable_loss(c):
+    from nvcourse.observability import counters
+
+    t = counters.alert_thresholds(c)
+    s = counters.alert_policy().max_job_slowdown
+    assert (t.tolerable_loss < 0.5) == (c > s)  # the prose: f* < 1/2 exactly when c > s
+    row = next(r for r in t.rows() if r[0].startswith("link width"))
+    assert ("past this job's" in row[3]) == (t.tolerable_loss < 0.5)
+    assert "$c$ is above the 10 % target ($f^* < 1/2$ exactly when $c > s$)" in prose(
+        "08b_security_and_observability.ipynb")

@@ -120,7 +120,8 @@ class Thresholds:
             ("PortXmitWait share of time on a job link", f"> {self.xmit_wait_fraction_warn:.3f}", "",
              "a port waiting for credits this share of the time sends that much less"),
             ("link width or speed below nominal (ibdiagnet)", "any", "any",
-             "a 4x link at 2x loses half its bandwidth: far past the tolerable loss"),
+             f"a 4x link at 2x loses half its bandwidth: {'past' if f < 0.5 else 'within'} this job's tolerable "
+             f"loss ({f:.0%}); alert anyway: a down-trained link is a fault (cable, port) that can get worse"),
             ("SymbolError growth on a port", "> 0 per hour", "",
              "errors predict a flap (a job crash), not a slowdown: act before it"),
             ("LinkDowned (flaps) on a port", f"≥ {self.link_downed_warn_per_day:g} per day",
