@@ -336,3 +336,13 @@ def test_every_check_yourself_question_has_an_answer(name):
     questions = re.findall(r"^\d+\. ", section, re.M)
     answers = re.findall(r"<details><summary>Answer</summary>", section)
     assert questions and len(answers) == len(questions), f"{name}: {len(questions)} questions, {len(answers)} answers"
+
+
+def test_an_h100s_nvlink_rate_is_one_figure_in_01_and_02():
+    b = _h100_links().beta_Bps / 1e9
+    assert f"~{b:.0f} GB/s an H100 reaches over NVLink" in prose("01_why_one_gpu_is_not_enough.ipynb")
+    text02 = prose("02_pcie_vs_nvlink.ipynb")
+    assert f"NVLinks (~{b:.0f} GB/s achievable per direction)" in text02 and f"β = {b:.0f} GB/s" in text02
+    assert f"{b:.1f} GB/s" in prose("04b_predicting_collectives.ipynb")
+    for name in ("01_why_one_gpu_is_not_enough.ipynb", "02_pcie_vs_nvlink.ipynb", "04b_predicting_collectives.ipynb"):
+        assert "~370 GB/s" not in prose(name) and "~480" not in prose(name)
