@@ -71,14 +71,19 @@ def build_graph(res, nv_link, pcie_link) -> None:
         else:
             name = res.nic_names.get(d, d)
             G.add_node(d, kind="nic", label=d if name == d else f"{d}\n{name}", device=name)
+    _add_nvlink(G, res, nv_link)
+    cpus = _add_pcie_tree(G, res, pcie_link)
+    for i, a in enumerate(cpus):
+        for b in cpus[i + 1:]:
+            G.add_edge(a, b, link="smp", count=1, GBps_dir=None, unbounded=True)
+    if len(cpus) > 1:
+        res.notes.append("CPU/NUMA nodes are joined by the SMP interconnect, modelled as never the bottleneck")
+    res.notes.append("PCIe tree rebuilt from the path codes: a plausible shape, not the board's wiring")
+    _layout(G, res)
 
-    def pcie_edge(a, b):
-        if pcie_link is None:
-            G.add_edge(a, b, link=None, kind="pcie", count=1, GBps_dir=None, unbounded=False)
-        else:
-            G.add_edge(a, b, link=pcie_link.id, kind="pcie", count=1, GBps_dir=pcie_link.line_GBps_dir, unbounded=False)
 
-    # NVLink
+def _add_nvlink(G: nx.Graph, res, nv_link) -> None:
+    """NVLink bundles as GPU-GPU edges, or one inferred NVSwitch when a GPU has more links than any GPU can."""
     nv = res.nvlink_pairs()
     per_gpu = {g: 0 for g in res.gpus}
     for (a, b), k in nv.items():
@@ -106,7 +111,10 @@ def build_graph(res, nv_link, pcie_link) -> None:
     if nv and nv_link is None:
         res.notes.append("NVLink generation not given: NVLink edges have no bandwidth (pass nvlink=...)")
 
-    # PCIe tree rebuilt from the path codes
+
+def _cpu_groups(res) -> list[list[str]]:
+    """Devices by CPU socket: joined when their code is NODE or nearer, or when they share a NUMA (or CPU)
+    affinity and no pair between the two groups reads SYS."""
     devices = res.devices
     cpu_uf = _UnionFind(devices)
     for grp in _groups(devices, res.codes, _RANK["NODE"]):
@@ -125,11 +133,22 @@ def build_graph(res, nv_link, pcie_link) -> None:
             gb = [d for d in devices if cpu_uf.find(d) == cpu_uf.find(x)]
             if not any(res.codes.get((p, q)) == "SYS" for p in ga for q in gb if p != q):
                 cpu_uf.union(members[0], x)
-    cpu_groups = cpu_uf.groups(devices)
+    return cpu_uf.groups(devices)
+
+
+def _add_pcie_tree(G: nx.Graph, res, pcie_link) -> list[str]:
+    """CPUs, root ports and PCIe switches rebuilt from the path codes (PHB, PXB, PIX groups); the CPUs' names."""
+
+    def pcie_edge(a, b):
+        if pcie_link is None:
+            G.add_edge(a, b, link=None, kind="pcie", count=1, GBps_dir=None, unbounded=False)
+        else:
+            G.add_edge(a, b, link=pcie_link.id, kind="pcie", count=1, GBps_dir=pcie_link.line_GBps_dir, unbounded=False)
+
     hb_count = 0
     sw_count = 0
     cpus = []
-    for ci, grp in enumerate(cpu_groups):
+    for ci, grp in enumerate(_cpu_groups(res)):
         cpu = f"CPU{ci}"
         numa = {res.affinity.get(g, {}).get("numa_affinity") for g in grp} - {None, "N/A"}
         label = f"CPU{ci}" + (f"\nNUMA {'/'.join(sorted(numa))}" if numa else "")
@@ -162,13 +181,7 @@ def build_graph(res, nv_link, pcie_link) -> None:
                     pcie_edge(top, leaf)
                     for d in lgrp:
                         pcie_edge(leaf, d)
-    for i, a in enumerate(cpus):
-        for b in cpus[i + 1:]:
-            G.add_edge(a, b, link="smp", count=1, GBps_dir=None, unbounded=True)
-    if len(cpus) > 1:
-        res.notes.append("CPU/NUMA nodes are joined by the SMP interconnect, modelled as never the bottleneck")
-    res.notes.append("PCIe tree rebuilt from the path codes: a plausible shape, not the board's wiring")
-    _layout(G, res)
+    return cpus
 
 
 def _layout(G: nx.Graph, res) -> None:
