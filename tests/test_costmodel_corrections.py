@@ -62,10 +62,11 @@ def test_ring_plateau_only_across_nodes_with_simple():
     assert for_pair("allreduce", "ring", "LL", two) is None
     assert for_pair("allgather", "ring", "Simple", two) is None
     a = for_pair("allreduce", "ring", "Simple", two)
-    assert a.latency_multiplier == 1.4 and a.latency_from_bytes == 64 * 1 * 16  # no channel count for Ampere: 1
+    assert a.latency_multiplier == 1.4 and a.latency_from_bytes == 64 * 24 * 16  # 24 channels on A100 (nccl-tests#100)
     h = for_pair("allreduce", "ring", "Simple", configure("dgx-h100", 8, 2))
     assert h.latency_from_bytes == 64 * 16 * 16  # 16 channels on Hopper, 16 ranks
     assert for_pair("allreduce", "ring", "Simple", v100).latency_multiplier == 1.9
+    assert for_pair("allreduce", "ring", "Simple", v100).latency_from_bytes == 64 * 1 * 16  # no Volta count: 1
     cs = pair_cost("allreduce", "ring", "Simple", two)
     assert cs.latency_at(2**20) == pytest.approx(1.4 * cs.latency_s)
 
@@ -119,7 +120,8 @@ def test_channel_ramp_follows_nccls_rule():
     assert float(r.factor(2**16)) == pytest.approx(2 / 16) and float(r.factor(2**19)) == 1.0
     assert channel_ramp("ring", "Simple", c).bytes_per_channel == 512 * 64  # Simple: 64 B per thread
     assert channel_ramp("nvls", "Simple", c) is None  # NVLS takes its own channel count
-    assert channel_ramp("ring", "LL", configure("dgx-a100", 8)) is None  # no published A100 channel count
+    assert channel_ramp("ring", "LL", configure("dgx-a100", 8)).channels == 24  # nccl-tests#100
+    assert channel_ramp("ring", "LL", configure("dgx-1-v100", 8)) is None  # no published V100 channel count
     # NCCL's own estimate leaves the ramp out: on 2 H100 nodes at 4 KiB, tree/LL is 6.8 + 2 x (7 x 0.6 + 5.0) =
     # 25.2 us + bytes in NCCL's formulas; the model's time adds the bytes on one channel
     p = predict_sweep("allreduce", "dgx-h100", 8, [4096], nodes=2)
