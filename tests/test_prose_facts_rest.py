@@ -322,3 +322,40 @@ def test_08b_half_width_link_against_the_tolerable_loss(c):
     assert ("past this job's" in row[3]) == (t.tolerable_loss < 0.5)
     assert "$c$ is above the 10 % target ($f^* < 1/2$ exactly when $c > s$)" in prose(
         "08b_security_and_observability.ipynb")
+
+
+# ------------------------------------------------------------------------------------------------ 07: run cost
+def test_07_cost_claims_hold_for_the_rows_printed():
+    from nvcourse import training
+    from nvcourse.chapters import ch07_training
+
+    systems, models = ["pcie-8gpu", "dgx-h100", "gb200-nvl72"], ["llama3-8b", "llama3-70b", "llama3-405b"]
+    tokens = training.data()["reference_runs"]["llama3-405b-16k"]["training_tokens"]
+    _fig, table = ch07_training.scaling_efficiency_figure(models, systems, counts=ch07_training.GPU_COUNTS)
+    text = prose("07_training_at_scale.ipynb")
+    assert "At 4,096 GPUs the faster cluster is also the cheaper run in every row" in text
+    for mid in models:
+        runs = [training.run_cost(b, tokens) for s in systems if (b := table.get((mid, s, 4096))) is not None]
+        by_time = sorted(runs, key=lambda c: c.hours)
+        assert [c.usd for c in by_time] == sorted(c.usd for c in runs), mid
+        for c in runs:  # "a few per cent of the bill"
+            assert c.energy_usd / c.usd < 0.10
+    # "the DGX H100 finishes about three times sooner for slightly *more* money"
+    pcie, dgx = (training.run_cost(training.best_config("llama3-8b", s, 64), tokens) for s in ("pcie-8gpu", "dgx-h100"))
+    assert 2.5 <= pcie.hours / dgx.hours <= 3.5 and 1.0 < dgx.usd / pcie.usd < 1.25
+    assert "about three times sooner for slightly *more* money" in text
+
+
+# ------------------------------------------------------------------------------------------------ 09
+def test_09_the_starting_design_fails_the_time_gate_as_the_prose_says():
+    from nvcourse import capstone
+
+    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
+    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    ns = {"capstone": capstone}
+    exec(src["c003"].rsplit("\n", 1)[0] if src["c003"].rstrip().endswith("targets") else src["c003"], ns)
+    exec(src["c011"].split("report =")[0], ns)  # the notebook's starting design
+    report = capstone.evaluate(ns["my_design"], ns["targets"])
+    failed = [line for line in report.text().splitlines() if line.startswith("FAIL")]
+    assert [line.split()[1] for line in failed] == ["time"]
+    assert "The starting design below fails the time gate on purpose" in prose("09_capstone_design_a_cluster.ipynb")
