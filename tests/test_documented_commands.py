@@ -161,6 +161,14 @@ def json_has(files: tuple[str, ...] = (), **expected) -> Callable[[Result], None
     return check
 
 
+def binder_ok(r: Result) -> None:
+    """Published: the link for the tag; not yet (no GitHub remote or no tag): one line saying what to give."""
+    if r.rc == 0:
+        assert r.out.startswith("https://mybinder.org/v2/gh/") and "00_start_here.ipynb" in r.out
+    else:
+        assert r.rc == 2 and len(r.err.strip().splitlines()) == 1 and ("--repo" in r.err or "--ref" in r.err)
+
+
 def bench_ok(r: Result) -> None:
     assert r.rc == 0, r.err[-2000:]
     assert "Out of bounds values : 0 OK" in r.out and r.out.count("\n  ") >= 3
@@ -236,6 +244,7 @@ CASES: dict[str, tuple] = {
     "python -m nvcourse.devtools.architecture": (ok(),),
     "python -m nvcourse.devtools.cheatsheet": (WRITES, ok()),
     "nvcourse predict --nccl-version X.Y": (SKIP, "X.Y is a placeholder for an NCCL release"),
+    "python -m nvcourse.devtools.doors binder": (binder_ok,),
     "python3 tasks.py budget": (SKIP, BENCH),
     "python3 tasks.py latency": (SKIP, BENCH),
     "python3 tasks.py lint": (ok(),),
