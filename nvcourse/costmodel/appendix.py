@@ -70,9 +70,10 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "too fast at every size.",
     "**Google Cloud GPUDirect-TCPX/TCPXO and gIB**: out of scope for the same reason (TCP or RoCE through "
     "Google's own NCCL net plugins). The A3 Mega run is kept in the report, marked not covered.",
-    "**A GB200 NVL72 job across racks** (MNNVL inside each rack, the network between): not modelled; the model's "
-    "node is one NVLink domain, and a job spanning domains is predicted as nodes of `gpus` GPUs joined by the "
-    "catalog NICs, without the MNNVL/network hierarchy NCCL builds.",
+    "**A GB200 NVL72 job across racks** (MNNVL inside each rack, the network between): the model's node is one "
+    "NVLink domain, so `--system gb200-nvl72 --gpus G --nodes K` is K domains of G GPUs joined by the catalog's "
+    "NICs, with NCCL's algorithms across nodes (ring, tree, NVLSTree); not validated (no such run among the "
+    "calibration runs), and the per-step cost of MNNVL between trays is taken as NVLink's.",
     "**Symmetric-memory kernels** (NCCL 2.27+, buffers registered as a symmetric window, nccl-tests `-R 2`): "
     "`nvcourse predict --registered` uses NCCL's own model of them (`src/sym_kernels.cc`: one-shot LL, two-shot, "
     "NVLS multicast; one NVLink domain, Hopper and Blackwell). Not validated: no published full-range `-R 2` sweep "

@@ -53,6 +53,8 @@ class SweepPoint:
     covered: bool = True
     #: calibration (in-sample) or held_out
     role: str = "calibration"
+    #: buffers registered as a symmetric window (nccl-tests -R 2): NCCL's symmetric kernels where they run
+    registered: bool = False
 
 
 @dataclass(frozen=True)

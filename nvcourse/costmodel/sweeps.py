@@ -96,7 +96,7 @@ def points(role: str = "calibration") -> list[SweepPoint]:
                     sweep=s["id"], url=s["url"], system=s["system"], gpus=s["gpus"], nodes=s["nodes"], op=s["op"],
                     fabric=s.get("fabric"), launch=s["launch"], cuda_graphs=bool(s["cuda_graphs"]),
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
-                    covered=bool(s.get("covered", True)), role=s["role"],
+                    covered=bool(s.get("covered", True)), role=s["role"], registered=bool(s.get("registered", False)),
                 )
             )  # fmt: skip
     return out
@@ -130,7 +130,7 @@ def compare(selected: list[SweepPoint] | None = None, *, with_launch: bool = Tru
         v = model_version(p.nccl_version)
         pr = predict(
             p.op, p.system, p.gpus, p.bytes, nodes=p.nodes, algo=algo, fabric=p.fabric, proto=p.proto, launch=launch,
-            nccl_version=v,
+            nccl_version=v, registered=p.registered,
         )
         out.append(Point(p, pr.time_s, pr.algo, pr.proto, v))
     return out
