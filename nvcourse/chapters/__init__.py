@@ -109,6 +109,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("09", _nb("09_capstone_design_a_cluster"), "Capstone: design a cluster", "ch09_capstone",
             ("capstone", "capstone_gates", "training"), None, "solutions/09_capstone_reference_design.ipynb",
             _tests("ch09_capstone", "ch09_capstone_gates", "capstone", "capstone_gates"), has_exercise=False),
+    Chapter("10", _nb("10_other_interconnects_and_numerics"), "Other interconnects and collective numerics",
+            "ch10_other_interconnects", (), None, None, _tests("ch10_other_interconnects")),
 )
 
 

@@ -1,0 +1,114 @@
+"""Chapter 10 — other interconnects and collective numerics: a sourced contrast table and a small numerics lab.
+
+Facts come from ``nvcourse/data/interconnects.toml`` (quoted, not modelled). The numerics lab sums real numbers
+the way a ring all-reduce does in BF16 (a rounding to BF16 at every hop) and the way NCCL 2.27's symmetric kernels
+do (FP32 accumulation, one rounding), with BF16 rounding emulated bit for bit in NumPy.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from nvcourse import _data, catalog
+from nvcourse._validate import integer
+from nvcourse.tables import table_html
+
+__all__ = ["raw", "pair_bandwidth_rows", "contrast_table_html", "to_bf16", "ring_vs_fp32_error", "order_changes_bits",
+           "numerics_box"]
+
+
+def raw() -> dict:
+    """The chapter's data file, parsed (read-only)."""
+    return _data.load("interconnects")
+
+
+def pair_bandwidth_rows() -> list[dict]:
+    """Per-direction GB/s a GPU can send to ONE peer and to all peers at once: an MI300X full mesh (one of 7 links
+    per pair) against an H100 behind NVSwitch (every link reaches every peer), from the data and the catalog."""
+    m = raw()["mi300x"]
+    link = m["link_GBps_bidir"] / 2
+    h100 = catalog.get_system("dgx-h100")
+    nv = h100.scaleup_GBps_dir
+    return [{"system": "8 x MI300X (Infinity Fabric full mesh)", "one_peer_GBps": link,
+             "all_peers_GBps": link * m["links_per_gpu"]},
+            {"system": "8 x H100 (NVSwitch)", "one_peer_GBps": nv, "all_peers_GBps": nv}]
+
+
+def contrast_table_html() -> str:
+    """What each scale-up fabric is and how collectives use it (data file, sourced)."""
+    d = raw()
+    m, u, t, g = d["mi300x"], d["ualink"], d["tpu_v4"], d["gb300"]
+    rows = [
+        ["AMD Instinct MI300X", f"{m['gpus']} GPUs, each with {m['links_per_gpu']} Infinity Fabric (xGMI) links, one "
+         "to every peer: a full mesh, no switch", f"{m['library']}: NCCL's API; algorithms that use all links at once"],
+        ["UALink 1.0", f"open load/store scale-up link, {u['lane_Gbps']}G per lane, switches for up to "
+         f"{u['max_accelerators']:,} accelerators per pod", "a specification; products to come"],
+        ["Google TPU v4", f"{t['chips']:,} chips, {t['ici_links_per_chip']} ICI links each, {t['topology']}",
+         "XLA collectives along the torus dimensions; no switch, no NCCL"],
+        ["NVIDIA GB300 NVL72", f"NVL72 NVLink domain; one ConnectX-8 ({g['nic_Gbps_per_gpu']} Gb/s) per GPU",
+         "NCCL; twice GB200's NIC rate per GPU"],
+        ["NVIDIA Vera Rubin NVL144 / Rubin Ultra NVL576", "announced rack-scale NVLink domains (2026, 2027); the "
+         "number counts GPU dies", "roadmap, not modelled here"],
+    ]
+    return table_html(["system", "scale-up fabric", "collectives"], [[html.escape(c) for c in r] for r in rows],
+                      align_numbers=False)
+
+
+def to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to BF16 (round to nearest, ties to even) and return them as float32."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
+
+
+def _inputs(ranks: int, elements: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return to_bf16(rng.standard_normal((ranks, elements)).astype(np.float32))
+
+
+def ring_vs_fp32_error(ranks: int, *, elements: int = 20_000, seed: int = 0) -> dict[str, float]:
+    """RMS error of a BF16 all-reduce against the exact sum, relative to the sum's RMS: summed as a ring does in BF16
+    (the partial sum rounded to BF16 at each of ``ranks - 1`` hops) and with FP32 accumulation and one final rounding
+    (NCCL 2.27's symmetric kernels). Inputs: seeded normal values already in BF16."""
+    n = integer("ranks", ranks, minimum=2, maximum=1024)
+    x = _inputs(n, integer("elements", elements, minimum=1), seed)
+    exact = x.astype(np.float64).sum(axis=0)
+    ring = x[0].copy()
+    for k in range(1, n):
+        ring = to_bf16(ring + x[k])
+    fp32 = to_bf16(x.sum(axis=0, dtype=np.float32))
+    scale = float(np.sqrt(np.mean(exact**2)))
+    return {"ring_bf16": float(np.sqrt(np.mean((ring - exact) ** 2))) / scale,
+            "fp32_accumulate": float(np.sqrt(np.mean((fp32 - exact) ** 2))) / scale}
+
+
+def order_changes_bits(ranks: int, *, elements: int = 20_000, seed: int = 0) -> float:
+    """Share of elements whose BF16 ring result changes when the ring starts at another rank (another algorithm,
+    channel count or GPU count changes the order the same way): floating-point addition is not associative."""
+    n = integer("ranks", ranks, minimum=2, maximum=1024)
+    x = _inputs(n, integer("elements", elements, minimum=1), seed)
+    a, b = x[0].copy(), x[n - 1].copy()
+    for k in range(1, n):
+        a = to_bf16(a + x[k])
+        b = to_bf16(b + x[n - 1 - k])
+    return float(np.mean(a != b))
+
+
+def numerics_box():
+    """A slider of ranks: the BF16 ring's error and FP32 accumulation's, and how many results change with order."""
+    import ipywidgets as w
+
+    from nvcourse.widgets import Dashboard
+
+    ranks = w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 72, 128], value=8, description="ranks",
+                              continuous_update=False)
+
+    def render(ranks):
+        e = ring_vs_fp32_error(ranks)
+        return (f"<p>{ranks} ranks, BF16 all-reduce: ring (rounded at every hop) error {e['ring_bf16']:.2e} of the "
+                f"sum; FP32 accumulation {e['fp32_accumulate']:.2e} ({e['ring_bf16'] / e['fp32_accumulate']:.1f}x "
+                f"less); {order_changes_bits(ranks):.0%} of results change when the ring starts elsewhere.</p>")
+
+    return Dashboard({"ranks": ranks}, render, columns=1)
