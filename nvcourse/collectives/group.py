@@ -11,6 +11,7 @@ from multiprocessing import connection, shared_memory
 
 import numpy as np
 
+from .._validate import choice
 from ..errors import RuntimeFailure, Terminated
 from ..units import format_size, parse_size
 from . import _worker
@@ -400,25 +401,7 @@ class ProcessGroup:
         step to a link's speed; ``trace`` records every action (:class:`TraceEvent`).
         """
         self._check_open()
-        if op not in OPERATIONS and op != "pingpong":
-            raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
-        if op != "pingpong":
-            algo = DEFAULT_ALGO[op] if algo == "auto" else algo
-            _plan.check_args(op, algo, self.nprocs, dtype)
-        elif self.nprocs < 2:
-            raise ValueError(f"procs must be at least 2 for a ping-pong; got {self.nprocs}")
-        if dtype not in _plan.DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(_plan.DTYPES)}; got {dtype!r}")
-        nbytes = parse_size(nbytes, what="nbytes")
-        for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_ITERS:
-                raise ValueError(f"{name} must be an integer from {low} to {MAX_ITERS}; got {value!r}")
-        emu = emulation_tuple(emulation if emulation is not None else self.emulation)
-        if fault is not None:
-            if not isinstance(fault, Fault):
-                raise ValueError(f"fault must be a Fault or None; got {type(fault).__name__}")
-            if not 0 <= fault.rank < self.nprocs:
-                raise ValueError(f"fault rank must be from 0 to {self.nprocs - 1}; got {fault.rank}")
+        algo, nbytes, emu = self._check_run(op, algo, nbytes, dtype, iters, warmup, emulation, fault)
         dt = np.dtype(dtype)
         if op == "pingpong":
             count = max(1, nbytes // dt.itemsize)
@@ -435,30 +418,9 @@ class ProcessGroup:
             if counts[kind]:
                 names[kind] = [s.name for s in self._ensure(kind, counts[kind] * dt.itemsize)]
         self._prepare(op, counts, count, dt, verify and op != "pingpong")
-        spec = {
-            "op": op,
-            "algo": algo,
-            "count": count,
-            "dtype": dtype,
-            "segments": names,
-            "iters": iters,
-            "warmup": warmup,
-            "trace": trace,
-            "emulation": emu,
-        }
-        try:
-            if fault is None:
-                replies = self._collect(("run", spec), op)
-            else:
-                cmds = [
-                    ("run", dict(spec, fault=(fault.iteration, fault.step, fault.action) if r == fault.rank else None))
-                    for r in range(self.nprocs)
-                ]
-                self._send_all(cmds, op)
-                replies = self._collect(("run", spec), op, send=False)
-        except KeyboardInterrupt as exc:  # also when it lands between sending and waiting
-            self._interrupted(exc)
-            raise
+        spec = {"op": op, "algo": algo, "count": count, "dtype": dtype, "segments": names, "iters": iters,
+                "warmup": warmup, "trace": trace, "emulation": emu}
+        replies = self._dispatch(spec, fault)
         rank_times = [list(t) for t in zip(*(rep["times"] for rep in replies), strict=True)]
         if op == "pingpong":
             times = [rt[0] / 2 for rt in rank_times]
@@ -468,29 +430,61 @@ class ProcessGroup:
         if verify and op != "pingpong":
             wrong = self._verify(counts, dt)
             correct = wrong == 0
-        events = [TraceEvent(*e) for rep in replies for e in rep["trace"]]
-        if events:
-            t0 = min(e.start for e in events)
-            events = sorted(
-                (TraceEvent(e.rank, e.iteration, e.step, e.peer, e.chunk, e.nbytes, e.start - t0, e.end - t0)
-                 for e in events),
-                key=lambda e: (e.start, e.rank),
-            )
-        return RunResult(
-            op=op,
-            algo=algo,
-            procs=self.nprocs,
-            nbytes=count * dt.itemsize,
-            count=count,
-            dtype=dtype,
-            times_s=times,
-            rank_times_s=rank_times,
-            correct=correct,
-            wrong=wrong,
-            trace=events,
-        )
+        return RunResult(op=op, algo=algo, procs=self.nprocs, nbytes=count * dt.itemsize, count=count, dtype=dtype,
+                         times_s=times, rank_times_s=rank_times, correct=correct, wrong=wrong,
+                         trace=_trace_events(replies))
+
+    def _check_run(self, op: str, algo: str, nbytes: int | str, dtype: str, iters: object, warmup: object,
+                   emulation: LinkEmulation | None, fault: object) -> tuple[str, int, tuple | None]:
+        """Check :meth:`run`'s arguments in order (ValueError naming each): the algorithm ``auto`` stands for,
+        the size in bytes and the emulation as the workers take it."""
+        if op != "pingpong":
+            choice("op", op, OPERATIONS)
+            algo = DEFAULT_ALGO[op] if algo == "auto" else algo
+            _plan.check_args(op, algo, self.nprocs, dtype)
+        elif self.nprocs < 2:
+            raise ValueError(f"procs must be at least 2 for a ping-pong; got {self.nprocs}")
+        choice("dtype", dtype, _plan.DTYPES)
+        nbytes = parse_size(nbytes, what="nbytes")
+        for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_ITERS:
+                raise ValueError(f"{name} must be an integer from {low} to {MAX_ITERS}; got {value!r}")
+        emu = emulation_tuple(emulation if emulation is not None else self.emulation)
+        if fault is not None:
+            if not isinstance(fault, Fault):
+                raise ValueError(f"fault must be a Fault or None; got {type(fault).__name__}")
+            if not 0 <= fault.rank < self.nprocs:
+                raise ValueError(f"fault rank must be from 0 to {self.nprocs - 1}; got {fault.rank}")
+        return algo, nbytes, emu
+
+    def _dispatch(self, spec: dict, fault: Fault | None) -> list[dict]:
+        """Send one run to every worker (the fault only to its rank) and collect their replies."""
+        op = spec["op"]
+        try:
+            if fault is None:
+                return self._collect(("run", spec), op)
+            cmds = [
+                ("run", dict(spec, fault=(fault.iteration, fault.step, fault.action) if r == fault.rank else None))
+                for r in range(self.nprocs)
+            ]
+            self._send_all(cmds, op)
+            return self._collect(("run", spec), op, send=False)
+        except KeyboardInterrupt as exc:  # also when it lands between sending and waiting
+            self._interrupted(exc)
+            raise
 
     def pingpong(self, nbytes: int | str, *, iters: int = 20, warmup: int = 2) -> float:
         """Median one-way time (seconds) of a copy of ``nbytes`` bytes between ranks 0 and 1 (half a round trip)."""
         return self.run("pingpong", nbytes, iters=iters, warmup=warmup, verify=False).time_s
 
+
+def _trace_events(replies: list[dict]) -> list[TraceEvent]:
+    """Every rank's recorded actions on one clock (the earliest start is 0), in order of start then rank."""
+    events = [TraceEvent(*e) for rep in replies for e in rep["trace"]]
+    if not events:
+        return events
+    t0 = min(e.start for e in events)
+    return sorted(
+        (TraceEvent(e.rank, e.iteration, e.step, e.peer, e.chunk, e.nbytes, e.start - t0, e.end - t0) for e in events),
+        key=lambda e: (e.start, e.rank),
+    )
