@@ -11,7 +11,9 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullLocator
 
 from . import alt_text
@@ -55,9 +57,66 @@ def deck_fonts(fig: Figure) -> None:
             text.set_fontsize(max(text.get_fontsize(), DECK_RC["legend.fontsize"]))
 
 
+#: Luminance gap under which two curves of the same line style look alike in a greyscale print (0 black, 1 white).
+GREY_GAP = 0.12
+#: Line styles and markers, in the order a curve that would look like another in greyscale takes them.
+GREY_STYLES = (("-", "None"), ("--", "None"), ("-.", "None"), (":", "None"), ("-", "o"), ("--", "s"),
+               ("-.", "^"), (":", "D"), ("-", "v"), ("--", "x"))
+
+
+def _luminance(colour) -> float:
+    r, g, b = to_rgb(colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def greyscale_safe(fig: Figure) -> bool:
+    """Make every named curve distinguishable without colour: a curve whose colour has about the same grey as an
+    earlier one's (the Okabe–Ito blue and green differ by 0.08) and the same line style and marker takes the next
+    unused style of :data:`GREY_STYLES`; its legend entry follows. Figures are drawn this way for display (in a
+    notebook, a dashboard, a deck or a handout), so a greyscale print and a colour-blind reader can tell curves
+    apart; the chapters' code keeps choosing colours only. Returns whether a curve changed."""
+    any_change = False
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if ln.get_visible() and not ln.get_label().startswith("_")
+                 and len(ln.get_xdata()) > 1]
+        changed: dict[str, Line2D] = {}
+        for i, line in enumerate(lines):
+            grey = _luminance(line.get_color())
+            taken = {(o.get_linestyle(), o.get_marker()) for o in lines[:i]
+                     if abs(_luminance(o.get_color()) - grey) < GREY_GAP}
+            if (line.get_linestyle(), line.get_marker()) not in taken:
+                continue
+            style = next((s for s in GREY_STYLES if s not in taken), None)
+            if style is None:
+                continue
+            line.set_linestyle(style[0])
+            line.set_marker(style[1])
+            if style[1] != "None":
+                line.set_markevery(max(1, len(line.get_xdata()) // 8))
+                line.set_markersize(5)
+            changed[line.get_label()] = line
+        any_change = any_change or bool(changed)
+        legend = ax.get_legend()
+        if legend is not None and changed:
+            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+                source = changed.get(text.get_text())
+                if isinstance(handle, Line2D) and source is not None:
+                    handle.set_linestyle(source.get_linestyle())
+                    handle.set_marker(source.get_marker())
+    return any_change
+
+
+def before_display(fig: Figure) -> bool:
+    """What every figure goes through just before it is drawn for display: curves told apart in greyscale, and
+    in deck mode, fonts a room can read. Returns whether the figure changed (a cached picture is then stale)."""
+    changed = greyscale_safe(fig)
+    deck_fonts(fig)
+    return changed or deck_mode()
+
+
 if deck_mode():
     plt.rcParams.update(DECK_RC)
-alt_text.install(before=deck_fonts)  # every figure a notebook shows carries its description (the PNG's alt)
+alt_text.install(before=before_display)  # every figure a notebook shows: described, greyscale-safe
 
 #: One colour per link family, used in every figure (colour-blind-safe Okabe–Ito palette).
 KIND_COLOURS = {
@@ -92,7 +151,7 @@ def colour_for_link(kind: str) -> str:
 
 def new_figure(width: float = 8.0, height: float = 4.2, ncols: int = 1) -> tuple[Figure, Axes | np.ndarray]:
     """A figure sized for the notebook column, with light grid lines."""
-    alt_text.install(before=deck_fonts)  # again: a later `%matplotlib inline` replaces the formatter with the alt
+    alt_text.install(before=before_display)  # again: a later `%matplotlib inline` replaces the formatter
     fig, ax = plt.subplots(1, ncols, figsize=(width, height), layout="constrained")
     for a in np.atleast_1d(ax):
         style_axes(a)

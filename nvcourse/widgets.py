@@ -35,7 +35,7 @@ from PIL import Image as PILImage
 
 from .alt_text import describe, tick_px
 from .markup import NO_MATH_CLASSES
-from .plots import deck_fonts, deck_mode
+from .plots import before_display, deck_mode
 
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
 
@@ -239,10 +239,9 @@ class Dashboard(widgets.VBox):
         self.plot.clear_output(wait=True)
         self.last_png = None
         self.last_figure = fig.figure if isinstance(fig, LiveFigure) else fig  # what the tests audit
-        if self.last_figure is not None and deck_mode():  # a deck's picture: tick labels a room can read
-            deck_fonts(self.last_figure)
-            if isinstance(fig, LiveFigure):
-                fig.invalidate()
+        # curves told apart in greyscale; in a deck, ticks a room can read
+        if self.last_figure is not None and before_display(self.last_figure) and isinstance(fig, LiveFigure):
+            fig.invalidate()
         if isinstance(fig, LiveFigure):
             self._show(fig.png())
         elif fig is not None:

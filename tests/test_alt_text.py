@@ -10,6 +10,7 @@ import pytest
 from figure_cases import CASES
 from matplotlib.figure import Figure
 
+from nvcourse import plots
 from nvcourse.alt_text import describe
 from nvcourse.widgets import Dashboard
 
@@ -69,4 +70,47 @@ def test_every_model_driven_figure_of_a_chapter_gets_a_description_that_says_som
             assert len(text) > len("Figure: a diagram.") or any(ax.get_title() for ax in fig.axes), (name, text)
         if isinstance(built, Dashboard) and built.last_png:
             assert f'alt="{html.escape(built.alt_text(), quote=True)}"' in built.static_html()
+        plt.close("all")
+
+
+def _grey_clashes(fig: Figure) -> list[str]:
+    from matplotlib.colors import to_rgb
+
+    def grey(colour) -> float:
+        r, g, b = to_rgb(colour)
+        return 0.299 * r + 0.587 * g + 0.114 * b
+
+    clashes = []
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if ln.get_visible() and not ln.get_label().startswith("_")
+                 and len(ln.get_xdata()) > 1]
+        for i, a in enumerate(lines):
+            for b in lines[i + 1:]:
+                same = (a.get_linestyle(), a.get_marker()) == (b.get_linestyle(), b.get_marker())
+                if same and abs(grey(a.get_color()) - grey(b.get_color())) < plots.GREY_GAP:
+                    clashes.append(f"{a.get_label()} ~ {b.get_label()}")
+    return clashes
+
+
+@pytest.mark.parametrize("stem", sorted(CASES))
+def test_every_curve_of_a_chapter_reads_in_greyscale_as_it_is_displayed(stem: str):
+    """Two curves of one panel never differ by colour alone once drawn for display (notebook, dashboard, deck,
+    handout): Okabe–Ito's blue (0.34 grey) and green (0.42) print alike, so the second takes a dash or marker."""
+    for name, build in CASES[stem]():
+        built = build()
+        for fig in _figures(built):
+            plots.before_display(fig)
+            assert _grey_clashes(fig) == [], (name, _grey_clashes(fig))
+            for ax in fig.axes:  # the legend shows each curve's own style (curves whose label is their own)
+                legend = ax.get_legend()
+                if legend is None:
+                    continue
+                styles = {t.get_text(): (h.get_linestyle(), h.get_marker())
+                          for h, t in zip(legend.legend_handles, legend.get_texts())
+                          if hasattr(h, "get_marker") and h.get_linestyle() != "None"}
+                labels = [ln.get_label() for ln in ax.get_lines()]
+                for line in ax.get_lines():
+                    label = line.get_label()
+                    if label in styles and labels.count(label) == 1 and line.get_linestyle() != "None":
+                        assert styles[label] == (line.get_linestyle(), line.get_marker()), (name, label)
         plt.close("all")
