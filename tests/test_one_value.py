@@ -212,3 +212,15 @@ def test_the_detector_catches_a_drift():
     vals = [m.group(1) for m in re.finditer(q.value, s)]
     assert not all(any(same(v, a) for a in q.expected()) for v in vals)
     assert same("2.33", "2.330") and same("1.47", "1.4700904") and not same("2.06", "2.33")
+
+
+def test_the_hdr_per_nic_figure_cites_one_source():
+    # 24 GB/s per 200 Gb/s HDR NIC: the catalog's efficiency and chapter 02's measurement table cite the same issue
+    from nvcourse import _data, catalog
+
+    cat = _data.load("catalog")
+    src_id = cat["links"]["ib-hdr"]["src"]["efficiency"]
+    url = cat["sources"][src_id]["url"]
+    hdr = [m for m in _data.load("link_measurements")["measurement"] if m["link"] == "ib-hdr"]
+    assert hdr and all(m["source"] == url for m in hdr)
+    assert {m["measured_GBps_dir"] for m in hdr} == {catalog.get_link("ib-hdr").achievable_GBps_dir}
