@@ -346,3 +346,24 @@ def test_an_h100s_nvlink_rate_is_one_figure_in_01_and_02():
     assert f"{b:.1f} GB/s" in prose("04b_predicting_collectives.ipynb")
     for name in ("01_why_one_gpu_is_not_enough.ipynb", "02_pcie_vs_nvlink.ipynb", "04b_predicting_collectives.ipynb"):
         assert "~370 GB/s" not in prose(name) and "~480" not in prose(name)
+
+
+def test_04_emulated_links_model_verdict():
+    from nvcourse.chapters import ch04_collectives as ch
+    from nvcourse.collectives import model
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert "The model says the ring wins on the PCIe-like link and the tree on the NVLink-like one" in text
+    for link_id, links, winner in (("pcie4", 1, "ring"), ("nvlink4", 18, "tree")):
+        emu, _ = ch.emulated_link(link_id, links=links, slowdown=1000)
+        t = {a: model.predict("allreduce", a, 4, 2**18, emu.latency_s, emu.bandwidth_Bps) for a in ("ring", "tree")}
+        assert min(t, key=t.get) == winner
+    note = ch.tradeoff_note({"A": [{"algo": "ring", "time_s": 2.0}, {"algo": "tree", "time_s": 3.0}]})
+    assert note == "A: ring measured 1.50× faster than tree."
+
+
+def test_04b_h800_answer():
+    link = catalog.get_link("nvlink4")
+    per_link = link.achievable_GBps_dir
+    busbw = 8 * per_link * tuning.nvls_efficiency("hopper") * 8 / 9 * 1.75
+    assert f"8 × {per_link:.1f} × 0.85 × 8/9 × 1.75 ≈ {busbw:.0f} GB/s" in prose("04b_predicting_collectives.ipynb")

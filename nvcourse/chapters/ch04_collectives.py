@@ -27,6 +27,7 @@ __all__ = [
     "ALGO_COLOURS",
     "ASSUMES",
     "ordering_note",
+    "tradeoff_note",
     "algorithms_for",
     "measure",
     "sweep_table",
@@ -131,6 +132,16 @@ def ordering_note(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: 
     verdict = "the same order" if model == measured else "a different order"
     return (f"At {size / 2**20:g} MiB the model ranks {' < '.join(model)}; this run measured "
             f"{' < '.join(measured)}: {verdict}.")
+
+
+def tradeoff_note(tradeoff: dict[str, list[dict]]) -> str:
+    """One line per emulated link: which algorithm this run measured faster, and by how much."""
+    lines = []
+    for label, rows in tradeoff.items():
+        fast, slow = sorted(rows, key=lambda r: r["time_s"])[:2]
+        lines.append(f"{label}: {fast['algo']} measured {slow['time_s'] / fast['time_s']:.2f}× faster than "
+                     f"{slow['algo']}")
+    return "; ".join(lines) + "."
 
 
 def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
