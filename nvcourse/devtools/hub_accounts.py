@@ -25,6 +25,7 @@ from pathlib import Path
 
 PREFIX = os.environ.get("NVCOURSE_HUB_ACCOUNT_PREFIX", "nvc-")
 CGROUP = Path("/sys/fs/cgroup")
+CACHES = frozenset({".cache", ".local", ".jupyter", ".ipython", ".config", ".npm", ".ipynb_checkpoints"})
 
 
 class AccountError(RuntimeError):
@@ -114,8 +115,8 @@ def collect(home: Path, dest: Path) -> int:
             if path.is_symlink() or not path.is_file() or path.stat().st_mtime <= since or path == stamp:
                 continue
             rel = path.relative_to(home)
-            if any(part.startswith(".") for part in rel.parts[:-1]) and ".ipynb_checkpoints" not in rel.parts:
-                continue  # caches and settings, not work
+            if CACHES.intersection(rel.parts[:-1]):
+                continue  # caches and settings, not work (the quiz answers in .nvcourse/ are kept)
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             shutil.copy2(path, target)
