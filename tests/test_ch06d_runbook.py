@@ -82,7 +82,7 @@ def test_every_source_is_cited():
                      + [DATA["drill"]["story_src"]])
     cited_keys = set(re.split(r"[,\s]+", cited))
     # the chapter's prose cites these directly (QoS/AR pages, RAS, nccl-tests -R)
-    prose = {"nccl-ras", "nccl-tests-readme", "meta-roce", "nvidia-roce-qos", "nccl-ib-ar", "sharp-docs"}
+    prose = {"nccl-ras", "nccl-tests-readme", "meta-roce", "nvidia-roce-qos", "nccl-ib-ar", "sharp-docs", "nccl1392"}
     assert set(DATA["sources"]) <= cited_keys | prose
 
 
