@@ -359,3 +359,30 @@ def test_09_the_starting_design_fails_the_time_gate_as_the_prose_says():
     failed = [line for line in report.text().splitlines() if line.startswith("FAIL")]
     assert [line.split()[1] for line in failed] == ["time"]
     assert "The starting design below fails the time gate on purpose" in prose("09_capstone_design_a_cluster.ipynb")
+
+
+# ------------------------------------------------------------------------------------------------ every chapter 05-09
+MINE = ["05_nvl72_rack_scale.ipynb", "06_multinode_fabrics.ipynb", "06b_nccl_in_practice.ipynb",
+        "06c_multinode_lab.ipynb", "07_training_at_scale.ipynb", "07b_overlapping_communication.ipynb",
+        "08b_security_and_observability.ipynb", "09_capstone_design_a_cluster.ipynb"]
+
+
+@pytest.mark.parametrize("notebook", MINE)
+def test_every_check_yourself_question_has_an_answer_and_the_chapter_says_what_it_needs(notebook):
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
+    md = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    assert "**You need:**" in md[0], f"{notebook}: the title cell should say what the chapter builds on"
+    check = next(t for t in md if "## Check yourself" in t).split("## Check yourself", 1)[1]
+    questions = re.findall(r"^\s*\d+\. ", check, flags=re.M)
+    answers = re.findall(r"<details><summary>Answer</summary>.*?</details>", check, flags=re.S)
+    assert questions, notebook
+    assert len(answers) == len(questions), f"{notebook}: {len(questions)} questions, {len(answers)} answers"
+
+
+def test_06c_multi_qp_figures_in_the_key_points():
+    from nvcourse.fabric import ecmp_qp
+
+    text = prose("06c_multinode_lab.ipynb")
+    one, sixteen = (ecmp_qp.expected_slowdown(32, 32, q) for q in (1, 16))
+    assert f"about {one:.2f}× with 1 QP, {sixteen:.2f}× with 16" in text
+    assert f"16 QPs still leave about {sixteen:.2f}×" in text
