@@ -76,10 +76,11 @@ def documented() -> dict[str, list[str]]:
 
 def variants(cmd: str) -> list[str]:
     """The command without its ``[optional]`` parts and, when it has some, with them (first of ``a|b``)."""
-    if "[" not in cmd or cmd.startswith("!"):
+    group = r"(?<=\s)\[([^\]]*)\]"  # [--json] after a space; split()[0] in Python code is not one
+    if not re.search(group, cmd) or cmd.startswith("!"):
         return [cmd]
-    bare = re.sub(r"\s*\[[^\]]*\]", "", cmd)
-    full = re.sub(r"\[([^\]]*)\]", lambda m: re.sub(r"(\S+?)\|\S+", r"\1", m.group(1)), cmd)
+    bare = re.sub(r"\s+" + group, "", cmd)
+    full = re.sub(group, lambda m: re.sub(r"(\S+?)\|\S+", r"\1", m.group(1)), cmd)
     return [bare, full]
 
 
@@ -169,6 +170,13 @@ def binder_ok(r: Result) -> None:
         assert r.rc == 2 and len(r.err.strip().splitlines()) == 1 and ("--repo" in r.err or "--ref" in r.err)
 
 
+def at_home_ok(r: Result) -> None:
+    """The learners' pre-install check: ready here, or (no route to PyPI from this machine) says why."""
+    if r.rc != 0 and "URLError" in r.err:
+        pytest.skip("this machine cannot reach pypi.org; the check says so in its last line")
+    assert r.rc == 0 and re.fullmatch(r"ready for nvcourse: Python 3\.\d+\.\d+\n", r.out), r.err[-500:]
+
+
 def bench_ok(r: Result) -> None:
     assert r.rc == 0, r.err[-2000:]
     assert "Out of bounds values : 0 OK" in r.out and r.out.count("\n  ") >= 3
@@ -197,6 +205,7 @@ def release_ok(r: Result) -> None:
     assert (out / "notebooks" / "00_start_here.ipynb").is_file() and not (out / "solutions").exists()
 
 
+AT_HOME = next((c for c in documented() if c.startswith('python3 -c "import sys, ensurepip')), "at-home check")
 SKIP = "skip"
 SERVER = "server"
 CLUSTER = "cluster"
@@ -252,6 +261,12 @@ CASES: dict[str, tuple] = {
         SKIP, "reads the answers of a running hub's learners; the report itself is tested on answer files"),
     "python -m nvcourse.devtools.quiz_report export.csv": (SKIP, "export.csv is the room's form export"),
     "python3 tasks.py handouts --answer-key": (WRITES, ok(), "slow"),
+    AT_HOME: (at_home_ok,),
+    'py -c "…"': (SKIP, "Windows' launcher with the same code, which runs above with python3"),
+    "python -m nvcourse.devtools.doors binder --repo OWNER/REPO --ref TAG": (ok(
+        "https://mybinder.org/v2/gh/OWNER/REPO/TAG?urlpath=lab/tree/notebooks/00_start_here.ipynb"),),
+    "python3 tasks.py lab --no-browser --ip 0.0.0.0": (SERVER, "lab"),
+    "python -m nvcourse.devtools.quiz_report DIR|FILE": (SKIP, "a synopsis: DIR|FILE stands for the two forms above"),
     "python3 tasks.py budget": (SKIP, BENCH),
     "python3 tasks.py latency": (SKIP, BENCH),
     "python3 tasks.py lint": (ok(),),
