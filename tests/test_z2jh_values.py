@@ -92,3 +92,13 @@ def test_course_settings(values):
 
 def test_parse_size():
     assert parse_size("2Gi") == 2**31 and parse_size("1G") == 1e9 and parse_size(0.5) == 0.5
+
+
+def test_kernels_are_culled_and_the_news_pop_up_is_off():
+    files = load("values.yaml")["singleuser"]["extraFiles"]
+    culling = files["kernel_culling"]
+    assert culling["mountPath"] == "/etc/jupyter/jupyter_server_config.json"
+    assert culling["data"]["MappingKernelManager"]["cull_idle_timeout"] == 1800
+    news = files["news_off"]
+    assert news["mountPath"] == "/etc/jupyter/labconfig/page_config.json"
+    assert news["data"]["disabledExtensions"] == {"@jupyterlab/apputils-extension:announcements": True}
