@@ -89,6 +89,12 @@ def test_done_when_tp4_to_tp8_at_batch1():
     # cost model lowers it, which is why the bound is loose)
     assert s8.comm_share > 0.3
     assert s8.total_s / s4.total_s > 0.6  # doubling the GPUs buys far less than 2x
+    # chapter 07c: NCCL's symmetric kernels and the custom one-shot ones give nearly the same 8B TP 8 step, and both
+    # make TP 4 -> 8 pay off far better than NCCL's classic path
+    sym8, one8 = (inf.decode_step("llama3-8b", "dgx-h100", 8, algo=a).total_s for a in ("nccl-sym", "oneshot"))
+    assert sym8 == pytest.approx(one8, rel=0.05)
+    sym4 = inf.decode_step("llama3-8b", "dgx-h100", 4, algo="nccl-sym").total_s
+    assert sym4 / sym8 > 1.4 > s4.total_s / s8.total_s
 
 
 def test_batch_moves_decode_to_compute_bound():
