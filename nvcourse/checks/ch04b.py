@@ -1,8 +1,8 @@
 """Checkers for chapter 04b — predicting collectives with NCCL's protocols.
 
 * :func:`ring_protocol_time`: NCCL's ring all-reduce time for one protocol, from its base latency, its
-  per-step latency and its bus bandwidth; the hand-picked cases come from the package's model
-  (:func:`nvcourse.costmodel.pair_cost` on 8-GPU H100 / A100 / PCIe nodes), the random ones from the formula;
+  per-step latency and its bus bandwidth; the hand-picked cases take their inputs from the package's model
+  (:func:`nvcourse.costmodel.pair_cost` on 8-GPU H100 / A100 / PCIe nodes), and every expected value is the formula;
 * :func:`crossover_bytes`: the size at which two (latency, bandwidth) lines cross;
 * :func:`protocol_switch`: the size where a published sweep bends (its cheapest doubling), checked on the
   published GB200 sweep of ``data/measurements.toml`` and on lower envelopes of two lines;
@@ -64,15 +64,16 @@ def _ring_variants(n: int, nbytes: float, base_us: float, step_us: float, busbw_
 
 
 def _protocol_case(system: str, n: int, nbytes: float, proto: str) -> Case:
-    """A case whose inputs are NCCL's constants for ``proto`` on ``system`` and whose expected value is the
-    package's model (which must agree with the formula: that agreement is what the check tests)."""
+    """A case whose inputs are NCCL's constants for ``proto`` on ``system`` (the busbw the package's model gives
+    the pair) and whose expected value is NCCL's straight-line formula; the model adds size-dependent terms of
+    its own (NCCL's corrections, the NVLS pipeline) that this exercise does not ask for."""
     c = costmodel.configure(system, n)
     arch_link = "nvlink" if c.system.has_nvlink else "pci"
     base, step = tuning.base_latency_us("ring", proto), tuning.hw_latency_us(arch_link, "ring", proto)
     cost = costmodel.pair_cost("allreduce", "ring", proto, c)
     busbw = 1.0 / cost.s_per_byte / (n / (2 * (n - 1))) / 1e9
     args = (n, nbytes, base, step, busbw)
-    return Case(args, float(cost.time(nbytes)), _ring_variants(*args), f"{system} {proto}")
+    return Case(args, _ring_time(*args), _ring_variants(*args), f"{system} {proto}")
 
 
 @safe_checker

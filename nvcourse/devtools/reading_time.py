@@ -66,6 +66,7 @@ PATH: dict[str, str | tuple[str, ...]] = {
     "08": ("## 4.", "## 6.", "## 7."),
     "08b": "reference",
     "09": ("## 8.",),
+    "10": "reference",
 }
 
 _DASHBOARD = re.compile(r"\b\w*[Dd]ashboard\(|\binteract\(|_box\b|\bDashboard\b")
