@@ -55,9 +55,11 @@ def fraction(name: str, value: object) -> float:
     return float(value)
 
 
-def choice(name: str, value: T, allowed: Iterable[object]) -> T:
-    """``value`` when it is one of ``allowed``; the message lists them."""
+def choice(name: str, value: T, allowed: Iterable[object], *, note: str = "") -> T:
+    """``value`` when it is one of ``allowed``; the message lists them, then ``note`` (what they are, or the
+    other kind of value accepted), e.g. ``model must be one of 'a', 'b' or a ModelSpec; got 'c'``."""
     allowed = tuple(allowed)
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}{' ' + note if note else ''}; "
+                         f"got {value!r}")
     return value

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _data
+from ._validate import choice
 
 __all__ = ["ModelSpec", "data", "shapes", "get_shape"]
 
@@ -69,6 +70,5 @@ def get_shape(model: str | ModelSpec) -> ModelSpec:
     if isinstance(model, ModelSpec):
         return model
     table = shapes()
-    if model not in table:
-        raise ValueError(f"model must be one of {', '.join(table)} or a ModelSpec; got {model!r}")
+    choice("model", model, table, note="or a ModelSpec")
     return table[model]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _data
-from ._validate import fraction, integer, number
+from ._validate import choice, fraction, integer, number
 from .costmodel import busbw_factor
 
 __all__ = [
@@ -110,8 +110,7 @@ def _choice_category(c: str) -> None:
 def failure_record(run_id: str = "llama3-405b") -> FailureRecord:
     """A failure record from the data file (ValueError lists the ids)."""
     runs = raw()["runs"]
-    if run_id not in runs:
-        raise ValueError(f"run_id must be one of {', '.join(runs)}; got {run_id!r}")
+    choice("run_id", run_id, runs)
     r = runs[run_id]
     causes = tuple((c["component"], c["category"], int(c["count"])) for c in r["causes"])
     return FailureRecord(

@@ -460,7 +460,7 @@ def test_bench_table(capsys):
         (["bench", "allreduce", "--bytes", "64Mib"], ["unknown unit"]),
         (["bench", "allreduce", "--bytes", "1KiB", "--min-bytes", "8"], ["either"]),
         (["bench", "allreduce", "--min-bytes", "1MiB", "--max-bytes", "1KiB"], ["min-bytes"]),
-        (["bench", "allreduce", "--backend", "nccl"], ["backend", "shm, torch, mpi"]),
+        (["bench", "allreduce", "--backend", "nccl"], ["backend", "'shm', 'torch', 'mpi'"]),
         (["bench", "allreduce", "--backend", "mpi", "--algo", "ring"], ["algo"]),
         (["bench", "allreduce", "--emulate-latency", "5 parsecs"], ["emulate-latency"]),
     ],

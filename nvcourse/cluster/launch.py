@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from .._validate import choice
 from . import netns as _netns
 from . import spec as _spec
 
@@ -119,8 +120,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 def run(command: list[str], *, backend: str = "torch", hosts: list[int] | None = None,
         timeout_s: float = 1800.0, port: int | None = None) -> int:
     """Run ``command`` across the cluster's nodes; the exit status is the worst launcher's."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    choice("backend", backend, BACKENDS)
     if timeout_s <= 0:
         raise ValueError(f"timeout must be > 0 seconds; got {timeout_s}")
     _netns.check_host()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._validate import choice
 from ..nccl.format import format_nccl_tests
 from ..textio import print_json
 from ..units import format_size, parse_rate, parse_size, parse_time
@@ -103,18 +104,15 @@ def resolve_backend(backend: str | None) -> str:
 
 def _check_common(args: argparse.Namespace) -> None:
     args.backend = resolve_backend(args.backend)
-    if args.op not in _plan.OPERATIONS:
-        raise ValueError(f"op must be one of {', '.join(_plan.OPERATIONS)}; got {args.op!r}")
-    if args.backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {args.backend!r}")
+    choice("op", args.op, _plan.OPERATIONS)
+    choice("backend", args.backend, BACKENDS)
     if args.procs < 1 or args.procs > _plan.MAX_PROCS:
         raise ValueError(f"procs must be an integer from 1 to {_plan.MAX_PROCS}; got {args.procs}")
     if args.iters < 1:
         raise ValueError(f"iters must be >= 1; got {args.iters}")
     if args.warmup < 0:
         raise ValueError(f"warmup must be >= 0; got {args.warmup}")
-    if args.dtype not in _plan.DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_plan.DTYPES)}; got {args.dtype!r}")
+    choice("dtype", args.dtype, _plan.DTYPES)
     if args.timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds; got {args.timeout}")
     if args.backend != "shm":

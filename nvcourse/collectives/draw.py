@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._validate import choice
 from .group import TraceEvent
 
 __all__ = [
@@ -86,8 +87,7 @@ def collective_blocks(
     all-gather's input from rank ``r`` sit in slot ``r``. Slots a call does not write stay ``None``
     in ``after`` (for reduce: the output buffers of non-root ranks).
     """
-    if op not in COLLECTIVES:
-        raise ValueError(f"op must be one of {', '.join(COLLECTIVES)}; got {op!r}")
+    choice("op", op, COLLECTIVES)
     if isinstance(nprocs, bool) or not isinstance(nprocs, int) or not 2 <= nprocs <= MAX_RANKS:
         raise ValueError(f"nprocs must be an integer from 2 to {MAX_RANKS}; got {nprocs!r}")
     if not 0 <= root < nprocs:
@@ -184,8 +184,7 @@ def draw_collectives(ops=COLLECTIVES, nprocs: int = 4, *, columns: int = 2):
 
     ops = list(ops)
     for op in ops:
-        if op not in COLLECTIVES:
-            raise ValueError(f"op must be one of {', '.join(COLLECTIVES)}; got {op!r}")
+        choice("op", op, COLLECTIVES)
     rows = -(-len(ops) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, (0.5 * nprocs + 0.9) * rows), layout="constrained")
     flat = list(getattr(axes, "flat", [axes]))

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from .._validate import choice
 from ..errors import RuntimeFailure
 from . import plan as _plan
 from .resources import start_blocking_signals
@@ -146,8 +147,7 @@ def _loop(rank: int, p: int, spec: dict, call, barrier, allmax, allsum, emit=Non
 def _ops(op) -> list[str]:
     ops = [op] if isinstance(op, str) else list(op)
     for o in ops:
-        if o not in _plan.OPERATIONS:
-            raise ValueError(f"op must be one of {', '.join(_plan.OPERATIONS)}; got {o!r}")
+        choice("op", o, _plan.OPERATIONS)
     return ops
 
 

@@ -27,6 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from .._validate import choice
+from ..costmodel.model import busbw_factor as nccl_tests_factor
 from .programs import BCAST_PIPELINE_CHUNKS, PROGRAMS, Action, Builder, Ref, chunk_bounds, program
 
 __all__ = [
@@ -67,29 +71,23 @@ def busbw_factor(op: str, nprocs: int) -> float:
     One definition serves the whole course: this delegates to :func:`nvcourse.costmodel.busbw_factor`
     (see its docstring for why busbw can exceed the link rate), after checking ``op`` is one of ours.
     """
-    if op not in OPERATIONS:
-        raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
-    from ..costmodel.model import busbw_factor as nccl_tests_factor
-
+    choice("op", op, OPERATIONS)
     return nccl_tests_factor(op, nprocs)
 
 
 def check_args(op: str, algo: str, nprocs: int, dtype: str = "float32") -> None:
     """Raise :class:`ValueError` naming the parameter and the allowed values for bad input."""
-    if op not in OPERATIONS:
-        raise ValueError(f"op must be one of {', '.join(OPERATIONS)}; got {op!r}")
+    choice("op", op, OPERATIONS)
     if isinstance(nprocs, bool) or not isinstance(nprocs, int) or not 1 <= nprocs <= MAX_PROCS:
         raise ValueError(f"procs must be an integer from 1 to {MAX_PROCS}; got {nprocs!r}")
-    if algo not in SUPPORTED[op]:
-        raise ValueError(f"algo for {op} must be one of {', '.join(SUPPORTED[op])} (or 'auto'); got {algo!r}")
+    choice(f"algo for {op}", algo, SUPPORTED[op])
     if algo in POW2_ONLY and nprocs & (nprocs - 1):
         others = ", ".join(a for a in SUPPORTED[op] if a not in POW2_ONLY)
         raise ValueError(
             f"algo {algo!r} needs procs to be a power of two (1, 2, 4, 8, ...); got procs={nprocs}; "
             f"use one of {others}"
         )
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+    choice("dtype", dtype, DTYPES)
 
 
 def normalize_count(op: str, nprocs: int, nbytes: int, itemsize: int) -> int:
@@ -186,8 +184,6 @@ def simulate(plan: Plan, inputs: list, *, order: str = "forward", fill: float | 
     nobody wrote). ``on_step(s, wrote, bufs)`` is called after every step that wrote something, with
     ``wrote`` = rank → the chunks it wrote in step ``s``.
     """
-    import numpy as np
-
     p = plan.nprocs
     dtype = inputs[0].dtype
     bufs = {

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .._validate import choice
+
 __all__ = [
     "Ref",
     "Action",
@@ -107,8 +109,8 @@ def program(op: str, algo: str, p: int, count: int) -> tuple[Counts, list[list[l
     """Counts and per-rank steps of ``op`` with ``algo`` on ``p`` ranks and ``count`` elements (checked by the
     caller, :func:`nvcourse.collectives.plan.build_plan`)."""
     if (op, algo) not in PROGRAMS:
-        ops = sorted({o for o, _ in PROGRAMS})
-        raise ValueError(f"op must be one of {', '.join(ops)} with an algorithm of its own; got {op!r}, {algo!r}")
+        choice("op", op, sorted({o for o, _ in PROGRAMS}))
+        choice(f"algo for {op}", algo, sorted(a for o, a in PROGRAMS if o == op))
     b = Builder(p)
     if p == 1:  # one rank: its output is a copy of its input, whatever the operation
         b.add(0, 0, [Ref("out", 0, 0, count)], [Ref("in", 0, 0, count)])

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import choice
 from . import plan as _plan
 from .plan import OPERATIONS
 
@@ -48,8 +49,7 @@ class Fault:
     action: str = "kill"
 
     def __post_init__(self) -> None:
-        if self.action not in ("kill", "exit", "hang", "raise"):
-            raise ValueError(f"fault action must be one of kill, exit, hang, raise; got {self.action!r}")
+        choice("fault action", self.action, ("kill", "exit", "hang", "raise"))
 
 
 @dataclass(frozen=True)

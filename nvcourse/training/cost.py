@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import _data
-from .._validate import fraction, number
+from .._validate import choice, fraction, number
 from .step import StepTime
 
 __all__ = ["RunCost", "system_costs", "electricity", "run_cost"]
@@ -30,8 +30,7 @@ class RunCost:
 def system_costs(system_id: str) -> dict:
     """Price per GPU-hour and power per GPU of a system, with labels and sources (``data/costs.toml``)."""
     table = _data.load("costs")["systems"]
-    if system_id not in table:
-        raise ValueError(f"system_id must be one of {', '.join(table)} (systems with cost data); got {system_id!r}")
+    choice("system_id", system_id, table, note="(systems with cost data)")
     return dict(table[system_id])
 
 

@@ -34,8 +34,7 @@ def get_model(model: str | ModelSpec) -> ModelSpec:
                              f"and global_batch_tokens; got seq={model.seq!r}")
         return model
     table = models()
-    if model not in table:
-        raise ValueError(f"model must be one of {', '.join(table)} or a ModelSpec; got {model!r}")
+    choice("model", model, table, note="or a ModelSpec")
     return table[model]
 
 
