@@ -170,7 +170,7 @@ def test_the_report_command_exits_2_on_nothing_readable(tmp_path, capsys):
 def test_the_pre_notebook_never_calls_a_check_that_gives_feedback():
     for path, verb in zip(quiz_text.QUIZZES, ("record", "answer")):
         nb = nbformat.read(path, as_version=4)
-        calls = re.findall(r"quiz\.(record|answer|score)\(", "\n".join(c.source for c in nb.cells))
+        calls = re.findall(r"check\.(record|answer|score)\(", "\n".join(c.source for c in nb.cells))
         assert calls and set(calls) == {verb}, (path.name, calls)
 
 

@@ -79,7 +79,7 @@ def _on_paper(nb: nbformat.NotebookNode, *, quiz: bool) -> nbformat.NotebookNode
     printed quiz each answer cell becomes a line to write the answer on."""
     cells = []
     for cell in nb.cells:
-        if quiz and cell.cell_type == "code" and ("quiz.record(" in cell.source or "quiz.answer(" in cell.source):
+        if quiz and cell.cell_type == "code" and ("check.record(" in cell.source or "check.answer(" in cell.source):
             cells.append(nbformat.v4.new_markdown_cell(ANSWER_LINE))
         elif cell.cell_type != "code" or cell.get("outputs"):
             cells.append(cell)

@@ -2,8 +2,9 @@
 
 A Markdown cell cannot compute, and the printed quiz (``tasks.py handouts``) shows Markdown only, so the
 question text is written once in :mod:`nvcourse.checks.quiz` and copied here into the notebook's question
-cells: the Markdown cell just before each ``quiz.record("quiz.…", …)`` / ``quiz.answer("quiz.post.…", …)``
-cell. Only those cells' sources change; outputs and every other cell stay as they are. ``make_exercises`` runs this first, so
+cells: the Markdown cell just before each ``check.record("quiz.…", …)`` / ``check.answer("quiz.post.…", …)``
+cell. Only those cells' sources change; outputs and every other cell stay as they are. ``make_exercises`` runs
+this first, so
 
     python3 tasks.py exercises           # refreshes the quiz text, then regenerates exercises/
     python3 tasks.py exercises --check   # exit 1 if a catalog change left the quiz text stale
@@ -21,8 +22,9 @@ from ..checks.quiz import question_markdown
 ROOT = Path(__file__).resolve().parents[2]
 QUIZZES = (ROOT / "solutions" / "quiz_misconceptions_exercises.ipynb",
            ROOT / "solutions" / "quiz_misconceptions_post_exercises.ipynb")
-#: the check call under a question: ``quiz.record("quiz.NAME", …)`` (pre-test) or ``quiz.answer("quiz.post.NAME", …)``
-ANSWER_CALL = re.compile(r"""quiz\.(?:record|answer)\(\s*["'](quiz\.[\w.]+)["']""")
+#: the check call under a question: ``check.record("quiz.NAME", …)`` (pre-test) or ``check.answer("quiz.post.NAME",
+#: …)`` (post-test), the notebooks importing the quiz as ``check``
+ANSWER_CALL = re.compile(r"""check\.(?:record|answer)\(\s*["'](quiz\.[\w.]+)["']""")
 
 
 def question_cells(nb: nbformat.NotebookNode) -> dict[int, str]:
