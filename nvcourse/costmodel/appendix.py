@@ -54,8 +54,9 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "Channels that ramp with the size: NCCL runs a small ring or tree call on fewer channels (`src/enqueue.cc` "
     "lines 2070-2097: one channel per max-threads x per-thread threshold bytes; ring LL on 8 ranks: 32 KiB), each "
     "with 1/nChannels of the bandwidth. NCCL's own estimate leaves this out; the model charges it where the channel "
-    "count is published (Hopper, 16). On the calibration runs it takes the <= 64 KiB band from 10.9 % to 5.7 % "
-    "(2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
+    "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
+    "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
+    "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
     "Tuning tables by NCCL release: each run is predicted with the tables of the release it ran "
     "(`data/nccl_versions.toml`, below). NVLSTree's per-channel ceiling (`perChMaxNVLSTreeBws`) came in 2.28 as "
     "NCCL's measure of what NVLSTree reaches; releases 2.18-2.27 keep 2.30's (without it the 2-node H100 run on "

@@ -58,6 +58,13 @@ class Cost:
         t = np.asarray(self.latency_at(nbytes)) + np.asarray(self.bandwidth_time(nbytes))
         return float(t) if np.ndim(t) == 0 else t
 
+    def choice_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """The time the pair is chosen by: :meth:`time` without the channel ramp, since NCCL picks the (algorithm,
+        protocol) pair before it picks the channels the call runs on (src/enqueue.cc: topoGetAlgoInfo)."""
+        if self.ramp is None:
+            return self.time(nbytes)
+        return Cost(self.latency_s, self.s_per_byte, self.steps, self.pipeline, self.correction).time(nbytes)
+
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
         pipeline's fill and extra loops and without the channel ramp, which those formulas leave out."""

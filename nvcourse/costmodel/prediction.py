@@ -197,7 +197,9 @@ def predict(
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
     estimates = {ap: float(cs.nccl_estimate(nbytes)) for ap, cs in costs.items()}
-    best = min(pairs, key=lambda ap: (times[ap], pairs.index(ap)))
+    # chosen before the channels (the ramp does not change NCCL's pick); the time charged is the model's
+    choice = {ap: float(cs.choice_time(nbytes)) for ap, cs in costs.items()}
+    best = min(pairs, key=lambda ap: (choice[ap], pairs.index(ap)))
     cs, device_t = costs[best], times[best]
     floor = launch_mode.host_floor_s(launch, c.gpus)
     t = max(device_t, floor)
@@ -316,7 +318,8 @@ def predict_sweep(
     pairs = candidates(op, algo, c, proto)
     costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     table = np.vstack([np.asarray(costs[_key(ap)].time(s), dtype=float) for ap in pairs])
-    pick = np.argmin(table, axis=0)  # first minimum: ties go to the earlier pair
+    choice = np.vstack([np.asarray(costs[_key(ap)].choice_time(s), dtype=float) for ap in pairs])
+    pick = np.argmin(choice, axis=0)  # first minimum: ties go to the earlier pair; chosen before the channel ramp
     floor = launch_mode.host_floor_s(launch, c.gpus)
     t = np.maximum(table[pick, np.arange(s.size)], floor)
     algbw = s / t
