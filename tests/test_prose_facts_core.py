@@ -367,3 +367,16 @@ def test_04b_h800_answer():
     per_link = link.achievable_GBps_dir
     busbw = 8 * per_link * tuning.nvls_efficiency("hopper") * 8 / 9 * 1.75
     assert f"8 × {per_link:.1f} × 0.85 × 8/9 × 1.75 ≈ {busbw:.0f} GB/s" in prose("04b_predicting_collectives.ipynb")
+
+
+def test_02_curves_of_one_family_differ_by_line_style():
+    from nvcourse.chapters import ch02_links as ch
+
+    by_family: dict[str, list[str]] = {}
+    for label in ch.PER_GPU_CHOICES:
+        c = ch._curve(label)
+        by_family.setdefault(c.colour, []).append(c.style)
+    for colour, styles in by_family.items():
+        links = [lb for lb in ch.PER_GPU_CHOICES if ch._curve(lb).colour == colour]
+        generations = {catalog.get_link(ch.PER_GPU_CHOICES[lb][0]).generation for lb in links}
+        assert len(set(styles)) == len(generations), (colour, links, styles)

@@ -118,7 +118,9 @@ def _curve(label: str) -> _Curve:
         params=linkmodel.link_params(link_id, links=count),
         peak_Bps=linkmodel.link_params(link_id, links=count, use_efficiency=False).beta_Bps,
         colour=colour_for_link(link.kind),
-        style={"pcie": "-", "nvlink": "-", "infiniband": "--", "ethernet": "-."}[link.kind],
+        # one line style per generation of a family (newest solid), so the curves of one family, drawn in one
+        # colour, stay apart in greyscale too
+        style=("-", "--", ":", "-.")[min(3, newest - link.generation)],
         # older generations lighter, so the family reads as one colour from faint to strong
         shade=0.35 + 0.65 * link.generation / newest,
     )
