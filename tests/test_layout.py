@@ -44,9 +44,9 @@ def _rel(path: Path, package: Path) -> str:
 
 
 def may_import_ui(rel: str) -> bool:
-    """Chapter modules, ``widgets``, ``plots`` and drawing modules may import ipywidgets/matplotlib."""
+    """Chapter modules, ``widgets``, ``plots``, ``alt_text`` and drawing modules may import ipywidgets/matplotlib."""
     name = rel.rsplit("/", 1)[-1]
-    return (rel.startswith("chapters/") or rel in ("widgets.py", "plots.py")
+    return (rel.startswith("chapters/") or rel in ("widgets.py", "plots.py", "alt_text.py")
             or name == "draw.py" or name.startswith("draw_"))
 
 

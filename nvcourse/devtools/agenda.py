@@ -1,9 +1,9 @@
 """Workshop agendas timed from the course's measured reading and exercise times.
 
-    python -m nvcourse.devtools.agenda            # rewrite the agenda and exercise tables of docs/instructor-guide.md
+    python -m nvcourse.devtools.agenda            # rewrite the agenda and exercise tables of the instructor guide
     python -m nvcourse.devtools.agenda --check    # exit 1 if they are stale or a slot is shorter than it needs
 
-The agendas are written once, in ``docs/agendas.toml``: for each slot its length, what to teach (chapters or
+The agendas are written once, in ``nvcourse/data/agendas.toml``: for each slot its length, what to teach (chapters or
 their numbered sections) and which exercises run in the room. What a slot *needs* is measured, not guessed:
 :data:`TEACH_FACTOR` × the reading minutes of what it teaches (``reading_time``: words at 150 a minute, a minute
 per code cell, four per dashboard) plus each exercise's own minutes (:func:`exercise_times`), plus
@@ -19,14 +19,13 @@ import json
 import math
 import re
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import _data
 from . import reading_time as rt
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENDAS = ROOT / "docs" / "agendas.toml"
 GUIDE = ROOT / "docs" / "instructor-guide.md"
 #: Teaching a section takes longer than reading it: the instructor explains, learners run cells and ask. 1.5×
 #: is the low end of what the instructor trial measured (1.5–2× reading, plus the exercises done in the room).
@@ -161,9 +160,14 @@ def _replace(text: str, tag: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
+def load_agendas() -> dict:
+    """``nvcourse/data/agendas.toml``: each agenda's title, length and slots."""
+    return _data.load("agendas")
+
+
 def render_guide(text: str) -> tuple[str, list[str]]:
     """The guide with every agenda and the exercise table regenerated, and the problems found."""
-    agendas = tomllib.loads(AGENDAS.read_text(encoding="utf-8"))
+    agendas = load_agendas()
     problems: list[str] = []
     for name, agenda in agendas.items():
         table, short = agenda_table(name, agenda)
@@ -182,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     old = GUIDE.read_text(encoding="utf-8")
     try:
         new, problems = render_guide(old)
-    except (ValueError, KeyError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, KeyError) as exc:
         print(f"agenda: {exc}", file=sys.stderr)
         return 2
     for p in problems:

@@ -126,7 +126,7 @@ def _visuals(cell: nbformat.NotebookNode) -> tuple[list[tuple[str, str]], str]:
             pic = re.search(r"<img [^>]*>", data["text/html"])
             if pic:
                 visuals.append(("dashboard", pic.group(0).replace("<img ", '<img class="nvcourse-deck-figure" ', 1)))
-        elif "text/html" in data and "<table" in data["text/html"]:
+        elif "text/html" in data and "</table>" in data["text/html"]:  # a table a code cell printed
             visuals.append(("table", f'<div class="nvcourse-deck-table">{data["text/html"]}</div>'))
         elif out.get("output_type") == "stream" and out.get("name") == "stdout":
             printed.append(out.get("text", ""))
