@@ -380,3 +380,14 @@ def test_02_curves_of_one_family_differ_by_line_style():
         links = [lb for lb in ch.PER_GPU_CHOICES if ch._curve(lb).colour == colour]
         generations = {catalog.get_link(ch.PER_GPU_CHOICES[lb][0]).generation for lb in links}
         assert len(set(styles)) == len(generations), (colour, links, styles)
+
+
+def test_03_paste_readout_warns_when_a_gpu_reaches_its_nic_only_across_the_cpu():
+    from nvcourse.chapters import ch03_topology as ch
+
+    _, far = ch.render_pasted(ch.example_text("a10-4gpu-sys-2nic"))  # every GPU-NIC pair is SYS in the paste
+    assert "<b>GPU0, GPU1, GPU2, GPU3</b> reach their nearest NIC only across the CPU" in far
+    _, near = ch.render_pasted(ch.example_text("hgx-h20-nvswitch"), "nvlink4", "pcie5")  # a NIC on PIX per GPU
+    assert "nearest NIC only across the CPU" not in near
+    assert ch.far_from_nics({("GPU0", "NIC0"): "PIX", ("GPU1", "NIC0"): "SYS"}, ["GPU0", "GPU1"], ["NIC0"]) == ["GPU1"]
+    assert ch.far_from_nics({}, ["GPU0"], []) == []

@@ -24,6 +24,9 @@ __all__ = [
     "render_pasted",
     "records_table_html",
     "example_text",
+    "far_from_nics",
+    "FAR_FROM_NIC",
+    "NCCL_ONLY_PATHS",
 ]
 
 
@@ -143,6 +146,10 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
              + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items()))]
     if res.nvswitch_inferred:
         parts.append("NVSwitch inferred (more NVLinks per GPU than any GPU has)")
+    far = far_from_nics(res.codes, res.gpus, res.nics)
+    if far:
+        parts.append(f"<b>{', '.join(far)}</b> reach their nearest NIC only across the CPU "
+                     "(PHB, NODE or SYS): GPUDirect RDMA from them is slow or off")
     G = res.graph
     fabric = G
     if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
@@ -157,6 +164,17 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         parts.append(f"<i>{html.escape(str(exc))}</i>")
     fig, legend = topology_figure(G, title="your nvidia-smi topo -m")
     return fig, "; ".join(parts) + legend
+
+
+#: Paths from a GPU to a NIC that cross a CPU's host bridge or socket link (slow or no GPUDirect RDMA).
+FAR_FROM_NIC = ("PHB", "NODE", "SYS")
+
+
+def far_from_nics(codes: dict[tuple[str, str], str], gpus: list[str], nics: list[str]) -> list[str]:
+    """The GPUs whose nearest NIC (best path code in ``codes``) is PHB, NODE or SYS; none when there is no NIC."""
+    if not nics:
+        return []
+    return [g for g in gpus if all(codes.get((g, n), "SYS") in FAR_FROM_NIC for n in nics)]
 
 
 def example_text(name: str) -> str:
