@@ -80,3 +80,4 @@ def test_every_chapter_says_what_it_needs():
         first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
         if path.name.startswith(("00_", "01_", "02_", "03_", "04_", "04b_")):
             assert re.search(r"\*\*You need:?\*\*", first), f"{path.name}: no 'You need' in its first cell"
+            assert "../docs/glossary.md" in first, f"{path.name}: its first cell does not link the glossary"
