@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import _data, catalog, costmodel
+from . import _data, catalog, costmodel, training
 
 __all__ = [
     "Interval",
@@ -444,8 +444,6 @@ def dp_scenario(model: str, system: str, nodes: int, *, tp: int = 1, global_batc
     efficiency. All-reduce times come from :func:`nvcourse.costmodel.predict` (NCCL's algorithms),
     memoised by size so thousands of equal buckets cost one call.
     """
-    from . import training
-
     spec = training.get_model(model)
     s = catalog.get_system(system)
     nodes = _count("nodes", nodes)

@@ -15,9 +15,11 @@ import sys
 import tempfile
 import threading
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 from .._validate import choice
+from ..collectives.engines import mpirun_command
 from . import netns as _netns
 from . import spec as _spec
 
@@ -76,8 +78,6 @@ exec ip netns exec "$ns" /bin/sh -c "$*"
 
 def mpi_command(cluster: _spec.ClusterSpec, command: list[str], hosts: list[int], workdir: Path) -> list[list[str]]:
     """One ``mpirun`` in the first host's namespace with a hostfile; its daemons start in each namespace."""
-    from ..collectives.engines import mpirun_command
-
     hostfile = workdir / "hostfile"
     hostfile.write_text("".join(f"{_spec.node_addr(i)} slots={cluster.ranks_per_node}\n" for i in hosts))
     agent = workdir / "rsh-agent"
@@ -132,8 +132,6 @@ def run(command: list[str], *, backend: str = "torch", hosts: list[int] | None =
     if not hosts or len(set(hosts)) != len(hosts) or any(not 0 <= h < cluster.nodes for h in hosts):
         raise ValueError(f"hosts must be distinct node numbers from 0 to {cluster.nodes - 1}; got {hosts}")
     if backend == "torch":
-        from importlib.util import find_spec
-
         if find_spec("torch") is None:  # not imported here: the launchers import it, this process need not
             raise _netns.ClusterError("backend torch needs PyTorch: pip install torch==2.13.0 (CPU)")
     cmd = _command(command, backend)

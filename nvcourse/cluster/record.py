@@ -15,7 +15,9 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from shutil import which
 
+from ..collectives.engines import torch_available
 from . import model as _model
 from .spec import parse_link_rate
 
@@ -32,10 +34,6 @@ def _cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
 
 def can_run_live() -> bool:
     """Root on Linux with ip, tc and torch: the experiments can run here."""
-    from shutil import which
-
-    from ..collectives.engines import torch_available
-
     return (hasattr(os, "geteuid") and os.geteuid() == 0 and which("ip") is not None and which("tc") is not None
             and torch_available())
 

@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 import traceback
-from multiprocessing import shared_memory
+from multiprocessing import resource_tracker, shared_memory
 
 import numpy as np
 
@@ -51,8 +51,6 @@ def attach(name: str) -> shared_memory.SharedMemory:
     """Open an existing segment without registering it with the resource tracker (the parent owns it)."""
     if sys.version_info >= (3, 13):
         return shared_memory.SharedMemory(name=name, track=False)
-    from multiprocessing import resource_tracker
-
     orig = resource_tracker.register
     resource_tracker.register = lambda *a, **k: None
     try:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._validate import choice
+from .fit import median_abs_error
 from .group import TraceEvent
 
 __all__ = [
@@ -264,8 +265,6 @@ def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
     Rows of several group sizes go on the same axes (marker and line style per N). Returns the Axes.
     """
     import matplotlib.pyplot as plt
-
-    from .fit import median_abs_error
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 5))

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tables import table_html
+from ..units import format_size, format_time
 from . import plan as _plan
 from .draw import RANK_COLOURS, Block, draw_buffer, rank_letter, ring_frames
 
@@ -260,9 +262,6 @@ class RingView:
 
 def ring_step_html(replay: RingReplay, k: int) -> str:
     """The readout for step ``k``: who sent which chunk to whom, what the receiver now holds, measured times."""
-    from ..tables import table_html
-    from ..units import format_size, format_time
-
     if k == 0:
         total = replay.frames[-1]["end"] if replay.frames else 0.0
         return (f"{replay.nprocs} ranks, {format_size(replay.count * replay.itemsize)} each, cut into "

@@ -22,13 +22,17 @@ Launch modes:
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from importlib.util import find_spec
+from multiprocessing import connection
 
 import numpy as np
 
@@ -57,8 +61,6 @@ class EngineUnavailable(RuntimeFailure, ValueError):
 
 def torch_available() -> bool:
     """True when PyTorch is installed; looked up without importing it (seconds, and a slow exit after)."""
-    from importlib.util import find_spec
-
     try:
         return find_spec("torch") is not None
     except (ImportError, ValueError):
@@ -221,8 +223,6 @@ def _loopback_listener(port: int) -> socket.socket:
 
 
 def _torch_spawned(rank: int, p: int, spec: dict, port: int, conn) -> None:
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends every rank
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -263,9 +263,6 @@ def run_torch(op: str | list[str], sizes: list[int], procs: int, *, iters: int =
         if procs not in (None, world):
             raise ValueError(f"procs must equal torchrun's WORLD_SIZE={world}; got {procs}")
         return _torch_rank(int(os.environ["RANK"]), world, spec, None, on_row)
-    import multiprocessing as mp
-    from multiprocessing import connection
-
     ctx = mp.get_context("spawn")
     port = _free_port()
     pipes, procs_ = [], []
@@ -391,8 +388,6 @@ def run_mpi(op: str | list[str], sizes: list[int], procs: int, *, iters: int = 2
 def _run_mpirun(cmd: list[str], timeout_s: float, on_row=None) -> subprocess.CompletedProcess:
     """Run mpirun in its own process group, so that an interrupt or a timeout ends mpirun *and* its ranks:
     SIGTERM to the group (mpirun forwards it), SIGKILL 0.5 s later for whatever is left."""
-    import signal
-
     popen_kw = {"start_new_session": True} if os.name == "posix" else {}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_kw)
     try:

@@ -9,6 +9,10 @@ import time
 
 import numpy as np
 
+from . import machine, probes
+from .model import predict
+from .plan import SUPPORTED, build_plan, normalize_count
+
 __all__ = [
     "least_squares_alpha_beta",
     "fit_alpha_beta",
@@ -82,9 +86,6 @@ def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtyp
                         reps: int = 5, min_time_s: float = 2e-3):
     """:func:`~nvcourse.collectives.probes.measure_machine` over just the footprints these calls touch; when the
     group has more ranks than this machine has cores (and at least 3), also α for that many ranks."""
-    from . import machine, probes
-    from .plan import build_plan, normalize_count
-
     p = group.nprocs
     itemsize = np.dtype(dtype).itemsize
     algos = _algos(op, p, algos)
@@ -98,8 +99,6 @@ def measure_machine_for(group, sizes, *, op: str = "allreduce", algos=None, dtyp
 
 
 def _algos(op: str, p: int, algos) -> list[str]:
-    from .plan import SUPPORTED
-
     if algos is None:
         return [a for a in SUPPORTED[op] if not (a == "rhd" and p & (p - 1))]
     return [algos] if isinstance(algos, str) else list(algos)
@@ -120,9 +119,6 @@ def measured_vs_model(group, sizes=(64 * 2**10, 256 * 2**10, 2**20), algos=None,
         ...     rows = measured_vs_model(pg, [2**16, 2**20], ["ring", "direct"])
         >>> plot_measured_vs_machine(rows)                                 # doctest: +SKIP
     """
-    from . import machine
-    from .model import predict
-
     p = group.nprocs
     algos = _algos(op, p, algos)
     if params is None:

@@ -17,7 +17,9 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
+from . import _worker
 from . import plan as _plan
+from .group import ProcessGroup
 from .machine import DEFAULT_FOOTPRINTS, PIECE_BYTES, MachineParams, predict_plan
 
 __all__ = [
@@ -131,8 +133,6 @@ DEFAULT_NOTICE_WAITS: tuple[float, ...] = (0.0, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e
 def _notice_proc(rank: int, nprocs: int, ctl_name: str, parent_pid: int, waits, reps: int, queue) -> None:
     """Ranks ping-pong in pairs (0,1), (2,3), ...: the even rank works ``T``, bumps its counter and times
     until its partner answers. With an odd count the last rank streams copies."""
-    from . import _worker
-
     try:
         w = _worker.Worker(rank, nprocs, ctl_name, parent_pid)
         ctl, perf = w.ctl, time.perf_counter
@@ -187,8 +187,6 @@ def measure_notice(nprocs: int = 2, waits=DEFAULT_NOTICE_WAITS, *, reps: int = 1
     notice after a wait of T plus the even rank's after a short one, so
     ``notice(T) = rtt(T) − rtt(0)/2``. Returns ``(waits, notice_s)``: medians over ``reps`` and pairs.
     """
-    from . import _worker
-
     if nprocs < 2:
         raise ValueError(f"nprocs must be >= 2 for a notice probe; got {nprocs}")
     waits = sorted(float(t) for t in waits)
@@ -279,8 +277,6 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
         if group is not None:
             alpha_s = statistics.median(group.pingpong(8, iters=pingpong_iters, warmup=5) for _ in range(3))
         else:
-            from .group import ProcessGroup
-
             with ProcessGroup(2) as pg:
                 alpha_s = statistics.median(pg.pingpong(8, iters=pingpong_iters, warmup=5) for _ in range(3))
     remote = None  # the rate of reading another process's fresh writes: needs a group to ping-pong in
@@ -308,8 +304,6 @@ def measure_machine(group=None, *, footprints=DEFAULT_FOOTPRINTS, max_procs: int
         if group is not None and group.nprocs == n:
             shared[n] = measure_shared_alpha(group, call_s=call_s)
         else:
-            from .group import ProcessGroup
-
             with ProcessGroup(n) as pg:
                 shared[n] = measure_shared_alpha(pg, call_s=call_s)
     notes = {"measure_s": time.perf_counter() - t0}

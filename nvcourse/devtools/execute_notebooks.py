@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from .make_exercises import main as make_exercises
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIRS = ("notebooks", "solutions")
 
@@ -59,8 +61,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"executing {path.relative_to(ROOT)} ...", end=" ", flush=True)
         print(f"{execute(path):.1f} s", flush=True)
     if any(p.parent.name == "solutions" for p in paths) or not args.paths:
-        from .make_exercises import main as make_exercises
-
         make_exercises([])
     return 0
 
