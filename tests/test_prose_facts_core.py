@@ -391,3 +391,14 @@ def test_03_paste_readout_warns_when_a_gpu_reaches_its_nic_only_across_the_cpu()
     assert "nearest NIC only across the CPU" not in near
     assert ch.far_from_nics({("GPU0", "NIC0"): "PIX", ("GPU1", "NIC0"): "SYS"}, ["GPU0", "GPU1"], ["NIC0"]) == ["GPU1"]
     assert ch.far_from_nics({}, ["GPU0"], []) == []
+
+
+def test_04b_symmetric_kernels_figures():
+    a8, s8 = (predict("allreduce", "dgx-h100", 8, 8, registered=r) for r in (False, True))
+    a64, s64 = (predict("allreduce", "dgx-h100", 8, 2**16, registered=r) for r in (False, True))
+    assert (a8.algo, a8.proto) == ("ring", "LL") and s8.algo == "symmetric" and "AGxLL" in s8.kernel
+    assert "MC" in s8.kernel  # the multicast (NVLS) one-shot
+    text = prose("04b_predicting_collectives.ipynb")
+    assert (f"an 8-byte all-reduce takes {s8.time_s * 1e6:.1f} µs with the one-shot multicast kernel against "
+            f"{a8.time_s * 1e6:.0f} µs for the LL ring, and a 64 KiB one {s64.time_s * 1e6:.1f} µs against "
+            f"{a64.time_s * 1e6:.1f} µs") in text
