@@ -63,3 +63,12 @@ def test_cli_registered_adds_fields_and_keeps_the_old_ones():
     reg = json.loads(subprocess.run([*argv, "--registered"], capture_output=True, text=True, check=True).stdout)
     assert set(plain) <= set(reg) and plain["registered"] is False and plain["kernel"] == ""
     assert reg["kernel"] == "AllReduce_RSxLDMC_AGxSTMC" and reg["time_s"] < plain["time_s"]
+
+
+def test_multicast_needs_more_than_two_gpus():
+    # hasLsaMultimem = nvlsSupport && nRanks > 2 (sym_kernels.cc line 443)
+    two = {k.name for k in symmetric.kernels("allreduce", 2**20, configure("dgx-h100", 2))}
+    assert two == {"AllReduce_AGxLL_R", "AllReduce_RSxLD_AGxST"}
+    four = {k.name for k in symmetric.kernels("allreduce", 2**20, configure("dgx-h100", 4))}
+    assert "AllReduce_RSxLDMC_AGxSTMC" in four
+

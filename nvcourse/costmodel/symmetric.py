@@ -130,7 +130,9 @@ def kernels(op: str, nbytes: float, c: Config) -> list[Kernel]:
     per_rank = nbytes if op == "allreduce" else nbytes / n  # NCCL's nBytes: the all-gather's send count
     gbps = t["gbps_bytes_per_us"]
     out = []
-    for name, bus, mult, ll, mc_blocks in _specs(op, per_rank, n, bool(c.system.in_switch_reduction)):
+    # multimem needs NVLS and more than 2 GPUs (sym_kernels.cc line 443: nvlsSupport && lsa nRanks > 2)
+    multicast = bool(c.system.in_switch_reduction) and n > 2
+    for name, bus, mult, ll, mc_blocks in _specs(op, per_rank, n, multicast):
         base, sm_bw, peak = _constants(op, arch, name, ll)
         top = min(t["max_blocks"], math.ceil(t["nvls_blocks"][arch] / n)) if mc_blocks else t["max_blocks"]
         best = _model_us(bus, base, top, sm_bw * gbps, mult, peak * gbps)
