@@ -386,3 +386,10 @@ def test_06c_multi_qp_figures_in_the_key_points():
     one, sixteen = (ecmp_qp.expected_slowdown(32, 32, q) for q in (1, 16))
     assert f"about {one:.2f}× with 1 QP, {sixteen:.2f}× with 16" in text
     assert f"16 QPs still leave about {sixteen:.2f}×" in text
+
+
+def test_05_moe_dashboard_states_its_assumptions_in_the_readout():
+    from nvcourse.chapters import ch05_nvl72
+
+    _fig, html = ch05_nvl72.moe_view(7168, 4096, 256, 8, 64, 58)
+    assert "uniform routing" in html and "upper bound" in html

@@ -150,5 +150,8 @@ def moe_view(
                       "per step", "bound by"], rows)
         +
         f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
+        "<p><i>Assumes uniform routing and one copy per (token, expert) pair. Dispatchers that send one copy per "
+        "destination GPU or node (chapter 07c) move fewer bytes, so the network bytes here are an upper bound; "
+        "no overlap with compute.</i></p>"
     )
     return fig, table
