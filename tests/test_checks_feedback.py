@@ -1,5 +1,5 @@
 """Feedback that says the right thing: a recorded prediction is not "correct", and the four hints a wrong
-answer of the walkthrough deserved (issue 21)."""
+answer of the walkthrough deserved."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The command line's reliability contract (issue 16): one line on stderr and a documented exit status for
+"""The command line's reliability contract: one line on stderr and a documented exit status for
 every failure (2 bad input, 1 runtime failure, 130 Ctrl-C, 143 SIGTERM), no traceback unless asked, an
 interrupted ``nvcourse bench`` that keeps its finished rows and leaves nothing behind, sizes checked
 against RAM and /dev/shm before anything is allocated."""
@@ -52,7 +52,7 @@ def patch_handler(monkeypatch, exc: BaseException):
 
 
 @pytest.mark.parametrize("exc, code, words", [
-    # Before issue 16 a CollectiveError (a RuntimeError) escaped main() as a 20-line traceback.
+    # Once, a CollectiveError (a RuntimeError) escaped main() as a 20-line traceback.
     (CollectiveError("rank 3 (pid 42) died with exit code -9 before allreduce"), 1, ["rank 3", "-9"]),
     (RuntimeFailure("engine timed out"), 1, ["timed out"]),
     (EngineUnavailable("backend 'mpi' needs mpi4py"), 1, ["mpi4py"]),
@@ -110,7 +110,7 @@ def test_sigterm_raises_terminated_only_inside_main():
 
 # -- resources -------------------------------------------------------------------------------------
 def test_huge_size_is_refused_before_allocation_with_the_numbers():
-    # Before issue 16: OSError: [Errno 12] Cannot allocate memory, with a traceback.
+    # Once: OSError: [Errno 12] Cannot allocate memory, with a traceback.
     r = nvcourse("bench", "allreduce", "--procs", "2", "--bytes", "100TiB")
     assert r.returncode == 2
     line = one_line(r.stderr)
@@ -164,7 +164,7 @@ def start_bench(*extra, sigint_ignored=False):
                                                       (signal.SIGINT, 130, "interrupted", True),
                                                       (signal.SIGTERM, 143, "terminated", False)])
 def test_interrupted_bench_keeps_finished_rows_and_leaves_nothing(sig, code, word, ignored):
-    # Before issue 16 the table was printed at the end: an interrupt lost every finished row; and with SIGINT
+    # The table used to be printed at the end: an interrupt lost every finished row; and with SIGINT
     # inherited as ignored (a script's background job) Ctrl-C did nothing: the sweep ran to its last size.
     p = start_bench("--procs", "2", "--algo", "ring", "--min-bytes", "4KiB", "--max-bytes", "64MiB",
                     "--iters", "30", "--timeout", "30", sigint_ignored=ignored)

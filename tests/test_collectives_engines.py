@@ -19,7 +19,7 @@ def test_missing_engine_says_how_to_install(backend, hint, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["bench", "allreduce", "--backend", backend, "--bytes", "64"])
     err = capsys.readouterr().err
-    assert exc.value.code == 1 and hint in err and "Traceback" not in err  # a runtime failure (issue 16)
+    assert exc.value.code == 1 and hint in err and "Traceback" not in err  # a runtime failure
 
 
 @needs_torch

@@ -132,7 +132,7 @@ def test_a_legend_over_bars_scatter_points_or_a_text_is_found():
 
 
 def test_chapter_06s_64_mib_scaling_legend_in_its_old_place_is_found():
-    """The case issue 21 saw: the legend inside the bus-bandwidth panel, lower left, on the falling curves."""
+    """The case a walkthrough saw: the legend inside the bus-bandwidth panel, lower left, on the falling curves."""
 
     import matplotlib.pyplot as plt
 

@@ -1,4 +1,4 @@
-"""Fuzzing every sub-command's arguments and the topo reader's input (issue 16): whatever the input, the command
+"""Fuzzing every sub-command's arguments and the topo reader's input: whatever the input, the command
 line prints no traceback and exits 0, or 2 with one line naming the parameter. Example counts stay modest so the
 suite stays fast; `nvcourse bench` runs with its measurement stubbed out (the arguments, the size checks against
 RAM and /dev/shm and the printing are real)."""

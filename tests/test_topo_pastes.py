@@ -1,4 +1,4 @@
-"""The topo reader on real pastes as people paste them (issue 16): prompts, tabs, indentation, cut legends and
+"""The topo reader on real pastes as people paste them: prompts, tabs, indentation, cut legends and
 columns, and the same pastes re-pasted the ways blogs, chat tools and terminals mangle them. Expected values
 are read from the fixture text (nvcourse/data/topo, each with its source URL)."""
 
@@ -162,7 +162,7 @@ def summary(r):
 @pytest.mark.parametrize("mangle", MANGLERS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("stem", sorted(EXAMPLES))
 def test_mangled_paste_reads_the_same(stem, mangle):
-    # Before issue 16, double_spaced failed with "the matrix is not square: 8 columns but 1 rows".
+    # double_spaced used to fail with "the matrix is not square: 8 columns but 1 rows".
     text = text_of(stem)
     if mangle is legend_cut and "NIC Legend" in text:
         pytest.skip("without the NIC legend the NIC names are not known: checked below")

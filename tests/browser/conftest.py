@@ -322,7 +322,7 @@ def chromium(chromium_path):
 @pytest.fixture(scope="session")
 def browser_context(chromium):
     """One context for the session, so JupyterLab's static files come from the HTTP cache after the first page."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 900})  # the walkthrough of issue 21
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})  # the size a learner's laptop window has
     context.set_default_timeout(30_000)
     try:
         yield context
