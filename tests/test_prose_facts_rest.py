@@ -393,3 +393,10 @@ def test_05_moe_dashboard_states_its_assumptions_in_the_readout():
 
     _fig, html = ch05_nvl72.moe_view(7168, 4096, 256, 8, 64, 58)
     assert "uniform routing" in html and "upper bound" in html
+
+
+def test_06c_dashboards_state_their_assumptions_in_the_readout():
+    qp = ch06c.ecmp_qp_dashboard()._render(connections=32, links=32, qps=4)[1]
+    lab = ch06c.lab_dashboard()._render(nodes=2, ranks=2, nic_Gbps=1.0, alpha_us=250)[1]
+    assert "hashed uniformly" in qp and "adaptive routing" in qp
+    assert "Model only" in lab and "not RoCE" in lab

@@ -113,7 +113,9 @@ def ecmp_qp_dashboard() -> Dashboard:
         s1, sq = ecmp_qp.expected_slowdown(connections, links, 1), ecmp_qp.expected_slowdown(connections, links, qps)
         sim, se = ecmp_qp.simulate_slowdown(connections, links, qps, trials=500, seed=1)
         text = (f"step slowdown vs a balanced fabric: <b>{s1:.2f}×</b> with 1 QP, <b>{sq:.2f}×</b> with {qps} "
-                f"(simulated {sim:.2f} ± {2 * se:.2f})")
+                f"(simulated {sim:.2f} ± {2 * se:.2f}). <i>Assumes every sub-flow hashed uniformly and "
+                "independently onto the uplinks, equal bytes per connection; adaptive routing or packet spraying "
+                "removes the hot link.</i>")
         return fig, text
 
     return Dashboard({
@@ -246,7 +248,9 @@ def lab_dashboard(rec: dict | None = None) -> Dashboard:
         p = nodes * ranks
         text = (f"per NIC: flat ring moves 2(P−1)/P = <b>{2 * (p - 1) / p:.2f}</b>·S, hierarchical 2(N−1)/N = "
                 f"<b>{2 * (nodes - 1) / nodes:.2f}</b>·S; 64 MiB: flat {format_time(flat[12])}, "
-                f"hierarchical network {format_time(net[12])}")
+                f"hierarchical network {format_time(net[12])}. <i>Model only (α-β, the NIC's TCP payload rate); "
+                "the in-node phases are not drawn. The lab is TCP over rate-shaped links: it checks the α-β model, "
+                "not RoCE's lossless behaviour (no RDMA, PFC or ECN).</i>")
         return fig, text
 
     return Dashboard({
