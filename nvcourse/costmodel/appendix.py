@@ -9,6 +9,8 @@ the in-sample residuals with NCCL's source. The chapter (04b) links here instead
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import Any, Final
 
 from .. import units
@@ -16,7 +18,7 @@ from .._data import load
 from . import bands as sweeps
 from . import tuning
 
-__all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown"]
+__all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown", "readme_bullet"]
 
 #: The date the page's figures were last regenerated (the report is deterministic; the date says when it was read).
 REPORT_DATE: Final[str] = "2026-12-05"
@@ -198,3 +200,64 @@ def markdown(
     if sizes:
         lines += [f"Sizes covered: {units.format_size(sizes[0])} to {units.format_size(sizes[-1])}.", ""]
     return "\n".join(lines)
+
+
+def _bands_text(rows: list[sweeps.Point]) -> str:
+    """'a / b / c %' of the three bands (a dash where a band has no point)."""
+    m = sweeps.band_medians(rows)
+    return " / ".join(f"{m[b][0] * 100:.1f}" if b in m else "-" for b, *_ in sweeps.BANDS) + " %"
+
+
+def _ratio_text(rows: list[sweeps.Point]) -> str:
+    r = sweeps.signed_medians(rows)
+    return " / ".join(f"x{r[b]:.2f}" if b in r else "-" for b, *_ in sweeps.BANDS)
+
+
+def _met(rows: list[sweeps.Point], op: str) -> str:
+    m, target = sweeps.band_medians(rows), sweeps.targets_for(op)
+    missed = [b for b, (v, _) in m.items() if v > target[b]]
+    return "met" if not missed else "missed at " + ", ".join(missed)
+
+
+def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_median: float) -> str:
+    """The README's "Collective cost model" bullet, with today's held-out and in-sample figures (held-out first)."""
+    hc = [r for r in held if r.point.covered]
+    cc = [r for r in calib if r.point.covered]
+    har = [r for r in hc if r.point.op == "allreduce"]
+    hot = [r for r in hc if r.point.op != "allreduce"]
+    runs = len({r.point.sweep for r in held})
+    ops = sorted({r.point.op for r in hot})
+    held_text = (
+        f"**Held out** ({runs} published nccl-tests sweeps gathered apart and never looked at while the model was "
+        f"changed; `python -m nvcourse.costmodel.sweeps`, {REPORT_DATE}), median |error| of **time** at <= 64 KiB / "
+        f"64 KiB-16 MiB / >= 16 MiB over the runs the model describes: all-reduce "
+        f"{_bands_text(har) if har else 'no run yet'}"
+        + (f" (model/measured {_ratio_text(har)}; targets 25 / 25 / 5 %: {_met(har, 'allreduce')})" if har else "")
+        + (f"; {', '.join(ops)} {_bands_text(hot)} (targets 25 / 25 / 10 %: {_met(hot, 'other')})" if hot else "")
+        + f"; every run, including the {len({r.point.sweep for r in held if not r.point.covered})} it does not "
+        "describe, in the appendix."
+        if held else "**Held out**: no held-out sweep is in the data yet."
+    )
+    text = (
+        "- **Collective cost model** (`nvcourse predict`): NCCL's protocols (LL, LL128, Simple) and algorithms (ring, "
+        "tree, NVLS, NVLSTree, PAT; CollNet by name) with the tuning tables of the NCCL release a run used "
+        f"(`--nccl-version X.Y`, 2.8-{tuning.versions()[-1]}, default {tuning.DEFAULT_VERSION}), each table cited with "
+        "file, lines and commit ([`nccl_tuning.toml`](nvcourse/data/nccl_tuning.toml), "
+        "[`nccl_versions.toml`](nvcourse/data/nccl_versions.toml), read from NCCL's git history by "
+        "`python -m nvcourse.costmodel.nccl_history`); symmetric-memory kernels for registered buffers "
+        "(`--registered`, NCCL's own model of them); NVLS from 2 GPUs and LL128 across the network, as NCCL enables "
+        "them. No curve fitting: the size-dependent terms are NCCL's (tree correction, ring plateau, the NVLS "
+        "pipeline's fill and extra loops, channels that ramp with the size where the channel count is published) and, "
+        "with `--launch`, the host's enqueue floor per call (3.95 us per GPU one thread drives, nccl-tests#123). "
+        f"{held_text} **In-sample** ({len({r.point.sweep for r in calib})} calibration sweeps seen while the model "
+        f"was built): {_bands_text(cc)} (model/measured {_ratio_text(cc)}). Misses, reasons, sources: "
+        "[`docs/model-validation.md`](docs/model-validation.md); AWS EFA and Google's TCPXO and gIB plugins are out "
+        f"of scope, said there. The 17 large-message busbw cases are at a {cases_median * 100:.1f} % median; "
+        "`predict allreduce --system dgx-h100 --gpus 8 --bytes 8` gives 15.0 us (ring/LL) against 13.0 and 12.9 us "
+        "in two published 8xH100 runs (+15 %)."
+    )
+    # keep code spans and figure groups ("6.0 / 10.6 / 2.5 %", "x0.97 / x0.91") on one line each
+    glue = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", "\x00"), text)
+    glue = re.sub(r"[x\d.-]+(?: / [x\d.-]+)+(?: %)?", lambda m: m.group(0).replace(" ", "\x00"), glue)
+    wrapped = textwrap.fill(glue, width=118, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+    return wrapped.replace("\x00", " ")

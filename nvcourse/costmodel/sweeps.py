@@ -50,7 +50,7 @@ from .prediction import predict
 __all__ = [
     "BANDS", "TARGETS", "OTHER_TARGETS", "LARGE_BYTES", "ROLES", "SweepPoint", "Point", "points", "launch_of",
     "model_version", "compare", "band_of", "band_medians", "system_medians", "run_medians", "signed_medians",
-    "targets_for", "report", "markdown_page", "main",
+    "targets_for", "report", "markdown_page", "readme_bullet", "main",
 ]  # fmt: skip
 
 #: A sweep's role: calibration (data/measurements.toml) or held_out (data/measurements_heldout.toml).
@@ -213,13 +213,34 @@ def markdown_page() -> str:
     return markdown(compare(points("held_out")), calib, device, raw)
 
 
+def readme_bullet() -> str:
+    """The README's cost-model bullet from today's data and model (:func:`.appendix.readme_bullet`)."""
+    from . import validation
+    from .appendix import readme_bullet as bullet
+
+    return bullet(compare(points("held_out")), compare(), validation.median_abs_error(validation.compare()))
+
+
+def _replace_bullet(path: str, bullet: str) -> None:
+    """Put ``bullet`` in place of the README's "- **Collective cost model**" bullet (up to the next bullet)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("- **Collective cost model**"))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join([*lines[:start], bullet, *lines[end:]]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m nvcourse.costmodel.sweeps [--markdown PATH]``: print the report; with ``--markdown``, also write
     the appendix page."""
     ap = argparse.ArgumentParser(prog="python -m nvcourse.costmodel.sweeps", description=main.__doc__)
     ap.add_argument("--markdown", metavar="PATH", help="write the appendix page (docs/model-validation.md) here")
+    ap.add_argument("--readme", metavar="PATH", help="rewrite the cost-model bullet of this README in place")
     args = ap.parse_args(argv)
     print(report())
+    if args.readme:
+        _replace_bullet(args.readme, readme_bullet())
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
             f.write(markdown_page())
