@@ -135,3 +135,23 @@ def test_validation_scatter_draws_every_case_numbered_with_the_median_in_its_tit
         assert figure_problems(fig) == []
     finally:
         plt.close(fig)
+
+
+def test_registered_buffers_draw_the_symmetric_kernels_where_nccl_runs_them():
+    from nvcourse.chapters.ch04b_predicting import symmetric_times
+
+    view = SweepView()
+    live, text = view("allreduce", "auto", "dgx-h100", 8, 1, "device", "registered")
+    expected = [predict("allreduce", "dgx-h100", 8, float(s), registered=True).time_s for s in SIZES]
+    assert view.symmetric.get_visible()
+    np.testing.assert_allclose(view.symmetric.get_ydata(), expected)
+    assert "Registered buffers (dashed): 8 B" in text and "AGxLL" in text
+    for state in [("allreduce", "auto", "dgx-a100", 8, 1), ("broadcast", "auto", "dgx-h100", 8, 1),
+                  ("allreduce", "auto", "dgx-h100", 8, 2)]:
+        live, text = view(*state, "device", "registered")
+        assert not view.symmetric.get_visible() and "no symmetric kernel here (" in text
+        assert symmetric_times(*state[:1], *state[2:]) is None
+    live, text = view("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain")
+    assert not view.symmetric.get_visible() and "Registered" not in text
+    fresh, _ = SweepView()("allreduce", "auto", "dgx-h100", 8, 1)
+    assert np.array_equal(_pixels(live), _pixels(fresh))  # switching back leaves nothing behind

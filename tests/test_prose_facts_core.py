@@ -402,3 +402,18 @@ def test_04b_symmetric_kernels_figures():
     assert (f"an 8-byte all-reduce takes {s8.time_s * 1e6:.1f} µs with the one-shot multicast kernel against "
             f"{a8.time_s * 1e6:.0f} µs for the LL ring, and a 64 KiB one {s64.time_s * 1e6:.1f} µs against "
             f"{a64.time_s * 1e6:.1f} µs") in text
+
+
+def test_04b_buffers_menu_sentence_matches_where_the_model_runs_symmetric_kernels():
+    from nvcourse.costmodel import configure, symmetric
+
+    text = prose("04b_predicting_collectives.ipynb")
+    assert ("only where NCCL has them: all-reduce, all-gather and reduce-scatter on one node of Hopper or "
+            "Blackwell GPUs behind NVLink switches") in text
+    for sid, s in catalog.systems().items():
+        for op in ("allreduce", "allgather", "reducescatter", "broadcast"):
+            for nodes in (1, 2):
+                runs = symmetric.why_not(op, configure(sid, 2, nodes)) is None
+                expected = (op != "broadcast" and nodes == 1 and s.topology in ("nvswitch", "nvl72")
+                            and tuning.gpu_arch(s.gpu) in ("hopper", "blackwell"))
+                assert runs == expected, (sid, op, nodes)

@@ -23,6 +23,7 @@ from ..widgets import Dashboard, LiveFigure, new_live_figure
 __all__ = [
     "SIZES",
     "SweepView",
+    "symmetric_times",
     "predict_dashboard",
     "picks_table",
     "protocol_kinks_figure",
@@ -58,6 +59,8 @@ class SweepView:
         self.lines = {name: ax1.plot(SIZES, SIZES, color=colour[name], lw=1, alpha=0.6, label=name)[0]
                       for name in ALGORITHMS}
         (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)
+        # NCCL 2.27+'s symmetric kernels, drawn when the buffers are registered and NCCL would run them
+        (self.symmetric,) = ax1.plot(SIZES, SIZES, color="black", lw=2, ls="--", label="registered buffers (symmetric)")
         self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=colour[name], label=name)[0]
                        for name in ALGORITHMS}
         for ax in (ax1, ax2):
@@ -69,11 +72,12 @@ class SweepView:
         rate_axis(ax2, label="busbw (per direction)")
         ax2.set_ylim(*BUSBW_LIMITS_Bps)
         ax2.set_title("busbw as nccl-tests prints it", fontsize=10)
-        self.live.animate(*self.lines.values(), self.chosen, *self.points.values())
+        self.live.animate(*self.lines.values(), self.chosen, self.symmetric, *self.points.values())
         self.extras: list = []  # shading and legends: rebuilt on every change
 
     def __call__(
-        self, op: str, algo: str, system: str, gpus: int, nodes: int, launch: str = "device"
+        self, op: str, algo: str, system: str, gpus: int, nodes: int, launch: str = "device",
+        buffers: str = "plain",
     ) -> tuple[LiveFigure, str]:
         sw = predict_sweep(op, system, gpus, SIZES, nodes=nodes, algo=algo, launch=launch)
         # every algorithm that can run, NCCL's and the course's own, each with its fastest protocol
@@ -85,6 +89,10 @@ class SweepView:
                 line.set_ydata(full[name])
         self.chosen.set_ydata(sw.time_s)
         self.chosen.set_label(f"{algo} (chosen)")
+        sym = symmetric_times(op, system, gpus, nodes, launch) if buffers == "registered" else None
+        self.symmetric.set_visible(sym is not None)
+        if sym is not None:
+            self.symmetric.set_ydata(sym)
         picked = [str(a) for a in sw.algo]
         for name, points in self.points.items():
             mask = np.array([a == name for a in picked])
@@ -101,7 +109,8 @@ class SweepView:
             self.extras += [ax.axvspan(SIZES[0], latency_bound.max(), color="#999999", alpha=0.15, lw=0)
                             for ax in (self.ax1, self.ax2)]
         shown = [line for line in self.lines.values() if line.get_visible()]
-        self.extras.append(self.ax1.legend(handles=[*shown, self.chosen], fontsize=8, loc="upper left"))
+        shown += [self.chosen] + ([self.symmetric] if sym is not None else [])
+        self.extras.append(self.ax1.legend(handles=shown, fontsize=8, loc="upper left"))
         in_order = [self.points[name] for name in dict.fromkeys(picked)]
         self.extras.append(self.ax2.legend(handles=in_order, fontsize=8, loc="upper left", title="picked"))
         self.live.animate(*self.extras)
@@ -113,7 +122,30 @@ class SweepView:
                 f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
                 f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}. "
                 f"<b>8 B</b>: {format_time(small.time_s)} ({small.algo}/{small.proto}; {_floor_text(small)})")
+        if buffers == "registered":
+            text += "<br>" + _symmetric_text(op, system, gpus, nodes, launch)
         return self.live, text
+
+
+def symmetric_times(op: str, system: str, gpus: int, nodes: int, launch: str = "device") -> np.ndarray | None:
+    """Time (s) at every size of :data:`SIZES` with registered buffers, where NCCL runs a symmetric kernel at
+    every size; None where it does not (another operation, several nodes, a system without NVLink switches)."""
+    ps = [predict(op, system, gpus, float(s), nodes=nodes, launch=launch, registered=True) for s in SIZES]
+    if any(p.algo != "symmetric" for p in ps):
+        return None
+    return np.array([p.time_s for p in ps])
+
+
+def _symmetric_text(op: str, system: str, gpus: int, nodes: int, launch: str) -> str:
+    """The readout's line for registered buffers: the kernel and time at 8 B and 1 GiB, or why none runs."""
+    from ..costmodel import configure, symmetric
+
+    why = symmetric.why_not(op, configure(system, gpus, nodes))
+    if why:
+        return f"Registered buffers: no symmetric kernel here ({why})."
+    small, big = (predict(op, system, gpus, s, nodes=nodes, launch=launch, registered=True) for s in (8, 2**30))
+    return (f"Registered buffers (dashed): 8 B {format_time(small.time_s)} ({small.kernel}), "
+            f"1 GiB {format_time(big.time_s)} ({big.kernel}).")
 
 
 def _floor_text(p: Prediction) -> str:
@@ -136,6 +168,8 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
     gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
     nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
+    buffers_w = w.Dropdown(options=["plain", "registered"], value="plain", description="buffers",
+                           tooltip="registered: a symmetric window (nccl-tests -R 2), NCCL 2.27+'s symmetric kernels")
     launch_w = w.Dropdown(options=list(LAUNCH_MODES), value="device", description="launch",
                           description_allow_html=False, tooltip="device: GPU time only (NCCL's tuner); "
                           "single-process = nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G")
@@ -153,7 +187,8 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     for widget in (op_w, sys_w, gpus_w, nodes_w):  # registered before the dashboard's observers: runs first
         widget.observe(sync, names="value")
     sync()
-    controls = {"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w, "launch": launch_w}
+    controls = {"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w, "launch": launch_w,
+                "buffers": buffers_w}
     return Dashboard(controls, SweepView(), columns=3)
 
 
