@@ -99,3 +99,15 @@ def test_diagnosis_png_is_the_overlay_figure_and_the_verdicts_as_text():
             assert f"            likely: {c['cause']}" in lines and f"                    case: {c['source']}" in lines
     # the 2-node A100 sample's tree pushes busbw above the NICs' rate; the diagnosis says so with its numbers
     assert "busbw 238 GB/s is above the 192 GB/s" in text and "nccl-tests/issues/196" in text
+
+
+def test_report_of_a_rows_only_paste_has_no_raw_none_and_names_the_box_controls():
+    from nvcourse.chapters import ch06b_nccl_in_practice as ch
+    from nvcourse.nccl import diagnose, read_nccl_tests
+
+    rows = "\n".join(line for line in ch.sample_text("a100_2nodes_16ranks_oke.txt").splitlines()
+                     if line.strip() and line.strip()[0].isdigit())
+    run = read_nccl_tests(rows)
+    html = ch.report_html(run, diagnose(run))
+    assert "None" not in html and "Avg bus bandwidth</b> not printed" in html
+    assert "--system" not in html

@@ -116,8 +116,12 @@ def report_html(run, diag) -> str:
     parts = [f"<b>op</b> {esc(op)}{esc(f' (from the {run.op_source})' if run.op_source else '')}; "
              f"<b>ranks</b> {run.nranks if run.nranks is not None else 'not printed'}; "
              f"<b>GPUs</b> {esc(', '.join(run.gpus) or '-')}; <b>NCCL</b> {esc(run.nccl_version or 'not printed')}; "
-             f"<b>sizes</b> {len(run.rows)}; <b>Avg bus bandwidth</b> {run.avg_busbw_GBps}"]
+             f"<b>sizes</b> {len(run.rows)}; <b>Avg bus bandwidth</b> "
+             + (f"{run.avg_busbw_GBps:g} GB/s" if run.avg_busbw_GBps is not None else "not printed")]
     for n in run.notes + diag.notes:
+        # the notes name the CLI's flags; in the paste box the same settings are its controls
+        n = (n.replace("pass --system, --gpus and --nodes", "pick the system, GPUs/node and nodes above")
+              .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
         parts.append(f"<i>note:</i> {esc(n)}")
     items = [(f["finding"], [f]) for f in diag.findings]
     items += [(f"{b['band']} ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): {b['verdict']}", b["causes"]) for b in diag.bands]
