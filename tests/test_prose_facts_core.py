@@ -417,3 +417,24 @@ def test_04b_buffers_menu_sentence_matches_where_the_model_runs_symmetric_kernel
                 expected = (op != "broadcast" and nodes == 1 and s.topology in ("nvswitch", "nvl72")
                             and tuning.gpu_arch(s.gpu) in ("hopper", "blackwell"))
                 assert runs == expected, (sid, op, nodes)
+
+
+def test_04b_pat_latency_is_described_as_nccls_formula():
+    per_rank = tuning.raw()["pat"]["per_rank_us"]
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"plus {per_rank:g} µs per rank, so its latency is linear in the GPU count" in text
+    assert "(logarithmic latency" not in text
+
+
+def test_04b_tree_formula_rounds_down_as_the_model_does():
+    from nvcourse.costmodel import configure
+    from nvcourse.costmodel.latency import latency_s
+
+    text = prose("04b_predicting_collectives.ipynb")
+    assert "\\lfloor\\log_2 k\\rfloor\\,\\alpha_\\text{net}" in text and "\\lceil\\log_2 k\\rceil" not in text
+    a = tuning.hw_latency_us("nvlink", "tree", "LL")
+    net = tuning.hw_latency_us("net", "tree", "LL")
+    base = tuning.base_latency_us("tree", "LL")
+    for k in (2, 3, 5, 6):  # floor and ceil differ at 3, 5 and 6
+        expected = base + 2 * (7 * a + math.floor(math.log2(k)) * net)
+        assert latency_s("allreduce", "tree", "LL", configure("dgx-h100", 8, k)) * 1e6 == pytest.approx(expected)
