@@ -27,6 +27,9 @@ def test_every_sweep_has_its_role():
     assert calib and all(s["role"] == "calibration" for s in calib)
     assert all(s["role"] == "held_out" for s in held)
     assert not {s["id"] for s in calib} & {s["id"] for s in held}
+    # and no run is both (the same source, machine, shape and collective under two names)
+    key = lambda s: (s["url"], s["system"], s["gpus"], s["nodes"], s["op"], s["nccl_version"])  # noqa: E731
+    assert not {key(s) for s in calib} & {key(s) for s in held}
     assert {p.role for p in sweeps.points()} == {"calibration"}  # the chapters' default: calibration runs only
     assert len(sweeps.points("all")) == len(sweeps.points()) + len(sweeps.points("held_out"))
 
