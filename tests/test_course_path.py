@@ -81,3 +81,14 @@ def test_every_chapter_says_what_it_needs():
         if path.name.startswith(("00_", "01_", "02_", "03_", "04_", "04b_")):
             assert re.search(r"\*\*You need:?\*\*", first), f"{path.name}: no 'You need' in its first cell"
             assert "../docs/glossary.md" in first, f"{path.name}: its first cell does not link the glossary"
+
+
+def test_readme_states_the_path_and_allowances_the_tool_uses(measured):
+    text = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    t = rt.totals(list(measured.values()))
+    a = t["allowances"]
+    core = _minutes(re.search(r"what the capstone needs: ((?:\d+ h )?\d+ min) of reading", text).group(1))
+    assert _fresh(core, t["core_min"], 0.05, 5)
+    assert (f"`python -m nvcourse.devtools.reading_time` ({a['words_per_minute']} words per minute, "
+            f"{a['code_cell_min']:g} min per code cell, {a['dashboard_cell_min']:g} per dashboard; "
+            f"{a['exercise_code_min']:g} per code exercise)") in text
