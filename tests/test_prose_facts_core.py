@@ -438,3 +438,22 @@ def test_04b_tree_formula_rounds_down_as_the_model_does():
     for k in (2, 3, 5, 6):  # floor and ceil differ at 3, 5 and 6
         expected = base + 2 * (7 * a + math.floor(math.log2(k)) * net)
         assert latency_s("allreduce", "tree", "LL", configure("dgx-h100", 8, k)) * 1e6 == pytest.approx(expected)
+
+
+def test_02_measured_nvlink_all_reduce_lands_within_a_few_percent_of_the_model():
+    from nvcourse.linkmodel import link_measurements
+
+    text = prose("02_pcie_vs_nvlink.ipynb")
+    rows = {m.measured_GBps_dir: m for m in link_measurements()}
+    for measured in (232.5, 370.0):
+        m = min(rows.values(), key=lambda r: abs(r.measured_GBps_dir - measured))
+        assert abs(m.measured_GBps_dir - measured) < 0.1 and abs(m.measured_GBps_dir / m.model_GBps_dir - 1) < 0.05
+    assert "(232.5 GB/s on A100, 370 GB/s on H100) land within a few percent of the model" in text
+
+
+def test_01_nvlink_vs_nic_is_eight_times():
+    from nvcourse import linkmodel
+
+    nic = linkmodel.link_params("ib-ndr").beta_Bps
+    assert round(_h100_links().beta_Bps / nic) == 8
+    assert "it is eight times longer" in prose("01_why_one_gpu_is_not_enough.ipynb")
