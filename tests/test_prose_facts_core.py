@@ -457,3 +457,20 @@ def test_01_nvlink_vs_nic_is_eight_times():
     nic = linkmodel.link_params("ib-ndr").beta_Bps
     assert round(_h100_links().beta_Bps / nic) == 8
     assert "it is eight times longer" in prose("01_why_one_gpu_is_not_enough.ipynb")
+
+
+def test_04b_where_alpha_beta_breaks():
+    import numpy as np
+
+    from nvcourse.costmodel import predict_sweep, sweeps
+
+    text = prose("04b_predicting_collectives.ipynb")
+    ll = predict("allreduce", "gb200-nvl72", 4, 2**10, algo="ring")
+    assert ll.proto == "LL" and f"NCCL's LL estimate of the GPUs' time ({ll.time_s * 1e6:.1f} µs)" in text
+    pts = [p for p in sweeps.points() if p.sweep == "azure-nd-gb200-v6-allreduce-4gpu"]
+    assert f"published floor (~{min(p.time_s for p in pts) * 1e6:.0f} µs)" in text
+    grid = 2.0 ** np.arange(10, 34, 0.25)
+    sw = predict_sweep("allreduce", "gb200-nvl72", 4, grid, algo="ring", launch="single-process")
+    switches = [grid[i + 1] for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]]
+    assert "bends between 4 and 32 MiB, where the model switches too" in text
+    assert all(4 * 2**20 <= s <= 32 * 2**20 for s in switches) and len(switches) == 2
