@@ -474,3 +474,13 @@ def test_04b_where_alpha_beta_breaks():
     switches = [grid[i + 1] for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]]
     assert "bends between 4 and 32 MiB, where the model switches too" in text
     assert all(4 * 2**20 <= s <= 32 * 2**20 for s in switches) and len(switches) == 2
+
+
+def test_04b_forced_nvls_run_prints_nvls_latency_at_small_sizes():
+    from nvcourse.costmodel import sweeps
+
+    pts = [p for p in sweeps.points() if p.sweep == "azure-nd-h100-v5-allreduce" and 2048 <= p.bytes <= 8192]
+    assert pts and all(p.algo == "nvls" for p in pts) and all(25 <= p.time_s * 1e6 <= 27.5 for p in pts)
+    nvls = tuning.hw_latency_us("nvlink", "nvls", "Simple")
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"prints ~26 µs at 2–8 KiB — NCCL's {nvls:g} µs NVLS latency" in text
