@@ -144,6 +144,9 @@ def moe_view(
     table = (
         f"<p><b>EP = {ep} GPUs</b>"
         + (f" (the slider's {asked}, capped at the number of experts)" if ep < asked else "")
+        + (f" ({cfg.experts} experts do not split evenly over {ep} GPUs: some hold "
+           f"{-(-cfg.experts // ep)}, some {cfg.experts // ep}; the model assumes an even load)"
+           if cfg.experts % ep else "")
         + f", {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of "
         f"{cfg.experts} experts, {cfg.moe_layers} MoE layers</p>"
         + table_html(["system", "NVLink bytes/GPU", "network bytes/GPU", "one all-to-all", "per layer (4)",
