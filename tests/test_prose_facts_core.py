@@ -98,15 +98,25 @@ def test_04b_runs_figure_sentences_hold_for_every_run_drawn():
     from nvcourse.costmodel import sweeps
 
     errors = run_band_errors()
-    assert set(RUNS_IN_WORDS) <= {p.sweep for p in sweeps.points()}
+    roles = {p.sweep: p.role for p in sweeps.points("all")}
+    assert set(RUNS_IN_WORDS) <= set(roles) and all(p.covered for p in sweeps.points("all") if p.sweep in RUNS_IN_WORDS)
+    held = [r for r in RUNS_IN_WORDS if roles[r] == "held_out"]
+    assert all(RUNS_IN_WORDS[r].endswith("(held out)") for r in held)
+    assert not any("held out" in RUNS_IN_WORDS[r] for r in RUNS_IN_WORDS if r not in held)
+    words = ("two", "three", "four", "five", "six")
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"Below, {words[len(RUNS_IN_WORDS) - 2]} published nccl-tests runs" in text
+    seen = words[len(RUNS_IN_WORDS) - len(held) - 2]
+    assert f"{seen} all-reduce runs that were seen while the model was built, and {words[len(held) - 2]} all-gather " \
+           "runs that were **held out**" in text
     large = max(abs(e[">= 16 MiB"]) for e in errors.values())
     small = [v for e in errors.values() for band, v in e.items() if band != ">= 16 MiB"]
-    text = prose("04b_predicting_collectives.ipynb")
-    words = ("two", "three", "four", "five", "six")[len(RUNS_IN_WORDS) - 2]
-    assert f"Below, {words} published nccl-tests all-reduce runs" in text
     assert f"the model lands within {ceil5(large)} % at ≥ 16 MiB on every run shown" in text
     assert f"off by up to {ceil5(max(abs(v) for v in small))} %, nearly always too fast" in text
-    assert sum(v < 0 for v in small) >= 0.75 * len(small)
+    assert sum(v < 0 for v in small) >= 0.7 * len(small)
+    # "the held-out runs miss the most there": the largest small-size misses are held-out runs
+    worst = max(errors, key=lambda w: max(abs(v) for b, v in errors[w].items() if b != ">= 16 MiB"))
+    assert worst.endswith("(held out)")
 
 
 # ---------------------------------------------------------------- no maintainer material in the core chapters
