@@ -137,3 +137,21 @@ def test_verdict_grades_and_names_the_likely_mistake():
 def test_drill_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_a_wrong_fault_gets_the_signature_of_the_fault_picked():
+    for seed in (0, 1):
+        for name in drill.INCIDENTS:
+            run = drill.incident(name, seed)
+            for wrong in drill.FAULTS:
+                if wrong == run.fault:
+                    continue
+                v = drill.verdict(run, wrong, run.component)
+                assert not v.fault_ok and v.mistake, (seed, name, wrong)
+                if wrong != "flapping link":
+                    assert drill.SIGNATURES[wrong] in v.mistake
+    # every signature names the counter the drill's evidence names for that fault
+    for fault, key in (("flapping link", "LinkDownedCounter"), ("congested uplink", "PortXmitWait"),
+                       ("throttling GPU", "clock"), ("mis-set P_Key", "PortRcvConstraintErrors"),
+                       ("NVLink errors", "Xid 74")):
+        assert key in drill.SIGNATURES[fault]

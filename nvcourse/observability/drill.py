@@ -301,4 +301,21 @@ def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
                    "whose counters moved with the step times.")
     elif not fault_ok and fault == "flapping link" and run.fault != "flapping link":
         mistake = "A few symbol errors with no LinkDowned and no recovery are background noise, not a flap."
+    elif not fault_ok:  # a nudge: what the fault picked would have looked like, to compare with what moved
+        mistake = f"Check the signature: {SIGNATURES[fault]} Is that what moved here?"
     return Verdict(fault_ok, comp_ok, _evidence(run), mistake)
+
+
+#: What each fault looks like in the drill (the evidence :func:`_evidence` lists), for a wrong answer's nudge.
+SIGNATURES = {
+    "flapping link": "a flap shows as isolated step-time spikes, with LinkDownedCounter and SymbolErrorCounter "
+                     "growing on one host port and 'link down' log lines at the same steps.",
+    "congested uplink": "congestion is a steady step-time rise with PortXmitWait high on a leaf's uplinks and no "
+                        "error counter moving.",
+    "throttling GPU": "a throttling GPU is a steady step-time rise with one GPU's clock below its maximum and "
+                      "thermal violation time, network counters clean.",
+    "mis-set P_Key": "a wrong partition stops the job before its first step: PortRcvConstraintErrors on all of one "
+                     "node's ports and a watchdog timeout, no step times.",
+    "NVLink errors": "NVLink errors show as CRC, replay and recovery counts on one GPU and Xid 74 in the kernel "
+                     "log, with a steady step-time rise and InfiniBand counters clean.",
+}
