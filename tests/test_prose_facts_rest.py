@@ -400,3 +400,24 @@ def test_06c_dashboards_state_their_assumptions_in_the_readout():
     lab = ch06c.lab_dashboard()._render(nodes=2, ranks=2, nic_Gbps=1.0, alpha_us=250)[1]
     assert "hashed uniformly" in qp and "adaptive routing" in qp
     assert "Model only" in lab and "not RoCE" in lab
+
+
+def test_06_scaling_prose_matches_the_two_figures():
+    from nvcourse.fabric import allreduce_scaling
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    text = prose("06_multinode_fabrics.ipynb")
+
+    def first(t, a, b):
+        return next((n for n, x, y in zip(nodes, t[a], t[b], strict=True) if x < y), None)
+
+    for size in (64 * 2**20, 2**30):
+        res = allreduce_scaling(nodes, size, routing="dmodk")
+        t = {a: [r.time_s for r in rows] for a, rows in res.items()}
+        assert first(t, "sharp", "ring") == 2  # "it is the fastest from 2 nodes"
+        assert all(s <= min(t[a][i] for a in t) for i, s in enumerate(t["sharp"]))
+        assert all(h > tr for h, tr in zip(t["hierarchical"], t["tree"], strict=True))  # trails the tree at both sizes
+        if size == 2**30:
+            assert first(t, "tree", "ring") == 4 and first(t, "hierarchical", "ring") is None
+    assert "the tree takes over from 4 nodes" in text and "it is the fastest from 2 nodes" in text
+    assert "it trails NCCL's tree at both sizes" in text.replace("so it trails", "it trails")
