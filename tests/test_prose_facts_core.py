@@ -298,9 +298,20 @@ def test_02_four_kib_and_the_beta_experiment():
     def t(size, beta_GBps):
         return linkmodel.LinkParams(alpha_s=a, beta_Bps=beta_GBps * 1e9).time(size)
 
-    assert f"from about {t(4096, 25) * 1e6:.1f} µs to {t(4096, 370) * 1e6:.1f} µs" in text
-    assert f"At 64 KiB the same change buys {t(2**16, 25) / t(2**16, 370):.1f}×; at 256 MiB, " \
-           f"{t(2**28, 25) / t(2**28, 370):.1f}×" in text
+    hi = h.beta_Bps / 1e9  # the slider's own position for an H100 (it shows 371)
+    assert f"and then to {hi:.0f} GB/s (an H100's NVLinks; both are positions of the slider)" in text
+    assert f"from about {t(4096, 25) * 1e6:.1f} µs to {t(4096, hi) * 1e6:.1f} µs" in text
+    assert f"At 64 KiB the same change buys {t(2**16, 25) / t(2**16, hi):.1f}×; at 256 MiB, " \
+           f"{t(2**28, 25) / t(2**28, hi):.1f}×" in text
+    import math
+
+    from nvcourse.chapters import ch02_links as ch
+
+    g = ch.BETA_GRID
+    for v in (25.0, hi):  # both on the slider's grid: log10(v) = log10(min) + k * step
+        k = (math.log10(v) - math.log10(g["minimum"])) / g["step"]
+        assert abs(k - round(k)) < 1e-6, v
+    assert g["minimum"] <= 1.0 and g["maximum"] >= 1900
 
 
 def test_02_the_chooser_claims_hold_for_every_link_it_offers():

@@ -29,6 +29,7 @@ __all__ = [
     "alpha_beta_dashboard",
     "link_chooser_dashboard",
     "PER_GPU_CHOICES",
+    "BETA_GRID",
 ]
 
 SIZES = np.logspace(0, np.log10(16 * 2**30), 400)  # 1 B .. 16 GiB
@@ -266,13 +267,31 @@ def _percent(fraction: float) -> str:
     return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %"
 
 
+def _beta_grid(low: float = 25.0, high: float | None = None) -> dict[str, float]:
+    """The β slider's range and step (a log slider moves in steps of ``step`` in log10), chosen so that both
+    values the text asks for, ``low`` (about a PCIe Gen4 slot) and ``high`` (an H100's NVLinks), are slider
+    positions: from about 1 GB/s to about 2 TB/s."""
+    import math
+
+    high = _H100.beta_Bps / 1e9 if high is None else high
+    span = math.log10(high) - math.log10(low)
+    step = span / round(span / 0.01)
+    below = math.ceil(math.log10(low) / step)  # steps from ~1 GB/s up to `low`
+    above = math.floor((math.log10(2000.0) - math.log10(low)) / step)
+    return {"minimum": 10 ** (math.log10(low) - below * step), "maximum": 10 ** (math.log10(low) + above * step),
+            "step": step}
+
+
+#: The β slider's minimum, maximum and step: 25 GB/s and an H100's 370.8 GB/s are both positions on it.
+BETA_GRID = _beta_grid()
+
+
 def alpha_beta_dashboard() -> Dashboard:
     """Sliders for α (µs), β (GB/s) and the message size; plots t(n) and the effective bandwidth."""
     return Dashboard(
         {
             "alpha_us": log_slider("α latency (µs)", minimum=0.1, maximum=100.0, value=round(_H100.alpha_s * 1e6, 3)),
-            "beta_GBps": log_slider("β bandwidth (GB/s)", minimum=1.0, maximum=2000.0,
-                                    value=round(_H100.beta_Bps / 1e9, 3)),
+            "beta_GBps": log_slider("β bandwidth (GB/s)", value=round(_H100.beta_Bps / 1e9, 3), **BETA_GRID),
             "size": size_slider("message size", min_exp=0, max_exp=34, value_exp=20),
         },
         _AlphaBetaView(),
