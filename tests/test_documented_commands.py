@@ -246,6 +246,8 @@ CASES: dict[str, tuple] = {
     "nvcourse bench": (SKIP, NAME),
     "nvcourse predict": (SKIP, NAME),
     "nvcourse cluster": (SKIP, NAME),
+    "nvcourse nccl-tests": (SKIP, NAME),
+    "nvcourse ncclog": (SKIP, NAME),
     "nvcourse systems` / `nvcourse links": (SKIP, NAME),
     "python -m nvcourse.costmodel.sweeps": (ok("calibration"),),
     "python -m nvcourse.costmodel.sweeps --markdown docs/model-validation.md": (WRITES, ok()),
@@ -443,9 +445,15 @@ def _lab(cmd: str, tmp: Path) -> None:
     try:
         m = _wait_for(err, r"(http://127\.0\.0\.1:\d+/lab\?token=\w+)", proc, 300)
         assert m, f"JupyterLab did not print its address: {err.read_text()[-1500:]}"
-        url = m.group(1)
-        with urllib.request.urlopen(url.replace("/lab?", "/api/contents?"), timeout=30) as resp:
-            names = [c["name"] for c in json.loads(resp.read())["content"]]
+        url, names = m.group(1), []
+        for _ in range(30):  # the address is printed as the server starts listening: retry a refused connection
+            try:
+                with urllib.request.urlopen(url.replace("/lab?", "/api/contents?"), timeout=30) as resp:
+                    names = [c["name"] for c in json.loads(resp.read())["content"]]
+                break
+            except OSError:
+                assert proc.poll() is None, f"JupyterLab exited: {err.read_text()[-1500:]}"
+                time.sleep(1)
         assert "00_start_here.ipynb" in names or "notebooks" in names  # it serves the course
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
