@@ -132,6 +132,7 @@ def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", 
     use_accounts = accounts.is_root()
     if use_accounts:
         _check_reachable(Path(sys.executable).parent)
+        _check_reachable(Path(sys.base_prefix) / "lib")  # the interpreter's own library (pyenv keeps it in a home)
         _check_reachable(hub_dir)
     proxy = ensure_proxy(hub_dir)
     course = hub_dir / "course"
@@ -373,6 +374,10 @@ def _announce(args: argparse.Namespace, password: str, prep: Prepared) -> None:
     who = ("one Unix account per learner (nvc-learnerNN, private homes), removed at Ctrl-C" if prep.accounts else
            "every learner's server runs as your user (not root): for trying the hub alone, not for a room")
     print(f"hub: {who}; {prep.limits}; Ctrl-C stops everything", file=err, flush=True)
+    solutions = ROOT / "solutions"
+    if prep.accounts and solutions.is_dir() and solutions.stat().st_mode & 0o005:
+        print(f"hub: note: learners' accounts can read this checkout's worked solutions; for the session run "
+              f"chmod o-rwx {solutions}", file=err, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
