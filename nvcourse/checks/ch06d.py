@@ -128,8 +128,9 @@ def gid_index(fn) -> Result:
             hint = "That entry is RoCE v1 (layer 2 only); a routed fabric needs RoCE v2 (UDP/IP)."
     if not wrong:
         return Result("gid_index", PASS, "right on both real GID tables.", right=right,
-                      notes=["Set the same NCCL_IB_GID_INDEX on every node, and test it with ib_write_bw -x "
-                             "<index> before NCCL."])
+                      notes=["NCCL 2.21 and later pick this entry themselves when NCCL_IB_GID_INDEX is unset "
+                             "(NCCL_IB_ADDR_FAMILY=AF_INET6 for IPv6); on an older NCCL set the same index on every "
+                             "node, and test it with ib_write_bw -x <index> before NCCL."])
     return Result("gid_index", FAIL, f"wrong on {len(wrong)} of {len(_GIDS)} tables.", right=right, wrong=wrong,
                   hint=hint or "Pick the RoCE v2 entry whose GID holds the IPv4 address (::ffff:a.b.c.d or "
                                "0000:...:ffff:xxxx:xxxx).")
