@@ -372,6 +372,7 @@ def test_every_check_yourself_question_has_an_answer_and_the_chapter_says_what_i
     nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
     md = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
     assert "**You need:**" in md[0], f"{notebook}: the title cell should say what the chapter builds on"
+    assert "](../docs/glossary.md)" in md[0], f"{notebook}: the title cell should link the glossary"
     check = next(t for t in md if "## Check yourself" in t).split("## Check yourself", 1)[1]
     questions = re.findall(r"^\s*\d+\. ", check, flags=re.M)
     answers = re.findall(r"<details><summary>Answer</summary>.*?</details>", check, flags=re.S)
