@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Chapter", "CHAPTERS", "by_notebook"]
+__all__ = ["Chapter", "CHAPTERS"]
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,3 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("10", _nb("10_other_interconnects_and_numerics"), "Other interconnects and collective numerics",
             "ch10_other_interconnects", (), None, None, _tests("ch10_other_interconnects")),
 )
-
-
-def by_notebook(stem: str) -> Chapter:
-    """The chapter of ``notebooks/<stem>.ipynb``."""
-    for c in CHAPTERS:
-        if c.notebook == _nb(stem):
-            return c
-    raise KeyError(f"no chapter for notebooks/{stem}.ipynb; add it to nvcourse.chapters.CHAPTERS")
