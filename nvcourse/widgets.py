@@ -361,10 +361,10 @@ def _control_label(widget: widgets.Widget, name: str) -> str:
 
 def _control_value(widget: widgets.Widget) -> str:
     label = getattr(widget, "label", None)  # selection widgets: what the learner reads, not the value behind it
-    if isinstance(label, str):
+    if isinstance(label, str) and label:  # a SelectionSlider's label can be '' until a front end syncs it
         return label
     labels = getattr(widget, "label", None)
-    if isinstance(labels, tuple):
+    if isinstance(labels, tuple) and any(labels):
         return ", ".join(labels)
     value = getattr(widget, "value", "")
     if isinstance(value, float):
