@@ -422,3 +422,27 @@ def test_06_scaling_prose_matches_the_two_figures():
             assert first(t, "tree", "ring") == 4 and first(t, "hierarchical", "ring") is None
     assert "the tree takes over from 4 nodes" in text and "it is the fastest from 2 nodes" in text
     assert "it trails NCCL's tree at both sizes" in text.replace("so it trails", "it trails")
+
+
+def test_09_fabric_prose_size_and_oversubscription_claims():
+    # "Oversubscription and top-of-rack cabling only make it worse"; "a small job's rings may find enough distinct
+    # paths even on static routes, a 128-node one does not" (the gate's default: random placement, static routes)
+    from nvcourse import capstone
+    from nvcourse import capstone_gates as cg
+
+    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
+    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    ns = {"capstone": capstone}
+    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    text = prose("09_capstone_design_a_cluster.ipynb")
+    assert "Oversubscription and top-of-rack cabling only make it worse" in text
+    assert "a small job's rings may find enough distinct paths even on static routes, a 128-node one does not" in text
+    ratios = {}
+    for gpus in (512, 1024):
+        rep = capstone.evaluate(capstone.Design("dgx-h100", gpus, tp=8, pp=1), ns["targets"])
+        base = cg.fabric_gate(rep, cg.FabricChoice())
+        ratios[gpus] = base.passed
+        for worse in (cg.FabricChoice(oversubscription=2.0), cg.FabricChoice(layout="tor"),
+                      cg.FabricChoice(layout="tor", oversubscription=4.0)):
+            assert cg.fabric_gate(rep, worse).ratio <= base.ratio + 1e-9
+    assert ratios == {512: True, 1024: False}
