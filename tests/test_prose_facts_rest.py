@@ -446,3 +446,21 @@ def test_09_fabric_prose_size_and_oversubscription_claims():
                       cg.FabricChoice(layout="tor", oversubscription=4.0)):
             assert cg.fabric_gate(rep, worse).ratio <= base.ratio + 1e-9
     assert ratios == {512: True, 1024: False}
+
+
+def test_09_a_half_ets_share_does_not_keep_the_neighbour_under_10_percent():
+    from nvcourse import capstone
+    from nvcourse import capstone_gates as cg
+
+    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
+    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    ns = {"capstone": capstone}
+    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    claim = "A 50 % ETS share does not keep the neighbour's cost under 10 %"
+    assert claim in prose("09_capstone_design_a_cluster.ipynb")
+    for design in (capstone.Design("dgx-h100", 512, tp=8, pp=2), capstone.Design("dgx-h100", 1024, tp=8, pp=1),
+                   capstone.Design("gb200-nvl72", 512, tp=8, pp=1)):
+        rep = capstone.evaluate(design, ns["targets"])
+        res = cg.isolation_requirements(rep, cg.FabricChoice(routing="ideal"),
+                                        cg.IsolationTargets(shared_fabric=True, max_slowdown=0.10, qos="ets"))
+        assert res.gates[0].name == "neighbour" and not res.gates[0].passed
