@@ -39,18 +39,19 @@ def pair_bandwidth_rows() -> list[dict]:
 def contrast_table_html() -> str:
     """What each scale-up fabric is and how collectives use it (data file, sourced)."""
     d = raw()
-    m, u, t, g = d["mi300x"], d["ualink"], d["tpu_v4"], d["gb300"]
+    m, u, t, g, r = d["mi300x"], d["ualink"], d["tpu_v4"], d["gb300"], d["rubin"]
     rows = [
         ["AMD Instinct MI300X", f"{m['gpus']} GPUs, each with {m['links_per_gpu']} Infinity Fabric (xGMI) links, one "
          "to every peer: a full mesh, no switch", f"{m['library']}: NCCL's API; algorithms that use all links at once"],
         ["UALink 1.0", f"open load/store scale-up link, {u['lane_Gbps']}G per lane, switches for up to "
          f"{u['max_accelerators']:,} accelerators per pod", "a specification; products to come"],
         ["Google TPU v4", f"{t['chips']:,} chips, {t['ici_links_per_chip']} ICI links each, {t['topology']}",
-         "XLA collectives along the torus dimensions; no switch, no NCCL"],
+         "XLA collectives along the torus dimensions; no packet switch, no NCCL"],
         ["NVIDIA GB300 NVL72", f"NVL72 NVLink domain; one ConnectX-8 ({g['nic_Gbps_per_gpu']} Gb/s) per GPU",
          "NCCL; twice GB200's NIC rate per GPU"],
-        ["NVIDIA Vera Rubin NVL144 / Rubin Ultra NVL576", "announced rack-scale NVLink domains (2026, 2027); the "
-         "number counts GPU dies", "roadmap, not modelled here"],
+        [f"NVIDIA {r['name']} / Rubin Ultra", f"rack-scale NVLink domains (2026, 2027); announced at GTC 2025 as "
+         f"{r['announced_as']} and {r['ultra_announced_as']}, counting GPU dies, a naming NVIDIA dropped for "
+         f"{r['name']}", "roadmap, not modelled here"],
     ]
     return table_html(["system", "scale-up fabric", "collectives"], [[html.escape(c) for c in r] for r in rows],
                       align_numbers=False)
