@@ -104,6 +104,20 @@ def _check_reachable(path: Path) -> None:
                            f"(chmod o+x {d}, or install the course outside a private home)")
 
 
+def _check_learners_can_run() -> None:
+    """Start the learners' interpreter as an unprivileged user (nobody), importing what their servers import."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return  # util-linux absent: the folder check above is all there is
+    proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                           "import jupyterhub.singleuser, nvcourse"], cwd="/", capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise HubError(f"learners' accounts cannot run {sys.executable}: {tail} (install the course where other "
+                       "users can read it)")
+
+
 def _check_usage(users: int, ip: str, port: int, tls: bool) -> None:
     if not 1 <= users <= 99:
         raise ValueError(f"--users must be between 1 and 99, not {users}")
@@ -132,7 +146,7 @@ def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", 
     use_accounts = accounts.is_root()
     if use_accounts:
         _check_reachable(Path(sys.executable).parent)
-        _check_reachable(Path(sys.base_prefix) / "lib")  # the interpreter's own library (pyenv keeps it in a home)
+        _check_learners_can_run()
         _check_reachable(hub_dir)
     proxy = ensure_proxy(hub_dir)
     course = hub_dir / "course"
