@@ -14,6 +14,7 @@
     python3 tasks.py slides     # a reveal.js deck per chapter, offline (artifacts/slides/index.html)
     python3 tasks.py handouts   # each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)
     python3 tasks.py hub [--users 30] [--ip 0.0.0.0] [--port 8000]   # a classroom JupyterHub on this machine
+    python3 tasks.py COMMAND --help         # what a command does and where its other arguments go
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
 pyproject.toml has not changed since the last one.
@@ -21,6 +22,7 @@ pyproject.toml has not changed since the last one.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import shutil
@@ -32,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("NVCOURSE_VENV", ROOT / ".venv"))
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_PACKAGES = ("chromium",)
 
 
 def say(msg: str) -> None:
@@ -101,19 +104,28 @@ def find_chromium() -> str | None:
     return shutil.which("chromium")
 
 
+def apt_install(what: str, packages: tuple[str, ...], why: str) -> bool:
+    """Install Debian ``packages`` (``what``, for ``why``) with apt-get when we are root; say first what and why.
+
+    The one place tasks.py touches the system: everything else goes into .venv. Without root or apt-get it says
+    what is missing and what will skip instead. True when apt-get succeeded.
+    """
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if not (is_root and shutil.which("apt-get")):
+        say(f"{what} not found and cannot install it (needs root and apt-get); {why} will skip")
+        return False
+    say(f"installing {what} from Debian's packages ({', '.join(packages)}) for {why}")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    return (run(["apt-get", "update", "-q"], env=env) == 0
+            and run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages], env=env) == 0)
+
+
 def ensure_chromium() -> str | None:
     """Install Debian's Chromium when missing and we are root (the browser test needs it)."""
     found = find_chromium()
     if found or os.environ.get("NVCOURSE_NO_BROWSER"):
         return found
-    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    if is_root and shutil.which("apt-get"):
-        say("installing Chromium from Debian's packages for the browser test")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        if run(["apt-get", "update", "-q"], env=env) == 0:
-            run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], env=env)
-    else:
-        say("Chromium not found and cannot install it (needs root and apt-get); the browser test will skip")
+    apt_install("Chromium", CHROMIUM_PACKAGES, "the browser test")
     return find_chromium()
 
 
@@ -141,14 +153,7 @@ def ensure_engines(py: Path) -> None:
         if run([*pip, TORCH_PIN]) != 0:
             say("torch install failed; the torch engine tests will skip")
     if shutil.which("mpirun") is None:
-        is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-        if is_root and shutil.which("apt-get"):
-            say("installing Open MPI from Debian's packages for the MPI engine tests")
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            if run(["apt-get", "update", "-q"], env=env) == 0:
-                run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *OPENMPI_PACKAGES], env=env)
-        else:
-            say("mpirun not found and cannot install Open MPI (needs root and apt-get); the MPI tests will skip")
+        apt_install("Open MPI (mpirun)", OPENMPI_PACKAGES, "the MPI engine tests")
     if shutil.which("mpirun") is not None and not _has_module(py, "mpi4py"):
         say("installing mpi4py for the MPI engine tests")
         if run([*pip, "mpi4py"]) != 0:
@@ -239,17 +244,62 @@ def cmd_handouts(args: list[str]) -> int:
     return run([py, "-m", "nvcourse.devtools.handouts", *args], cwd=ROOT, env=env)
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "lint": cmd_lint, "execute": cmd_execute, "exercises": cmd_exercises,
-            "budget": cmd_budget, "latency": cmd_latency, "release": cmd_release,
-            "slides": cmd_slides, "handouts": cmd_handouts,
-            "wheelhouse": cmd_wheelhouse, "hub": cmd_hub}
+#: name -> (function, one line for the list, what it does and where its other arguments go)
+COMMANDS = {
+    "lab": (cmd_lab, "install what is missing, open the course in JupyterLab",
+            "--offline DIR installs only from a wheelhouse folder (no network); other arguments go to JupyterLab "
+            "(e.g. --no-browser --ip 0.0.0.0). As root, --allow-root is added."),
+    "test": (cmd_test, "install what is missing (Chromium, Open MPI, torch CPU, mpi4py), lint, run the tests",
+             "Runs ruff, then pytest (unit tests, nbval over the notebooks, the browser test). Arguments go to "
+             "pytest (e.g. tests/test_cli.py -k json). As root, installs Chromium and Open MPI with apt-get; "
+             "NVCOURSE_NO_BROWSER=1 / NVCOURSE_NO_ENGINES=1 skip them."),
+    "lint": (cmd_lint, "ruff over the whole tree (configuration in pyproject.toml)",
+             "Arguments go to ruff check (e.g. --fix)."),
+    "execute": (cmd_execute, "re-execute notebooks in place, then regenerate exercises/",
+                "Without paths: every notebook. With paths (notebooks/NN_topic.ipynb ...): only those."),
+    "exercises": (cmd_exercises, "regenerate exercises/ from solutions/",
+                  "--check: do not write; exit 1 if exercises/ is out of date."),
+    "budget": (cmd_budget, "execute the course as Binder would; time and peak memory per notebook",
+               "Arguments go to benchmarks/binder_budget.py."),
+    "latency": (cmd_latency, "time every dashboard's update (target: 150 ms per slider change)",
+                "Arguments go to benchmarks/widget_latency.py."),
+    "release": (cmd_release, "the course without solutions/, for learners",
+                "--learners DIR [--solutions-url URL]; arguments go to python -m nvcourse.devtools.release."),
+    "slides": (cmd_slides, "a reveal.js deck per chapter, offline (artifacts/slides/index.html)",
+               "Arguments go to python -m nvcourse.devtools.slides."),
+    "handouts": (cmd_handouts, "each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)",
+                 "Arguments go to python -m nvcourse.devtools.handouts (e.g. --answer-key)."),
+    "wheelhouse": (cmd_wheelhouse, "every wheel the course needs, for a USB stick",
+                   "DIR [--this-platform]; arguments go to nvcourse/devtools/wheelhouse.py (standard library only)."),
+    "hub": (cmd_hub, "a classroom JupyterHub on this machine",
+            "Arguments go to python -m nvcourse.devtools.hub (e.g. --users 30 --ip 0.0.0.0 --port 8000)."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``python3 tasks.py [-h] COMMAND [-h] [ARGS...]``: standard library only, nothing installed to show help."""
+    parser = argparse.ArgumentParser(prog="python3 tasks.py", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, summary, details) in COMMANDS.items():
+        sub.add_parser(name, help=summary, description=f"{summary}.\n\n{details}\n\nAn option of the tool "
+                       f"itself that tasks.py also knows (-h) goes after --: python3 tasks.py {name} -- --help",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    return parser
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in COMMANDS:
+    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
         print(__doc__)
         return 2
-    return COMMANDS[argv[0]](argv[1:])
+    parser = build_parser()
+    # tasks.py knows only -h: everything else after the command is the tool's (pytest, ruff, JupyterLab, ...)
+    ns, rest = parser.parse_known_args(argv[:1] + [a for a in argv[1:2] if a in ("-h", "--help")])
+    rest = argv[1:]
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    return COMMANDS[ns.command][0](rest)
 
 
 if __name__ == "__main__":
