@@ -151,6 +151,18 @@ def _nvls_min() -> set[str]:
     return {str(s.nvls_min_gpus) for s in catalog.systems().values() if s.nvls_min_gpus}
 
 
+def _llama3(key: str) -> Callable[[], set[str]]:
+    """A figure of Meta's Llama 3 RoCE fabric from data/ethernet_ai.toml, as prose writes it."""
+
+    def get() -> set[str]:
+        from nvcourse import _data
+
+        v = next(x for x in _data.load("ethernet_ai").values() if isinstance(x, dict) and key in x)[key]
+        return {str(v).split(":")[-1]} if isinstance(v, str) else {f"{v:g}"}
+
+    return get
+
+
 QUANTITIES = {
     # chapter 05 / 08b: a 1 GiB all-reduce on the 72 GPUs of an NVL72, ring and NVLS times (NCCL's model)
     "NVL72, 1 GiB on 72 GPUs: ring and NVLS time (ms)": Quantity(
@@ -184,6 +196,13 @@ QUANTITIES = {
     "nodes per SuperPOD SU": Quantity(
         (r"\bSU\b|scalable units?",),
         r"\b(\d+)[ -]nodes? (?:per )?(?:SU|scalable unit)\b|(?:SU|units?)\)? of (\d+) nodes"),
+    # chapter 06c (and wherever Llama 3's fabric is described): Meta's RoCE cluster, from the data file
+    "Llama 3 fabric: GPUs per pod": Quantity((r"pod",), r"(\d[\d,]*)-GPU pods?", _llama3("gpus_per_pod")),
+    "Llama 3 fabric: flows per GPU pair": Quantity((r"flows",), r"(\d+) flows (?:per|between two) GPU",
+                                                   _llama3("flows_per_gpu_pair")),
+    "Llama 3 fabric: oversubscription above the pods": Quantity((r"Llama|\bpods?\b", r"above|aggregation|oversubscri"),
+                                                                r"\b1:(\d+)\b",
+                                                                _llama3("aggregation_oversubscription")),
     # chapter 06's exercise: idle links with 32 flows on 32 up-links
     "32 flows on 32 links: idle fraction": Quantity(
         (r"1/32\)\^32",), r"1/32\)\^32 (?:=|≈) ?(0\.\d+)", _idle_links),
