@@ -64,7 +64,8 @@ def test_domain_allreduce_by_hand():
     n = 64 * 2**20
     assert domain_allreduce_time("dgx-h100", n, 8) == pytest.approx(14 * 3.4e-6 + 1.75 * n / 370.8e9)
     # NVLink SHARP as NCCL models NVLS (the cost model): one 25 us step, n(g+1)/g bytes at 370.8 GB/s x 0.85 (Hopper)
-    assert domain_allreduce_time("dgx-h100", n, 8, in_switch=True) == pytest.approx(25e-6 + 9 / 8 * n / (370.8e9 * 0.85))
+    assert domain_allreduce_time("dgx-h100", n, 8, in_switch=True) == pytest.approx(
+        25e-6 + 9 / 8 * n / (370.8e9 * 0.85))
     with pytest.raises(ValueError, match="in-switch"):
         domain_allreduce_time("dgx-a100", n, 8, in_switch=True)
     with pytest.raises(ValueError, match="domain"):

@@ -20,7 +20,8 @@ def text_of(stem):
 
 
 def test_examples_are_shipped_with_a_source_line():
-    assert set(EXAMPLES) >= {"dgx1-v100-cube-mesh", "dgx-a100-10nic", "hgx-h20-nvswitch", "a100-8gpu-simple", "pcie-8gpu-vllm"}
+    assert set(EXAMPLES) >= {"dgx1-v100-cube-mesh", "dgx-a100-10nic", "hgx-h20-nvswitch", "a100-8gpu-simple",
+                             "pcie-8gpu-vllm"}
     for stem in EXAMPLES:
         assert text_of(stem).startswith("# Source: ")
 
@@ -100,7 +101,8 @@ def test_nvlink_generation_gives_bandwidth():
 def test_tabs_and_crlf_give_the_same_matrix():
     for stem in EXAMPLES:
         text = text_of(stem)
-        tabbed = "\r\n".join("\t".join(line.split()) if not line.startswith("#") else line for line in text.splitlines())
+        tabbed = "\r\n".join("\t".join(line.split()) if not line.startswith("#") else line
+                             for line in text.splitlines())
         assert parse_topo(tabbed).codes == parse_topo(text).codes
 
 
@@ -127,12 +129,15 @@ def test_good_small_matrix():
 @pytest.mark.parametrize(
     "broken, message",
     [
-        (GOOD.replace("GPU1    NV2      X      SYS     PIX     0-7", "GPU1    NV2      X      SYS"), r"line 3: row GPU1 has 3 entries"),
-        (GOOD.replace("SYS     SYS      X      SYS     8-15", "SYS     SYS      X      SYS     8-15  9 10"), r"line 4: row GPU2 has"),
+        (GOOD.replace("GPU1    NV2      X      SYS     PIX     0-7", "GPU1    NV2      X      SYS"),
+         r"line 3: row GPU1 has 3 entries"),
+        (GOOD.replace("SYS     SYS      X      SYS     8-15", "SYS     SYS      X      SYS     8-15  9 10"),
+         r"line 4: row GPU2 has"),
         (GOOD.replace("GPU2    SYS     SYS", "GPU2    SYS     FOO"), r"line 4: unknown code 'FOO'"),
         (GOOD.replace("GPU2    SYS     SYS", "GPU2    SYS     NV0"), r"line 4: unknown code 'NV0'"),
         ("\n".join(GOOD.splitlines()[:-1]) + "\n", r"line 4: the matrix is not square.*mlx5_0"),
-        (GOOD.replace("mlx5_0  PIX     PIX", "mlx5_0  PIX     PXB"), r"line 5: asymmetric matrix: GPU1->mlx5_0 is PIX but mlx5_0->GPU1 is PXB"),
+        (GOOD.replace("mlx5_0  PIX     PIX", "mlx5_0  PIX     PXB"),
+         r"line 5: asymmetric matrix: GPU1->mlx5_0 is PIX but mlx5_0->GPU1 is PXB"),
         (GOOD.replace("GPU1    NV2      X", "GPU1     X      NV2"), r"line 3: .*X"),
         (GOOD + "GPU0     X      NV2     SYS     PIX\n", r"line 6: row 'GPU0' appears twice"),
         (GOOD.replace("GPU2    SYS", "GPU9    SYS"), r"line 4: row label 'GPU9'"),
@@ -153,7 +158,8 @@ def test_nic_legend_must_name_a_nic_of_the_matrix():
 # ----------------------------------------------------------------------------------------- fuzzing
 
 _TOKENS = ["GPU0", "GPU1", "GPU2", "NIC0", "mlx5_0", "X", "NV1", "NV12", "NV0", "PIX", "PXB", "PHB", "NODE", "SYS",
-           "SOC", "CPU", "Affinity", "NUMA", "ID", "0-7", "N/A", "Legend:", "NIC", "NIC0:", "=", "$", "\t", "", "€", "NV99999"]
+           "SOC", "CPU", "Affinity", "NUMA", "ID", "0-7", "N/A", "Legend:", "NIC", "NIC0:", "=", "$", "\t", "", "€",
+           "NV99999"]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
