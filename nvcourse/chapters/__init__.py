@@ -20,10 +20,9 @@ __all__ = ["Chapter", "CHAPTERS"]
 class Chapter:
     """Where everything of one notebook lives. Paths are relative to the repository root; ``None``: not there.
 
-    ``module`` is the chapter module under ``nvcourse/chapters/`` (imported by the notebook as
-    ``from nvcourse.chapters import chNN_topic as ch``); ``models`` the top-level ``nvcourse`` modules or
-    packages the chapter module and the notebook import (``catalog`` and helpers such as ``units`` left out);
-    ``checker`` the module under ``nvcourse/checks/`` (imported as ``from nvcourse.checks import chNN as check``);
+    ``module`` is the chapter module under ``nvcourse/chapters/``; ``models`` the top-level ``nvcourse`` modules
+    or packages the chapter module and the notebook import (``catalog`` and helpers such as ``units`` left out);
+    ``checker`` the module under ``nvcourse/checks/``;
     ``solution`` the exercise notebook with its answers, from which ``exercises/`` is generated.
     """
 

@@ -1,5 +1,4 @@
-"""Exercise checkers with instant feedback: an exercise notebook imports its chapter's checker module,
-``from nvcourse.checks import chNN as check``.
+"""Exercise checkers with instant feedback: one module per chapter, ``nvcourse.checks.chNN``.
 
 Every exercise cell ends with a call such as ``check.half_bandwidth_size(half_bandwidth_size)`` or
 ``check.answer("02.ndr_GBps", answer)``. The call returns a :class:`Result` (``passed``, ``message``)
