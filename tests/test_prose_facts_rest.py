@@ -464,3 +464,10 @@ def test_09_a_half_ets_share_does_not_keep_the_neighbour_under_10_percent():
         res = cg.isolation_requirements(rep, cg.FabricChoice(routing="ideal"),
                                         cg.IsolationTargets(shared_fabric=True, max_slowdown=0.10, qos="ets"))
         assert res.gates[0].name == "neighbour" and not res.gates[0].passed
+
+
+def test_06_fabric_dashboard_states_its_model_in_the_readout():
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+
+    _fig, html = allreduce_view(16, "roce-400g", 2.0, "ecmp", "random", "ring")
+    assert "max-min fairly" in html and "SHARP" in html

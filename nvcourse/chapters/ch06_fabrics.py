@@ -192,6 +192,8 @@ def allreduce_view(
         f"{format_time(est.inter_s)}; "
         f"latency terms {format_time(est.latency_s)}). Bus bandwidth <b>{est.busbw_GBps:.3g} GB/s</b>; "
         f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>{_above_100(eff, est, base)}." + hot
+        + "<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
+        "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i>"
     )
     return fig, text
 
