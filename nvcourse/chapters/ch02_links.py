@@ -7,6 +7,7 @@ published measurements in ``data/link_measurements.toml``.
 from __future__ import annotations
 
 import html
+import math
 import re
 from dataclasses import dataclass
 
@@ -271,8 +272,6 @@ def _beta_grid(low: float = 25.0, high: float | None = None) -> dict[str, float]
     """The β slider's range and step (a log slider moves in steps of ``step`` in log10), chosen so that both
     values the text asks for, ``low`` (about a PCIe Gen4 slot) and ``high`` (an H100's NVLinks), are slider
     positions: from about 1 GB/s to about 2 TB/s."""
-    import math
-
     high = _H100.beta_Bps / 1e9 if high is None else high
     span = math.log10(high) - math.log10(low)
     step = span / round(span / 0.01)
