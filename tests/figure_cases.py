@@ -273,6 +273,12 @@ MEASURED = {
     "06b_nccl_in_practice": "no figure of its own besides the diagnosis picture, audited in test_ch06b_chapter",
 }
 
+#: Notebooks that draw no figure: tables, text and widgets only.
+NO_FIGURES = {
+    "06d_bringup_and_fault_runbook": "tables of checks, the drill box (text)",
+    "10_other_interconnects_and_numerics": "tables and the numerics box (text)",
+}
+
 #: Chapter functions that draw one state of a listed dashboard or figure (audited through it).
 DRAWN_INSIDE = {
     "plot_memory_breakdown": "memory_dashboard",
