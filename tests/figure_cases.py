@@ -38,6 +38,8 @@ def _ch02() -> list[tuple[str, Build]]:
     return [
         ("alpha_beta_dashboard", ch.alpha_beta_dashboard),
         ("plot_effective_bandwidth", lambda: ch.plot_effective_bandwidth(list(ch.PER_GPU_CHOICES), line_rate=False)),
+        ("plot_effective_bandwidth[line rate]",  # the chooser with its line-rate box ticked and every link
+         lambda: ch.plot_effective_bandwidth(list(ch.PER_GPU_CHOICES), line_rate=True)),
         ("link_chooser_dashboard", ch.link_chooser_dashboard),
         ("plot_spec_vs_measured", ch.plot_spec_vs_measured),
     ]

@@ -149,57 +149,6 @@ def test_chapter_06s_64_mib_scaling_legend_in_its_old_place_is_found():
         plt.close(fig)
 
 
-def _static_figures():
-    """(id, zero-argument maker) for every public chapter function that returns a Figure and needs no argument,
-    found by its annotation so a new one is covered, plus the ones whose arguments the notebooks vary."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    import nvcourse.chapters as chapters
-
-    found = []
-    for info in pkgutil.iter_modules(chapters.__path__):
-        mod = importlib.import_module(f"nvcourse.chapters.{info.name}")
-        for name, fn in inspect.getmembers(mod, inspect.isfunction):
-            if fn.__module__ != mod.__name__ or name.startswith("_"):
-                continue
-            sig = inspect.signature(fn)
-            if "Figure" in str(sig.return_annotation) and all(
-                p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()
-            ):
-                found.append((f"{info.name}.{name}", fn))
-    from nvcourse.chapters import ch02_links, ch06_fabrics
-
-    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
-    found += [
-        ("ch02 every link with line rates",
-         lambda: ch02_links.plot_effective_bandwidth(list(ch02_links.PER_GPU_CHOICES), line_rate=True)),
-        ("ch06 scaling 64 MiB", lambda: ch06_fabrics.scaling_figure(nodes, 64 * 2**20, routing="dmodk")),
-        ("ch06 scaling 1 GiB", lambda: ch06_fabrics.scaling_figure(nodes, 2**30, routing="dmodk")),
-    ]
-    return found
-
-
-#: about 30 s each on one core (ecmp_figure's closed-form slowest-flow curve sums over every flow count)
-SLOW_FIGURES = {"ch06_fabrics.ecmp_figure"}
-
-
-@pytest.mark.parametrize("make", [pytest.param(f, id=n, marks=[pytest.mark.slow] if n in SLOW_FIGURES else [])
-                                  for n, f in _static_figures()])
-def test_every_static_chapter_figure_is_readable(make):
-    """Without running the notebooks: shown inline (cropped to a tight box), so no canvas check."""
-
-    import matplotlib.pyplot as plt
-
-    made = make()
-    fig = made[0] if isinstance(made, tuple) else made
-    try:
-        assert figure_problems(fig, check_canvas=False) == []
-    finally:
-        plt.close(fig)
-
-
 def test_a_label_on_another_points_marker_is_found_and_one_on_its_own_point_is_not():
 
     from matplotlib.figure import Figure
