@@ -45,7 +45,6 @@ FUNCTION_IMPORTS_KNOWN: dict[str, str] = {
     "nvcourse/chapters/ch04_collectives.py": _LATE,
     "nvcourse/chapters/ch04b_predicting.py": _LATE,
     "nvcourse/chapters/ch06b_nccl_in_practice.py": _LATE,
-    "nvcourse/checks/ch07c.py": _LATE,
     "nvcourse/costmodel/sweeps.py": _LATE,
     "nvcourse/devtools/hub.py": _LATE,
     "nvcourse/devtools/hub_load.py": _LATE,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import catalog
 from ..fabric.moe import remote_nodes_per_token
 from ..inference import ServeModel, get_model, kv_bytes_per_token
+from ..serving import mla_kv_bytes_per_token
 from ..units import format_rate, format_size
 from ._core import Case, Result, check_function, rng_for, safe_checker
 
@@ -142,8 +143,6 @@ def remote_nodes(fn) -> Result:
 @safe_checker
 def mla_kv_bytes(fn) -> Result:
     """``fn(layers, kv_lora_rank, rope_dim, bytes_per_elem)`` → MLA's KV-cache bytes per token."""
-    from ..serving import mla_kv_bytes_per_token
-
     combos = [(61, 512, 64, 2), (61, 512, 64, 1), (27, 512, 64, 2), (60, 512, 64, 2), (32, 256, 32, 2)]
     rng = rng_for("mla_kv_bytes")
     combos += [(int(rng.integers(12, 96)), int(rng.choice([256, 512, 1024])), int(rng.choice([32, 64, 128])),
