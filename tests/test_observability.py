@@ -24,7 +24,7 @@ def test_alert_thresholds_from_the_policy():
     t = counters.alert_thresholds(0.3)  # policy: 10 % target, warn at half
     assert (t.busbw_ratio_warn, t.busbw_ratio_critical) == pytest.approx((0.875, 0.75))
     assert (t.step_ratio_warn, t.step_ratio_critical) == pytest.approx((1.05, 1.10))
-    assert len(t.rows()) == 6
+    assert len(t.rows()) == 7
     pol = counters.alert_policy()  # one place for the levels chapters 08, 08b and 09 quote
     assert (pol.step_ratio_warn, pol.step_ratio_critical) == pytest.approx((t.step_ratio_warn, t.step_ratio_critical))
     flaps = next(r for r in t.rows() if r[0].startswith("LinkDowned"))
@@ -81,6 +81,33 @@ def test_flapping_link_shows_in_its_own_counters_and_as_spikes():
         per_retry = reliability.ib_retry_timeout_s() / reliability.raw()["timeouts"]["nccl_ib_retry_count"]
         spikes = int(np.sum(r.step_s > r.baseline_s + 0.9 * per_retry))
         assert spikes == p["LinkDownedCounter"]
+
+
+def test_symbol_errors_are_a_fault_and_raw_ber_is_the_background():
+    """Symbol errors are the errors no physical-layer mechanism corrected (UFM telemetry fields): a healthy port
+    shows none, so only the flapping port's SymbolErrorCounter moves; the red herring is a raw (pre-FEC) BER, what
+    FEC corrected, on one port with no error counter."""
+    for seed in range(4):
+        for i in drill.INCIDENTS:
+            r = drill.incident(i, seed)
+            moved = [c for c, row in r.ports.items() if row.get("SymbolErrorCounter")]
+            assert moved == ([r.component] if r.fault == "flapping link" else []), (seed, i)
+            shown = [c for c, row in r.ports.items() if row["raw_ber"] >= drill.RAW_BER_SHOWN]
+            herring = [c for c in shown if c != r.component]
+            assert len(herring) <= 1
+            assert not any({"SymbolErrorCounter", "LinkDownedCounter"} & set(r.ports[c]) for c in herring)
+    sources = counters.raw()["sources"]
+    assert sources["ufm-telemetry"]["url"].startswith("https://docs.nvidia.com/networking/")
+    flap = next(s for s in counters.signals("InfiniBand") if s["fault"] == "flapping link")
+    assert "ufm-telemetry" in flap["src"] and "any rise is a real fault" in flap["reading"]
+
+
+def test_naming_the_raw_ber_port_is_answered_as_margin_not_fault():
+    run = next(r for r in _find("flapping link"))
+    herring = next(c for c, row in run.ports.items() if c != run.component and row["raw_ber"] >= drill.RAW_BER_SHOWN)
+    v = drill.verdict(run, "flapping link", herring)
+    assert v.fault_ok and not v.component_ok
+    assert "FEC corrected" in v.mistake and "SymbolErrorCounter" in v.mistake
 
 
 def test_congested_uplink_slows_the_job_and_tops_the_leaf_wait():

@@ -212,10 +212,15 @@ def thresholds_dashboard() -> Dashboard:
 
 # ------------------------------------------------------------------------------------------ drill
 def _rows(d: dict[str, dict[str, float]], skip_small_wait: float = 3.0, top: int = 8) -> list[list[object]]:
-    """Components whose counters moved, sorted by how much (background PortXmitWait under a few % hidden)."""
+    """Components whose counters moved, sorted by how much (background hidden: PortXmitWait under a few %, the raw
+    pre-FEC bit error rate every port shows below ``drill.RAW_BER_SHOWN``)."""
     out = []
     for comp, row in d.items():
-        shown = {k: v for k, v in row.items() if not (k == "xmit_wait_pct" and v < skip_small_wait)}
+        shown = {
+            k: v
+            for k, v in row.items()
+            if not (k == "xmit_wait_pct" and v < skip_small_wait) and not (k == "raw_ber" and v < drill.RAW_BER_SHOWN)
+        }
         if shown:
             out.append([comp, ", ".join(f"{k} {v:g}" for k, v in shown.items())])
     out.sort(key=lambda r: -max(float(x.split()[-1]) for x in r[1].split(", ")))
@@ -241,7 +246,7 @@ def drill_view(run: drill.DrillRun):
 
     logs = "<br>".join(_E(line) for line in run.logs[-8:])
     text = (
-        block("IB ports (host side; counters grown over the window)", _rows(run.ports))
+        block("IB ports (host side; counters grown over the window; raw_ber: pre-FEC bit error rate)", _rows(run.ports))
         + block("leaf switches (uplinks)", _rows(run.leaves))
         + block("GPUs (DCGM)", _rows(run.gpus))
         + f"<b>logs</b><div style='font-family:monospace;font-size:0.85em'>{logs}</div>"

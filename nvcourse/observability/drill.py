@@ -33,6 +33,7 @@ NODES, GPUS, SU = 8, 4, 4
 SYSTEM = "dgx-h100"
 STEPS = 60
 NBYTES = 2**31  # gradients all-reduced per step, bytes per GPU (a ~1B-parameter model in bf16)
+RAW_BER_SHOWN = 1e-10  # a raw BER at or above this is shown in the port table (the background below it is hidden)
 COMPUTE_S = 0.060  # compute per step, seconds (drill choice: about a third of the step is communication)
 # seeded ranges of each fault's magnitude (assumptions of the drill)
 _RANGES = {
@@ -112,13 +113,21 @@ class DrillRun:
     magnitude: float = field(repr=False, default=0.0)
 
 
-def _noise(rng, base: float) -> dict:
-    """Background every healthy fabric shows: small PortXmitWait everywhere, a few symbol errors on one port, one
-    corrected ECC error on one GPU (red herrings: present, but nothing a threshold should page for)."""
+def _noise(rng, base: float, ber_rng) -> dict:
+    """Background every healthy fabric shows: small PortXmitWait everywhere, a raw (pre-FEC) bit error rate on
+    every port with one port's well above the rest, one corrected ECC error on one GPU (red herrings: present,
+    but nothing a threshold should page for). Raw errors are the ones forward error correction (FEC) fixed: a
+    raw BER is the link's margin to trend, not a fault; symbol errors, the ones no physical-layer mechanism
+    corrected, stay at zero on a healthy port (source ufm-telemetry in data/observability.toml).
+
+    ``ber_rng`` draws the raw BERs, so they leave the incident's own random stream as it was. The raw BER
+    levels (1e-13..1e-11 background, 2e-10..8e-10 on the herring) are assumptions of the drill."""
     comps = components()
     ports = {p: {"xmit_wait_pct": round(float(rng.uniform(0.0, 1.5)), 2)} for p in comps["port"]}
+    for p in comps["port"]:
+        ports[p]["raw_ber"] = float(f"{10 ** ber_rng.uniform(-13, -11):.1e}")
     herring = comps["port"][int(rng.integers(len(comps["port"])))]
-    ports[herring]["SymbolErrorCounter"] = int(rng.integers(2, 9))
+    ports[herring]["raw_ber"] = int(rng.integers(2, 9)) * 1e-10
     leaves = {leaf: {"xmit_wait_pct": round(float(rng.uniform(0.0, 2.0)), 2)} for leaf in comps["leaf"]}
     gpus = {g: {"clock_ratio": 1.0} for g in comps["gpu"]}
     gpus[comps["gpu"][int(rng.integers(len(comps["gpu"])))]]["ecc_sbe"] = 1
@@ -138,7 +147,8 @@ def incident(name: str, seed: int = 0) -> DrillRun:
     base = baseline_step_s()
     jitter = rng.lognormal(0.0, 0.01, STEPS)
     step = base * jitter
-    bg = _noise(rng, base)
+    ber_rng = np.random.default_rng([int(seed), INCIDENTS.index(name), 1])
+    bg = _noise(rng, base, ber_rng)
     ports, leaves, gpus = bg["ports"], bg["leaves"], bg["gpus"]
     n, r = int(rng.integers(NODES)), int(rng.integers(GPUS))
     onset = int(rng.integers(15, 35))
@@ -172,9 +182,10 @@ def incident(name: str, seed: int = 0) -> DrillRun:
                 f"[step {k}] NCCL WARN NET/IB : mlx5_{r}:1 Got async event : port error (node{n})",
             ]
         ports[comp].update(
-            SymbolErrorCounter=int(rng.integers(800, 5000)),
+            SymbolErrorCounter=int(rng.integers(800, 5000)),  # errors FEC and retransmission could not correct
             LinkErrorRecoveryCounter=len(flaps) + int(rng.integers(1, 4)),
             LinkDownedCounter=len(flaps),
+            raw_ber=float(f"{10 ** ber_rng.uniform(-7, -6):.1e}"),  # a degrading cable: FEC's margin used up too
         )
     elif fault == "congested uplink":
         leaf = r + GPUS * int(rng.integers(NODES // SU))
@@ -246,7 +257,8 @@ def _evidence(run: DrillRun) -> list[str]:
             f"SymbolErrorCounter +{p['SymbolErrorCounter']} (a physical-layer problem: cable or transceiver)",
             "isolated step-time spikes at the same steps as the 'link down' log lines: "
             "the QP retried until the link was back",
-            "the other ports' few symbol errors are background: no recovery, no flap",
+            "no other port's SymbolErrorCounter moved; a raw (pre-FEC) BER on another port is errors FEC corrected: "
+            "margin to trend, not this fault",
         ]
     if run.fault == "congested uplink":
         return [
@@ -299,8 +311,14 @@ def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
     elif not comp_ok and set(run.gpus.get(component) or {}) == {"ecc_sbe"}:
         mistake = ("One corrected single-bit ECC error is background noise, not a fault: look for the component "
                    "whose counters moved with the step times.")
+    elif not comp_ok and set(run.ports.get(component) or {}) <= {"raw_ber", "xmit_wait_pct"} and (
+        (run.ports.get(component) or {}).get("raw_ber", 0.0) >= RAW_BER_SHOWN
+    ):
+        mistake = ("A raw (pre-FEC) BER counts errors FEC corrected: the link's margin to trend, not a fault. "
+                   "A bad link shows SymbolErrorCounter growth (errors nothing corrected) or LinkDowned.")
     elif not fault_ok and fault == "flapping link" and run.fault != "flapping link":
-        mistake = "A few symbol errors with no LinkDowned and no recovery are background noise, not a flap."
+        mistake = ("A flap needs LinkDownedCounter growth and 'link down' log lines at the spiking steps; a raw "
+                   "(pre-FEC) BER alone is errors FEC corrected, not a flap.")
     elif not fault_ok:  # a nudge: what the fault picked would have looked like, to compare with what moved
         mistake = f"Check the signature: {SIGNATURES[fault]} Is that what moved here?"
     return Verdict(fault_ok, comp_ok, _evidence(run), mistake)
