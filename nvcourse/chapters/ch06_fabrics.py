@@ -177,7 +177,7 @@ def allreduce_view(
                 "pattern is not simulated)")
         hot = (
             f"<br>{step}: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
-            f"{share} (orange: the hottest cables)."
+            f"{share} (thickest lines, in orange: the hottest cables)."
         )
     else:
         hot = ("<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "

@@ -11,6 +11,7 @@ import html
 import ipywidgets as w
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
@@ -33,20 +34,23 @@ __all__ = [
 ]
 
 STREAM_COLOURS = {"compute": "#999999", "comm": "#0072B2", "exposed": "#D55E00"}
+EXPOSED_HATCH = "///"  # the exposed band's mark besides its colour
 #: Bucket sizes offered by the dashboard (MiB): DDP's 25 among powers of two. Below 4 MiB a 16 GB gradient
 #: makes thousands of buckets; the sweep figure covers 1 MiB.
 BUCKET_CHOICES_MIB = [4, 8, 16, 25, 32, 64, 128, 256, 512, 1024]
 
 
 def timeline_axes(ax: Axes, tl: overlap.Timeline, *, unit: float = 1e-3, unit_label: str = "ms") -> None:
-    """Draw ``tl`` as two lanes (compute on top, communication below), exposed spans in orange."""
+    """Draw ``tl`` as two lanes (compute on top, communication below), exposed spans as a hatched orange band
+    across both lanes (the hatch tells them apart in greyscale too)."""
     for row, stream in ((1, "compute"), (0, "comm")):
         spans = [((i.start) / unit, i.duration / unit) for i in tl.intervals if i.stream == stream]
         ax.broken_barh(spans, (row - 0.35, 0.7), facecolors=STREAM_COLOURS[stream], edgecolors="white",
                        linewidth=0.3 if len(spans) < 200 else 0)
     exp = [(a / unit, (b - a) / unit) for a, b in tl.exposed_intervals()]
     if exp:
-        ax.broken_barh(exp, (-0.5, 2.0), facecolors=STREAM_COLOURS["exposed"], alpha=0.25)
+        ax.broken_barh(exp, (-0.5, 2.0), facecolors=(*to_rgb(STREAM_COLOURS["exposed"]), 0.25),
+                       edgecolors=STREAM_COLOURS["exposed"], linewidth=0, hatch=EXPOSED_HATCH)
     ax.set_yticks([0, 1], ["communication", "compute"])
     ax.set_ylim(-0.6, 1.6)
     ax.set_xlim(0, tl.total_s / unit * 1.02)
@@ -57,7 +61,8 @@ def timeline_axes(ax: Axes, tl: overlap.Timeline, *, unit: float = 1e-3, unit_la
 def _legend(ax: Axes) -> None:
     handles = [Patch(color=STREAM_COLOURS["compute"], label="compute"),
                Patch(color=STREAM_COLOURS["comm"], label="collective"),
-               Patch(color=STREAM_COLOURS["exposed"], alpha=0.35, label="exposed (GPU waits)")]
+               Patch(facecolor=(*to_rgb(STREAM_COLOURS["exposed"]), 0.35), edgecolor=STREAM_COLOURS["exposed"],
+                     linewidth=0, hatch=EXPOSED_HATCH, label="exposed (GPU waits)")]
     ax.legend(handles=handles, fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.32), frameon=False)
 
 
