@@ -310,3 +310,16 @@ def test_rank_tags_in_the_middle_of_rows():
                          "ip_time_us": 2302.3, "ip_algbw_GBps": 0.46, "ip_busbw_GBps": 0.87, "ip_wrong": 0}
     assert r.rows[-1]["oop_busbw_GBps"] == 5.31 and r.op == "allreduce"
     assert any("truncated row" in n for n in r.notes)
+
+
+def test_nranks_from_busbw_over_algbw_when_no_device_lines():
+    """nccl#1453 pastes no device lines; its ring lines (another excerpt of the thread) list ranks 0-23. On the
+    row with the largest algbw, 29.50 / 15.39 = 1.9168 = 2(n-1)/n gives n = 24.0, and the 2-decimal rounding
+    cannot move it to 23 or 25."""
+    r = load("allreduce_h100_rank_tags_mid_row_nccl1453.txt")
+    assert r.nranks == 24 and any("inferred from busbw/algbw" in n for n in r.notes)
+
+
+def test_cuda_version_from_the_nccl_version_line():
+    r = load("broadcast_v100_2nodes_socket_v2_9_warn.txt")  # "NCCL version 2.9.6+cuda11.2"
+    assert (r.nccl_version, r.cuda) == ("2.9.6", "11.2")

@@ -243,3 +243,10 @@ def test_ib_completion_error_4_points_at_acs():
     log = load("ib_error4_gdr_vm_nccl660.log")
     assert log.hints == ["IB completion error 4 (IBV_WC_LOC_PROT_ERR)"] and len(log.warnings) == 2
     assert "acs_hint" in cases_of(log) and log.hosts == ["vm2", "vm1"]
+
+
+def test_aws_ofi_plugin_lines_name_the_network_without_the_using_network_line():
+    text = "\n".join(ln for ln in (DATA / "efa_aws_libfabric_mpirun_tagged.log").read_text().splitlines()
+                     if "Using network" not in ln)
+    log = read_text(text)
+    assert (log.net, log.net_kind) == ("AWS Libfabric", "plugin")

@@ -221,6 +221,10 @@ def _read_network(log: NcclLog, msg: str) -> None:
         log.net = mm.group(1)
         low = log.net.lower()
         log.net_kind = "IB" if low.startswith("ib") else "Socket" if low == "socket" else "plugin"
+    if msg.startswith("NET/OFI") and log.net is None:
+        # the aws-ofi-nccl plugin's own lines ("NET/OFI Selected Provider is efa"): its network is "AWS
+        # Libfabric", named so by "Using network AWS Libfabric" when that line is in the paste
+        log.net, log.net_kind = "AWS Libfabric", "plugin"
     if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
         devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
         log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))

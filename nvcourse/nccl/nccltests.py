@@ -100,6 +100,8 @@ class NcclTestsRun:
     op_candidates: list[str] = field(default_factory=list)
     nranks: int | None = None
     nccl_version: str | None = None
+    #: the CUDA version NCCL was built for ("NCCL version 2.26.2+cuda12.8" -> "12.8"), when printed
+    cuda: str | None = None
     nccl_tests_version: str | None = None
     header: dict = field(default_factory=dict)
     ranks: list[dict] = field(default_factory=list)
@@ -123,7 +125,7 @@ class NcclTestsRun:
         return {
             "op": self.op, "op_source": self.op_source, "op_candidates": self.op_candidates,
             "nranks": self.nranks, "nccl_version": self.nccl_version,
-            "nccl_tests_version": self.nccl_tests_version, "gpus": self.gpus, "hosts": self.hosts,
+            "nccl_tests_version": self.nccl_tests_version, "cuda": self.cuda, "gpus": self.gpus, "hosts": self.hosts,
             "header": self.header, "ranks": self.ranks, "rows": self.rows,
             "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
         }  # fmt: skip
@@ -257,6 +259,26 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
             run.op_source = "busbw/algbw ratio" if ratio is not None else "count/size"
     elif ratio is not None and cands and run.op not in cands and run.nranks:
         run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
+    if run.nranks is None and run.op and rows:
+        _nranks_from_ratio(run, big)
+
+
+def _nranks_from_ratio(run: NcclTestsRun, big: dict) -> None:
+    """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
+    (n-1)/n operations), on the row with the largest algbw, only when the 2-decimal rounding cannot move it to
+    another integer."""
+    alg, bus = big["oop_algbw_GBps"], big["oop_busbw_GBps"]
+    r = bus / alg
+    if run.op == "allreduce" and 1.0 < r < 2.0:
+        n, slope = 2 / (2 - r), 2 / (2 - r) ** 2
+    elif run.op in ("allgather", "reducescatter", "alltoall", "scatter", "gather") and 0.0 < r < 1.0:
+        n, slope = 1 / (1 - r), 1 / (1 - r) ** 2
+    else:
+        return
+    err = slope * r * (0.005 / alg + 0.005 / bus)  # how far the printed rounding can move n
+    if abs(n - round(n)) < 0.1 and err < 0.3 and round(n) >= 2:
+        run.nranks = int(round(n))
+        run.notes.append(f"no device lines: {run.nranks} ranks inferred from busbw/algbw = {r:.4f} ({run.op})")
 
 
 def _nranks_from_count(run: NcclTestsRun) -> None:
@@ -383,8 +405,10 @@ def read_all(text: str) -> list[NcclTestsRun]:
         run.rows.append(row)
     runs.append(run)
     out = [r for r in runs if r.rows]
+    cuda = m.group(1) if (m := re.search(r"NCCL version \d+\.\d+\.\d+\+cuda(\d+\.\d+)", text)) else None
     for r in out:
         r.nccl_version = r.nccl_version or version
+        r.cuda = cuda
         _finish(r, text_ops)
     return out
 
