@@ -75,6 +75,7 @@ class LearnerRun:
     correct: bool = False
     news_off: bool = False
     kernels: int = 0
+    retries: int = 0
     shm_names: list[str] = field(default_factory=list)
     kernel_maxrss_MiB: float = 0.0
     probe: dict = field(default_factory=dict)
@@ -100,19 +101,30 @@ class _Learner:
         self.http.verify = hub.cert
         self.base = f"{hub.url}/user/{name}"
 
-    def login(self, timeout_s: float) -> None:
+    def login(self, timeout_s: float) -> int:
+        """Log in through the form and wait for the server; returns how many times its start was asked again."""
         self.http.get(f"{self.hub.url}/hub/login", timeout=60).raise_for_status()
         xsrf = self.http.cookies.get("_xsrf", path="/hub/") or self.http.cookies.get("_xsrf") or ""
         r = self.http.post(f"{self.hub.url}/hub/login?next=", timeout=120, allow_redirects=False,
                            data={"username": self.name, "password": self.hub.password, "_xsrf": xsrf})
         if r.status_code != 302 or "login" in r.headers.get("Location", ""):
             raise HubError(f"{self.name}: the login form answered {r.status_code}")
+        retries, missing = 0, 0
+        asked = time.monotonic()
         self.http.get(f"{self.hub.url}/hub/spawn", timeout=120)  # what the browser follows: starts the server
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:
-            info = self.hub.api("GET", f"/users/{self.name}") or {}
-            if info.get("servers", {}).get("", {}).get("ready"):
-                return
+            server = (self.hub.api("GET", f"/users/{self.name}") or {}).get("servers", {}).get("")
+            if server and server.get("ready"):
+                return retries
+            # No server, not even a pending one: the start failed (the hub logs why). A learner reloads the page,
+            # which asks again; so does this one, twice at most.
+            missing = missing + 1 if not server and time.monotonic() - asked > 5 else 0
+            if missing >= 2:
+                if retries == 2:
+                    raise HubError(f"{self.name}'s server failed to start three times (see the hub's log)")
+                retries, missing, asked = retries + 1, 0, time.monotonic()
+                self.http.get(f"{self.hub.url}/hub/spawn", timeout=120)
             time.sleep(1.0)
         raise HubError(f"{self.name}'s server was not ready after {timeout_s:.0f} s")
 
@@ -157,20 +169,23 @@ class _Learner:
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
                         "allow_stdin": False, "stop_on_error": True}}))
-        out, deadline = [], time.monotonic() + timeout_s
+        out, deadline, replied, idle = [], time.monotonic() + timeout_s, False, False
         while time.monotonic() < deadline:
             msg = json.loads(ws.recv())
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind = msg["header"]["msg_type"]
+            # The reply (shell channel) can overtake the output (iopub): done once the kernel says idle too.
+            idle = idle or (kind == "status" and msg["content"].get("execution_state") == "idle")
+            replied = replied or kind == "execute_reply"
+            if idle and replied:
+                return "".join(out)
             if kind == "stream":
                 out.append(msg["content"]["text"])
             elif kind == "error":
                 where = [ln for ln in msg["content"].get("traceback", []) if "File " in ln or "line " in ln]
                 raise HubError(f"{msg['content']['ename']}: {msg['content']['evalue']} "
                                f"({_plain(where[-1]) if where else 'no traceback'})")
-            elif kind == "execute_reply":
-                return "".join(out)
         raise HubError(f"{self.name}: no reply from the kernel within {timeout_s:.0f} s")
 
 
@@ -187,19 +202,23 @@ def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s:
     try:
         t0 = time.monotonic()
         learner = _Learner(hub, name)
-        learner.login(timeout_s)
+        run.retries = learner.login(timeout_s)
         run.news_off = learner.open_lab()
         run.login_s = time.monotonic() - t0
         t1 = time.monotonic()
         kernels = {path: learner.open_notebook(path) for path in (CHAPTER, EXERCISES, QUIZ)}
         run.kernels = len(set(kernels.values()))
-        sockets = {path: learner.connect(k, timeout_s) for path, k in kernels.items()}
+        # One websocket at a time, opened when its notebook is used: a socket this client leaves unread would not
+        # answer the server's pings (a browser does), and the server would close it under load.
+        sockets = {}
         try:
             for path in (EXERCISES, QUIZ):
+                sockets[path] = learner.connect(kernels[path], timeout_s)
                 learner.execute(sockets[path], _notebook_code(course, path, True)[0], timeout_s)
+                sockets.pop(path).close()
             run.open_s = time.monotonic() - t1
             t2 = time.monotonic()
-            chapter = sockets[CHAPTER]
+            chapter = sockets[CHAPTER] = learner.connect(kernels[CHAPTER], timeout_s)
             for cell in _notebook_code(course, CHAPTER, not full_chapter):
                 learner.execute(chapter, cell, timeout_s)
             report = json.loads(learner.execute(chapter, DEMO_CODE, timeout_s).strip().splitlines()[-1])
