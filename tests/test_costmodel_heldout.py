@@ -84,3 +84,10 @@ def test_the_appendix_page_is_fresh():
     )
     text = page.read_text(encoding="utf-8")
     assert text.index("## Held-out runs") < text.index("## In-sample runs")
+
+
+def test_the_readme_bullet_is_fresh():
+    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    assert sweeps.readme_bullet() in readme, (
+        "README's cost-model bullet is stale: run python -m nvcourse.costmodel.sweeps --readme README.md"
+    )
