@@ -170,6 +170,11 @@ def binder_ok(r: Result) -> None:
         assert r.rc == 2 and len(r.err.strip().splitlines()) == 1 and ("--repo" in r.err or "--ref" in r.err)
 
 
+def usage_line(r: Result) -> None:
+    """A maintainers' tool named in prose without its arguments (it needs a clone of NCCL): one usage line, exit 2."""
+    assert r.rc == 2 and len(r.err.strip().splitlines()) == 1 and r.err.startswith("usage:"), r.err[-500:]
+
+
 def at_home_ok(r: Result) -> None:
     """The learners' pre-install check: ready here, or (no route to PyPI from this machine) says why."""
     if r.rc != 0 and "URLError" in r.err:
@@ -251,7 +256,7 @@ CASES: dict[str, tuple] = {
     "nvcourse systems` / `nvcourse links": (SKIP, NAME),
     "python -m nvcourse.costmodel.sweeps": (ok("calibration"),),
     "python -m nvcourse.costmodel.sweeps --markdown docs/model-validation.md": (WRITES, ok()),
-    "python -m nvcourse.costmodel.nccl_history": (ok(),),
+    "python -m nvcourse.costmodel.nccl_history": (usage_line,),
     "python -m nvcourse.devtools.architecture": (ok(),),
     "python -m nvcourse.devtools.cheatsheet": (WRITES, ok()),
     "nvcourse predict --nccl-version X.Y": (SKIP, "X.Y is a placeholder for an NCCL release"),

@@ -208,14 +208,29 @@ def section(tag: str, commit: str, src: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:  # pragma: no cover - needs a clone of NCCL
-    """``REPO TAG...``: print one TOML section per tag."""
+USAGE = "usage: python -m nvcourse.costmodel.nccl_history NCCL_REPO TAG [TAG ...]  (a git clone of NVIDIA/nccl)"
+
+
+def main(argv: list[str]) -> int:
+    """``REPO TAG...``: print one TOML section per tag (exit 2 with the usage line for missing arguments, 1 when
+    git cannot read a tag)."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) < 2:
+        print(USAGE, file=sys.stderr)
+        return 2
     repo, tags = argv[0], argv[1:]
     for tag in tags:
-        src = subprocess.run(["git", "-C", repo, "show", f"{tag}:src/graph/tuning.cc"], capture_output=True,
-                             text=True, check=True).stdout
-        commit = subprocess.run(["git", "-C", repo, "rev-list", "-n1", tag], capture_output=True, text=True,
-                                check=True).stdout.strip()
+        try:
+            src = subprocess.run(["git", "-C", repo, "show", f"{tag}:src/graph/tuning.cc"], capture_output=True,
+                                 text=True, check=True).stdout
+            commit = subprocess.run(["git", "-C", repo, "rev-list", "-n1", tag], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"nccl_history: cannot read {tag}:src/graph/tuning.cc in {repo} ({exc})".splitlines()[0],
+                  file=sys.stderr)
+            return 1
         print("\n" + section(tag, commit, src))
     return 0
 
