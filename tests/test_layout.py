@@ -402,3 +402,55 @@ def test_architecture_page_chapter_table_is_generated_from_the_registry():
 
     stale = (ROOT / "docs/architecture.md").read_text(encoding="utf-8").replace("| `ch02_links` |", "| `x` |")
     assert architecture.render(stale) != stale
+
+
+# ---------------------------------------------------------------- one import spelling in notebooks
+
+def import_spelling_violations(root: Path, chapters) -> list[str]:
+    """A notebook imports its chapter module as ``from nvcourse.chapters import chNN_topic as ch`` and nothing else
+    from ``nvcourse.chapters``; an exercise (solution) notebook imports its checker as
+    ``from nvcourse.checks import chNN as check`` and no other way into ``nvcourse.checks``."""
+    out = []
+    for c in chapters:
+        pairs = [(c.notebook, "chapters", c.module, "ch")] + [(nb, "checks", c.checker, "check")
+                                                               for nb in (c.solution, c.exercise) if nb]
+        for nb, package, module, alias in pairs:
+            if not (root / nb).exists():
+                continue
+            code = _notebook_code(root / nb)
+            pattern = rf"^\s*(from nvcourse\.{package}(\.\S+)? import .*|from nvcourse import .*\b{package}\b.*|" \
+                      rf"import nvcourse\.{package}.*)$"
+            imports = [m.group(0).strip() for m in re.finditer(pattern, code, re.M)]
+            want = f"from nvcourse.{package} import {module} as {alias}"
+            for line in imports:
+                if line.split("#")[0].strip() != want:
+                    out.append(f"{nb}: {line!r}; write {want!r}")
+    return out
+
+
+def test_notebooks_import_their_chapter_module_and_checker_one_way():
+    from nvcourse.chapters import CHAPTERS
+
+    assert import_spelling_violations(ROOT, CHAPTERS) == []
+
+
+def test_import_spelling_rule_can_fail(tmp_path: Path):
+    from nvcourse.chapters import Chapter
+
+    def notebook(path: str, source: str) -> None:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        cell = {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
+        (tmp_path / path).write_text(json.dumps({"cells": [cell]}))
+
+    notebook("notebooks/05_a.ipynb", "from nvcourse.chapters.ch05_a import moe_view\nfrom nvcourse import catalog\n")
+    notebook("solutions/05_a_exercises.ipynb", "from nvcourse import checks as check\n")
+    notebook("notebooks/06_b.ipynb", "from nvcourse.chapters import ch06_b as ch\n")
+    notebook("solutions/06_b_exercises.ipynb", "from nvcourse.checks import ch06 as check  # the checkers\n")
+    chapters = [Chapter("05", "notebooks/05_a.ipynb", "A", "ch05_a", (), "ch05", "solutions/05_a_exercises.ipynb", ()),
+                Chapter("06", "notebooks/06_b.ipynb", "B", "ch06_b", (), "ch06", "solutions/06_b_exercises.ipynb", ())]
+    assert import_spelling_violations(tmp_path, chapters) == [
+        "notebooks/05_a.ipynb: 'from nvcourse.chapters.ch05_a import moe_view'; "
+        "write 'from nvcourse.chapters import ch05_a as ch'",
+        "solutions/05_a_exercises.ipynb: 'from nvcourse import checks as check'; "
+        "write 'from nvcourse.checks import ch05 as check'",
+    ]

@@ -1,4 +1,5 @@
-"""Exercise checkers with instant feedback: one module per chapter, ``nvcourse.checks.chNN``.
+"""Exercise checkers with instant feedback: one module per chapter, imported by its exercise notebook as
+``from nvcourse.checks import chNN as check``.
 
 Every exercise cell ends with a call such as ``check.half_bandwidth_size(half_bandwidth_size)`` or
 ``check.answer("02.ndr_GBps", answer)``. The call returns a :class:`Result` (``passed``, ``message``)
