@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -85,16 +86,38 @@ def ensure_env(extras: str = "", wheelhouse: Path | None = None) -> Path:
     if not py.exists():
         say(f"creating virtual environment in {VENV}")
         venv.EnvBuilder(with_pip=True, upgrade_deps=False).create(VENV)
-    spec = f".[{extras}]" if extras else "."
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + spec.encode()).hexdigest()
+    wanted = {e for e in extras.split(",") if e}
+    pyproject = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     marker = VENV / ".nvcourse-install"
-    offline = ["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else []
-    if not marker.exists() or marker.read_text() != digest:
+    installed = installed_extras(marker, pyproject)
+    # Installed extras are kept, never traded: `lab` (no extras) or `hub` after `test` installs nothing, so a test
+    # run that calls `tasks.py lab` does not reinstall the package under the tests' feet (its `nvcourse` script
+    # vanishes while pip rewrites it).
+    if installed is None or not wanted <= installed | {i for e in installed for i in EXTRAS_IMPLY.get(e, ())}:
+        union = sorted(wanted | (installed or set()))
+        spec = f".[{','.join(union)}]" if union else "."
+        offline = ["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else []
         rc = run([py, "-m", "pip", "install", "--disable-pip-version-check", "-q", *offline, "-e", spec], cwd=ROOT)
         if rc != 0:
             sys.exit(f"[tasks] pip install failed (exit {rc})")
-        marker.write_text(digest)
+        marker.write_text(json.dumps({"pyproject_sha256": pyproject, "extras": union}))
     return py
+
+
+#: Extras whose packages another extra already lists (pyproject.toml: the tests start a hub, so `test` has `hub`'s).
+EXTRAS_IMPLY = {"test": ("hub",)}
+
+
+def installed_extras(marker: Path, pyproject_sha256: str) -> set[str] | None:
+    """The extras installed for this pyproject.toml (an empty set: the package alone), or None when the package
+    must be installed again (no marker, an older marker format, or pyproject.toml changed since)."""
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("pyproject_sha256") != pyproject_sha256:
+        return None
+    return set(data.get("extras", []))
 
 
 def find_chromium() -> str | None:
