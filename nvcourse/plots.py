@@ -138,6 +138,10 @@ ALGO_COLOURS = {
     "nvls": "#D55E00",
     "hierarchical": "#56B4E9",
     "sharp": "#000000",  # in-network reduction (chapter 06)
+    # NCCL's other algorithms (chapter 04b's sweep): NVLSTree, CollNet and PAT
+    "nvlstree": "#8c564b",
+    "collnet": "#e377c2",
+    "pat": "#17becf",
     # inference all-reduce kernels (chapter 07c): NCCL and the custom one-shot / two-shot kernels
     "nccl": "#0072B2",
     "oneshot": "#009E73",

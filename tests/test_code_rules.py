@@ -33,9 +33,6 @@ OPTIONAL_HEAVY = {"matplotlib", "ipywidgets", "IPython", "PIL", "torch", "mpi4py
 #: Known exceptions, each with the reason it is there. Remove an entry when its module is fixed: a test fails
 #: when an entry is no longer needed.
 CIRCLES_KNOWN: dict[frozenset[str], str] = {
-    frozenset({"nvcourse.topology.topo_parser", "nvcourse.topology.topo_xml"}):
-        "one reader for two input formats: topo_parser hands XML to topo_xml, which returns topo_parser's "
-        "TopoResult; both imports sit inside functions",
 }
 _LATE = "imports inside functions, written before this rule; moving them to the top is that module's next change"
 FUNCTION_IMPORTS_KNOWN: dict[str, str] = {
@@ -52,8 +49,6 @@ FUNCTION_IMPORTS_KNOWN: dict[str, str] = {
     "nvcourse/nccl/ncclog.py": _LATE,
     "nvcourse/nccl/signatures.py": _LATE,
     "nvcourse/reliability.py": _LATE,
-    "nvcourse/topology/topo_parser.py": _LATE,
-    "nvcourse/topology/topo_xml.py": _LATE,
     "nvcourse/widgets.py": _LATE,
 }
 LONG_FUNCTIONS_KNOWN: dict[str, str] = {}

@@ -43,9 +43,6 @@ BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
 _SWEEP_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
 _SWEEP_MARKERS = ("o", "s", "^")
 
-#: Colours of the algorithms the shared palette does not name (NCCL's NVLSTree, CollNet, PAT).
-_EXTRA_COLOURS = {a: c for a, c in zip(ALGORITHMS, ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-                                                    "#1f77b4", "#8c564b", "#e377c2", "#17becf"], strict=True)}
 
 
 class SweepView:
@@ -55,7 +52,7 @@ class SweepView:
     def __init__(self) -> None:
         self.live, (ax1, ax2) = new_live_figure(10, 4.0, ncols=2)
         self.ax1, self.ax2 = ax1, ax2
-        colour = {name: ALGO_COLOURS.get(name, _EXTRA_COLOURS[name]) for name in ALGORITHMS}
+        colour = {name: ALGO_COLOURS[name] for name in ALGORITHMS}
         self.lines = {name: ax1.plot(SIZES, SIZES, color=colour[name], lw=1, alpha=0.6, label=name)[0]
                       for name in ALGORITHMS}
         (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)

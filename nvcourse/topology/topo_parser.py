@@ -38,14 +38,16 @@ node; ``SYS`` separates NUMA nodes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import sys
+from importlib import resources
 from pathlib import Path
 
-import networkx as nx
-
 from nvcourse import catalog
+from nvcourse.nccl.paste import strip_kinds, strip_sequence
 
 from .topo_graph import build_graph
+from .topo_result import TopoResult
+from .topo_xml import looks_like_xml, parse_xml
 
 __all__ = ["TopoResult", "parse_topo", "read_topo", "PCIE_CODES", "CODE_MEANING", "example_files"]
 
@@ -67,78 +69,6 @@ _GPU = re.compile(r"^GPU(\d+)$")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:\-]*$")
 _NV = re.compile(r"^NV([1-9]\d{0,2})$")
 _NIC_LEGEND = re.compile(r"^\s*([A-Za-z][\w.:\-]*)\s*:\s*(\S+)\s*$")
-
-
-@dataclass
-class TopoResult:
-    """A parsed ``nvidia-smi topo -m`` matrix.
-
-    Attributes:
-        devices: row/column labels in matrix order; ``gpus`` and ``nics`` split them.
-        codes: ``{(a, b): code}`` for every ordered pair of distinct devices (``'NV12'``, ``'PIX'`` ...).
-        nic_names: NIC label -> device name from the NIC legend (``{'NIC0': 'mlx5_0'}``), when printed.
-        affinity: per GPU, ``cpu_affinity`` / ``numa_affinity`` / ``gpu_numa_id`` strings when printed.
-        graph: a networkx graph for :mod:`nvcourse.topology.metrics` and :mod:`~nvcourse.topology.draw`
-            (node kinds gpu, nic, nvswitch, pcie_switch, host_bridge, cpu). Bandwidths are known only when
-            ``nvlink=`` / ``pcie=`` link ids were given; otherwise those edges have ``GBps_dir=None``.
-        nvswitch_inferred: True when the NVLink counts imply a switch (one node stands for all the chips).
-        notes: what was inferred or assumed.
-    """
-
-    devices: list[str]
-    gpus: list[str]
-    nics: list[str]
-    codes: dict[tuple[str, str], str]
-    nic_names: dict[str, str] = field(default_factory=dict)
-    affinity: dict[str, dict[str, str]] = field(default_factory=dict)
-    graph: nx.Graph = field(default_factory=nx.Graph, repr=False)
-    nvswitch_inferred: bool = False
-    has_legend: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: "nvidia-smi topo -m" or "nccl-xml" (NCCL's topology XML, read by :mod:`.topo_xml`)
-    source_format: str = "nvidia-smi topo -m"
-    #: what only NCCL's XML says (bus ids, NVLink targets and counts, NIC speeds, the PCIe tree); None otherwise
-    xml: dict | None = None
-
-    def links(self) -> list[dict[str, str]]:
-        """One ``{'a', 'b', 'type'}`` per unordered device pair, in matrix order."""
-        out = []
-        for i, a in enumerate(self.devices):
-            for b in self.devices[i + 1:]:
-                out.append({"a": a, "b": b, "type": self.codes[(a, b)]})
-        return out
-
-    def nvlink_pairs(self) -> dict[tuple[str, str], int]:
-        """``{(a, b): links}`` for GPU pairs joined by NVLink (a before b in matrix order)."""
-        out = {}
-        for i, a in enumerate(self.devices):
-            for b in self.devices[i + 1:]:
-                m = _NV.match(self.codes[(a, b)])
-                if m:
-                    out[(a, b)] = int(m.group(1))
-        return out
-
-    def to_json(self) -> dict:
-        G = self.graph
-        return {
-            "gpus": list(self.gpus),
-            "nics": list(self.nics),
-            "nic_names": dict(self.nic_names),
-            "links": self.links(),
-            "affinity": {g: dict(v) for g, v in self.affinity.items()},
-            "nvswitch_inferred": self.nvswitch_inferred,
-            "notes": list(self.notes),
-            "source_format": self.source_format,
-            **({"nccl_xml": self.xml} if self.xml is not None else {}),
-            "graph": {
-                "nodes": [{"id": n, "kind": d["kind"]} for n, d in G.nodes(data=True)],
-                "edges": [
-                    {"a": u, "b": v, "link": d.get("link"), "count": d.get("count", 1), "GBps_dir": d.get("GBps_dir"),
-                     "unbounded": bool(d.get("unbounded"))}
-                    for u, v, d in G.edges(data=True)
-                ],
-            },
-        }
 
 
 # --------------------------------------------------------------------------------------------- parsing
@@ -256,7 +186,6 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
         raise ValueError(f"nvlink={nvlink!r} is not an NVLink generation")
     if pcie_link is not None and pcie_link.kind != "pcie":
         raise ValueError(f"pcie={pcie!r} is not a PCIe generation")
-    from .topo_xml import looks_like_xml, parse_xml
 
     if looks_like_xml(text):  # NCCL's topology XML (NCCL_TOPO_DUMP_FILE), detected by its first element
         return parse_xml(text, nvlink=nvlink, pcie=pcie)
@@ -286,7 +215,6 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
 def _without_launcher_prefixes(raw: list[str]) -> list[str]:
     """The lines without the launcher prefixes (srun ``0: ``, pdsh ``node1: ``, mpirun tags, timestamps) that the
     matrix header carries: only those, so that legend lines such as ``NIC0: mlx5_0`` keep their text."""
-    from nvcourse.nccl.paste import strip_kinds, strip_sequence
 
     for line in raw:
         cleaned, kinds = strip_kinds(line)
@@ -410,8 +338,6 @@ def read_topo(path: str | Path, **kwargs) -> TopoResult:
     """Parse a file (``'-'`` reads standard input). Keyword arguments go to :func:`parse_topo`."""
     try:
         if str(path) == "-":
-            import sys
-
             text = sys.stdin.read()
         else:
             text = Path(path).read_text(encoding="utf-8")
@@ -428,8 +354,6 @@ def read_topo(path: str | Path, **kwargs) -> TopoResult:
 
 def example_files() -> dict[str, Path]:
     """The shipped real outputs, ``{stem: path}`` (``nvcourse/data/topo/*.txt``)."""
-    from importlib import resources
-
     folder = resources.files("nvcourse").joinpath("data/topo")
     return {Path(p.name).stem: Path(str(p)) for p in sorted(folder.iterdir(), key=lambda p: p.name)
             if p.name.endswith(".txt")}

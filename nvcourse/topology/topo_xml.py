@@ -7,7 +7,7 @@ ending in devices; a GPU is ``<pci ...><gpu dev sm rank gdr>`` with ``<nvlink ta
 count>``; a NIC is ``<pci ...><nic><net name dev speed port gdr .../></nic>`` (``speed`` in Mb/s), or a ``<nic>``
 straight under ``<cpu>`` for a NIC NCCL could not place on the PCIe tree (sockets, VMs).
 
-:func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_parser.TopoResult` as ``nvidia-smi topo -m``,
+:func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_result.TopoResult` as ``nvidia-smi topo -m``,
 with the path codes that command would print, worked out from the tree: ``NV#`` (links to each other, or to the
 same NVSwitches: the smaller of the two GPUs' switch links), ``PIX`` (same bridge), ``PXB`` (a common bridge
 below the CPU), ``NODE`` (same CPU), ``SYS`` (different CPUs). GPUs are numbered in PCI bus order as
@@ -21,6 +21,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+
+from nvcourse import catalog
+
+from .topo_graph import build_graph
+from .topo_result import TopoResult
 
 __all__ = ["looks_like_xml", "parse_xml", "NVSWITCH_CLASS"]
 
@@ -149,10 +154,6 @@ def _nv_code(a: dict, b: dict) -> str | None:
 
 def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     """A :class:`TopoResult` from NCCL's topology XML; ``nvlink``/``pcie`` as in :func:`parse_topo`."""
-    from nvcourse import catalog
-
-    from .topo_graph import build_graph
-    from .topo_parser import TopoResult
 
     nv_link = catalog.get_link(nvlink) if nvlink is not None else None
     pcie_link = catalog.get_link(pcie) if pcie is not None else None
