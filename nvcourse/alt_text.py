@@ -165,6 +165,11 @@ def install(before: Callable[[Figure], None] | None = None) -> bool:
     shell = get_ipython()
     if shell is None:
         return False
+    if not getattr(shell, "_nvcourse_alt_hook", False):
+        # matplotlib picks its backend lazily, so the inline backend may register its PNG formatter only when a
+        # cell makes the first figure; this hook wraps it then, before the backend's own post-execute display
+        shell._nvcourse_alt_hook = True
+        shell.events.register("post_execute", lambda: install(before))
     formatters = shell.display_formatter.formatters
     png = formatters["image/png"]
     original = png.lookup_by_type(Figure) if Figure in png.type_printers else None

@@ -151,6 +151,13 @@ def figure_png(fig: Figure, renderer: RendererAgg | None = None) -> bytes:
     return _encode_png(renderer.buffer_rgba(), int(renderer.width), int(renderer.height))
 
 
+def figure_image(fig: Figure) -> Image:
+    """The figure as an ``IPython.display.Image`` (drawn once, :func:`figure_png`) carrying its description as alt
+    text, for a cell that shows a figure through ``display`` rather than the inline backend."""
+    before_display(fig)
+    return Image(data=figure_png(fig), format="png", alt=describe(fig))
+
+
 def error_note(message: str) -> str:
     """HTML for a friendly error note (no traceback); ⚠ without U+FE0F, so no emoji font is needed."""
     return (

@@ -18,7 +18,8 @@ from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
-    "report_html", "overlay_figure", "diagnosis_text", "diagnosis_png", "log_html", "nccl_tests_box", "ncclog_box",
+    "report_html", "overlay_figure", "diagnosis_text", "diagnosis_png", "diagnosis_image", "log_html",
+    "nccl_tests_box", "ncclog_box",
     "hopper_topology", "affinity_table_html", "in_place_gap",
 ]  # fmt: skip
 
@@ -149,6 +150,20 @@ def diagnosis_text(diag) -> str:
             lines.append(f"{'':>12}likely: {c['cause']}")
             lines.append(f"{'':>12}        case: {c['source']}")
     return "\n".join(lines)
+
+
+def diagnosis_image(run, diag):
+    """:func:`diagnosis_png` as an ``IPython.display.Image`` with the figure's description as alt text, and the
+    verdicts as text."""
+    import matplotlib.pyplot as plt
+
+    from nvcourse.widgets import figure_image
+
+    fig = overlay_figure(run, diag)
+    try:
+        return figure_image(fig), diagnosis_text(diag)
+    finally:
+        plt.close(fig)
 
 
 def diagnosis_png(run, diag) -> tuple[bytes, str]:
