@@ -15,6 +15,7 @@ import pytest
 
 from nvcourse import catalog
 from nvcourse.costmodel import predict, tuning
+from nvcourse.units import format_size
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("00_", "01_", "02_", "03_", "04_", "04b_")
@@ -78,11 +79,16 @@ def test_04b_nvls_offer_and_pick_follow_the_model():
     offered = min(g for g in range(2, 9) if "nvls" in algorithms("allreduce", "dgx-h100", g))
     picked = min(g for g in range(2, 9) if "nvls" in set(predict_sweep("allreduce", "dgx-h100", g, sizes).algo))
     assert f"it offers NVLS from {offered} GPUs" in text and offered == 2
-    assert f"on H100 from {picked} GPUs, in the megabytes and above" in text
-    assert f"`dgx-h100` with {picked - 1} then {picked} GPUs (NVLS switches on in the megabytes)" in text
     sw = predict_sweep("allreduce", "dgx-h100", picked, sizes)
     first = sizes[list(sw.algo).index("nvls")]
-    assert 2**20 <= first and all(a == "nvls" for a, s in zip(sw.algo, sizes) if s >= first)
+    assert all(a == "nvls" for a, s in zip(sw.algo, sizes) if s >= first)  # NVLS from there on
+    eight = predict_sweep("allreduce", "dgx-h100", 8, sizes)
+    first8 = sizes[list(eight.algo).index("nvls")]
+    assert 2**20 <= first8 < 2**24  # "a few MiB"
+    assert (f"on H100 from {picked} GPUs, for the largest messages (from {format_size(first)} on {picked} GPUs; "
+            "on 8, from a few MiB)") in text
+    assert (f"`dgx-h100` with {picked - 1} then {picked} GPUs (NVLS switches on from {format_size(first)}), "
+            "then 8 (from a few MiB)") in text
 
 
 def test_04b_ll128_across_nodes_is_what_the_model_picks():

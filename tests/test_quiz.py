@@ -244,3 +244,10 @@ def test_notebook_question_cells_are_rendered_from_the_questions(tmp_path, path)
                                                   f"quiz.ipynb {cells[first]}"]
     assert quiz_text.refresh(copy) == [] and quiz_text.refresh(copy, check=True) == []
     assert nbformat.read(copy, as_version=4).cells[first].source == quiz.question_markdown(cells[first])
+
+
+@pytest.mark.parametrize("form", quiz.FORMS)
+def test_finish_before_any_answer_is_not_done_yet(form: str):
+    """Run All on the unanswered notebook (the browser test): the last box says 'not done yet', as every stub's."""
+    result = quiz.finish(form)
+    assert result.status == "todo" and "none of the 11" in result.summary and "Answer the questions" in result.hint

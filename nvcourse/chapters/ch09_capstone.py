@@ -57,13 +57,13 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     ax.set_xlabel("seconds per step")
     fig.legend(fontsize=7, ncols=5, loc="outside lower center")  # laid out below the axes, never cut off
     # Goodput to two decimals: a minute more of restart moves it by less than the report's rounding.
-    head = (f"<p>Checkpoint every {checkpoint_s:g} s, restart {restart_min:g} min: goodput {r.goodput:.2%} "
-            f"(a job interruption every {r.mtbi_hours:.1f} h).</p>")
+    head = (f"<p>A checkpoint takes {checkpoint_s:g} s to write, a restart {restart_min:g} min: "
+            f"goodput {r.goodput:.2%} (a job interruption every {r.mtbi_hours:.1f} h).</p>")
     return fig, head + r.html()
 
 
 def design_dashboard(targets: capstone.Targets) -> Dashboard:
-    """Controls for system, size, TP, PP, checkpoint interval, restart time and price, driving :func:`design_view`."""
+    """Controls for system, size, TP, PP, checkpoint write time, restart time and price, driving :func:`design_view`."""
 
     def render(gpus, system, tp, pp, checkpoint_s, restart_min, price):
         return design_view(targets, gpus, system, tp, pp, checkpoint_s, restart_min, price)
@@ -75,7 +75,7 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
             "system": w.Dropdown(options=list(SYSTEMS), value="dgx-h100", description="system"),
             "tp": w.Dropdown(options=[1, 2, 4, 8, 16, 32], value=8, description="TP"),
             "pp": w.Dropdown(options=[1, 2, 4, 8, 16], value=2, description="PP"),
-            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description="checkpoint (s)",
+            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description="checkpoint write (s)",
                                         continuous_update=False),
             "restart_min": w.IntSlider(value=10, min=1, max=120, description="restart (min)", continuous_update=False),
             "price": w.BoundedFloatText(value=0.0, min=0.0, max=50.0, step=0.1, description="$/GPU-h (0 = data file)"),

@@ -382,6 +382,9 @@ def finish(form: str) -> Result:
     # committed output must not depend on the machine that executed it
     notes = [f"Your answers are saved for your instructor. Your code (if asked to paste it in a form): {code}"]
     summary = f"{answered} of {len(MISCONCEPTIONS)} answered."
+    if not answered:  # Run All before answering: nothing to record yet, as every check says of a stub
+        return Result(f"quiz ({form}-test)", "todo", f"none of the {len(MISCONCEPTIONS)} questions answered yet.",
+                      hint="Answer the questions above (each check cell says what is missing), then run this again.")
     if form == "pre":
         return Result("quiz (pre-test)", RECORDED, summary + " The answers stay hidden until the post-test.",
                       notes=notes)
