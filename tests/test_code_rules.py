@@ -56,9 +56,9 @@ _OWN_WORDS = ("hand-written choice messages, written before _validate.choice had
               "wording that tests pin")
 CHOICES_KNOWN: dict[str, str] = {
     path: _OWN_WORDS for path in (
-        "nvcourse/checks/quiz.py", "nvcourse/costmodel/config.py", "nvcourse/costmodel/launch.py",
+        "nvcourse/costmodel/config.py", "nvcourse/costmodel/launch.py",
         "nvcourse/costmodel/model.py", "nvcourse/costmodel/prediction.py", "nvcourse/costmodel/sweeps.py",
-        "nvcourse/costmodel/tuning.py", "nvcourse/devtools/agenda.py", "nvcourse/inference.py", "nvcourse/isolation.py",
+        "nvcourse/costmodel/tuning.py", "nvcourse/inference.py", "nvcourse/isolation.py",
         "nvcourse/nccl/cli.py", "nvcourse/nccl/format.py", "nvcourse/observability/counters.py",
         "nvcourse/observability/drill.py", "nvcourse/serving.py",
     )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import catalog, linkmodel, reliability
+from .._validate import choice
 from ..units import parse_size
 from . import _answers, quiz_results
 from ._answers import Question, questions, register
@@ -49,8 +50,7 @@ MISCONCEPTIONS = {
 
 def qid_for(key: str, form: str) -> str:
     """The id of misconception ``key`` (a pre-form id such as ``"quiz.gbps"``) in ``form``."""
-    if form not in FORMS:
-        raise ValueError(f"form must be one of {', '.join(FORMS)}; got {form!r}")
+    choice("form", form, FORMS)
     return key if form == "pre" else key.replace("quiz.", "quiz.post.", 1)
 
 
@@ -315,8 +315,8 @@ def question_markdown(qid: str) -> str:
     """The notebook cell of quiz question ``qid`` (either form): a "## Question N" heading, the prompt (Markdown,
     figures from the catalog) and, for a multiple-choice question, its choices. ValueError for an id not in the
     quiz."""
-    if key_of(qid) not in MISCONCEPTIONS or qid not in questions():
-        raise ValueError(f"qid must be one of {', '.join(MISCONCEPTIONS)} or their quiz.post.* twins; got {qid!r}")
+    if qid not in questions():
+        choice("qid", qid, [q for q in questions() if key_of(q) in MISCONCEPTIONS])
     q = questions()[qid]
     text = f"## Question {list(MISCONCEPTIONS).index(key_of(qid)) + 1}\n\n{q.prompt}"
     if q.choices:
@@ -372,8 +372,10 @@ def answer(qid: str, value: Any) -> Result:
 def finish(form: str) -> Result:
     """The last cell of a form: how many questions were answered and where they were saved; for the post-test
     also the score and the misconceptions still held. The pre-test shows no verdict."""
-    if form not in FORMS:
-        return Result("quiz", ERROR, f"form must be one of {', '.join(FORMS)}; got {form!r}.")
+    try:
+        choice("form", form, FORMS)
+    except ValueError as exc:
+        return Result("quiz", ERROR, f"{exc}.")
     saved = quiz_results.load(form)
     classes = {k: saved.get(qid_for(k, form), {}).get("class", "open") for k in MISCONCEPTIONS}
     answered = sum(c != "open" for c in classes.values())

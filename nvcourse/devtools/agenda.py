@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _data
+from .._validate import choice
 from . import reading_time as rt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,8 @@ class Exercise:
 def _notebook(chapter: str, folder: str = "notebooks") -> Path:
     found = sorted((ROOT / folder).glob(f"{chapter}_*.ipynb"))
     if not found:
-        raise ValueError(f"chapter must be one of the notebooks' numbers; got {chapter!r} (no {folder}/{chapter}_*)")
+        numbers = sorted(p.name.split("_")[0] for p in (ROOT / folder).glob("[0-9]*_*.ipynb"))
+        choice("chapter", chapter, numbers, note=f"(the notebooks in {folder}/)")
     return found[0]
 
 
