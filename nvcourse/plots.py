@@ -146,6 +146,7 @@ ALGO_COLOURS = {
     "nccl": "#0072B2",
     "oneshot": "#009E73",
     "twoshot": "#E69F00",
+    "nccl-sym": "#D55E00",  # NCCL's symmetric-memory kernels (registered buffers, 2.27+)
 }
 
 

@@ -40,7 +40,7 @@ PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefi
                 "exposed KV transfer": "#D55E00"}
 TP_DEGREES = (1, 2, 4, 8)
 #: Colours per all-reduce kernel: the course palette plus NCCL's symmetric kernels (vermilion, darker in greyscale).
-_COLOURS = {**ALGO_COLOURS, "nccl-sym": "#D55E00"}
+_COLOURS = ALGO_COLOURS  # one colour table (plots): NCCL, one-shot, two-shot and NCCL's symmetric kernels
 #: The KV transfer's NIC: the DGX H100's, as its port speed reads ("400 Gb/s" for NDR), from the catalog.
 NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, bits=True)
 #: The dashboard's KV paths: label → (path, system, senders).
