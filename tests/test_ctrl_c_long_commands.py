@@ -89,7 +89,9 @@ def test_hub_survives_a_second_ctrl_c_and_kills_at_once(tmp_path: Path):
     driver.write_text(textwrap.dedent(f"""
         import sys
         from nvcourse.devtools import hub
-        hub.prepare = lambda *a, **k: {{"NVCOURSE_HUB_ADMIN_PASSWORD": "x", "PATH": ""}}
+        hub.prepare = lambda *a, **k: hub.Prepared(env={{"PATH": ""}}, accounts=False, cert=None, fingerprint="",
+                                                   instructor_file=hub.Path({str(hub_dir)!r}) / "instructor",
+                                                   limits="none (test)")
         hub.hub_command = lambda: [sys.executable, "-c",
             "import pathlib, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
             "pathlib.Path('hub-started').touch(); time.sleep(120)"]

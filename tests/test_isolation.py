@@ -22,8 +22,9 @@ def test_every_figure_names_a_source(module):
                 for key, s in src.items():
                     assert key in node, f"src names {key!r}, which is not a field here"
                     assert s in sources or s.startswith(("assumption:", "derived:")), s
-            elif isinstance(src, str):
-                assert src in sources or src.startswith(("assumption:", "derived:")), src
+            elif isinstance(src, str):  # one key, or several joined by ", " when a record rests on two sources
+                keys = [src] if src.startswith(("assumption:", "derived:")) else src.split(", ")
+                assert all(k in sources or k.startswith(("assumption:", "derived:")) for k in keys), src
             for k, v in node.items():
                 if k != "sources":
                     walk(v)
