@@ -52,6 +52,21 @@ TERMS = {
     "pfc-ecn": r"\bPFC\b|\bECN\b|\bDCQCN\b",
     "mfu": r"\bMFU\b",
     "kv-cache": r"\bKV cache\b",
+    "sm": r"\bSMs?\b",
+    "gemm": r"\bGEMMs?\b",
+    "pue": r"\bPUE\b",
+    "context-parallel": r"[Cc]ontext parallel",
+    "verbs": r"\bverbs\b",
+    "dmodk": r"[Dd]-mod-k",
+    "ufm": r"\bUFM\b",
+    "acs": r"\bACS\b",
+    "gid": r"\bGIDs?\b",
+    "fec": r"\bFEC\b",
+    "mla": r"\bMLA\b",
+    "ttft": r"\bTTFT\b|\bSLOs?\b",
+    "goodput": r"\bgoodput\b|\bMTBI\b",
+    "dcgm": r"\bDCGM\b",
+    "xid": r"\bXids?\b|\bXID\b",
 }
 
 _ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
