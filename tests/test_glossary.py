@@ -67,6 +67,12 @@ TERMS = {
     "goodput": r"\bgoodput\b|\bMTBI\b",
     "dcgm": r"\bDCGM\b",
     "xid": r"\bXids?\b|\bXID\b",
+    "pxn": r"\bPXN\b",
+    "numa": r"\bNUMA\b",
+    "ddp": r"\bDDP\b",
+    "sequence-parallel": r"[Ss]equence parallel",
+    "ras": r"\bRAS\b",
+    "imex": r"\bIMEX\b",
 }
 
 _ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
