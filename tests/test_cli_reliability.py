@@ -210,6 +210,7 @@ def test_engine_backends_stop_on_ctrl_c(backend):
     available = torch_available() if backend == "torch" else mpi_available()
     if not available:
         pytest.skip(f"backend {backend} is not installed in this environment (torch / mpi4py + mpirun)")
+    shm_before = _shm_names()
     p = start_bench("--backend", backend, "--procs", "2", "--min-bytes", "1KiB", "--max-bytes", "256MiB",
                     "--iters", "50")
     time.sleep(5)
@@ -224,6 +225,14 @@ def test_engine_backends_stop_on_ctrl_c(backend):
             break
         time.sleep(0.2)
     assert not left, f"processes of the bench's group still running: {left}"
+    # Open MPI's ranks, killed mid-run, never unlink their shared-memory segments: the engine must
+    leaked = _shm_names() - shm_before
+    assert not leaked, f"shared-memory files left in /dev/shm: {sorted(leaked)}"
+
+
+def _shm_names() -> set[str]:
+    """What /dev/shm holds now (empty where there is no /dev/shm)."""
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
 
 
 def test_engine_missing_is_exit_1(monkeypatch, capsys):

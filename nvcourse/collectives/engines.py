@@ -30,6 +30,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from importlib.util import find_spec
 from multiprocessing import connection
@@ -389,7 +390,24 @@ def _run_mpirun(cmd: list[str], timeout_s: float, on_row=None) -> subprocess.Com
     """Run mpirun in its own process group, so that an interrupt or a timeout ends mpirun *and* its ranks:
     SIGTERM to the group (mpirun forwards it), SIGKILL 0.5 s later for whatever is left."""
     popen_kw = {"start_new_session": True} if os.name == "posix" else {}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_kw)
+    shm_dir = _private_shm_dir()
+    env = dict(os.environ, OMPI_MCA_btl_vader_backing_directory=shm_dir)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen_kw)
+        return _wait_mpirun(proc, cmd, timeout_s, on_row)
+    finally:  # ranks killed by a signal never unlink their segments: the whole folder goes with the run
+        shutil.rmtree(shm_dir, ignore_errors=True)
+
+
+def _private_shm_dir() -> str:
+    """A folder of this run's own for Open MPI's shared-memory segments (on tmpfs where there is one), so
+    that a rank ended by a signal or a timeout cannot leave ``vader_segment.*`` files in /dev/shm."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.mkdtemp(prefix="nvcourse-mpi-", dir=base)
+
+
+def _wait_mpirun(proc: subprocess.Popen, cmd: list[str], timeout_s: float, on_row=None) -> subprocess.CompletedProcess:
+    """Wait for mpirun; on an interrupt or a timeout end its process group and pass on the rows it printed."""
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except BaseException as exc:
