@@ -167,3 +167,31 @@ def test_the_reader_names_each_fixture_s_signature():
         for name in sig["fixtures"]:
             if sig["log_patterns"]:
                 assert sid in [m["signature"] for m in match_text((FIX / name).read_text())], (sid, name)
+
+
+@pytest.mark.parametrize("layer", [k for k in ch.LAYERS if k != "cloud"])
+def test_summary_keeps_every_fact_behind_its_details(layer):
+    import html as _html
+
+    page = ch.checks_html(layer)
+    summary, rest = page.split("<details>", 1)
+    assert summary.count("<th ") == 3  # check, run, broken looks like: a table a learner can read
+    assert ch.LOOK_AT[layer] in summary
+    for s in ch.signatures(layer):  # nothing deleted: every field of every check is on the page
+        for key in ("command", "healthy", "broken", "nccl_tests", "cause", "fix", "source_url"):
+            assert _html.escape(s[key]) in rest, (layer, s["id"], key)
+
+
+def test_look_at_sentences_hold_for_the_data():
+    # pcie: the two marks named are exactly what the broken outputs show and the healthy ones lack
+    acs, lnk = DATA["signatures"]["acs_redirect"], DATA["signatures"]["pcie_downtrained"]
+    assert "ReqRedir+" in acs["broken"] and "ReqRedir+" not in acs["healthy"]
+    assert "(downgraded)" in lnk["broken"] and "(downgraded)" not in lnk["healthy"]
+    # gpu_nic: one log line, and only the distance fault ends in "(distance X > Y)"
+    peer, dist = DATA["signatures"]["no_peermem"], DATA["signatures"]["gdr_distance"]
+    assert "GPU Direct RDMA Disabled" in peer["broken"] and "GPU Direct RDMA Disabled" in dist["broken"]
+    assert "(distance" in dist["broken"] and "(distance" not in peer["broken"]
+    # cloud: every fabric's log line is in the summary; the full table is behind the details
+    cloud = ch.cloud_html()
+    assert cloud.index("Cloud fabrics") < cloud.index("<details>") < cloud.index("SRD")
+    assert ch.sources_html().startswith("<details>")

@@ -24,13 +24,67 @@ from nvcourse.runbook import (
 )
 from nvcourse.tables import table_html
 
-__all__ = ["LAYERS", "raw", "signatures", "checks_table_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction",
-           "read_lnk", "drill_story_html", "drill_step_html", "drill_signatures", "drill_verdict", "drill_box",
-           "sources_html"]
+__all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_table_html", "check_cards_html",
+           "cloud_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction", "read_lnk", "drill_story_html",
+           "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html"]
+
+#: One sentence per layer, shown under its summary table: what to look at first in that layer's output.
+LOOK_AT: dict[str, str] = {
+    "host": "Look for the one GPU whose clock reasons or CPU binding differ from its peers': a collective runs at "
+            "the speed of its slowest rank.",
+    "pcie": "Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or <code>CmpltRedir</code>,"
+            " and the word <code>(downgraded)</code> in <code>LnkSta</code>.",
+    "gpu_nic": "The same log line names both faults; what decides between them is whether it ends with "
+               "<code>(distance X &gt; Y)</code>.",
+    "fabric": "RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
+              "link whose symbol errors rise.",
+    "nccl": "Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "
+            "to find a slow node.",
+    "cloud": "The <code>Using network</code> line names the plugin, and the plugin decides which of this chapter's "
+             "checks apply.",
+}
 
 
 def _link(url: str, text: str = "seen here") -> str:
     return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
+
+
+def _details(summary: str, body: str) -> str:
+    """A collapsed block: ``summary`` (plain text) is the line the reader clicks, ``body`` (HTML) the detail."""
+    return (f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div>"
+            "</details>")
+
+
+def _command(cmd: str) -> str:
+    """The command without its trailing ``# comment`` (the full line stays in the detail cards)."""
+    return cmd.split("   #", 1)[0].strip()
+
+
+def checks_html(layer: str) -> str:
+    """One layer, readable first: a 3-column summary (check, the command, what broken looks like), one sentence on
+    what to look at, and every field of every check (healthy, signature, cause, fix, source) behind a collapsed
+    ``<details>``."""
+    sigs = signatures(layer)
+    rows = [[f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(_command(s['command']))}</code>",
+             html.escape(s["broken"])] for s in sigs]
+    summary = table_html(["check", "run", "broken looks like"], rows, caption=f"Runbook: {LAYERS[layer]}",
+                         align_numbers=False)
+    which = "Both checks" if len(sigs) == 2 else f"All {len(sigs)} checks"
+    more = f"{which} in full: healthy output, what nccl-tests shows, cause, fix, source"
+    return f"{summary}<p>{LOOK_AT[layer]}</p>{_details(more, check_cards_html(layer))}"
+
+
+def check_cards_html(layer: str) -> str:
+    """Every field of each check of one layer, as one small two-column card per check."""
+    fields = (("run", "command"), ("healthy", "healthy"), ("broken", "broken"),
+              ("what nccl-tests / the job shows", "nccl_tests"), ("cause", "cause"), ("fix", "fix"))
+    cards = []
+    for s in signatures(layer):
+        rows = [[name, f"<code>{html.escape(s[key])}</code>" if key == "command" else html.escape(s[key])]
+                for name, key in fields]
+        rows.append(["source", _link(s["source_url"])])
+        cards.append(table_html(["field", "detail"], rows, caption=s["title"], align_numbers=False))
+    return "<br>".join(cards)
 
 
 def checks_table_html(layer: str) -> str:
@@ -50,6 +104,16 @@ def cloud_table_html() -> str:
              f"<code>{html.escape(c['log_says'])}</code>", html.escape(c["differs"])] for c in raw()["cloud"].values()]
     return table_html(["fabric", "transport", "NCCL reaches it through", "how the log shows it", "what differs"],
                       rows, caption="Cloud fabrics", align_numbers=False)
+
+
+def cloud_html() -> str:
+    """The cloud fabrics, readable first: which plugin and which log line, one sentence, the full table collapsed."""
+    rows = [[html.escape(c["name"]), html.escape(c["nccl_path"]), f"<code>{html.escape(c['log_says'])}</code>"]
+            for c in raw()["cloud"].values()]
+    summary = table_html(["fabric", "NCCL reaches it through", "how the log shows it"], rows,
+                         caption="Cloud fabrics", align_numbers=False)
+    more = "Each fabric in full: its transport and what differs from on-premises InfiniBand or RoCE"
+    return f"{summary}<p>{LOOK_AT['cloud']}</p>{_details(more, cloud_table_html())}"
 
 
 def drill_story_html() -> str:
@@ -95,5 +159,7 @@ def drill_box():
 
 def sources_html() -> str:
     """Every source the runbook cites, once, with its link."""
-    rows = [[html.escape(k), _link(v["url"], v["title"])] for k, v in raw()["sources"].items()]
-    return table_html(["key", "source"], rows, caption="Sources (nvcourse/data/runbook.toml)", align_numbers=False)
+    srcs = raw()["sources"]
+    rows = [[html.escape(k), _link(v["url"], v["title"])] for k, v in srcs.items()]
+    table = table_html(["key", "source"], rows, caption="Sources (nvcourse/data/runbook.toml)", align_numbers=False)
+    return _details(f"The {len(srcs)} sources, each with its link", table)
