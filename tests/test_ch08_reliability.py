@@ -176,3 +176,17 @@ def test_alert_and_signal_tables():
     t = rv.alerts_table_html()
     assert t.count("<tr>") == len(rel.alerts()) + 1 and "≥ 1.05" in t and "≥ 1.1" in t
     assert "overflow-wrap:anywhere" in rv.signals_table_html()
+
+
+def test_fault_message_names_the_rank_and_the_call_but_no_process_id():
+    from nvcourse.collectives import CollectiveError, Fault, ProcessGroup
+
+    with pytest.raises(CollectiveError) as caught, ProcessGroup(2, timeout_s=30) as pg:
+        pg.run("allreduce", nbytes="64KiB", algo="ring", iters=1, warmup=0, fault=Fault(rank=1, step=1, action="kill"))
+    raw, shown = str(caught.value), rv.fault_message(caught.value)
+    assert "pid" in raw and "pid" not in shown
+    assert shown.startswith("rank 1 died") and "during allreduce" in shown
+    hang = CollectiveError("allreduce timed out: no progress for 1 s; ranks [0, 1] did not finish "
+                           "(pids [31, 32]; steps done per rank [3, 2])")
+    assert rv.fault_message(hang) == ("allreduce timed out: no progress for 1 s; ranks [0, 1] did not finish "
+                                      "(steps done per rank [3, 2])")

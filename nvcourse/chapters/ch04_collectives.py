@@ -10,6 +10,7 @@ GB/s = 1e9 B/s.
 from __future__ import annotations
 
 import html
+import os
 
 import ipywidgets as widgets
 import numpy as np
@@ -30,6 +31,8 @@ __all__ = [
     "tradeoff_note",
     "algorithms_for",
     "measure",
+    "workers_started",
+    "workers_stopped",
     "sweep_table",
     "formula_terms",
     "plot_measured_vs_model",
@@ -57,6 +60,35 @@ def measure(group, op: str, sizes, algos=None, *, iters: int = 3, warmup: int = 
             res = group.run(op, int(s), algo=algo, iters=iters, warmup=warmup, emulation=emulation)
             rows.append(res.row())
     return rows
+
+
+def workers_started(group) -> str:
+    """One line on a running :class:`~nvcourse.collectives.ProcessGroup`: how many workers started, by rank.
+
+    Process ids are left out on purpose: they change on every run and mean nothing to a learner.
+    """
+    ranks = ", ".join(str(r) for r in range(len(group.pids)))
+    return f"{len(group.pids)} worker processes started (ranks {ranks}), one per simulated GPU"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else (the pid was reused)
+        return True
+    return True
+
+
+def workers_stopped(group) -> str:
+    """One line after a group's ``with`` block: are all its workers gone and all its shared memory removed?"""
+    alive = sum(_alive(p) for p in group.pids)
+    segments = group.segment_names()
+    workers = (f"all {len(group.pids)} worker processes stopped" if not alive
+               else f"{alive} of {len(group.pids)} worker processes still running")
+    left = "none" if not segments else f"{len(segments)} ({', '.join(segments)})"
+    return f"group closed: {group.closed}; {workers}; shared-memory segments left: {left}"
 
 
 def sweep_table(rows: list[dict], title: str) -> str:

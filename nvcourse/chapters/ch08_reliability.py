@@ -7,6 +7,7 @@ expected segment time, stragglers, alert rules); this module only wires controls
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 import ipywidgets as w
@@ -24,7 +25,7 @@ from ..widgets import Dashboard, LiveFigure, new_live_figure
 __all__ = [
     "INTERVALS_S", "GPU_COUNTS", "JOB_SIZES", "RECOVERY_SCENARIOS", "DEGRADED_LINK_PROBABILITIES", "ALERT_COLOURS",
     "GoodputView", "goodput_dashboard", "mtbf_figure", "goodput_by_size_figure", "hero_busbw_figure",
-    "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html",
+    "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html", "fault_message",
 ]  # fmt: skip
 
 #: Checkpoint intervals plotted: 30 s .. 48 h of compute between checkpoints.
@@ -141,6 +142,16 @@ def quiet_failure_lines(link: str = "ib-ndr", ranks: int = 64, seed: int = 0) ->
     sim = 1 + 0.02 * np.random.default_rng(seed).standard_normal((200_000, 8)).max(axis=1).mean()
     out.append(f"8 GPUs, 2 % jitter simulated (200,000 steps): x{sim:.3f}")
     return out
+
+
+#: The process ids a :class:`~nvcourse.collectives.CollectiveError` names for operators: " (pid 123)" and
+#: "(pids [1, 2]; ". They change on every run and tell a learner nothing, so the chapter leaves them out.
+_PIDS = re.compile(r" \(pid \d+\)|pids \[[\d, ]*\];? ?")
+
+
+def fault_message(err: BaseException) -> str:
+    """The error's message without process ids: which rank failed, how, and during which call."""
+    return _PIDS.sub("", str(err))
 
 
 def _code(text: str) -> str:
