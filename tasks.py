@@ -14,6 +14,7 @@
     python3 tasks.py slides     # a reveal.js deck per chapter, offline (artifacts/slides/index.html)
     python3 tasks.py handouts   # each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)
     python3 tasks.py hub [--users 30] [--ip 0.0.0.0] [--port 8000]   # a classroom JupyterHub on this machine
+    python3 tasks.py i18n extract|update|build|status   # the French edition: templates, catalogs, notebooks/fr/
     python3 tasks.py COMMAND --help         # what a command does and where its other arguments go
 
 A virtual environment is kept in ``.venv/`` (override with NVCOURSE_VENV). Installs are skipped when
@@ -105,7 +106,7 @@ def ensure_env(extras: str = "", wheelhouse: Path | None = None) -> Path:
 
 
 #: Extras whose packages another extra already lists (pyproject.toml: the tests start a hub, so `test` has `hub`'s).
-EXTRAS_IMPLY = {"test": ("hub",)}
+EXTRAS_IMPLY = {"test": ("hub", "i18n")}
 
 
 def installed_extras(marker: Path, pyproject_sha256: str) -> set[str] | None:
@@ -260,6 +261,11 @@ def cmd_slides(args: list[str]) -> int:
     return run([py, "-m", "nvcourse.devtools.slides", *args], cwd=ROOT)
 
 
+def cmd_i18n(args: list[str]) -> int:
+    py = ensure_env("i18n")
+    return run([py, "-m", "nvcourse.devtools.i18n_cli", *args], cwd=ROOT)
+
+
 def cmd_handouts(args: list[str]) -> int:
     py = ensure_env("test")
     chromium = ensure_chromium()
@@ -294,6 +300,10 @@ COMMANDS = {
                  "Arguments go to python -m nvcourse.devtools.handouts (e.g. --answer-key)."),
     "wheelhouse": (cmd_wheelhouse, "every wheel the course needs, for a USB stick",
                    "DIR [--this-platform]; arguments go to nvcourse/devtools/wheelhouse.py (standard library only)."),
+    "i18n": (cmd_i18n, "the French edition: templates, catalogs, notebooks/fr/ (extract, update, build, status)",
+             "extract [--check] writes locales/*.pot; update merges them into locales/fr/LC_MESSAGES/*.po; "
+             "build [--execute] writes notebooks/fr/, solutions/fr/, exercises/fr/ and the .mo; status [--check] "
+             "prints the share translated per chapter. Arguments go to python -m nvcourse.devtools.i18n_cli."),
     "hub": (cmd_hub, "a classroom JupyterHub on this machine",
             "Arguments go to python -m nvcourse.devtools.hub (e.g. --users 30 --ip 0.0.0.0 --port 8000)."),
 }

@@ -1,0 +1,64 @@
+"""What a translation must keep from the English: numbers, units, code spans, URLs, LaTeX (pofilter-style).
+
+translate-toolkit's checker compares numbers and URLs; the French decimal comma and the U+202F thousands separator
+(docs/fr/glossaire.md) are mapped back to the English forms first, so ``1,12`` matches ``1.12``. Code spans
+(`` `...` ``), inline and display LaTeX (``$...$``) and unit symbols must be identical, as multisets (the French
+may reorder a sentence).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import polib
+from translate.filters import checks
+
+__all__ = ["entry_problems", "catalog_problems"]
+
+_CHECKER = checks.StandardChecker(checks.CheckerConfig(targetlanguage="fr"))
+_CODE = re.compile(r"`[^`\n]+`")
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
+_UNIT = re.compile(r"(?<![\w/])(?:[kMGTP]i?B/s|[kMGT]b/s|GT/s|[kMGTP]i?B|ns|µs|ms|kW|MW)(?![\w/])")
+_FR_DECIMAL = re.compile(r"(?<=\d),(?=\d)")
+_FR_GROUP = re.compile(r"(?<=\d)[\u202f\u00a0 ](?=\d{3}(?!\d))")
+_EN_GROUP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _plain_numbers(text: str, french: bool) -> str:
+    """Numbers without thousands separators and with a decimal point (``16 384,5`` → ``16384.5``)."""
+    if french:
+        return _FR_DECIMAL.sub(".", _FR_GROUP.sub("", text))
+    return _EN_GROUP.sub("", text)
+
+
+def _strip(text: str) -> str:
+    """Prose only: code spans and LaTeX out (they are compared whole)."""
+    return _MATH.sub(" ", _CODE.sub(" ", text))
+
+
+def entry_problems(source: str, target: str) -> list[str]:
+    """What ``target`` (a translation of ``source``) lost or changed; empty when it keeps everything."""
+    out = []
+    for what, pattern in (("code spans", _CODE), ("LaTeX", _MATH)):
+        if Counter(pattern.findall(source)) != Counter(pattern.findall(target)):
+            out.append(f"{what} differ")
+    src, tgt = _plain_numbers(_strip(source), False), _plain_numbers(_strip(target), True)
+    if Counter(_UNIT.findall(src)) != Counter(_UNIT.findall(tgt)):
+        out.append("units differ")
+    for name in ("numbers", "urls"):
+        try:
+            getattr(_CHECKER, name)(src, tgt)
+        except checks.FilterFailure as exc:
+            out.append(f"{name}: {exc}")
+    return out
+
+
+def catalog_problems(po: polib.POFile) -> list[str]:
+    """``msgid: problem`` for every translated entry (fuzzy too) that changed what must stay identical."""
+    out = []
+    for e in po:
+        if e.obsolete or not e.msgstr:
+            continue
+        out += [f"{e.msgid[:60]!r}: {p}" for p in entry_problems(e.msgid, e.msgstr)]
+    return out
