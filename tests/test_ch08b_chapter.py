@@ -1,5 +1,7 @@
 """Chapter 08b's module: its tables (built by nvcourse.tables) escape text, and the views render."""
 
+import pytest
+
 from nvcourse.chapters import ch08b_security_and_observability as ch
 from nvcourse.observability import counters, drill
 
@@ -12,10 +14,21 @@ def test_table_escapes_cells_and_dollar_signs():
 
 def test_signals_table_has_one_row_per_signal():
     out = ch.signals_table().data
-    assert out.count("<tr>") == 1 + len(counters.signals())
-    # four columns, the long counter names and paths free to break: with six, "how to read it" was one letter wide
-    assert out.count("<th ") == 4
-    assert out.count("overflow-wrap:anywhere") == 2 * len(counters.signals())
+    short, full = out.split("<details>")
+    n = len(counters.signals())
+    # the short table: the counter to watch first per fault class; the full one (four columns, the long counter
+    # names and paths free to break: with six, "how to read it" was one letter wide) behind a toggle
+    assert short.count("<tr>") == 1 + n and short.count("<th ") == 4 and ">watch first</th>" in short
+    assert full.count("<tr>") == 1 + n and full.count("<th ") == 4 and ">how to read it</th>" in full
+    assert full.count("overflow-wrap:anywhere") == 2 * n
+    assert ">LinkDownedCounter</span>" in short and "SymbolErrorCounter" not in short  # the first counter only
+    assert "SymbolErrorCounter" in full
+
+
+def test_cc_table_shows_the_ratios_first_and_the_sources_behind_a_toggle():
+    short, full = ch.cc_table().data.split("<details>")
+    assert ">CC on / CC off</th>" in short and "https://" not in short
+    assert "https://arxiv.org/abs/2409.03992" in full and ">what it is</th>" in full
 
 
 def test_drill_view_lists_the_components_that_moved():
@@ -30,3 +43,16 @@ def test_thresholds_dashboard_shows_its_table():
     dash = ch.thresholds_dashboard()
     assert dash.last_error is None
     assert ">critical</th>" in dash.readout.value and "busbw / baseline" in dash.readout.value
+
+
+@pytest.mark.parametrize("c", [0.001, 0.05, 0.102, 0.3, 0.9])
+def test_thresholds_readout_short_table_and_its_sentence_hold_for_every_share(c):
+    # "critical is the tolerable loss itself, warn is half of it": read from the short table, in every state
+    t = counters.alert_thresholds(c)
+    text = ch.thresholds_readout(c, t)
+    short, full = text.split("<details>")
+    assert f"c = <b>{c:.1%}</b>" in short and f"<b>{t.tolerable_loss:.1%}</b>" in short
+    assert "critical is the tolerable loss itself, warn is half of it" in short
+    assert f"&lt; {1 - t.tolerable_loss:.3f}" in short and f"&lt; {1 - t.tolerable_loss / 2:.3f}" in short
+    assert short.count("<tr>") == 3  # the header and two rows: the numbers that answer the question
+    assert full.count("<tr>") == 1 + len(t.rows())  # every rule, with its reason, behind the toggle

@@ -26,6 +26,8 @@ __all__ = [
     "cc_table",
     "signals_table",
     "thresholds_dashboard",
+    "thresholds_readout",
+    "diag_levels_text",
     "drill_view",
     "drill_dashboard",
 ]
@@ -41,6 +43,11 @@ def _cell(x: object) -> str:
 def _text_table(header: list[str], rows: list[list[object]] | list[tuple[object, ...]]) -> str:
     # every cell here is plain text from the models or the data files; table_html takes cells as HTML
     return table_html(header, [[_cell(c) for c in r] for r in rows])
+
+
+def _details(summary: str, body: str) -> str:
+    """``body`` (HTML) behind a collapsed toggle: the full detail a readout keeps without showing it first."""
+    return f"<details><summary>{_E(summary)}</summary>{body}</details>"
 
 
 def table(header: list[str], rows: list[list[object]]) -> HTML:
@@ -150,33 +157,44 @@ def exposure_table(
 
 
 def cc_table() -> HTML:
-    """Published confidential-computing throughput ratios, one setup each."""
+    """Published confidential-computing throughput ratios, one setup each: architecture, workload and ratio first;
+    how each ratio was derived and its source behind a toggle."""
     src = isolation.raw()["sources"]
-    rows = [
-        [
-            m["arch"],
-            m["what"],
-            f"{m['throughput_ratio_low']:.2f}–{m['throughput_ratio_high']:.3g}",
-            m["label"],
-            src[m["src"]]["url"],
-        ]
-        for m in isolation.cc_measurements()
-    ]
-    return table(["architecture", "workload", "CC on / CC off", "what it is", "source"], rows)
+    ms = isolation.cc_measurements()
+
+    def ratio(m) -> str:
+        return f"{m['throughput_ratio_low']:.2f}–{m['throughput_ratio_high']:.3g}"
+
+    short = _text_table(["architecture", "workload", "CC on / CC off"], [[m["arch"], m["what"], ratio(m)] for m in ms])
+    full = _text_table(["architecture", "workload", "CC on / CC off", "what it is", "source"],
+                       [[m["arch"], m["what"], ratio(m), m["label"], src[m["src"]]["url"]] for m in ms])
+    return HTML(short + _details("How each ratio was derived, and its source", full))
 
 
 # ------------------------------------------------------------------------------------------ observability
+def _first(items: object) -> str:
+    """The first of a ``;``- or ``,``-separated list (the counter or tool to reach for first)."""
+    return str(items).split(";")[0].split(",")[0].strip()
+
+
 def signals_table(layer: str | None = None) -> HTML:
-    """Fault class → counters, tool, how to read them."""
+    """Fault class → the counter to watch first and the tool that reads it; every counter, tool and how to read
+    them behind a toggle."""
+    sig = counters.signals(layer)
+
     # Counter names and sysfs paths are long unbreakable words (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL): let
     # them break anywhere, and fold layer and kind into the fault, so that "how to read it" keeps a readable width
     # (with six columns it was squeezed to one letter per line and cut at the notebook's edge)
     def long(text: object) -> str:
         return f'<span style="overflow-wrap:anywhere">{_cell(text)}</span>'
 
+    short = table_html(["fault", "where", "watch first", "read it with"],
+                       [[_cell(s["fault"]), _cell(s["layer"]), long(_first(s["counter"])), long(_first(s["tool"]))]
+                        for s in sig])
     rows = [[f"{_cell(s['fault'])} <i>({_cell(s['layer'])}, {_cell(s['kind'])})</i>", long(s["counter"]),
-             long(s["tool"]), _cell(s["reading"])] for s in counters.signals(layer)]
-    return HTML(table_html(["fault (layer, kind)", "counters", "tool", "how to read it"], rows))
+             long(s["tool"]), _cell(s["reading"])] for s in sig]
+    full = table_html(["fault (layer, kind)", "counters", "tool", "how to read it"], rows)
+    return HTML(short + _details(f"Every counter and tool, and how to read them ({len(sig)} fault classes)", full))
 
 
 def thresholds_dashboard() -> Dashboard:
@@ -201,13 +219,32 @@ def thresholds_dashboard() -> Dashboard:
         ax.set_ylabel("step slowdown (%)")
         ax.set_ylim(0, 40)
         ax.legend(fontsize=8)
-        text = (
-            f"bandwidth-bound share of the step: {c:.1%}; tolerable link loss {t.tolerable_loss:.1%}."
-            + _text_table(["metric", "warn", "critical", "why"], t.rows())
-        )
-        return fig, text
+        return fig, thresholds_readout(c, t)
 
     return Dashboard({"compute_s": compute, "nbytes": size, "nodes": nodes}, render)
+
+
+def thresholds_readout(c: float, t: counters.Thresholds) -> str:
+    """The thresholds dashboard's text: the share, the tolerable loss and the two alert levels that follow from it
+    (a short table), then every alert rule with its reason behind a toggle. ``c`` is a fraction of the step."""
+    key = _text_table(["alert on", "warn", "critical"], [
+        ["busbw / baseline", f"< {t.busbw_ratio_warn:.3f}", f"< {t.busbw_ratio_critical:.3f}"],
+        ["step time / baseline", f"> {t.step_ratio_warn:.3f}", f"> {t.step_ratio_critical:.3f}"],
+    ])
+    return (
+        f"<p>Bandwidth-bound share of the step c = <b>{c:.1%}</b>, so a link may lose up to "
+        f"<b>{t.tolerable_loss:.1%}</b> of its bandwidth before the step slows by the target.</p>" + key
+        + "<p>Look at the busbw row: critical is the tolerable loss itself, warn is half of it.</p>"
+        + _details(f"All {len(t.rows())} alert rules, with the reason for each",
+                   _text_table(["metric", "warn", "critical", "why"], t.rows()))
+    )
+
+
+def diag_levels_text() -> str:
+    """``dcgmi diag`` run levels and their approximate durations, in words (the data file's seconds)."""
+    words = [f"-r {k} about {v / 60:g} min" if v >= 60 else f"-r {k} about {v:g} s" if np.isfinite(v)
+             else f"-r {k} (no published duration)" for k, v in counters.dcgm_diag_levels().items()]
+    return "dcgmi diag run levels: " + "; ".join(words)
 
 
 # ------------------------------------------------------------------------------------------ drill
