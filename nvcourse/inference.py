@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 
 from . import _data, catalog, costmodel
+from ._validate import choice
 from .model_shapes import ModelSpec, get_shape
 
 __all__ = [
@@ -176,8 +177,7 @@ def allreduce_time(system: str, tp: int, nbytes: float, algo: str = "nccl") -> f
     s = catalog.get_system(system)
     tp = _int("tp", tp)
     n = _pos("nbytes", nbytes)
-    if algo not in ALLREDUCE_ALGOS:
-        raise ValueError(f"algo must be one of {', '.join(ALLREDUCE_ALGOS)}, got {algo!r}")
+    choice("algo", algo, ALLREDUCE_ALGOS)
     if tp > s.gpus_per_domain:
         raise ValueError(f"tp must be <= the NVLink domain of {system} ({s.gpus_per_domain}), got {tp}")
     if tp == 1:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _data, catalog, costmodel
+from ._validate import choice
 from .fabric import Fabric, fat_tree, max_min_rates, ring_flows
 
 __all__ = [
@@ -50,8 +51,7 @@ class TenantShare:
 def partition_sizes(system: str) -> dict[str, Any]:
     """The NVLink partitioning record of ``system`` (``hgx-h100`` or ``gb200-nvl72``) from the data file."""
     parts = raw()["nvlink_partitions"]
-    if system not in parts:
-        raise ValueError(f"system must be one of {', '.join(parts)}; got {system!r}")
+    choice("system", system, parts)
     return dict(parts[system])
 
 
@@ -155,8 +155,7 @@ def shared_rates(
       redistribution pass: an approximation of work-conserving weighted scheduling);
     * ``"strict"``: strict priority in the order of ``jobs`` (the first job's class is served first).
     """
-    if qos not in QOS_MODES:
-        raise ValueError(f"qos must be one of {QOS_MODES}; got {qos!r}")
+    choice("qos", qos, QOS_MODES)
     routed = [fabric.route(*flows, routing=routing, seed=seed) for flows in jobs]
     sizes = [int(np.asarray(f[0]).size) for f in jobs]
     cap = fabric.capacity_GBps
@@ -259,8 +258,6 @@ def cc_measurements(arch: str | None = None) -> list[dict[str, Any]]:
     """Published CC-on / CC-off throughput ratios (each one setup; see its ``label`` and ``src``)."""
     rows = [dict(m) for m in raw()["cc_measurements"]]
     if arch is not None:
-        archs = sorted({m["arch"] for m in rows})
-        if arch not in archs:
-            raise ValueError(f"arch must be one of {archs}; got {arch!r}")
+        choice("arch", arch, sorted({m["arch"] for m in rows}))
         rows = [m for m in rows if m["arch"] == arch]
     return rows

@@ -32,6 +32,7 @@ from typing import Any
 from . import _data
 from ._validate import choice, fraction, integer, number
 from .costmodel import busbw_factor
+from .observability.counters import alert_policy
 
 __all__ = [
     "FailureRecord",
@@ -283,8 +284,6 @@ class Alert:
 
 def _policy_levels(name: str) -> tuple[float, float]:
     """(warn, critical) of one level of the course's single alert policy (``data/observability.toml``)."""
-    from .observability.counters import alert_policy
-
     pol = alert_policy()
     if name == "step_ratio":
         return pol.step_ratio_warn, pol.step_ratio_critical

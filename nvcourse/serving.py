@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from . import _data, catalog, inference
+from ._validate import choice
 
 __all__ = ["mla_kv_bytes_per_token", "node_fit", "attention_dp_kv_tokens", "paged_kv_transfer", "kv_reshard",
            "speculative_allreduces_per_token", "host_enqueue_per_token_s"]
@@ -29,8 +30,7 @@ def _int(name: str, v: object, minimum: int = 1) -> int:
 
 def _mla(model: str) -> dict:
     table = inference.data()["mla"]
-    if model not in table:
-        raise ValueError(f"model must be one of {', '.join(table)} (MLA models of data/inference.toml), got {model!r}")
+    choice("model", model, table, note="(MLA models of data/inference.toml)")
     return table[model]
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +37,7 @@ from PIL import Image as PILImage
 from .alt_text import describe, tick_px
 from .markup import NO_MATH_CLASSES
 from .plots import before_display, deck_mode
+from .units import format_size
 
 __all__ = ["Dashboard", "LiveFigure", "new_live_figure", "log_slider", "size_slider", "error_note", "figure_png"]
 
@@ -386,8 +388,6 @@ def log_slider(
     """A logarithmic slider from ``minimum`` to ``maximum`` (both > 0), e.g. latency or bandwidth."""
     if not 0 < minimum < maximum:
         raise ValueError(f"log_slider needs 0 < minimum < maximum, got {minimum}, {maximum}")
-    import math
-
     return widgets.FloatLogSlider(
         value=min(max(value, minimum), maximum),
         base=10,
@@ -406,8 +406,6 @@ def size_slider(
     description: str = "message", *, min_exp: int = 0, max_exp: int = 34, value_exp: int = 20
 ) -> widgets.SelectionSlider:
     """A slider over powers of two, showing sizes as '1 MiB'; its value is the size in bytes."""
-    from .units import format_size
-
     if not min_exp <= value_exp <= max_exp:
         raise ValueError(f"size_slider needs min_exp <= value_exp <= max_exp, got {min_exp}, {value_exp}, {max_exp}")
     options = [(format_size(2**e), 2**e) for e in range(min_exp, max_exp + 1)]

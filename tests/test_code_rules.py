@@ -43,13 +43,9 @@ FUNCTION_IMPORTS_KNOWN: dict[str, str] = {
     "nvcourse/chapters/ch04b_predicting.py": _LATE,
     "nvcourse/chapters/ch06b_nccl_in_practice.py": _LATE,
     "nvcourse/costmodel/sweeps.py": _LATE,
-    "nvcourse/devtools/hub.py": _LATE,
-    "nvcourse/devtools/hub_load.py": _LATE,
     "nvcourse/nccl/diagnose.py": _LATE,
     "nvcourse/nccl/ncclog.py": _LATE,
     "nvcourse/nccl/signatures.py": _LATE,
-    "nvcourse/reliability.py": _LATE,
-    "nvcourse/widgets.py": _LATE,
 }
 LONG_FUNCTIONS_KNOWN: dict[str, str] = {}
 _OWN_WORDS = ("hand-written choice messages, written before _validate.choice had note=; converting them changes "
@@ -58,9 +54,7 @@ CHOICES_KNOWN: dict[str, str] = {
     path: _OWN_WORDS for path in (
         "nvcourse/costmodel/config.py", "nvcourse/costmodel/launch.py",
         "nvcourse/costmodel/model.py", "nvcourse/costmodel/prediction.py", "nvcourse/costmodel/sweeps.py",
-        "nvcourse/costmodel/tuning.py", "nvcourse/inference.py", "nvcourse/isolation.py",
-        "nvcourse/nccl/cli.py", "nvcourse/nccl/format.py", "nvcourse/observability/counters.py",
-        "nvcourse/observability/drill.py", "nvcourse/serving.py",
+        "nvcourse/costmodel/tuning.py", "nvcourse/nccl/cli.py", "nvcourse/nccl/format.py",
     )
 }
 

@@ -36,6 +36,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..units import parse_size
 from . import hub_accounts as accounts
 from . import hub_secrets
 from .release import release_learners
@@ -134,8 +135,6 @@ def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", 
             token: str | None = None, tls: bool = True, mem: str = "2GiB", cpus: float = 1.0,
             kernel_idle_s: int = 1800, idle_s: int = 3600) -> Prepared:
     """Lay out ``hub_dir`` (accounts, certificate, secrets, settings) and return what the hub needs."""
-    from ..units import parse_size
-
     _check_usage(users, ip, port, tls)
     mem_bytes = parse_size(mem, what="mem")
     if cpus <= 0:

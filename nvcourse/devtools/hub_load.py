@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import ssl
 import threading
 import time
@@ -191,8 +192,6 @@ class _Learner:
 
 def _plain(text: str) -> str:
     """A traceback line without its terminal colours."""
-    import re
-
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0][:200]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _data, costmodel
+from .._validate import choice
 
 __all__ = [
     "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
@@ -35,17 +36,14 @@ def signals(layer: str | None = None) -> list[dict[str, str]]:
     rows = [dict(s) for s in raw()["signals"]]
     if layer is None:
         return rows
-    layers = sorted({s["layer"] for s in rows})
-    if layer not in layers:
-        raise ValueError(f"layer must be one of {layers}; got {layer!r}")
+    choice("layer", layer, sorted({s["layer"] for s in rows}))
     return [s for s in rows if s["layer"] == layer]
 
 
 def counter_bits(name: str) -> int:
     """Width in bits of an InfiniBand PortCounters field (it saturates at ``2**bits - 1``)."""
     bits = {k: v for k, v in raw()["ib_counter_bits"].items() if k != "src"}
-    if name not in bits:
-        raise ValueError(f"name must be one of {', '.join(sorted(bits))}; got {name!r}")
+    choice("name", name, sorted(bits))
     return int(bits[name])
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import catalog, costmodel, isolation, reliability
+from .._validate import choice
 from ..fabric import TIER_NAMES, fat_tree, max_min_rates, ring_flows
 
 __all__ = ["FAULTS", "INCIDENTS", "DrillRun", "Verdict", "incident", "verdict", "components", "baseline_step_s"]
@@ -137,8 +138,7 @@ def _noise(rng, base: float, ber_rng) -> dict:
 def incident(name: str, seed: int = 0) -> DrillRun:
     """Incident ``name`` (one of :data:`INCIDENTS`) of drill ``seed``: which fault hides behind which letter,
     where, from which step and how strong are all drawn from the seed."""
-    if name not in INCIDENTS:
-        raise ValueError(f"name must be one of {', '.join(INCIDENTS)}; got {name!r}")
+    choice("name", name, INCIDENTS)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
     order = np.random.default_rng([int(seed), 8]).permutation(len(FAULTS))
@@ -293,8 +293,7 @@ def _evidence(run: DrillRun) -> list[str]:
 
 def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
     """Grade an answer to ``run``: the fault class and the component (e.g. ``"node3/mlx5_2"``, ``"leaf5"``)."""
-    if fault not in FAULTS:
-        raise ValueError(f"fault must be one of {', '.join(FAULTS)}; got {fault!r}")
+    choice("fault", fault, FAULTS)
     fault_ok = fault == run.fault
     comp_ok = component == run.component
     mistake = ""
