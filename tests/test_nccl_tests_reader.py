@@ -323,3 +323,41 @@ def test_nranks_from_busbw_over_algbw_when_no_device_lines():
 def test_cuda_version_from_the_nccl_version_line():
     r = load("broadcast_v100_2nodes_socket_v2_9_warn.txt")  # "NCCL version 2.9.6+cuda11.2"
     assert (r.nccl_version, r.cuda) == ("2.9.6", "11.2")
+
+
+# ---------------------------------------------------------------- elided rows and the pasted command line
+def test_elision_line_and_skipped_sizes_mark_rows_left_out():
+    rows = SAMPLE_ROWS.splitlines()
+    assert read_text(SAMPLE_ROWS).elided is False
+    assert read_text("\n".join([*rows[:2], "   ...", *rows[2:]])).elided is True
+    assert read_text("\n".join([*rows[:2], "[1,0]<stdout>:[...]", *rows[2:]])).elided is True
+    assert read_text("\n".join([rows[0], "...", *rows[1:]])).elided is False  # before any row: device lines
+    # 1 MiB then 4 MiB under "step: 2(factor)": the 2 MiB row was cut
+    assert read_text("\n".join([rows[0], rows[1], rows[3]])).elided is True
+
+
+SAMPLE_ROWS = """\
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 \
+validation: 1 graph: 0
+     1048576        262144     float     sum      -1    113.4    9.24   17.33      0    108.9    9.63   18.05      0
+     2097152        524288     float     sum      -1    130.8   16.03   30.06      0    129.0   16.25   30.48      0
+     4194304       1048576     float     sum      -1    180.0   23.30   43.70      0    179.3   23.39   43.86      0"""
+
+
+def test_pasted_launch_command_is_read():
+    """The launcher, its rank count and hosts and the environment it passes, from the forms the launchers document:
+    Open MPI `-x VAR=VAL`, Slurm `--export=ALL,VAR=VAL`, MPICH/Intel MPI `-genv VAR VAL`, `VAR=VAL cmd`, `export`."""
+    mpi = read_text("$ mpirun -np 16 -H a:8,b:8 --mca btl ^openib \\\n  -x NCCL_IB_HCA=mlx5_0:1,mlx5_3:1 \\\n"
+                    "  -x LD_LIBRARY_PATH ./build/all_reduce_perf -b 1M -e 4M -f 2\n" + SAMPLE_ROWS).launch
+    assert (mpi["launcher"], mpi["np"], mpi["hosts"]) == ("mpirun", 16, "a:8,b:8")
+    assert mpi["env"] == {"NCCL_IB_HCA": "mlx5_0:1,mlx5_3:1"} and mpi["ib_hcas"] == ["mlx5_0", "mlx5_3"]
+    assert mpi["binary"] == "all_reduce_perf" and mpi["args"] == ["-b", "1M", "-e", "4M", "-f", "2"]
+    srun = read_text("export NCCL_DEBUG=INFO\nNCCL_ALGO=Ring srun -N 2 -n 16 -c 12 --export=ALL,NCCL_IB_HCA=^mlx5_4 "
+                     "all_reduce_perf_mpi -b 1M\n" + SAMPLE_ROWS).launch
+    assert (srun["launcher"], srun["np"]) == ("srun", 16)  # srun's -c is CPUs per task, not ranks
+    assert srun["env"] == {"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring", "NCCL_IB_HCA": "^mlx5_4"}
+    assert srun["ib_hcas"] == []  # '^' names the devices NCCL leaves out
+    hydra = read_text("mpiexec -genv NCCL_PROTO Simple -n 4 ./all_reduce_perf\n" + SAMPLE_ROWS).launch
+    assert (hydra["launcher"], hydra["np"], hydra["env"]) == ("mpiexec", 4, {"NCCL_PROTO": "Simple"})
+    bare = read_text(SAMPLE_ROWS).launch
+    assert bare["launcher"] is None and bare["env"] == {} and bare["binary"] is None

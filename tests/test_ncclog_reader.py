@@ -250,3 +250,38 @@ def test_aws_ofi_plugin_lines_name_the_network_without_the_using_network_line():
                      if "Using network" not in ln)
     log = read_text(text)
     assert (log.net, log.net_kind) == ("AWS Libfabric", "plugin")
+
+
+# ---------------------------------------------------------------- net plugin, NICs, CUDA driver, Init COMPLETE
+def test_aws_ofi_plugin_version_provider_nics_and_init_complete_order():
+    """A 2-node EFA job (aws-ofi-nccl 1.5.0, whose version line read "NET/OFI Using aws-ofi-nccl 1.5.0aws")."""
+    log = load("efa_aws_libfabric_mpirun_tagged.log")
+    assert (log.net_plugin, log.net_plugin_version) == ("aws-ofi-nccl", "1.5.0aws")
+    assert (log.net_provider, log.net_fabric, log.net_nics) == ("efa", None, 1)
+    assert log.init_complete_ranks == [1, 0]  # rank 1's line is printed first
+
+
+def test_aws_ofi_sixteen_nics_on_p5en():
+    log = read_text((Path(__file__).parent / "fixtures" / "runbook" / "efa_ofi_provider_nccl1597.log").read_text())
+    assert (log.net_provider, log.net_nics) == ("efa", 16)
+
+
+def test_aws_ofi_formats_since_2023_and_2025():
+    """aws-ofi-nccl's own format strings: "Initializing " PACKAGE_STRING (since 2023-07) and "Selected provider is
+    %s, fabric is %s (found %d nics)" (since 2025-02), each behind NCCL_OFI_INFO's "NET/OFI " prefix."""
+    log = read_text("h:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.14.0\n"
+                    "h:1:2 [0] NCCL INFO NET/OFI Using transport protocol RDMA\n"
+                    "h:1:2 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n")
+    assert (log.net_plugin, log.net_plugin_version) == ("aws-ofi-nccl", "1.14.0")
+    assert (log.net_provider, log.net_fabric, log.net_nics) == ("efa", "efa-direct", 4)
+
+
+def test_nccl_plugin_loader_names_the_plugin_without_a_version():
+    log = load("h800_nvls_not_available_nccl892.log")
+    assert (log.net_plugin, log.net_plugin_version) == ("NCCL RDMA Plugin", None)
+
+
+def test_cuda_driver_version_code():
+    assert load("socket_v2_19_single_rank_nccl1267.log").cuda_driver == 12000
+    assert load("graph_trees_a100pcie_2nodes_nccltests350.log").cuda_driver == 12080
+    assert read_text("h:1:2 [0] NCCL INFO Using network IB").cuda_driver is None

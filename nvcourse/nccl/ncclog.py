@@ -48,8 +48,12 @@ GRAPH_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: 
 class NcclLog:
     version: str | None = None
     cuda: str | None = None
+    #: the CUDA driver's version code ("cudaDriverVersion 12020" = CUDA 12.2 driver), when printed
+    cuda_driver: int | None = None
     nranks: int | None = None
     ranks: list[int] = field(default_factory=list)
+    #: ranks whose "... rank R nranks N ... - Init COMPLETE" line is in the paste, in the order printed
+    init_complete_ranks: list[int] = field(default_factory=list)
     nnodes: int | None = None
     hosts: list[str] = field(default_factory=list)
     devices: list[dict] = field(default_factory=list)
@@ -58,6 +62,14 @@ class NcclLog:
     net_devices: list[str] = field(default_factory=list)
     net_devices_per_gpu: dict[str, list[str]] = field(default_factory=dict)
     ib_found: bool | None = None
+    #: the net plugin NCCL loaded and its version ("NET/OFI Initializing aws-ofi-nccl 1.7.3-aws"; "NET/Plugin:
+    #: Loaded net plugin NAME (vN)" names it without a version), and the Libfabric provider, fabric and NIC
+    #: count aws-ofi-nccl selected ("NET/OFI Selected provider is efa, fabric is efa (found 4 nics)")
+    net_plugin: str | None = None
+    net_plugin_version: str | None = None
+    net_provider: str | None = None
+    net_fabric: str | None = None
+    net_nics: int | None = None
     gdr: bool | None = None
     dmabuf: bool | None = None
     transports: dict[str, int] = field(default_factory=dict)
@@ -178,6 +190,8 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
         scan.comm_ids.add(mm.group(1))
     if mm := _COMM.search(msg):
         scan.ranks.add(int(mm.group(1)))
+        if msg.rstrip().endswith("Init COMPLETE"):
+            log.init_complete_ranks.append(int(mm.group(1)))
         log.nranks = max(log.nranks or 0, int(mm.group(2)))
         if mm.group(3):
             log.nnodes = int(mm.group(3))
@@ -186,6 +200,7 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
     if mm := re.search(r"\bMNNVL (\d)", msg):
         log.mnnvl = mm.group(1) == "1"
     _read_network(log, msg)
+    _read_plugin(log, msg)
     _read_tuning(log, scan, msg, source)
     if mm := _GRAPH.match(msg):
         pat, cross, nch, bw_in, bw_out, t_in, t_out, same = mm.groups()
@@ -243,6 +258,30 @@ def _read_network(log: NcclLog, msg: str) -> None:
         log.nvls["supported"] = avail if log.nvls["supported"] is None else (log.nvls["supported"] and avail)
     if msg.startswith("NVLS Head"):
         log.nvls["heads"] += 1
+
+
+# aws-ofi-nccl's own lines: NCCL_OFI_INFO puts "NET/OFI " before each; "Using " PACKAGE_STRING (2021-10 to
+# 2023-07), then "Initializing " PACKAGE_STRING (autoconf: "aws-ofi-nccl 1.7.3-aws"); "Selected Provider is %s
+# (found %d nics)" (2018 to 2025-02), then "Selected provider is %s, fabric is %s (found %d nics)"
+# (aws-ofi-nccl src/nccl_ofi_net.c, .cpp since 2024)
+_OFI_INIT = re.compile(r"^NET/OFI (?:Initializing|Using) (aws-ofi-nccl) (\S+)")
+_OFI_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)(?:, fabric is (.+?))?"
+                           r"(?: \(found (\d+) nics\))?\s*$")
+# NCCL's plugin loader: "NET/Plugin: Loaded net plugin %s (v%d)" (src/plugin/net/net_v*.cc)
+_NET_PLUGIN = re.compile(r"^NET/Plugin\s*:\s*Loaded net plugin (.+?) \(v\d+\)")
+
+
+def _read_plugin(log: NcclLog, msg: str) -> None:
+    """The net plugin, its version and (aws-ofi-nccl) its Libfabric provider and NIC count; the CUDA driver."""
+    if mm := re.match(r"cudaDriverVersion (\d+)", msg):
+        log.cuda_driver = int(mm.group(1))
+    if mm := _OFI_INIT.match(msg):
+        log.net_plugin, log.net_plugin_version = mm.group(1), mm.group(2)
+    elif mm := _OFI_PROVIDER.match(msg):
+        log.net_provider, log.net_fabric = mm.group(1), mm.group(2)
+        log.net_nics = int(mm.group(3)) if mm.group(3) else log.net_nics
+    elif (mm := _NET_PLUGIN.match(msg)) and log.net_plugin is None:
+        log.net_plugin = mm.group(1)
 
 
 def _read_tuning(log: NcclLog, scan: _Scan, msg: str, source: str = "") -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .launch import read_launch
 from .paste import clean_line
 
 __all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE"]
@@ -111,6 +112,11 @@ class NcclTestsRun:
     avg_busbw_GBps: float | None = None
     notes: list[str] = field(default_factory=list)
     nranks_from_count: bool = False
+    #: rows left out of the paste: an elision line ("...", "[...]") inside the table, or sizes that skip steps of
+    #: the header's -f factor / -i increment
+    elided: bool = False
+    #: the pasted command line (see :func:`.launch.read_launch`): launcher, np, hosts, env, ib_hcas, binary, args
+    launch: dict = field(default_factory=dict)
 
     @property
     def gpus(self) -> list[str]:
@@ -128,6 +134,7 @@ class NcclTestsRun:
             "nccl_tests_version": self.nccl_tests_version, "cuda": self.cuda, "gpus": self.gpus, "hosts": self.hosts,
             "header": self.header, "ranks": self.ranks, "rows": self.rows,
             "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
+            "elided": self.elided, "launch": self.launch,
         }  # fmt: skip
 
 
@@ -225,7 +232,24 @@ def _parse_header_rest(rest: str) -> dict:
     return h
 
 
+_ELISION = re.compile(r"^(?:\.{3,}|\u2026|\[(?:\.{3}|\u2026)\]|\((?:\.{3}|\u2026)\)|<snip>|\[snip\])$", re.I)
+
+
+def _skips_steps(run: NcclTestsRun) -> bool:
+    """Sizes that jump over a step of the header's -f factor (or -i increment): rows cut from the middle."""
+    step, kind = run.header.get("step"), run.header.get("step_kind")
+    # small sizes are rounded down to whole elements per rank (a 24 B step can print as 16 B): look from 64 KiB,
+    # and call it a skip only past half a step more than the next size
+    sizes = [r["bytes"] for r in run.rows if r["bytes"] >= 65536]
+    if not step or len(sizes) < 2:
+        return False
+    if kind == "factor":
+        return step > 1 and any(b2 > b1 * step * 1.5 for b1, b2 in zip(sizes, sizes[1:], strict=False))
+    return any(b2 > b1 + step * 1.5 for b1, b2 in zip(sizes, sizes[1:], strict=False))
+
+
 def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
+    run.elided = run.elided or _skips_steps(run)
     # ranks: de-duplicate (non-MPI builds under mpirun print every header once per process)
     seen: dict[tuple, dict] = {}
     for r in run.ranks:
@@ -386,6 +410,9 @@ def read_all(text: str) -> list[NcclTestsRun]:
             if m := re.search(r"Avg bus bandwidth\s*:\s*(\S+)", line):
                 run.avg_busbw_GBps = _num(m.group(1))
             continue
+        if _ELISION.match(line):  # after a row: rows left out (before one, it may stand for device lines)
+            run.elided = run.elided or bool(run.rows) and run.avg_busbw_GBps is None
+            continue
         # a row that several processes' tagged writes split ("... -1[0]    1626.5 ...", mpirun/torchrun rank tags
         # printed again mid-line): the tags are not data
         toks = _MID_TAG.sub(" ", line).split()
@@ -406,9 +433,11 @@ def read_all(text: str) -> list[NcclTestsRun]:
     runs.append(run)
     out = [r for r in runs if r.rows]
     cuda = m.group(1) if (m := re.search(r"NCCL version \d+\.\d+\.\d+\+cuda(\d+\.\d+)", text)) else None
+    launch = read_launch(text)
     for r in out:
         r.nccl_version = r.nccl_version or version
         r.cuda = cuda
+        r.launch = launch
         _finish(r, text_ops)
     return out
 

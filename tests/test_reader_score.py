@@ -1,0 +1,60 @@
+"""The readers' score on sets of real pastes (nvcourse.devtools.reader_score), and the scorer itself.
+
+tests/fixtures/pasted_dev is the development set (the readers were fixed against it); tests/fixtures/pasted_heldout
+is the held-out set, gathered and its EXPECTED.toml written before the readers were run on it (its first-run
+score is in its README). Expected values in both were read by hand from the text.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nvcourse.devtools.reader_score import main, score_set
+
+ROOT = Path(__file__).parent / "fixtures"
+
+
+def test_development_set_reads_every_field():
+    result = score_set(ROOT / "pasted_dev")
+    wrong = [(f, c["field"], c["expected"], c["got"]) for f, cs in result["files"].items() for c in cs
+             if not c["right"]]
+    assert result["fields"] >= 60 and wrong == []
+
+
+def test_every_pasted_file_of_a_set_is_scored_and_names_its_source():
+    for folder in sorted(ROOT.glob("pasted_*")):
+        result = score_set(folder)
+        files = {p.name for p in folder.iterdir() if p.name not in ("EXPECTED.toml", "README.md")}
+        assert set(result["files"]) == files
+        for name in files:
+            assert (folder / name).read_text(encoding="utf-8").startswith("%% source: https://")
+
+
+def test_a_wrong_expectation_is_counted_wrong_and_the_exit_status_says_so(tmp_path, capsys):
+    src = ROOT / "pasted_dev"
+    shutil.copy(src / "eks_mpijob_ompi_tagged_indented_elided_p5.txt", tmp_path)
+    (tmp_path / "EXPECTED.toml").write_text(
+        '[[files]]\nfile = "eks_mpijob_ompi_tagged_indented_elided_p5.txt"\nkind = "nccl-tests"\n'
+        'op = "allgather"\nnranks = 16\nnccl_version = ""\nrows = [[0, 15.51, 0.00, 15.52, 0.00]]\n', encoding="utf-8")
+    result = score_set(tmp_path)
+    assert (result["right"], result["fields"]) == (3, 4)
+    assert main([str(tmp_path), "--min", "95"]) == 1
+    out = capsys.readouterr().out
+    assert "WRONG op (expected 'allgather', got 'allreduce')" in out and "3/4 fields right = 75.0 %" in out
+    assert main([str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("expected", ['[[files]]\nfile = "x.txt"\nkind = "pcap"\n',
+                                      '[[files]]\nfile = "x.txt"\nkind = "nccl-tests"\nopp = "allreduce"\n'])
+def test_a_malformed_expected_file_is_a_one_line_error(tmp_path, capsys, expected):
+    (tmp_path / "x.txt").write_text("%% source: https://example.org\n", encoding="utf-8")
+    (tmp_path / "EXPECTED.toml").write_text(expected, encoding="utf-8")
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and ("kind must be" in err or "field must be" in err)
+
+
+def test_a_folder_without_expected_values_is_refused(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    assert "DIR must hold an EXPECTED.toml" in capsys.readouterr().err
