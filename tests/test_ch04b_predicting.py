@@ -155,3 +155,17 @@ def test_registered_buffers_draw_the_symmetric_kernels_where_nccl_runs_them():
     assert not view.symmetric.get_visible() and "Registered" not in text
     fresh, _ = SweepView()("allreduce", "auto", "dgx-h100", 8, 1)
     assert np.array_equal(_pixels(live), _pixels(fresh))  # switching back leaves nothing behind
+
+
+def test_readout_is_a_short_table_with_the_rest_collapsed():
+    from nvcourse.units import format_time
+
+    for state in [("allreduce", "auto", "dgx-h100", 8, 1), ("alltoall", "auto", "dgx-a100", 8, 64)]:
+        _, text = SweepView()(*state)
+        head, rest = text.split("<details>")
+        assert head.count("<tr>") == 3  # a header and two rows: 8 B and 1 GiB
+        for size in (8, 2**30):
+            p = predict(state[0], state[2], state[3], size, nodes=state[4], algo=state[1])
+            assert f"{p.algo}/{p.proto}" in head and format_time(p.time_s) in head
+        assert "algbw" not in head and "algbw" in rest and rest.endswith("</details>")
+        assert "Look at how the pick changes from 8 B to 1 GiB" in head

@@ -511,3 +511,36 @@ def test_04b_forced_nvls_run_prints_nvls_latency_at_small_sizes():
     nvls = tuning.hw_latency_us("nvlink", "nvls", "Simple")
     text = prose("04b_predicting_collectives.ipynb")
     assert f"prints ~26 µs at 2–8 KiB — NCCL's {nvls:g} µs NVLS latency" in text
+
+
+def test_04b_short_of_time_names_the_core_path_the_reading_tool_measures():
+    from nvcourse.devtools.reading_time import PATH
+
+    md = "\n".join("".join(c["source"]) for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")
+                   if c["cell_type"] == "markdown")
+    sections = set(re.findall(r"^## (\w+)\.", md, re.M))
+    refs = {r.split()[1].rstrip(".") for r in PATH["04b"]}
+    assert sections - refs == {"2", "2b", "7", "9"} and refs == {"1", "3", "4", "5", "6", "8", "10", "11"}
+    text = prose("04b_predicting_collectives.ipynb")
+    assert "Sections 2, 2b, 7 and 9 are the core" in text
+    assert "Sections 1 and 3–6 derive each algorithm's formula" in text and "8, 10 and 11 are reference" in text
+
+
+def test_04b_picks_table_reads_as_the_prose_says():
+    import ast
+
+    from nvcourse.costmodel import predict_sweep
+
+    src = {c["id"]: "".join(c["source"]) for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")}
+    call = ast.parse(src["c012"]).body[0].value.args[0]  # print(ch.picks_table(configs, sizes))
+    configs, sizes = (eval(ast.unparse(a), {}) for a in call.args)  # literals only (2**10 is not a literal)
+    order = {"LL": 0, "LL128": 1, "Simple": 2}
+    for sid, g, k in configs:
+        protos = list(predict_sweep("allreduce", sid, g, sizes, nodes=k).proto)
+        assert (protos[0] == "LL") == (sid != "gb200-nvl72") and protos[-1] == "Simple", (sid, protos)
+        assert [order[p] for p in protos] == sorted(order[p] for p in protos), (sid, protos)
+        if k > 1:
+            assert "LL128" in protos, (sid, protos)
+    assert ("every configuration but the 72-GPU rack starts with LL, every one ends with Simple, and across nodes "
+            "LL128 fills the sizes in between") in prose("04b_predicting_collectives.ipynb")
+

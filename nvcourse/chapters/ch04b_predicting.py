@@ -17,7 +17,8 @@ from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import Prediction, predict, predict_sweep
 from ..costmodel.validation import Comparison, median_abs_error
 from ..plots import ALGO_COLOURS, bytes_axis, label_points, new_figure, rate_axis, time_axis
-from ..units import format_size, format_time
+from ..tables import table_html
+from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SweepView",
     "symmetric_times",
     "predict_dashboard",
+    "readout_html",
     "picks_table",
     "protocol_kinks_figure",
     "RUNS_IN_WORDS",
@@ -113,15 +115,31 @@ class SweepView:
         self.live.animate(*self.extras)
         # shading under the curves: move it to the front of the redraw list
         self.live.artists.sort(key=lambda a: a.get_zorder())
-        p = predict(op, system, gpus, 2**30, nodes=nodes, algo=algo, launch=launch)
-        small = predict(op, system, gpus, 8, nodes=nodes, algo=algo, launch=launch)
-        text = (f"<b>1 GiB {op}</b> on {gpus} × {nodes} {system}: <b>{p.algo}/{p.proto}</b>, {format_time(p.time_s)}, "
-                f"algbw {p.algbw_GBps:.1f} GB/s, busbw {p.busbw_GBps:.1f} GB/s ({p.regime}); "
-                f"latency-bound below ≈ {format_size(latency_bound.max()) if latency_bound.size else '—'}. "
-                f"<b>8 B</b>: {format_time(small.time_s)} ({small.algo}/{small.proto}; {_floor_text(small)})")
+        bound = format_size(latency_bound.max()) if latency_bound.size else None
+        text = readout_html(op, system, gpus, nodes, algo, launch, bound)
         if buffers == "registered":
             text += "<br>" + _symmetric_text(op, system, gpus, nodes, launch)
         return self.live, text
+
+
+def readout_html(op: str, system: str, gpus: int, nodes: int, algo: str, launch: str, bound: str | None) -> str:
+    """The dashboard's readout: pick, time and busbw at 8 B and 1 GiB in a short table, one sentence on what to
+    look at, and the rest (algbw, regime, the host's share of a small call) behind a collapsed ``<details>``.
+
+    ``bound``: the largest latency-bound size as text (``None`` when no size is).
+    """
+    small, p = (predict(op, system, gpus, s, nodes=nodes, algo=algo, launch=launch) for s in (8, 2**30))
+    rows = [[size, f"{q.algo}/{q.proto}", format_time(q.time_s), format_rate(q.busbw_GBps * 1e9)]
+            for size, q in (("8 B", small), ("1 GiB", p))]
+    where = (f"below ≈ {bound} (grey) the α term is the larger one" if bound
+             else "no size is latency-bound here")
+    return (f"<b>{op}</b> on {gpus} × {nodes} {system}, launch {launch}:"
+            + table_html(["size", "pick", "time", "busbw"], rows)
+            + f"Look at how the pick changes from 8 B to 1 GiB: {where}."
+            + "<details><summary>all the figures</summary>"
+            f"<b>1 GiB</b>: {p.algo}/{p.proto}, {format_time(p.time_s)}, algbw {p.algbw_GBps:.1f} GB/s, "
+            f"busbw {p.busbw_GBps:.1f} GB/s ({p.regime}). "
+            f"<b>8 B</b>: {format_time(small.time_s)} ({small.algo}/{small.proto}; {_floor_text(small)}).</details>")
 
 
 def symmetric_times(op: str, system: str, gpus: int, nodes: int, launch: str = "device") -> np.ndarray | None:
