@@ -13,9 +13,10 @@ argument or a malformed EXPECTED.toml.
 Fields (ncclog): nccl_version, cuda, cuda_driver, nranks, nnodes, hosts, network, net_plugin,
 net_plugin_version, net_provider, net_nics, ib_devices, gdr, channels, nvls_supported, transports,
 init_complete_ranks, warnings (count), env (table), nccl_tests_rows (rows the nccl-tests reader finds).
-Fields (nccl-tests): op, op_candidates, nranks, nodes, hosts, gpu, nccl_version, cuda, dtype, min_bytes,
-max_bytes, iters, n_rows, rows ([size_bytes, oop time_us, oop busbw, ip time_us, ip busbw]; "" where a column is
-absent), avg_busbw_GBps, out_of_bounds, elided, runs, launcher, launcher_np, launcher_hosts, env, ib_hcas (count).
+Fields (nccl-tests): op, op_candidates, nranks, nodes, hosts, gpu, nccl_version, nccl_tests_version, cuda, dtype,
+min_bytes, max_bytes, iters, warmup_iters, n_rows, rows ([size_bytes, oop time_us, oop busbw, ip time_us,
+ip busbw]; "" where a column is absent), avg_busbw_GBps, out_of_bounds, elided, runs, launcher, launcher_np,
+launcher_hosts, env, ib_hcas (count).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ NCCL_TESTS_FIELDS: dict[str, Callable[[dict, str], Any]] = {
     "min_bytes": lambda d, t: d["header"].get("min_bytes"),
     "max_bytes": lambda d, t: d["header"].get("max_bytes"),
     "iters": lambda d, t: d["header"].get("iters"),
+    "warmup_iters": lambda d, t: d["header"].get("warmup_iters"),
+    "nccl_tests_version": lambda d, t: d["nccl_tests_version"],
     "n_rows": lambda d, t: len(d["rows"]),
     "avg_busbw_GBps": lambda d, t: d["avg_busbw_GBps"],
     "out_of_bounds": lambda d, t: d["out_of_bounds"],
