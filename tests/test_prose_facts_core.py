@@ -327,7 +327,7 @@ def test_02_the_chooser_claims_hold_for_every_link_it_offers():
     params = {label: ch._curve(label).params for label in ch.PER_GPU_CHOICES}
     betas = [p.beta_Bps for p in params.values()]
     text = prose("02_pcie_vs_nvlink.ipynb")
-    assert f"The ceilings differ by up to {max(betas) / min(betas):.0f}×" in text
+    assert f"The ceilings on the plot differ by up to {max(betas) / min(betas):.0f}×" in text
     assert min(p.half_bandwidth_bytes for p in params.values()) >= 64 * 2**10 * 0.9  # "below ~64 KiB ... latency-bound"
     # "a B200 doubles NVLink again": line rate 2x, achievable 1.95x
     nv = {k: v for k, v in params.items() if "NVLink" in k}

@@ -256,6 +256,15 @@ def test_05_nvls_minimum_is_not_stated_as_ncclS_rule():
     text = prose("05_nvl72_rack_scale.ipynb")
     assert "NCCL uses NVLS only from a minimum number of GPUs" not in text
     assert "NCCL enables NVLS on any group of 2 or more GPUs" in text and "nccl#1455" in text
+    assert "from version 2.28.7" in text  # before it, nvls.cc returned early for gpuCount <= 2
+
+
+def test_05_moe_ratio_is_called_an_upper_bound_and_dedup_cuts_it_as_07c_computes():
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert "the ratio stays" not in text
+    assert "These ratios are an upper bound" in text
+    assert "from about 14× to about 6×" in text and "from about 14× to about 6×" in prose(
+        "07c_communication_for_inference.ipynb")
 
 
 # ------------------------------------------------------------------------------------------------ 06b
@@ -359,6 +368,27 @@ def test_09_the_starting_design_fails_the_time_gate_as_the_prose_says():
     failed = [line for line in report.text().splitlines() if line.startswith("FAIL")]
     assert [line.split()[1] for line in failed] == ["time"]
     assert "The starting design below fails the time gate on purpose" in prose("09_capstone_design_a_cluster.ipynb")
+
+
+def test_09_the_try_a_design_answers_hold_for_the_dashboard_states_they_name():
+    # "at 512 GPUs the run takes too long. At 1,024 with PP 2 it is fast enough but over budget ... PP 1 removes the
+    # bubble and the budget gate passes": the design dashboard's preset (DGX H100, TP 8) at the sizes and PPs named
+    from nvcourse import capstone
+
+    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
+    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    ns = {"capstone": capstone}
+    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    text = prose("09_capstone_design_a_cluster.ipynb")
+    assert "at 512 GPUs the run takes too long. At 1,024 with PP 2 it is fast enough but over budget" in text
+    assert "PP 1 removes the bubble and the budget gate passes" in text
+
+    def failed(gpus, pp):
+        return [g.name for g in capstone.evaluate(capstone.Design("dgx-h100", gpus, tp=8, pp=pp), ns["targets"]).failed]
+
+    assert "time" in failed(512, 2)
+    assert "time" not in failed(1024, 2) and "budget" in failed(1024, 2)
+    assert "budget" not in failed(1024, 1)
 
 
 # ------------------------------------------------------------------------------------------------ every chapter 05-09
@@ -471,3 +501,65 @@ def test_06_fabric_dashboard_states_its_model_in_the_readout():
 
     _fig, html = allreduce_view(16, "roce-400g", 2.0, "ecmp", "random", "ring")
     assert "max-min fairly" in html and "SHARP" in html
+
+
+# ------------------------------------------------------------------------------------------------ 07c: inference
+def test_07c_sentences_under_the_tables_hold():
+    from nvcourse import inference
+
+    text = prose("07c_communication_for_inference.ipynb")
+    # §2: "within about a third of every published point ... at the largest sizes up to a quarter too fast"
+    assert "within about a third of every published point" in text and "up to a quarter too fast" in text
+    for row in inference.custom_allreduce_points():
+        miss = [min(inference.allreduce_time("dgx-h100", row["tp"], n, a) for a in ("oneshot", "twoshot")) / t - 1
+                for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
+        assert max(abs(m) for m in miss) <= 0.34 and -0.26 <= miss[-1] < 0
+    # §3: the 8B model's memory read at TP 4 is "only 1.5 ms"
+    assert "only 1.5 ms at TP 4" in text
+    assert f"{inference.decode_step('llama3-8b', 'dgx-h100', 4, batch=1).memory_s * 1e3:.1f}" == "1.5"
+    # §4: "total throughput grows almost a hundredfold from batch 1 to 512, while each user's speed falls about
+    # fivefold"
+    assert "almost a hundredfold from batch 1 to 512" in text and "falls about fivefold" in text
+    one, big = (inference.decode_step("llama3-70b", "dgx-h100", 8, batch=b, context=4096) for b in (1, 512))
+    assert 80 <= big.tokens_per_s / one.tokens_per_s < 100
+    assert 4.5 <= one.tokens_per_s_per_user / big.tokens_per_s_per_user <= 6
+    # §5: "TP gives the lowest time per token; PP and replicas give more tokens per second in total, and for the 70B
+    # model replicas are not an option on 80 GB GPUs"
+    assert "replicas are not an option on 80 GB GPUs" in text
+    for model in ("llama3-70b", "llama3-8b"):
+        r = inference.serving_layouts(model, "dgx-h100", 8, batch=8)
+        assert r["TP8"]["latency_s"] < min(r["PP8"]["latency_s"], r["DP8"]["latency_s"])
+        assert r["TP8"]["tokens_per_s"] < min(r["PP8"]["tokens_per_s"], r["DP8"]["tokens_per_s"])
+        assert r["DP8"]["fits"] == (model == "llama3-8b")
+    from nvcourse.chapters import ch07c_inference as ch07c
+
+    assert "not possible" in ch07c.layouts_html() and "—" in ch07c.layouts_html()
+
+
+def test_07c_moe_copies_and_the_nvl72_gap_as_the_prose_states():
+    from nvcourse.chapters import ch07c_inference as ch07c
+
+    text = prose("07c_communication_for_inference.ipynb")
+    assert "from 7 to about 4.6 and the 4-node limit to about 3.2, 2.2× fewer bytes" in text
+    assert "falls from about 14× to about 6×" in text
+    rows = {(r["system"], r["routing"]): r for r in ch07c.moe_dispatch_rows()}
+    h = [r for k, r in rows.items() if k[0] == "dgx-h100"]
+    nvl = [r for k, r in rows.items() if k[0] == "gb200-nvl72"]
+    assert [round(r["copies"], 1) for r in h] == [7.0, 4.6, 3.2]
+    assert round(h[0]["network_bytes"] / h[2]["network_bytes"], 1) == 2.2
+    assert round(h[0]["time_s"] / nvl[0]["time_s"]) == 14 and round(h[2]["time_s"] / nvl[2]["time_s"]) == 6
+
+
+@pytest.mark.parametrize("notebook", ["06d_bringup_and_fault_runbook.ipynb", "07c_communication_for_inference.ipynb"])
+def test_06d_07c_sections_open_with_their_question_and_details_stay_closed(notebook):
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
+    md = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    for cell in md:  # every numbered section says first what question it answers
+        for section in re.split(r"^## ", cell, flags=re.M)[1:]:
+            if re.match(r"\d+\. ", section):
+                body = section.split("\n", 2)[2].lstrip()
+                assert body.startswith("This section"), (notebook, section.split("\n", 1)[0])
+    assert all("<details open" not in "".join(c["source"]) for c in nb["cells"])
+    check = next(t for t in md if "## Check yourself" in t).split("## Check yourself", 1)[1]
+    assert len(re.findall(r"^\s*\d+\. ", check, flags=re.M)) == check.count("<summary>Answer</summary>")
+    assert "**You need:**" in md[0] and "](../docs/glossary.md)" in md[0]
