@@ -33,6 +33,12 @@ __all__ = [
     "measured_vs_model_lines",
     "serving_rows",
     "serving_table_html",
+    "serving_html",
+    "measured_vs_model_html",
+    "tp_question_html",
+    "batch_html",
+    "layouts_html",
+    "moe_dispatch_html",
     "inference_dashboard",
 ]
 
@@ -106,6 +112,84 @@ def measured_vs_model_lines(system: str = "dgx-h100") -> list[str]:
     return out
 
 
+def _details(summary: str, body: str) -> str:
+    """A collapsed block: ``summary`` (plain text) is the line the reader clicks, ``body`` (HTML) the detail."""
+    return (f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div>"
+            "</details>")
+
+
+def measured_vs_model_html(system: str = "dgx-h100") -> str:
+    """Per TP degree: the model's miss at a decode-sized message (16 KiB) and its largest miss, then every point
+    (the lines of :func:`measured_vs_model_lines`) behind a collapsed block. Miss = model / measured − 1."""
+    rows = []
+    for row in inference.custom_allreduce_points():
+        miss = [(min(inference.allreduce_time(system, row["tp"], n, a) for a in ("oneshot", "twoshot")) / t - 1, n)
+                for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
+        at16 = next(m for m, n in miss if n == 16384)
+        worst, where = max(miss, key=lambda mn: abs(mn[0]))
+        rows.append([f"TP {row['tp']}", f"{at16:+.0%}", f"{worst:+.0%} at {format_size(where)}"])
+    table = table_html(["GPUs", "model vs measured at 16 KiB", "largest miss"], rows,
+                       caption="Custom all-reduce kernels on H100: the model against sglang#2904 "
+                               "(+ = model slower, − = model faster)", align_numbers=False)
+    full = "<br>".join(html.escape(line) for line in measured_vs_model_lines(system))
+    return table + _details("Every published point", full)
+
+
+def tp_question_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), system: str = "dgx-h100") -> str:
+    """Batch-1 decode, TP 4 → TP 8: the speed-up per model and all-reduce kernel, then every figure (step times,
+    all-reduce share of the TP 8 step, the memory read at TP 4) behind a collapsed block."""
+    steps = {(m, a): [inference.decode_step(m, system, t, batch=1, algo=a) for t in (4, 8)]
+             for m in models for a in inference.ALLREDUCE_ALGOS}
+    summary = table_html(["all-reduce kernel", *(f"{m}: TP 8 faster by" for m in models)],
+                         [[a, *(f"{steps[m, a][0].total_s / steps[m, a][1].total_s:.2f}×" for m in models)]
+                          for a in inference.ALLREDUCE_ALGOS], align_numbers=False)
+    full = table_html(["model", "kernel", "TP 4 step", "TP 8 step", "speed-up", "all-reduces in the TP 8 step",
+                       "memory read at TP 4"],
+                      [[m, a, format_time(s4.total_s), format_time(s8.total_s), f"{s4.total_s / s8.total_s:.2f}×",
+                        f"{s8.comm_share:.0%}", format_time(s4.memory_s)]
+                       for (m, a), (s4, s8) in steps.items()])
+    return summary + _details("Step times, all-reduce share and memory read for each case", full)
+
+
+def batch_html(model: str = "llama3-70b", system: str = "dgx-h100", tp: int = 8, context: int = 4096,
+               batches: tuple[int, ...] = (1, 8, 64, 256, 512)) -> str:
+    """Where the regimes change (in words, from :func:`nvcourse.inference.batch_regimes`), the throughput against
+    the speed per user as the batch grows, and the all-reduce and bound of each step behind a collapsed block."""
+    r = inference.batch_regimes(model, system, tp)
+    steps = [inference.decode_step(model, system, tp, batch=b, context=context) for b in batches]
+    bounds = sorted({s.bound for s in steps})
+    words = (f"<p>The all-reduce leaves its latency regime near batch {r['allreduce_bandwidth_bound_batch']:.1f} "
+             f"(its n½ is {format_size(r['allreduce_n_half_bytes'])}); with no KV cache the step would turn "
+             f"compute-bound near batch {r['compute_bound_batch']:.0f}. At {context:,} tokens of context every "
+             f"step below is {' or '.join(bounds)}-bound.</p>")
+    summary = table_html(["batch", "step", "tok/s in total", "tok/s per user"],
+                         [[b, format_time(s.total_s), f"{s.tokens_per_s:,.0f}", f"{s.tokens_per_s_per_user:.0f}"]
+                          for b, s in zip(batches, steps, strict=True)],
+                         caption=f"{model}, TP {tp} on {system}, {context:,} tokens of context")
+    full = table_html(["batch", "all-reduce message", "all-reduce time", "bound"],
+                      [[b, format_size(s.message_bytes), format_time(s.allreduce_s), s.bound]
+                       for b, s in zip(batches, steps, strict=True)])
+    return words + summary + _details("The all-reduce and the bound of each step", full)
+
+
+def layouts_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), system: str = "dgx-h100", gpus: int = 8,
+                 batch: int = 8) -> str:
+    """TP, PP and replicas (DP) on one node: time per token and throughput; a layout whose weights do not fit one
+    GPU shows why instead of numbers."""
+    cap = catalog.get_system(system).gpu_spec.memory_GB
+    rows = []
+    for model in models:
+        weights_GB = inference.get_model(model).params * inference.data()["decode"]["bytes_per_param"] / 1e9
+        for name, r in inference.serving_layouts(model, system, gpus, batch=batch).items():
+            if r["fits"]:
+                rows.append([model, name, format_time(r["latency_s"]), f"{r['tokens_per_s']:,.0f}"])
+            else:
+                rows.append([model, name, f"not possible: {weights_GB:.0f} GB of weights, {cap:.0f} GB per GPU",
+                             "—"])
+    return table_html(["model", "layout", "time per token", "tok/s in total"], rows,
+                      caption=f"{gpus} GPUs of one {system}, batch {batch} per copy", align_numbers=False)
+
+
 def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure:
     """KV-cache transfer time against prompt length: one DGX H100 NIC, ``senders`` NICs, an NVL72's NVLink."""
     fig, ax = new_figure(7.5, 3.4)
@@ -141,6 +225,21 @@ def moe_dispatch_rows(tokens: int = 4096, ep: int = 64) -> list[dict]:
             rows.append({"system": sid, "routing": label, "copies": network_copies_per_token(cfg, ep, gpn, **kw),
                          "network_bytes": t.network_bytes, "time_s": t.time_s, "bottleneck": t.bottleneck})
     return rows
+
+
+def moe_dispatch_html(tokens: int = 4096, ep: int = 64) -> str:
+    """The MoE question first: network copies per token and one dispatch on 8-GPU nodes and on an NVL72, per
+    routing; every system's row (bytes, bottleneck) behind a collapsed block."""
+    rows = moe_dispatch_rows(tokens, ep)
+    by = {(r["system"], r["routing"]): r for r in rows}
+    routings = list(dict.fromkeys(r["routing"] for r in rows))
+    summary = table_html(["routing", "network copies per token (8-GPU nodes)", "one dispatch, DGX H100",
+                          "one dispatch, GB200 NVL72"],
+                         [[rt, f"{by['dgx-h100', rt]['copies']:.2f}", format_time(by["dgx-h100", rt]["time_s"]),
+                           format_time(by["gb200-nvl72", rt]["time_s"])] for rt in routings],
+                         caption=f"DeepSeek-V3's MoE layer, EP {ep}, {tokens:,} BF16 tokens per GPU")
+    return summary + _details("Every system (DGX B200 too): network bytes per GPU and the bottleneck",
+                              moe_dispatch_table_html(tokens, ep))
 
 
 def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
@@ -194,6 +293,14 @@ def serving_rows() -> list[dict]:
         {"item": "CUDA graphs", "arithmetic": f"{2 * layers} NCCL calls × host enqueue per call", "result":
          f"{format_time(host)} of host time per token without graphs, none replayed from a graph", "src": "derived"},
     ]
+
+
+def serving_html() -> str:
+    """Each serving reality and its result; the arithmetic and the source of each behind a collapsed block."""
+    summary = table_html(["serving reality", "result"],
+                         [[html.escape(r["item"]), html.escape(r["result"])] for r in serving_rows()],
+                         align_numbers=False)
+    return summary + _details("The arithmetic and the source of each row", serving_table_html())
 
 
 def serving_table_html() -> str:
