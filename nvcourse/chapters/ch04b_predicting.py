@@ -43,7 +43,10 @@ BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
 
 #: Sweep colours (Okabe-Ito, no yellow) and markers for the error-by-size figure.
 _SWEEP_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
-_SWEEP_MARKERS = ("o", "s", "^")
+#: Markers of the runs the model does not describe, in turn once the palette is used up (triangles first).
+_UNCOVERED_MARKERS = ("^", "v", "X")
+#: Markers of the runs the model describes: circles, then squares, then diamonds.
+_COVERED_MARKERS = ("o", "s", "D")
 
 
 
@@ -306,15 +309,16 @@ def runs_error_figure(runs: dict[str, str] | None = None) -> Figure:
 
 
 def _sweep_style(name: str, rows: list) -> tuple[str, str, str]:
-    """(colour, marker, line style) of one sweep: covered runs solid with circles then squares, the runs the model
-    does not describe dotted with triangles, from the other end of the palette, so no two sweeps look alike."""
+    """(colour, marker, line style) of one sweep: covered runs solid with circles, squares, then diamonds; the
+    runs the model does not describe dotted with triangles (then other markers), from the other end of the
+    palette, so no two sweeps look alike (up to 21 of each kind)."""
     names = list(dict.fromkeys(r.point.sweep for r in rows))
     covered = {r.point.sweep: r.point.covered for r in rows}
     same_kind = [n for n in names if covered[n] == covered[name]]
     i, n = same_kind.index(name), len(_SWEEP_COLOURS)
     if covered[name]:
-        return _SWEEP_COLOURS[i % n], _SWEEP_MARKERS[(i // n) % 2], "-"
-    return _SWEEP_COLOURS[-1 - i % n], _SWEEP_MARKERS[2], ":"
+        return _SWEEP_COLOURS[i % n], _COVERED_MARKERS[(i // n) % len(_COVERED_MARKERS)], "-"
+    return _SWEEP_COLOURS[-1 - i % n], _UNCOVERED_MARKERS[(i // n) % len(_UNCOVERED_MARKERS)], ":"
 
 
 def sweep_error_figure():
