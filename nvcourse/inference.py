@@ -28,10 +28,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 from . import _data, catalog, costmodel
-from ._validate import choice
+from ._validate import choice, number
+from ._validate import integer as _int
 from .model_shapes import ModelSpec, get_shape
+
+#: a positive finite number (the course-wide message: "<name> must be > 0; got ...")
+_pos = partial(number, positive=True)
 
 __all__ = [
     "ServeModel",
@@ -69,16 +74,6 @@ def get_model(model: str | ModelSpec) -> ModelSpec:
     return get_shape(model)
 
 
-def _pos(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a number > 0, got {v!r}")
-    return float(v)
-
-
-def _int(name: str, v: object, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return v
 
 
 def kv_bytes_per_token(model: str | ModelSpec, *, bytes_per_elem: float | None = None) -> float:

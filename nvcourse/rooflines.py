@@ -26,8 +26,13 @@ timelines of :mod:`nvcourse.overlap` say how much is hidden.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from . import catalog
+from ._validate import number
+
+#: a positive finite number (the course-wide message: "<name> must be > 0; got ...")
+_pos = partial(number, positive=True)
 
 __all__ = ["Roofline", "gpu_rates", "dp_roofline", "fsdp_roofline", "tp_roofline", "ep_roofline", "worked_table"]
 
@@ -51,11 +56,6 @@ class Roofline:
         """value / threshold: < 1 communication-bound, >= 1 compute can hide it."""
         return self.value / self.threshold
 
-
-def _pos(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-        raise ValueError(f"{name} must be a number > 0, got {v!r}")
-    return float(v)
 
 
 def gpu_rates(system: str, *, link: str = "nic", efficiency: float = 1.0) -> tuple[float, float]:

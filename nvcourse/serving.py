@@ -8,24 +8,19 @@ bytes, times seconds, rates bytes per second unless a name says otherwise (``_GB
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from . import _data, catalog, inference
-from ._validate import choice
+from ._validate import choice, number
+from ._validate import integer as _int
+
+#: a positive finite number (the course-wide message: "<name> must be > 0; got ...")
+_pos = partial(number, positive=True)
 
 __all__ = ["mla_kv_bytes_per_token", "node_fit", "attention_dp_kv_tokens", "paged_kv_transfer", "kv_reshard",
            "speculative_allreduces_per_token", "host_enqueue_per_token_s"]
 
 
-def _pos(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a number > 0, got {v!r}")
-    return float(v)
-
-
-def _int(name: str, v: object, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return v
 
 
 def _mla(model: str) -> dict:
