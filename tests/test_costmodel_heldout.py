@@ -19,6 +19,7 @@ MODEL_FILES = [
     ROOT / "data" / "nccl_versions.toml",
     ROOT / "data" / "launch.toml",
     ROOT / "data" / "catalog.toml",
+    ROOT / "data" / "cloud_fabrics.toml",
 ]
 
 

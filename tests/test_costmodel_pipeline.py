@@ -158,5 +158,7 @@ def test_the_large_band_does_not_hang_on_the_exact_constant(monkeypatch, loop_la
         return None if p is None else dataclasses.replace(p, loop_latency_s=loop_latency_s)
 
     monkeypatch.setattr(pipeline, "nvls_allreduce", with_cost)
-    median = sweeps.band_medians([r for r in sweeps.compare() if r.point.covered])[">= 16 MiB"][0]
+    # the calibration runs on the catalog's own NICs (the AWS EFA runs, added later, have no one-node NVLS call)
+    rows = [r for r in sweeps.compare() if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
+    median = sweeps.band_medians(rows)[">= 16 MiB"][0]
     assert lo <= median <= hi

@@ -37,8 +37,8 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "(two loops at the switch's rate) and each loop beyond those of the full chunk 3.4 us, NCCL's figure for one "
     "Simple step over NVLink (`hwLatencies`), which NCCL's tuner charges per ring hop, never per chunk and never "
     "to NVLS. That term was found by looking at where the one-node NVLS runs are slow, so for one-node NVLS the "
-    ">= 16 MiB band is in-sample (6.3 % without the term, 2.5 % with it; any per-loop cost from 2 to 5 us gives "
-    "3-4 %: `tests/test_costmodel_pipeline.py`).",
+    ">= 16 MiB band is in-sample (over the calibration runs on the catalog's NICs: 6.3 % without the term, "
+    "2.5 % with it; any per-loop cost from 2 to 5 us gives 3-4 %: `tests/test_costmodel_pipeline.py`).",
     "On 8 GB200 GPUs the measured busbw jumps ~12 % between 1 and 2 GiB: NCCL 2.30 gives them 24 NVLS channels "
     "(`src/transport/nvls.cc` lines 155-157, 207-213: NVLS_NCHANNELS_SM100_NVL, from 2.27.3), the run used NCCL "
     "2.26.6, which gave 32, and a power-of-two sweep cannot tell the two apart. Not explained: 8 GB200 GPUs at "
@@ -59,6 +59,10 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
+    "AWS EFA (calibration runs on p5, 2 to 32 nodes, 32 MiB-8 GiB, with aws-ofi-nccl's tuner plugin): with the "
+    "instance's 32 x 100 Gb/s at RoCE's 0.94 the model is within a few per cent at 2 and 4 nodes; from 8 nodes it "
+    "is too fast by 8-20 % at >= 16 MiB. Not explained: the runs used AWS's tuner plugin, whose choices the model "
+    "does not follow, and no per-node-count figure of EFA's achievable rate was found.",
     "Tuning tables by NCCL release: each run is predicted with the tables of the release it ran "
     "(`data/nccl_versions.toml`, below). NVLSTree's per-channel ceiling (`perChMaxNVLSTreeBws`) came in 2.28 as "
     "NCCL's measure of what NVLSTree reaches; releases 2.18-2.27 keep 2.30's (without it the 2-node H100 run on "
@@ -67,10 +71,14 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
 
 #: Fabrics and jobs the model does not describe, said plainly.
 SCOPE_NOTES: Final[tuple[str, ...]] = (
-    "**AWS EFA** (libfabric through the aws-ofi-nccl plugin, SRD transport): out of scope. NCCL's tuner has no "
-    "constants for the plugin's per-message costs, and no sourced per-step latency or achievable rate is in the "
-    "catalog; an EFA run is predicted as if its NICs were InfiniBand of the same line rate, and is expected to be "
-    "too fast at every size.",
+    "**AWS EFA** (libfabric through the aws-ofi-nccl plugin, SRD transport) on p4d, p4de and p5: `--fabric efa-p4d`, "
+    "`efa-p4de`, `efa-p5` (`nvcourse/data/cloud_fabrics.toml`) give each instance's EFA count and rate (4 x 100 "
+    "Gb/s; 32 x 100 Gb/s) and the latency the plugin reports to NCCL (75 us, `src/platform-aws.cpp`), which NCCL's "
+    "tuner adds to every network step from 2.12 on (twice for Simple from 2.18). That figure is AWS's setting for "
+    "NCCL's choices, not a measured latency, and NCCL before 2.12 does not read it, so runs on those releases have "
+    "no EFA per-step cost in the model and are not counted as described. The achievable rate per EFA is assumed "
+    "equal to RoCE's (0.94); the calibration EFA runs (p5, 2-32 nodes) start at 32 MiB, so the small-message "
+    "cost on EFA is checked only by the held-out runs. Other instance types (p5en, p6) are not in the data.",
     "**Google Cloud GPUDirect-TCPX/TCPXO**: out of scope for the same reason (TCP through Google's own NCCL net "
     "plugin). The A3 Mega run is kept in the report, marked not covered. **Google's gIB** (RDMA over RoCE through "
     "Google's plugin) is predicted as RoCE of its line rate with NCCL's IB/RoCE constants; the plugin's own costs "
@@ -262,7 +270,8 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
         "with `--launch`, the host's enqueue floor per call (3.95 us per GPU one thread drives, nccl-tests#123). "
         f"{held_text} **In-sample** ({len({r.point.sweep for r in calib})} calibration sweeps seen while the model "
         f"was built): {_bands_text(cc)} (model/measured {_ratio_text(cc)}). Misses, reasons, sources: "
-        "[`docs/model-validation.md`](docs/model-validation.md); AWS EFA and Google's TCPXO plugin are out of scope, "
+        "[`docs/model-validation.md`](docs/model-validation.md); AWS EFA is modelled for p4d, p4de and p5 (NIC "
+        "count, rate and the plugin's reported latency) and Google's TCPXO plugin is out of scope, "
         f"said there. The 17 large-message busbw cases are at a {cases_median * 100:.1f} % median; "
         "`predict allreduce --system dgx-h100 --gpus 8 --bytes 8` gives 15.0 us (ring/LL) against 13.0 and 12.9 us "
         "in two published 8xH100 runs (+15 %)."

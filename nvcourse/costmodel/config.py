@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import catalog
-from . import tuning
+from . import cloud, tuning
 from .domain import Domain, domain, max_gpus_per_node
 
 __all__ = ["Config", "configure", "tree_network_s_per_byte"]
@@ -33,6 +33,10 @@ class Config:
     net_Bps_per_gpu: float | None = None
     #: the NCCL release (``X.Y``) whose tuning tables the formulas use (``data/nccl_versions.toml``)
     nccl_version: str = tuning.DEFAULT_VERSION
+    #: NICs per host where the fabric fixes it (a cloud instance, :mod:`.cloud`); None = the system's
+    nics_per_host: int | None = None
+    #: latency the NIC's net plugin reports to NCCL, µs (0 for NCCL's own IB/RoCE transport; :mod:`.cloud`)
+    plugin_latency_us: float = 0.0
 
     @property
     def ranks(self) -> int:
@@ -44,7 +48,8 @@ class Config:
         ``net_Bps_per_gpu`` given to :func:`configure`."""
         if self.net_Bps_per_gpu is not None:
             return self.net_Bps_per_gpu
-        return self.system.nics_per_host * self.nic.beta_Bps / self.system.gpus_per_host
+        nics = self.nics_per_host if self.nics_per_host is not None else self.system.nics_per_host
+        return nics * self.nic.beta_Bps / self.system.gpus_per_host
 
     @property
     def node_nic_Bps(self) -> float:
@@ -78,7 +83,8 @@ def configure(
     better what the network delivers, e.g. :mod:`nvcourse.fabric`, whose flow simulation gives the rate
     a step gets on a given fat-tree with contention; every formula of :func:`cost` stays the same.
     ``nccl_version`` (``X.Y`` or ``X.Y.Z``, None = :data:`~nvcourse.costmodel.tuning.DEFAULT_VERSION`) picks
-    the release whose tuning tables NCCL's formulas use.
+    the release whose tuning tables NCCL's formulas use. ``fabric`` is a catalog NIC link or a cloud fabric
+    (:mod:`.cloud`, e.g. ``efa-p5``), which also fixes the NICs per host and the plugin's latency.
 
     >>> c = configure("dgx-h100", 8, nodes=4, net_Bps_per_gpu=20e9)
     >>> c.nic_Bps_per_gpu, round(configure("dgx-h100", 8, nodes=4).nic_Bps_per_gpu / 1e9)
@@ -93,15 +99,7 @@ def configure(
     nodes = _check_int("nodes", nodes, 1, None)
     if gpus * nodes < 2:
         raise ValueError(f"a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or nodes")
-    if fabric is None:
-        nic = sysobj.nic
-    else:
-        nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
-        if fabric not in nics:
-            raise ValueError(
-                f"fabric must be one of {', '.join(nics)} (or omitted for the system's own NICs); got {fabric!r}"
-            )
-        nic = catalog.get_link(fabric)
+    nic, nics_per_host, plugin_us = _nic(fabric, sysobj)
     if net_Bps_per_gpu is not None and (
         isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
         or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
@@ -110,7 +108,24 @@ def configure(
             f"net_Bps_per_gpu must be a number > 0 (bytes/s per direction) or None; got {net_Bps_per_gpu!r}"
         )
     net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
-    return Config(sysobj, gpus, nodes, nic, domain(system, gpus), net, tuning.resolve_version(nccl_version))
+    return Config(
+        sysobj, gpus, nodes, nic, domain(system, gpus), net, tuning.resolve_version(nccl_version), nics_per_host,
+        plugin_us,
+    )
+
+
+def _nic(fabric: str | None, sysobj: catalog.System) -> tuple[catalog.Link, int | None, float]:
+    """(NIC link, NICs per host or None for the system's, plugin latency µs) of ``fabric``."""
+    if fabric is None:
+        return sysobj.nic, None, 0.0
+    nics = [k for k, v in catalog.links().items() if v.kind in _NIC_KINDS]
+    if isinstance(fabric, str) and fabric in cloud.fabrics():
+        f = cloud.fabric(fabric)
+        return f.link, f.nics_per_host, f.plugin_latency_us
+    if fabric not in nics:
+        allowed = ", ".join([*nics, *cloud.fabrics()])
+        raise ValueError(f"fabric must be one of {allowed} (or omitted for the system's own NICs); got {fabric!r}")
+    return catalog.get_link(fabric), None, 0.0
 
 
 def tree_network_s_per_byte(c: Config) -> float:

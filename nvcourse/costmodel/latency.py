@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from . import tuning
+from . import cloud, tuning
 from .config import Config
 
 __all__ = ["NCCL_NAMES", "nsteps", "latency_s"]
@@ -58,9 +58,10 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
     v = c.nccl_version
     lat = tuning.base_latency_us(key, proto, v)
     intra = tuning.hw_latency_us(intra_cls, key, proto, v)
-    # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); the IB plugin's own
-    # latency (graph->latencyInter) is 0 and not added.
+    # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); plus what the net plugin
+    # reports (graph->latencyInter: 0 for NCCL's IB transport, EFA's from its plugin, by release: cloud.py)
     inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto, v)
+    inter = cloud.inter_latency_us(inter, c.plugin_latency_us, proto, v)
     steps = nsteps(op, n)
     if algo == "ring":
         hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto, v)
