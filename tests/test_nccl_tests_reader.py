@@ -361,3 +361,11 @@ def test_pasted_launch_command_is_read():
     assert (hydra["launcher"], hydra["np"], hydra["env"]) == ("mpiexec", 4, {"NCCL_PROTO": "Simple"})
     bare = read_text(SAMPLE_ROWS).launch
     assert bare["launcher"] is None and bare["env"] == {} and bare["binary"] is None
+
+
+def test_device_lines_cut_before_the_last_rank_still_give_the_rank_count():
+    """CoreWeave's NVL72 example keeps only '#  Rank 71 ...': 72 ranks, and busbw/algbw = 2*71/72 says allreduce."""
+    r = read_text((Path(__file__).parent / "fixtures" / "pasted_heldout" /
+                   "coreweave_nvl72_gb200_allreduce_cut_at_rank71.txt").read_text(encoding="utf-8"))
+    assert (r.nranks, r.op, r.hosts) == (72, "allreduce", ["slurm-gb200-207-171"])
+    assert "device lines for 71 of 72 ranks are not in the paste" in r.notes

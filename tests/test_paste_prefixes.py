@@ -28,6 +28,7 @@ PREFIXES = {
     "openmpi-timestamp": "Thu Jul 18 15:41:05 2024<stdout>:",
     "torchrun": "[default0]:",
     "ray": "(RayWorkerWrapper pid=1019, ip=10.0.0.5) ",
+    "skypilot": "(worker1, rank=1, pid=2769, ip=10.100.10.12) ",
     "kubectl": "[pod/nccl-test-launcher-x7k2p/mpi-launcher] ",
     "iso-timestamp": "2024-07-18T15:41:05.123456789Z ",
     "syslog": "Jul 18 15:41:05 node007 slurmstepd[4242]: ",

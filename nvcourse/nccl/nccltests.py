@@ -260,7 +260,10 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
         if n_rank_ids < len(run.ranks):
             run.notes.append("several processes printed rank 0: nccl-tests was likely built without MPI=1 "
                              "and started under mpirun, so each process ran its own 1-rank test")
-        run.nranks = n_rank_ids
+        top = max(r["rank"] for r in run.ranks) + 1
+        if top > n_rank_ids:  # device lines cut from the paste ("#  Rank 71 ..." alone): ranks run 0..top-1
+            run.notes.append(f"device lines for {top - n_rank_ids} of {top} ranks are not in the paste")
+        run.nranks = max(n_rank_ids, top)
     elif run.header:
         run.nranks = None
     if run.op is None and text_ops:

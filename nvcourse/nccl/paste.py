@@ -7,7 +7,8 @@ One helper, :func:`clean_line`, used by :mod:`.ncclog` and :mod:`.nccltests` ali
 * Open MPI ``--tag-output``: ``[1,0]<stdout>:``, ``[1,0]<stderr>:``, with or without ``--timestamp-output``
   (``Mon Jan 22 10:11:12 2024<stdout>:``);
 * torchrun / torch elastic: ``[default0]:``, ``[rank0]:``, ``[0]`` / ``[0] `` rank tags;
-* Ray workers (vLLM, SGLang): ``(RayWorkerWrapper pid=1234, ip=10.0.0.1) ``, ``(pid=1234) ``;
+* Ray workers (vLLM, SGLang): ``(RayWorkerWrapper pid=1234, ip=10.0.0.1) ``, ``(pid=1234) ``; SkyPilot's
+  ``(head, rank=0, pid=3808) ``;
 * ``kubectl logs --prefix``: ``[pod/name/container] ``; docker compose ``service-1  | ``;
 * timestamps: ISO 8601 (``2024-01-22T10:11:12.123456789Z ``, ``2024-01-22 10:11:12,123 ``, in brackets or
   not, NCCL's own ``[%F %T] `` on WARN lines), syslog / journalctl (``Jan 22 10:11:12 host prog[123]: ``,
@@ -42,7 +43,9 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)
     ("clock", r"^\[\d\d:\d\d:\d\d(?:\.\d+)?\]\s"),
     ("torchrun", r"^\[(?:default|rank)\d+\]:\s?"),
     ("rank-tag", r"^\[\d+\]\s+"),
-    ("ray", r"^\((?:[A-Za-z_]\w* )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)\s+"),
+    # Ray: "(ActorName pid=1234, ip=10.0.0.1) "; launchers built on Ray (SkyPilot) add a task name and a rank:
+    # "(head, rank=0, pid=3808) ", "(worker1, rank=1, pid=2769, ip=10.100.10.12) "
+    ("ray", r"^\((?:[A-Za-z_][\w.\-]*(?:,\s*| ))?(?:rank=\d+,\s*)?pid=\d+(?:,\s*ip=[\d.:a-fA-F]+)?\)\s+"),
     ("kubectl-prefix", r"^\[pod/[^\]\s]+\]\s"),
     ("compose", r"^[\w.\-]*[-_]\d+\s+\|\s"),
     ("srun", r"^\s*\d+(?:\.\d+)?:\s"),
