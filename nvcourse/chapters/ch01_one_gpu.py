@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, training
+from ..i18n import _, localize_numbers, number
 from ..linkmodel import time_to_move
 from ..plots import new_figure
 from ..tables import table_html
@@ -51,9 +52,9 @@ def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200",
         ax.text(m.params * 1.05, 1.15, m.name, rotation=90, fontsize=8, color="#555555", va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("parameters")
-    ax.set_ylabel("GPUs needed (model states only)")
-    ax.set_title("16 bytes per parameter, 90 % of HBM usable, fully sharded")
+    ax.set_xlabel(_("parameters"))
+    ax.set_ylabel(_("GPUs needed (model states only)"))
+    ax.set_title(_("16 bytes per parameter, 90 % of HBM usable, fully sharded"))
     ax.legend(fontsize=8)
     return fig
 
@@ -61,8 +62,8 @@ def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200",
 def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
     """One stacked bar of a GPU's memory use against its HBM capacity."""
     gpu = catalog.get_gpu(gpu_id)
-    parts = [("weights", mem.weights, "#0072B2"), ("gradients", mem.grads, "#56B4E9"),
-             ("optimizer states", mem.optimizer, "#E69F00"), ("activations", mem.activations, "#CC79A7")]
+    parts = [(_("weights"), mem.weights, "#0072B2"), (_("gradients"), mem.grads, "#56B4E9"),
+             (_("optimizer states"), mem.optimizer, "#E69F00"), (_("activations"), mem.activations, "#CC79A7")]
     fig, ax = new_figure(8.0, 2.6)
     left = 0.0
     for label, value, colour in parts:
@@ -70,7 +71,7 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
         left += value / 1e9
     ax.axvline(gpu.memory_GB, color="#D55E00", lw=2, label=f"{gpu.name}: {gpu.memory_GB:g} GB")
     ax.set_yticks([])
-    ax.set_xlabel("GB per GPU (10⁹ bytes)")
+    ax.set_xlabel(_("GB per GPU (10⁹ bytes)"))
     ax.set_xlim(0, max(left, gpu.memory_GB) * 1.1)
     # a figure legend "outside" is part of constrained layout: it gets its own room below the axes (an axes
     # legend anchored below them was cut off at the bottom of the PNG, and wider GPU names ran past both sides)
@@ -90,32 +91,38 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     fig = plot_memory_breakdown(mem, gpu)
     spec = catalog.get_gpu(gpu)
     fits = mem.fits(spec.memory_GB)
-    verdict = "<b style='color:#009E73'>fits</b>" if fits else "<b style='color:#D55E00'>does not fit</b>"
+    verdict = (f"<b style='color:#009E73'>{_('fits')}</b>" if fits
+               else f"<b style='color:#D55E00'>{_('does not fit')}</b>")
     nvlink = (spec.nvlink, spec.nvlink_links) if spec.nvlink else (spec.pcie, 1)
     rows = [
-        [kind, format_size(b, binary=False), format_time(time_to_move(b, *nvlink)) if b else "—",
-         format_time(time_to_move(b, NIC)) if b else "—"]
-        for kind, b in (("data parallel (gradients)", traffic.dp), ("tensor parallel (activations)", traffic.tp),
-                        ("pipeline parallel (activations)", traffic.pp))
+        [kind, _size(b), localize_numbers(format_time(time_to_move(b, *nvlink))) if b else "—",
+         localize_numbers(format_time(time_to_move(b, NIC))) if b else "—"]
+        for kind, b in ((_("data parallel (gradients)"), traffic.dp), (_("tensor parallel (activations)"), traffic.tp),
+                        (_("pipeline parallel (activations)"), traffic.pp))
     ]
     link_name = catalog.get_link(nvlink[0]).name.split(" (")[0]  # "NVLink 4", "PCIe Gen4 x16"
     nic = catalog.get_link(NIC).name.replace(" port)", ")")  # "InfiniBand NDR (400 Gb/s)"
-    table = table_html(["bytes sent per GPU per step", "volume", f"time at {nvlink[1]} × {link_name}",
-                        f"time on one {nic} NIC"], rows)
+    table = table_html([_("bytes sent per GPU per step"), _("volume"),
+                        _("time at {n} × {link}").format(n=nvlink[1], link=link_name),
+                        _("time on one {nic} NIC").format(nic=nic)], rows)
     states = mem.total - mem.activations
-    text = (
-        f"{m.name} on {tp * pp * dp:,} × {spec.name} (TP {tp} × PP {pp} × DP {dp}, "
-        f"{f'ZeRO-{zero_stage}' if zero_stage else 'no ZeRO'}): "
-        f"<b>{format_size(mem.total, binary=False)}</b> per GPU of {spec.memory_GB:g} GB — {verdict} "
-        f"(model states {format_size(states, binary=False)}, "
-        f"activations {format_size(mem.activations, binary=False)}). "
-        f"At least {gpus_needed(m.params, gpu)} GPUs just for the model states.<br>"
-        f"{table}<small>Sequence {SEQ} tokens, micro-batch 1, {max(pp, 1) * 2} micro-batches per step; times are one "
-        f"bulk transfer at achievable bandwidth (chapter 04 adds the collective's structure). "
-        f"{zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ''}"
-        "</small>"
-    )
-    return fig, text
+    head = _("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
+             "— {verdict} (model states {states}, activations {activations}). At least {need} GPUs just for the "
+             "model states.").format(
+        model=m.name, n=number(tp * pp * dp, ","), gpu=spec.name, tp=tp, pp=pp, dp=dp,
+        zero=f"ZeRO-{zero_stage}" if zero_stage else _("no ZeRO"), total=_size(mem.total),
+        memory=number(spec.memory_GB, "g"), verdict=verdict, states=_size(states),
+        activations=_size(mem.activations), need=gpus_needed(m.params, gpu))
+    foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
+             "transfer at achievable bandwidth (chapter 04 adds the collective's structure).").format(
+        seq=SEQ, micro_batches=max(pp, 1) * 2)
+    note = zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ""
+    return fig, f"{head}<br>{table}<small>{foot} {note}</small>"
+
+
+def _size(n_bytes: float) -> str:
+    """A decimal size (``format_size``), its number in the current language's style."""
+    return localize_numbers(format_size(n_bytes, binary=False))
 
 
 def _zero_ratio(m: training.ModelSpec, dp: int, tp: int, pp: int, zero_stage: int) -> float:
@@ -132,10 +139,10 @@ def zero_traffic_note(zero_stage: int, micro_batches: int, ratio: float) -> str:
     """One sentence: the data-parallel bytes of this ZeRO stage against plain data parallelism (``ratio``), and
     why: ZeRO-3 gathers the weights again in the forward and the backward pass of every micro-batch."""
     if zero_stage < 3:
-        return "Data-parallel bytes: one all-reduce of the gradients per step (ZeRO-1 and -2 move the same bytes)."
-    return (f"Data-parallel bytes: ZeRO-3 all-gathers the weights in the forward and the backward pass of each of "
-            f"the {micro_batches} micro-batches and reduce-scatters the gradients once: {ratio:g}× the bytes without "
-            f"ZeRO (1.5× with a single micro-batch).")
+        return _("Data-parallel bytes: one all-reduce of the gradients per step (ZeRO-1 and -2 move the same bytes).")
+    return _("Data-parallel bytes: ZeRO-3 all-gathers the weights in the forward and the backward pass of each of "
+             "the {micro_batches} micro-batches and reduce-scatters the gradients once: {ratio}× the bytes without "
+             "ZeRO (1.5× with a single micro-batch).").format(micro_batches=micro_batches, ratio=number(ratio, "g"))
 
 
 def memory_dashboard() -> Dashboard:
@@ -151,11 +158,11 @@ def memory_dashboard() -> Dashboard:
 
     return Dashboard(
         {
-            "tp": degree("tensor parallel (TP)", 8, 64),
-            "pp": degree("pipeline parallel (PP)", 1, 16),
-            "dp": degree("data parallel (DP)", 8, 1024),
-            "zero_stage": dd([("none", 0), ("ZeRO-1", 1), ("ZeRO-2", 2), ("ZeRO-3", 3)], 1, "ZeRO"),
-            "model": dd([(m.name, k) for k, m in training.models().items()], "llama3-70b", "model"),
+            "tp": degree(_("tensor parallel (TP)"), 8, 64),
+            "pp": degree(_("pipeline parallel (PP)"), 1, 16),
+            "dp": degree(_("data parallel (DP)"), 8, 1024),
+            "zero_stage": dd([(_("none"), 0), ("ZeRO-1", 1), ("ZeRO-2", 2), ("ZeRO-3", 3)], 1, "ZeRO"),
+            "model": dd([(m.name, k) for k, m in training.models().items()], "llama3-70b", _("model")),
             "gpu": dd([(g.name, k) for k, g in catalog.gpus().items() if k != "p100"], "h100", "GPU",
                       width="460px"),  # the longest name, "NVIDIA B200 in GB200 (NVL72 compute tray, ~186 GB)", fits
         },

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import catalog, training
+from ..i18n import _
 from ._answers import Question, answer, register
 from ._core import Case, CheckError, Result, check_function, fmt, rng_for, safe_checker, to_number
 
@@ -30,19 +31,19 @@ def model_state_bytes(fn) -> Result:
     for p in params:
         exp = _model_states(p)
         cases.append(Case((p,), exp, {
-            "Only the BF16 weights (2 B/param): training also keeps gradients (2 B) and Adam's FP32 master "
-            "weights, momentum and variance (4 + 4 + 4 B).": 2 * p,
-            "4 B/param: weights + gradients (or FP32 weights) only; Adam's optimizer states (12 B/param) are "
-            "missing.": 4 * p,
-            "12 B/param: 4 bytes per parameter are missing. Most often it is the FP32 master copy of the weights "
-            "(Adam keeps three FP32 values: master weights, momentum and variance, 4 + 4 + 4 B, on top of the BF16 "
-            "weights and gradients, 2 + 2 B); or you counted the optimizer states (12 B) alone.": 12 * p,
-            "You returned GB: return bytes (the check formats them).": exp / 1e9,
+            _("Only the BF16 weights (2 B/param): training also keeps gradients (2 B) and Adam's FP32 master "
+              "weights, momentum and variance (4 + 4 + 4 B)."): 2 * p,
+            _("4 B/param: weights + gradients (or FP32 weights) only; Adam's optimizer states (12 B/param) are "
+              "missing."): 4 * p,
+            _("12 B/param: 4 bytes per parameter are missing. Most often it is the FP32 master copy of the weights "
+              "(Adam keeps three FP32 values: master weights, momentum and variance, 4 + 4 + 4 B, on top of the "
+              "BF16 weights and gradients, 2 + 2 B); or you counted the optimizer states (12 B) alone."): 12 * p,
+            _("You returned GB: return bytes (the check formats them)."): exp / 1e9,
         }))
     return check_function("model_state_bytes", fn, ["params"], cases, what="a number of bytes",
-                          hint="Count bytes per parameter: BF16 weights 2, BF16 gradients 2, Adam 12 (FP32 master, "
-                               "momentum, variance).",
-                          success="16 bytes per parameter: a 70B model needs 1.12 TB before a single activation.")
+                          hint=_("Count bytes per parameter: BF16 weights 2, BF16 gradients 2, Adam 12 (FP32 master, "
+                                 "momentum, variance)."),
+                          success=_("16 bytes per parameter: a 70B model needs 1.12 TB before a single activation."))
 
 
 def _min_gpus_reference(params: float, memory_GB: float, headroom: float) -> int:
@@ -56,7 +57,8 @@ def _min_gpus_reference(params: float, memory_GB: float, headroom: float) -> int
 def _as_count(value) -> float:
     v = to_number(value, "a whole number of GPUs")
     if v != math.floor(v):
-        raise CheckError(f"your code returned {fmt(v)} GPUs.", "GPUs come whole: round *up* with `math.ceil`.")
+        raise CheckError(_("your code returned {value} GPUs.").format(value=fmt(v)),
+                         _("GPUs come whole: round *up* with `math.ceil`."))
     return v
 
 
@@ -72,18 +74,18 @@ def min_gpus(fn) -> Result:
                 exp = _min_gpus_reference(p, mem, headroom)
                 states = _model_states(p)
                 cases.append(Case((p, mem, headroom), exp, {
-                    "You rounded down: a fraction of a GPU more memory means one more GPU (math.ceil).":
+                    _("You rounded down: a fraction of a GPU more memory means one more GPU (math.ceil)."):
                         math.floor(states / (headroom * mem * 1e9)) if exp > 1 else None,
-                    "You ignored the headroom: only headroom × memory_GB is usable.":
+                    _("You ignored the headroom: only headroom × memory_GB is usable."):
                         math.ceil(states / (mem * 1e9)) if headroom != 1.0 else None,
-                    "GiB vs GB: memory_GB is decimal (10^9 B), as on the datasheet.":
+                    _("GiB vs GB: memory_GB is decimal (10^9 B), as on the datasheet."):
                         math.ceil(states / (headroom * mem * 2**30)),
                 }))
     # keep distinct inputs only (some GPUs share a memory size)
     return check_function("min_gpus", fn, ["params", "memory_GB", "headroom"], cases,
                           what="a whole number of GPUs", convert=_as_count,
-                          hint="N = ceil(16 · params / (headroom · memory_GB · 1e9)).",
-                          success="ZeRO-3 spreads all 16 B/param over N GPUs; activations still need room on top.")
+                          hint=_("N = ceil(16 · params / (headroom · memory_GB · 1e9))."),
+                          success=_("ZeRO-3 spreads all 16 B/param over N GPUs; activations still need room on top."))
 
 
 @safe_checker
@@ -98,18 +100,19 @@ def dp_bytes_per_step(fn) -> Result:
                                               grad_bytes=gb).dp
         s = p * gb
         cases.append(Case((p, d, gb), exp, {
-            "That is the gradient buffer itself: a ring all-reduce sends 2(d−1)/d of it per GPU.": s if d > 1 else None,
-            "That is 2·S: the ring sends 2(d−1)/d·S — each GPU skips its own share (d−1 of d chunks).":
+            _("That is the gradient buffer itself: a ring all-reduce sends 2(d−1)/d of it per GPU."):
+                s if d > 1 else None,
+            _("That is 2·S: the ring sends 2(d−1)/d·S — each GPU skips its own share (d−1 of d chunks)."):
                 2 * s if d > 1 else None,
-            "Only half: that is a reduce-scatter ((d−1)/d·S); an all-reduce adds an all-gather of the same size.":
+            _("Only half: that is a reduce-scatter ((d−1)/d·S); an all-reduce adds an all-gather of the same size."):
                 (d - 1) / d * s if d > 1 else None,
-            "Sending the whole buffer to every peer ((d−1)·S) is the naive all-to-all, not the ring.":
+            _("Sending the whole buffer to every peer ((d−1)·S) is the naive all-to-all, not the ring."):
                 (d - 1) * s if d > 2 else None,
         }))
     return check_function("dp_bytes_per_step", fn, ["params", "dp", "grad_bytes"], cases,
                           what="a number of bytes", rtol=1e-6, atol=1e-6,
-                          hint="Ring all-reduce = reduce-scatter + all-gather; each sends (d−1)/d of the buffer S.",
-                          success="2(d−1)/d·S tends to 2·S: the bytes per GPU barely grow with the number of GPUs.")
+                          hint=_("Ring all-reduce = reduce-scatter + all-gather; each sends (d−1)/d of the buffer S."),
+                          success=_("2(d−1)/d·S tends to 2·S: the bytes per GPU barely grow with the number of GPUs."))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -128,26 +131,27 @@ def _dgx_h100_nodes_405b() -> int:
 
 register(Question(
     "01.nodes_405b",
-    "How many DGX H100 nodes hold the model states of a 405B model with ZeRO-3 (90 % headroom)?",
+    _("How many DGX H100 nodes hold the model states of a 405B model with ZeRO-3 (90 % headroom)?"),
     _dgx_h100_nodes_405b, unit="nodes", rtol=0,
     variants=lambda: {
-        "That is a GPU count: divide by the GPUs per node and round up.":
+        _("That is a GPU count: divide by the GPUs per node and round up."):
             _min_gpus_reference(405e9, catalog.get_system("dgx-h100").gpu_spec.memory_GB, 0.9),
-        "Without headroom: only 90 % of each GPU's memory is usable.":
+        _("Without headroom: only 90 % of each GPU's memory is usable."):
             math.ceil(math.ceil(_states_405b() / 80e9) / 8),
     },
-    hint="16 B/param × 405e9 → GPUs = ceil(states / (0.9 × memory)) → nodes = ceil(GPUs / GPUs per node).",
-    explain="And that is before activations: real 405B runs use thousands of GPUs for speed, not only memory.",
+    hint=_("16 B/param × 405e9 → GPUs = ceil(states / (0.9 × memory)) → nodes = ceil(GPUs / GPUs per node)."),
+    explain=_("And that is before activations: real 405B runs use thousands of GPUs for speed, not only memory."),
 ))
 
 register(Question(
     "01.ring_growth",
-    "As you add data-parallel GPUs, the bytes each GPU sends per step in a ring all-reduce...",
+    _("As you add data-parallel GPUs, the bytes each GPU sends per step in a ring all-reduce..."),
     lambda: "b",
-    choices={"a": "grow in proportion to the number of GPUs",
-             "b": "stay almost constant, approaching 2 × the gradient buffer",
-             "c": "shrink as 1/d"},
-    wrong_choice={"a": "Each GPU only talks to its two ring neighbours: 2(d−1)/d·S, which tends to 2·S.",
-                  "c": "The chunks shrink as 1/d, but there are 2(d−1) of them: 2(d−1)/d·S."},
-    explain="2(d−1)/d·S → 2·S: that is why ring all-reduce scales in bandwidth (its latency term still grows with d).",
+    choices={"a": _("grow in proportion to the number of GPUs"),
+             "b": _("stay almost constant, approaching 2 × the gradient buffer"),
+             "c": _("shrink as 1/d")},
+    wrong_choice={"a": _("Each GPU only talks to its two ring neighbours: 2(d−1)/d·S, which tends to 2·S."),
+                  "c": _("The chunks shrink as 1/d, but there are 2(d−1) of them: 2(d−1)/d·S.")},
+    explain=_("2(d−1)/d·S → 2·S: that is why ring all-reduce scales in bandwidth (its latency term still grows "
+              "with d)."),
 ))

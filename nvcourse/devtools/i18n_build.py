@@ -1,7 +1,7 @@
 """Build a language edition of the course from the English notebooks and the catalog ``notebooks.po``.
 
-``notebooks/<lang>/`` and ``solutions/<lang>/`` hold copies of the English notebooks that have at least one
-translated unit: each markdown unit (:mod:`.i18n_markdown`) translated and not fuzzy is replaced, the others stay
+``notebooks/<lang>/`` and ``solutions/<lang>/`` hold copies of the English notebooks of the edition
+(:func:`planned`): each markdown unit (:mod:`.i18n_markdown`) translated and not fuzzy is replaced, the others stay
 English and are counted. Code cells, cell ids, tags and metadata are the English ones; a code cell whose source is
 unchanged keeps the outputs of the edition's previous build (the French outputs of its last execution). Relative
 links go to the edition's copy when there is one, else to the English notebook or file.
@@ -47,11 +47,18 @@ def edition_path(src: Path, lang: str) -> Path:
 
 
 def planned(lang: str, table: dict[str, str], root: Path = ROOT) -> list[Path]:
-    """The English notebooks with at least one translated unit (the others are not in the edition yet)."""
+    """The notebooks of the edition: those already in it (their copy exists) and those fully translated.
+
+    A chapter joins the edition once every unit is translated (the shared headings alone do not bring it in);
+    after that it stays, and an English edit leaves its changed units in English, counted, until translated.
+    """
     out = []
     for src in i18n_catalog.source_notebooks(root):
+        if edition_path(src, lang).exists():
+            out.append(src)
+            continue
         nb = nbformat.read(src, as_version=4)
-        if any(u.text in table for c in nb.cells if c.cell_type == "markdown" for u in units(c.source)):
+        if all(u.text in table for c in nb.cells if c.cell_type == "markdown" for u in units(c.source)):
             out.append(src)
     return out
 
