@@ -75,3 +75,22 @@ def test_bad_fabric_names_the_cloud_ones_too():
         configure("dgx-h100", 8, 2, "efa-p9")
     with pytest.raises(ValueError, match="cloud fabric must be one of"):
         cloud.fabric("nope")
+
+
+def test_predict_takes_a_cloud_fabric(capsys):
+    import json
+
+    from nvcourse.cli import main
+
+    argv = ["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--nodes", "2", "--bytes", "8", "--json"]
+    assert main([*argv, "--fabric", "efa-p5"]) == 0
+    efa = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--fabric", "roce-400g"]) == 0
+    roce = json.loads(capsys.readouterr().out)
+    assert efa["fabric"] == "efa-p5" and roce["fabric"] == "roce-400g"
+    # the same node rate; at 8 B the plugin's 75 us per network step is the difference
+    assert efa["time_s"] > roce["time_s"] + 100e-6
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--fabric", "efa-p9"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "efa-p5" in err and "Traceback" not in err

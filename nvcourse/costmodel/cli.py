@@ -34,7 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--system", required=True, help="catalog system id (see `nvcourse systems`)")
     p.add_argument("--gpus", required=True, type=int, help="GPUs per node (per NVLink domain / host)")
     p.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
-    p.add_argument("--fabric", default=None, help="NIC link id overriding the system's (e.g. ib-ndr, roce-400g)")
+    p.add_argument(
+        "--fabric", default=None,
+        help="NIC link id overriding the system's (e.g. ib-ndr, roce-400g), or a cloud fabric that also fixes the "
+        "NIC count and the net plugin's latency (efa-p4d, efa-p4de, efa-p5)",
+    )
     size = p.add_mutually_exclusive_group(required=True)
     size.add_argument("--bytes", dest="nbytes", help="one size, e.g. 64MiB, 1GB, 4096 (nccl-tests 'size')")
     size.add_argument("--min-bytes", help="smallest size of a sweep")
