@@ -65,3 +65,36 @@ def test_a_malformed_expected_file_is_a_one_line_error(tmp_path, capsys, expecte
 def test_a_folder_without_expected_values_is_refused(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     assert "DIR must hold an EXPECTED.toml" in capsys.readouterr().err
+
+
+def test_the_readme_command_runs_as_written_and_its_figures_hold():
+    """README: '... 84 of 106 fields were read right the first time (79 %) ... all 106 are right now:
+    `python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout`'."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    cmd = "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout"
+    assert f"`{cmd}`" in readme
+    out = subprocess.run([sys.executable, *cmd.split()[1:]], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "total: 106/106 fields right = 100.0 %" in out.stdout
+    # the first-run figure quoted in the README is the one the set's README and EXPECTED header record
+    first = "84 of 106 fields were read right the first time (79 %)"
+    assert first in " ".join(readme.split())
+    assert "84 of 106 fields right, 79.2 %" in (ROOT / "pasted_heldout" / "README.md").read_text(encoding="utf-8")
+    assert "84/106 fields right = 79.2 %" in (ROOT / "pasted_heldout" / "EXPECTED.toml").read_text(encoding="utf-8")
+
+
+def test_the_readme_counts_of_real_outputs_and_logs():
+    """README: 'tested on 26 real nccl-tests outputs and 26 real NCCL logs from public sources'."""
+    import tomllib
+
+    root = Path(__file__).parents[1]
+    data = root / "nvcourse" / "data" / "nccl"
+    kinds = [f["kind"] for d in ROOT.glob("pasted_*")
+             for f in tomllib.loads((d / "EXPECTED.toml").read_text(encoding="utf-8"))["files"]]
+    outputs = len(list((ROOT / "nccl_tests").glob("*.txt"))) + len(list(data.glob("*.txt"))) + kinds.count("nccl-tests")
+    logs = len(list((ROOT / "ncclog").glob("*.log"))) + len(list(data.glob("*.log"))) + kinds.count("ncclog")
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert f"tested on {outputs} real nccl-tests outputs and {logs} real NCCL logs" in readme
