@@ -354,14 +354,18 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         stream = inference.ttft(pre, x["time_s"], m.layers, layerwise=True)
         best = min(steps, key=lambda s: s.total_s)
         s_last = steps[-1]
-        text = (f"decode: fastest at TP {best.tp} ({format_time(best.total_s)} per step, "
-                f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total); "
-                f"at TP {s_last.tp} all-reduces are {s_last.comm_share:.0%} of the step "
-                f"({s_last.allreduces} × {format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each), "
-                f"{s_last.bound}-bound<br>KV cache of the prompt: {format_size(x['bytes'], binary=False)}, "
-                f"{format_time(x['time_s'])} over {html.escape(kv_path)}; prefill on 8 GPUs {format_time(pre)}; "
-                f"<b>TTFT {format_time(plain['ttft_s'])}</b> sent after prefill, "
-                f"<b>{format_time(stream['ttft_s'])}</b> streamed layer by layer")
+        rows = [
+            ["decode: fastest", f"TP {best.tp}: {format_time(best.total_s)} per step, "
+             f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total"],
+            [f"all-reduces at TP {s_last.tp}", f"{s_last.comm_share:.0%} of the step ({s_last.allreduces} × "
+             f"{format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each); the step is "
+             f"{s_last.bound}-bound"],
+            ["KV cache of the prompt", f"{format_size(x['bytes'], binary=False)}, {format_time(x['time_s'])} over "
+             f"{html.escape(kv_path)}"],
+            [f"TTFT (prefill on 8 GPUs {format_time(pre)})", f"<b>{format_time(plain['ttft_s'])}</b> sent after "
+             f"prefill, <b>{format_time(stream['ttft_s'])}</b> streamed layer by layer"],
+        ]
+        text = table_html(["what", "at these settings"], rows, align_numbers=False)
         return fig, text
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
