@@ -78,7 +78,9 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "NCCL's choices, not a measured latency, and NCCL before 2.12 does not read it, so runs on those releases have "
     "no EFA per-step cost in the model and are not counted as described. The achievable rate per EFA is assumed "
     "equal to RoCE's (0.94); the calibration EFA runs (p5, 2-32 nodes) start at 32 MiB, so the small-message "
-    "cost on EFA is checked only by the held-out runs. Other instance types (p5en, p6) are not in the data.",
+    "cost on EFA is checked only by the held-out runs, and they show both sides of the plugin's figure: below 64 KiB "
+    "the model is close on the p4de run and too slow on the p5 run (the same page, the same launch). Other instance "
+    "types (p5en, p6) are not in the data.",
     "**Google Cloud GPUDirect-TCPX/TCPXO**: out of scope for the same reason (TCP through Google's own NCCL net "
     "plugin). The A3 Mega run is kept in the report, marked not covered. **Google's gIB** (RDMA over RoCE through "
     "Google's plugin) is predicted as RoCE of its line rate with NCCL's IB/RoCE constants; the plugin's own costs "
