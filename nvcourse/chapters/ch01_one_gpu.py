@@ -91,8 +91,7 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     fig = plot_memory_breakdown(mem, gpu)
     spec = catalog.get_gpu(gpu)
     fits = mem.fits(spec.memory_GB)
-    verdict = (f"<b style='color:#009E73'>{_('fits')}</b>" if fits
-               else f"<b style='color:#D55E00'>{_('does not fit')}</b>")
+    verdict = "<b style='color:{}'>{}</b>".format(*(("#009E73", _("fits")) if fits else ("#D55E00", _("does not fit"))))
     nvlink = (spec.nvlink, spec.nvlink_links) if spec.nvlink else (spec.pcie, 1)
     rows = [
         [kind, _size(b), localize_numbers(format_time(time_to_move(b, *nvlink))) if b else "—",
