@@ -3,8 +3,11 @@ NCCL as each NCCL release uses it, and nothing changed for the catalog's own NIC
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from nvcourse.cli import main
 from nvcourse.costmodel import cloud, sweeps
 from nvcourse.costmodel.config import configure
 from nvcourse.costmodel.latency import latency_s
@@ -78,10 +81,6 @@ def test_bad_fabric_names_the_cloud_ones_too():
 
 
 def test_predict_takes_a_cloud_fabric(capsys):
-    import json
-
-    from nvcourse.cli import main
-
     argv = ["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--nodes", "2", "--bytes", "8", "--json"]
     assert main([*argv, "--fabric", "efa-p5"]) == 0
     efa = json.loads(capsys.readouterr().out)

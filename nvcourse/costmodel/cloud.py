@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .. import catalog
+from .. import _validate, catalog
 from .._data import load
 
 __all__ = ["CloudFabric", "fabrics", "fabric", "inter_latency_us"]
@@ -57,9 +57,7 @@ def fabrics() -> dict[str, CloudFabric]:
 def fabric(fabric_id: str) -> CloudFabric:
     """The cloud fabric ``fabric_id``; ValueError lists the ids."""
     table = fabrics()
-    if fabric_id not in table:
-        raise ValueError(f"cloud fabric must be one of {', '.join(table)}; got {fabric_id!r}")
-    return table[fabric_id]
+    return table[_validate.choice("cloud fabric", fabric_id, table)]
 
 
 def _version(v: str) -> tuple[int, int]:
