@@ -25,3 +25,36 @@ def test_design_dashboard_follows_its_controls():
     d.controls["tp"].value, d.controls["pp"].value = 1, 1
     assert d.readout.value != first
     assert capstone.evaluate(capstone.Design("dgx-h100", 64, tp=1, pp=1), TARGETS).html() in d.readout.value
+
+
+def test_survey_summary_names_exactly_the_designs_that_pass_and_keeps_the_full_table():
+    reports = capstone.compare_systems(TARGETS, ["dgx-h100", "gb200-nvl72"], [512, 1024])
+    html = ch09_capstone.comparison_summary_html(reports)
+    short, full = html.split("<details>")
+    ok = [r for r in reports if r.passed]
+    assert f"{len(ok)} of {len(reports)} designs pass every gate" in short
+    for r in reports:
+        assert (f"{r.design.gpus:,} GPUs of {r.design.system}" in short) == r.passed
+    assert short.count("<tr>") == 1 + len(reports) and "TP×PP×DP" not in short
+    assert ch09_capstone.comparison_table_html(reports) in full  # nothing dropped: the whole table behind the toggle
+    assert "$" not in html
+
+
+def test_price_headroom_is_the_price_at_which_the_budget_gate_flips():
+    for design in (capstone.Design("dgx-h100", 512, tp=8, pp=2), capstone.Design("dgx-h100", 1024, tp=8, pp=2)):
+        r = capstone.evaluate(design, TARGETS)
+        limit = TARGETS.max_usd / r.cost.gpu_hours
+        text = ch09_capstone.price_headroom_html(r)
+        assert f"&#36;{limit:.2f}/GPU-h" in text and "$" not in text
+        assert ("holds up to" in text) == (r.cost.usd <= TARGETS.max_usd)
+        # just above the limit the budget gate fails, just below it passes
+        for price, passes in ((limit * 0.999, True), (limit * 1.001, False)):
+            d = capstone.Design(design.system, design.gpus, tp=design.tp, pp=design.pp, usd_per_gpu_hour=price)
+            assert ("budget" not in [g.name for g in capstone.evaluate(d, TARGETS).failed]) == passes
+
+
+def test_design_dashboard_says_first_which_gates_fail():
+    fig, text = ch09_capstone.design_view(TARGETS, 512, "dgx-h100", 8, 2, 60, 10, 0)
+    assert text.startswith("<p>") and "1 gate(s) fail" in text.split("</p>")[0] and "time (" in text.split("</p>")[0]
+    fig, text = ch09_capstone.design_view(TARGETS, 1024, "dgx-h100", 8, 1, 60, 10, 0)
+    assert "every gate passes" in text.split("</p>")[0]

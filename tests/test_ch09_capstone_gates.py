@@ -36,3 +36,35 @@ def test_serving_html_marks_the_chosen_tp():
     assert h.count(">chosen<") == 1 and f"TP {p.tp} ×" in h
     assert "👉" not in h  # no emoji: a plain Debian/Chromium machine has no font for it
     assert "$" not in h
+
+
+def test_fabric_compare_has_one_row_per_fabric_and_the_full_tables_behind_a_toggle():
+    fabrics = {"IB static": cg.FabricChoice(), "IB adaptive": cg.FabricChoice(routing="ideal")}
+    small = capstone.evaluate(capstone.Design("dgx-h100", 512, tp=8), TARGETS)
+    html = ch09_capstone.fabric_compare_html({"512": small, "1,024": A}, fabrics)
+    short, full = html.split("<details>")
+    assert short.count("<tr>") == 1 + len(fabrics) and short.count("<th ") == 1 + 2 * 2
+    for name, f in fabrics.items():  # the share printed is the gate's, for each job
+        row = short.split(f">{name}</td>")[1].split("</tr>")[0]
+        for rep in (small, A):
+            assert f">{cg.fabric_gate(rep, f).ratio:.0%}</td>" in row
+    assert ch09_capstone.fabric_options_html(A, fabrics) in full
+
+
+def test_serving_summary_and_monitoring_readouts():
+    st = cg.ServingTargets("llama3-70b", 30, 1000, 20000, prompt_tokens=4096)
+    plans = [cg.serving_plan(st, s, batch=32) for s in ("dgx-h100", "gb200-nvl72")]
+    short, full = ch09_capstone.serving_summary_html(plans).split("<details>")
+    assert short.count("<tr>") == 1 + len(plans) and "TTFT ms" in short
+    assert all(ch09_capstone.serving_html(p) in full for p in plans)
+    fr = cg.fabric_gate(A, cg.FabricChoice(routing="ideal"))
+    mon = cg.monitoring_requirements(fr)
+    short, full = ch09_capstone.monitoring_html(mon).split("<details>")
+    th = mon.thresholds
+    assert f"&lt; {th.busbw_ratio_critical:.3f}" in short and f"<b>{th.tolerable_loss:.1%}</b>" in short
+    assert all(c in full for c in ("LinkDownedCounter", "Xid 79"))
+    row = ch09_capstone.monitoring_entry(mon)
+    assert "partition (P_Key) mismatch" in row and "DCGM_FI_DEV" not in row and len(row) < 400
+    log = ch09_capstone.decision_log_rows(fabric=fr, serving=plans[0], isolation_result=cg.isolation_requirements(
+        A, cg.FabricChoice(routing="ideal"), cg.IsolationTargets()), monitoring=mon)
+    assert log.count("\n| **") == 4 and log.splitlines()[-1].startswith("| **Monitoring** |")

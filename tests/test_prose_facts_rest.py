@@ -380,7 +380,7 @@ def test_09_the_try_a_design_answers_hold_for_the_dashboard_states_they_name():
     ns = {"capstone": capstone}
     exec(src["c003"].rsplit("\n", 1)[0], ns)
     text = prose("09_capstone_design_a_cluster.ipynb")
-    assert "at 512 GPUs the run takes too long. At 1,024 with PP 2 it is fast enough but over budget" in text
+    assert "At 512 GPUs the run takes too long. At 1,024 with PP 2 it is fast enough but over budget" in text
     assert "PP 1 removes the bubble and the budget gate passes" in text
 
     def failed(gpus, pp):
@@ -563,3 +563,49 @@ def test_06d_07c_sections_open_with_their_question_and_details_stay_closed(noteb
     check = next(t for t in md if "## Check yourself" in t).split("## Check yourself", 1)[1]
     assert len(re.findall(r"^\s*\d+\. ", check, flags=re.M)) == check.count("<summary>Answer</summary>")
     assert "**You need:**" in md[0] and "](../docs/glossary.md)" in md[0]
+
+
+def test_06_every_built_switch_count_matches_the_published_table():
+    from nvcourse.fabric import data, superpod
+
+    for pod in ("h100", "b200"):
+        for row in data.superpod_rows(pod):
+            c = superpod(pod, row.su).counts()
+            assert (c["leaf"], c["spine"], c["core"]) == (row.leaf, row.spine, row.core), (pod, row.su)
+    assert "Every built count matches the published one." in prose("06_multinode_fabrics.ipynb")
+
+
+def test_06_routing_panels_read_left_to_right_as_the_prose_says():
+    from nvcourse.fabric import fat_tree, node_order, ring_flows, simulate
+
+    fab = fat_tree(128)  # the chapter's three panels: one ring step of 128 randomly placed nodes
+    sims = {r: simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=0)), routing=r, seed=0)
+            for r in ("ecmp", "dmodk", "ideal")}
+    most = {r: sims[r].tier_summary()["leaf→spine"]["max_flows"] for r in ("ecmp", "dmodk")}
+    assert most["ecmp"] > most["dmodk"]
+    assert sims["ecmp"].min_rate_GBps < sims["dmodk"].min_rate_GBps < sims["ideal"].min_rate_GBps
+    assert sims["ideal"].min_rate_GBps == pytest.approx(fab.port_GBps_dir)
+    text = prose("06_multinode_fabrics.ipynb")
+    assert ("hashing crowds the most flows onto one cable and leaves the slowest flow the least; the subnet "
+            "manager's static routes do better on this scattered job; adaptive routing gives every flow the full "
+            "line rate") in text
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "hierarchical"])
+@pytest.mark.parametrize("nbytes", [64 * 2**20, 2**30, 4 * 2**30])  # the questions ask at 1 GiB: small calls are
+# latency-bound and take the same time on either network and placement
+def test_06_dashboard_predictions_have_the_answer_the_section_teaches(algorithm, nbytes):
+    from nvcourse.fabric import allreduce_on_fabric, fat_tree
+
+    def t(nic, over, routing, placement):
+        fab = fat_tree(128, rails=8, port_GBps_dir=50.0, oversubscription=over)
+        return allreduce_on_fabric(fab, nbytes, algorithm=algorithm, nic_link=nic, routing=routing,
+                                   placement=placement, seed=0).time_s
+
+    assert t("roce-400g", 1.0, "ecmp", "random") > t("ib-ndr", 1.0, "dmodk", "random")  # question 1
+    loss = {p: t("ib-ndr", 4.0, "dmodk", p) - t("ib-ndr", 1.0, "dmodk", p) for p in ("packed", "random")}
+    assert loss["random"] > loss["packed"] >= 0  # question 2
+    text = prose("06_multinode_fabrics.ipynb")
+    assert "**Predict first**, for an all-reduce of 1 GiB (the default message), then check:" in text
+    assert "On 128 randomly placed nodes, which costs more — RoCE with ECMP or NDR with static routes?" in text
+    assert "With 4:1 oversubscription, does packed or random placement lose more time against 1:1?" in text

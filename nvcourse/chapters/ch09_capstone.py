@@ -16,7 +16,7 @@ from ..plots import new_figure
 from ..tables import table_html
 from ..widgets import Dashboard
 
-__all__ = ["comparison_table_html", "design_view", "design_dashboard"]
+__all__ = ["comparison_table_html", "comparison_summary_html", "design_view", "design_dashboard", "price_headroom_html"]
 
 #: Systems offered by the design dashboard.
 SYSTEMS = ("pcie-8gpu", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72")
@@ -39,6 +39,42 @@ def comparison_table_html(reports: list[capstone.Report]) -> str:
                       escape=True, html_cols=[8])
 
 
+def _details(summary: str, body: str) -> str:
+    """``body`` (HTML) behind a collapsed toggle: the full detail a readout keeps without showing it first."""
+    return f"<details><summary>{html_escape(summary)}</summary>{body}</details>"
+
+
+def _gates_mark(passed: bool, failed_names: list[str], word: str = "all pass") -> str:
+    return mark_html(True, word) if passed else mark_html(False, ", ".join(failed_names))
+
+
+def comparison_summary_html(reports: list[capstone.Report]) -> str:
+    """The survey in short: system, GPUs, days, $M and the gates per design, one sentence naming the designs that
+    pass every gate, and the full table (layout, efficiency, goodput, MW) behind a toggle."""
+    rows = [[html_escape(r.design.system), r.design.gpus, f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}",
+             _gates_mark(r.passed, [g.name for g in r.failed])] for r in reports]
+    short = table_html(["system", "GPUs", "days", "$M", "gates"], rows)
+    ok = [f"{r.design.gpus:,} GPUs of {r.design.system}" for r in reports if r.passed]
+    verdict = (f"{len(ok)} of {len(reports)} designs pass every gate: {'; '.join(ok)}." if ok
+               else f"None of the {len(reports)} designs passes every gate.")
+    return (short + f"<p>{html_escape(verdict)} The failing rows name the gates that fail: that is what to change."
+            "</p>" + _details("The full table: layout (TP×PP×DP), efficiency, goodput and power per design",
+                              comparison_table_html(reports)))
+
+
+def price_headroom_html(report: capstone.Report) -> str:
+    """How far the GPU-hour price may rise before ``report``'s design fails its budget (cost = GPU-hours × price,
+    :func:`nvcourse.training.run_cost`); $ per GPU-hour."""
+    hours = report.cost.gpu_hours
+    price = report.cost.usd / hours
+    limit = report.targets.max_usd / hours
+    change = limit / price - 1
+    where = (f"the budget holds up to &#36;{limit:.2f}/GPU-h, {change:.0%} above the price used"
+             if change >= 0 else f"the budget needs &#36;{limit:.2f}/GPU-h or less, {-change:.0%} below the price used")
+    return (f"<p>{report.design.gpus:,} GPUs of {html_escape(report.design.system)} use {hours:,.0f} GPU-hours; at "
+            f"&#36;{price:.2f}/GPU-h they cost &#36;{report.cost.usd / 1e6:.2f} M: <b>{where}</b>.</p>")
+
+
 def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: int, checkpoint_s: float,
                 restart_min: float, price: float) -> tuple[Figure, str]:
     """Evaluate one design against ``targets``: a bar of seconds per step by part, and the report's HTML.
@@ -59,7 +95,10 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     # Goodput to two decimals: a minute more of restart moves it by less than the report's rounding.
     head = (f"<p>A checkpoint takes {checkpoint_s:g} s to write, a restart {restart_min:g} min: "
             f"goodput {r.goodput:.2%} (a job interruption every {r.mtbi_hours:.1f} h).</p>")
-    return fig, head + r.html()
+    failed = ", ".join(f"{g.name} ({g.measured}, target {g.target})" for g in r.failed)
+    first = (mark_html(True, "every gate passes") if r.passed
+             else mark_html(False, f"{len(r.failed)} gate(s) fail") + " " + html_escape(failed))
+    return fig, f"<p>{first}</p>" + head + r.html()
 
 
 def design_dashboard(targets: capstone.Targets) -> Dashboard:
@@ -176,4 +215,76 @@ def serving_html(plan: gates.ServingPlan) -> str:
     return head + table_html(["", "TP", "ms per token", "TTFT ms", "fits"], rows) + gates_html(plan.gates)
 
 
-__all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html"]
+def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gates.FabricChoice],
+                        min_busbw_fraction: float = 0.8) -> str:
+    """One row per fabric, two columns per job: the share of the reference bus bandwidth its DP all-reduce gets
+    and the gates. The full tables (fabric in words, busbw in GB/s, efficiency) behind a toggle."""
+    results = {job: {name: gates.fabric_gate(rep, f, min_busbw_fraction=min_busbw_fraction)
+                     for name, f in fabrics.items()} for job, rep in jobs.items()}
+    header = ["fabric"] + [h for job in jobs for h in (f"{job}: share", f"{job}: gates")]
+    rows = [[html_escape(name)] + [c for job in jobs for c in (
+        f"{results[job][name].ratio:.0%}",
+        _gates_mark(results[job][name].passed, [g.name for g in results[job][name].gates if not g.passed], "all"))]
+        for name in fabrics]
+    full = "".join(f"<p><b>{html_escape(job)}</b></p>" + fabric_options_html(rep, fabrics, min_busbw_fraction)
+                   for job, rep in jobs.items())
+    return (table_html(header, rows)
+            + f"<p>Share: the bus bandwidth the job's DP all-reduce gets, as a share of the same NICs on a "
+              f"non-blocking fabric with adaptive routing (the gate asks for {min_busbw_fraction:.0%}).</p>"
+            + _details("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency", full))
+
+
+def serving_summary_html(plans: list[gates.ServingPlan]) -> str:
+    """One row per system: the chosen TP, replicas and GPUs, its token latency and TTFT, and the gates; every TP
+    candidate behind a toggle (:func:`serving_html`)."""
+    rows = [[html_escape(p.system), p.tp if p.tp is not None else "none", p.replicas, p.gpus,
+             f"{p.token_ms:.1f}", f"{p.ttft_ms:.0f}",
+             _gates_mark(p.passed, [g.name for g in p.gates if not g.passed], "all")] for p in plans]
+    short = table_html(["system", "TP", "replicas", "GPUs", "ms per token", "TTFT ms", "gates"], rows)
+    return short + _details("Every TP candidate per system, and the serving gates",
+                            "".join(serving_html(p) for p in plans))
+
+
+def _counter_faults(monitoring: gates.MonitoringResult) -> str:
+    return ", ".join(name.rsplit(" (", 1)[0] for name in monitoring.counters)
+
+
+def monitoring_html(monitoring: gates.MonitoringResult) -> str:
+    """The job's alert levels in a short table (from its network-bound share c), and the counter to watch per
+    fault class behind a toggle."""
+    counters_list = "<ul>" + "".join(f"<li>{html_escape(n)}</li>" for n in monitoring.counters) + "</ul>"
+    more = _details(f"The counter to watch first for each of {len(monitoring.counters)} fault classes (chapter 08b)",
+                    counters_list)
+    th = monitoring.thresholds
+    if th is None:
+        return "<p>No inter-node traffic: watch GPU health only (Xids, ECC, throttling).</p>" + more
+    key = table_html(["alert on", "warn", "critical"], [
+        ["busbw / baseline", f"&lt; {th.busbw_ratio_warn:.3f}", f"&lt; {th.busbw_ratio_critical:.3f}"],
+        ["step time / baseline", f"&gt; {th.step_ratio_warn:.3f}", f"&gt; {th.step_ratio_critical:.3f}"],
+    ])
+    return (f"<p>Network-bound share of the step c = <b>{monitoring.bandwidth_fraction:.2f}</b>: a link may lose "
+            f"f* = s/(c+s) = <b>{th.tolerable_loss:.1%}</b> of its bandwidth before the step slows by s.</p>"
+            + key + more)
+
+
+def monitoring_entry(monitoring: gates.MonitoringResult) -> str:
+    """The decision log's monitoring row in one readable sentence (plain text; the fault classes by name)."""
+    th = monitoring.thresholds
+    if th is None:
+        return "no inter-node traffic: GPU health (Xids, ECC, throttling) only"
+    return (f"c = {monitoring.bandwidth_fraction:.2f}, f* = {th.tolerable_loss:.1%}; alert when busbw/baseline < "
+            f"{th.busbw_ratio_warn:.3f} (warn) or < {th.busbw_ratio_critical:.3f} (critical), step/baseline > "
+            f"{th.step_ratio_warn:.3f} or > {th.step_ratio_critical:.3f}; one counter per fault class "
+            f"({_counter_faults(monitoring)}; chapter 08b's table)")
+
+
+def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
+                      isolation_result: gates.IsolationResult, monitoring: gates.MonitoringResult) -> str:
+    """The decision log's rows for section 8 (:func:`nvcourse.capstone_gates.decision_log_entries`), its
+    monitoring row written as :func:`monitoring_entry`."""
+    table = gates.decision_log_entries(fabric=fabric, serving=serving, isolation_result=isolation_result)
+    return table + f"\n| **Monitoring** | {gates.escape_md(monitoring_entry(monitoring))} |"
+
+
+__all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
+            "fabric_compare_html", "serving_summary_html", "monitoring_html", "monitoring_entry", "decision_log_rows"]
