@@ -30,6 +30,8 @@ __all__ = [
     "roofline_table_html",
     "fsdp_case",
     "tp_case",
+    "smallest_keeping_up",
+    "bucket_hint",
     "overlap_dashboard",
 ]
 
@@ -129,6 +131,30 @@ def tp_case(model: str, system: str, tp: int, *, chunks: int, sm_fraction: float
                                        sm_fraction=sm_fraction)
 
 
+def smallest_keeping_up(sc: overlap.DPScenario, sizes_mib: list[int] = BUCKET_CHOICES_MIB) -> int | None:
+    """The smallest offered bucket size (MiB) from which every larger offered size keeps up with the backward:
+    the communication stream's busy time (no SMs taken) is at most the backward's. None if no offered size does."""
+    fits = [sc.timeline(m * 2**20).comm_s <= sc.backward_s for m in sizes_mib]
+    for i, m in enumerate(sizes_mib):
+        if all(fits[i:]):
+            return m
+    return None
+
+
+def bucket_hint(sc: overlap.DPScenario) -> str:
+    """The DDP readout's words on bucket size, read off the simulated timeline, with §2's α–β bound beside it
+    (the bound is a straight-line fit of the all-reduce; the timeline uses the cost model at each size, so the two
+    can differ by a bucket size)."""
+    if sc.gpus_per_node * sc.nodes == 1:
+        return "one data-parallel replica: there is no gradient all-reduce to hide"
+    mb = sc.min_bucket()
+    bound = "none hides it" if mb == float("inf") else f"≥ {format_size(mb)}"
+    first = smallest_keeping_up(sc)
+    if first is None:
+        return f"no offered bucket size keeps up with the backward (α–β bound of §2: {bound})"
+    return f"buckets ≥ {first} MiB keep up with the backward (α–β bound of §2: {bound})"
+
+
 # ------------------------------------------------------------------------------------------------
 # the dashboard
 
@@ -149,7 +175,9 @@ def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
             f"slowdown {_t(slow)}"
             + (f" (communication kernels hold {sm_fraction:.0%} of the SMs while they run; set “SMs taken by comm” "
                "to 0 for the exposed time without that cost)" if sm_fraction > 0 else "")
-            + f" · {tl.hidden_fraction:.1%} of the communication time overlapped with compute<br>{extra}")
+            + (f" · {tl.hidden_fraction:.1%} of the communication time overlapped with compute" if tl.comm_s > 0
+               else " · no communication")
+            + f"<br>{extra}")
 
 
 def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
@@ -177,9 +205,7 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
         if scenario == _SCENARIOS[0]:
             sc = overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
             tl = sc.timeline(bucket_mib * 2**20, sm_fraction)
-            mb = sc.min_bucket()
-            hint = ("no bucket size hides it" if mb == float("inf")
-                    else f"buckets ≥ {format_size(mb)} fit in the backward")
+            hint = bucket_hint(sc)
             extra = (f"{model}, tp {sc.tp}, {nodes} node(s) × {sc.gpus_per_node * sc.tp} GPUs (a node is one NVLink "
                      f"domain): gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
                      f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint} "

@@ -1,0 +1,342 @@
+"""Chapters 07 and 07b: each sentence beside a dashboard, figure or printed readout that states a number, an order or
+a trend is rebuilt here from the model, over the dashboard's whole range where a dashboard is involved.
+Markdown line breaks are read as spaces."""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+
+from nvcourse import catalog, training
+from nvcourse.chapters import ch07_training as ch07
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ["llama3-8b", "llama3-70b", "llama3-405b"]
+SYSTEMS = ["pcie-8gpu", "dgx-h100", "gb200-nvl72"]
+
+
+@cache
+def cells(notebook: str) -> dict[str, str]:
+    """Cell id → Markdown/code source with whitespace collapsed."""
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))
+    return {c["id"]: re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"]}
+
+
+def _dash_controls() -> dict:
+    return ch07.step_dashboard(models=MODELS, systems=SYSTEMS, compute_efficiency=0.55).controls
+
+
+# ------------------------------------------------------------------------------------------------ 07 §7 dashboard
+def _step(gpus, model="llama3-70b", system="dgx-h100", tp=8, pp=4, placement="tp-first"):
+    return training.step_time(model, system, gpus, tp=tp, pp=pp, placement=placement, compute_efficiency=0.55,
+                              virtual_stages=1)
+
+
+def test_07_dashboard_opens_where_the_predict_question_says():
+    c = _dash_controls()
+    assert (c["model"].value, c["system"].value, c["gpus"].value, c["tp"].value, c["pp"].value,
+            c["placement"].value) == ("llama3-70b", "dgx-h100", 1024, 8, 4, "tp-first")
+    assert c["efficiency"].value == training.data()["defaults"]["compute_efficiency"] == 0.55
+
+
+def test_07_predict_answers_are_the_dashboards_numbers():
+    text = cells("07_training_at_scale.ipynb")["c015"]
+    a, b, big = _step(1024), _step(1024, placement="dp-first"), _step(4096)
+    assert b.total_s > 2 * a.total_s  # "more than twice as long"
+    assert f"({a.total_s:.2f} s → {b.total_s:.2f} s)" in text
+    assert f"from {a.breakdown()['TP comm']:.2f} s to {b.breakdown()['TP comm']:.2f} s" in text
+    assert f"from {a.mfu:.1%} to {big.mfu:.1%}".replace("%", " %") in text and big.mfu < a.mfu
+    assert (a.micro_batches, big.micro_batches) == (16, 4) and "4 micro-batches instead of 16" in text
+    bubble_a, bubble_big = a.breakdown()["pipeline bubble"], big.breakdown()["pipeline bubble"]
+    assert bubble_a == pytest.approx(bubble_big) and f"({bubble_a:.2f} s either way)" in text
+    assert 0.15 < bubble_a / a.breakdown()["compute"] < 0.25  # "about a fifth"
+    assert 0.70 < bubble_big / big.breakdown()["compute"] < 0.80  # "about three quarters"
+
+
+def test_07_settings_the_model_cannot_compute_are_the_two_the_prose_names():
+    """Every discrete state of the dashboard either computes (and says "does not fit" when it does not) or fails
+    with one of the two reasons the prose lists, as a one-line message the dashboard shows in its note."""
+    c = _dash_controls()
+    reasons = set()
+    for model in MODELS:
+        for tp in c["tp"].options:
+            for pp in c["pp"].options:
+                for g in ch07.GPU_COUNTS:
+                    if g < tp * pp or g % (tp * pp):
+                        continue  # the GPU slider does not offer it
+                    try:
+                        _step(g, model, "dgx-h100", tp, pp)
+                    except ValueError as exc:
+                        assert "\n" not in str(exc)
+                        reasons.add("batch" if "must split evenly" in str(exc) else
+                                    "heads" if "attention heads" in str(exc) else str(exc))
+    assert reasons == {"batch", "heads"}
+    text = cells("07_training_at_scale.ipynb")["c015"]
+    assert "a global batch that does not split evenly" in text and "more TP ranks than the model has attention" in text
+
+
+def test_07_readout_says_does_not_fit_exactly_when_the_model_says_so():
+    for g, model in [(64, "llama3-405b"), (1024, "llama3-70b")]:
+        s = _step(g, model)
+        fig, text = ch07._render(g, model, "dgx-h100", 8, 4, "tp-first", 0.55, 15.6, 0.0)
+        assert ("does not fit" in text) == (not s.fits)
+        plt.close(fig)
+    assert not _step(64, "llama3-405b").fits and _step(1024).fits  # both branches were seen
+
+
+def test_07_key_point_efficiency_never_rises_with_more_gpus_when_tp_is_inside_the_node():
+    for model in MODELS:
+        for system in SYSTEMS:
+            for tp in (1, 2, 4, 8):
+                for pp in (1, 2, 4, 8, 16):
+                    prev = None
+                    for g in ch07.GPU_COUNTS:
+                        if g < tp * pp or g % (tp * pp):
+                            continue
+                        try:
+                            s = _step(g, model, system, tp, pp)
+                        except ValueError:
+                            continue
+                        b = s.breakdown()
+                        cur = (s.micro_batches, b["pipeline bubble"] / b["compute"], s.efficiency)
+                        if prev is not None:
+                            assert cur[0] <= prev[0] and cur[1] >= prev[1] - 1e-9, (model, system, tp, pp, g)
+                            assert cur[2] <= prev[2] + 1e-9, (model, system, tp, pp, g)
+                        prev = cur
+    assert "with TP inside the node it never rises as GPUs are added" in cells("07_training_at_scale.ipynb")["c017"]
+
+
+def test_07_the_wrong_rank_order_can_halve_throughput():
+    assert _step(1024, placement="dp-first").total_s >= 2 * _step(1024).total_s
+    assert "the wrong rank order can halve throughput" in cells("07_training_at_scale.ipynb")["c017"]
+
+
+# ------------------------------------------------------------------------------------------------ 07 §3, §4 figures
+def test_07_dp_first_costs_about_the_whole_compute():
+    ref = training.data()["reference_runs"]["llama3-405b-16k"]
+    args = (ref["model"], ref["system"], ref["gpus"])
+    tp_first = training.step_time(*args, tp=ref["tp"], pp=ref["pp"], virtual_stages=4)
+    dp_first = training.step_time(*args, tp=ref["tp"], pp=ref["pp"], virtual_stages=4, placement="dp-first")
+    extra = dp_first.total_s - tp_first.total_s
+    assert 0.8 < extra / tp_first.breakdown()["compute"] < 1.25
+    assert "costs about as much as the whole compute" in cells("07_training_at_scale.ipynb")["c008"]
+
+
+@cache
+def _efficiency_table() -> dict:
+    _fig, table = ch07.scaling_efficiency_figure(MODELS, SYSTEMS, counts=ch07.GPU_COUNTS)
+    plt.close(_fig)
+    return {k: v.efficiency for k, v in table.items()}
+
+
+def test_07_scaling_curves_read_as_the_bullets_say():
+    eff = _efficiency_table()
+    text = cells("07_training_at_scale.ipynb")["c010"]
+    for model in MODELS:
+        for g in ch07.GPU_COUNTS:
+            pcie, dgx, nvl = (eff.get((model, s, g)) for s in SYSTEMS)
+            if pcie is not None:  # the PCIe server loses first: never above either of the others
+                assert pcie <= max(x for x in (dgx, nvl) if x is not None) + 0.005, (model, g)
+            if model != "llama3-8b" and dgx is not None:  # the two larger models: NVL72 bends last
+                assert nvl is not None and nvl >= dgx, (model, g)
+    assert any(eff[("llama3-8b", "gb200-nvl72", g)] < eff[("llama3-8b", "dgx-h100", g)] for g in ch07.GPU_COUNTS)
+    assert "for the two larger models, bends last" in text and "it can dip below the DGX H100" in text
+    first = {s: min(g for (m, sy, g) in eff if m == "llama3-405b" and sy == s) for s in SYSTEMS}
+    assert first == {"pcie-8gpu": 256, "dgx-h100": 256, "gb200-nvl72": 64}
+    memory = {s: catalog.get_system(s).gpu_spec.memory_GB for s in SYSTEMS}
+    assert memory == {"pcie-8gpu": 80, "dgx-h100": 80, "gb200-nvl72": 186}
+    assert "405B needs 256 GPUs of 80 GB, or 64 of the NVL72's 186 GB GPUs" in text
+
+
+# ------------------------------------------------------------------------------------------------ 07b
+def _dp(model="llama3-8b", system="dgx-h100", nodes=64):
+    from nvcourse import overlap
+
+    return overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
+
+
+def _wait(tl) -> float:
+    return tl.exposed_s - max(tl.slowdown_s, 0.0)
+
+
+def test_07b_toy_step_numbers():
+    from nvcourse import overlap
+
+    toy = overlap.dp_bucket_timeline(100e6, 1.0, 25e6, lambda nbytes: 0.3)
+    assert toy.exposed_s == pytest.approx(0.45) and toy.comm_s == pytest.approx(1.2)
+    assert "0.45 s of the 1.2 s of communication stay exposed" in cells("07b_overlapping_communication.ipynb")["c004"]
+
+
+def test_07b_bucket_range_for_the_8b_and_none_for_the_70b():
+    sc, big = _dp(), _dp("llama3-70b")
+    mib = 2**20
+    assert sc.timeline(1 * mib).exposed_s > 1.0  # "at 1 MiB the thousands of latencies cost seconds"
+    for m in (8, 16, 25, 32, 64):  # from about the bound up to a hundred MiB: the tail, under a millisecond
+        assert m * mib >= sc.min_bucket() and sc.timeline(m * mib).exposed_s < 1e-3
+    assert 2e-3 < sc.timeline(1024 * mib).exposed_s < 10e-3  # "several milliseconds" at 1 GiB
+    assert big.min_bucket() == float("inf")
+    nic_Bps = 400e9 / 8  # one 400 Gb/s NIC per GPU: even at line rate a ring's 2(n-1)/n of the gradient is too long
+    dp = big.gpus_per_node * big.nodes
+    assert 2 * (dp - 1) / dp * big.grad_bytes / nic_Bps > big.backward_s > big.grad_bytes / nic_Bps
+    assert "sends about twice its 17.5 GB of gradients" in cells("07b_overlapping_communication.ipynb")["c006"]
+    assert f"{big.grad_bytes / 1e9:.1f}" == "17.5"
+    text = cells("07b_overlapping_communication.ipynb")["c006"]
+    assert "under a millisecond" in text and "at 1 GiB the tail grows to several milliseconds" in text
+
+
+def test_07b_sm_cost_moves_the_best_bucket_up():
+    sc = _dp()
+    mib = 2**20
+    for f in (0.05, 0.15, 0.3):
+        tls = [sc.timeline(m * mib, f) for m in (4, 25, 256)]
+        assert tls[0].slowdown_s > tls[1].slowdown_s > tls[2].slowdown_s
+        assert tls[0].comm_s > tls[1].comm_s > tls[2].comm_s
+        assert tls[2].exposed_s < tls[1].exposed_s  # with SMs counted, 256 MiB beats 25 MiB ...
+    assert sc.timeline(25 * mib).exposed_s < sc.timeline(256 * mib).exposed_s  # ... without, 25 MiB wins
+    assert "compare the 25 MiB and 256 MiB rows" in cells("07b_overlapping_communication.ipynb")["c008"]
+
+
+def _fsdp_parts(model, system, nodes):
+    """One layer's forward compute and all-gather time, as ch07b.fsdp_case builds them."""
+    from nvcourse import catalog, costmodel
+
+    spec, s = training.get_model(model), catalog.get_system(system)
+    eff = training.data()["defaults"]["compute_efficiency"]
+    per_node = max(s.gpus_per_host, s.gpus_per_domain)
+    fwd = 2 * spec.params / spec.layers * spec.seq / (s.gpu_spec.bf16_TFLOPS * 1e12 * eff)
+    layer_bytes = spec.params / spec.layers * 2
+    ag = costmodel.predict("allgather", system, per_node, layer_bytes, nodes=nodes, algo="nccl").time_s
+    return fwd, ag
+
+
+def test_07b_deeper_prefetch_helps_only_when_a_gather_outlasts_a_layer():
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    dash = ch07b.overlap_dashboard().controls
+    for model in dash["model"].options:
+        for system in dash["system"].options:
+            for nodes in dash["nodes"].options:
+                one, three = (ch07b.fsdp_case(model, system, nodes, prefetch=p).exposed_s for p in (1, 3))
+                assert three <= one + 1e-12
+                if three < 0.99 * one:
+                    fwd, ag = _fsdp_parts(model, system, nodes)
+                    assert ag > fwd, (model, system, nodes)
+    case = [ch07b.fsdp_case("llama3-8b", "dgx-h100", 8, prefetch=p).exposed_s for p in (0, 1, 2)]
+    assert case[1] < 0.05 * case[0] and case[2] == pytest.approx(case[1])  # "one layer ahead hides nearly all"
+    fwd, ag = _fsdp_parts("llama3-8b", "dgx-h100", 8)
+    assert ag < fwd
+    assert "a deeper prefetch only helps when a single gather is *longer* than a layer" in cells(
+        "07b_overlapping_communication.ipynb")["c010"]
+
+
+def test_07b_roofline_sides_and_the_efficiency_scaling():
+    from nvcourse import rooflines
+
+    C, W = rooflines.gpu_rates("dgx-h100", link="nic")
+    assert not rooflines.dp_roofline(8192, C, W, per_node=8).comm_bound  # Llama 3 8B DDP: can hide
+    assert rooflines.dp_roofline(8192, C, W, per_node=1).comm_bound      # 70B TP8 + DDP: comm-bound
+    ep = rooflines.ep_roofline(2048, C, W, remote_fraction=7 / 8)
+    assert ep.comm_bound and ep.threshold > 5 * ep.value                   # "far on the wrong side"
+    at55 = rooflines.dp_roofline(8192, 0.55 * C, W, per_node=8).threshold
+    assert at55 == pytest.approx(0.55 * rooflines.dp_roofline(8192, C, W, per_node=8).threshold)
+    text = cells("07b_overlapping_communication.ipynb")["c016"]
+    assert "fall on either side of the line" in text and "the thresholds are 0.55× as large" in text
+
+
+# ------------------------------------------------------------------------------------------------ 07b §8 dashboard
+def test_07b_dashboard_opens_where_the_questions_assume():
+    from nvcourse import overlap
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    c = ch07b.overlap_dashboard().controls
+    assert (c["system"].value, c["nodes"].value, c["model"].value) == ("dgx-h100", 64, "llama3-8b")
+    assert c["sm_fraction"].value == overlap.data()["defaults"]["comm_sm_fraction"] == 0.15
+
+
+def test_07b_predict_answers_1_and_2_are_the_dashboards():
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    mib, sizes = 2**20, ch07b.BUCKET_CHOICES_MIB
+    text = cells("07b_overlapping_communication.ipynb")["c016"]
+    w64, w256 = ({m: _wait(_dp(nodes=n).timeline(m * mib, 0.15)) for m in sizes} for n in (64, 256))
+    for w in (w64, w256):
+        assert w[4] > 0.05 and all(w[m] < 0.010 for m in sizes if m >= 8)
+    assert w256[4] > w64[4]
+    assert f"waits {w64[4] * 1e3:.0f} ms on 64 nodes and {w256[4] * 1e3:.0f} ms on 256" in text
+    assert ch07b.smallest_keeping_up(_dp()) == ch07b.smallest_keeping_up(_dp(nodes=256)) == 8
+    dgx = [_wait(_dp("llama3-70b").timeline(m * mib, 0.15)) for m in sizes]
+    nvl = {m: _wait(_dp("llama3-70b", "gb200-nvl72").timeline(m * mib, 0.15)) for m in sizes}
+    assert min(dgx) >= 0.150 and "at least 150 ms at every bucket size" in text
+    assert all(nvl[m] < 0.010 for m in sizes if m >= 16) and nvl[8] > 0.010
+    assert "from 16 MiB up the waiting is under 10 ms" in text
+
+
+def test_07b_predict_answers_3_and_4_are_the_dashboards():
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    text = cells("07b_overlapping_communication.ipynb")["c016"]
+    f = [ch07b.fsdp_case("llama3-8b", "dgx-h100", 64, prefetch=p, sm_fraction=0.15).exposed_s for p in range(4)]
+    assert 5.5 < f[0] / f[1] < 6.5 and f[3] == pytest.approx(f[1])
+    assert f"({f[0] * 1e3:.0f} ms → {f[1] * 1e3:.0f} ms)" in text
+    tp = {c: ch07b.tp_case("llama3-8b", "dgx-h100", 8, chunks=c, sm_fraction=0.15).exposed_s for c in range(1, 9)}
+    best = min(tp, key=tp.get)
+    assert best == 3 and f"3 chunks ({tp[3] * 1e6:.0f} µs exposed)" in text
+    at30 = {c: ch07b.tp_case("llama3-8b", "dgx-h100", 8, chunks=c, sm_fraction=0.3).exposed_s for c in (1, 2)}
+    assert at30[2] > at30[1] and "at 30 %, 2 chunks are slower than no split at all" in text
+
+
+def test_07b_more_sms_taken_never_speeds_a_split_gemm():
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    c = ch07b.overlap_dashboard().controls
+    shares = [round(x, 2) for x in (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)]
+    for model in c["model"].options:
+        for system in c["system"].options:
+            for chunks in range(1, 9):
+                exp = [ch07b.tp_case(model, system, 8, chunks=chunks, sm_fraction=f).exposed_s for f in shares]
+                if chunks == 1:
+                    assert max(exp) == pytest.approx(min(exp))
+                else:
+                    assert all(b >= a - 1e-12 for a, b in zip(exp, exp[1:])), (model, system, chunks)
+
+
+def test_07b_ddp_hint_matches_the_timeline_in_every_dashboard_state():
+    """"buckets ≥ X MiB keep up with the backward": every offered size from X up does, the one below does not."""
+    import re as _re
+
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    c = ch07b.overlap_dashboard().controls
+    sizes = ch07b.BUCKET_CHOICES_MIB
+    for model in c["model"].options:
+        for system in c["system"].options:
+            for nodes in c["nodes"].options:
+                sc = _dp(model, system, nodes)
+                hint = ch07b.bucket_hint(sc)
+                if sc.gpus_per_node * sc.nodes == 1:
+                    assert "no gradient all-reduce" in hint
+                    continue
+                keeps = {m: sc.timeline(m * 2**20).comm_s <= sc.backward_s for m in sizes}
+                if m := _re.search(r"buckets ≥ (\d+) MiB keep up", hint):
+                    first = int(m.group(1))
+                    assert all(keeps[s] for s in sizes if s >= first)
+                    assert first == sizes[0] or not keeps[sizes[sizes.index(first) - 1]]
+                else:
+                    assert "no offered bucket size keeps up" in hint and not keeps[sizes[-1]]
+
+
+def test_07b_dashboard_renders_every_ddp_state_without_a_note():
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    dash = ch07b.overlap_dashboard()
+    texts = {}
+    for model in ("llama3-8b", "llama3-70b"):
+        for nodes in (1, 2):
+            fig, texts[model, nodes] = dash._render(scenario=ch07b._SCENARIOS[0], model=model, system="dgx-h100",
+                                                    nodes=nodes, bucket_mib=25, prefetch=1, chunks=4, sm_fraction=0.15)
+            assert "exposed" in texts[model, nodes]
+    alone = texts["llama3-70b", 1]  # TP 8 fills the node: one replica, nothing to all-reduce
+    assert "one data-parallel replica" in alone and "no communication" in alone and "overlapped" not in alone
