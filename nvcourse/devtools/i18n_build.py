@@ -87,9 +87,9 @@ def _old_outputs(dst: Path) -> dict[str, nbformat.NotebookNode]:
     return {c.get("id"): c for c in nbformat.read(dst, as_version=4).cells if c.cell_type == "code"}
 
 
-def build_notebook(src: Path, dst: Path, table: dict[str, str], lang: str, present: set[Path],
-                   root: Path = ROOT) -> Built:
-    """Write the edition's copy of ``src`` at ``dst``."""
+def translated(src: Path, dst: Path, table: dict[str, str], lang: str, present: set[Path],
+               root: Path = ROOT) -> tuple[nbformat.NotebookNode, int, int]:
+    """The edition's copy of ``src`` (to be written at ``dst``), its number of units and of units translated."""
     nb = nbformat.read(src, as_version=4)
     old = _old_outputs(dst)
     total = done = 0
@@ -102,18 +102,31 @@ def build_notebook(src: Path, dst: Path, table: dict[str, str], lang: str, prese
             prev = old.get(cell.get("id"))
             if prev is not None and prev.source == cell.source:
                 cell.outputs, cell.execution_count = prev.outputs, prev.execution_count
+    return nb, total, done
+
+
+def build_notebook(src: Path, dst: Path, table: dict[str, str], lang: str, present: set[Path],
+                   root: Path = ROOT) -> Built:
+    """Write the edition's copy of ``src`` at ``dst``."""
+    nb, total, done = translated(src, dst, table, lang, present, root)
     dst.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, dst)
     return Built(dst, total, done)
 
 
-def build(lang: str, root: Path = ROOT) -> list[Built]:
-    """Every notebook of the edition, then ``exercises/<lang>/`` from ``solutions/<lang>/``."""
-    table = translations(lang, root)
+def edition(lang: str, table: dict[str, str], root: Path = ROOT) -> tuple[list[Path], set[Path]]:
+    """The English sources of the edition and every path the edition will have (its notebooks and exercises)."""
     sources = planned(lang, table, root)
     present = {edition_path(s, lang) for s in sources}
     present |= {root / "exercises" / lang / s.name for s in sources
                 if s.parent.name == "solutions" and s.name.endswith("_exercises.ipynb")}
+    return sources, present
+
+
+def build(lang: str, root: Path = ROOT) -> list[Built]:
+    """Every notebook of the edition, then ``exercises/<lang>/`` from ``solutions/<lang>/``."""
+    table = translations(lang, root)
+    sources, present = edition(lang, table, root)
     built = [build_notebook(s, edition_path(s, lang), table, lang, present, root) for s in sources]
     if (root / "solutions" / lang).is_dir():
         from .make_exercises import sync

@@ -2,8 +2,8 @@
 
 translate-toolkit's checker compares numbers and URLs; the French decimal comma and the U+202F thousands separator
 (docs/fr/glossaire.md) are mapped back to the English forms first, so ``1,12`` matches ``1.12``. Code spans
-(`` `...` ``), inline and display LaTeX (``$...$``) and unit symbols must be identical, as multisets (the French
-may reorder a sentence).
+(`` `...` ``), inline and display LaTeX (``$...$``), ``{field}`` placeholders and unit symbols must be
+identical, as multisets (the French may reorder a sentence).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ __all__ = ["entry_problems", "catalog_problems"]
 
 _CHECKER = checks.StandardChecker(checks.CheckerConfig(targetlanguage="fr"))
 _CODE = re.compile(r"`[^`\n]+`")
+_FIELD = re.compile(r"\{[A-Za-z_]\w*\}")  # str.format fields of the _() strings
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
 _UNIT = re.compile(r"(?<![\w/])(?:[kMGTP]i?B/s|[kMGT]b/s|GT/s|[kMGTP]i?B|ns|µs|ms|kW|MW)(?![\w/])")
 _FR_DECIMAL = re.compile(r"(?<=\d),(?=\d)")
@@ -40,7 +41,7 @@ def _strip(text: str) -> str:
 def entry_problems(source: str, target: str) -> list[str]:
     """What ``target`` (a translation of ``source``) lost or changed; empty when it keeps everything."""
     out = []
-    for what, pattern in (("code spans", _CODE), ("LaTeX", _MATH)):
+    for what, pattern in (("code spans", _CODE), ("LaTeX", _MATH), ("placeholders", _FIELD)):
         if Counter(pattern.findall(source)) != Counter(pattern.findall(target)):
             out.append(f"{what} differ")
     src, tgt = _plain_numbers(_strip(source), False), _plain_numbers(_strip(target), True)
