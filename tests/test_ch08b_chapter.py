@@ -56,3 +56,12 @@ def test_thresholds_readout_short_table_and_its_sentence_hold_for_every_share(c)
     assert f"&lt; {1 - t.tolerable_loss:.3f}" in short and f"&lt; {1 - t.tolerable_loss / 2:.3f}" in short
     assert short.count("<tr>") == 3  # the header and two rows: the numbers that answer the question
     assert full.count("<tr>") == 1 + len(t.rows())  # every rule, with its reason, behind the toggle
+
+
+def test_tenancy_and_neighbour_readouts_put_the_answer_first():
+    _fig, text = ch.tenancy_dashboard()._render(trays_a=1, nbytes=2**16)
+    assert text.count("<li>") == 3 and "tenant A (4 GPUs):" in text and "faster" in text  # one line per party
+    for qos in ("none", "ets", "strict"):
+        _fig, text = ch.noisy_neighbour_dashboard()._render(qos=qos, share=0.5, duty=1.0, nbytes=2**28)
+        assert text.startswith("<p>Victim all-reduce: <b>×") and text.count("<tr>") == 3
+        assert ("Range under the two sharing rules" in text) == (qos == "none")

@@ -98,9 +98,12 @@ def tenancy_dashboard() -> Dashboard:
         ax.set_xlabel("all-reduce bus bandwidth (GB/s, model)")
         ax.invert_yaxis()
         text = (
-            f"{format_size(nbytes)}: whole rack {whole.time_s * 1e6:,.0f} µs ({whole.algo}); "
-            f"{tenant_vs_rack('A', a, whole)}; {tenant_vs_rack('B', b, whole)}. Each tenant keeps its GPUs' full "
-            "NVLink bandwidth; what it always loses is reach (no NVLink to the other tenant's GPUs)."
+            f"<b>{format_size(nbytes)} all-reduce</b><ul>"
+            f"<li>whole rack ({whole.gpus} GPUs): {whole.time_s * 1e6:,.0f} µs ({whole.algo})</li>"
+            f"<li>{_E(tenant_vs_rack(f'tenant A ({a.gpus} GPUs):', a, whole))}</li>"
+            f"<li>{_E(tenant_vs_rack(f'tenant B ({b.gpus} GPUs):', b, whole))}</li></ul>"
+            "Each tenant keeps its GPUs' full NVLink bandwidth; what it always loses is reach (no NVLink to the other "
+            "tenant's GPUs)."
         )
         return fig, text
 
@@ -130,20 +133,22 @@ def noisy_neighbour_dashboard() -> Dashboard:
         ax.set_xlabel("victim all-reduce time (ms, average over the neighbour's duty cycle)")
         ax.invert_yaxis()
         text = (
-            f"network rate per flow: {r.alone_rate_GBps:.1f} GB/s alone, {r.shared_rate_GBps:.2f} GB/s shared "
-            f"while the neighbour sends ({duty:.0%} of the time); all-reduce ×{r.slowdown:.2f} on average."
+            f"<p>Victim all-reduce: <b>×{r.slowdown:.2f}</b> its time alone, on average (the neighbour sends "
+            f"{duty:.0%} of the time).</p>"
+            + _text_table(["network rate per victim flow", "GB/s"], [
+                ["alone", f"{r.alone_rate_GBps:.1f}"], ["while the neighbour sends", f"{r.shared_rate_GBps:.2f}"]])
         )
         if qos == "none":  # the fairness the model assumes, and the other fabric as a range
             port = isolation.noisy_neighbour(nbytes, qos="ets", victim_share=0.5, duty=duty)
-            text += (f" This assumes per-flow max-min fairness: Ethernet with RoCE and DCQCN (per-QP rate control), "
-                     f"or TCP. On InfiniBand without congestion control a switch port arbitrates per input port, "
-                     f"roughly half the link to each job: ×{port.slowdown:.2f}. Range under the two sharing rules: "
-                     f"×{port.slowdown:.2f}–×{r.slowdown:.2f} (on InfiniBand, head-of-line blocking and congestion "
-                     "trees can add to the lower end).")
+            text += (f"<p>Range under the two sharing rules: ×{port.slowdown:.2f}–×{r.slowdown:.2f}. The upper end "
+                     "assumes per-flow max-min fairness: Ethernet with RoCE and DCQCN (per-QP rate control), or TCP. "
+                     f"The lower end, ×{port.slowdown:.2f}, is InfiniBand without congestion control: a switch port "
+                     "arbitrates per input port, roughly half the link to each job (head-of-line blocking and "
+                     "congestion trees can add to it).</p>")
         if qos != "ets":  # say why the share slider changes nothing here
             why = ("with no QoS every flow gets a fair share" if qos == "none"
                    else "strict priority gives the victim all it needs")
-            text += f" (The victim share, {share:.0%}, only applies to ETS: {why}.)"
+            text += f"<p>(The victim share, {share:.0%}, only applies to ETS: {why}.)</p>"
         return fig, text
 
     return Dashboard({"qos": qos, "share": share, "duty": duty, "nbytes": size}, render)
