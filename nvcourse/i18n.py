@@ -1,7 +1,9 @@
 """The course's languages: English (the source) and French, with the standard library's gettext.
 
-    from nvcourse.i18n import _, ngettext
+    from nvcourse.i18n import translate as _, ngettext
     label = _("GPUs needed (model states only)")
+
+(``translate`` is the public name; modules import it as ``_``, the name Babel's extractor and translators know.)
 
 The language is read at each call, so a kernel started with ``NVCOURSE_LANG=fr`` speaks French and a test can
 switch languages by setting the variable:
@@ -29,7 +31,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["DOMAIN", "LOCALES", "language", "_", "ngettext", "number", "localize_numbers"]
+__all__ = ["DOMAIN", "LOCALES", "language", "translate", "ngettext", "number", "localize_numbers"]
 
 DOMAIN = "nvcourse"
 #: locales/<lang>/LC_MESSAGES/<domain>.mo at the repository root (nvcourse is installed editable).
@@ -65,9 +67,12 @@ def _translations(lang: str, localedir: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, localedir, languages=[lang], fallback=True)
 
 
-def _(message: str) -> str:
+def translate(message: str) -> str:
     """``message`` in the current language (English when no translation exists)."""
     return _translations(language(), str(LOCALES)).gettext(message)
+
+
+_ = translate  # the conventional gettext name, for ``from nvcourse import i18n; i18n._(...)``
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -298,7 +298,7 @@ def test_helper_rule_names_copies_outside_their_home(bad_tree):
 #: Top-level modules a chapter may use without listing them among its models: the catalog every chapter reads,
 #: and the shared helpers and UI of docs/architecture.md's layers.
 NOT_MODELS = {"catalog", "model_shapes", "widgets", "plots", "units", "tables", "markup", "chapters", "checks",
-              "_data", "_validate", "errors"}
+              "_data", "_validate", "errors", "i18n"}
 
 
 def _nvcourse_roots(source: str, relative_base: tuple[str, ...]) -> set[str]:

@@ -14,7 +14,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, training
-from ..i18n import _, localize_numbers, number
+from ..i18n import localize_numbers, number
+from ..i18n import translate as _
 from ..linkmodel import time_to_move
 from ..plots import new_figure
 from ..tables import table_html

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import catalog, training
-from ..i18n import _
+from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import Case, CheckError, Result, check_function, fmt, rng_for, safe_checker, to_number
 

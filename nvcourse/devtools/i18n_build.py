@@ -19,7 +19,9 @@ import nbformat
 import polib
 
 from . import i18n_catalog
+from .execute_notebooks import execute as execute_notebook
 from .i18n_markdown import join, units
+from .make_exercises import sync
 
 ROOT = i18n_catalog.ROOT
 _LINK = re.compile(r"(\]\(|href=\"|src=\")([^)\"\s]+)")
@@ -129,8 +131,6 @@ def build(lang: str, root: Path = ROOT) -> list[Built]:
     sources, present = edition(lang, table, root)
     built = [build_notebook(s, edition_path(s, lang), table, lang, present, root) for s in sources]
     if (root / "solutions" / lang).is_dir():
-        from .make_exercises import sync
-
         for problem in sync(root / "solutions" / lang, root / "exercises" / lang, check=False):
             print(problem)
     return built
@@ -138,9 +138,7 @@ def build(lang: str, root: Path = ROOT) -> list[Built]:
 
 def execute(paths: list[Path], lang: str) -> None:
     """Run the edition's notebooks in place with the kernel speaking ``lang`` (NVCOURSE_LANG)."""
-    from .execute_notebooks import execute as run
-
     os.environ["NVCOURSE_LANG"] = lang  # the kernel inherits it
     for path in paths:
         print(f"executing {path.relative_to(ROOT)} ...", end=" ", flush=True)
-        print(f"{run(path):.1f} s", flush=True)
+        print(f"{execute_notebook(path):.1f} s", flush=True)
