@@ -16,9 +16,11 @@ from ..fabric.builders import fat_tree
 from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
 from ..fabric.draw import draw_fabric
 from ..plots import ALGO_COLOURS, KIND_COLOURS, new_figure, time_axis
+from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["ALGO_LABELS", "ROUTING_CHOICES", "allreduce_view", "scaling_figure", "ecmp_figure", "fabric_dashboard"]
+__all__ = ["ALGO_LABELS", "ROUTING_CHOICES", "ROUTING_NAMES", "allreduce_view", "cable_sharing", "routing_title",
+           "scaling_figure", "ecmp_figure", "fabric_dashboard"]
 
 #: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours:
 # :data:`nvcourse.plots.ALGO_COLOURS`).
@@ -30,6 +32,8 @@ ALGO_LABELS = {
 }
 #: Routing a fabric offers, by NIC kind: InfiniBand switches follow the routes its subnet manager computed
 #: (deterministic, by destination), or adaptive routing; Ethernet switches hash each flow (ECMP), or spray packets.
+#: Short names of the simulator's routings, for figure titles.
+ROUTING_NAMES = {"ecmp": "ECMP hashing (Ethernet)", "dmodk": "static routes (InfiniBand)", "ideal": "adaptive routing"}
 ROUTING_CHOICES = {
     "infiniband": (("static routes from the subnet manager (D-mod-k)", "dmodk"), ("adaptive routing (AR)", "ideal")),
     "ethernet": (("per-flow ECMP hashing", "ecmp"), ("packet spraying / adaptive (e.g. Spectrum-X)", "ideal")),
@@ -114,9 +118,71 @@ def _above_100(eff: float, est, base) -> str:
     """Why a bus-bandwidth ratio can pass 100 %: busbw = algbw × 2(p−1)/p, and that factor grows with p."""
     if eff <= 1.0:
         return ""
-    return (f" (above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from "
+    return (f" Efficiency above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from "
             f"{2 * (base.gpus - 1) / base.gpus:.2f} on {base.gpus} GPUs to {2 * (est.gpus - 1) / est.gpus:.2f} here; "
-            f"the time is {est.time_s / base.time_s:.2f}× the 2-node time)")
+            f"the time is {est.time_s / base.time_s:.2f}× the 2-node time.")
+
+
+def cable_sharing(sim, routing: str) -> str:
+    """How the step's flows share the leaf–spine cables, in words: the most flows on one cable (hashed or static
+    routes), or the busiest cable's load (adaptive routing, where every flow is spread over all up-links)."""
+    tiers = sim.tier_summary()
+    up, down = tiers.get("leaf→spine") or {}, tiers.get("spine→leaf") or {}
+    worst = max(up.get("max_flows", 0), down.get("max_flows", 0))
+    busiest = max(up.get("max_util", 0), down.get("max_util", 0))
+    if worst == 0 or busiest == 0:
+        return "no flow crosses a leaf–spine cable"
+    if routing not in ("ecmp", "dmodk"):
+        return f"every flow spread over all up-links, busiest cable at {busiest:.0%}"
+    how = "hashed" if routing == "ecmp" else "routed"
+    return f"up to {worst} {'flow' if worst == 1 else 'flows'} {how} onto one cable"
+
+
+def routing_title(routing: str, sim) -> str:
+    """A short figure title for one routing of the same ring step: the slowest flow and how cables are shared."""
+    return f"{ROUTING_NAMES[routing]}: slowest flow {sim.min_rate_GBps:.3g} GB/s\n{cable_sharing(sim, routing)}"
+
+
+def _step_text(est, fab, routing: str, algorithm: str) -> str:
+    """The readout's detail line about the network: the simulated step, or SHARP's in-network reduction."""
+    sim = est.sim
+    if sim is None:
+        return ("In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "
+                "(no ring traffic drawn).")
+    step = ("Ring step across nodes" if algorithm != "tree" else
+            "Network rate, from the ring-ordered node pairs (the tree's flows are node pairs too; their own "
+            "pattern is not simulated)")
+    return (f"{step}: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
+            f"{cable_sharing(sim, routing)} (thickest lines, in orange: the hottest cables).")
+
+
+def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
+    """Four or five figures in a table, one sentence on what to look at, the rest behind ``<details>``."""
+    eff = est.busbw_GBps / base.busbw_GBps
+    rows = [["all-reduce time", f"<b>{format_time(est.time_s)}</b>"],
+            ["bus bandwidth", f"{est.busbw_GBps:.3g} GB/s"],
+            ["scaling efficiency vs 2 nodes", f"{eff:.0%}"]]
+    if est.sim is not None:
+        rows += [["slowest network flow", f"{est.sim.min_rate_GBps:.3g} of {fab.port_GBps_dir:g} GB/s"],
+                 ["leaf–spine cables", cable_sharing(est.sim, routing)]]
+    parts = {"between nodes (network)": est.inter_s, "inside nodes (NVLink)": est.intra_s}
+    big, small = sorted(parts, key=parts.get, reverse=True)
+    return (
+        # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
+        # its name the readout did not change when the learner switched between them
+        f"<b>{ALGO_LABELS[algorithm]}</b>, {format_size(est.nbytes)} per GPU on {est.gpus} GPUs, "
+        f"{_html.escape(link.name)} NICs:" + table_html(["", ""], rows)
+        + f"Look at the time and where it goes: the part {big} is the larger one ({format_time(parts[big])}, "
+        f"against {format_time(parts[small])} {small}).{_above_100(eff, est, base)}"
+        + "<details><summary>the fabric, the time split and the model</summary>"
+        f"<i>{_html.escape(fab.describe())}</i><br>"
+        f"Time inside nodes {format_time(est.intra_s)}, between nodes {format_time(est.inter_s)}; "
+        f"latency terms {format_time(est.latency_s)}. Bus bandwidth {est.busbw_GBps:.3g} GB/s, "
+        f"scaling efficiency vs 2 nodes {eff:.0%}.<br>"
+        + _step_text(est, fab, routing, algorithm)
+        + "<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
+        "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i></details>"
+    )
 
 
 def allreduce_view(
@@ -131,71 +197,22 @@ def allreduce_view(
     system: str = "dgx-h100",
     seed: int = 0,
 ) -> tuple[Figure, str]:
-    """Dashboard of chapter 06: build the fabric, simulate the ring step, draw link loads, report time."""
+    """Dashboard of chapter 06: build the fabric, simulate the ring step, draw link loads, report time.
+
+    ``nbytes`` per GPU; ``oversubscription`` as leaf down:up ports (1.0 = non-blocking)."""
     link = catalog.get_link(nic)
     sysm = catalog.get_system(system)
+    kw = dict(algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed)
     fab = fat_tree(
         int(nodes), rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir, oversubscription=float(oversubscription)
     )
-    est = allreduce_on_fabric(
-        fab, nbytes, algorithm=algorithm, system=system, nic_link=nic, routing=routing, placement=placement, seed=seed
-    )
-    base_fab = fat_tree(2, rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir)
-    base = allreduce_on_fabric(
-        base_fab,
-        nbytes,
-        algorithm=algorithm,
-        system=system,
-        nic_link=nic,
-        routing=routing,
-        placement=placement,
-        seed=seed,
-    )
-    eff = est.busbw_GBps / base.busbw_GBps
+    est = allreduce_on_fabric(fab, nbytes, **kw)
+    base = allreduce_on_fabric(fat_tree(2, rails=sysm.nics_per_host, port_GBps_dir=link.line_GBps_dir), nbytes, **kw)
     fig = Figure(figsize=(9.0, 3.6), layout="constrained")  # no pyplot manager: the dashboard shows it once
-    ax = fig.subplots()
-    sim = est.sim
     # The fabric's description goes in the readout, not a title: matplotlib lays out and rasterises text glyph
     # by glyph, and a two-line title was ~15 ms of every slider change.
-    draw_fabric(fab, ax, sim)
-    hot = ""
-    if sim is not None:
-        tiers = sim.tier_summary()
-        up = tiers.get("leaf→spine")
-        down = tiers.get("spine→leaf")
-        worst = max((up or {}).get("max_flows", 0), (down or {}).get("max_flows", 0))
-        hottest = max((up or {}).get("max_util", 0), (down or {}).get("max_util", 0))
-        how = "hashed" if routing == "ecmp" else "routed"
-        if routing not in ("ecmp", "dmodk"):
-            share = f"every flow spread over all up-links, busiest leaf–spine cable at {hottest:.0%}"
-        elif worst == 0:
-            share = "no flow crosses a leaf–spine cable (every node pair of the step meets under one leaf)"
-        else:
-            share = f"up to <b>{worst}</b> {'flow' if worst == 1 else 'flows'} {how} onto one leaf–spine cable"
-        step = ("Ring step across nodes" if algorithm != "tree" else
-                "Network rate, from the ring-ordered node pairs (the tree's flows are node pairs too; their own "
-                "pattern is not simulated)")
-        hot = (
-            f"<br>{step}: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
-            f"{share} (thickest lines, in orange: the hottest cables)."
-        )
-    else:
-        hot = ("<br>In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "
-               "(no ring traffic drawn).")
-    text = (
-        f"<i>{_html.escape(fab.describe())}</i><br>"
-        # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
-        # its name the readout did not change when the learner switched between them
-        f"<b>{ALGO_LABELS[algorithm]}</b> of {format_size(nbytes)} per GPU on {est.gpus} GPUs, "
-        f"{_html.escape(link.name)} NICs: "
-        f"<b>{format_time(est.time_s)}</b> (inside nodes {format_time(est.intra_s)}, between nodes "
-        f"{format_time(est.inter_s)}; "
-        f"latency terms {format_time(est.latency_s)}). Bus bandwidth <b>{est.busbw_GBps:.3g} GB/s</b>; "
-        f"scaling efficiency vs 2 nodes <b>{eff:.0%}</b>{_above_100(eff, est, base)}." + hot
-        + "<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
-        "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i>"
-    )
-    return fig, text
+    draw_fabric(fab, fig.subplots(), est.sim)
+    return fig, _readout(est, base, fab, link, routing, algorithm)
 
 
 def fabric_dashboard(*, system: str = "dgx-h100"):

@@ -1,0 +1,47 @@
+"""Chapter 06's dashboard readout is short (a table of at most five figures and one sentence, the rest collapsed),
+and the figure titles say how cables are shared in words that hold for each routing."""
+
+import re
+
+import pytest
+
+from nvcourse.chapters.ch06_fabrics import allreduce_view, cable_sharing, routing_title
+from nvcourse.fabric import fat_tree, node_order, ring_flows, simulate
+
+
+@pytest.mark.parametrize(("nodes", "nic", "over", "routing", "placement", "algorithm"), [
+    (128, "ib-ndr", 1.0, "dmodk", "random", "tree"),
+    (16, "roce-400g", 2.0, "ecmp", "random", "ring"),
+    (2, "ib-ndr", 1.0, "ideal", "packed", "hierarchical"),
+    (128, "ib-ndr", 4.0, "ideal", "packed", "sharp"),
+])
+def test_readout_is_a_short_table_one_sentence_and_collapsed_detail(nodes, nic, over, routing, placement, algorithm):
+    _fig, html = allreduce_view(nodes, nic, over, routing, placement, algorithm)
+    head, rest = html.split("<details>")
+    rows = head.count("<tr>") - 1  # less the header row
+    assert 3 <= rows <= 5 and ("slowest network flow" in head) == (algorithm != "sharp")
+    sentence = re.sub(r"<[^>]+>", "", head.split("</table>")[1])
+    assert sentence.startswith("Look at the time and where it goes: the part ")
+    assert rest.endswith("</details>") and "latency terms" in rest and "max-min fairly" in rest
+
+
+def test_the_sentence_names_the_larger_part_of_the_time():
+    from nvcourse.fabric import allreduce_on_fabric
+
+    for placement in ("packed", "random"):
+        _fig, html = allreduce_view(64, "ib-ndr", 2.0, "dmodk", placement, "ring")
+        e = allreduce_on_fabric(fat_tree(64, rails=8, port_GBps_dir=50.0, oversubscription=2.0), 2**30,
+                                algorithm="ring", routing="dmodk", placement=placement)
+        big = "between nodes" if e.inter_s > e.intra_s else "inside nodes"
+        assert f"the part {big}" in html
+
+
+def test_routing_titles_never_count_one_flow_in_the_plural_and_no_flow_is_said_so():
+    fab = fat_tree(2)
+    for routing in ("ecmp", "dmodk", "ideal"):
+        sim = simulate(fab, *ring_flows(fab, node_order(fab, "packed")), routing=routing, seed=0)
+        assert "no flow crosses a leaf–spine cable" == cable_sharing(sim, routing)
+    fab = fat_tree(128)
+    for routing in ("ecmp", "dmodk", "ideal"):
+        sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=0)), routing=routing, seed=0)
+        assert not re.search(r"\b[01] flows\b", routing_title(routing, sim))
