@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from importlib import resources
 from pathlib import Path
 
@@ -145,11 +146,21 @@ def diagnosis_text(diag) -> str:
     words them."""
     lines = []
     for b in diag.bands:
-        lines.append(f"{b['band']:>10}: {b['verdict']}")
+        lines += _wrap(f"{b['band']:>10}: {b['verdict']}", 12)
         for c in b["causes"]:
-            lines.append(f"{'':>12}likely: {c['cause']}")
+            lines += _wrap(f"{'':>12}likely: {c['cause']}", 20)
             lines.append(f"{'':>12}        case: {c['source']}")
     return "\n".join(lines)
+
+
+#: Width of :func:`diagnosis_text`'s lines: a notebook's text output breaks longer lines anywhere, even mid-word.
+TEXT_WIDTH = 110
+
+
+def _wrap(line: str, indent: int) -> list[str]:
+    """``line`` broken at spaces into lines of at most :data:`TEXT_WIDTH` characters, continuations indented."""
+    return textwrap.wrap(line, TEXT_WIDTH, subsequent_indent=" " * indent, break_long_words=False,
+                         break_on_hyphens=False, drop_whitespace=True) or [line]
 
 
 def diagnosis_image(run, diag):
@@ -237,6 +248,9 @@ def nccl_tests_box():
     sample.observe(on_sample, names="value")
 
     def render(sample, text, system, gpus, nodes):
+        if not text.strip():
+            raise ValueError("the box is empty: paste what an nccl-tests binary such as all_reduce_perf printed "
+                             "(its result rows at least)")
         run = read_text(text)
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
         hint = _PASTE_HINT if sample == _PASTE else ""
@@ -263,7 +277,11 @@ def ncclog_box():
             text.value = box_text(change["new"])
 
     sample.observe(on_sample, names="value")
+
     def render(sample, text):
+        if not text.strip():
+            raise ValueError("the box is empty: paste the lines NCCL printed with NCCL_DEBUG=INFO "
+                             "(for example 'NCCL INFO Using network IB')")
         return (_PASTE_HINT if sample == _PASTE else "") + log_html(read_text(text))
 
     return Dashboard({"sample": sample, "text": text}, render, columns=1)

@@ -1,0 +1,142 @@
+"""Chapter 06b's paste boxes: the sentences around them say what the readers report, on the shipped samples and on
+an empty or unusable paste (a one-line ⚠ note, never a traceback). Expected values come from the chapter's text and
+the samples' own numbers, not from the reader's output. Markdown line breaks are read as spaces."""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from nvcourse.chapters import ch06b_nccl_in_practice as ch
+from nvcourse.nccl import diagnose
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "06b_nccl_in_practice.ipynb"
+
+
+@cache
+def cell(cid: str) -> str:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return next(re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["id"] == cid)
+
+
+def _band(name: str, band: str) -> dict:
+    run = ch.read_sample(ch.SAMPLES[name])
+    return next(b for b in diagnose(run).bands if b["band"] == band)
+
+
+def _plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#x27;", "'")
+
+
+# ------------------------------------------------------------------------------------------------ nccl-tests box
+def test_size_bands_are_where_the_prose_puts_them():
+    assert "latency (< 64 KiB), transition, bandwidth (≥ 32 MiB)" in cell("c010")
+    diag = diagnose(ch.read_sample(ch.SAMPLES["2 nodes x 8 A100 (RoCE)"]))
+    bands = {b["band"]: b["sizes"] for b in diag.bands}
+    assert bands["latency"][1] < 64 * 1024 <= bands["transition"][0]
+    assert bands["transition"][1] < 32 * 2**20 == bands["bandwidth"][0]
+
+
+def test_the_a100_sample_prints_the_nics_rate_and_the_tree_cause_the_prose_promises():
+    assert 'Pick the sample "2 nodes x 8 A100" below' in cell("c010")
+    assert "the verdict below prints it too" in cell("c010")
+    assert any(name.startswith("2 nodes x 8 A100") for name in ch.SAMPLES)
+    b = _band("2 nodes x 8 A100 (RoCE)", "bandwidth")
+    assert "is above the 192 GB/s all the node's NICs carry" in b["verdict"]  # 8 x 24 GB/s, c010
+    assert any("tree" in c["cause"] and "nccl-tests/issues/196" in c["source"] for c in b["causes"])
+    box = ch.nccl_tests_box()
+    box.controls["sample"].value = "2 nodes x 8 A100 (RoCE)"
+    assert box.last_error is None and "192 GB/s all the node's NICs carry" in _plain(box.readout.value)
+
+
+def test_the_one_node_h100_sample_is_above_the_ring_bound_and_called_nvls():
+    assert "The single-node H100 sample shows the other signature" in cell("c012")
+    b = _band("8x H100, one node (NVSwitch)", "bandwidth")
+    levels = b["level"]["levels_GBps"]
+    assert b["level"]["plateau_GBps"] > levels["ring"] and b["level"]["matches"] == "nvls"
+    assert "NVLS (in-switch reduction) is at work" in b["verdict"]
+
+
+def test_unrecognised_gpus_ask_for_the_controls_the_prose_names():
+    assert "give `system`, GPUs per node and nodes when the GPU names are not recognised" in cell("c012")
+    box = ch.nccl_tests_box()
+    box.controls["sample"].value = "2 nodes x 1 A40 (no op line: which test ran?)"
+    text = _plain(box.readout.value)
+    assert box.last_error is None and "not recognised from the GPU names" in text
+    assert "pick the system, GPUs/node and nodes above" in text
+
+
+BAD_TESTS_PASTES = {
+    "empty": ("", "the box is empty"),
+    "blank lines": ("  \n\n  ", "the box is empty"),
+    "not nccl-tests": ("hello\nthis is not a benchmark\n", "expected result rows"),
+    "cut off before the rows": ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+                                "agg iters: 1 validation: 1 graph: 0\n", "no complete result row"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TESTS_PASTES))
+def test_an_unusable_nccl_tests_paste_gets_one_line_naming_what_was_expected(case):
+    assert ("(an empty box, text with no result rows, a run cut off before its first row) replaces the readout "
+            "with a one-line note that starts with a ⚠ warning sign") in cell("c012")
+    text, says = BAD_TESTS_PASTES[case]
+    box = ch.nccl_tests_box()
+    box.controls["sample"].value = ch._PASTE
+    box.controls["text"].value = text
+    err = box.last_error
+    assert err and "\n" not in err and says in err and "Traceback" not in box.readout.value
+    assert "expected" in err or "paste what" in err
+    assert "⚠" in box.readout.value and "#fff4ce" in box.readout.value  # the yellow note
+
+
+# ------------------------------------------------------------------------------------------------ log box
+def test_the_h800_log_answers_the_predict_question():
+    assert "in the H800 log (first sample) the user set `NCCL_ALGO=...,NVLS`" in cell("c014")
+    assert next(iter(ch.LOGS)).startswith("8x H800")
+    box = ch.ncclog_box()
+    text = _plain(box.readout.value)
+    assert "NVLS: NOT supported, 0 nvls channels" in text and "NCCL_ALGO=" in text
+    raw = ch.sample_text(ch.LOGS["8x H800: NVLS not available"])
+    assert "NVLS multicast support is not available" in raw and "0 nvls channels" in raw  # the two deciding lines
+    assert "`NVLS multicast support is not available` and `0 nvls channels` decide" in cell("c017")
+
+
+def test_the_log_reader_takes_every_paste_shape_the_prose_lists():
+    text = cell("c017")
+    for words in ("with or without `host:pid:tid` prefixes", "with mpirun's `[1,0]<stdout>:` tags", "grep-filtered",
+                  "NCCL 2.7 wording", "2.2x"):
+        assert words in text
+    raw = {k: ch.sample_text(v) for k, v in ch.LOGS.items()}
+    box = ch.ncclog_box()
+    seen = {}
+    for name in ch.LOGS:
+        box.controls["sample"].value = name
+        assert box.last_error is None, name
+        seen[name] = _plain(box.readout.value)
+    assert re.search(r"^NCCL INFO ", raw["8x H800: NVLS not available"], flags=re.M)  # no host:pid:tid prefix
+    assert re.search(r"^\S+:\d+:\d+ \[\d+\] NCCL INFO", raw["2 nodes x 8 H100: NVLS available"], flags=re.M)
+    assert "<stdout>:" in raw["AWS EFA plugin, mpirun tags"] and "NCCL 2.12.7" in seen["AWS EFA plugin, mpirun tags"]
+    assert "filtered paste?" in seen["2 nodes x 8 H100: NVLS available"]
+    assert "NCCL 2.7.6" in seen["A100, IB, NCCL 2.7.6 wording"]
+    assert "P2P/CUMEM/read" in seen["2 nodes, IB with GDRDMA, P2P/CUMEM (NCCL 2.2x)"]
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("", "the box is empty"),
+    ("nothing from NCCL here\n", "expected NCCL_DEBUG=INFO lines such as"),
+    ("#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+     "     1048576        262144     float     sum      -1    27.50   38.13   66.73      0\n",
+     "expected NCCL_DEBUG=INFO lines such as"),
+])
+def test_an_unusable_log_paste_gets_one_line_with_an_example(text, says):
+    assert ("An empty box, or text with no NCCL line in it (an nccl-tests table, say), gets the same kind of "
+            "one-line ⚠ note, with an example of the line it looks for") in cell("c017")
+    box = ch.ncclog_box()
+    box.controls["sample"].value = ch._PASTE
+    box.controls["text"].value = text
+    err = box.last_error
+    assert err and "\n" not in err and says in err and "NCCL INFO" in err
+    assert "⚠" in box.readout.value and "Traceback" not in box.readout.value
