@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._validate import choice
 from ..nccl import ncclog, nccltests
 
 __all__ = ["score_set", "score_file", "main", "NCCLOG_FIELDS", "NCCL_TESTS_FIELDS"]
@@ -121,13 +122,10 @@ def score_file(path: Path, entry: dict) -> list[dict]:
     """One check per field of ``entry`` (an EXPECTED.toml ``[[files]]`` table) on the file at ``path``."""
     text = path.read_text(encoding="utf-8")
     kind = entry.get("kind")
-    if kind not in ("ncclog", "nccl-tests"):
-        raise ValueError(f"kind must be 'ncclog' or 'nccl-tests' in {path.name}; got {kind!r}")
+    choice(f"kind of {path.name}", kind, ("ncclog", "nccl-tests"))
     fields = NCCLOG_FIELDS if kind == "ncclog" else NCCL_TESTS_FIELDS
-    unknown = set(entry) - META - set(fields) - {"rows"}
-    if unknown:
-        raise ValueError(f"field must be one of {', '.join(sorted(fields))} for {kind} in {path.name}; "
-                         f"got {', '.join(sorted(unknown))}")
+    for name in sorted(set(entry) - META - {"rows"}):
+        choice(f"a field of {path.name}", name, [*sorted(fields), "rows"], note=f"(for {kind})")
     try:
         got = (ncclog.read_text(text) if kind == "ncclog" else nccltests.read_text(text)).to_json()
     except ValueError as exc:  # the reader refused the paste: every field is wrong
