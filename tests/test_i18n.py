@@ -22,7 +22,8 @@ from nvcourse.devtools.i18n_markdown import join, split, units
 ROOT = Path(__file__).resolve().parents[1]
 LANG = "fr"
 #: The chapters translated so far: 100 % and nothing fuzzy.
-COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb")
+COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb",
+            "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb")
 
 
 def catalog(domain: str) -> polib.POFile:
@@ -156,6 +157,13 @@ def test_committed_edition_is_what_the_build_writes():
         assert [c.get("id") for c in have.cells] == [c.get("id") for c in want.cells]
         for a, b in zip(have.cells, want.cells):
             assert (a.cell_type, a.source, a.metadata) == (b.cell_type, b.source, b.metadata), (dst.name, a.get("id"))
+
+
+def test_french_exercises_are_generated_from_the_french_solutions():
+    from nvcourse.devtools.make_exercises import sync
+
+    assert (ROOT / "exercises" / LANG / "01_why_one_gpu_is_not_enough_exercises.ipynb").exists()
+    assert sync(ROOT / "solutions" / LANG, ROOT / "exercises" / LANG, check=True) == []
 
 
 def test_compiled_catalog_is_fresh(tmp_path):
@@ -298,7 +306,7 @@ def test_ch01_dashboard_and_figures_in_french(lang):
 # -- the French notebooks run in French ------------------------------------------------------------------------
 @pytest.mark.slow
 def test_french_notebooks_pass_nbval_in_french():
-    paths = [str(p) for p in sorted((ROOT / "notebooks" / LANG).glob("*.ipynb"))]
+    paths = [str(p) for d in ("notebooks", "solutions") for p in sorted((ROOT / d / LANG).glob("*.ipynb"))]
     env = {**os.environ, "NVCOURSE_LANG": LANG, "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *paths], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
