@@ -190,3 +190,25 @@ def test_fault_message_names_the_rank_and_the_call_but_no_process_id():
                            "(pids [31, 32]; steps done per rank [3, 2])")
     assert rv.fault_message(hang) == ("allreduce timed out: no progress for 1 s; ranks [0, 1] did not finish "
                                       "(steps done per rank [3, 2])")
+
+
+def test_the_gpu_line_is_the_six_rows_the_prose_names():
+    import json
+    import re
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "08_reliability_and_operations.ipynb")
+                    .read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", next("".join(c["source"]) for c in nb["cells"] if c["id"] == "c004"))
+    r = rel.failure_record()
+    gpu_rows = [(name, n) for name, cat, n in r.causes if cat == "gpu"]
+    assert len(gpu_rows) == 6 and "adds up six rows" in text
+    words = {"Faulty GPU": '"faulty GPU" (148', "HBM3": "HBM3 memory (72)", "SRAM": "SRAM (19)",
+             "system processor": "system processor (17)", "Silent data": "silent data corruption (6)",
+             "thermal": "thermal interface (6)"}
+    for name, n in gpu_rows:
+        said = next(v for k, v in words.items() if k in name)
+        assert said in text and str(n) in said
+    network = sum(n for _, cat, n in r.causes if cat == "network") / r.unexpected_interruptions
+    assert 0.09 <= network <= 0.11 and "about one interruption in ten" in text
+    assert f"{148 / r.unexpected_interruptions:.1%}".replace("%", " %") in text  # 35.3 %

@@ -25,7 +25,8 @@ from ..widgets import Dashboard, LiveFigure, new_live_figure
 __all__ = [
     "INTERVALS_S", "GPU_COUNTS", "JOB_SIZES", "RECOVERY_SCENARIOS", "DEGRADED_LINK_PROBABILITIES", "ALERT_COLOURS",
     "GoodputView", "goodput_dashboard", "mtbf_figure", "goodput_by_size_figure", "hero_busbw_figure",
-    "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html", "fault_message",
+    "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html", "more_signals_html",
+    "fault_message",
 ]  # fmt: skip
 
 #: Checkpoint intervals plotted: 30 s .. 48 h of compute between checkpoints.
@@ -240,3 +241,9 @@ def goodput_dashboard() -> Dashboard:
         },
         GoodputView(),
     )
+
+
+def more_signals_html() -> str:
+    """:func:`signals_table_html` under one line that points to chapter 08b (thresholds and a fault-finding drill)."""
+    return ("<p>More signals, by fault class (details, thresholds and a fault-finding drill: "
+            "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>):</p>" + signals_table_html())
