@@ -29,6 +29,7 @@ def test_ncclog_box_answers_every_sample_and_explains_bad_paste():
     assert ">search graphs</td>" in box.readout.value and ">ring 4 x 24 GB/s</td>" in box.readout.value
     box.controls["text"].value = "nothing from NCCL here"
     assert "expected NCCL_DEBUG=INFO lines" in box.last_error
+    assert box.plot.layout.display == "none"  # no figure, so no empty plot area under the readout
 
 
 def test_report_escapes_pasted_text():
