@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -344,7 +345,8 @@ SCRIPT = textwrap.dedent(
         print(json.dumps({"pids": pg.pids, "prefix": pg.name_prefix}), flush=True)
         if mode.startswith("interrupt"):
             for _ in range(2):  # twice: the group recovers from an interrupt more than once
-                try:
+                try:  # "calling" tells the test the long call (~100 s) is about to start: no race with a sleep
+                    print("calling", flush=True)
                     pg.run("allreduce", 4096, algo="ring", iters=1000, emulation=LinkEmulation(latency_s=0.05))
                 except KeyboardInterrupt:
                     print("interrupted", pg.closed, flush=True)
@@ -364,12 +366,27 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def start_script(tmp_path, mode):
+@contextlib.contextmanager
+def group_script(tmp_path, mode):
+    """The script above in ``mode``: yields (process, its group's pids and shm prefix); the process is killed
+    on the way out whatever the test's outcome, so a failing test leaves nothing running."""
     path = tmp_path / "group_script.py"
     path.write_text(SCRIPT)
     proc = subprocess.Popen([sys.executable, str(path), mode], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    info = json.loads(proc.stdout.readline())
-    return proc, info
+    try:
+        yield proc, json.loads(proc.stdout.readline())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def interrupt_the_call(proc) -> None:
+    """SIGINT once the script is inside its long call: after its "calling" line, and a margin a loaded
+    machine needs to get from the print into the call (the call itself lasts about 100 s)."""
+    assert proc.stdout.readline().strip() == "calling"
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
 
 
 def info_cleaned(info, wait_s=10.0):
@@ -386,42 +403,39 @@ def test_keyboard_interrupt_keeps_the_group_usable(tmp_path):
     # What a Jupyter kernel interrupt does: KeyboardInterrupt in the caller, the workers abandon the call
     # and are re-synchronised, the next call is correct. (Before the abort flag was read at every step,
     # a call on an emulated link never saw it: the group was closed after a 1-2 s wait.)
-    proc, info = start_script(tmp_path, "interrupt")
-    for _ in range(2):
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
-        assert proc.stdout.readline().strip() == "interrupted False"
-        assert proc.stdout.readline().strip() == "usable True"
-    out, _ = proc.communicate(timeout=30)
+    with group_script(tmp_path, "interrupt") as (proc, info):
+        for _ in range(2):
+            interrupt_the_call(proc)
+            assert proc.stdout.readline().strip() == "interrupted False"
+            assert proc.stdout.readline().strip() == "usable True"
+        out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 5
     assert info_cleaned(info)
 
 
 @pytest.mark.skipif(not POSIX, reason="sends POSIX signals")
 def test_keyboard_interrupt_can_close_the_group_instead(tmp_path):
-    proc, info = start_script(tmp_path, "interrupt-close")  # recover_on_interrupt=False, as nvcourse bench
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
+    with group_script(tmp_path, "interrupt-close") as (proc, info):  # recover_on_interrupt=False, as nvcourse bench
+        interrupt_the_call(proc)
+        out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 5 and "interrupted True" in out
     assert info_cleaned(info)
 
 
 @pytest.mark.skipif(not POSIX, reason="sends POSIX signals")
 def test_workers_exit_when_parent_is_killed(tmp_path):
-    proc, info = start_script(tmp_path, "sleep")
-    proc.kill()
-    proc.wait(10)
-    assert info_cleaned(info, wait_s=15.0)
+    with group_script(tmp_path, "sleep") as (proc, info):
+        proc.kill()
+        proc.wait(30)
+    assert info_cleaned(info, wait_s=30.0)
 
 
 def test_two_groups_in_two_processes_at_once(tmp_path):
-    proc, info = start_script(tmp_path, "work")
-    with ProcessGroup(2) as pg:
+    with group_script(tmp_path, "work") as (proc, info), ProcessGroup(2) as pg:
         assert pg.name_prefix != info["prefix"]
         for _ in range(10):
             assert pg.run("allreduce", 1 << 16, algo="ring", iters=10).correct
-    out, _ = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=120)
     assert out.strip() == "ok" and proc.returncode == 0
     assert info_cleaned(info)
     assert_cleaned(pg)
