@@ -151,6 +151,20 @@ def test_07_scaling_curves_read_as_the_bullets_say():
     assert "405B needs 256 GPUs of 80 GB, or 64 of the NVL72's 186 GB GPUs" in text
 
 
+def test_07_the_70b_nvl72_dip_at_8_gpus_is_tp_8():
+    at8, at16 = (training.best_config("llama3-70b", "gb200-nvl72", g) for g in (8, 16))
+    assert (at8.tp, at8.pp) == (8, 1) and at16.pp > 1 and at16.efficiency > at8.efficiency + 0.1
+    tp_share = at8.breakdown()["TP comm"] / at8.breakdown()["compute"]
+    assert 0.35 < tp_share < 0.45  # "about 40 % to the compute"
+    for tp, pp in [(t, p) for t in (1, 2, 4) for p in (1, 2, 4, 8) if t * p == 8]:  # nothing else fits
+        try:
+            assert not _step(8, "llama3-70b", "gb200-nvl72", tp, pp).fits
+        except ValueError:
+            pass
+    assert "only TP 8 fits in memory there, and its all-reduces add about 40 % to the compute" in cells(
+        "07_training_at_scale.ipynb")["c010"]
+
+
 # ------------------------------------------------------------------------------------------------ 07b
 def _dp(model="llama3-8b", system="dgx-h100", nodes=64):
     from nvcourse import overlap
