@@ -166,18 +166,18 @@ def _t(x: float) -> str:
 
 
 def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
-    """The dashboard's readout: the exposed time split into waiting for communication and the SM slowdown, so a
-    number quoted with no SMs taken (the chapter's §2) and the dashboard's default (15 % taken) can be told apart."""
+    """The dashboard's readout: first the answer (the exposed time, split into waiting for communication and the SM
+    slowdown, so a number quoted with no SMs taken, the chapter's §2, and the dashboard's default, 15 % taken, can
+    be told apart), then the step's totals, then the setting in small grey text."""
     slow = max(tl.slowdown_s, 0.0)
     wait = max(tl.exposed_s - slow, 0.0)
-    return (f"step {_t(tl.total_s)} · compute work {_t(tl.work_s)} · communication "
-            f"{_t(tl.comm_s)} · <b>exposed {_t(tl.exposed_s)}</b> = waiting for communication {_t(wait)} + SM "
-            f"slowdown {_t(slow)}"
-            + (f" (communication kernels hold {sm_fraction:.0%} of the SMs while they run; set “SMs taken by comm” "
-               "to 0 for the exposed time without that cost)" if sm_fraction > 0 else "")
-            + (f" · {tl.hidden_fraction:.1%} of the communication time overlapped with compute" if tl.comm_s > 0
-               else " · no communication")
-            + f"<br>{extra}")
+    answer = f"<b>exposed {_t(tl.exposed_s)}</b> = waiting for communication {_t(wait)} + SM slowdown {_t(slow)}"
+    totals = (f"step {_t(tl.total_s)} · compute work {_t(tl.work_s)} · communication {_t(tl.comm_s)}"
+              + (f", {tl.hidden_fraction:.1%} of it overlapped with compute" if tl.comm_s > 0
+                 else " · no communication"))
+    sm = (f"Communication kernels hold {sm_fraction:.0%} of the SMs while they run; set “SMs taken by comm” to 0 for "
+          "the exposed time without that cost. " if sm_fraction > 0 else "")
+    return f"{answer}<br>{totals}<br><span style=\"color:#555;font-size:90%\">{sm}{extra}</span>"
 
 
 def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
