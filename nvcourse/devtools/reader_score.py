@@ -25,11 +25,11 @@ import argparse
 import json
 import math
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import _data
 from .._validate import choice
 from ..nccl import ncclog, nccltests
 
@@ -157,7 +157,7 @@ def score_set(folder: Path) -> dict:
     expected_path = Path(folder) / "EXPECTED.toml"
     if not expected_path.is_file():
         raise ValueError(f"DIR must hold an EXPECTED.toml; got {str(folder)!r}")
-    entries = tomllib.loads(expected_path.read_text(encoding="utf-8")).get("files", [])
+    entries = _data.load_file(expected_path).get("files", [])
     out: dict = {"files": {}, "right": 0, "fields": 0}
     for entry in entries:
         checks = score_file(Path(folder) / entry["file"], entry)
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # argparse exits with status 2 on a bad argument
     try:
         result = score_set(Path(args.dir))
-    except (ValueError, OSError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, OSError, _data.TOMLDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=1, default=str) if args.json else _text(result))
