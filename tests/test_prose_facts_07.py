@@ -18,6 +18,13 @@ MODELS = ["llama3-8b", "llama3-70b", "llama3-405b"]
 SYSTEMS = ["pcie-8gpu", "dgx-h100", "gb200-nvl72"]
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Building a dashboard draws its first state: close those figures after each test."""
+    yield
+    plt.close("all")
+
+
 @cache
 def cells(notebook: str) -> dict[str, str]:
     """Cell id → Markdown/code source with whitespace collapsed."""
@@ -352,5 +359,6 @@ def test_07b_dashboard_renders_every_ddp_state_without_a_note():
             fig, texts[model, nodes] = dash._render(scenario=ch07b._SCENARIOS[0], model=model, system="dgx-h100",
                                                     nodes=nodes, bucket_mib=25, prefetch=1, chunks=4, sm_fraction=0.15)
             assert "exposed" in texts[model, nodes]
+            plt.close(fig)
     alone = texts["llama3-70b", 1]  # TP 8 fills the node: one replica, nothing to all-reduce
     assert "one data-parallel replica" in alone and "no communication" in alone and "overlapped" not in alone
