@@ -9,7 +9,8 @@ import re
 from . import _data
 from ._validate import choice, integer, number
 
-__all__ = ["LAYERS", "raw", "signatures", "pcie_GBps_dir", "link_fraction", "read_lnk", "drill_data", "drill_verdict"]
+__all__ = ["LAYERS", "raw", "signatures", "ib_tc", "roce_qos_example", "pcie_GBps_dir", "link_fraction", "read_lnk",
+           "drill_data", "drill_verdict"]
 
 #: The runbook's layers in the order a bring-up walks them, with the words the chapter uses for each.
 LAYERS: dict[str, str] = {
@@ -34,6 +35,23 @@ def signatures(layer: str | None = None) -> list[dict]:
         return sigs
     choice("layer", layer, list(LAYERS))
     return [s for s in sigs if s["layer"] == layer]
+
+
+def ib_tc(dscp: int, ecn: int = 0) -> int:
+    """The value of ``NCCL_IB_TC`` that sends packets with ``dscp`` (0-63) and ECN bits ``ecn`` (0-3): NCCL puts the
+    number into the IP header's whole traffic-class byte, DSCP in the upper six bits. Hand check: DSCP 26, ECN 2
+    (``10``, ECN-capable) -> 26 × 4 + 2 = 106."""
+    return integer("dscp", dscp, minimum=0, maximum=63) * 4 + integer("ecn", ecn, minimum=0, maximum=3)
+
+
+def roce_qos_example() -> dict:
+    """The worked RoCE QoS example (``[roce_qos]`` in the data): its DSCP, ECN bits and priority, the ``NCCL_IB_TC``
+    they need (``ib_tc``), and what the DSCP value set as ``NCCL_IB_TC`` by mistake would send (``wrong_dscp``,
+    ``wrong_ecn``)."""
+    q = raw()["roce_qos"]
+    wrong = int(q["dscp"])
+    return {"dscp": q["dscp"], "ecn": q["ecn"], "priority": q["priority"], "ib_tc": ib_tc(q["dscp"], q["ecn"]),
+            "wrong_dscp": wrong >> 2, "wrong_ecn": wrong & 3}
 
 
 def _encoding(speed_GTps: float) -> float:

@@ -14,6 +14,7 @@ import pytest
 from nvcourse import _data
 from nvcourse.chapters import ch06d_runbook as ch
 
+ROOT = Path(__file__).resolve().parents[1]
 FIX = Path(__file__).parent / "fixtures" / "runbook"
 DATA = _data.load("runbook")
 
@@ -195,3 +196,20 @@ def test_look_at_sentences_hold_for_the_data():
     cloud = ch.cloud_html()
     assert cloud.index("Cloud fabrics") < cloud.index("<details>") < cloud.index("SRD")
     assert ch.sources_html().startswith("<details>")
+
+
+def test_ib_tc_is_the_whole_traffic_class_byte():
+    # NCCL copies NCCL_IB_TC into the GRH traffic_class byte (DSCP << 2 | ECN): DSCP 26 sent ECN-capable is 106
+    from nvcourse.runbook import ib_tc, roce_qos_example
+
+    assert ib_tc(26, 2) == 106 and ib_tc(46) == 184 and ib_tc(63, 3) == 255
+    for bad in ({"dscp": 64}, {"dscp": -1}, {"dscp": 26, "ecn": 4}):
+        with pytest.raises(ValueError, match="dscp|ecn"):
+            ib_tc(**bad)
+    q = roce_qos_example()
+    assert (q["ib_tc"], q["wrong_dscp"]) == (q["dscp"] * 4 + q["ecn"], q["dscp"] // 4)
+    # the worked page states the same number as the data derives, and the checks never say "the DSCP value"
+    doc = (ROOT / "docs" / "runbook-roce-qos.md").read_text()
+    assert f"NCCL_IB_TC = {q['dscp']} × 4 + {q['ecn']} = {q['ib_tc']}" in doc
+    assert "DSCP value" not in DATA["signatures"]["roce_lossy"]["fix"]
+    assert f"= {q['ib_tc']}." in ch.ib_tc_text() and f"DSCP {q['wrong_dscp']}" in ch.ib_tc_text()

@@ -20,13 +20,14 @@ from nvcourse.runbook import (
     pcie_GBps_dir,
     raw,
     read_lnk,
+    roce_qos_example,
     signatures,
 )
 from nvcourse.tables import table_html
 
 __all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_table_html", "check_cards_html",
            "cloud_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction", "read_lnk", "drill_story_html",
-           "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html"]
+           "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html", "ib_tc_text"]
 
 #: One sentence per layer, shown under its summary table: what to look at first in that layer's output.
 LOOK_AT: dict[str, str] = {
@@ -114,6 +115,14 @@ def cloud_html() -> str:
                          caption="Cloud fabrics", align_numbers=False)
     more = "Each fabric in full: its transport and what differs from on-premises InfiniBand or RoCE"
     return f"{summary}<p>{LOOK_AT['cloud']}</p>{_details(more, cloud_table_html())}"
+
+
+def ib_tc_text() -> str:
+    """The worked ``NCCL_IB_TC`` example from the data: the byte a DSCP needs, and what the DSCP alone would send."""
+    q = roce_qos_example()
+    return (f"DSCP {q['dscp']} (priority {q['priority']}), ECN bits {q['ecn']:02b}: NCCL_IB_TC = {q['dscp']} x 4 + "
+            f"{q['ecn']} = {q['ib_tc']}. Setting NCCL_IB_TC={q['dscp']} instead sends DSCP {q['wrong_dscp']} "
+            f"(ECN bits {q['wrong_ecn']:02b}): another class, usually a lossy one.")
 
 
 def drill_story_html() -> str:
