@@ -141,7 +141,8 @@ def report(args: argparse.Namespace, m: dict) -> tuple[str, bool]:
         f"- **{len(ok)} of {len(runs)}** learners logged in, got three kernels, JupyterLab without the news "
         f"pop-up, and correct all-reduce results; hub up in {m['up_s']:.0f} s; all arrivals served in "
         f"{m['wall_s']:.0f} s; stopped in {m['stop_s']:.0f} s; server starts asked again after a failed start "
-        f"(what a learner does by reloading the page): **{sum(r.retries for r in runs)}**",
+        f"(what a learner does by reloading the page): **{sum(r.retries for r in runs)}**; kernel websockets the "
+        f"server dropped and the learner reopened, as a browser does: **{sum(r.reconnects for r in runs)}**",
         f"- isolation, checked from each learner's kernel ({len(probed)} probed): another learner's home listed "
         f"or read, the hub's secrets file or its /proc environ read, the course copy written: **{len(leaks)}** "
         f"learners could; kernels running as root: **{len(root_uid)}**; a hub secret in a learner's environment: "

@@ -77,6 +77,7 @@ class LearnerRun:
     news_off: bool = False
     kernels: int = 0
     retries: int = 0
+    reconnects: int = 0  # kernel websockets the server dropped and the learner reopened (a browser does it)
     shm_names: list[str] = field(default_factory=list)
     kernel_maxrss_MiB: float = 0.0
     probe: dict = field(default_factory=dict)
@@ -149,23 +150,25 @@ class _Learner:
         r.raise_for_status()
         return r.json()["kernel"]["id"]
 
-    def connect(self, kernel: str, timeout_s: float):
+    def connect(self, kernel: str, timeout_s: float) -> _KernelSocket:
         """The kernel's websocket, opened once per notebook and kept, as JupyterLab does."""
+        return _KernelSocket(self, kernel, uuid.uuid4().hex, timeout_s)
+
+    def open_socket(self, kernel: str, session: str, timeout_s: float):
+        """A websocket to ``kernel`` for ``session`` (the same session again after a drop: the server replays
+        what the kernel sent meanwhile)."""
         import websocket
 
-        session = uuid.uuid4().hex
         url = f"{self.base.replace('https', 'wss', 1)}/api/kernels/{kernel}/channels?session_id={session}"
         cookie = "; ".join(f"{c.name}={c.value}" for c in self.http.cookies)
-        ws = websocket.create_connection(url, timeout=timeout_s, header=[f"Cookie: {cookie}"],
-                                         sslopt={"ca_certs": self.hub.cert, "cert_reqs": ssl.CERT_REQUIRED})
-        ws.nvcourse_session = session
-        return ws
+        return websocket.create_connection(url, timeout=timeout_s, header=[f"Cookie: {cookie}"],
+                                           sslopt={"ca_certs": self.hub.cert, "cert_reqs": ssl.CERT_REQUIRED})
 
     def execute(self, ws, code: str, timeout_s: float) -> str:
         """Run ``code`` over the kernel's websocket ``ws``; returns its stdout."""
         msg_id = uuid.uuid4().hex
         ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "username": self.name, "session": ws.nvcourse_session,
+            "header": {"msg_id": msg_id, "username": self.name, "session": ws.session,
                        "msg_type": "execute_request", "version": "5.3"},
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
@@ -188,6 +191,38 @@ class _Learner:
                 raise HubError(f"{msg['content']['ename']}: {msg['content']['evalue']} "
                                f"({_plain(where[-1]) if where else 'no traceback'})")
         raise HubError(f"{self.name}: no reply from the kernel within {timeout_s:.0f} s")
+
+
+class _KernelSocket:
+    """A kernel's websocket that reconnects when the server drops it, as JupyterLab does (up to
+    :data:`RECONNECTS` times per socket): with the same session id the server replays the kernel's messages
+    it kept while no client was connected, so a cell in flight still gets its output."""
+
+    RECONNECTS = 3
+
+    def __init__(self, learner: _Learner, kernel: str, session: str, timeout_s: float) -> None:
+        self.learner, self.kernel, self.session, self.timeout_s = learner, kernel, session, timeout_s
+        self.reconnects = 0
+        self.ws = learner.open_socket(kernel, session, timeout_s)
+
+    def send(self, text: str) -> None:
+        self.ws.send(text)
+
+    def recv(self) -> str:
+        import websocket
+
+        while True:
+            try:
+                return self.ws.recv()
+            except websocket.WebSocketConnectionClosedException:
+                if self.reconnects >= self.RECONNECTS:
+                    raise
+                self.reconnects += 1
+                time.sleep(1.0)  # a browser waits a moment before it reconnects
+                self.ws = self.learner.open_socket(self.kernel, self.session, self.timeout_s)
+
+    def close(self) -> None:
+        self.ws.close()
 
 
 def _plain(text: str) -> str:
@@ -214,6 +249,7 @@ def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s:
             for path in (EXERCISES, QUIZ):
                 sockets[path] = learner.connect(kernels[path], timeout_s)
                 learner.execute(sockets[path], _notebook_code(course, path, True)[0], timeout_s)
+                run.reconnects += sockets[path].reconnects
                 sockets.pop(path).close()
             run.open_s = time.monotonic() - t1
             t2 = time.monotonic()
@@ -231,6 +267,7 @@ def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s:
                        "course": str(course)}
             code = PROBE_CODE.format(targets=json.dumps(targets))
             run.probe = json.loads(learner.execute(chapter, code, timeout_s).strip().splitlines()[-1])
+            run.reconnects += chapter.reconnects
         finally:
             for ws in sockets.values():
                 ws.close()
