@@ -352,7 +352,15 @@ def test_07_cost_claims_hold_for_the_rows_printed():
     # "the DGX H100 finishes about three times sooner for slightly *more* money"
     pcie, dgx = (training.run_cost(training.best_config("llama3-8b", s, 64), tokens) for s in ("pcie-8gpu", "dgx-h100"))
     assert 2.5 <= pcie.hours / dgx.hours <= 3.5 and 1.0 < dgx.usd / pcie.usd < 1.25
-    assert "about three times sooner for slightly *more* money" in text
+    assert "about three times sooner for slightly *more* money at the table's prices" in text
+    # "At the H100's market median of the same month (about $2.95 per GPU-hour ...), the DGX H100 run costs about
+    # 40 % less than the PCIe one": the same-date price from the data file
+    market = training.system_costs("dgx-h100")
+    assert market["usd_market_date"] == training.system_costs("pcie-8gpu")["usd_date"]
+    same_date = training.run_cost(training.best_config("llama3-8b", "dgx-h100", 64), tokens,
+                                  usd_per_gpu_hour=market["usd_per_gpu_hour_market"])
+    assert f"about ${market['usd_per_gpu_hour_market']:.2f} per GPU-hour" in text
+    assert f"costs about {round((1 - same_date.usd / pcie.usd) * 10) * 10} % less than the PCIe one" in text
 
 
 # ------------------------------------------------------------------------------------------------ 09
