@@ -188,10 +188,17 @@ def test_look_at_sentences_hold_for_the_data():
     acs, lnk = DATA["signatures"]["acs_redirect"], DATA["signatures"]["pcie_downtrained"]
     assert "ReqRedir+" in acs["broken"] and "ReqRedir+" not in acs["healthy"]
     assert "(downgraded)" in lnk["broken"] and "(downgraded)" not in lnk["healthy"]
-    # gpu_nic: one log line, and only the distance fault ends in "(distance X > Y)"
+    # gpu_nic: the NIC line decides (Disabled for HCA: peer memory; Enabled for HCA with channels lacking /GDRDMA:
+    # distance), and the reader agrees on each case
+    from nvcourse.nccl.ncclog import read_text
+
     peer, dist = DATA["signatures"]["no_peermem"], DATA["signatures"]["gdr_distance"]
-    assert "GPU Direct RDMA Disabled" in peer["broken"] and "GPU Direct RDMA Disabled" in dist["broken"]
-    assert "(distance" in dist["broken"] and "(distance" not in peer["broken"]
+    assert "Disabled for HCA" in peer["broken"] and "Enabled for HCA" in dist["broken"]
+    assert "/GDRDMA" in dist["broken"] and "/GDRDMA" in dist["healthy"] and "GDRDMA" in peer["healthy"]
+    chan = "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0\n"
+    for nic, want in (("Disabled", "no_peermem"), ("Enabled", "gdr_distance")):
+        log = read_text(f"h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA {nic} for HCA 0 'mlx5_0'\n" + chan)
+        assert log.gdr is False and want in {p.get("signature") for p in log.problems}, nic
     # cloud: every fabric's log line is in the summary; the full table is behind the details
     cloud = ch.cloud_html()
     assert cloud.index("Cloud fabrics") < cloud.index("<details>") < cloud.index("SRD")

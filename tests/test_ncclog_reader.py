@@ -285,3 +285,45 @@ def test_cuda_driver_version_code():
     assert load("socket_v2_19_single_rank_nccl1267.log").cuda_driver == 12000
     assert load("graph_trees_a100pcie_2nodes_nccltests350.log").cuda_driver == 12080
     assert read_text("h:1:2 [0] NCCL INFO Using network IB").cuda_driver is None
+
+
+# ---------------------------------------------------------------- GPUDirect RDMA by NCCL version
+# The two gdr_off_distance_* files are built from NCCL's own format strings at the tags named in their headers (no
+# public 2.29/2.30 paste with GDR off exists); the expected values below are read from their lines.
+def test_gdr_off_by_distance_in_the_2_29_format():
+    log = load("gdr_off_distance_v2_29_format.log")
+    assert log.version == "2.29.2" and log.gdr_hca is True
+    assert log.gdr_connections == {"without": 4} and log.gdr is False
+    assert log.gdr_distance == [{"gpu": "GPU/0-110592 (rank 0)", "net": "NET/0-0", "gdr": False, "distance": 9,
+                                 "limit": 5, "format": "2.29 and later"}]
+    assert "gdr_distance" in {s["signature"] for s in log.signatures}
+    text = explain(log)
+    assert "GPUDirect RDMA is off." in text and "Nothing in these lines looks wrong" not in text
+
+
+def test_gdr_off_by_distance_on_2_30_where_the_distance_line_is_trace_only():
+    """The NIC line says Enabled, the channels lack /GDRDMA, no distance line at INFO: the channels decide."""
+    log = load("gdr_off_distance_v2_30_format.log")
+    assert log.version == "2.30.7" and log.gdr_distance == [] and log.gdr_hca is True
+    assert log.gdr is False and log.gdr_connections == {"without": 4}
+    (far,) = [p for p in log.problems if p.get("signature") == "gdr_distance"]
+    assert "4 of 4 network connection(s) without /GDRDMA" in far["problem"] and "TRACE" in far["problem"]
+    assert "no_gdr" not in cases_of(log)
+    assert "Nothing in these lines looks wrong" not in explain(log)
+
+
+def test_gdr_nic_line_alone_is_not_evidence_of_use_and_mixed_channels_are_counted():
+    hca = "h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'\n"
+    log = read_text(hca)
+    assert log.gdr is None and log.gdr_hca is True and "channel lines" in explain(log)
+    mixed = hca + ("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n"
+                   "h:1:3 [1] NCCL INFO Channel 00/0 : 1[1] -> 9[1] [send] via NET/IB/0\n")
+    log = read_text(mixed)
+    assert log.gdr is False and log.gdr_connections == {"gdrdma": 1, "without": 1}
+    assert "on for 1 of 2 network connections" in explain(log)
+    # C2C systems print "/GDRDMA(PCI)"; the proxy form "NET/IB/0(1)/GDRDMA" carries the proxy rank
+    c2c = ("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] [send] via NET/IB/0/GDRDMA(PCI)\n"
+           "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 4[0] [send] via NET/IB/1(2)/GDRDMA/Shared\n")
+    log = read_text(c2c)
+    assert log.gdr is True and log.gdr_connections == {"gdrdma": 2}
+    assert set(log.transports) <= {"NET/IB/GDRDMA(PCI)", "NET/IB/GDRDMA/Shared"}

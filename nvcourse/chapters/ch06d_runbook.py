@@ -35,8 +35,9 @@ LOOK_AT: dict[str, str] = {
             "the speed of its slowest rank.",
     "pcie": "Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or <code>CmpltRedir</code>,"
             " and the word <code>(downgraded)</code> in <code>LnkSta</code>.",
-    "gpu_nic": "The same log line names both faults; what decides between them is whether it ends with "
-               "<code>(distance X &gt; Y)</code>.",
+    "gpu_nic": "Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
+               " uses GDR. Without it, the NIC line decides: <code>Disabled for HCA</code> is the peer-memory path, "
+               "<code>Enabled for HCA</code> a distance.",
     "fabric": "RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
               "link whose symbol errors rise.",
     "nccl": "Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import gdr as _gdr
 from .paste import clean_line
 from .tuning_table import TableReader, agreement
 
@@ -70,7 +71,17 @@ class NcclLog:
     net_provider: str | None = None
     net_fabric: str | None = None
     net_nics: int | None = None
+    #: GPUDirect RDMA: True when every network connection printed goes /GDRDMA, False when one does not (or, with no
+    #: channel line, a distance line or every NIC line says Disabled), None when the paste does not show it (see
+    #: :mod:`.gdr`: the NIC line "GPU Direct RDMA Enabled for HCA" alone is not evidence that GDR is used)
     gdr: bool | None = None
+    #: the NIC lines ("NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'"): can a NIC register GPU memory at all
+    gdr_hca: bool | None = None
+    #: network connections ("via NET/...") with and without /GDRDMA: {"gdrdma": n, "without": m}
+    gdr_connections: dict[str, int] = field(default_factory=dict)
+    #: NCCL's per-GPU distance decisions, both formats (up to 2.28; 2.29 and later, TRACE-only from 2.30.3):
+    #: gpu, net, gdr, distance, limit (NCCL's path types), format
+    gdr_distance: list[dict] = field(default_factory=list)
     dmabuf: bool | None = None
     transports: dict[str, int] = field(default_factory=dict)
     channels: int | None = None
@@ -111,7 +122,8 @@ def _via_kind(via: str) -> str:
     """'NET/IB/14/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/CUMEM/read' kept, 'NET/AWS Libfabric/0' -> 'NET/AWS Libfabric'."""
     parts = via.split("/")
     if parts[0] == "NET":
-        kept = [p for p in parts[1:] if not p.isdigit()]
+        # the device number, or "dev(proxyRank)" when another GPU proxies the connection (PXN)
+        kept = [p for p in parts[1:] if not re.fullmatch(r"\d+(?:\(\d+\))?", p)]
         return "/".join(["NET", *kept])
     return via
 
@@ -180,6 +192,7 @@ def _finish(log: NcclLog, scan: _Scan) -> None:
     log.net_devices_per_gpu = {k: sorted(v, key=int) for k, v in scan.per_gpu.items()}
     log.jobs = max(1, len(scan.comm_ids), len(scan.versions))
     log.tuning_tables = scan.table.tables()
+    log.gdr = _gdr.decide(log)
     log.problems = _problems(log)
 
 
@@ -247,10 +260,8 @@ def _read_network(log: NcclLog, msg: str) -> None:
             log.ib_found = True
     if "NET/IB : No device found" in msg:
         log.ib_found = False if log.ib_found is None else log.ib_found
-    if "GPU Direct RDMA Disabled" in msg:
-        log.gdr = False if log.gdr is None else log.gdr
-    if "GPU Direct RDMA Enabled" in msg:
-        log.gdr = True
+    if "GPU Direct RDMA" in msg:
+        _gdr.read_gdr_line(log, msg)
     if "DMA-BUF is available" in msg:
         log.dmabuf = True
     if mm := re.search(r"NVLS multicast support is (not )?available", msg):
@@ -318,7 +329,7 @@ def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None,
         log.transports[kind] = log.transports.get(kind, 0) + 1
         if via.startswith("NET/"):
             parts = via.split("/")
-            log.gdr = True if "GDRDMA" in parts else (False if log.gdr is None else log.gdr)
+            _gdr.count_connection(log, via)
             nums = [p for p in parts[1:] if p.isdigit()]
             if host and nums:
                 scan.per_gpu.setdefault(f"{host}[{dev}]", set()).add(nums[0])
@@ -386,7 +397,11 @@ def _problems(log: NcclLog) -> list[dict]:
             out.append({"problem": "no RDMA device found: traffic between nodes goes over TCP sockets",
                         **_case("socket_fallback")})
     has_net = any(k.startswith("NET/") for k in log.transports)
-    if log.gdr is False and (has_net or log.net_kind == "IB") and not matched & {"no_peermem", "gdr_distance"}:
+    from .signatures import records
+
+    if far := _gdr.off_by_distance_problem(log, matched, records().get("gdr_distance", {})):
+        out.append(far)
+    elif log.gdr is False and (has_net or log.net_kind == "IB") and not matched & {"no_peermem", "gdr_distance"}:
         out.append({"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **_case("no_gdr")})
     if log.nvls["supported"] is False or log.nvls["channels"] == 0:
         out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
@@ -438,8 +453,8 @@ def explain(log: NcclLog) -> str:
     if log.net:
         nd = f" over {len(log.net_devices)} device(s) ({', '.join(log.net_devices[:4])})" if log.net_devices else ""
         parts.append(f"Network: {log.net}{nd}.")
-    if log.gdr is not None:
-        parts.append("GPUDirect RDMA is " + ("on (NET/.../GDRDMA)." if log.gdr else "off."))
+    if gdr_words := _gdr.describe(log):
+        parts.append(gdr_words)
     if log.dmabuf:
         parts.append("DMA-BUF is available for GPU memory registration.")
     if log.transports:

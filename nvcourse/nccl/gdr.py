@@ -1,0 +1,98 @@
+"""GPUDirect RDMA (GDR) in an NCCL log: what each kind of line proves, by NCCL version.
+
+Three kinds of line speak about GDR, and only one of them says whether a connection uses it:
+
+* **the channel lines** (``Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA``, INIT/NET, every version):
+  ``/GDRDMA`` (with ``(PCI)`` after it on C2C systems from 2.26) on a connection that uses GDR, nothing on one that
+  does not. They are the evidence, per connection (src/transport/net.cc).
+* **the per-GPU distance line**, printed where NCCL decides: up to 2.28 ``GPU Direct RDMA Disabled for GPU ca000 /
+  HCA 0 (distance 7 > 4)`` (INFO); 2.29 ``GPU Direct RDMA Disabled for GPU/0-110592 (rank 0) - NET/0-0 (distance
+  9 > 5)`` (INFO); from 2.30.3 the same line at TRACE level, so absent from every ``NCCL_DEBUG=INFO`` log of a
+  release build (src/graph/paths.cc at v2.28.9-1, v2.29.2-1, v2.30.3-1).
+* **the NIC line** ``NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'`` (src/graph/topo.cc, every version):
+  only whether the NIC can register GPU memory (a peer-memory module or DMA-BUF). "Enabled" there does not mean
+  any connection uses GDR: the distance rule may still turn it off per GPU.
+
+So the channel lines decide; without them the distance lines; the NIC line alone decides only "off" (a NIC that
+cannot register GPU memory cannot do GDR for anyone).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem"]
+
+_DIST_OLD = re.compile(r"GPU Direct RDMA (Disabled|Enabled) for GPU ([0-9a-fA-F]+) / HCA ([0-9a-fA-Fx]+) "
+                       r"\(distance (\d+) (>|<=) (\d+)\)")
+_DIST_NEW = re.compile(r"GPU Direct RDMA (Disabled|Enabled) for GPU/(\d+-\d+) \(rank (\d+)\) - NET/(\d+-\d+) "
+                       r"\((?:\s*using PXN via GPU/\d+-\d+, )?distance (\d+) (>|<=) (\d+)")
+_HCA = re.compile(r"NET/[^:]+?\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+)")
+
+
+def read_gdr_line(log, msg: str) -> None:
+    """Record a distance line (``log.gdr_distance``) or a NIC line (``log.gdr_hca``) from one INFO message."""
+    if mm := _DIST_OLD.search(msg):
+        on, gpu, hca, dist, _, limit = mm.groups()
+        entry = {"gpu": gpu, "net": hca, "gdr": on == "Enabled", "distance": int(dist), "limit": int(limit),
+                 "format": "up to 2.28"}
+    elif mm := _DIST_NEW.search(msg):
+        on, gpu, rank, net, dist, _, limit = mm.groups()
+        entry = {"gpu": f"GPU/{gpu} (rank {rank})", "net": f"NET/{net}", "gdr": on == "Enabled",
+                 "distance": int(dist), "limit": int(limit), "format": "2.29 and later"}
+    else:
+        if mm := _HCA.search(msg):
+            on = mm.group(1) == "Enabled"
+            log.gdr_hca = on if log.gdr_hca is None else (log.gdr_hca or on)
+        return
+    if entry not in log.gdr_distance:
+        log.gdr_distance.append(entry)
+
+
+def count_connection(log, via: str) -> None:
+    """Count one ``via NET/...`` connection as with or without ``/GDRDMA`` (``GDRDMA(PCI)`` counts as with)."""
+    with_gdr = any(p.startswith("GDRDMA") for p in via.split("/"))
+    key = "gdrdma" if with_gdr else "without"
+    log.gdr_connections[key] = log.gdr_connections.get(key, 0) + 1
+
+
+def decide(log) -> bool | None:
+    """``True`` when every network connection printed goes ``/GDRDMA``, ``False`` when any does not (or, without
+    channel lines, a distance line or every NIC line says Disabled), ``None`` when the paste does not show it."""
+    conn = log.gdr_connections
+    if conn.get("gdrdma", 0) + conn.get("without", 0):
+        return conn.get("without", 0) == 0
+    if log.gdr_distance:
+        return all(d["gdr"] for d in log.gdr_distance)
+    return False if log.gdr_hca is False else None
+
+
+def describe(log) -> str | None:
+    """One sentence on GDR for :func:`~nvcourse.nccl.ncclog.explain`; None when the paste says nothing about it."""
+    conn = log.gdr_connections
+    n_with, n_without = conn.get("gdrdma", 0), conn.get("without", 0)
+    if n_with and n_without:
+        return (f"GPUDirect RDMA is on for {n_with} of {n_with + n_without} network connections "
+                f"(NET/.../GDRDMA) and off for the other {n_without}.")
+    if log.gdr is True:
+        return "GPUDirect RDMA is on (NET/.../GDRDMA)."
+    if log.gdr is False:
+        return "GPUDirect RDMA is off."
+    if log.gdr_hca:
+        return ("The NIC can register GPU memory ('GPU Direct RDMA Enabled for HCA'); whether a connection uses "
+                "GPUDirect RDMA shows only in the channel lines (via NET/.../GDRDMA), which this paste lacks.")
+    return None
+
+
+def off_by_distance_problem(log, matched: set[str], record: dict) -> dict | None:
+    """Connections without ``/GDRDMA`` although the NIC supports GDR and no signature explains it: on NCCL 2.30.3
+    and later that is the distance rule, whose own line is TRACE-only; ``record`` is the ``gdr_distance`` record."""
+    n_without = log.gdr_connections.get("without", 0)
+    if not n_without or not log.gdr_hca or matched & {"no_peermem", "gdr_distance"}:
+        return None
+    total = n_without + log.gdr_connections.get("gdrdma", 0)
+    return {"problem": f"{n_without} of {total} network connection(s) without /GDRDMA although the NIC supports it "
+            "('GPU Direct RDMA Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); from "
+            "NCCL 2.30.3 the distance line is printed only at TRACE level, so compare `nvidia-smi topo -m`",
+            "case": None, "signature": "gdr_distance" if record else None, "cause": record.get("cause"),
+            "fix": record.get("fix"), "source": record.get("source_url")}
