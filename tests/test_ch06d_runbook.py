@@ -220,3 +220,16 @@ def test_ib_tc_is_the_whole_traffic_class_byte():
     assert f"NCCL_IB_TC = {q['dscp']} × 4 + {q['ecn']} = {q['ib_tc']}" in doc
     assert "DSCP value" not in DATA["signatures"]["roce_lossy"]["fix"]
     assert f"= {q['ib_tc']}." in ch.ib_tc_text() and f"DSCP {q['wrong_dscp']}" in ch.ib_tc_text()
+
+
+def test_slow_node_table_has_a_slow_pair_without_node_644():
+    # read from the fixture: both pairs with 644 are slow, and so is 284-678; the record must say so
+    pairs = {}
+    for line in _body("slow_node_pairs_nccltests106.txt"):
+        names, busbw = line.split()[:2]
+        pairs[tuple(n.replace("se02gn", "") for n in names.split(","))] = float(busbw)
+    slow = {p for p, v in pairs.items() if v < 60}
+    assert slow == {("644", "699"), ("641", "644"), ("284", "678")}
+    assert all("644" in p for p in slow - {("284", "678")})
+    rec = DATA["signatures"]["slow_node"]
+    assert "284-678" in rec["nccl_tests"] and "does not contain 644" in rec["nccl_tests"]
