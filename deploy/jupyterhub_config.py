@@ -5,10 +5,10 @@ read from files there:
 
 * ``hub-settings.json`` (not secret): learners, address and port, the proxy, the TLS files, the limits, whether
   learners get Unix accounts of their own (``accounts``: the hub runs as root) and their control groups;
-* ``secrets/hub.json`` (mode 0600 in a 0700 folder): the shared workshop password, the instructor's password,
+* ``secrets/hub.json`` (mode 0600 in a 0700 folder): each learner's own password, the instructor's password,
   the API token of the instructor's scripts. Secrets stay out of the environment, which servers could inherit.
 
-Learners log in as learnerNN with the shared password; each gets a JupyterLab server of their own in
+Learners log in as learnerNN with the password on their own slip; each gets a JupyterLab server of their own in
 ``homes/learnerNN`` holding a learner copy of the course (no solutions). Run as root, each server runs as that
 learner's own Unix account (``nvc-learnerNN``, home mode 0700, memory and CPU limits in a control group); not
 root, as the hub's own user, which ``nvcourse.devtools.hub`` allows on loopback only. Idle kernels and idle
@@ -38,10 +38,10 @@ if settings.get("ssl_cert"):  # a self-signed certificate made at start (nvcours
     c.JupyterHub.ssl_cert = settings["ssl_cert"]
     c.JupyterHub.ssl_key = settings["ssl_key"]
 
-# A shared workshop password; the instructor account has its own (JupyterHub wants 32+ characters).
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = secret["password"]
-c.SharedPasswordAuthenticator.admin_password = secret["admin_password"]
+# Each learner logs in with their own password (printed on their slip); the instructor account has its own.
+c.JupyterHub.authenticator_class = "nvcourse.devtools.hub_auth.SlipAuthenticator"
+c.SlipAuthenticator.passwords = secret["passwords"]
+c.SlipAuthenticator.admin_password = secret["admin_password"]
 c.Authenticator.allowed_users = set(settings["learners"])
 c.Authenticator.admin_users = {"instructor"}
 

@@ -44,7 +44,7 @@ def test_the_default_state_folder_is_outside_the_checkout(monkeypatch, tmp_path)
 @pytest.mark.parametrize("kw, word", [({"users": 0}, "--users"), ({"port": 0}, "--port"),
                                       ({"ip": "0.0.0.0", "tls": False}, "--no-tls")])
 def test_prepare_refuses_bad_usage(kw, word, tmp_path):
-    args = {"users": 2, "password": "x" * 8, **kw}
+    args = {"users": 2, **kw}
     with pytest.raises(ValueError, match=word):
         hubmod.prepare(tmp_path, **args)
     assert not (tmp_path / "secrets").exists()  # refused before anything was written
@@ -58,12 +58,62 @@ def test_without_root_a_room_address_is_refused_in_one_line(monkeypatch, capsys,
 
 
 def test_secrets_are_files_only_their_owner_reads(tmp_path):
-    pw_file = hub_secrets.write_secrets(tmp_path, password="board", admin_password="a" * 32, api_token="t" * 32)
+    pw_file = hub_secrets.write_secrets(tmp_path, passwords={"learner01": "p" * 10}, admin_password="a" * 32,
+                                        api_token="t" * 32)
     for f in (pw_file, tmp_path / "secrets" / "hub.json"):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
     assert pw_file.read_text().strip() == "a" * 32
     assert hub_secrets.read_secrets(tmp_path)["api_token"] == "t" * 32
+
+
+def test_each_learner_has_an_own_password_on_a_private_slip_kept_across_starts(tmp_path):
+    learners = hub_accounts.learner_names(3)
+    passwords = hub_secrets.learner_passwords(tmp_path, learners)
+    assert sorted(passwords) == learners and len(set(passwords.values())) == 3
+    assert all(len(pw) == 10 and set(pw) <= set(hub_secrets.ALPHABET) for pw in passwords.values())
+    html = hub_secrets.write_slips(tmp_path, passwords, ["https://192.0.2.2:8000/"])
+    text = html.with_suffix(".txt").read_text()
+    for name, pw in passwords.items():
+        assert f"name: {name}\n  password: {pw}\n" in text and f"<b>{name}</b>" in html.read_text()
+    assert html.read_text().count('class="slip"') == 3 and "https://192.0.2.2:8000/" in text
+    slips = tmp_path / "slips"
+    assert stat.S_IMODE(slips.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(f.stat().st_mode) for f in slips.iterdir()} == {0o600}
+    # A restart of the same folder keeps the printed slips valid; more learners than before get new ones.
+    assert hub_secrets.learner_passwords(tmp_path, learners) == passwords
+    assert hub_secrets.learner_passwords(tmp_path, learners[:2]) == {n: passwords[n] for n in learners[:2]}
+    assert hub_secrets.learner_passwords(tmp_path, hub_accounts.learner_names(4))["learner01"] != \
+        passwords["learner01"]
+
+
+def _login(auth, name: str, password: str) -> str | None:
+    import asyncio
+
+    return asyncio.run(auth.authenticate(None, {"username": name, "password": password}))
+
+
+def test_a_learners_password_opens_their_own_account_only():
+    from nvcourse.devtools.hub_auth import SlipAuthenticator
+
+    auth = SlipAuthenticator(passwords={"learner01": "aaaa2222bb", "learner02": "cccc3333dd"},
+                             admin_password="i" * 32, admin_users={"instructor"})
+    assert _login(auth, "learner02", "cccc3333dd") == "learner02"
+    assert _login(auth, "learner02", "aaaa2222bb") is None  # learner01's password is no skeleton key
+    assert _login(auth, "instructor", "aaaa2222bb") is None and _login(auth, "learner01", "i" * 32) is None
+    assert _login(auth, "instructor", "i" * 32) == "instructor"
+    assert _login(auth, "learner03", "") is None and _login(auth, "learner01", "") is None
+
+
+def test_the_console_names_the_slips_and_prints_no_password(capsys, tmp_path):
+    passwords = {"learner01": "aaaa2222bb", "learner02": "cccc3333dd"}
+    prep = hubmod.Prepared(env={}, accounts=True, cert=None, fingerprint="", instructor_file=tmp_path / "pw",
+                           limits="limits x", passwords=passwords, slips=tmp_path / "slips" / "slips.html")
+    hubmod._announce(hubmod._parser().parse_args(["--users", "2", "--no-tls"]), prep)
+    out, err = capsys.readouterr()
+    assert "learner02 with the password on their own slip" in out
+    assert str(tmp_path / "slips" / "slips.html") in err
+    assert not [pw for pw in passwords.values() if pw in out + err]
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
@@ -101,6 +151,18 @@ def _port_free(port: int) -> bool:
                 and c.status == psutil.CONN_LISTEN]
 
 
+def _form_login(hub, name: str, password: str) -> int:
+    import requests
+
+    http = requests.Session()
+    http.trust_env, http.verify = False, hub.cert
+    http.get(f"{hub.url}/hub/login", timeout=60).raise_for_status()
+    xsrf = http.cookies.get("_xsrf", path="/hub/") or http.cookies.get("_xsrf") or ""
+    r = http.post(f"{hub.url}/hub/login?next=", data={"username": name, "password": password, "_xsrf": xsrf},
+                  timeout=120, allow_redirects=False)
+    return r.status_code
+
+
 @pytest.mark.slow
 @needs_npm
 @needs_root
@@ -110,6 +172,9 @@ def test_two_learners_isolated_over_tls_and_nothing_left(monkeypatch):
     try:
         with hubmod.Hub(hub_dir, users=2) as hub:
             pid, port = hub.proc.pid, hub.port
+            # through the real login form: learner01's password does not open learner02's account
+            assert _form_login(hub, "learner02", hub.password_of("learner01")) == 403
+            assert _form_login(hub, "learner02", hub.password_of("learner02")) == 302
             runs = simulate(hub, 2)
             seen = secrets_seen(hub, runs)
             uids = {a.pw_name: a.pw_uid for a in hub_accounts.ours(hub_dir)}

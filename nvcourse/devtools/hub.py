@@ -10,9 +10,10 @@ and every learner's server, keeps the files learners changed in ``DIR/collected/
 accounts, their homes and the secrets. Not root, every learner's server would run as your own user, able to
 read the others' files: that is allowed on loopback only (a hub to try on your own machine).
 
-The first line printed is for the board (address, learner names, shared password); the instructor's password
-is in a file only its owner reads (the path is printed). :class:`Hub` starts the same hub in the background
-for the load benchmark (``benchmarks/hub_load.py``) and the tests.
+Each learner logs in with a password of their own, printed on a slip to cut out (``DIR/slips/slips.html`` or
+``slips.txt``, root only; the console names them, never the passwords); the board line has the address and the
+learner names. The instructor's password is in a file only its owner reads (the path is printed).
+:class:`Hub` starts the same hub in the background for the load benchmark (``benchmarks/hub_load.py``) and the tests.
 
 Exit status: 0 after Ctrl-C; 1 when npm, openssl, an account, JupyterHub or the proxy fails; 2 for bad usage.
 """
@@ -33,7 +34,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..units import parse_size
@@ -95,6 +96,8 @@ class Prepared:
     fingerprint: str
     instructor_file: Path
     limits: str
+    passwords: dict[str, str] = field(default_factory=dict)
+    slips: Path | None = None
 
 
 def _check_reachable(path: Path) -> None:
@@ -131,7 +134,7 @@ def _check_usage(users: int, ip: str, port: int, tls: bool) -> None:
         raise ValueError(f"--no-tls is for loopback only; --ip {ip} would send passwords in clear")
 
 
-def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", port: int = 8000,
+def prepare(hub_dir: Path, *, users: int, ip: str = "127.0.0.1", port: int = 8000,
             token: str | None = None, tls: bool = True, mem: str = "2GiB", cpus: float = 1.0,
             kernel_idle_s: int = 1800, idle_s: int = 3600) -> Prepared:
     """Lay out ``hub_dir`` (accounts, certificate, secrets, settings) and return what the hub needs."""
@@ -155,9 +158,11 @@ def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", 
     labconfig.mkdir(parents=True, exist_ok=True)
     (labconfig / "page_config.json").write_text(json.dumps(NEWS_OFF, indent=1) + "\n")
     admin = os.environ.get("NVCOURSE_HUB_ADMIN_PASSWORD") or secrets.token_urlsafe(24)
-    instructor_file = hub_secrets.write_secrets(hub_dir, password=password, admin_password=admin, api_token=token)
-    cert, key, fingerprint = hub_secrets.make_certificate(hub_dir, ip) if tls else (None, None, "")
     learners = accounts.learner_names(users)
+    passwords = hub_secrets.learner_passwords(hub_dir, learners)
+    instructor_file = hub_secrets.write_secrets(hub_dir, passwords=passwords, admin_password=admin, api_token=token)
+    slips = hub_secrets.write_slips(hub_dir, passwords, board_urls(ip, port, tls))
+    cert, key, fingerprint = hub_secrets.make_certificate(hub_dir, ip) if tls else (None, None, "")
     cgroups, limits = {}, "limits not enforced (learners share your user: no accounts without root)"
     if use_accounts:
         accounts.create(hub_dir, learners, course)
@@ -172,7 +177,14 @@ def prepare(hub_dir: Path, *, users: int, password: str, ip: str = "127.0.0.1", 
     # No secret and nothing of the instructor's hub settings in the environment the hub hands down.
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVCOURSE_HUB_")}
     env["NVCOURSE_HUB_DIR"] = str(hub_dir)
-    return Prepared(env, use_accounts, cert, fingerprint, instructor_file, limits)
+    return Prepared(env, use_accounts, cert, fingerprint, instructor_file, limits, passwords, slips)
+
+
+def board_urls(ip: str, port: int, tls: bool = True) -> list[str]:
+    """The addresses learners type (loopback left out when the hub has another: learners are not on this machine)."""
+    hosts = hub_secrets.addresses(ip)
+    room = [h for h in hosts if not h.startswith("127.")] or hosts
+    return [f"{'https' if tls else 'http'}://{h}:{port}/" for h in room[:3]]
 
 
 def teardown(hub_dir: Path) -> str:
@@ -225,8 +237,9 @@ class Hub:
     """A hub in the background, in its own process group, stopped with everything it started.
 
     ``with Hub(dir, users=8) as hub: hub.api("GET", "/users")`` — ``hub.url`` is the public URL (TLS, its
-    certificate ``hub.cert``), ``hub.token`` the instructor token the benchmark uses and ``hub.password`` the
-    shared password learners log in with. ``prepare_kw`` go to :func:`prepare` (``mem``, ``cpus``, ...).
+    certificate ``hub.cert``), ``hub.token`` the instructor token the benchmark uses and
+    ``hub.password_of(name)`` the password learner ``name`` logs in with. ``prepare_kw`` go to :func:`prepare`
+    (``mem``, ``cpus``, ...).
     """
 
     def __init__(self, hub_dir: Path, *, users: int, port: int | None = None, startup_s: float = 120,
@@ -234,7 +247,6 @@ class Hub:
         self.hub_dir, self.users, self.port = Path(hub_dir).resolve(), users, port or free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
-        self.password = secrets.token_urlsafe(9)
         self.startup_s = startup_s
         self.prepare_kw = prepare_kw
         self.prepared: Prepared | None = None
@@ -246,12 +258,17 @@ class Hub:
         assert self.prepared is not None and self.prepared.cert is not None
         return str(self.prepared.cert)
 
+    def password_of(self, name: str) -> str:
+        """Learner ``name``'s own password (what their slip says)."""
+        assert self.prepared is not None
+        return self.prepared.passwords[name]
+
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.cert)
 
     def __enter__(self) -> Hub:
         try:
-            self.prepared = prepare(self.hub_dir, users=self.users, password=self.password, port=self.port,
+            self.prepared = prepare(self.hub_dir, users=self.users, port=self.port,
                                     token=self.token, **self.prepare_kw)
         except BaseException:
             teardown(self.hub_dir)
@@ -371,14 +388,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _announce(args: argparse.Namespace, password: str, prep: Prepared) -> None:
+def _announce(args: argparse.Namespace, prep: Prepared) -> None:
     """The board line on stdout; everything only the instructor should read on stderr."""
-    scheme = "http" if args.no_tls else "https"
-    hosts = hub_secrets.addresses(args.ip)
-    where = " or ".join(f"{scheme}://{h}:{args.port}/" for h in hosts[:3])
+    where = " or ".join(board_urls(args.ip, args.port, not args.no_tls))
     print(f"hub: learners open {where} and log in as learner01 ... learner{args.users:02d} with the password "
-          f"{password}", flush=True)
+          "on their own slip", flush=True)
     err = sys.stderr
+    print(f"hub: the slips (one per learner, with their own password: print, cut, hand out; root only) are "
+          f"{prep.slips} and {prep.slips.with_suffix('.txt') if prep.slips else ''}", file=err)
     if prep.cert is not None:
         print(f"hub: the browser warns once about the hub's own certificate (made now; SHA-256 "
               f"{prep.fingerprint[:23]}...): continue to the site", file=err)
@@ -399,9 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     # Ctrl-C and a plain kill both stop everything (a launcher may have started us with SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    password = os.environ.get("NVCOURSE_HUB_PASSWORD") or secrets.token_urlsafe(6)
     try:
-        prep = prepare(hub_dir, users=args.users, password=password, ip=args.ip, port=args.port,
+        prep = prepare(hub_dir, users=args.users, ip=args.ip, port=args.port,
                        tls=not args.no_tls, mem=args.mem, cpus=args.cpus, kernel_idle_s=args.kernel_idle,
                        idle_s=args.idle)
     except ValueError as exc:
@@ -419,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = subprocess.Popen(hub_command(), cwd=hub_dir, env=prep.env, start_new_session=True)
     try:
         if _wait_up(proc, args, prep):
-            _announce(args, password, prep)
+            _announce(args, prep)
         code = proc.wait()
         print(f"hub: jupyterhub exited with status {code}; see the lines above", file=sys.stderr)
         _finish(proc, hub_dir, grace_s=5)

@@ -2,7 +2,7 @@
 
 Used by ``benchmarks/hub_load.py`` (the figures) and by a small test. Each learner, in a thread of its own:
 
-1. logs in through the hub's login form with the shared password (over TLS, trusting the hub's certificate),
+1. logs in through the hub's login form with its own password (over TLS, trusting the hub's certificate),
    which starts their server, and opens JupyterLab (the OAuth hand-over sets the server's cookie);
 2. opens chapter 04, its exercises and the misconceptions quiz: one session, hence one kernel, each, and runs
    each notebook's first code cell (its imports) in it, as a learner reading on does;
@@ -108,7 +108,8 @@ class _Learner:
         self.http.get(f"{self.hub.url}/hub/login", timeout=60).raise_for_status()
         xsrf = self.http.cookies.get("_xsrf", path="/hub/") or self.http.cookies.get("_xsrf") or ""
         r = self.http.post(f"{self.hub.url}/hub/login?next=", timeout=120, allow_redirects=False,
-                           data={"username": self.name, "password": self.hub.password, "_xsrf": xsrf})
+                           data={"username": self.name, "password": self.hub.password_of(self.name),
+                                 "_xsrf": xsrf})
         if r.status_code != 302 or "login" in r.headers.get("Location", ""):
             raise HubError(f"{self.name}: the login form answered {r.status_code}")
         retries, missing = 0, 0
@@ -321,5 +322,7 @@ def usage(hub: Hub) -> dict[str, dict[str, float]]:
 def secrets_seen(hub: Hub, runs: list[LearnerRun]) -> list[str]:
     """Names of learners whose kernel environment holds a hub secret (the admin password, the API token)."""
     secret = json.loads((hub.hub_dir / "secrets" / "hub.json").read_text())
-    values = [v for k, v in secret.items() if k != "password" and v]  # the shared password is on the board
-    return [r.name for r in runs if any(v in json.dumps(r.probe.get("env", {})) for v in values)]
+    values = [v for k, v in secret.items() if isinstance(v, str) and v]  # the admin password, the API token
+    others = secret.get("passwords", {})  # and another learner's password
+    return [r.name for r in runs if any(v in json.dumps(r.probe.get("env", {}))
+                                        for v in values + [pw for n, pw in others.items() if n != r.name])]
