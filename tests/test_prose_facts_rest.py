@@ -463,7 +463,7 @@ def test_06_scaling_prose_matches_the_two_figures():
 
 
 def test_09_fabric_prose_size_and_oversubscription_claims():
-    # "Oversubscription and top-of-rack cabling only make it worse"; "a small job's rings may find enough distinct
+    # "Oversubscription and top-of-rack cabling never help"; "a small job's rings may find enough distinct
     # paths even on static routes, a 128-node one does not" (the gate's default: random placement, static routes)
     from nvcourse import capstone
     from nvcourse import capstone_gates as cg
@@ -473,7 +473,7 @@ def test_09_fabric_prose_size_and_oversubscription_claims():
     ns = {"capstone": capstone}
     exec(src["c003"].rsplit("\n", 1)[0], ns)
     text = prose("09_capstone_design_a_cluster.ipynb")
-    assert "Oversubscription and top-of-rack cabling only make it worse" in text
+    assert "Oversubscription and top-of-rack cabling never help" in text
     assert "a small job's rings may find enough distinct paths even on static routes, a 128-node one does not" in text
     ratios = {}
     for gpus in (512, 1024):
@@ -617,3 +617,29 @@ def test_06_dashboard_predictions_have_the_answer_the_section_teaches(algorithm,
     assert "**Predict first**, for an all-reduce of 1 GiB (the default message), then check:" in text
     assert "On 128 randomly placed nodes, which costs more — RoCE with ECMP or NDR with static routes?" in text
     assert "With 4:1 oversubscription, does packed or random placement lose more time against 1:1?" in text
+
+
+def test_09_oversubscription_and_top_of_rack_never_help_as_the_prose_says():
+    # g9-03: "Oversubscription and top-of-rack cabling never help: at 512 GPUs top-of-rack cabling cuts the share the
+    # all-reduce gets, and at 1,024 it is as slow as static routes already are."
+    from nvcourse import capstone
+    from nvcourse import capstone_gates as gates
+
+    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
+    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    ns = {"capstone": capstone}
+    exec(src["c003"].rsplit("\n", 1)[0] if src["c003"].rstrip().endswith("targets") else src["c003"], ns)
+    exec(src["c011"].split("report =")[0], ns)  # the notebook's starting design (512 GPUs)
+    jobs = {512: capstone.evaluate(ns["my_design"], ns["targets"]),
+            1024: capstone.evaluate(capstone.Design("dgx-h100", 1024, tp=8, pp=1), ns["targets"])}
+    share = {(gpus, name): gates.fabric_gate(rep, f).ratio for gpus, rep in jobs.items() for name, f in {
+        "static": gates.FabricChoice(nic="ib-ndr"), "tor": gates.FabricChoice(nic="ib-ndr", layout="tor"),
+        "2:1": gates.FabricChoice(nic="ib-ndr", oversubscription=2.0)}.items()}
+    assert jobs[512].design.gpus == 512
+    for gpus in jobs:
+        assert share[(gpus, "tor")] <= share[(gpus, "static")] + 1e-9
+        assert share[(gpus, "2:1")] <= share[(gpus, "static")] + 1e-9
+    assert share[(512, "tor")] < share[(512, "static")]
+    assert share[(1024, "tor")] == pytest.approx(share[(1024, "static")], rel=0.01)
+    text = prose("09_capstone_design_a_cluster.ipynb")
+    assert "Oversubscription and top-of-rack cabling never help" in text
