@@ -128,6 +128,79 @@ def test_hub_survives_a_second_ctrl_c_and_kills_at_once(tmp_path: Path):
     assert not alive, "the hub's process outlived the second Ctrl-C"
 
 
+def _stand_in_hub(tmp_path: Path, name: str = "driver.py") -> tuple[Path, Path]:
+    """A driver running ``hub.main`` with a stand-in JupyterHub (its own session, as the real one; its command
+    line names jupyterhub) and a ``secrets/`` folder the teardown must remove."""
+    hub_dir = tmp_path / "hub"
+    (hub_dir / "homes").mkdir(parents=True, exist_ok=True)
+    driver = tmp_path / name
+    driver.write_text(textwrap.dedent(f"""
+        import pathlib, sys
+        from nvcourse.devtools import hub
+        def prepare(*a, **k):
+            pathlib.Path({str(hub_dir)!r}, "secrets").mkdir()
+            pathlib.Path({str(hub_dir)!r}, "prepared-by-" + str(__import__("os").getpid())).touch()
+            return hub.Prepared(env={{"PATH": ""}}, accounts=False, cert=None, fingerprint="",
+                                instructor_file=hub.Path({str(hub_dir)!r}) / "instructor", limits="none (test)")
+        hub.prepare = prepare
+        hub.hub_command = lambda: [sys.executable, "-c",
+            "import pathlib, time; pathlib.Path('hub-started').touch(); time.sleep(120)", "jupyterhub"]
+        sys.exit(hub.main(sys.argv[1:] + ["--dir", {str(hub_dir)!r}]))
+    """))
+    return hub_dir, driver
+
+
+def _run_hub_main(driver: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, str(driver), *args], cwd=driver.parent, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_hub_closed_terminal_stops_everything_and_a_second_start_is_refused(tmp_path: Path):
+    hub_dir, driver = _stand_in_hub(tmp_path)
+    with _group(_start(driver, tmp_path)) as p:
+        _wait_for(hub_dir / "hub-started")
+        fake_hub = psutil.Process(p.pid).children(recursive=True)
+        # A second start of the same folder: one line naming the stop command; nothing prepared or torn down.
+        second = _run_hub_main(driver)
+        assert second.returncode == 1 and "Traceback" not in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1 and "--stop --dir" in second.stderr
+        assert second.stdout == "" and (hub_dir / "secrets").is_dir() and all(f.is_running() for f in fake_hub)
+        assert [f.name for f in hub_dir.glob("prepared-by-*")] == [f"prepared-by-{p.pid}"]
+        os.killpg(p.pid, signal.SIGHUP)  # the terminal or the SSH session closes
+        p.communicate(timeout=120)
+    assert p.returncode == 0
+    assert not psutil.wait_procs(fake_hub, timeout=10)[1], "the hub outlived its closed terminal"
+    assert not (hub_dir / "secrets").exists() and not (hub_dir / "hub.lock").exists()
+    assert (hub_dir / "hub-console.log").read_text().strip().splitlines()[-1] == "hub: stopped"
+
+
+@pytest.mark.parametrize("parent", ["alive", "killed"])
+def test_hub_stop_stops_a_hub_started_earlier(tmp_path: Path, parent: str):
+    hub_dir, driver = _stand_in_hub(tmp_path)
+    with _group(_start(driver, tmp_path)) as p:
+        _wait_for(hub_dir / "hub-started")
+        fake_hub = psutil.Process(p.pid).children(recursive=True)
+        if parent == "killed":  # its console died without a word: its JupyterHub, in a session of its own, runs on
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(30)
+            assert all(f.is_running() for f in fake_hub)
+            refused = _run_hub_main(driver)
+            assert refused.returncode == 1 and "--stop --dir" in refused.stderr
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        stop = subprocess.run([sys.executable, "-m", "nvcourse.devtools.hub", "--stop", "--dir", str(hub_dir)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert stop.returncode == 0 and stop.stderr.startswith("hub: stopped"), stop.stderr
+        if parent == "alive":
+            p.communicate(timeout=60)
+            assert p.returncode == 0
+    assert not psutil.wait_procs(fake_hub, timeout=10)[1], "--stop left the hub running"
+    assert not (hub_dir / "secrets").exists() and not (hub_dir / "hub.lock").exists()
+    again = subprocess.run([sys.executable, "-m", "nvcourse.devtools.hub", "--stop", "--dir", str(hub_dir)],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "no hub" in again.stderr
+
+
 @pytest.mark.parametrize(("euid", "passed"), [(0, True), (1000, False)])
 def test_tasks_lab_as_root_passes_allow_root(monkeypatch, euid, passed):
     # JupyterLab exits at once as root ("Running as root is not recommended. Use --allow-root to bypass.")

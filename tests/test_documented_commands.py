@@ -297,6 +297,8 @@ CASES: dict[str, tuple] = {
     "python3 tasks.py hub": (SERVER, "hub"),
     "python3 tasks.py hub --users 30 --ip 0.0.0.0": (SERVER, "hub"),
     "sudo python3 tasks.py hub --users 30 --ip 0.0.0.0": (SERVER, "hub"),
+    "sudo python3 tasks.py hub --stop": (SKIP, "stops whatever hub runs in the default state folder (another test's, "
+                                          "or CI's); tests/test_ctrl_c_long_commands.py and test_hub.py run --stop"),
     "python3 tasks.py wheelhouse DIR": (SKIP, "downloads about 700 MB of wheels from PyPI"),
     "python3 tasks.py wheelhouse /media/usb/wheels": (SKIP, "downloads about 700 MB of wheels onto a USB stick"),
     "python3 tasks.py lab --offline /media/usb/wheels": (ok(),) if Path("/media/usb/wheels").is_dir() else (

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import ssl
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -208,3 +210,42 @@ def test_two_learners_isolated_over_tls_and_nothing_left(monkeypatch):
     finally:
         hubmod.teardown(hub_dir)
         shutil.rmtree(hub_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+@needs_npm
+@needs_root
+def test_a_real_hub_whose_terminal_closes_stops_and_leaves_nothing():
+    hub_dir = Path(tempfile.mkdtemp(prefix="nvcourse-hub-test-"))
+    port = hubmod.free_port()
+    env = {**os.environ, "NVCOURSE_HUB_ACCOUNT_PREFIX": "nvt-", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "nvcourse.devtools.hub", "--users", "1", "--port", str(port), "--dir", str(hub_dir)]
+    out = hub_dir.parent / f"{hub_dir.name}.out"
+    try:
+        with open(out, "w") as o:
+            p = subprocess.Popen(cmd, env=env, stdout=o, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while "learners open" not in out.read_text() and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(1)
+            assert "learners open" in out.read_text(), out.read_text()[-2000:]
+            assert len(hub_accounts.ours(hub_dir)) == 1
+            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+            assert second.returncode == 1 and "--stop --dir" in second.stderr and "Traceback" not in second.stderr
+            assert len(hub_accounts.ours(hub_dir)) == 1  # the refused start tore nothing down
+            os.killpg(p.pid, signal.SIGHUP)
+            assert p.wait(180) == 0
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        assert hub_accounts.ours(hub_dir) == [] and not (hub_dir / "secrets").exists()
+        assert _port_free(port)
+        assert not [q for q in psutil.process_iter(["cwd"]) if q.info["cwd"] and
+                    q.info["cwd"].startswith(str(hub_dir))]
+        assert "hub: stopped" in (hub_dir / "hub-console.log").read_text()
+    finally:
+        hubmod.stop_strays(hub_dir)
+        subprocess.run([*cmd[:3], "--stop", "--dir", str(hub_dir)], env=env, capture_output=True, timeout=300)
+        shutil.rmtree(hub_dir, ignore_errors=True)
+        out.unlink(missing_ok=True)

@@ -5,17 +5,22 @@ Prepares a state folder outside the course (``/var/lib/nvcourse-hub`` as root, e
 copy of the course without solutions, a self-signed TLS certificate, the secrets in 0600 files. As root it makes
 one Unix account per learner (``nvc-learner01`` …, home ``DIR/homes/learnerNN`` mode 0700, memory and CPU
 limits in a control group where the machine allows: :mod:`nvcourse.devtools.hub_accounts`). Then it runs
-JupyterHub with ``deploy/jupyterhub_config.py`` in the foreground until Ctrl-C, which stops the hub, the proxy
-and every learner's server, keeps the files learners changed in ``DIR/collected/TIME/`` and removes the
-accounts, their homes and the secrets. Not root, every learner's server would run as your own user, able to
-read the others' files: that is allowed on loopback only (a hub to try on your own machine).
+JupyterHub with ``deploy/jupyterhub_config.py`` in the foreground until Ctrl-C (or a kill, or SIGHUP when its
+terminal or SSH session closes), which stops the hub, the proxy and every learner's server, keeps the files
+learners changed in ``DIR/collected/TIME/`` and removes the accounts, their homes and the secrets. Not root,
+every learner's server would run as your own user, able to read the others' files: that is allowed on loopback
+only (a hub to try on your own machine).
 
 Each learner logs in with a password of their own, printed on a slip to cut out (``DIR/slips/slips.html`` or
 ``slips.txt``, root only; the console names them, never the passwords); the board line has the address and the
 learner names. The instructor's password is in a file only its owner reads (the path is printed).
 :class:`Hub` starts the same hub in the background for the load benchmark (``benchmarks/hub_load.py``) and the tests.
 
-Exit status: 0 after Ctrl-C; 1 when npm, openssl, an account, JupyterHub or the proxy fails; 2 for bad usage.
+One hub per state folder: a second start is refused while one runs; ``--stop`` stops a hub of ``--dir`` started
+earlier, even one whose terminal is gone, and cleans up after it (:mod:`nvcourse.devtools.hub_stop`).
+
+Exit status: 0 after Ctrl-C or --stop; 1 when npm, openssl, an account, JupyterHub or the proxy fails, or a hub
+of that folder already runs; 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from pathlib import Path
 from ..units import parse_size
 from . import hub_accounts as accounts
 from . import hub_secrets
+from . import hub_stop as stopping
+from .hub_stop import group_alive, stop_proxy, stop_strays, teardown  # noqa: F401 (the hub's API)
 from .release import release_learners
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,48 +194,6 @@ def board_urls(ip: str, port: int, tls: bool = True) -> list[str]:
     return [f"{'https' if tls else 'http'}://{h}:{port}/" for h in room[:3]]
 
 
-def teardown(hub_dir: Path) -> str:
-    """After the hub stopped: stray servers ended, learners' changed files kept, accounts, homes, control
-    groups and secrets removed. Returns a sentence for the console."""
-    hub_dir = Path(hub_dir).resolve()
-    stop_strays(hub_dir)
-    stop_proxy(hub_dir)
-    note = ""
-    if accounts.is_root() and accounts.ours(hub_dir):
-        dest = hub_dir / "collected" / time.strftime("%Y%m%d-%H%M%S")
-        print(f"hub: removing {len(accounts.ours(hub_dir))} learner accounts", file=sys.stderr, flush=True)
-        gone = accounts.remove(hub_dir, collect_to=dest)
-        note = f"{len(gone)} learner accounts and homes removed"
-        if dest.exists():
-            (hub_dir / "collected").chmod(0o700)
-            note += f"; the files they changed are in {dest}"
-    accounts.remove_limits(hub_dir)
-    shutil.rmtree(hub_dir / "secrets", ignore_errors=True)
-    return note
-
-
-def stop_proxy(hub_dir: Path, wait_s: float = 5) -> bool:
-    """End the hub's proxy if it outlived the hub (it runs in a session of its own: a hub stopped while it was
-    still starting leaves it). Found by its pid file and checked by its command line. True if one was ended."""
-    import psutil
-
-    pid_file = Path(hub_dir) / "proxy.pid"
-    try:
-        proc = psutil.Process(int(pid_file.read_text().strip()))
-        if not any("configurable-http-proxy" in part for part in proc.cmdline()):
-            return False
-        proc.terminate()
-        try:
-            proc.wait(wait_s)
-        except psutil.TimeoutExpired:
-            proc.kill()
-        return True
-    except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
-    finally:
-        pid_file.unlink(missing_ok=True)
-
-
 def hub_command() -> list[str]:
     return [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)]
 
@@ -251,6 +216,7 @@ class Hub:
         self.prepare_kw = prepare_kw
         self.prepared: Prepared | None = None
         self.proc: subprocess.Popen[bytes] | None = None
+        self.lock: int | None = None
 
     @property
     def cert(self) -> str:
@@ -267,16 +233,19 @@ class Hub:
         return ssl.create_default_context(cafile=self.cert)
 
     def __enter__(self) -> Hub:
+        self.lock = stopping.acquire(self.hub_dir)  # one hub per folder: refused while another runs
         try:
             self.prepared = prepare(self.hub_dir, users=self.users, port=self.port,
                                     token=self.token, **self.prepare_kw)
         except BaseException:
             teardown(self.hub_dir)
+            stopping.release(self.hub_dir, self.lock)
             raise
         log = open(self.hub_dir / "jupyterhub.log", "wb")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(hub_command(), cwd=self.hub_dir, env=self.prepared.env, stdout=log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
+        stopping.record(self.lock, jupyterhub=self.proc.pid)
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -322,55 +291,14 @@ class Hub:
                 continue
             # The hub is gone; its children may still be stopping: give them the same time.
             end = time.monotonic() + wait_s
-            while time.monotonic() < end and _group_alive(self.proc.pid):
+            while time.monotonic() < end and group_alive(self.proc.pid):
                 time.sleep(0.2)
-            if not _group_alive(self.proc.pid):
+            if not group_alive(self.proc.pid):
                 break
         self.proc = None
         teardown(self.hub_dir)
-
-
-def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
-    """Terminate, then kill, what still runs from ``hub_dir``; returns their pids.
-
-    The learners' servers run in sessions of their own (JupyterHub's local spawner starts them so), out of reach
-    of the hub's process group. The hub stops them when it shuts down, but on a loaded machine it can run out of
-    time before its own SIGKILL. A process is the hub's when it works in a learner's home (``hub_dir/homes``) and
-    carries the ``JUPYTERHUB_USER`` the hub gives every server (its kernels and their workers inherit it): a shell
-    the instructor opened in a home is left alone.
-    """
-    import psutil
-
-    root = str((Path(hub_dir) / "homes").resolve()) + os.sep
-    strays = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            mine = proc.pid != os.getpid() and (proc.cwd() + os.sep).startswith(root)
-            if mine and "JUPYTERHUB_USER" in proc.environ():
-                strays.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    for proc in strays:
-        try:
-            proc.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(strays, timeout=wait_s)
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=wait_s)
-    return [p.pid for p in strays]
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+        stopping.release(self.hub_dir, self.lock)
+        self.lock = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -385,6 +313,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kernel-idle", type=int, default=1800, help="idle kernels are shut down after (s, 1800)")
     parser.add_argument("--idle", type=int, default=3600, help="idle servers are stopped after (s, default 3600)")
     parser.add_argument("--no-tls", action="store_true", help="plain HTTP (loopback only)")
+    parser.add_argument("--stop", action="store_true",
+                        help="stop a hub of --dir started earlier (even one whose terminal is gone) and clean up")
     return parser
 
 
@@ -413,9 +343,55 @@ def _announce(args: argparse.Namespace, prep: Prepared) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     hub_dir = (args.dir or default_dir()).resolve()
-    # Ctrl-C and a plain kill both stop everything (a launcher may have started us with SIGINT ignored).
+    if args.stop:
+        return _stop_earlier(hub_dir)
+    # Ctrl-C, a plain kill and a closed terminal or SSH session (SIGHUP) all stop everything (a launcher may
+    # have started us with SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, lambda *_: _hung_up(hub_dir))
+    try:
+        _check_usage(args.users, args.ip, args.port, not args.no_tls)
+        lock = stopping.acquire(hub_dir)  # before anything is written: never under a hub that runs
+    except ValueError as exc:
+        print(f"hub: error: {exc}", file=sys.stderr)
+        return 2
+    except (stopping.HubRunning, OSError) as exc:
+        print(f"hub: error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _serve(args, hub_dir, lock)
+    finally:
+        stopping.release(hub_dir, lock)
+
+
+def _stop_earlier(hub_dir: Path) -> int:
+    """``--stop``: stop the hub of ``hub_dir`` started earlier and clean up after it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the clean-up must not be cut short
+    try:
+        note = stopping.stop_running(hub_dir)
+    except (stopping.HubRunning, OSError) as exc:
+        print(f"hub: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"hub: stopped; {note}", file=sys.stderr)
+    return 0
+
+
+def _hung_up(hub_dir: Path) -> None:
+    """SIGHUP: the console is gone. Its output goes to ``DIR/hub-console.log`` from now on (a write to a closed
+    terminal would fail and cut the clean-up short); then stop as on Ctrl-C."""
+    fd = os.open(hub_dir / "hub-console.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _serve(args: argparse.Namespace, hub_dir: Path, lock: int) -> int:
     try:
         prep = prepare(hub_dir, users=args.users, ip=args.ip, port=args.port,
                        tls=not args.no_tls, mem=args.mem, cpus=args.cpus, kernel_idle_s=args.kernel_idle,
@@ -434,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"hub: starting (state in {hub_dir})", file=sys.stderr, flush=True)
     proc = subprocess.Popen(hub_command(), cwd=hub_dir, env=prep.env, start_new_session=True)
     try:
+        stopping.record(lock, jupyterhub=proc.pid)
         if _wait_up(proc, args, prep):
             _announce(args, prep)
         code = proc.wait()
