@@ -43,6 +43,8 @@ TERMS = {
     "nvls": r"\bNVLS\b|NVLink SHARP",
     "sharp": r"\bSHARP\b",
     "symmetric-kernels": r"symmetric-memory|symmetric window",
+    "nvlstree": r"\bNVLSTree\b",
+    "pat": r"\bPAT\b",
     "infiniband": r"InfiniBand",
     "roce": r"\bRoCE\b",
     "gpudirect-rdma": r"GPUDirect|\bGDR\b",

@@ -544,3 +544,51 @@ def test_04b_picks_table_reads_as_the_prose_says():
     assert ("every configuration but the 72-GPU rack starts with LL, every one ends with Simple, and across nodes "
             "LL128 fills the sizes in between") in prose("04b_predicting_collectives.ipynb")
 
+
+
+def test_04b_ll_against_simple_at_4_gib_is_the_models_ratio():
+    gib4 = 4 * 2**30
+    ll = predict("allreduce", "dgx-h100", 8, gib4, algo="ring", proto="LL").time_s * 1e3
+    simple = predict("allreduce", "dgx-h100", 8, gib4, algo="ring", proto="Simple").time_s * 1e3
+    text = prose("04b_predicting_collectives.ipynb")
+    assert (f"a 4 GiB one takes {ll:.0f} ms with LL against {simple:.0f} ms with Simple: {ll / simple:.1f}× faster "
+            "with Simple") in text
+    assert "twice as fast with Simple" not in text
+
+
+def test_04b_ll_cap_is_named_with_its_value_where_check_yourself_uses_it():
+    cap = tuning.ll_max_bw_GBps("hopper", 1)
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"({cap:.0f} GB/s of busbw on one Hopper node; NCCL's `llMaxBw`)" in text
+    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 2b" in text
+    assert f"at most {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s" in text
+
+
+def test_04b_nccl_estimate_and_model_time_are_named_apart():
+    """nccl#1453's line is NCCL's estimate; the dashboard shows the model's time, which adds the channel ramp."""
+    from nvcourse.costmodel import configure, predict_sweep
+    from nvcourse.costmodel.corrections import channel_ramp
+
+    sizes = [4096, 8192]
+    cost = predict_sweep("allreduce", "dgx-h100", 8, sizes, nodes=2).costs["tree/LL"]
+    est = [float(cost.nccl_estimate(s)) * 1e6 for s in sizes]
+    picks = [predict("allreduce", "dgx-h100", 8, s, nodes=2) for s in sizes]
+    assert all((p.algo, p.proto) == ("tree", "LL") for p in picks)
+    model = {f"{p.time_s * 1e6:.1f}" for p in picks}
+    assert len(model) == 1  # "at both sizes"
+    ramp = channel_ramp("tree", "LL", configure("dgx-h100", 8, 2))
+    used = [ramp.channels * float(ramp.factor(s)) for s in sizes]
+    assert used == [1, 2]
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"NCCL's estimate comes out at {est[0]:.1f} and {est[1]:.1f} µs" in text
+    assert f"**The model's time**, the one the dashboard shows, is {model.pop()} µs at both sizes" in text
+    assert f"runs on only one or two of NCCL's {ramp.channels} channels" in text
+    assert "Every time on the dashboard is the course model's prediction" in text
+
+
+def test_04b_ring_plateau_factors_are_ncclss():
+    plateau = tuning.raw()["size_correction"]
+    text = prose("04b_predicting_collectives.ipynb")
+    assert (f"pays its latency {plateau['ring_plateau']['ampere_and_later']:g} times over from Ampere on "
+            f"({plateau['ring_plateau']['before_ampere']:g} before) once each rank's share per channel reaches "
+            f"{plateau['ring_plateau_min_bytes']:g} bytes") in text
