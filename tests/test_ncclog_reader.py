@@ -289,9 +289,11 @@ def test_cuda_driver_version_code():
 
 # ---------------------------------------------------------------- GPUDirect RDMA by NCCL version
 # The two gdr_off_distance_* files are built from NCCL's own format strings at the tags named in their headers (no
-# public 2.29/2.30 paste with GDR off exists); the expected values below are read from their lines.
+# public 2.29/2.30 paste with GDR off was found), so they live apart from the real logs (and are not counted as real
+# in the README); the expected values below are read from their lines.
+FORMATS = Path(__file__).parent / "fixtures" / "ncclog_format_strings"
 def test_gdr_off_by_distance_in_the_2_29_format():
-    log = load("gdr_off_distance_v2_29_format.log")
+    log = read_text((FORMATS / "gdr_off_distance_v2_29_format.log").read_text(encoding="utf-8"))
     assert log.version == "2.29.2" and log.gdr_hca is True
     assert log.gdr_connections == {"without": 4} and log.gdr is False
     assert log.gdr_distance == [{"gpu": "GPU/0-110592 (rank 0)", "net": "NET/0-0", "gdr": False, "distance": 9,
@@ -303,7 +305,7 @@ def test_gdr_off_by_distance_in_the_2_29_format():
 
 def test_gdr_off_by_distance_on_2_30_where_the_distance_line_is_trace_only():
     """The NIC line says Enabled, the channels lack /GDRDMA, no distance line at INFO: the channels decide."""
-    log = load("gdr_off_distance_v2_30_format.log")
+    log = read_text((FORMATS / "gdr_off_distance_v2_30_format.log").read_text(encoding="utf-8"))
     assert log.version == "2.30.7" and log.gdr_distance == [] and log.gdr_hca is True
     assert log.gdr is False and log.gdr_connections == {"without": 4}
     (far,) = [p for p in log.problems if p.get("signature") == "gdr_distance"]

@@ -12,7 +12,7 @@ import pytest
 
 from nvcourse.cli import main
 from nvcourse.nccl import signatures
-from nvcourse.nccl.ncclog import read_text
+from nvcourse.nccl.ncclog import explain, read_text
 
 RUNBOOK = Path(__file__).parent / "fixtures" / "runbook"
 DATA = Path(__file__).parents[1] / "nvcourse" / "data" / "nccl"
@@ -26,7 +26,9 @@ def test_ncclog_names_the_signature_of_each_runbook_fixture(sid, name, capsys):
     d = json.loads(capsys.readouterr().out)
     found = {s["signature"]: s for s in d["signatures"]}
     assert sid in found and found[sid]["source"].startswith("http") and found[sid]["fix"]
-    assert any(p.get("signature") == sid for p in d["problems"])
+    # a record with fault = false (a cloud fabric recognised) is a note, never a problem
+    fault = signatures.records()[sid].get("fault", True)
+    assert any(p.get("signature") == sid for p in d["problems"]) is fault
 
 
 def test_gdr_signature_replaces_the_generic_no_gdr_problem():
@@ -83,3 +85,69 @@ def test_nccl_tests_json_carries_signatures(capsys, tmp_path):
     assert main(["nccl-tests", str(f), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert [s["signature"] for s in d["diagnosis"]["signatures"]] == ["p2p_forced_off"]
+
+
+# ---------------------------------------------------------------- cumulative counters, ACS and mlxlink lines
+# Counter names and layouts as the tools print them: mlx5 `ethtool -S` (rx_prio3_pause, tx_pause_storm_*_events:
+# Linux net/mlx5e en_stats.c), `mlxlink -c` "Physical Counters and BER Info" (names as in scitix/sichek#125), lspci.
+def _sigs(text):
+    return {s["signature"] for s in read_text(text).signatures}
+
+
+def test_one_reading_of_pause_counters_is_not_a_storm_two_growing_readings_are():
+    once = "     rx_prio3_pause: 1843\n     tx_prio3_pause: 12\n"
+    log = read_text(once)
+    assert log.signatures == [] and log.problems == []
+    assert [c["delta"] for c in log.counters] == [None, None] and "one reading cannot tell" in log.notes[0]
+    assert "Nothing" not in explain(log) and "two readings" in explain(log)
+    flat = read_text(once + once)
+    assert flat.signatures == [] and "2 counter(s) unchanged" in flat.notes[0]
+    grown = read_text(once + "     rx_prio3_pause: 1843\n     tx_prio3_pause: 5012\n")
+    (hit,) = grown.signatures
+    assert hit["signature"] == "pfc_storm" and "rose by 5000" in hit["line"]
+    # the NIC's own stall detector is a storm in one reading
+    assert _sigs("     tx_pause_storm_warning_events: 3\n") == {"pfc_storm"}
+    assert _sigs("     tx_pause_storm_warning_events: 0\n     tx_pause_storm_error_events: 0\n") == set()
+
+
+@pytest.mark.parametrize("line,broken", [
+    ("\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd- EgressCtrl- DirectTrans-", True),
+    ("ACSCtl: SrcValid- TransBlk- ReqRedir+ CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-", True),
+    ("ACSCtl: SrcValid+ TransBlk- ReqRedir- CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-", True),
+    ("ACSCtl: SrcValid+ TransBlk+ ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-", False),
+    ("ACSCtl: SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-", False),
+])
+def test_acs_rule_is_a_plus_after_reqredir_or_cmpltredir(line, broken):
+    log = read_text(line + "\n")
+    assert (_sigs(line) == {"acs_redirect"}) is broken
+    if not broken:
+        assert "read as healthy" in log.notes[0]
+
+
+def test_mlxlink_symbol_errors_effective_errors_and_link_down_counter():
+    healthy = ("Physical Counters and BER Info\n------------------------------\n"
+               "Time Since Last Clear [Min]        : 348349.5\nEffective Physical Errors          : 0\n"
+               "Effective Physical BER             : 15E-255\nLink Down Counter                  : 0\n"
+               "Link Error Recovery Counter        : 0\nRaw Physical BER                   : 2E-9\n")
+    log = read_text(healthy)
+    assert log.signatures == [] and any("read as healthy" in n for n in log.notes)
+    assert _sigs(healthy.replace("Effective Physical Errors          : 0", "Effective Physical Errors : 42"))
+    assert _sigs("Symbol Errors                      : 55\n") == {"ib_link_ber"}
+    assert _sigs("SymbolErrorCounter:..............55\n") == {"ib_link_ber"}
+    down = healthy.replace("Link Down Counter                  : 0", "Link Down Counter                  : 4")
+    assert _sigs(down) == set() and "Link Down Counter 4" in read_text(down).notes[0]
+    assert _sigs(down + down.replace(": 4", ": 6")) == {"ib_link_ber"}
+
+
+def test_power_cap_is_a_fault_only_when_one_gpu_differs_and_efa_is_not_a_fault():
+    cap = "        SW Power Cap                      : Active\n"
+    same = read_text(cap * 4)
+    assert same.signatures == [] and "on all 4 GPU reading(s)" in same.notes[0]
+    odd = read_text(cap * 3 + cap.replace("Active", "Not Active"))
+    assert {s["signature"] for s in odd.signatures} == {"clocks_power"}
+    assert "Active on 3, Not Active on 1" in odd.signatures[0]["line"]
+    assert _sigs("        HW Slowdown                       : Active\n") == {"clocks_power"}
+    efa = read_text((RUNBOOK / "efa_ofi_provider_nccl1597.log").read_text())
+    assert "efa_libfabric" in {s["signature"] for s in efa.signatures}
+    assert "efa_libfabric" not in {p.get("signature") for p in efa.problems}
+    assert any(n.startswith("recognised, not a fault: AWS EFA") for n in efa.notes)

@@ -109,6 +109,10 @@ class NcclLog:
     hints: list[str] = field(default_factory=list)
     #: failure signatures from the runbook data whose patterns match a line (see :mod:`.signatures`)
     signatures: list[dict] = field(default_factory=list)
+    #: cumulative counters found (pause frames, link retrains): signature, counter, values (one per reading), delta
+    counters: list[dict] = field(default_factory=list)
+    #: what the reader recognised that is not a fault, or that one paste cannot decide (a counter read once)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -171,10 +175,12 @@ def read_text(text: str) -> NcclLog:
             log.warnings.append(msg)
             continue
         _read_message(log, scan, host, dev, msg, f"{host}:{m.group('pid')}" if host else "")
-    from .signatures import match_text
+    from .signatures import counter_readings, match_text, reading_notes
 
     log.signatures = match_text(text)
-    if log.lines == 0 and not log.signatures:
+    log.counters = counter_readings(text)
+    log.notes = reading_notes(log.counters, text)
+    if log.lines == 0 and not log.signatures and not log.notes:
         raise ValueError(
             "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "
             "'host:1234:1250 [0] NCCL INFO Using network IB' or 'NCCL version 2.21.5+cuda12.4'; found none"
@@ -358,8 +364,10 @@ def _case(case_id: str) -> dict:
 
 
 def _signature_problems(log: NcclLog) -> list[dict]:
+    from .signatures import records
+    faults = [s for s in log.signatures if records().get(s["signature"], {}).get("fault", True)]
     return [{"problem": f"{s['title']}: '{s['line'][:160]}'", "case": None, "signature": s["signature"],
-             "cause": s["cause"], "fix": s["fix"], "source": s["source"]} for s in log.signatures]
+             "cause": s["cause"], "fix": s["fix"], "source": s["source"]} for s in faults]
 
 
 def _shm_problem(log: NcclLog) -> list[dict]:
@@ -440,8 +448,10 @@ def explain(log: NcclLog) -> str:
     """One paragraph: what the log says and what looks wrong."""
     parts = []
     if log.lines == 0:
-        return ("No NCCL debug line in the paste; it matches failure signature(s): "
-                + "; ".join(f"{s['title']} ('{s['line'][:120]}')" for s in log.signatures) + ".")
+        found = ("; it matches failure signature(s): "
+                 + "; ".join(f"{s['title']} ('{s['line'][:120]}')" for s in log.signatures)) if log.signatures else ""
+        notes = (" Read: " + "; ".join(log.notes) + ".") if log.notes else ""
+        return f"No NCCL debug line in the paste{found}." + notes
     who = f"NCCL {log.version}" if log.version else "NCCL (version not in the paste)"
     scale = []
     if log.nranks:
@@ -481,6 +491,8 @@ def explain(log: NcclLog) -> str:
                          f"of {agree['calls']} call(s).")
     if log.jobs > 1:
         parts.append(f"The paste mixes {log.jobs} jobs or communicators.")
+    if log.notes:
+        parts.append("Read: " + "; ".join(log.notes) + ".")
     if log.problems:
         parts.append("What looks wrong: " + "; ".join(p["problem"] for p in log.problems) + ".")
     else:
