@@ -140,3 +140,54 @@ def test_an_unusable_log_paste_gets_one_line_with_an_example(text, says):
     err = box.last_error
     assert err and "\n" not in err and says in err and "NCCL INFO" in err
     assert "⚠" in box.readout.value and "Traceback" not in box.readout.value
+
+
+# ------------------------------------------------------------------------------------------------ check yourself
+def test_q1_most_rows_of_the_sweep_are_below_the_bandwidth_band():
+    answer = cell("c026")
+    assert "most rows of a sweep from 8 B lie below the bandwidth band (32 MiB and up): 22 of the 31 in §2" in answer
+    run = ch.read_sample("2 nodes x 8 A100 (RoCE)")
+    below = [r for r in run.rows if r["bytes"] < 32 * 2**20]
+    tiny = [r for r in run.rows if r["bytes"] < 64 * 1024]
+    assert (len(below), len(run.rows), len(tiny)) == (22, 31, 13) and len(below) > len(run.rows) / 2  # "most"
+    top = run.rows[-1]["oop_busbw_GBps"]
+    assert round(top) == 238 and max(r["oop_busbw_GBps"] for r in below) < top / 2  # "none above half of 238"
+    assert "13 of them (below 64 KiB) near 0" in answer and max(r["oop_busbw_GBps"] for r in tiny) < top / 100
+    assert ch.band_counts(run) == {"latency": 13, "transition": 9, "bandwidth": 9}
+
+
+def test_q5_asks_only_what_the_chapter_teaches():
+    text = cell("c026")
+    assert "`root`" not in text and "N/A" not in text  # neither is shown in the chapter
+    assert "all-reduce 2(n−1)/n" in cell("c007") and "broadcast, reduce, send/recv 1" in cell("c007")
+    assert f"2(16−1)/16 = {2 * 15 / 16}" in text
+    run = ch.read_sample("2 nodes x 8 A100 (RoCE)")
+    assert run.nranks == 16 and run.op == "allreduce" and run.op_source == "busbw/algbw ratio"
+    last = run.rows[-1]
+    assert last["oop_busbw_GBps"] / last["oop_algbw_GBps"] == pytest.approx(1.875, abs=0.005)
+
+
+# ------------------------------------------------------------------------------------------------ host plumbing
+def test_acs_prose_names_the_redirect_bits_the_runbook_checks():
+    from nvcourse import _data
+
+    text = cell("c022")
+    assert "shows `SrcValid+` where it is on" not in text
+    assert "a `+` after `ReqRedir` or `CmpltRedir`" in text and "`SrcValid+` alone only validates" in text
+    acs = _data.load("runbook")["signatures"]["acs_redirect"]
+    assert acs["command"] == "sudo lspci -vvv | grep ACSCtl"
+    srcvalid_only = "ACSCtl: SrcValid+ TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"
+    assert any(re.search(p, acs["broken"]) for p in acs["log_patterns"])
+    assert not any(re.search(p, srcvalid_only) for p in acs["log_patterns"])
+    assert any(re.search(p, srcvalid_only) for p in acs["healthy_patterns"])
+
+
+def test_gdr_level_default_is_pxb_in_prose_and_table():
+    # NCCL's default (src/graph/paths.cc, 2.18 to 2.30): netGdrLevel = PATH_PXB (P2C with NCCL_NET_GDR_C2C on)
+    from nvcourse import _data
+
+    text = cell("c022")
+    assert "Its default is `PXB`" in text and "(`PHB` or `SYS`) needs a higher level" in text
+    when = _data.load("nccl_env")["vars"]["NCCL_NET_GDR_LEVEL"]["when"]
+    assert "The default level is PXB" in when and "(PHB or SYS" in when and "(PXB, PHB)" not in when
+    assert "default level is PXB" in _plain(ch.env_table_html())

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from nvcourse import _data
+from nvcourse.nccl.diagnose import BANDS
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
 from nvcourse.tables import table_html
 
@@ -21,7 +22,7 @@ __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
     "report_html", "overlay_figure", "diagnosis_text", "diagnosis_png", "diagnosis_image", "log_html",
     "nccl_tests_box", "ncclog_box",
-    "hopper_topology", "affinity_table_html", "in_place_gap",
+    "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts",
 ]  # fmt: skip
 
 _PASTE = "(paste your own below)"
@@ -109,6 +110,11 @@ def in_place_gap(run) -> float:
     gaps = [abs(r["ip_busbw_GBps"] - r["oop_busbw_GBps"]) / r["oop_busbw_GBps"]
             for r in run.rows if r.get("ip_busbw_GBps") is not None and r["oop_busbw_GBps"] > 0]
     return max(gaps, default=0.0)
+
+
+def band_counts(run) -> dict[str, int]:
+    """How many of the run's sizes fall in each of the diagnosis's size bands (latency, transition, bandwidth)."""
+    return {name: sum(lo <= r["bytes"] < hi for r in run.rows) for name, lo, hi in BANDS}
 
 
 def report_html(run, diag) -> str:
