@@ -544,6 +544,70 @@ def test_07c_sentences_under_the_tables_hold():
     assert "not possible" in ch07c.layouts_html() and "—" in ch07c.layouts_html()
 
 
+def test_07c_kernel_comparisons_hold_where_the_prose_says():
+    from nvcourse.chapters import ch07c_inference as ch07c
+
+    text = prose("07c_communication_for_inference.ipynb")
+    # §1: "At every TP degree most of the time (79–89 %) is the fixed latency"
+    assert "At every TP degree most of the time (79–89 %) is the fixed latency" in text
+    shares = [float(ln.rsplit("(", 1)[1].rstrip("%)")) for ln in ch07c.allreduce_latency_lines()]
+    assert (min(shares), max(shares)) == (79, 89)
+    # §2 and the key points: on H100 the symmetric kernels are near the custom ones; on B200 they are not
+    h100, b200 = ch07c.kernel_ratios("dgx-h100"), ch07c.kernel_ratios("dgx-b200")
+    assert ch07c.kernel_ratios("gb200-nvl72") == b200
+    r = lambda lo_hi: f"{lo_hi[0]:.2f}–{lo_hi[1]:.2f}"  # noqa: E731
+    assert f"take from {h100['sym_over_nccl'][0]:.2f} (TP 8) to {h100['sym_over_nccl'][1]:.2f} (TP 2)" in text
+    assert f"within {r(h100['sym_over_custom'])}× of the faster custom kernel. That is true on H100 only" in text
+    assert f"the same model puts them at {r(b200['sym_over_nccl'])}× of the classic path" in text
+    assert 2 <= b200["sym_over_custom"][0] and b200["sym_over_custom"][1] <= 3.2  # "about two to three times"
+    assert f"come within {r(h100['sym_over_custom'])}× of the custom kernels" in text
+    lo = min(h100["nccl_over_custom"][0], b200["nccl_over_custom"][0])
+    hi = max(h100["nccl_over_custom"][1], b200["nccl_over_custom"][1])
+    assert f"takes {lo:.1f}–{hi:.1f}× as long as the faster of them" in text
+    assert "about twice" not in text and "about half of" not in text
+    # §3: the 70B model at TP 4 → TP 8, every kernel
+    from nvcourse import inference
+
+    st = {a: [inference.decode_step("llama3-70b", "dgx-h100", t, batch=1, algo=a) for t in (4, 8)]
+          for a in inference.ALLREDUCE_ALGOS}
+    s4, s8 = st["nccl"]
+    assert f"halves ({s4.memory_s * 1e3:.1f} → {s8.memory_s * 1e3:.1f} ms)" in text
+    grow = {a: (b.comm_s - a4.comm_s) * 1e3 for a, (a4, b) in st.items()}
+    assert f"{grow['oneshot']:.1f} ms with one-shot kernels and by {grow['nccl']:.2f} ms with NCCL" in text
+    assert min(grow, key=grow.get) == "oneshot" and max(grow, key=grow.get) == "nccl"
+    ups = [a4.total_s / b.total_s for a4, b in st.values()]
+    assert "TP 8 is 1.6–1.8× faster whatever the kernel" in text and 1.55 <= min(ups) and max(ups) < 1.85
+
+
+def test_07c_dashboard_never_times_a_layout_that_does_not_fit():
+    import itertools
+
+    from nvcourse import catalog, inference
+    from nvcourse.chapters import ch07c_inference as ch07c
+
+    text = prose("07c_communication_for_inference.ipynb")
+    assert "(Llama 3 405B on a DGX H100 fits at no TP degree)" in text
+    assert not any(ch07c.fits_gpu("llama3-405b", "dgx-h100", t) for t in ch07c.TP_DEGREES)
+    d = ch07c.inference_dashboard()
+    opts = {k: list(w.options) for k, w in d.controls.items()}
+    for model, system, batch, context in itertools.product(opts["model"], opts["system"], opts["batch"],
+                                                           opts["context"]):
+        m = inference.get_model(model)
+        tps = [t for t in ch07c.TP_DEGREES if m.heads % t == 0 and t <= catalog.get_system(system).gpus_per_domain]
+        ok = [t for t in tps if ch07c.fits_gpu(model, system, t, batch=batch, context=context)]
+        steps = [inference.decode_step(model, system, t, batch=batch, context=context) for t in ok]
+        rows = ch07c._decode_rows(model, system, tps, steps, batch=batch, context=context)
+        words = " ".join(v for _, v in rows)
+        if not ok:
+            assert "does not fit" in words and "per step" not in words, (model, system, batch, context)
+        else:
+            fastest = int(re.match(r"TP (\d+):", rows[0][1]).group(1))
+            assert fastest in ok and (len(ok) == len(tps) or "does not fit" in words)
+    _fig, html = d._render(model="llama3-405b", system="dgx-h100", batch=1, context=4096, algo="nccl",
+                           prompt=32768, kv_path=next(iter(ch07c.KV_PATHS)))
+    assert "does not fit" in html and "per step" not in html and "sent after prefill" not in html
+
+
 def test_07c_moe_copies_and_the_nvl72_gap_as_the_prose_states():
     from nvcourse.chapters import ch07c_inference as ch07c
 
@@ -643,3 +707,18 @@ def test_09_oversubscription_and_top_of_rack_never_help_as_the_prose_says():
     assert share[(1024, "tor")] == pytest.approx(share[(1024, "static")], rel=0.01)
     text = prose("09_capstone_design_a_cluster.ipynb")
     assert "Oversubscription and top-of-rack cabling never help" in text
+
+
+def test_06_one_gib_ring_is_the_faster_default_on_2_nodes_and_sharp_beats_both():
+    from nvcourse.fabric import allreduce_scaling
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    t = {a: [r.time_s for r in rows] for a, rows in allreduce_scaling(nodes, 2**30, routing="dmodk").items()}
+    assert t["ring"][0] < t["tree"][0] and t["ring"][0] < t["hierarchical"][0]  # NCCL's defaults on 2 nodes
+    assert all(tr < r for tr, r in zip(t["tree"][1:], t["ring"][1:], strict=True))  # the tree from 4 nodes on
+    assert all(s < min(t[a][i] for a in ("ring", "tree")) for i, s in enumerate(t["sharp"]))
+    text = prose("06_multinode_fabrics.ipynb")
+    assert "of the algorithms NCCL runs by default, the flat ring is the faster on 2 nodes" in text
+    assert "which NCCL runs only when CollNet is switched on, beats both" in text
+    assert "the flat ring is the fastest on a few nodes" not in text
+    assert "shows the tree's time in two parts that add up" in text

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
-from .. import catalog, inference, serving
+from .. import _data, catalog, costmodel, inference, serving
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -26,6 +26,10 @@ __all__ = [
     "KV_PATHS",
     "ALGO_COLOURS",
     "decode_tp_figure",
+    "gpu_bytes",
+    "fits_gpu",
+    "allreduce_latency_lines",
+    "kernel_ratios",
     "allreduce_vs_measured_figure",
     "kv_transfer_figure",
     "moe_dispatch_rows",
@@ -54,27 +58,48 @@ KV_PATHS = {f"8 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 8), f"1 × {NIC_RATE} 
             "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}
 
 
+def gpu_bytes(model: str, system: str, tp: int, *, batch: int = 1, context: int = 4096) -> float:
+    """Bytes one GPU holds for a TP ``tp`` decode: its share of the weights plus its share of the batch's KV cache
+    (the bytes :func:`nvcourse.inference.decode_step` reads per step)."""
+    s = inference.decode_step(model, system, tp, batch=batch, context=context)
+    return s.memory_s * catalog.get_system(system).gpu_spec.memory_TBps * 1e12 * inference.data()["decode"][
+        "hbm_efficiency"]
+
+
+def fits_gpu(model: str, system: str, tp: int, *, batch: int = 1, context: int = 4096) -> bool:
+    """Whether :func:`gpu_bytes` fits one GPU's memory (nothing kept back for activations: an optimistic test)."""
+    cap = catalog.get_system(system).gpu_spec.memory_GB * 1e9
+    return gpu_bytes(model, system, tp, batch=batch, context=context) <= cap
+
+
+def _no_fit_label(ax, x: float) -> None:
+    """Write "does not fit" where a bar would stand, so an impossible layout shows no time."""
+    ax.text(x, ax.get_ylim()[1] * 0.5, "does not fit", rotation=90, ha="center", va="center", fontsize=8)
+
+
 def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 4096,
                      algos: tuple[str, ...] = inference.ALLREDUCE_ALGOS) -> Figure:
-    """Time per decode step against TP degree: the memory part (grey) and the all-reduces, per algorithm."""
+    """Time per decode step against TP degree: the memory part (grey) and the all-reduces, per algorithm; a TP
+    degree whose weights and KV cache do not fit one GPU (:func:`fits_gpu`) gets no bar but the words "does not
+    fit"."""
     fig, ax = new_figure(7.5, 3.4)
     width = 0.8 / len(algos)
+    ok = [t for t in TP_DEGREES if fits_gpu(model, system, t, batch=batch, context=context)]
+    idx = [TP_DEGREES.index(t) for t in ok]
     top = 0.0
     for j, algo in enumerate(algos):
-        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in TP_DEGREES]
-        x = np.arange(len(TP_DEGREES)) + (j - (len(algos) - 1) / 2) * width
+        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in ok]
+        x = np.array(idx, dtype=float) + (j - (len(algos) - 1) / 2) * width
         mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
         comm = [s.comm_s * 1e3 for s in steps]
         ax.bar(x, mem, width, color=PART_COLOURS["weights + KV read"], edgecolor="white",
                label="weights + KV read" if j == 0 else None)
         ax.bar(x, comm, width, bottom=mem, color=_COLOURS[algo], label=f"all-reduces ({algo})")
-        top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)))
-    ax.set_ylim(0, top * 1.1)
-    cap = catalog.get_system(system).gpu_spec.memory_GB * 1e9
-    m = inference.get_model(model)
-    for i, t in enumerate(TP_DEGREES):  # weights alone larger than a GPU's memory: say so on the bar
-        if m.params * inference.data()["decode"]["bytes_per_param"] / t > cap:
-            ax.text(i, ax.get_ylim()[1] * 0.5, "weights do not fit", rotation=90, ha="center", va="center", fontsize=8)
+        top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)), 0.0)
+    ax.set_ylim(0, (top or 1.0) * 1.1)
+    for i, t in enumerate(TP_DEGREES):  # weights + KV larger than a GPU's memory: no bar, say so
+        if t not in ok:
+            _no_fit_label(ax, i)
     ax.set_xticks(range(len(TP_DEGREES)), [f"TP {t}" for t in TP_DEGREES])
     ax.set_ylabel("time per decode step (ms)")
     ax.legend(fontsize=8)
@@ -116,6 +141,32 @@ def _details(summary: str, body: str) -> str:
     """A collapsed block: ``summary`` (plain text) is the line the reader clicks, ``body`` (HTML) the detail."""
     return (f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div>"
             "</details>")
+
+
+def allreduce_latency_lines(system: str = "dgx-h100", nbytes: int = 8192 * 2) -> list[str]:
+    """Per TP degree: NCCL's all-reduce of ``nbytes`` (default: one Llama 3 70B token, 16 KiB) in the course's
+    NCCL model, and the share of its time that is fixed latency (the rest is bytes over bandwidth)."""
+    out = []
+    for tp in (2, 4, 8):
+        p = costmodel.predict("allreduce", system, tp, nbytes, algo="nccl")
+        out.append(f"TP {tp}: {format_size(nbytes)} all-reduce {format_time(p.time_s)} ({p.algo}/{p.proto}), of "
+                   f"which latency {format_time(p.latency_s)} ({p.latency_s / p.time_s:.0%})")
+    return out
+
+
+def kernel_ratios(system: str = "dgx-h100", nbytes: int = 16384,
+                  tps: tuple[int, ...] = (2, 4, 8)) -> dict[str, tuple[float, float]]:
+    """(lowest, highest) over ``tps`` of: NCCL's classic time / the faster custom kernel's (``"nccl_over_custom"``),
+    NCCL's symmetric kernels / its classic path (``"sym_over_nccl"``) and / the faster custom kernel
+    (``"sym_over_custom"``), for one all-reduce of ``nbytes``."""
+    out: dict[str, list[float]] = {"nccl_over_custom": [], "sym_over_nccl": [], "sym_over_custom": []}
+    for tp in tps:
+        t = {a: inference.allreduce_time(system, tp, nbytes, a) for a in inference.ALLREDUCE_ALGOS}
+        best = min(t["oneshot"], t["twoshot"])
+        out["nccl_over_custom"].append(t["nccl"] / best)
+        out["sym_over_nccl"].append(t["nccl-sym"] / t["nccl"])
+        out["sym_over_custom"].append(t["nccl-sym"] / best)
+    return {k: (min(v), max(v)) for k, v in out.items()}
 
 
 def measured_vs_model_html(system: str = "dgx-h100") -> str:
@@ -254,8 +305,23 @@ def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
 # serving as engines run it today (section 9)
 
 
+#: How each source key of the serving table reads to a learner: a short citation (the URL is the data file's).
+_CITES = {"deepseek-v3-config": "DeepSeek-V3's model configuration (Hugging Face)",
+          "sglang-deepseek": "SGLang's DeepSeek V3/R1 guide",
+          "vllm-53825": "vLLM pull request 53825 (Mooncake connector)",
+          "leviathan": "Leviathan et al., speculative decoding, ICML 2023"}
+
+
+def _cite(src: str) -> str:
+    """A readable link for a source key of data/inference.toml (``"derived"`` rows carry their own words)."""
+    if src in _CITES:
+        return f"<a href='{html.escape(inference.data()['sources'][src]['url'])}'>{html.escape(_CITES[src])}</a>"
+    return html.escape(src)
+
+
 def serving_rows() -> list[dict]:
-    """One row per serving reality: what it is, the arithmetic, its result, the source key (data/inference.toml)."""
+    """One row per serving technique: what it is, the arithmetic, its full result, a short result for the summary
+    table (``"short"``), the source key (data/inference.toml, or ``"derived"``) and a readable citation (HTML)."""
     mla, mla8 = serving.mla_kv_bytes_per_token(), serving.mla_kv_bytes_per_token(bytes_per_elem=1)
     gqa = inference.kv_bytes_per_token("llama3-70b")
     fp8, bf16 = serving.node_fit("hgx-h200"), serving.node_fit("hgx-h200", bytes_per_param=2)
@@ -267,51 +333,107 @@ def serving_rows() -> list[dict]:
     host = serving.host_enqueue_per_token_s(layers, graphs=False)
     mla_cfg = inference.data()["mla"]["deepseek-v3"]
     h200 = catalog.get_system("hgx-h200")
-    return [
+    launch = (f"<a href='{html.escape(_data.load('launch')['host_enqueue']['src'])}'>NCCL's host cost per call, "
+              "measured in an nccl-tests issue</a>")
+    rows = [
         {"item": "MLA's compressed KV (DeepSeek-V3)",
          "arithmetic": f"{mla_cfg['layers']} layers × ({mla_cfg['kv_lora_rank']} + "
                        f"{mla_cfg['qk_rope_head_dim']}) × bytes",
          "result": f"{format_size(mla)} per token in BF16, {format_size(mla8)} in FP8; Llama 3 70B's GQA cache: "
-                   f"{format_size(gqa)}", "src": "deepseek-v3-config"},
+                   f"{format_size(gqa)}", "short": f"{format_size(mla)} per token vs {format_size(gqa)} (GQA)",
+         "src": "deepseek-v3-config"},
         {"item": f"FP8 weights: {fp8['weights_GB']:.0f}B on one {h200.gpus_per_host} × H200 node",
          "arithmetic": f"params × 1 B vs {h200.gpus_per_host} × {h200.gpu_spec.memory_GB:.0f} GB",
-         "result": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:.0f} GB: fits, {fp8['free_GB']:.0f} GB left for KV "
-                   f"(BF16: {bf16['weights_GB']:,.0f} GB, does not fit)", "src": "sglang-deepseek"},
+         "result": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:,.0f} GB: fits, {fp8['free_GB']:.0f} GB left for KV "
+                   f"(BF16: {bf16['weights_GB']:,.0f} GB, does not fit)",
+         "short": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:,.0f} GB: fits", "src": "sglang-deepseek"},
         {"item": "attention-DP with wide-EP", "arithmetic": "TP replicates MLA's latent on every GPU; DP attention "
          "keeps each request's cache on one GPU", "result": f"{fp8['kv_tokens_tp'] / 1e6:.1f} M vs "
-         f"{fp8['kv_tokens_dp_attention'] / 1e6:.1f} M tokens of FP8 KV in the same node", "src": "sglang-deepseek"},
+         f"{fp8['kv_tokens_dp_attention'] / 1e6:.1f} M tokens of FP8 KV in the same node",
+         "short": f"{fp8['kv_tokens_dp_attention'] / fp8['kv_tokens_tp']:.0f}× the tokens of KV cache",
+         "src": "sglang-deepseek"},
         {"item": "paged KV transfer, one descriptor per (layer, page)", "arithmetic": "max(bytes / NIC, descriptors "
          f"× {small['per_descriptor_s'] * 1e6:.2f} µs)", "result": f"16 KiB descriptors: {format_time(small['time_s'])}"
          f" ({small['bound']}-bound); 1 MiB: {format_time(page['time_s'])} ({page['bound']}-bound), one rank's share of"
-         " a 32k Llama 3 70B prompt", "src": "vllm-53825"},
+         " a 32k Llama 3 70B prompt",
+         "short": f"16 KiB descriptors: {small['time_s'] / page['time_s']:.1f}× slower than 1 MiB ones",
+         "src": "vllm-53825"},
         {"item": "prefill TP 2 → decode TP 8", "arithmetic": "8 KV heads: 4 per prefill rank, 1 per decode rank",
          "result": f"every page cut into {rs['split']:.0f} messages of {rs['heads_per_message']} head",
-         "src": "derived"},
+         "short": f"every page sent as {rs['split']:.0f} smaller messages", "src": "derived",
+         "cite": "worked out from Llama 3 70B's 8 KV heads"},
         {"item": "speculative decoding (3 drafts, 70 % accepted)", "arithmetic": "(1 − a^(k+1)) / (1 − a) tokens "
          "per step", "result": f"{sd['tokens_per_step']:.2f} tokens per step: {sd['allreduces_per_token']:.0f} "
-         f"all-reduces per token instead of {2 * layers}, each {sd['message_tokens']} tokens wide", "src": "leviathan"},
+         f"all-reduces per token instead of {2 * layers}, each {sd['message_tokens']} tokens wide",
+         "short": f"{sd['allreduces_per_token']:.0f} all-reduces per output token instead of {2 * layers}",
+         "src": "leviathan"},
         {"item": "CUDA graphs", "arithmetic": f"{2 * layers} NCCL calls × host enqueue per call", "result":
-         f"{format_time(host)} of host time per token without graphs, none replayed from a graph", "src": "derived"},
+         f"{format_time(host)} of host time per token without graphs, none replayed from a graph",
+         "short": f"{format_time(host)} of host time saved per token", "src": "derived", "cite": launch},
     ]
+    for r in rows:
+        r.setdefault("cite", _cite(r["src"]))
+    return rows
 
 
 def serving_html() -> str:
-    """Each serving reality and its result; the arithmetic and the source of each behind a collapsed block."""
-    summary = table_html(["serving reality", "result"],
-                         [[html.escape(r["item"]), html.escape(r["result"])] for r in serving_rows()],
+    """Each serving technique and its one result; the arithmetic, full result and source of each behind a
+    collapsed block."""
+    summary = table_html(["technique", "what it changes (Llama 3 70B or DeepSeek-V3)"],
+                         [[html.escape(r["item"]), html.escape(r["short"])] for r in serving_rows()],
                          align_numbers=False)
-    return summary + _details("The arithmetic and the source of each row", serving_table_html())
+    return summary + _details("The arithmetic, full result and source of each row", serving_table_html())
 
 
 def serving_table_html() -> str:
-    rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), html.escape(r["src"])]
+    rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), r["cite"]]
             for r in serving_rows()]
-    return table_html(["serving reality", "arithmetic", "result", "source (data/inference.toml)"], rows,
-                      align_numbers=False)
+    return table_html(["technique", "arithmetic", "result", "source"], rows, align_numbers=False)
 
 
 # ------------------------------------------------------------------------------------------------
 # the dashboard
+
+
+def _dashboard_bars(tps: list[int], steps: list, algo: str) -> Figure:
+    """One panel: a bar per TP degree that fits (memory or compute part, then the all-reduces); "does not fit"
+    where the weights and KV cache exceed a GPU's memory, with no time drawn."""
+    fig, ax = new_figure(7.0, 2.8)  # one panel: TTFT goes in the readout (a second panel doubles the draw)
+    pos = [tps.index(s.tp) for s in steps]
+    mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
+    ax.bar(pos, mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
+    ax.bar(pos, [s.comm_s * 1e3 for s in steps], bottom=mem, color=_COLOURS[algo], label=f"all-reduces ({algo})")
+    # headroom above the tallest bar: flush with the frame it read as cut off
+    ax.set_ylim(0, 1.1 * max((s.total_s * 1e3 for s in steps), default=1.0))
+    for i in range(len(tps)):
+        if i not in pos:
+            _no_fit_label(ax, i)
+    ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
+    ax.set_ylabel("ms per decode step")
+    if steps:
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _decode_rows(model: str, system: str, tps: list[int], steps: list, *, batch: int, context: int) -> list[list[str]]:
+    """The readout's decode rows: the fastest TP degree that fits and the all-reduces of the largest one that fits,
+    or, when none fits, how many GB one GPU would need at the largest TP degree (no time)."""
+    cap = catalog.get_system(system).gpu_spec.memory_GB
+    skipped = [t for t in tps if t not in {s.tp for s in steps}]
+    note = f" (TP {', '.join(map(str, skipped))}: does not fit)" if skipped else ""
+    if not steps:
+        need = gpu_bytes(model, system, tps[-1], batch=batch, context=context) / 1e9
+        return [["decode", f"does not fit: even at TP {tps[-1]} one GPU needs {need:,.0f} GB for its weights and KV "
+                 f"cache, and has {cap:.0f} GB"]]
+    best = min(steps, key=lambda s: s.total_s)
+    s_last = steps[-1]
+    return [
+        ["decode: fastest", f"TP {best.tp}: {format_time(best.total_s)} per step, "
+         f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total{note}"],
+        [f"all-reduces at TP {s_last.tp}", f"{s_last.comm_share:.0%} of the step ({s_last.allreduces} × "
+         f"{format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each); the step is "
+         f"{s_last.bound}-bound"],
+    ]
 
 
 def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b", "llama3-405b"),
@@ -336,35 +458,23 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
     def render(model, system, batch, context, algo, prompt, kv_path):
         m = inference.get_model(model)
         tps = [t for t in TP_DEGREES if m.heads % t == 0 and t <= catalog.get_system(system).gpus_per_domain]
-        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in tps]
-        fig, ax = new_figure(7.0, 2.8)  # one panel: TTFT goes in the readout (a second panel doubles the draw)
-        mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
-        ax.bar(range(len(tps)), mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
-        ax.bar(range(len(tps)), [s.comm_s * 1e3 for s in steps], bottom=mem, color=_COLOURS[algo],
-               label=f"all-reduces ({algo})")
-        # headroom above the tallest bar: flush with the frame it read as cut off
-        ax.set_ylim(0, 1.1 * max(s.total_s for s in steps) * 1e3)
-        ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
-        ax.set_ylabel("ms per decode step")
-        ax.legend(fontsize=7)
+        ok = [t for t in tps if fits_gpu(model, system, t, batch=batch, context=context)]
+        steps = [inference.decode_step(model, system, t, batch=batch, context=context, algo=algo) for t in ok]
+        fig = _dashboard_bars(tps, steps, algo)
+        rows = _decode_rows(model, system, tps, steps, batch=batch, context=context)
         path, sid, k = KV_PATHS[kv_path]
         x = inference.kv_transfer_time(model, prompt, sid, path=path, senders=k)
-        pre = inference.prefill_time(model, system, prompt, gpus=8)
-        plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)
-        stream = inference.ttft(pre, x["time_s"], m.layers, layerwise=True)
-        best = min(steps, key=lambda s: s.total_s)
-        s_last = steps[-1]
-        rows = [
-            ["decode: fastest", f"TP {best.tp}: {format_time(best.total_s)} per step, "
-             f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total"],
-            [f"all-reduces at TP {s_last.tp}", f"{s_last.comm_share:.0%} of the step ({s_last.allreduces} × "
-             f"{format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each); the step is "
-             f"{s_last.bound}-bound"],
-            ["KV cache of the prompt", f"{format_size(x['bytes'], binary=False)}, {format_time(x['time_s'])} over "
-             f"{html.escape(kv_path)}"],
-            [f"TTFT (prefill on 8 GPUs {format_time(pre)})", f"<b>{format_time(plain['ttft_s'])}</b> sent after "
-             f"prefill, <b>{format_time(stream['ttft_s'])}</b> streamed layer by layer"],
-        ]
+        rows.append(["KV cache of the prompt", f"{format_size(x['bytes'], binary=False)}, {format_time(x['time_s'])} "
+                     f"over {html.escape(kv_path)}"])
+        if fits_gpu(model, system, 8, batch=1, context=prompt):
+            pre = inference.prefill_time(model, system, prompt, gpus=8)
+            plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)
+            stream = inference.ttft(pre, x["time_s"], m.layers, layerwise=True)
+            rows.append([f"TTFT (prefill on 8 GPUs {format_time(pre)})", f"<b>{format_time(plain['ttft_s'])}</b> sent "
+                         f"after prefill, <b>{format_time(stream['ttft_s'])}</b> streamed layer by layer"])
+        else:
+            rows.append(["TTFT (prefill on 8 GPUs)", f"does not fit: the weights and this prompt's KV cache need "
+                         f"{gpu_bytes(model, system, 8, batch=1, context=prompt) / 1e9:,.0f} GB per GPU"])
         text = table_html(["what", "at these settings"], rows, align_numbers=False)
         return fig, text
 
