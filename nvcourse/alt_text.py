@@ -23,6 +23,9 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
+from .i18n import ngettext
+from .i18n import translate as _
+
 __all__ = ["describe", "install"]
 
 _MAX_NAMES = 8  # series named one by one; beyond that, "and N more"
@@ -38,7 +41,7 @@ def _clean(text: str) -> str:
 def _names(labels: list[str]) -> str:
     shown = [_clean(lb) for lb in labels[:_MAX_NAMES]]
     more = len(labels) - len(shown)
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(shown) + (ngettext(" and {n} more", " and {n} more", more).format(n=more) if more > 0 else "")
 
 
 def _series(ax: Axes) -> list[str]:
@@ -53,19 +56,26 @@ def _series(ax: Axes) -> list[str]:
     images = [im for im in ax.get_images() if isinstance(im, AxesImage)]
     parts = []
     if lines:
-        parts.append(f"{len(lines)} line{'s' * (len(lines) > 1)}: {_names([ln.get_label() for ln in lines])}")
+        parts.append(ngettext("{n} line: {names}", "{n} lines: {names}", len(lines)).format(
+            n=len(lines), names=_names([ln.get_label() for ln in lines])))
     elif unnamed_lines:
-        parts.append(f"{len(unnamed_lines)} line{'s' * (len(unnamed_lines) > 1)}")
+        parts.append(ngettext("{n} line", "{n} lines", len(unnamed_lines)).format(n=len(unnamed_lines)))
     if bars:
-        parts.append(f"{len(bars)} bar{'s' * (len(bars) > 1)}")
+        parts.append(ngettext("{n} bar", "{n} bars", len(bars)).format(n=len(bars)))
     n_points = sum(len(c.get_offsets()) for c in points)
     if n_points:
-        parts.append(f"{n_points} point{'s' * (n_points > 1)}")
+        parts.append(ngettext("{n} point", "{n} points", n_points).format(n=n_points))
     if areas:
-        parts.append(f"{len(areas)} shaded band{'s' * (len(areas) > 1)}")
+        parts.append(ngettext("{n} shaded band", "{n} shaded bands", len(areas)).format(n=len(areas)))
     if images:
-        parts.append("a colour map")
+        parts.append(_("a colour map"))
     return parts
+
+
+def _named_lines(ax: Axes) -> bool:
+    """Whether the panel has lines with names (then :func:`_series` already lists them: no legend repeated)."""
+    return any(ln.get_visible() and len(ln.get_xdata()) > 1 and not ln.get_label().startswith("_")
+               for ln in ax.get_lines())
 
 
 def _axis(ax: Axes, which: str) -> str:
@@ -73,35 +83,35 @@ def _axis(ax: Axes, which: str) -> str:
     scale = ax.get_xscale() if which == "x" else ax.get_yscale()
     if not label:
         return ""
-    return label + (" (log scale)" if scale == "log" else "")
+    return label + (_(" (log scale)") if scale == "log" else "")
 
 
 def _panel(ax: Axes) -> str:
     bits = []
     title = _clean(ax.get_title())
     if title:
-        bits.append(f"“{title}”")
+        bits.append(_("“{title}”").format(title=title))
     if not ax.axison:  # a drawing (a topology, a fabric, a timeline of boxes): its marks are not data points
-        bits.append("a diagram")
+        bits.append(_("a diagram"))
         legend = ax.get_legend()
         keys = [t.get_text() for t in legend.get_texts() if t.get_text()] if legend is not None else []
         if keys:
-            bits.append(f"key: {_names(keys)}")
+            bits.append(_("key: {names}").format(names=_names(keys)))
         labels = list(dict.fromkeys(_clean(t.get_text()) for t in ax.texts if _clean(t.get_text())))
         if labels:
-            bits.append(f"labelled {_names(labels)}")
+            bits.append(_("labelled {names}").format(names=_names(labels)))
         return ", ".join(bits)
     x, y = _axis(ax, "x"), _axis(ax, "y")
     if x or y:
-        bits.append(" against ".join(v for v in (y, x) if v))
+        bits.append(_(" against ").join(v for v in (y, x) if v))
     series = _series(ax)
     if series:
-        bits.append("; ".join(series))
+        bits.append(_("; ").join(series))
     legend = ax.get_legend()
-    if legend is not None and not any(s.startswith(("1 line:", "2 lines:")) or ": " in s for s in series):
+    if legend is not None and not _named_lines(ax):
         entries = [t.get_text() for t in legend.get_texts() if t.get_text()]
         if entries:
-            bits.append(f"legend: {_names(entries)}")
+            bits.append(_("legend: {names}").format(names=_names(entries)))
     return ", ".join(bits)
 
 
@@ -118,11 +128,15 @@ def describe(fig: Figure) -> str:
     head = _clean(fig._suptitle.get_text()) if fig._suptitle is not None else ""
     texts = [p for p in (_panel(ax) for ax in panels) if p]
     if not texts:
-        return f"Figure{': ' + head if head else ''}." if head else "Figure: a diagram."
+        return _("Figure: {title}.").format(title=head) if head else _("Figure: a diagram.")
     if len(texts) == 1:
-        return f"Figure{' “' + head + '”' if head else ''}: {texts[0]}."
-    listed = " ".join(f"Panel {i + 1}: {t}." for i, t in enumerate(texts))
-    return f"Figure{' “' + head + '”' if head else ''} with {len(texts)} panels. {listed}"
+        if head:
+            return _("Figure “{title}”: {panel}.").format(title=head, panel=texts[0])
+        return _("Figure: {panel}.").format(panel=texts[0])
+    listed = " ".join(_("Panel {i}: {panel}.").format(i=i + 1, panel=t) for i, t in enumerate(texts))
+    if head:
+        return _("Figure “{title}” with {n} panels. {panels}").format(title=head, n=len(texts), panels=listed)
+    return _("Figure with {n} panels. {panels}").format(n=len(texts), panels=listed)
 
 
 def tick_px(fig: Figure) -> float | None:

@@ -35,6 +35,8 @@ from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
 from .alt_text import describe, tick_px
+from .i18n import number
+from .i18n import translate as _
 from .markup import NO_MATH_CLASSES
 from .plots import before_display, deck_mode
 from .units import format_size
@@ -284,7 +286,7 @@ class Dashboard(widgets.VBox):
 
     def alt_text(self) -> str:
         """What the picture on screen shows, for a screen reader, a deck or a handout (see :mod:`.alt_text`)."""
-        return describe(self.last_figure) if self.last_figure is not None else "Figure: the dashboard's picture."
+        return describe(self.last_figure) if self.last_figure is not None else _("Figure: the dashboard's picture.")
 
     def static_html(self) -> str:
         """The dashboard as it stands, without a kernel: control values, readout and picture as plain HTML.
@@ -300,8 +302,9 @@ class Dashboard(widgets.VBox):
         parts = [
             # MathJax kept off: a control named "$/GPU-h" and a readout with a price would pair up as TeX
             f'<div class="nvcourse-dashboard-static {NO_MATH_CLASSES}">',
-            '<div style="color:#555;font-size:90%">Dashboard (run the notebook to move its controls): '
-            f"{settings}</div>",
+            '<div style="color:#555;font-size:90%">'
+            + html.escape(_("Dashboard (run the notebook to move its controls): {settings}")).format(settings=settings)
+            + "</div>",
         ]
         if self.readout.value:
             parts.append(f"<div>{self.readout.value}</div>")
@@ -320,7 +323,8 @@ class Dashboard(widgets.VBox):
         if data is None:
             return None
         data["text/html"] = self.static_html()
-        data["text/plain"] = "Dashboard: run the notebook to use its controls (a static picture is in the HTML output)"
+        data["text/plain"] = _("Dashboard: run the notebook to use its controls (a static picture is in the HTML "
+                               "output)")
         return data
 
 
@@ -377,7 +381,7 @@ def _control_value(widget: widgets.Widget) -> str:
         return ", ".join(labels)
     value = getattr(widget, "value", "")
     if isinstance(value, float):
-        return f"{value:.3g}"
+        return number(value, ".3g")
     text = str(value)
     return text if len(text) <= 40 else text[:39] + "…"
 

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LANG = "fr"
 #: The chapters translated so far: 100 % and nothing fuzzy.
 COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb",
-            "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb")
+            "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb", "notebooks/02_pcie_vs_nvlink.ipynb",
+            "solutions/02_pcie_vs_nvlink_exercises.ipynb")
 
 
 def catalog(domain: str) -> polib.POFile:
@@ -317,3 +318,181 @@ def test_french_notebook_outputs_are_french():
     nb = json.loads((ROOT / "notebooks" / LANG / "01_why_one_gpu_is_not_enough.ipynb").read_text(encoding="utf-8"))
     text = json.dumps([c.get("outputs", []) for c in nb["cells"]], ensure_ascii=False)
     assert "parallélisme de tenseurs" in text and "par GPU de 80" in text
+
+
+# -- the frame every checker, figure and dashboard shares ----------------------------------------------------
+def _walk_core() -> str:
+    """Every learner-facing path of the checker machinery: each verdict, each junk answer, each known ratio."""
+    import numpy as np
+
+    from nvcourse.checks import _core as c
+
+    shown = []
+    for status in (c.PASS, c.FAIL, c.TODO, c.ERROR, c.RECORDED):
+        r = c.Result("f", status, "s", right=["r"], wrong=["w"], hint="h", notes=["n"])
+        shown.append(_feedback(r))
+    for junk in (None, True, "text", np.arange(2), [1], float("nan"), object()):
+        for what in ("a number", "a probability", "a fraction", "a fraction between 0 and 1", "hours",
+                     "a time in seconds", "a number of bytes", "a size in bytes", "a chunk in bytes",
+                     "a rate in bytes per second", "GB/s per direction", "a whole number of GPUs",
+                     "a number of nodes", "a number of all-reduces", "True or False"):
+            try:
+                c.to_number(junk, what)
+            except c.CheckError as err:
+                shown += [err.message, err.hint]
+    for ratio, _hint in c._ratios():
+        shown += [c.diagnose(ratio * 3.0, 3.0), c.diagnose(ratio * 3.0, 3.0, what="GB/s per direction")]
+    shown += [c.best_hint([c.diagnose(1.5, 0.5, what=w)]) for w in ("a probability", "a fraction")]
+    for exc in (NameError(), TypeError(), ZeroDivisionError(), KeyError(), ValueError()):
+        shown.append(c.exception_hint(exc))
+    for value in (3, "f"):
+        try:
+            c.require_callable("g", value, "g")
+        except c.CheckError as err:
+            shown += [err.message, err.hint]
+
+    def todo():
+        raise NotImplementedError()
+
+    shown += [_feedback(c.learner_value(v, "q")) for v in (..., todo, lambda: 1 / 0)]
+    cases = [c.Case((x,), 2.0 * x) for x in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    for fn in (lambda x: 2 * x, lambda x: 2 * x if x < 2 else 4 * x, lambda x: 1 / 0, todo):
+        shown.append(_feedback(c.safe_checker(c.check_function)("g", fn, ["x"], cases, success="ok")))
+    shown.append(_feedback(c.safe_checker(lambda: 1 / 0)()))
+    return "\n".join(shown)
+
+
+def _walk_figures_and_dashboard() -> str:
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    from nvcourse.alt_text import describe
+    from nvcourse.widgets import Dashboard
+
+    fig, (a, b, d) = plt.subplots(1, 3)
+    a.plot([1, 2], [1, 2], label="ring")
+    a.plot([1, 2], [2, 3], label="tree")
+    a.plot([1, 2], [3, 4])
+    a.set(xscale="log", xlabel="size", ylabel="busbw", title="t")
+    b.bar(["x"], [1])
+    b.plot([1, 2], [1, 2], label="_nolegend_")
+    b.scatter([0, 1], [0, 1])
+    b.fill_between([0, 1], [0, 1])
+    b.imshow([[0, 1]])
+    b.legend(["k"])
+    d.set_axis_off()
+    d.text(0, 0, "GPU 0")
+    d.plot([0, 1], [0, 1], label="NVLink")
+    d.legend()
+    fig.suptitle("whole")
+    shown = [describe(fig)]
+    fig2, ax2 = plt.subplots()
+    ax2.bar(["x", "y"], [1, 2])
+    ax2.plot([1, 2], [1, 2], label="_a")
+    ax2.plot([1, 2], [1, 2], label="_b")
+    ax2.scatter([0], [0])
+    ax2.fill_between([0, 1], [0, 1])
+    ax2.fill_between([0, 1], [0, 1])
+    ax2.set_xlabel("x")
+    fig2.suptitle("one panel")
+    shown += [describe(fig2), describe(plt.figure()), describe(plt.figure().add_subplot().figure)]
+    for labels in ([f"s{i}" for i in range(9)],):
+        fig3, ax3 = plt.subplots()
+        for lb in labels:
+            ax3.plot([1, 2], [1, 2], label=lb)
+        shown.append(describe(fig3))
+    fig4 = plt.figure()
+    fig4.suptitle("only a title")
+    shown.append(describe(fig4))
+    fig5, (p, q) = plt.subplots(1, 2)
+    p.plot([1, 2], [1, 2], label="solo")
+    q.bar(["x"], [1])
+    shown.append(describe(fig5))
+    plt.close("all")
+    board = Dashboard({"n": widgets.FloatSlider(value=1.5, description="n")}, lambda n: "readout")
+    shown += [board.alt_text(), board.static_html(), board._repr_mimebundle_()["text/plain"]]
+    return "\n".join(shown)
+
+
+def _fragments(text: str) -> list[str]:
+    """The fixed parts of a message (between its ``{field}`` placeholders), those long enough to look for."""
+    import re
+
+    return [f for f in re.split(r"\{\w+\}", text) if len(f.strip()) > 2]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_shared_feedback_figure_and_dashboard_frame_speaks_the_language(lang, language):
+    import html
+
+    lang.setenv("NVCOURSE_LANG", language)
+    shown = _walk_core() + "\n" + _walk_figures_and_dashboard()
+    shown += html.unescape(shown)
+    entries = [e for path in ("nvcourse/checks/_core.py", "nvcourse/alt_text.py", "nvcourse/widgets.py")
+               for e in _entries_of(path)]
+    assert len(entries) > 100
+    for e in entries:
+        forms = [e.msgid, *([e.msgid_plural] if e.msgid_plural else [])]
+        if language == "fr":
+            forms = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
+        for form in forms:
+            for fragment in _fragments(form):
+                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
+        if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 12:
+            assert e.msgid not in shown, f"English left: {e.msgid!r}"
+
+
+def test_the_english_frame_is_unchanged(lang):
+    from nvcourse.checks import _core as c
+
+    r = c.Result("f", c.FAIL, "wrong on 1 of 2 inputs.", right=["r"], wrong=["w"], hint="h", notes=["n"])
+    assert r.message == "✘ f: Not quite — wrong on 1 of 2 inputs.\n  ✔ r\n  ✘ w\n  Hint: h\n  Note: n"
+    assert "<b>Hint:</b> h" in r._repr_html_() and "<i>Note:</i> n" in r._repr_html_()
+    lang.setenv("NVCOURSE_LANG", "fr")
+    assert r.message == ("✘ f\u00a0: Pas tout à fait — wrong on 1 of 2 inputs.\n  ✔ r\n  ✘ w\n  Indice\u00a0: h\n"
+                         "  Remarque\u00a0: n")
+
+
+# chapter 02: every checker path, question and readout, read in a fresh interpreter (questions are built on import)
+_CH02_WALK = """
+import sys
+from nvcourse.checks import ch02
+from nvcourse.checks._answers import questions, expected_answer
+from nvcourse.chapters import ch02_links as ch
+out = []
+for qid, q in sorted(questions().items()):
+    if qid.startswith("02."):
+        out += [q.prompt, q.hint, *q.choices.values()]
+        for value in ([expected_answer(qid), *q.variants().values()] if not q.choices else list(q.choices)):
+            r = ch02.answer(qid, value)
+            out += [r.message, r._repr_html_()]
+for fn in (lambda a, b: a * b, lambda a, b: a * b / 2, lambda a, b: b / a, lambda a, b: a / b, lambda a, b: 2 * a * b,
+           lambda a, b: 1.0):
+    r = ch02.half_bandwidth_size(fn)
+    out += [r.message, r._repr_html_()]
+for fn in (lambda n, a, b: n / (a + n / b), lambda n, a, b: b, lambda n, a, b: a + n / b, lambda n, a, b: n / a,
+           lambda n, a, b: 8 * n / (a + n / b), lambda n, a, b: 1.0):
+    r = ch02.effective_bandwidth(fn)
+    out += [r.message, r._repr_html_()]
+view = ch._AlphaBetaView()
+out += [view(3.4, 371, 4096)[1], view(3.4, 25, 2**28)[1], ch.link_table_html(), ch.spec_vs_measured_html()]
+sys.stdout.write("\\n".join(out))
+"""
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_every_ch02_checker_message_and_readout_speaks_the_language(language):
+    import html
+
+    env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
+    shown = subprocess.run([sys.executable, "-c", _CH02_WALK], env=env, cwd=ROOT, check=True, capture_output=True,
+                           text=True).stdout
+    shown += html.unescape(shown)
+    entries = _entries_of("nvcourse/checks/ch02.py")
+    assert len(entries) > 25
+    for e in entries:
+        for fragment in _fragments(e.msgstr if language == "fr" else e.msgid):
+            assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
+    if language == "fr":
+        assert "limité par la latence" in shown and "bande passante effective" in shown and "débit de ligne" in shown
+        assert "takes" not in shown and "latency-bound" not in shown

@@ -16,6 +16,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, linkmodel
+from ..i18n import localize_numbers, number
+from ..i18n import translate as _
 from ..linkmodel import link_measurements
 from ..plots import bytes_axis, colour_for_link, new_figure, rate_axis, time_axis
 from ..tables import table_html
@@ -66,16 +68,16 @@ def link_table_html(kinds: tuple[str, ...] = catalog.LINK_KINDS) -> str:
         rows.append(
             [
                 html.escape(link.name),
-                f"{link.line_GBps_dir:g}",
-                f"{bidir:g}",
-                f"{link.efficiency:.3f}",
-                f"{link.achievable_GBps_dir:.1f}",
-                f"{link.alpha_us:g}",
-                format_size(link.alpha_s * link.beta_Bps),
+                number(link.line_GBps_dir, "g"),
+                number(bidir, "g"),
+                number(link.efficiency, ".3f"),
+                number(link.achievable_GBps_dir, ".1f"),
+                number(link.alpha_us, "g"),
+                localize_numbers(format_size(link.alpha_s * link.beta_Bps)),
             ]
         )
-    headers = ["link", "line GB/s per direction", "line GB/s both directions", "efficiency",
-               "achievable GB/s per direction", "α (µs)", "n½ = αβ"]
+    headers = [_("link"), _("line GB/s per direction"), _("line GB/s both directions"), _("efficiency"),
+               _("achievable GB/s per direction"), _("α (µs)"), "n½ = αβ"]
     return table_html(headers, rows)
 
 
@@ -86,14 +88,15 @@ def spec_vs_measured_html() -> str:
         rows.append(
             [
                 html.escape(m.what),
-                f"{m.line_GBps_dir:g}",
-                f"{m.model_GBps_dir:.1f}",
-                f"<b>{m.measured_GBps_dir:g}</b>",
-                f"{100 * m.measured_GBps_dir / m.line_GBps_dir:.0f} %",
-                f'<a href="{html.escape(m.source)}" target="_blank">source</a>',
+                number(m.line_GBps_dir, "g"),
+                number(m.model_GBps_dir, ".1f"),
+                f"<b>{number(m.measured_GBps_dir, 'g')}</b>",
+                localize_numbers(f"{100 * m.measured_GBps_dir / m.line_GBps_dir:.0f} %"),
+                f'<a href="{html.escape(m.source)}" target="_blank">' + _("source") + "</a>",
             ]
         )
-    headers = ["measurement", "line rate GB/s/dir", "model GB/s/dir", "measured GB/s/dir", "measured / line", ""]
+    headers = [_("measurement"), _("line rate GB/s/dir"), _("model GB/s/dir"), _("measured GB/s/dir"),
+               _("measured / line"), ""]
     return table_html(headers, rows)
 
 
@@ -130,16 +133,16 @@ def _curve(label: str) -> _Curve:
 
 def _check_choices(choices) -> list[_Curve]:
     if not choices:
-        raise ValueError(f"choose at least one link; allowed: {', '.join(PER_GPU_CHOICES)}")
+        raise ValueError(_("choose at least one link; allowed: {allowed}").format(allowed=", ".join(PER_GPU_CHOICES)))
     return [_curve(label) for label in choices]
 
 
 def _bandwidth_axes(ax) -> None:
-    bytes_axis(ax)
-    rate_axis(ax, label="effective bandwidth, one direction")
+    bytes_axis(ax, label=_("message size"))
+    rate_axis(ax, label=_("effective bandwidth, one direction"))
     ax.set_xlim(SIZES[0], SIZES[-1])
     ax.set_ylim(1e6, 2e12)
-    ax.set_title("Effective bandwidth n / (α + n/β); dots mark n½ = αβ")
+    ax.set_title(_("Effective bandwidth n / (α + n/β); dots mark n½ = αβ"))
 
 
 def plot_effective_bandwidth(choices: list[str], *, line_rate: bool = False, mark_half: bool = True) -> Figure:
@@ -195,10 +198,17 @@ def _measurement_label(m) -> str:
     """A reader's name for a measurement ('12 × NVLink 3: all-reduce busbw'), not its catalog id."""
     link = catalog.get_link(m.link).name.split(" (")[0]
     what = m.what.lower()
-    kind = ("all-reduce busbw" if "all_reduce" in what or "all-reduce" in what or "busbw" in what
-            else "host → GPU copy" if "host_to_device" in what else "NCCL per NIC" if "nccl" in what else "measured")
+    per_nic = False
+    if "all_reduce" in what or "all-reduce" in what or "busbw" in what:
+        kind = _("all-reduce busbw")
+    elif "host_to_device" in what:
+        kind = _("host → GPU copy")
+    elif "nccl" in what:
+        kind, per_nic = _("NCCL per NIC"), True
+    else:
+        kind = _("measured")
     gpus = re.search(r"\b(\d+)\s?x?\s?(?:[abh]\d{3}|gpus)", what)  # "8x a100", "2 a100 pcie", "3 gpus"
-    kind += f", {gpus.group(1)} GPUs" if gpus and "per nic" not in kind.lower() else ""
+    kind += _(", {n} GPUs").format(n=gpus.group(1)) if gpus and not per_nic else ""
     return f"{m.links} × {link}: {kind}" if m.links > 1 else f"{link}: {kind}"
 
 
@@ -207,11 +217,11 @@ def plot_spec_vs_measured() -> Figure:
     ms = link_measurements()
     fig, ax = new_figure(8.5, 0.5 * len(ms) + 1.2)
     y = np.arange(len(ms))
-    ax.barh(y + 0.27, [m.line_GBps_dir for m in ms], 0.27, color="#cccccc", label="line rate (datasheet)")
-    ax.barh(y, [m.model_GBps_dir for m in ms], 0.27, color="#56B4E9", label="model: line x efficiency")
-    ax.barh(y - 0.27, [m.measured_GBps_dir for m in ms], 0.27, color="#D55E00", label="published measurement")
+    ax.barh(y + 0.27, [m.line_GBps_dir for m in ms], 0.27, color="#cccccc", label=_("line rate (datasheet)"))
+    ax.barh(y, [m.model_GBps_dir for m in ms], 0.27, color="#56B4E9", label=_("model: line x efficiency"))
+    ax.barh(y - 0.27, [m.measured_GBps_dir for m in ms], 0.27, color="#D55E00", label=_("published measurement"))
     ax.set_yticks(y, [_measurement_label(m) for m in ms], fontsize=8)
-    ax.set_xlabel("GB/s, one direction")
+    ax.set_xlabel(_("GB/s, one direction"))
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc="lower right")
     return fig
@@ -223,11 +233,11 @@ class _AlphaBetaView:
     def __init__(self) -> None:
         self.live, (ax_t, ax_b) = new_live_figure(9.5, 3.8, ncols=2)
         (self.t,) = ax_t.plot(SIZES, SIZES, color="#0072B2", lw=2, label="t(n) = α + n/β")
-        (self.alpha_only,) = ax_t.plot(SIZES, SIZES, ":", color="#999999", label="α alone")
-        (self.beta_only,) = ax_t.plot(SIZES, SIZES, "--", color="#999999", label="n/β alone")
+        (self.alpha_only,) = ax_t.plot(SIZES, SIZES, ":", color="#999999", label=_("α alone"))
+        (self.beta_only,) = ax_t.plot(SIZES, SIZES, "--", color="#999999", label=_("n/β alone"))
         (self.t_dot,) = ax_t.plot([1.0], [1.0], "o", color="#D55E00", clip_on=False)  # whole at the range's end
-        bytes_axis(ax_t)
-        time_axis(ax_t, label="transfer time")
+        bytes_axis(ax_t, label=_("message size"))
+        time_axis(ax_t, label=_("transfer time"))
         ax_t.set_xlim(SIZES[0], SIZES[-1])
         ax_t.set_ylim(1e-8, 10)
         ax_t.legend(fontsize=8, loc="upper left")  # fixed: "best" would depend on the first state
@@ -235,8 +245,8 @@ class _AlphaBetaView:
         self.beta_line = ax_b.axhline(1.0, ls=":", color="#999999")
         self.half_line = ax_b.axvline(1.0, ls="--", color="#999999")
         (self.bw_dot,) = ax_b.plot([1.0], [1.0], "o", color="#D55E00", clip_on=False)
-        bytes_axis(ax_b)
-        rate_axis(ax_b, label="effective bandwidth")
+        bytes_axis(ax_b, label=_("message size"))
+        rate_axis(ax_b, label=_("effective bandwidth"))
         ax_b.set_xlim(SIZES[0], SIZES[-1])
         ax_b.set_ylim(1e5, 2e12)
         self.live.animate(self.t, self.alpha_only, self.beta_only, self.t_dot, self.bw, self.beta_line,
@@ -253,13 +263,12 @@ class _AlphaBetaView:
         self.beta_line.set_ydata([p.beta_Bps, p.beta_Bps])
         self.half_line.set_xdata([n_half, n_half])
         self.bw_dot.set_data([size], [p.bandwidth(size)])
-        regime = "latency-bound (α dominates)" if size < n_half else "bandwidth-bound (n/β dominates)"
-        text = (
-            f"<b>{format_size(size)}</b> takes <b>{format_time(p.time(size))}</b> → effective "
-            f"<b>{format_rate(p.bandwidth(size))}</b> = {_percent(p.bandwidth(size) / p.beta_Bps)} of β. "
-            f"n½ = αβ = <b>{format_size(n_half)}</b>; this message is {regime}."
-        )
-        return self.live, text
+        regime = _("latency-bound (α dominates)") if size < n_half else _("bandwidth-bound (n/β dominates)")
+        text = _("<b>{size}</b> takes <b>{time}</b> → effective <b>{rate}</b> = {share} of β. "
+                 "n½ = αβ = <b>{half}</b>; this message is {regime}.").format(
+            size=format_size(size), time=format_time(p.time(size)), rate=format_rate(p.bandwidth(size)),
+            share=_percent(p.bandwidth(size) / p.beta_Bps), half=format_size(n_half), regime=regime)
+        return self.live, localize_numbers(text)
 
 
 def _percent(fraction: float) -> str:
@@ -289,9 +298,10 @@ def alpha_beta_dashboard() -> Dashboard:
     """Sliders for α (µs), β (GB/s) and the message size; plots t(n) and the effective bandwidth."""
     return Dashboard(
         {
-            "alpha_us": log_slider("α latency (µs)", minimum=0.1, maximum=100.0, value=round(_H100.alpha_s * 1e6, 3)),
-            "beta_GBps": log_slider("β bandwidth (GB/s)", value=round(_H100.beta_Bps / 1e9, 3), **BETA_GRID),
-            "size": size_slider("message size", min_exp=0, max_exp=34, value_exp=20),
+            "alpha_us": log_slider(_("α latency (µs)"), minimum=0.1, maximum=100.0,
+                                   value=round(_H100.alpha_s * 1e6, 3)),
+            "beta_GBps": log_slider(_("β bandwidth (GB/s)"), value=round(_H100.beta_Bps / 1e9, 3), **BETA_GRID),
+            "size": size_slider(_("message size"), min_exp=0, max_exp=34, value_exp=20),
         },
         _AlphaBetaView(),
     )
@@ -304,13 +314,13 @@ def link_chooser_dashboard() -> Dashboard:
         value=("PCIe Gen4 x16", "PCIe Gen5 x16", "H100: 18 x NVLink 4", "InfiniBand NDR (1 NIC)"),
         rows=9,
         # a plain click on one link drops the others: say how to keep several, on screen and in the tooltip
-        description="links (Ctrl/Cmd-click: several)",
-        tooltip="Ctrl-click (Cmd-click on a Mac) adds or removes one link; Shift-click selects a range; "
-        "a plain click keeps only the link clicked",
+        description=_("links (Ctrl/Cmd-click: several)"),
+        tooltip=_("Ctrl-click (Cmd-click on a Mac) adds or removes one link; Shift-click selects a range; "
+                  "a plain click keeps only the link clicked"),
         style={"description_width": "initial"},
         layout=widgets.Layout(width="460px"),  # room for the label AND the longest option, "InfiniBand NDR (1 NIC)"
     )
     return Dashboard(
-        {"show_line_rate": widgets.Checkbox(value=True, description="show line rates (dotted)"), "links": chooser},
+        {"show_line_rate": widgets.Checkbox(value=True, description=_("show line rates (dotted)")), "links": chooser},
         _ChooserView(),
     )

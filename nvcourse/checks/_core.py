@@ -20,6 +20,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..i18n import translate as _
+
 __all__ = [
     "learner_value",
     "Result",
@@ -36,17 +38,22 @@ __all__ = [
 ]
 
 PASS, FAIL, TODO, ERROR, RECORDED = "pass", "fail", "todo", "error", "recorded"
-_TITLES = {PASS: "Correct", FAIL: "Not quite", TODO: "Not done yet", ERROR: "Cannot check this yet",
-           RECORDED: "Recorded"}
+
+
+def _title(status: str) -> str:
+    """The verdict's title in the current language (read at each call: the language can change)."""
+    return {PASS: _("Correct"), FAIL: _("Not quite"), TODO: _("Not done yet"), ERROR: _("Cannot check this yet"),
+            RECORDED: _("Recorded")}[status]
+
+
 _ICONS = {PASS: "✔", FAIL: "✘", TODO: "…", ERROR: "!", RECORDED: "•"}  # all in DejaVu Sans
 _COLOURS = {PASS: ("#e8f5e9", "#2e7d32"), FAIL: ("#ffebee", "#c62828"), TODO: ("#fff8e1", "#b26a00"),
             ERROR: ("#fff8e1", "#b26a00"), RECORDED: ("#e3f2fd", "#1565c0")}  # recorded: neutral blue
 MAX_SHOWN = 3
 
-TODO_MESSAGE = (  # shown after the title "Not done yet", so it does not say it again
-    "replace the `raise NotImplementedError()` line (under `# YOUR CODE HERE`) with your "
-    "code, run the cell again, then run this check."
-)
+def _todo_message() -> str:  # shown after the title "Not done yet", so it does not say it again
+    return _("replace the `raise NotImplementedError()` line (under `# YOUR CODE HERE`) with your "
+             "code, run the cell again, then run this check.")
 
 
 _CODE_RE = re.compile(r"`([^`\n]+)`")
@@ -97,12 +104,13 @@ class Result:
 
     @property
     def message(self) -> str:
-        lines = [f"{_ICONS[self.status]} {self.name}: {_TITLES[self.status]} — {self.summary}"]
+        lines = [_("{icon} {name}: {title} — {summary}").format(
+            icon=_ICONS[self.status], name=self.name, title=_title(self.status), summary=self.summary)]
         lines += [f"  ✔ {r}" for r in self.right]
         lines += [f"  ✘ {w}" for w in self.wrong]
         if self.hint:
-            lines.append(f"  Hint: {self.hint}")
-        lines += [f"  Note: {n}" for n in self.notes]
+            lines.append("  " + _("Hint: {hint}").format(hint=self.hint))
+        lines += ["  " + _("Note: {note}").format(note=n) for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -116,17 +124,19 @@ class Result:
         parts = [
             f'<div class="nvcourse-check nvcourse-check-{self.status}" style="border-left:5px solid {fg};'
             f'background:{bg};padding:6px 10px;margin:4px 0;font-family:sans-serif;font-size:0.95em">',
-            f'<b style="color:{fg}">{_ICONS[self.status]} {esc(self.name)}: {_TITLES[self.status]}</b> — '
-            f"{esc(self.summary)}",
+            f'<b style="color:{fg}">'
+            + _("{icon} {name}: {title}").format(icon=_ICONS[self.status], name=esc(self.name),
+                                                 title=_title(self.status))
+            + f"</b> — {esc(self.summary)}",
         ]
         items = [f'<li style="color:#2e7d32">✔ {esc(r)}</li>' for r in self.right]
         items += [f'<li style="color:#c62828">✘ {esc(w)}</li>' for w in self.wrong]
         if items:
             parts.append('<ul style="list-style:none;margin:4px 0;padding-left:8px">' + "".join(items) + "</ul>")
         if self.hint:
-            parts.append(f"<div><b>Hint:</b> {esc(self.hint)}</div>")
+            parts.append("<div><b>" + _("Hint:") + f"</b> {esc(self.hint)}</div>")
         for n in self.notes:
-            parts.append(f'<div style="color:#555"><i>Note:</i> {esc(n)}</div>')
+            parts.append('<div style="color:#555"><i>' + _("Note:") + f"</i> {esc(n)}</div>")
         parts.append("</div>")
         return "".join(parts)
 
@@ -146,8 +156,8 @@ def safe_checker(fn: Callable[..., Result]) -> Callable[..., Result]:
             return Result(
                 fn.__name__,
                 ERROR,
-                f"the checker itself failed ({type(exc).__name__}: {exc}).",
-                hint="Run the cells above again from the top; if it persists, report it to the course authors.",
+                _("the checker itself failed ({error}).").format(error=f"{type(exc).__name__}: {exc}"),
+                hint=_("Run the cells above again from the top; if it persists, report it to the course authors."),
             )
 
     return wrapper
@@ -178,32 +188,49 @@ def fmt(x: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _quantity(what: str) -> str:
+    """``what`` (the quantity a checker expects, in English: it also picks the hints) in the current language;
+    a quantity not listed here stays as given."""
+    known = {"a number": _("a number"), "a probability": _("a probability"), "a fraction": _("a fraction"),
+             "a fraction between 0 and 1": _("a fraction between 0 and 1"), "hours": _("hours"),
+             "a time in seconds": _("a time in seconds"), "a number of bytes": _("a number of bytes"),
+             "a size in bytes": _("a size in bytes"), "a chunk in bytes": _("a chunk in bytes"),
+             "a rate in bytes per second": _("a rate in bytes per second"),
+             "GB/s per direction": _("GB/s per direction"), "a whole number of GPUs": _("a whole number of GPUs"),
+             "a number of nodes": _("a number of nodes"), "a number of all-reduces": _("a number of all-reduces"),
+             "True or False": _("True or False")}
+    return known.get(what, what)
+
+
 def to_number(value: Any, what: str = "a number") -> float:
     """Convert a learner's return value to float, or raise CheckError saying what was returned instead."""
     if value is None:
-        raise CheckError("your code returned None.", "Did you forget the `return` statement (or return the value "
-                         "inside the function instead of printing it)?")
+        raise CheckError(_("your code returned None."), _("Did you forget the `return` statement (or return the "
+                                                          "value inside the function instead of printing it)?"))
+    what = _quantity(what)
     if isinstance(value, bool):
-        raise CheckError(f"your code returned {value!r}, a bool, but {what} was expected.",
-                         "Return the number itself, not a comparison.")
+        raise CheckError(_("your code returned {value}, a bool, but {what} was expected.").format(
+            value=repr(value), what=what), _("Return the number itself, not a comparison."))
     if isinstance(value, str):
-        raise CheckError(f"your code returned the string {fmt(value)}, but {what} was expected.",
-                         "Return a number (a float or an int), not formatted text: the check does the formatting.")
+        raise CheckError(_("your code returned the string {value}, but {what} was expected.").format(
+            value=fmt(value), what=what),
+            _("Return a number (a float or an int), not formatted text: the check does the formatting."))
     if isinstance(value, np.ndarray):
         if value.size != 1:
-            raise CheckError(f"your code returned an array of shape {value.shape}, but {what} was expected.",
-                             "Return a single number for a single input.")
+            raise CheckError(_("your code returned an array of shape {shape}, but {what} was expected.").format(
+                shape=value.shape, what=what), _("Return a single number for a single input."))
         value = value.reshape(()).item()
     if isinstance(value, (list, tuple, dict, set)):
-        raise CheckError(f"your code returned a {type(value).__name__} ({fmt(value)}), but {what} was expected.",
-                         "Return one number, not a collection.")
+        raise CheckError(_("your code returned a {type} ({value}), but {what} was expected.").format(
+            type=type(value).__name__, value=fmt(value), what=what), _("Return one number, not a collection."))
     if isinstance(value, numbers.Real):
         v = float(value)
         if math.isnan(v):
-            raise CheckError("your code returned NaN (not a number).", "Look for 0/0 or inf - inf in your formula.")
+            raise CheckError(_("your code returned NaN (not a number)."),
+                             _("Look for 0/0 or inf - inf in your formula."))
         return v
-    raise CheckError(f"your code returned a {type(value).__name__}, but {what} was expected.",
-                     "Return a plain number (float or int).")
+    raise CheckError(_("your code returned a {type}, but {what} was expected.").format(
+        type=type(value).__name__, what=what), _("Return a plain number (float or int)."))
 
 
 def close(got: float, expected: float, rtol: float = 1e-6, atol: float = 0.0) -> bool:
@@ -212,38 +239,43 @@ def close(got: float, expected: float, rtol: float = 1e-6, atol: float = 0.0) ->
 
 #: The ×2 slips of a rate (bandwidth) are about directions and peers; for other quantities (bytes of memory,
 #: GPU or node counts, times) those causes mislead, so the hint says only what a factor 2 can mean there.
-_RATE_X2: dict[float, str] = {
-    2.0: "off by a factor of 2 (too large): per direction vs bidirectional? n vs n−1? a send counted twice?",
-    0.5: "off by a factor of 2 (too small): per direction vs bidirectional? n−1 vs n? a missing factor 2?",
-}
+def _rate_x2() -> dict[float, str]:
+    return {
+        2.0: _("off by a factor of 2 (too large): per direction vs bidirectional? n vs n−1? a send counted twice?"),
+        0.5: _("off by a factor of 2 (too small): per direction vs bidirectional? n−1 vs n? a missing factor 2?"),
+    }
+
+
 _RATE_WORDS = ("/s", "per second", "bandwidth", "rate")
 _OUT_OF_RANGE = "lies between 0 and 1"
 
-#: Ratios got/expected that point at a classic slip, with the hint. Checked in this order.
-_RATIOS: tuple[tuple[float, str], ...] = (
-    (2.0, "off by a factor of 2 (too large): something counted twice, or a factor 2 that does not belong?"),
-    (0.5, "off by a factor of 2 (too small): a term or a factor 2 missing (something that happens twice)?"),
-    (8.0, "off by a factor of 8 (too large): bits vs bytes? Gb/s ÷ 8 = GB/s."),
-    (1 / 8, "off by a factor of 8 (too small): bits vs bytes? 1 byte = 8 bits."),
-    (2**30 / 1e9, "off by 7.4 %: GiB (2^30 B) vs GB (10^9 B)?"),
-    (1e9 / 2**30, "off by 7.4 %: GB (10^9 B) vs GiB (2^30 B)?"),
-    (2**20 / 1e6, "off by 4.9 %: MiB (2^20 B) vs MB (10^6 B)?"),
-    (1e6 / 2**20, "off by 4.9 %: MB (10^6 B) vs MiB (2^20 B)?"),
-    (1e3, "1000 times too large: ms vs µs, or a unit prefix (k, M, G) applied twice?"),
-    (1e-3, "1000 times too small: µs vs ms, or a missing unit prefix (k, M, G)?"),
-    (1e6, "a million times too large: µs vs s? (α in the catalog is in µs; the model uses seconds)"),
-    (1e-6, "a million times too small: s vs µs?"),
-    (1e9, "10^9 times too large: nanoseconds, or GB where bytes were expected (or the reverse)?"),
-    (1e-9, "10^9 times too small: this function works in base units (bytes, seconds, bytes/s), not GB or GB/s."),
-    (2.0**-30, "2^30 times too small: you returned GiB; return bytes."),
-    (60.0, "60 times too large: minutes vs seconds (or hours vs minutes)?"),
-    (1 / 60, "60 times too small: seconds vs minutes?"),
-    (3600.0, "3600 times too large: hours vs seconds?"),
-    (1 / 3600, "3600 times too small: seconds vs hours?"),
-    (math.sqrt(2), "√2 too large: a factor 2 inside a square root?"),
-    (1 / math.sqrt(2), "√2 too small: a missing factor 2 inside the square root?"),
-    (-1.0, "right size, wrong sign."),
-)
+
+def _ratios() -> tuple[tuple[float, str], ...]:
+    """Ratios got/expected that point at a classic slip, with the hint. Checked in this order."""
+    return (
+        (2.0, _("off by a factor of 2 (too large): something counted twice, or a factor 2 that does not belong?")),
+        (0.5, _("off by a factor of 2 (too small): a term or a factor 2 missing (something that happens twice)?")),
+        (8.0, _("off by a factor of 8 (too large): bits vs bytes? Gb/s ÷ 8 = GB/s.")),
+        (1 / 8, _("off by a factor of 8 (too small): bits vs bytes? 1 byte = 8 bits.")),
+        (2**30 / 1e9, _("off by 7.4 %: GiB (2^30 B) vs GB (10^9 B)?")),
+        (1e9 / 2**30, _("off by 7.4 %: GB (10^9 B) vs GiB (2^30 B)?")),
+        (2**20 / 1e6, _("off by 4.9 %: MiB (2^20 B) vs MB (10^6 B)?")),
+        (1e6 / 2**20, _("off by 4.9 %: MB (10^6 B) vs MiB (2^20 B)?")),
+        (1e3, _("1000 times too large: ms vs µs, or a unit prefix (k, M, G) applied twice?")),
+        (1e-3, _("1000 times too small: µs vs ms, or a missing unit prefix (k, M, G)?")),
+        (1e6, _("a million times too large: µs vs s? (α in the catalog is in µs; the model uses seconds)")),
+        (1e-6, _("a million times too small: s vs µs?")),
+        (1e9, _("10^9 times too large: nanoseconds, or GB where bytes were expected (or the reverse)?")),
+        (1e-9, _("10^9 times too small: this function works in base units (bytes, seconds, bytes/s), not GB or GB/s.")),
+        (2.0**-30, _("2^30 times too small: you returned GiB; return bytes.")),
+        (60.0, _("60 times too large: minutes vs seconds (or hours vs minutes)?")),
+        (1 / 60, _("60 times too small: seconds vs minutes?")),
+        (3600.0, _("3600 times too large: hours vs seconds?")),
+        (1 / 3600, _("3600 times too small: seconds vs hours?")),
+        (math.sqrt(2), _("√2 too large: a factor 2 inside a square root?")),
+        (1 / math.sqrt(2), _("√2 too small: a missing factor 2 inside the square root?")),
+        (-1.0, _("right size, wrong sign.")),
+    )
 
 
 def diagnose(
@@ -258,12 +290,14 @@ def diagnose(
             return hint
     share = next((w for w in ("probability", "fraction") if w in what.lower()), "")
     if share and not 0 <= got <= 1:
-        return f"A {share} {_OUT_OF_RANGE}, and {fmt(got)} does not: something counted twice, or 1 − p missing?"
+        share = _("probability") if share == "probability" else _("fraction")
+        return _("A {share} lies between 0 and 1, and {got} does not: something counted twice, or 1 − p "
+                 "missing?").format(share=share, got=fmt(got))
     if expected != 0 and math.isfinite(got) and got != 0:
         ratio = got / expected
-        for r, hint in _RATIOS:
+        for r, hint in _ratios():
             if math.isclose(ratio, r, rel_tol=rtol):
-                return _RATE_X2.get(r, hint) if is_rate else hint
+                return _rate_x2().get(r, hint) if is_rate else hint
     return ""
 
 
@@ -282,7 +316,7 @@ def call_learner(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
     except NotImplementedError as exc:
-        raise CheckError(TODO_MESSAGE, status=TODO) from exc
+        raise CheckError(_todo_message(), status=TODO) from exc
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
@@ -299,11 +333,11 @@ def learner_value(value: Any, name: str) -> Any:
         except CheckError as err:
             return Result(name, err.status, err.message, hint=err.hint)
         except LearnerRaised as raised:
-            return Result(name, ERROR, f"your code raised {describe_exception(raised.exc)}.",
+            return Result(name, ERROR, _("your code raised {error}.").format(error=describe_exception(raised.exc)),
                           hint=exception_hint(raised.exc))
     if value is ...:
         return Result(
-            name, TODO, "you have not answered yet (the value is `...`).", hint="Replace `...` with your answer."
+            name, TODO, _("you have not answered yet (the value is `...`)."), hint=_("Replace `...` with your answer.")
         )
     return value
 
@@ -316,26 +350,26 @@ def describe_exception(exc: BaseException) -> str:
 
 def exception_hint(exc: BaseException) -> str:
     if isinstance(exc, NameError):
-        return ("A name is not defined: run the setup cell at the top of the notebook first, and check the spelling "
-                "of your variables.")
+        return _("A name is not defined: run the setup cell at the top of the notebook first, and check the "
+                 "spelling of your variables.")
     if isinstance(exc, TypeError):
-        return "Check that your function takes the arguments in the order shown in its signature, and their types."
+        return _("Check that your function takes the arguments in the order shown in its signature, and their types.")
     if isinstance(exc, ZeroDivisionError):
-        return "A division by zero: check which quantity can be 0 (or 1 − 1 = 0) for these inputs."
+        return _("A division by zero: check which quantity can be 0 (or 1 − 1 = 0) for these inputs.")
     if isinstance(exc, (AttributeError, KeyError)):
-        return "Check the name of the attribute or key you look up (e.g. in `catalog`)."
-    return "Read the error message above; it names what went wrong."
+        return _("Check the name of the attribute or key you look up (e.g. in `catalog`).")
+    return _("Read the error message above; it names what went wrong.")
 
 
 def require_callable(name: str, fn: Any, what: str) -> None:
     if callable(fn):
         return
     if isinstance(fn, numbers.Number):
-        raise CheckError(f"you passed the number {fmt(fn)}, but this check needs your function.",
-                         f"Pass the function itself: `check.{name}({what})` — no parentheses after the name.",
-                         status=ERROR)
-    raise CheckError(f"you passed a {type(fn).__name__}, but this check needs your function.",
-                     f"Pass the function itself: `check.{name}({what})`.", status=ERROR)
+        raise CheckError(_("you passed the number {value}, but this check needs your function.").format(value=fmt(fn)),
+                         _("Pass the function itself: {call} — no parentheses after the name.").format(
+                             call=f"`check.{name}({what})`"), status=ERROR)
+    raise CheckError(_("you passed a {type}, but this check needs your function.").format(type=type(fn).__name__),
+                     _("Pass the function itself: {call}.").format(call=f"`check.{name}({what})`"), status=ERROR)
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -368,7 +402,8 @@ def best_hint(hints: Sequence[str], default: str = "") -> str:
     found = [h for h in hints if h]
     if not found:
         return default
-    impossible = [h for h in found if _OUT_OF_RANGE in h]  # a value that cannot be the quantity says the most
+    marks = (_OUT_OF_RANGE, _("lies between 0 and 1"))
+    impossible = [h for h in found if any(m in h for m in marks)]  # a value that cannot be the quantity says the most
     if impossible:
         return impossible[0]
     counts = Counter(found)
@@ -399,7 +434,8 @@ def check_function(
         try:
             got = convert(call_learner(fn, *case.args))
         except LearnerRaised as raised:
-            bad.append(f"{_call_text(name, names, case)} raised {describe_exception(raised.exc)}")
+            bad.append(_("{call} raised {error}").format(call=_call_text(name, names, case),
+                                                          error=describe_exception(raised.exc)))
             hints.append(exception_hint(raised.exc))
             continue
         except CheckError as err:
@@ -411,15 +447,17 @@ def check_function(
         if close(got, case.expected, rtol, atol):
             ok += 1
             continue
-        bad.append(f"{_call_text(name, names, case)} returned {show(got)}, expected {show(case.expected)}")
+        bad.append(_("{call} returned {got}, expected {expected}").format(
+            call=_call_text(name, names, case), got=show(got), expected=show(case.expected)))
         hints.append(diagnose(got, case.expected, case.variants, what=what))
     total = len(cases)
     if not bad:
-        return Result(name, PASS, f"right on all {total} inputs (hand-picked and random).",
+        return Result(name, PASS, _("right on all {total} inputs (hand-picked and random).").format(total=total),
                       notes=[success] if success else [])
     shown = bad[:MAX_SHOWN]
     if len(bad) > MAX_SHOWN:
-        shown.append(f"... and {len(bad) - MAX_SHOWN} more wrong inputs")
+        shown.append(_("... and {n} more wrong inputs").format(n=len(bad) - MAX_SHOWN))
     found = best_hint(hints, hint)
-    right = [f"right on {ok} of {total} inputs"] if ok else []
-    return Result(name, FAIL, f"wrong on {len(bad)} of {total} inputs.", right=right, wrong=shown, hint=found)
+    right = [_("right on {ok} of {total} inputs").format(ok=ok, total=total)] if ok else []
+    return Result(name, FAIL, _("wrong on {bad} of {total} inputs.").format(bad=len(bad), total=total), right=right,
+                  wrong=shown, hint=found)

@@ -7,6 +7,8 @@ Expected values come from :mod:`nvcourse.linkmodel` (unit-tested) on every catal
 from __future__ import annotations
 
 from .. import catalog, linkmodel
+from ..i18n import localize_numbers
+from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import Case, Result, check_function, rng_for, safe_checker
 
@@ -34,16 +36,16 @@ def half_bandwidth_size(fn) -> Result:
     for a, b, label in _link_inputs("half_bandwidth_size"):
         exp = linkmodel.half_bandwidth_size(a, b)
         cases.append(Case((a, b), exp, {
-            "α·β/2 is not it: n½ is the size where B_eff = β/2, i.e. where n/β = α (solve β·n/(n+αβ) = β/2).":
+            _("α·β/2 is not it: n½ is the size where B_eff = β/2, i.e. where n/β = α (solve β·n/(n+αβ) = β/2)."):
                 exp / 2,
-            "You divided: n½ = α × β (seconds × bytes/second = bytes).": b / a,
-            "n½ = α × β, not β/α or α/β.": a / b,
-            "Twice n½: 2αβ reaches 2/3 of β. At n½ the time at bandwidth, n/β, equals the latency α, so n½ = αβ.":
+            _("You divided: n½ = α × β (seconds × bytes/second = bytes)."): b / a,
+            _("n½ = α × β, not β/α or α/β."): a / b,
+            _("Twice n½: 2αβ reaches 2/3 of β. At n½ the time at bandwidth, n/β, equals the latency α, so n½ = αβ."):
                 2 * exp,
         }, label))
     return check_function("half_bandwidth_size", fn, ["alpha_s", "beta_Bps"], cases, what="a number of bytes",
-                          hint="Set B_eff(n) = β·n/(n + αβ) equal to β/2 and solve for n.",
-                          success="n½ = αβ: the faster the link, the bigger a message must be to use it.")
+                          hint=_("Set B_eff(n) = β·n/(n + αβ) equal to β/2 and solve for n."),
+                          success=_("n½ = αβ: the faster the link, the bigger a message must be to use it."))
 
 
 @safe_checker
@@ -56,15 +58,16 @@ def effective_bandwidth(fn) -> Result:
         for n in (sizes[i % len(sizes)], int(2 ** rng.uniform(3, 32))):
             exp = linkmodel.effective_bandwidth(n, a, b)
             cases.append(Case((n, a, b), exp, {
-                "You returned β: the latency α is missing (B_eff = n / (α + n/β)).": b,
-                "You returned the transfer time; divide the size by it: B_eff = n / t(n).": a + n / b,
-                "You returned n/α: that ignores the time spent at bandwidth β.": n / a,
-                "Bits vs bytes: nbytes is already in bytes.": 8 * exp,
+                _("You returned β: the latency α is missing (B_eff = n / (α + n/β))."): b,
+                _("You returned the transfer time; divide the size by it: B_eff = n / t(n)."): a + n / b,
+                _("You returned n/α: that ignores the time spent at bandwidth β."): n / a,
+                _("Bits vs bytes: nbytes is already in bytes."): 8 * exp,
             }, label))
     return check_function("effective_bandwidth", fn, ["nbytes", "alpha_s", "beta_Bps"], cases,
                           what="a rate in bytes per second",
-                          hint="t(n) = α + n/β is the time; the effective bandwidth is the size divided by the time.",
-                          success="Tiny messages get n/α; huge ones approach β.")
+                          hint=_("t(n) = α + n/β is the time; the effective bandwidth is the size divided by the "
+                                 "time."),
+                          success=_("Tiny messages get n/α; huge ones approach β."))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -77,50 +80,51 @@ _H100_LINKS = catalog.get_gpu("h100").nvlink_links
 register(
     Question(
         "02.ndr_GBps",
-        f"An InfiniBand NDR port is sold as {_NDR_Gbps}. How many GB/s can it send per direction (line rate)?",
+        _("An InfiniBand NDR port is sold as {rate}. How many GB/s can it send per direction (line rate)?").format(
+            rate=_NDR_Gbps),
         lambda: catalog.get_link("ib-ndr").line_GBps_dir,
         unit="GB/s",
-        hint="A network port's Gb/s is its rate per direction, in bits: divide by 8 for bytes.",
+        hint=_("A network port's Gb/s is its rate per direction, in bits: divide by 8 for bytes."),
         variants=lambda: {
-            "That is gigabits: divide by 8 to get gigabytes.": catalog.get_link("ib-ndr").line_Gbps_dir,
-            "A network port's Gb/s is already per direction: do not halve it.": catalog.get_link("ib-ndr").line_GBps_dir
-            / 2,
-            "That is the achievable rate (line × efficiency); the question asks for the line rate.": catalog.get_link(
-                "ib-ndr"
-            ).achievable_GBps_dir,
+            _("That is gigabits: divide by 8 to get gigabytes."): catalog.get_link("ib-ndr").line_Gbps_dir,
+            _("A network port's Gb/s is already per direction: do not halve it."):
+                catalog.get_link("ib-ndr").line_GBps_dir / 2,
+            _("That is the achievable rate (line × efficiency); the question asks for the line rate."):
+                catalog.get_link("ib-ndr").achievable_GBps_dir,
         },
-        explain=lambda: (
-            f"{catalog.get_link('ib-ndr').line_Gbps_dir:g} Gb/s ÷ 8 = {catalog.get_link('ib-ndr').line_GBps_dir:g} "
-            f"GB/s each way; NCCL reaches about {catalog.get_link('ib-ndr').efficiency:.0%} of it."
-        ),
+        explain=lambda: localize_numbers(_(
+            "{gbits} Gb/s ÷ 8 = {gbytes} GB/s each way; NCCL reaches about {share} of it.").format(
+            gbits=f"{catalog.get_link('ib-ndr').line_Gbps_dir:g}",
+            gbytes=f"{catalog.get_link('ib-ndr').line_GBps_dir:g}",
+            share=f"{catalog.get_link('ib-ndr').efficiency:.0%}")),
     )
 )
 
 register(
     Question(
         "02.h100_nvlink_dir",
-        f"NVIDIA quotes {_H100_NVLINK} of NVLink for one H100. How many GB/s can it send to its peers, per direction "
-        "(line rate)?",
+        _("NVIDIA quotes {rate} of NVLink for one H100. How many GB/s can it send to its peers, per direction "
+          "(line rate)?").format(rate=_H100_NVLINK),
         lambda: catalog.get_system("dgx-h100").scaleup_GBps_dir,
         unit="GB/s",
-        hint="Per direction = links per GPU × one link's rate per direction (catalog); NVIDIA's figure adds both "
-             "directions.",
+        hint=_("Per direction = links per GPU × one link's rate per direction (catalog); NVIDIA's figure adds both "
+               "directions."),
         variants=lambda: {
-            f"{_H100_NVLINK} adds both directions: per direction it is half.":
+            _("{rate} adds both directions: per direction it is half.").format(rate=_H100_NVLINK):
                 catalog.get_gpu("h100").nvlink_GBps_bidir,
-            f"A factor 2 the wrong way: {_H100_NVLINK} already adds both directions, so divide it by 2, do not "
-            "multiply.": 2 * catalog.get_gpu("h100").nvlink_GBps_bidir,
-            f"That is one NVLink 4 link; an H100 has {_H100_LINKS} of them.": catalog.get_link("nvlink4").line_GBps_dir,
-            "That is the achievable rate (× efficiency); the question asks for the line rate.": catalog.get_system(
+            _("A factor 2 the wrong way: {rate} already adds both directions, so divide it by 2, do not "
+              "multiply.").format(rate=_H100_NVLINK): 2 * catalog.get_gpu("h100").nvlink_GBps_bidir,
+            _("That is one NVLink 4 link; an H100 has {n} of them.").format(n=_H100_LINKS):
+                catalog.get_link("nvlink4").line_GBps_dir,
+            _("That is the achievable rate (× efficiency); the question asks for the line rate."): catalog.get_system(
                 "dgx-h100"
             ).scaleup_achievable_GBps_dir,
         },
-        explain=lambda: (
-            f"{catalog.get_system('dgx-h100').links_per_gpu} links × {catalog.get_link('nvlink4').line_GBps_dir:g} "
-            f"GB/s "
-            f"= {catalog.get_system('dgx-h100').scaleup_GBps_dir:g} GB/s per direction; "
-            f"'{catalog.get_gpu('h100').nvlink_GBps_bidir:g} GB/s' counts both directions."
-        ),
+        explain=lambda: localize_numbers(_(
+            "{links} links × {rate} GB/s = {total} GB/s per direction; '{bidir} GB/s' counts both directions.").format(
+            links=catalog.get_system("dgx-h100").links_per_gpu, rate=f"{catalog.get_link('nvlink4').line_GBps_dir:g}",
+            total=f"{catalog.get_system('dgx-h100').scaleup_GBps_dir:g}",
+            bidir=f"{catalog.get_gpu('h100').nvlink_GBps_bidir:g}")),
     )
 )
 
@@ -137,16 +141,16 @@ def _latency_bound_64k() -> str:
 register(
     Question(
         "02.bound_64k",
-        f"A 64 KiB message between two H100s over all {_H100_LINKS} NVLink 4 links (β = line × efficiency) is...",
+        _("A 64 KiB message between two H100s over all {n} NVLink 4 links (β = line × efficiency) is...").format(
+            n=_H100_LINKS),
         _latency_bound_64k,
-        choices={"a": "latency-bound (n < n½)", "b": "bandwidth-bound (n > n½)"},
+        choices={"a": _("latency-bound (n < n½)"), "b": _("bandwidth-bound (n > n½)")},
         wrong_choice={
-            "b": f"Compute n½ = αβ for {_H100_LINKS} NVLink 4 links and compare it with 64 KiB = 65,536 B.",
-            "a": f"Compute n½ = αβ for {_H100_LINKS} NVLink 4 links and compare it with 64 KiB = 65,536 B.",
+            key: _("Compute n½ = αβ for {n} NVLink 4 links and compare it with 64 KiB = 65,536 B.").format(
+                n=_H100_LINKS) for key in ("b", "a")
         },
-        explain=lambda: (
-            f"n½ = αβ ≈ {_h100_nvlinks().half_bandwidth_bytes / 1e6:.2f} MB ≫ 64 KiB: "
-            "a faster link would not make this message noticeably faster."
-        ),
+        explain=lambda: localize_numbers(_(
+            "n½ = αβ ≈ {half} MB ≫ 64 KiB: a faster link would not make this message noticeably faster.").format(
+            half=f"{_h100_nvlinks().half_bandwidth_bytes / 1e6:.2f}")),
     )
 )
