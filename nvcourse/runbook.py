@@ -16,6 +16,7 @@ __all__ = ["LAYERS", "raw", "signatures", "ib_tc", "roce_qos_example", "pcie_GBp
 LAYERS: dict[str, str] = {
     "host": "host (clocks, power, NUMA)",
     "pcie": "PCIe (ACS, link training)",
+    "nvlink": "NVLink and NVSwitch (Fabric Manager, links, IMEX)",
     "gpu_nic": "GPU to NIC (GPUDirect RDMA)",
     "fabric": "fabric (RoCE, InfiniBand)",
     "nccl": "NCCL (environment, slow ranks)",

@@ -35,6 +35,8 @@ LOOK_AT: dict[str, str] = {
             "the speed of its slowest rank.",
     "pcie": "Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or <code>CmpltRedir</code>,"
             " and the word <code>(downgraded)</code> in <code>LnkSta</code>.",
+    "nvlink": "One command per piece: the fabric state must read <code>Completed</code>, every link a speed (never "
+              "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>.",
     "gpu_nic": "Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
                " uses GDR. Without it, the NIC line decides: <code>Disabled for HCA</code> is the peer-memory path, "
                "<code>Enabled for HCA</code> a distance.",
