@@ -45,3 +45,43 @@ def test_routing_titles_never_count_one_flow_in_the_plural_and_no_flow_is_said_s
     for routing in ("ecmp", "dmodk", "ideal"):
         sim = simulate(fab, *ring_flows(fab, node_order(fab, "random", seed=0)), routing=routing, seed=0)
         assert not re.search(r"\b[01] flows\b", routing_title(routing, sim))
+
+
+def test_the_routing_menu_follows_the_nic_whatever_was_chosen():
+    """Switching the NIC reloads the routing menu: InfiniBand's subnet-manager routes or adaptive routing,
+    Ethernet's ECMP hashing or spraying, even when the choice ("ideal") exists under both kinds."""
+    from nvcourse.chapters.ch06_fabrics import ROUTING_CHOICES, fabric_dashboard
+
+    d = fabric_dashboard()
+    nic, routing = d.controls["nic"], d.controls["routing"]
+
+    def offered():
+        return tuple(map(tuple, routing.options))
+
+    assert offered() == ROUTING_CHOICES["infiniband"]
+    for start in ("ideal", "dmodk"):
+        nic.value = "ib-ndr"
+        routing.value = start
+        nic.value = "roce-400g"
+        assert offered() == ROUTING_CHOICES["ethernet"] and routing.value in ("ideal", "ecmp")
+        assert routing.value == (start if start == "ideal" else "ecmp")
+        with pytest.raises(Exception):  # noqa: B017 - traitlets' TraitError: dmodk is not on the Ethernet menu
+            routing.value = "dmodk"
+        routing.value = "ecmp"
+        nic.value = "ib-xdr"
+        assert offered() == ROUTING_CHOICES["infiniband"] and routing.value == "dmodk"
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "hierarchical", "sharp"])
+@pytest.mark.parametrize(("nodes", "placement"), [(2, "packed"), (16, "random"), (128, "random"), (512, "packed")])
+def test_the_time_split_says_whether_its_parts_add_up_or_overlap(algorithm, nodes, placement):
+    from nvcourse.fabric import allreduce_on_fabric
+
+    _fig, html = allreduce_view(nodes, "ib-ndr", 1.0, "dmodk", placement, algorithm)
+    e = allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), 2**30, algorithm=algorithm,
+                            routing="dmodk", placement=placement)
+    if algorithm == "sharp":
+        assert "The two overlap" in html and e.intra_s + e.inter_s > e.time_s * 1.001
+        assert e.time_s < max(e.intra_s, e.inter_s) + e.latency_s + 1e-12
+    else:
+        assert "The two add up to the time" in html and e.intra_s + e.inter_s == pytest.approx(e.time_s)

@@ -156,6 +156,24 @@ def _step_text(est, fab, routing: str, algorithm: str) -> str:
             f"{cable_sharing(sim, routing)} (thickest lines, in orange: the hottest cables).")
 
 
+def _how_parts_add(est, algorithm: str) -> str:
+    """One sentence on how the two parts of the time make the whole, as the fabric model composes them: the tree
+    reports its NVLink chain alone and what the network adds to it; the ring its steps inside and across nodes;
+    the hierarchical scheme its phases in series; SHARP its two phases, which overlap (pipelined)."""
+    intra, inter = format_time(est.intra_s), format_time(est.inter_s)
+    if algorithm == "sharp":
+        return (f"The two overlap: NVLink and network phases run pipelined, so the time is the slower phase plus "
+                f"the latencies, not {intra} + {inter}.")
+    if algorithm == "tree":
+        return (f"The two add up to the time: {intra} is the NVLink chain alone, {inter} what the network adds to "
+                "it (chain and network run pipelined, so the slower sets the pace).")
+    if algorithm == "ring":
+        return (f"The two add up to the time: {inter} for the ring's steps that cross the network, {intra} for its "
+                "steps inside nodes.")
+    return (f"The two add up to the time: the NVLink phases ({intra}) and the network phase ({inter}) run one "
+            "after the other.")
+
+
 def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
     """Four or five figures in a table, one sentence on what to look at, the rest behind ``<details>``."""
     eff = est.busbw_GBps / base.busbw_GBps
@@ -165,15 +183,16 @@ def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
     if est.sim is not None:
         rows += [["slowest network flow", f"{est.sim.min_rate_GBps:.3g} of {fab.port_GBps_dir:g} GB/s"],
                  ["leaf–spine cables", cable_sharing(est.sim, routing)]]
-    parts = {"between nodes (network)": est.inter_s, "inside nodes (NVLink)": est.intra_s}
+    parts = {"between nodes": est.inter_s, "inside nodes": est.intra_s}
     big, small = sorted(parts, key=parts.get, reverse=True)
+    how = _how_parts_add(est, algorithm)
     return (
         # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
         # its name the readout did not change when the learner switched between them
         f"<b>{ALGO_LABELS[algorithm]}</b>, {format_size(est.nbytes)} per GPU on {est.gpus} GPUs, "
         f"{_html.escape(link.name)} NICs:" + table_html(["", ""], rows)
         + f"Look at the time and where it goes: the part {big} is the larger one ({format_time(parts[big])}, "
-        f"against {format_time(parts[small])} {small}).{_above_100(eff, est, base)}"
+        f"against {format_time(parts[small])} {small}). {how}{_above_100(eff, est, base)}"
         + "<details><summary>the fabric, the time split and the model</summary>"
         f"<i>{_html.escape(fab.describe())}</i><br>"
         f"Time inside nodes {format_time(est.intra_s)}, between nodes {format_time(est.inter_s)}; "
@@ -233,8 +252,11 @@ def fabric_dashboard(*, system: str = "dgx-h100"):
     def sync(_=None) -> None:
         kind = catalog.get_link(nic_w.value).kind
         choices = ROUTING_CHOICES["infiniband" if kind == "infiniband" else "ethernet"]
-        if routing_w.value not in [v for _, v in choices]:
-            routing_w.options = choices  # resets the value to the first choice
+        if tuple(map(tuple, routing_w.options)) != choices:  # reload the menu whenever the NIC kind changes:
+            # both kinds offer "ideal", so checking the value alone kept the other kind's labels (and choices)
+            keep = routing_w.value if routing_w.value in [v for _, v in choices] else choices[0][1]
+            routing_w.options = choices
+            routing_w.value = keep
         algos = [(ALGO_LABELS[a], a) for a in ALGO_LABELS if a != "sharp" or kind == "infiniband"]
         keep = algo_w.value if algo_w.value in [v for _, v in algos] else "tree"
         if list(algo_w.options) != algos:
