@@ -177,6 +177,10 @@ def test_two_learners_isolated_over_tls_and_nothing_left(monkeypatch):
             # through the real login form: learner01's password does not open learner02's account
             assert _form_login(hub, "learner02", hub.password_of("learner01")) == 403
             assert _form_login(hub, "learner02", hub.password_of("learner02")) == 302
+            # this checkout (its history, solutions, the answer key) is closed to a learner's account
+            for path in (ROOT, ROOT / ".git" / "HEAD", ROOT / "solutions", ROOT / "artifacts"):
+                probe = subprocess.run(["runuser", "-u", "nvt-learner01", "--", "ls", str(path)], capture_output=True)
+                assert probe.returncode != 0, f"learner01 reads {path}"
             runs = simulate(hub, 2)
             seen = secrets_seen(hub, runs)
             uids = {a.pw_name: a.pw_uid for a in hub_accounts.ours(hub_dir)}
@@ -249,3 +253,50 @@ def test_a_real_hub_whose_terminal_closes_stops_and_leaves_nothing():
         subprocess.run([*cmd[:3], "--stop", "--dir", str(hub_dir)], env=env, capture_output=True, timeout=300)
         shutil.rmtree(hub_dir, ignore_errors=True)
         out.unlink(missing_ok=True)
+
+
+def test_a_state_folder_inside_the_checkout_is_refused_naming_dir(capsys):
+    inside = ROOT / "artifacts" / "hub-test-never-made"
+    assert hubmod.main(["--users", "2", "--dir", str(inside)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"hub: error: --dir {inside} is inside the course checkout")
+    assert not inside.exists()  # refused before anything was made (no proxy installed there)
+
+
+@needs_root
+def test_learners_cannot_read_the_checkout_its_history_or_the_answer_key(monkeypatch):
+    from nvcourse.devtools import handouts, hub_protect
+
+    base = Path(tempfile.mkdtemp(prefix="nvcourse-checkout-test-"))  # a checkout as git clones it (0755, 0644)
+    root = base / "course"
+    for rel in (".git/HEAD", "solutions/01.ipynb", "tests/test_x.py", "docs/instructor-guide.md",
+                "nvcourse/__init__.py", "locales/fr.po", ".venv/bin/python"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    for d in [base, *root.rglob("*"), root]:
+        d.chmod(0o755 if d.is_dir() else 0o644)
+    monkeypatch.setattr(handouts, "answer_key", lambda: "# answer key: 42\n")
+    key = handouts.write_answer_key(root / "artifacts" / "handouts")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    monkeypatch.setattr(hub_protect.sys, "prefix", str(root / ".venv"))
+    monkeypatch.setattr(hub_protect.sys, "executable", str(root / ".venv" / "bin" / "python"))
+    closed = hub_protect.close_checkout(root)
+    assert root in closed and root / ".git" in closed and root / "nvcourse" not in closed
+    name = f"nvt-probe{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--no-create-home", "--comment", "nvcourse-hub test", name], check=True)
+    try:
+        def can_read(path: Path) -> bool:
+            cmd = ["runuser", "-u", name, "--", "cat" if path.is_file() else "ls", str(path)]
+            return subprocess.run(cmd, capture_output=True).returncode == 0
+
+        for secret in (root, root / ".git" / "HEAD", root / "solutions" / "01.ipynb", key,
+                       root / "artifacts" / "handouts", root / "docs" / "instructor-guide.md"):
+            assert not can_read(secret), f"a learner's account reads {secret}"
+        for runtime in (root / "nvcourse" / "__init__.py", root / "locales" / "fr.po",
+                        root / ".venv" / "bin" / "python"):
+            assert can_read(runtime), f"the learners' servers need {runtime}"
+        reopen = subprocess.run(["bash", "-c", hub_protect.reopen_command(root)], capture_output=True)
+        assert reopen.returncode == 0 and can_read(root / "solutions" / "01.ipynb") and not can_read(key)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)

@@ -14,6 +14,7 @@ The key is instructor material: it is written under ``artifacts/`` (never commit
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -97,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: artifacts/)")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(answer_key(), encoding="utf-8")
+    args.out.unlink(missing_ok=True)
+    fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # instructor material: owner only
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(answer_key())
     print(f"answer_key: wrote {args.out}")
     return 0
 

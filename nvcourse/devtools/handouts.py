@@ -6,7 +6,8 @@ Each notebook is turned into HTML without its code (prose, figures with their de
 Dashboard pictures), with MathJax served locally (see :mod:`offline_web`), then printed to A4 by headless
 Chromium once the formulas are typeset. Both quiz forms are printed from ``exercises/`` (no answers in them), each
 question with a line to write on; ``docs/cheatsheet.md`` fits one page. ``--answer-key`` adds the helpers' key
-(:mod:`.answer_key`), which is instructor material.
+(:mod:`.answer_key`), which is instructor material: it goes to ``OUT/answer-key/`` (mode 0700, its files 0600), so
+learners' accounts on the same machine cannot read it.
 
 Exit status: 0; 2 for a notebook that does not exist; 1 when Chromium, npm or nbconvert fails.
 """
@@ -170,6 +171,31 @@ def print_pdfs(pages: list[Path], chromium: str) -> list[Path]:
     return result["pdfs"]  # type: ignore[return-value]
 
 
+def write_answer_key(out: Path) -> Path:
+    """Write the helpers' key to ``out/answer-key/answer-key.md``: a folder only its owner enters (0700) and a
+    file only its owner reads (0600), so learners' accounts on a shared machine (the classroom hub) cannot read
+    it. Returns its path."""
+    for old in ("md", "html", "pdf"):  # where earlier versions left it, readable by all
+        (out / f"answer-key.{old}").unlink(missing_ok=True)
+    key_dir = out / "answer-key"
+    key_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key_dir.chmod(0o700)
+    key = key_dir / "answer-key.md"
+    key.unlink(missing_ok=True)
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(answer_key())
+    return key
+
+
+def make_private(folder: Path) -> None:
+    """Every file in ``folder`` mode 0600 and the folder 0700 (what the printing wrote with the default umask)."""
+    folder.chmod(0o700)
+    for f in folder.iterdir():
+        if f.is_file():
+            f.chmod(0o600)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tasks.py handouts", description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -179,10 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also print the helpers' answer key (answer-key.pdf; instructor material)")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or default_notebooks()
-    if args.answer_key:
-        key = args.out / "answer-key.md"
-        key.parent.mkdir(parents=True, exist_ok=True)
-        key.write_text(answer_key(), encoding="utf-8")
+    key = write_answer_key(args.out) if args.answer_key else None
+    if key is not None:
         notebooks = [*notebooks, key]
     missing = [str(p) for p in notebooks if not p.is_file()]
     if missing:
@@ -196,11 +220,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         modules = ensure_assets(args.out)
-        pdfs = print_pdfs([handout_html(nb, args.out, modules) for nb in notebooks], chromium)
+        pdfs = print_pdfs([handout_html(nb, nb.parent if nb == key else args.out, modules) for nb in notebooks],
+                          chromium)
     except (OfflineAssetsError, HandoutError, OSError, ValueError) as exc:
         print(f"handouts: error: {exc}", file=sys.stderr)
         return 1
-    print(f"handouts: {len(pdfs)} PDFs in {args.out}")
+    finally:
+        if key is not None:
+            make_private(key.parent)
+    print(f"handouts: {len(pdfs)} PDFs in {args.out}" + (f" (the answer key, readable by you only, in "
+                                                         f"{key.parent})" if key is not None else ""))
     return 0
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..units import parse_size
 from . import hub_accounts as accounts
-from . import hub_secrets
+from . import hub_protect, hub_secrets
 from . import hub_stop as stopping
 from .hub_stop import group_alive, stop_proxy, stop_strays, teardown  # noqa: F401 (the hub's API)
 from .release import release_learners
@@ -105,6 +105,7 @@ class Prepared:
     limits: str
     passwords: dict[str, str] = field(default_factory=dict)
     slips: Path | None = None
+    closed: list[Path] = field(default_factory=list)
 
 
 def _check_reachable(path: Path) -> None:
@@ -141,6 +142,14 @@ def _check_usage(users: int, ip: str, port: int, tls: bool) -> None:
         raise ValueError(f"--no-tls is for loopback only; --ip {ip} would send passwords in clear")
 
 
+def _check_dir(hub_dir: Path) -> None:
+    """The state folder holds the learners' copy and homes: never inside the checkout they must not read."""
+    hub_dir = Path(hub_dir).resolve()
+    if hub_dir == ROOT or ROOT in hub_dir.parents:
+        raise ValueError(f"--dir {hub_dir} is inside the course checkout {ROOT}, which is closed to learners "
+                         f"while the hub runs: choose a folder outside it (default {default_dir()})")
+
+
 def prepare(hub_dir: Path, *, users: int, ip: str = "127.0.0.1", port: int = 8000,
             token: str | None = None, tls: bool = True, mem: str = "2GiB", cpus: float = 1.0,
             kernel_idle_s: int = 1800, idle_s: int = 3600) -> Prepared:
@@ -149,12 +158,15 @@ def prepare(hub_dir: Path, *, users: int, ip: str = "127.0.0.1", port: int = 800
     mem_bytes = parse_size(mem, what="mem")
     if cpus <= 0:
         raise ValueError(f"--cpus must be > 0, not {cpus}")
+    _check_dir(hub_dir)
     hub_dir = hub_dir.resolve()
     hub_dir.mkdir(parents=True, exist_ok=True)
     hub_dir.chmod(0o755)  # learners pass through to their homes and read the course copy and the lab settings
     use_accounts = accounts.is_root()
+    closed = []
     if use_accounts:
         _check_reachable(Path(sys.executable).parent)
+        closed = hub_protect.close_checkout()  # solutions, .git, the answer key: out of the learners' reach
         _check_learners_can_run()
         _check_reachable(hub_dir)
     proxy = ensure_proxy(hub_dir)
@@ -184,7 +196,7 @@ def prepare(hub_dir: Path, *, users: int, ip: str = "127.0.0.1", port: int = 800
     # No secret and nothing of the instructor's hub settings in the environment the hub hands down.
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVCOURSE_HUB_")}
     env["NVCOURSE_HUB_DIR"] = str(hub_dir)
-    return Prepared(env, use_accounts, cert, fingerprint, instructor_file, limits, passwords, slips)
+    return Prepared(env, use_accounts, cert, fingerprint, instructor_file, limits, passwords, slips, closed)
 
 
 def board_urls(ip: str, port: int, tls: bool = True) -> list[str]:
@@ -334,10 +346,10 @@ def _announce(args: argparse.Namespace, prep: Prepared) -> None:
     who = ("one Unix account per learner (nvc-learnerNN, private homes), removed at Ctrl-C" if prep.accounts else
            "every learner's server runs as your user (not root): for trying the hub alone, not for a room")
     print(f"hub: {who}; {prep.limits}; Ctrl-C stops everything", file=err, flush=True)
-    solutions = ROOT / "solutions"
-    if prep.accounts and solutions.is_dir() and solutions.stat().st_mode & 0o005:
-        print(f"hub: note: learners' accounts can read this checkout's worked solutions; for the session run "
-              f"chmod o-rwx {solutions}", file=err, flush=True)
+    if prep.closed:
+        print(f"hub: this checkout is now closed to other users, learners included (solutions, .git, artifacts: "
+              f"all but {', '.join(sorted(hub_protect.runtime_entries()))}); after the session reopen it with: "
+              f"{hub_protect.reopen_command()}", file=err, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -352,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGHUP, lambda *_: _hung_up(hub_dir))
     try:
         _check_usage(args.users, args.ip, args.port, not args.no_tls)
+        _check_dir(hub_dir)
         lock = stopping.acquire(hub_dir)  # before anything is written: never under a hub that runs
     except ValueError as exc:
         print(f"hub: error: {exc}", file=sys.stderr)
