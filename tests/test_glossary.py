@@ -39,6 +39,7 @@ TERMS = {
     "busbw": r"\bbusbw\b|\b[Bb]us bandwidth\b",
     "ring": r"\brings?\b",
     "channel": r"\bchannels?\b",
+    "thread-block": r"\bthread blocks?\b",
     "tuner": r"\btuner\b",
     "nvls": r"\bNVLS\b|NVLink SHARP",
     "sharp": r"\bSHARP\b",
@@ -56,6 +57,8 @@ TERMS = {
     "mfu": r"\bMFU\b",
     "kv-cache": r"\bKV cache\b",
     "sm": r"\bSMs?\b",
+    "cuda-stream": r"\bCUDA streams?\b",
+    "ffn": r"\bFFN\b",
     "gemm": r"\bGEMMs?\b",
     "pue": r"\bPUE\b",
     "context-parallel": r"[Cc]ontext parallel",
@@ -77,6 +80,7 @@ TERMS = {
     "ddp": r"\bDDP\b",
     "sequence-parallel": r"[Ss]equence parallel",
     "ras": r"\bRAS\b",
+    "communicator": r"\bcommunicators?\b",
     "imex": r"\bIMEX\b",
 }
 

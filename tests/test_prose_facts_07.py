@@ -362,3 +362,57 @@ def test_07b_dashboard_renders_every_ddp_state_without_a_note():
             plt.close(fig)
     alone = texts["llama3-70b", 1]  # TP 8 fills the node: one replica, nothing to all-reduce
     assert "one data-parallel replica" in alone and "no communication" in alone and "overlapped" not in alone
+
+
+# ------------------------------------------------------------------------------------------------ 07b §5-§7 words
+def test_07b_words_are_defined_or_linked_where_first_used():
+    c = cells("07b_overlapping_communication.ipynb")
+    assert "glossary.md#cuda-stream) (a queue of GPU work that runs in order)" in c["c000"]
+    assert "[streaming multiprocessors](../docs/glossary.md#sm)" in c["c000"]  # objectives: the first "SMs"
+    assert "[thread block](../docs/glossary.md#thread-block) (a group of threads that runs on one SM)" in c["c006"]
+    assert "**FFN** ([feed-forward network](../docs/glossary.md#ffn))" in c["c014"]
+    assert "**column-parallel**" in c["c010"] and "**row-parallel**" in c["c010"]
+
+
+def test_07b_roofline_symbols_are_all_defined_and_b_is_only_the_batch():
+    text = cells("07b_overlapping_communication.ipynb")["c014"]
+    table = text[text.index("| parallelism |"):text.index("**DP:**")]
+    legend = text[text.index("The symbols:"):text.index("| parallelism |")]
+    for sym in ("P", "T", "r", "t", "h", "F", "m", "k", r"\rho", "F_e"):
+        assert f"${sym}$" in legend, sym
+    assert "$C$" in text[:text.index("The symbols:")] and "$W$" in text[:text.index("The symbols:")]
+    assert "b" not in re.sub(r"\\frac|\\rho|\\cdot|\\ge|\\times", "", "".join(re.findall(r"\$[^$]+\$", table)))
+    assert r"$b$ sequences of $s$ tokens" in cells("07b_overlapping_communication.ipynb")["c012"]
+
+
+def test_07b_roofline_worked_numbers_are_the_models():
+    from nvcourse import rooflines
+
+    text = cells("07b_overlapping_communication.ipynb")["c014"]
+    C, W = rooflines.gpu_rates("dgx-h100", link="nic")
+    Cn, Wn = rooflines.gpu_rates("dgx-h100", link="nvlink")
+    spec = training.get_model("llama3-70b")
+    dp = rooflines.dp_roofline(8192, C, W, per_node=8).threshold
+    tp = rooflines.tp_roofline(spec.ffn_hidden, 8, Cn, Wn)
+    ep = rooflines.ep_roofline(2048, C, W, remote_fraction=7 / 8)
+    assert f"$C/W$ is {C / W:,.0f} tokens" in text and f"{C / W:,.0f} / 8 ≈ {dp:,.0f} tokens" in text
+    assert f"$C/W$ = {Cn / Wn:,.0f}: $2 \\cdot 7/3 \\times$ {Cn / Wn:,.0f} = {tp.threshold:,.0f}" in text
+    assert f"($F$ = {spec.ffn_hidden:,})" in text and not tp.comm_bound
+    assert ep.threshold == pytest.approx(2 * 7 / 8 * C / (3 * W))  # F_e >= 2 rho C/(mW), 2 bytes per value
+    assert f"$2 \\cdot 7/8 / 3 \\times$ {C / W:,.0f} = {ep.threshold:,.0f}, about six times" in text
+    assert round(ep.threshold / 2048) == 6
+
+
+def test_07b_ring_attention_threshold_in_words_and_one_number():
+    from nvcourse import overlap, rooflines
+
+    text = cells("07b_overlapping_communication.ipynb")["c012"]
+    spec = training.get_model("llama3-70b")
+    assert (spec.hidden, spec.kv_heads * spec.head_dim) == (8192, 1024)
+    assert "$h = 8192$ and $h_{kv} = 1024$ (8 key/value heads of 128)" in text
+    C, W = rooflines.gpu_rates("dgx-h100", link="nvlink", efficiency=0.55)
+    r = overlap.cp_ring_attention(seq=8192, cp=8, hidden=8192, kv_hidden=1024, flops_per_s=C, link_Bps=W)
+    assert r["threshold_tokens_per_gpu"] == pytest.approx(1024 / (0.5 * 8192) * C / W)  # the formula as written
+    thr = r["threshold_tokens_per_gpu"]
+    assert f"$C/W \\approx$ {C / W:,.0f} tokens, so the send hides from about {thr:.0f}" in text
+    assert r"\frac{h_{kv}}{\kappa\,h}\cdot\frac{C}{W}" in text
