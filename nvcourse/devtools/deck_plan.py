@@ -6,8 +6,10 @@ A chapter is written to be read, so its cells are not slides. :func:`plan` walks
   section's first sentence (cut at :data:`WORD_LIMIT` words), with the whole section in the speaker notes;
 * a slide for every picture a code cell shows (a figure, a dashboard's picture) and every table it prints,
   under the current heading, with the picture's description and the prose that led to it in the notes;
-* a slide for a Markdown table or a list (bullets cut to their first clause), so a key-points list reads as
-  bullets, not as a page.
+* a slide for a Markdown table or a list (each item's whole first sentence, a question whole), so a
+  key-points list reads as bullets, not as a page; a long list or table goes on over continuation slides
+  (:mod:`.deck_split`), never off the bottom of a 1280×720 slide;
+* the section's display equations (``$$…$$``) on its slides, rendered by the deck's MathJax.
 
 Code and printed text stay out of the slides (they are in the notes when short). :func:`deck_notebook`
 turns the plan into the notebook nbconvert's reveal exporter reads (``slide_type`` per cell, ``notes`` cells).
@@ -22,9 +24,13 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_notebook
 
+from .deck_split import bullet_slides, split_html_table, split_markdown_table
+
 WORD_LIMIT = 40  # visible words a slide holds at most (a slide is read from the back of a room in seconds)
 HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+DISPLAY_MATH = re.compile(r"\$\$.+?\$\$", flags=re.S)
+MATHS_PER_SLIDE = 3  # display equations one slide shows under its lead
 _NOTES_TEXT_LIMIT = 1500  # characters of a cell's printed output kept in the notes
 
 
@@ -36,6 +42,7 @@ class Slide:
     lead: str = ""
     visual: str = ""
     notes: list[str] = field(default_factory=list)
+    maths: list[str] = field(default_factory=list)  # display equations, ``$$…$$``
     continued: bool = False  # a picture or table slide under the same heading as the slide before
 
     def visible_words(self) -> int:
@@ -62,22 +69,9 @@ def cut(text: str, limit: int = WORD_LIMIT) -> str:
     return " ".join(ws) if len(ws) <= limit else " ".join(ws[:limit]).rstrip(",;:") + " …"
 
 
-def _bullets(block: str, limit: int = WORD_LIMIT) -> str:
-    """A list cut to each item's first clause, and to ``limit`` words in all."""
-    items = [LIST_ITEM.sub("", line).strip() for line in block.splitlines() if LIST_ITEM.match(line)]
-    out, used = [], 0
-    for item in items:
-        clause = re.split(r"(?<=[.:;—])\s|\s—\s|\s\(", _plain(item), maxsplit=1)[0].rstrip(".:;")
-        n = len(words(clause))
-        if used + n > limit:
-            break
-        out.append(f"- {clause}")
-        used += n
-    return "\n".join(out)
-
-
 def _blocks(md: str) -> list[tuple[str, str]]:
-    """A Markdown cell as ("heading" | "table" | "list" | "text", content) blocks, headings split out of prose."""
+    """A Markdown cell as ("heading" | "table" | "list" | "math" | "text", content) blocks, headings split out of
+    prose and display equations out of paragraphs."""
     out: list[tuple[str, str]] = []
     para: list[str] = []
 
@@ -92,7 +86,14 @@ def _blocks(md: str) -> list[tuple[str, str]]:
         elif LIST_ITEM.match(lines[0]):
             out.append(("list", text))
         else:
-            out.append(("text", text))
+            rest = 0
+            for m in DISPLAY_MATH.finditer(text):
+                if text[rest:m.start()].strip():
+                    out.append(("text", text[rest:m.start()].strip()))
+                out.append(("math", " ".join(m.group(0).split())))
+                rest = m.end()
+            if text[rest:].strip():
+                out.append(("text", text[rest:].strip()))
 
     for line in md.splitlines():
         m = HEADING.match(line)
@@ -127,7 +128,8 @@ def _visuals(cell: nbformat.NotebookNode) -> tuple[list[tuple[str, str]], str]:
             if pic:
                 visuals.append(("dashboard", pic.group(0).replace("<img ", '<img class="nvcourse-deck-figure" ', 1)))
         elif "text/html" in data and "</table>" in data["text/html"]:  # a table a code cell printed
-            visuals.append(("table", f'<div class="nvcourse-deck-table">{data["text/html"]}</div>'))
+            visuals += [("table", f'<div class="nvcourse-deck-table">{part}</div>')
+                        for part in split_html_table(data["text/html"])]
         elif out.get("output_type") == "stream" and out.get("name") == "stdout":
             printed.append(out.get("text", ""))
     return visuals, "".join(printed)[:_NOTES_TEXT_LIMIT]
@@ -160,11 +162,18 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
                     continue
                 current = slides[-1] if slides else new()
                 if kind == "table":
-                    new(visual=content, notes=[content], continued=True)
+                    for part in split_markdown_table(content):
+                        new(visual=part, notes=[content], continued=True)
                 elif kind == "list":
-                    if current.lead or current.visual:
+                    for bullets in bullet_slides(content):
+                        if current.lead or current.visual or current.maths:
+                            current = new(continued=True)
+                        current.lead = bullets
+                        current.notes.append(content)
+                elif kind == "math":
+                    if current.visual or LIST_ITEM.match(current.lead) or len(current.maths) >= MATHS_PER_SLIDE:
                         current = new(continued=True)
-                    current.lead = _bullets(content)
+                    current.maths.append(content)
                     current.notes.append(content)
                 else:
                     if not current.lead and not current.visual:
@@ -181,7 +190,7 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
                     notes.append(f"The cell also prints:\n\n```\n{printed.strip()}\n```")
                 new(visual=visual, notes=notes, continued=True)
                 pending = []
-    return [s for s in slides if s.lead or s.visual or s.notes]
+    return [s for s in slides if s.lead or s.visual or s.notes or s.maths]
 
 
 def deck_notebook(slides: list[Slide]) -> nbformat.NotebookNode:
@@ -190,7 +199,8 @@ def deck_notebook(slides: list[Slide]) -> nbformat.NotebookNode:
     cells = []
     for slide in slides:
         head = f"## {slide.title}" + (" (continued)" if slide.continued and slide.title else "")
-        body = "\n\n".join(part for part in (head if slide.title else "", slide.lead, slide.visual) if part)
+        body = "\n\n".join(part for part in (head if slide.title else "", slide.lead, *slide.maths, slide.visual)
+                             if part)
         cells.append(new_markdown_cell(body or " ", metadata={"slideshow": {"slide_type": "slide"}}))
         notes = "\n\n".join(slide.notes) or slide.lead or slide.title
         cells.append(new_markdown_cell(notes, metadata={"slideshow": {"slide_type": "notes"}}))
