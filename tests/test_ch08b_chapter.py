@@ -27,7 +27,13 @@ def test_signals_table_has_one_row_per_signal():
 
 def test_cc_table_shows_the_ratios_first_and_the_sources_behind_a_toggle():
     short, full = ch.cc_table().data.split("<details>")
-    assert ">CC on / CC off</th>" in short and "https://" not in short
+    assert ">throughput with CC ÷ without, whole workload</th>" in short and "https://" not in short
+    assert "1.00–0.998" not in short and ">0.998</td>" in short  # low to high; one value when both ends agree
+    from nvcourse import isolation
+
+    for m in isolation.cc_measurements():
+        lo, hi = (float(x) for x in (ch.cc_ratio(m).split("–") * 2)[:2])
+        assert lo <= hi
     assert "https://arxiv.org/abs/2409.03992" in full and ">what it is</th>" in full
 
 
@@ -65,3 +71,7 @@ def test_tenancy_and_neighbour_readouts_put_the_answer_first():
         _fig, text = ch.noisy_neighbour_dashboard()._render(qos=qos, share=0.5, duty=1.0, nbytes=2**28)
         assert text.startswith("<p>Victim all-reduce: <b>×") and text.count("<tr>") == 3
         assert ("Range under the two sharing rules" in text) == (qos == "none")
+        # why the all-reduce slows less than its flows: said whenever the flows are slowed
+        assert ("the all-reduce is hierarchical" in text) == (qos != "strict")
+    _fig, text = ch.noisy_neighbour_dashboard()._render(qos="none", share=0.5, duty=0.0, nbytes=2**28)
+    assert "hierarchical" not in text  # the neighbour never sends: nothing to explain

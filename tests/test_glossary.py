@@ -82,6 +82,15 @@ TERMS = {
     "ras": r"\bRAS\b",
     "communicator": r"\bcommunicators?\b",
     "imex": r"\bIMEX\b",
+    "hca": r"\bHCAs?\b",
+    "head-of-line": r"[Hh]ead-of-line",
+    "m-key": r"\bM_Key\b",
+    "vl-sl": r"\bVLs?\b|\bSLs?\b|[Vv]irtual lanes?",
+    "ets": r"\bETS\b",
+    "tee-io": r"TEE-I/O|\bTDX\b",
+    "gsp": r"\bGSP\b",
+    "rma": r"\bRMA\b",
+    "icrc-vcrc": r"\bICRC\b|\bVCRC\b",
 }
 
 _ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
