@@ -38,7 +38,7 @@ from .fabric import data as fabric_data
 from .observability import counters
 
 __all__ = [
-    "FabricChoice", "FabricResult", "fabric_gate",
+    "FabricChoice", "FabricResult", "fabric_gate", "NEEDS", "ROUTING_WORDS",
     "ServingTargets", "ServingPlan", "serving_plan",
     "IsolationTargets", "IsolationResult", "isolation_requirements",
     "MonitoringResult", "monitoring_requirements",
@@ -60,6 +60,22 @@ def _gates_passed(gates: tuple[Gate, ...]) -> bool:
 # ------------------------------------------------------------------------------------------------ fabric
 
 
+#: The non-default routings in words ("ideal" is named by the NIC kind: adaptive routing or packet spraying).
+ROUTING_WORDS = {"dmodk": "static routes (adaptive routing off in the switches)", "ecmp": "ECMP hashing"}
+#: What each choice needs configured to deliver what the model gives it (docs/runbook-ib-ar-sharp.md; NCCL's
+#: environment variables page; NVIDIA's SHARP documentation; ethernet_ai.toml for packet spraying).
+NEEDS = {
+    "adaptive routing": "adaptive routing enabled in the switches by the subnet manager (UFM or OpenSM) on the job's "
+                        "service level (NCCL_IB_SL); NCCL uses it by default on InfiniBand",
+    "packet spraying": "switches that spray packets over all paths and NICs that accept them out of order "
+                       "(AI Ethernet such as Spectrum-X)",
+    "SHARP": "SHARP-capable switches with the Aggregation Manager running, the NCCL SHARP plugin "
+             "(nccl-rdma-sharp-plugins, from HPC-X) and NCCL_COLLNET_ENABLE=1 (off by default); the switches' "
+             "aggregation trees and buffers are shared between jobs, and a job that gets none runs without SHARP",
+    "packed": "a topology-aware scheduler that gives the job nodes under as few leaf switches as it can",
+}
+
+
 @dataclass(frozen=True)
 class FabricChoice:
     """The scale-out fabric of a design.
@@ -68,9 +84,11 @@ class FabricChoice:
         nic: catalog link id of the NICs (``ib-ndr``, ``roce-400g``, ...); its kind picks the switch.
         layout: ``"rail"`` (rail-optimised) or ``"tor"`` (all NICs of a node on one leaf).
         oversubscription: leaf down:up ratio, >= 1.
-        routing: None = the kind's default (``"dmodk"``: InfiniBand subnet-manager routes; ``"ecmp"``: Ethernet
-            per-flow hashing); ``"ideal"`` = adaptive routing / packet spraying.
-        sharp: in-network reduction (needs an InfiniBand switch that has it).
+        routing: None = the kind's default: InfiniBand ``"ideal"`` (adaptive routing: NCCL turns it on by default
+            on IB links, and a SuperPOD's subnet manager enables it in the switches), Ethernet ``"ecmp"`` (per-flow
+            hashing); ``"dmodk"`` = InfiniBand with adaptive routing off in the switches (the subnet manager's
+            static routes: a misconfigured or legacy fabric); ``"ideal"`` on Ethernet = packet spraying.
+        sharp: in-network reduction (needs an InfiniBand switch that has it, and see :attr:`needs`).
         placement: ``"random"`` (the gate's default: scattered nodes) or ``"packed"``.
     """
 
@@ -101,7 +119,26 @@ class FabricChoice:
     def routing_used(self) -> str:
         if self.routing is not None:
             return self.routing
-        return "dmodk" if self.kind == "infiniband" else "ecmp"
+        return "ideal" if self.kind == "infiniband" else "ecmp"
+
+    @property
+    def routing_words(self) -> str:
+        """The routing in words (the kind decides what ``"ideal"`` is called)."""
+        if self.routing_used == "ideal":
+            return "adaptive routing" if self.kind == "infiniband" else "packet spraying"
+        return ROUTING_WORDS[self.routing_used]
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """What must be configured beyond cables and NICs for the model's figure to hold, in words."""
+        out = []
+        if self.routing_used == "ideal":
+            out.append(NEEDS["adaptive routing" if self.kind == "infiniband" else "packet spraying"])
+        if self.sharp:
+            out.append(NEEDS["SHARP"])
+        if self.placement == "packed":
+            out.append(NEEDS["packed"])
+        return tuple(out)
 
     @property
     def switch(self) -> fabric_data.Switch:
@@ -117,7 +154,7 @@ class FabricChoice:
     def describe(self) -> str:
         link = catalog.get_link(self.nic)
         return (f"{link.name}, {'rail-optimised' if self.layout == 'rail' else 'top-of-rack'}, "
-                f"{self.oversubscription:g}:1, routing {self.routing_used}" + (", SHARP" if self.sharp else "")
+                f"{self.oversubscription:g}:1, {self.routing_words}" + (", SHARP" if self.sharp else "")
                 + f", {self.placement} placement")
 
 
@@ -211,8 +248,9 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
         Gate("fabric busbw", ratio >= thr,
              f"{est.busbw_GBps:.0f} GB/s ({ratio:.0%} of {ref.busbw_GBps:.0f}), {est.algorithm}",
              f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
-             "adaptive routing or packet spraying, a topology-aware scheduler (packed nodes), SHARP, "
-             "less oversubscription"),
+             "adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, a topology-aware "
+             "scheduler (packed nodes), SHARP (with its aggregation manager and NCCL plugin), less "
+             "oversubscription"),
         Gate("fabric step", eff >= report.targets.min_efficiency,
              f"{eff:.0%} (DP all-reduce {dp_comm:.2f} s, {exposed:.2f} s exposed)",
              f"≥ {report.targets.min_efficiency:.0%}",
@@ -433,7 +471,9 @@ def decision_log_entries(*, fabric: FabricResult | None = None, serving: Serving
     """The new requirements as a Markdown table (``$`` and ``|`` escaped) to follow :func:`capstone.decision_log`."""
     rows = []
     if fabric is not None:
-        rows.append(("Fabric gate", f"{fabric.fabric.describe()}: " + _gate_text(fabric.gates)))
+        needs = "; ".join(fabric.fabric.needs)
+        rows.append(("Fabric gate", f"{fabric.fabric.describe()}" + (f" (needs: {needs})" if needs else "") + ": "
+                     + _gate_text(fabric.gates)))
     if serving is not None:
         head = (f"{serving.targets.model} on {serving.system}: TP {serving.tp} × {serving.replicas} replicas = "
                 f"{serving.gpus} GPUs for {serving.targets.tokens_per_s:g} tokens/s" if serving.tp is not None

@@ -32,17 +32,44 @@ def test_ideal_fabric_delivers_the_reference_and_leaves_the_step_unchanged():
 
 
 def test_fabric_gate_passes_and_fails_at_its_threshold():
-    r = cg.fabric_gate(A)  # IB NDR, D-mod-k static routes, random placement
+    static = cg.FabricChoice(routing="dmodk")  # IB NDR with AR off in the switches, random placement
+    r = cg.fabric_gate(A, static)
     busbw = {g.name: g for g in r.gates}["fabric busbw"]
-    at = cg.fabric_gate(A, min_busbw_fraction=r.ratio)
-    above = cg.fabric_gate(A, min_busbw_fraction=min(1.0, r.ratio * 1.01))
+    at = cg.fabric_gate(A, static, min_busbw_fraction=r.ratio)
+    above = cg.fabric_gate(A, static, min_busbw_fraction=min(1.0, r.ratio * 1.01))
     assert {g.name: g.passed for g in at.gates}["fabric busbw"]
     assert not {g.name: g.passed for g in above.gates}["fabric busbw"]
     assert busbw.passed == (r.ratio >= 0.8)
 
 
+def test_infiniband_defaults_to_adaptive_routing_and_static_routes_are_the_explicit_misconfiguration():
+    # NCCL turns adaptive routing on by default on InfiniBand links (src/transport/net_ib/init.cc, "Enable
+    # ADAPTIVE_ROUTING by default on IB networks"); RoCE keeps per-flow ECMP hashing as its default
+    ib, roce = cg.FabricChoice(nic="ib-ndr"), cg.FabricChoice(nic="roce-400g")
+    assert ib.routing_used == "ideal" and roce.routing_used == "ecmp"
+    assert cg.fabric_gate(A).fabric == ib and cg.fabric_gate(A).passed  # the default fabric: A at 1,024 GPUs passes
+    assert "adaptive routing" in ib.describe() and "packet spraying" in cg.FabricChoice(
+        nic="roce-400g", routing="ideal").describe() and "ECMP hashing" in roce.describe()
+    static = cg.FabricChoice(nic="ib-ndr", routing="dmodk")
+    assert "static routes (adaptive routing off in the switches)" in static.describe()
+    assert cg.fabric_gate(A, static).ratio < cg.fabric_gate(A).ratio
+
+
+def test_each_choice_says_what_it_needs_configured():
+    assert cg.FabricChoice().needs == (cg.NEEDS["adaptive routing"],)
+    assert cg.FabricChoice(routing="dmodk").needs == () and cg.FabricChoice(nic="roce-400g").needs == ()
+    assert cg.FabricChoice(nic="roce-400g", routing="ideal").needs == (cg.NEEDS["packet spraying"],)
+    sharp = cg.FabricChoice(sharp=True, routing="dmodk", placement="packed").needs
+    assert sharp == (cg.NEEDS["SHARP"], cg.NEEDS["packed"])
+    for words in ("Aggregation Manager", "HPC-X", "NCCL_COLLNET_ENABLE=1", "off by default", "shared between jobs"):
+        assert words in cg.NEEDS["SHARP"]
+    md = cg.decision_log_entries(fabric=cg.fabric_gate(A, cg.FabricChoice(sharp=True)))
+    assert "(needs: " in md and "NCCL_COLLNET_ENABLE=1" in md
+    assert "needs" not in cg.decision_log_entries(fabric=cg.fabric_gate(A, cg.FabricChoice(routing="dmodk")))
+
+
 def test_static_routes_under_random_placement_lose_bandwidth_and_expose_dp():
-    r = cg.fabric_gate(A)
+    r = cg.fabric_gate(A, cg.FabricChoice(routing="dmodk"))
     assert r.ratio < 0.5  # rings between scattered nodes collide on leaf-spine cables
     assert not r.passed
     # the step: DP scaled by the bandwidth ratio, the part beyond the backward window of the last micro-batch exposed
@@ -60,13 +87,13 @@ def test_roce_ecmp_random_is_slower_than_ib_adaptive_at_the_same_rate():
     assert catalog.get_link("roce-400g").line_GBps_dir == catalog.get_link("ib-ndr").line_GBps_dir
     roce = cg.fabric_gate(A, cg.FabricChoice(nic="roce-400g"))
     ib_ar = cg.fabric_gate(A, cg.FabricChoice(nic="ib-ndr", routing="ideal"))
-    assert roce.fabric.routing_used == "ecmp" and cg.FabricChoice().routing_used == "dmodk"
+    assert roce.fabric.routing_used == "ecmp" and cg.FabricChoice().routing_used == "ideal"
     assert roce.busbw_GBps < ib_ar.busbw_GBps
     assert not roce.passed and ib_ar.passed
 
 
 def test_sharp_beats_the_reference_and_needs_infiniband():
-    r = cg.fabric_gate(A, cg.FabricChoice(sharp=True))
+    r = cg.fabric_gate(A, cg.FabricChoice(sharp=True, routing="dmodk"))
     # in-network reduction: each NIC sends its shard once instead of 2(N-1)/N times
     assert r.algorithm == "sharp" and r.ratio > 1
     with pytest.raises(ValueError, match="sharp"):
@@ -76,7 +103,8 @@ def test_sharp_beats_the_reference_and_needs_infiniband():
 def test_oversubscription_and_top_of_rack_do_not_help():
     base = cg.fabric_gate(A, cg.FabricChoice(routing="ideal"))
     assert cg.fabric_gate(A, cg.FabricChoice(routing="ideal", oversubscription=2.0)).busbw_GBps < base.busbw_GBps
-    assert cg.fabric_gate(A, cg.FabricChoice(layout="tor")).busbw_GBps <= base.busbw_GBps
+    for routing in ("ideal", "dmodk"):
+        assert cg.fabric_gate(A, cg.FabricChoice(layout="tor", routing=routing)).busbw_GBps <= base.busbw_GBps
 
 
 def test_one_node_has_no_fabric_gate_to_fail():
@@ -95,7 +123,7 @@ def test_fabric_choice_refuses_bad_input(bad):
 def test_more_bandwidth_never_fails_a_fabric_gate_that_passed():
     designs = [A, cs.evaluate(cs.Design("dgx-h100", 256, tp=8), TARGETS),
                cs.evaluate(cs.Design("gb200-nvl72", 512, tp=4), TARGETS)]
-    grid = itertools.product(("rail", "tor"), (1.0, 2.0), (None, "ideal"), ("random", "packed"), (False, True))
+    grid = itertools.product(("rail", "tor"), (1.0, 2.0), (None, "dmodk"), ("random", "packed"), (False, True))
     for (layout, ov, routing, placement, sharp), rep in itertools.product(list(grid), designs):
         kw = dict(layout=layout, oversubscription=ov, routing=routing, placement=placement, sharp=sharp)
         slow = cg.fabric_gate(rep, cg.FabricChoice(nic="ib-ndr", **kw))
@@ -208,4 +236,6 @@ def test_decision_log_entries_escape_dollars_and_pipes():
     assert [ln.split("|")[1].strip() for ln in lines[2:]] == [
         "**Fabric gate**", "**Serving gate**", "**Isolation**", "**Monitoring**"]
     assert "$" not in md and all(ln.count(" | ") == 1 for ln in lines[2:])
-    assert "fabric busbw FAIL" in md
+    assert "fabric busbw pass" in md  # InfiniBand's default, adaptive routing
+    static = cg.decision_log_entries(fabric=cg.fabric_gate(A, cg.FabricChoice(routing="dmodk")))
+    assert "fabric busbw FAIL" in static

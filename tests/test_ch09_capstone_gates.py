@@ -3,6 +3,7 @@
 from nvcourse import capstone
 from nvcourse import capstone_gates as cg
 from nvcourse.chapters import ch09_capstone
+from nvcourse.markup import html_escape
 
 TARGETS = capstone.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.9,
                            min_efficiency=0.7, max_MW=3)
@@ -10,7 +11,7 @@ A = capstone.evaluate(capstone.Design("dgx-h100", 1024, tp=8), TARGETS)
 
 
 def test_fabric_options_table_has_one_row_per_fabric():
-    fabrics = {"IB static": cg.FabricChoice(), "IB adaptive": cg.FabricChoice(routing="ideal")}
+    fabrics = {"IB static": cg.FabricChoice(routing="dmodk"), "IB adaptive": cg.FabricChoice()}
     t = ch09_capstone.fabric_options_html(A, fabrics)
     assert t.count("<tr>") == 1 + len(fabrics)
     assert "✘ fabric busbw" in t and "✔ all" in t  # marks DejaVu has, with words (no emoji font needed)
@@ -18,7 +19,16 @@ def test_fabric_options_table_has_one_row_per_fabric():
 
 def test_fabric_dashboard_follows_its_controls_and_explains_sharp_on_ethernet():
     d = ch09_capstone.fabric_dashboard(A)
-    assert "fabric busbw" in d.readout.value and "✘ FAIL" in d.readout.value  # IB D-mod-k, random nodes
+    # IB's default, adaptive routing: random nodes pass, and the readout says what AR needs in the switches
+    assert "fabric busbw" in d.readout.value and "✘ FAIL" not in d.readout.value
+    assert "Needs: adaptive routing enabled in the switches" in d.readout.value
+    d.controls["routing"].value = "dmodk"  # AR off in the switches: the static routes fail at 128 scattered nodes
+    assert "✘ FAIL" in d.readout.value and "static routes" in d.readout.value and "Needs:" not in d.readout.value
+    d.controls["sharp"].value = True
+    assert "✘ FAIL" not in d.readout.value and "NCCL_COLLNET_ENABLE=1" in d.readout.value
+    d.controls["sharp"].value = False
+    d.controls["nic"].value = "roce-400g"  # static routes are InfiniBand's: Ethernet shows ECMP, and says so
+    assert "Static routes are InfiniBand's" in d.readout.value and "ECMP hashing" in d.readout.value
     d.controls["routing"].value = "ideal"
     assert "❌" not in d.readout.value
     d.controls["nic"].value = "roce-400g"
@@ -39,7 +49,8 @@ def test_serving_html_marks_the_chosen_tp():
 
 
 def test_fabric_compare_has_one_row_per_fabric_and_the_full_tables_behind_a_toggle():
-    fabrics = {"IB static": cg.FabricChoice(), "IB adaptive": cg.FabricChoice(routing="ideal")}
+    fabrics = {"IB static": cg.FabricChoice(routing="dmodk"), "IB adaptive": cg.FabricChoice(),
+               "IB + SHARP": cg.FabricChoice(sharp=True)}
     small = capstone.evaluate(capstone.Design("dgx-h100", 512, tp=8), TARGETS)
     html = ch09_capstone.fabric_compare_html({"512": small, "1,024": A}, fabrics)
     short, full = html.split("<details>")
@@ -49,6 +60,10 @@ def test_fabric_compare_has_one_row_per_fabric_and_the_full_tables_behind_a_togg
         for rep in (small, A):
             assert f">{cg.fabric_gate(rep, f).ratio:.0%}</td>" in row
     assert ch09_capstone.fabric_options_html(A, fabrics) in full
+    # what each row assumes is configured, in words, for the rows that need something (not static routes)
+    assert f"<b>IB + SHARP</b> needs: {html_escape(cg.NEEDS['SHARP'])}" in short and "NCCL_COLLNET_ENABLE=1" in short
+    assert "<b>IB adaptive</b>, <b>IB + SHARP</b> need: adaptive routing enabled in the switches" in short
+    assert "<b>IB static</b>" not in short
 
 
 def test_serving_summary_and_monitoring_readouts():

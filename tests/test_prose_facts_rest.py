@@ -511,11 +511,13 @@ def test_09_fabric_prose_size_and_oversubscription_claims():
     ratios = {}
     for gpus in (512, 1024):
         rep = capstone.evaluate(capstone.Design("dgx-h100", gpus, tp=8, pp=1), ns["targets"])
-        base = cg.fabric_gate(rep, cg.FabricChoice())
-        ratios[gpus] = base.passed
-        for worse in (cg.FabricChoice(oversubscription=2.0), cg.FabricChoice(layout="tor"),
-                      cg.FabricChoice(layout="tor", oversubscription=4.0)):
-            assert cg.fabric_gate(rep, worse).ratio <= base.ratio + 1e-9
+        ratios[gpus] = cg.fabric_gate(rep, cg.FabricChoice(routing="dmodk")).passed
+        for routing in ("dmodk", None):
+            base = cg.fabric_gate(rep, cg.FabricChoice(routing=routing))
+            for worse in (cg.FabricChoice(routing=routing, oversubscription=2.0),
+                          cg.FabricChoice(routing=routing, layout="tor"),
+                          cg.FabricChoice(routing=routing, layout="tor", oversubscription=4.0)):
+                assert cg.fabric_gate(rep, worse).ratio <= base.ratio + 1e-9
     assert ratios == {512: True, 1024: False}
 
 
@@ -729,17 +731,25 @@ def test_09_oversubscription_and_top_of_rack_never_help_as_the_prose_says():
     exec(src["c011"].split("report =")[0], ns)  # the notebook's starting design (512 GPUs)
     jobs = {512: capstone.evaluate(ns["my_design"], ns["targets"]),
             1024: capstone.evaluate(capstone.Design("dgx-h100", 1024, tp=8, pp=1), ns["targets"])}
-    share = {(gpus, name): gates.fabric_gate(rep, f).ratio for gpus, rep in jobs.items() for name, f in {
-        "static": gates.FabricChoice(nic="ib-ndr"), "tor": gates.FabricChoice(nic="ib-ndr", layout="tor"),
-        "2:1": gates.FabricChoice(nic="ib-ndr", oversubscription=2.0)}.items()}
-    assert jobs[512].design.gpus == 512
-    for gpus in jobs:
-        assert share[(gpus, "tor")] <= share[(gpus, "static")] + 1e-9
-        assert share[(gpus, "2:1")] <= share[(gpus, "static")] + 1e-9
-    assert share[(512, "tor")] < share[(512, "static")]
-    assert share[(1024, "tor")] == pytest.approx(share[(1024, "static")], rel=0.01)
+    share = {(gpus, routing, name): gates.fabric_gate(rep, f).ratio
+             for gpus, rep in jobs.items() for routing in ("ideal", "dmodk") for name, f in {
+                 "rail": gates.FabricChoice(nic="ib-ndr", routing=routing),
+                 "tor": gates.FabricChoice(nic="ib-ndr", routing=routing, layout="tor"),
+                 "2:1": gates.FabricChoice(nic="ib-ndr", routing=routing, oversubscription=2.0)}.items()}
+    assert jobs[512].design.gpus == 512 and gates.FabricChoice(nic="ib-ndr").routing_used == "ideal"
+    for gpus, routing in ((g, r) for g in jobs for r in ("ideal", "dmodk")):
+        assert share[(gpus, routing, "tor")] <= share[(gpus, routing, "rail")] + 1e-9
+        assert share[(gpus, routing, "2:1")] <= share[(gpus, routing, "rail")] + 1e-9
     text = prose("09_capstone_design_a_cluster.ipynb")
     assert "Oversubscription and top-of-rack cabling never help" in text
+    assert (f"at 2:1 the 1,024-GPU job gets {share[(1024, 'ideal', '2:1')]:.0%} even with adaptive routing"
+            .replace("%", " %") in text)
+    for gpus in jobs:  # "costs nothing while routing is adaptive and the fabric non-blocking"
+        assert share[(gpus, "ideal", "tor")] == pytest.approx(share[(gpus, "ideal", "rail")], rel=1e-6)
+    assert "Top-of-rack cabling costs nothing while routing is adaptive and the fabric non-blocking" in text
+    assert share[(512, "dmodk", "tor")] < share[(512, "dmodk", "rail")]
+    assert (f"with AR off it cuts even the 512-GPU job to {share[(512, 'dmodk', 'tor')]:.0%}".replace("%", " %")
+            in text)
 
 
 def test_06_one_gib_ring_is_the_faster_default_on_2_nodes_and_sharp_beats_both():

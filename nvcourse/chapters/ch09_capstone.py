@@ -127,9 +127,11 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
 # ------------------------------------------------------------------------------------------------
 # The fabric, serving, isolation and monitoring gates (model: nvcourse.capstone_gates)
 
-#: Routing offered by the fabric dashboard: the NIC kind's default (IB subnet-manager routes, Ethernet ECMP), or
-#: adaptive routing / packet spraying.
-ROUTING_OPTIONS = (("static (IB D-mod-k) / ECMP (Ethernet)", "default"), ("adaptive / packet spraying", "ideal"))
+#: Routing offered by the fabric dashboard: the NIC kind's default (InfiniBand: adaptive routing, NCCL's default
+#: there; Ethernet: ECMP hashing), adaptive routing / packet spraying, or static routes (InfiniBand with adaptive
+#: routing off in the switches: the misconfigured or legacy case).
+ROUTING_OPTIONS = (("default (IB: adaptive; Ethernet: ECMP)", "default"), ("adaptive / packet spraying", "ideal"),
+                   ("static routes (AR off in the switches)", "dmodk"))
 #: NICs offered by the fabric dashboard (catalog link ids).
 FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
 
@@ -168,7 +170,8 @@ def fabric_view(report: capstone.Report, nic: str, layout: str, oversubscription
     ax.set_yticks([1, 0], ["reference", "this fabric"])
     ax.set_xlabel("DP all-reduce bus bandwidth, GB/s (dotted: the gate)")
     head = f"<i>{html_escape(f.describe())}; {r.nodes} nodes, {r.nbytes / 1e9:.1f} GB per GPU</i>"
-    return fig, head + gates_html(r.gates)
+    needs = f"<p>Needs: {html_escape('; '.join(f.needs))}.</p>" if f.needs else ""
+    return fig, head + gates_html(r.gates) + needs
 
 
 def fabric_dashboard(report: capstone.Report) -> Dashboard:
@@ -177,8 +180,15 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
     def render(nic, layout, oversubscription, routing, sharp, placement):
         # Ethernet switches cannot reduce: SHARP ticked on a RoCE NIC is shown without it, and said so
         # (the model's one-line error, meant for code, was all the dashboard showed)
-        ignored = sharp and catalog.get_link(nic).kind != "infiniband"
-        fig, text = fabric_view(report, nic, layout, oversubscription, routing, sharp and not ignored, placement)
+        ethernet = catalog.get_link(nic).kind != "infiniband"
+        ignored = sharp and ethernet
+        # static routes are the subnet manager's: an Ethernet fabric's non-adaptive routing is its ECMP hashing
+        static_eth = ethernet and routing == "dmodk"
+        fig, text = fabric_view(report, nic, layout, oversubscription, "default" if static_eth else routing,
+                                sharp and not ignored, placement)
+        if static_eth:
+            text = ("<p><b>Static routes are InfiniBand's</b> (its subnet manager's): an Ethernet fabric without "
+                    "packet spraying hashes each flow, so this is ECMP.</p>" + text)
         if ignored:
             text = ("<p><b>SHARP is InfiniBand only</b>: Ethernet switches do not reduce, so this is the fabric "
                     "without it.</p>" + text)
@@ -231,7 +241,20 @@ def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gat
     return (table_html(header, rows)
             + f"<p>Share: the bus bandwidth the job's DP all-reduce gets, as a share of the same NICs on a "
               f"non-blocking fabric with adaptive routing (the gate asks for {min_busbw_fraction:.0%}).</p>"
+            + needs_html(fabrics)
             + _details("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency", full))
+
+
+def needs_html(fabrics: dict[str, gates.FabricChoice]) -> str:
+    """What the named fabrics need configured for their rows to hold (:attr:`FabricChoice.needs`): one line per
+    need, naming the rows that assume it; empty when none needs anything."""
+    rows: dict[str, list[str]] = {}
+    for name, f in fabrics.items():
+        for need in f.needs:
+            rows.setdefault(need, []).append(f"<b>{html_escape(name)}</b>")
+    items = [f"<li>{', '.join(names)} need{'s' if len(names) == 1 else ''}: {html_escape(need)}</li>"
+             for need, names in rows.items()]
+    return f"<p>What the rows assume is configured:</p><ul>{''.join(items)}</ul>" if items else ""
 
 
 def serving_summary_html(plans: list[gates.ServingPlan]) -> str:
@@ -287,4 +310,5 @@ def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
 
 
 __all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
-            "fabric_compare_html", "serving_summary_html", "monitoring_html", "monitoring_entry", "decision_log_rows"]
+            "fabric_compare_html", "needs_html", "serving_summary_html", "monitoring_html", "monitoring_entry",
+            "decision_log_rows"]
