@@ -344,3 +344,18 @@ def test_handouts_refuse_a_missing_notebook(capsys: pytest.CaptureFixture[str]):
     assert handouts.main(["no/such.ipynb"]) == 2
     assert "no such notebook" in capsys.readouterr().err
     assert slides.main(["no/such.ipynb"]) == 2
+
+
+def test_the_deck_build_is_quiet_but_reports_a_failing_cell(tmp_path: Path, capfd: pytest.CaptureFixture[str]):
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# Good\n\nText."), new_code_cell("print(1)")],
+                                metadata=kernel), good)
+    nbformat.write(new_notebook(cells=[new_code_cell("raise ValueError('boom in a cell')")], metadata=kernel), bad)
+    assert slides.main(["--out", str(tmp_path / "out"), str(good)]) == 0
+    out, err = capfd.readouterr()
+    assert "[IPKernelApp]" not in out + err and "WARNING" not in out + err, err  # the kernel's log noise is off
+    assert slides.main(["--out", str(tmp_path / "out"), str(bad)]) == 1
+    err = capfd.readouterr().err
+    assert "slides: error: bad.ipynb failed to execute" in err and "boom in a cell" in err
+    assert "Traceback" not in err

@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_OUT = ROOT / "artifacts" / "slides"
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720  # the projector size the deck is laid out for (reveal.js scales it)
+#: The kernel's own log quiet: its per-start warning (a local kernel "running over TCP without encryption")
+#: and its "KeyboardInterrupt caught in kernel" would print once per chapter. Real failures do not go through
+#: that log: a cell's error or a dead kernel still fails the build (exit 1) with a one-line message.
+KERNEL_QUIET = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 class DeckError(RuntimeError):
@@ -49,7 +53,7 @@ def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.Noteb
     previous = os.environ.get("NVCOURSE_DECK")
     os.environ["NVCOURSE_DECK"] = "1"  # the kernel inherits it: nvcourse.plots applies the deck style
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=KERNEL_QUIET,
                        resources={"metadata": {"path": str(notebook.parent)}}).execute()
     except Exception as exc:  # nbclient raises several types; one line for the instructor, never a traceback
         raise DeckError(f"{notebook.name} failed to execute for its deck: {str(exc).splitlines()[-1][:200]}") from exc
