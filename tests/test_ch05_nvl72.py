@@ -36,7 +36,18 @@ def test_ring_vs_nvls_figure_draws_the_model_and_prints_its_numbers():
         plt.close(fig)
 
     lines = text.splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 7
+    # which source each nvls_min_gpus has (catalog src): NVL72/B200 an assumption from AWS's tuner, H100 nccl#1455
+    src = {sid: catalog.get_system(sid).src["nvls_min_gpus"] for sid in ("gb200-nvl72", "dgx-b200", "dgx-h100")}
+    assert src["dgx-h100"] == "nccl-1455"
+    for sid in ("gb200-nvl72", "dgx-b200"):
+        assert src[sid].startswith("assumption:") and "AWS" in src[sid] and "tuner plugin" in src[sid]
+    assert lines[1] == (
+        f"  (used only by the Simple-α formula; NVL72 and B200: {catalog.get_system('gb200-nvl72').nvls_min_gpus}, "
+        f"from a B200 report with AWS's tuner plugin; H100: {catalog.get_system('dgx-h100').nvls_min_gpus}, from "
+        "nccl#1455's run)"
+    )
+    lines = lines[:1] + lines[2:]
     assert lines[0] == (
         f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
         f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); the course's NVL72 nvls_min_gpus = "

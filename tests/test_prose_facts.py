@@ -69,7 +69,7 @@ def _tree_ll_two_h100_nodes() -> str:
     a, b = (predict("allreduce", "dgx-h100", 8, s, nodes=2) for s in (4096, 8192))
     assert (a.algo, a.proto) == ("tree", "LL")
     ea, eb = (p.candidates_estimate_s["tree/LL"] for p in (a, b))
-    return f"picks tree/LL on two such nodes and estimates {us(ea)} and {us(eb)} µs"
+    return f"Rebuilt with NCCL's formulas, NCCL's estimate comes out at {us(ea)} and {us(eb)} µs"
 
 
 def _domain(system: str, gpus: int) -> str:
@@ -96,8 +96,8 @@ def _nvlstree_cap() -> str:
     cap2, cap4 = (tuning.per_channel_max_GBps("nvlstree", "hopper", k) for k in (2, 4))
     algbw = predict("allreduce", "dgx-h100", 8, 16 * 2**30, nodes=2, algo="nvlstree").algbw_GBps
     return (
-        f"`perChMaxNVLSTreeBw`: {g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three — on two H100 "
-        f"nodes it, not the NICs, sets the model's {algbw:.0f} GB/s of algbw"
+        f"({g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three; NCCL's `perChMaxNVLSTreeBw`) — on "
+        f"two H100 nodes it, not the NICs, sets the model's {algbw:.0f} GB/s of algbw"
     )
 
 
@@ -226,7 +226,7 @@ FACTS = {
     ),
     "04b: LL cap on one Hopper node": (
         "04b_predicting_collectives.ipynb",
-        lambda: "at most {} × 8/14 = {:.1f} GB/s of algbw".format(
+        lambda: "algbw is at most {} × 8/14 = {:.1f} GB/s".format(
             g(tuning.ll_max_bw_GBps("hopper", 1)), tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14
         ),
     ),
@@ -240,7 +240,8 @@ FACTS = {
     "05 solution: NVLS vs the LL ring on 72 GPUs, 256 KiB": ("solutions/05_nvl72_rack_scale_exercises.ipynb", _nvls_72),
     "04b: NVLS heads": (
         "04b_predicting_collectives.ipynb",
-        lambda: f"*heads*, one GPU per NVLS channel of its topology graph and **at most {tuning.nvls_heads(10**6)}**",
+        lambda: (f"one per NVLS channel of its topology graph and **at most {tuning.nvls_heads(10**6)}** "
+                 "(NCCL calls them NVLS *heads*)"),
     ),
     "04b: the NVLSTree cap": ("04b_predicting_collectives.ipynb", _nvlstree_cap),
     "05 solution: the NVL72 NVLS point against the slide": (

@@ -765,3 +765,33 @@ def test_06_one_gib_ring_is_the_faster_default_on_2_nodes_and_sharp_beats_both()
     assert "which NCCL runs only when CollNet is switched on, beats both" in text
     assert "the flat ring is the fastest on a few nodes" not in text
     assert "shows the tree's time in two parts that add up" in text
+
+
+def test_05_simple_only_ratio_and_where_the_64_mib_tie_is_printed():
+    from nvcourse.costmodel import predict
+    from nvcourse.fabric.moe import domain_allreduce_time
+
+    small = 256 * 2**10
+    nvls = predict("allreduce", "gb200-nvl72", 72, small, algo="nvls").time_s
+    ratio = domain_allreduce_time("gb200-nvl72", small, 72) / nvls
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert f"not the {ratio:.0f}× of the Simple-only formula" in text and "~19×" not in text
+    cells = json.loads((ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb").read_text(encoding="utf-8"))["cells"]
+    ids = [c["id"] for c in cells]
+    heading4 = next(i for i, c in enumerate(cells) if "\n## 4." in "\n" + "".join(c["source"]))
+    assert ids.index("c007") == heading4 - 1 and "act = 4096 * 8192 * 2" in "".join(cells[ids.index("c007")]["source"])
+    assert "level, as printed at the end of §3 below" in text and "as printed above)" not in text
+
+
+def test_05_says_which_nvls_rule_each_model_applies_and_each_minimums_source():
+    from nvcourse import catalog
+
+    h100, nvl72 = catalog.get_system("dgx-h100"), catalog.get_system("gb200-nvl72")
+    assert h100.src["nvls_min_gpus"] == "nccl-1455" and nvl72.src["nvls_min_gpus"].startswith("assumption:")
+    assert "AWS" in nvl72.src["nvls_min_gpus"]
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert "it offers NVLS from 2 GPUs and takes whichever of NVLS and the ring is faster" in text
+    assert f"For H100 (and H200, the same switch board) it is {h100.nvls_min_gpus}, from one published run" in text
+    assert f"For B200 and the NVL72 it is {nvl72.nvls_min_gpus}, a figure reported for B200 with AWS's" in text
+    assert catalog.get_system("hgx-h200").nvls_min_gpus == h100.nvls_min_gpus
+    assert catalog.get_system("dgx-b200").nvls_min_gpus == nvl72.nvls_min_gpus

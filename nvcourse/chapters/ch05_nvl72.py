@@ -63,7 +63,11 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     lines = [
         f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {eta['hopper']} (Hopper), "
         f"{eta['blackwell']} (Blackwell); the course's NVL72 nvls_min_gpus = "
-        f"{catalog.get_system(system).nvls_min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)"
+        f"{catalog.get_system(system).nvls_min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)",
+        # which source each system's estimate has: the learner met nccl#1455's H100 run in the prose
+        f"  (used only by the Simple-α formula; NVL72 and B200: {catalog.get_system(system).nvls_min_gpus}, from a "
+        f"B200 report with AWS's tuner plugin; H100: {catalog.get_system('dgx-h100').nvls_min_gpus}, "
+        "from nccl#1455's run)",
     ]
     for g in (8, 72):
         lines.append(
@@ -82,7 +86,8 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     lines.append(
         f"256 KiB over 72 GPUs: ring/{r72.proto} {format_time(r72.time_s)}, NVLS {format_time(v72.time_s)}: "
         f"{r72.time_s / v72.time_s:.1f}x (with a Simple-only α the ring would take "
-        f"{format_time(domain_allreduce_time(system, small, 72))})"
+        f"{format_time(domain_allreduce_time(system, small, 72))}, "
+        f"{domain_allreduce_time(system, small, 72) / v72.time_s:.1f}x)"
     )
     r8, v8 = (predict("allreduce", system, 8, small, algo=a) for a in ("ring", "nvls"))
     lines.append(f"256 KiB over 8 GPUs: ring/{r8.proto} {format_time(r8.time_s)}, NVLS {format_time(v8.time_s)}")
