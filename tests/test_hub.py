@@ -7,6 +7,7 @@ The full load (30 learners) is ``benchmarks/hub_load.py``; this is its small sam
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -107,13 +108,16 @@ def test_a_learners_password_opens_their_own_account_only():
     assert _login(auth, "learner03", "") is None and _login(auth, "learner01", "") is None
 
 
-def test_the_console_names_the_slips_and_prints_no_password(capsys, tmp_path):
+def test_the_console_names_the_slips_and_prints_no_password(capsys, tmp_path, monkeypatch):
     passwords = {"learner01": "aaaa2222bb", "learner02": "cccc3333dd"}
     prep = hubmod.Prepared(env={}, accounts=True, cert=None, fingerprint="", instructor_file=tmp_path / "pw",
                            limits="limits x", passwords=passwords, slips=tmp_path / "slips" / "slips.html")
     hubmod._announce(hubmod._parser().parse_args(["--users", "2", "--no-tls"]), prep)
     out, err = capsys.readouterr()
-    assert "learner02 with the password on their own slip" in out
+    assert out.strip().splitlines()[-1].endswith("learner02 with the password on their own slip")
+    assert "for the board" in err.strip().splitlines()[-1]  # the board line comes last, under its banner
+    monkeypatch.setattr(hub_secrets, "addresses", lambda ip: ["192.0.2.2", "127.0.0.1"])
+    assert hubmod.board_urls("0.0.0.0", 8000) == ["https://192.0.2.2:8000/"]  # no loopback for the room
     assert str(tmp_path / "slips" / "slips.html") in err
     assert not [pw for pw in passwords.values() if pw in out + err]
 
@@ -300,3 +304,20 @@ def test_learners_cannot_read_the_checkout_its_history_or_the_answer_key(monkeyp
     finally:
         subprocess.run(["userdel", name], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_hubs_internal_ports_come_from_its_settings(tmp_path, monkeypatch):
+    from traitlets.config import Config
+
+    settings = {"ip": "127.0.0.1", "port": 8765, "learners": ["learner01"], "proxy": "chp", "accounts": False,
+                "hub_port": 40123, "proxy_api_port": 40124}
+    (tmp_path / "hub-settings.json").write_text(json.dumps(settings))
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "hub.json").write_text(json.dumps({"passwords": {"learner01": "p" * 10},
+                                                               "admin_password": "a" * 32, "api_token": None}))
+    monkeypatch.setenv("NVCOURSE_HUB_DIR", str(tmp_path))
+    c = Config()
+    exec(compile((ROOT / "deploy" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"), {"c": c})
+    assert c.JupyterHub.hub_port == 40123 and c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:40124"
+    assert c.JupyterHub.authenticator_class.endswith("SlipAuthenticator")
+    assert c.SlipAuthenticator.passwords == {"learner01": "p" * 10}

@@ -191,6 +191,8 @@ def prepare(hub_dir: Path, *, users: int, ip: str = "127.0.0.1", port: int = 800
     settings = {"ip": ip, "port": port, "learners": learners, "proxy": str(proxy), "accounts": use_accounts,
                 "account_prefix": accounts.PREFIX, "cgroup_procs": cgroups, "mem": mem_bytes, "cpus": cpus,
                 "kernel_idle_s": kernel_idle_s, "idle_s": idle_s,
+                # the hub's own API and the proxy's, on loopback: free ports, so two hubs on a machine never collide
+                "hub_port": free_port(), "proxy_api_port": free_port(),
                 "ssl_cert": str(cert) if cert else "", "ssl_key": str(key) if key else ""}
     (hub_dir / "hub-settings.json").write_text(json.dumps(settings, indent=1) + "\n")
     # No secret and nothing of the instructor's hub settings in the environment the hub hands down.
@@ -333,9 +335,8 @@ def _parser() -> argparse.ArgumentParser:
 def _announce(args: argparse.Namespace, prep: Prepared) -> None:
     """The board line on stdout; everything only the instructor should read on stderr."""
     where = " or ".join(board_urls(args.ip, args.port, not args.no_tls))
-    print(f"hub: learners open {where} and log in as learner01 ... learner{args.users:02d} with the password "
-          "on their own slip", flush=True)
     err = sys.stderr
+    print(f"\n{'=' * 30} the hub is up: for the instructor (not the board) {'=' * 30}", file=err)
     print(f"hub: the slips (one per learner, with their own password: print, cut, hand out; root only) are "
           f"{prep.slips} and {prep.slips.with_suffix('.txt') if prep.slips else ''}", file=err)
     if prep.cert is not None:
@@ -349,7 +350,11 @@ def _announce(args: argparse.Namespace, prep: Prepared) -> None:
     if prep.closed:
         print(f"hub: this checkout is now closed to other users, learners included (solutions, .git, artifacts: "
               f"all but {', '.join(sorted(hub_protect.runtime_entries()))}); after the session reopen it with: "
-              f"{hub_protect.reopen_command()}", file=err, flush=True)
+              f"{hub_protect.reopen_command()}", file=err)
+    print(f"{'=' * 30} for the board: the line below {'=' * 30}", file=err,
+          flush=True)
+    print(f"hub: learners open {where} and log in as learner01 ... learner{args.users:02d} with the password "
+          "on their own slip", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
