@@ -416,3 +416,15 @@ def test_07b_ring_attention_threshold_in_words_and_one_number():
     thr = r["threshold_tokens_per_gpu"]
     assert f"$C/W \\approx$ {C / W:,.0f} tokens, so the send hides from about {thr:.0f}" in text
     assert r"\frac{h_{kv}}{\kappa\,h}\cdot\frac{C}{W}" in text
+
+
+# ------------------------------------------------------------------------------------------------ 07: words
+def test_07_defines_gemm_and_pue_where_first_used():
+    nb = json.loads((ROOT / "notebooks" / "07_training_at_scale.ipynb").read_text(encoding="utf-8"))
+    md = [re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    gemm = next(s for s in md if re.search(r"\bGEMMs?\b", s))
+    assert "[GEMM](../docs/glossary.md#gemm) (general matrix multiply)" in gemm
+    assert gemm.index("[GEMM]") <= min(m.start() for m in re.finditer(r"\bGEMMs?\b", gemm)) + 1
+    pue = next(s for s in md if re.search(r"\bPUE\b", s))
+    assert "PUE ([power usage effectiveness](../docs/glossary.md#pue)) is a data centre's total power over the power" \
+        " its IT equipment draws" in pue

@@ -795,3 +795,24 @@ def test_05_says_which_nvls_rule_each_model_applies_and_each_minimums_source():
     assert f"For B200 and the NVL72 it is {nvl72.nvls_min_gpus}, a figure reported for B200 with AWS's" in text
     assert catalog.get_system("hgx-h200").nvls_min_gpus == h100.nvls_min_gpus
     assert catalog.get_system("dgx-b200").nvls_min_gpus == nvl72.nvls_min_gpus
+
+
+# ------------------------------------------------------------------------------------------------ 08: words, sources
+def test_08_defines_communicator_and_cites_pytorch_for_the_timeout():
+    from nvcourse import _data
+
+    nb = json.loads((ROOT / "notebooks" / "08_reliability_and_operations.ipynb").read_text(encoding="utf-8"))
+    md = [re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    first = next(s for s in md if re.search(r"\bcommunicators?\b", s))
+    assert "a [communicator](../docs/glossary.md#communicator) is the group of ranks that run collectives" in first
+    text = " ".join(md)
+    assert "An NCCL **communicator** ([glossary](../docs/glossary.md#communicator)) is the group of ranks" in text
+    assert text.index("An NCCL **communicator**") < text.index("`ncclCommShrink`")
+    rel = _data.load("reliability")
+    source = rel["sources"][rel["timeouts"]["src"]["pytorch_nccl_pg_timeout_s"]]
+    assert source["url"].startswith("https://docs.pytorch.org/") and "init_process_group" in source["url"]
+    minutes = rel["timeouts"]["pytorch_nccl_pg_timeout_s"] / 60
+    assert f"PyTorch's default for NCCL process groups is {minutes:.0f} minutes ([PyTorch docs]({source['url']}))" \
+        in text
+    assert f"{minutes:.0f} min by default: [PyTorch docs]({source['url']})" in text
+    assert "is 10 minutes (`nvcourse/data/reliability.toml`)" not in text
