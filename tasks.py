@@ -305,7 +305,8 @@ COMMANDS = {
              "build [--execute] writes notebooks/fr/, solutions/fr/, exercises/fr/ and the .mo; status [--check] "
              "prints the share translated per chapter. Arguments go to python -m nvcourse.devtools.i18n_cli."),
     "hub": (cmd_hub, "a classroom JupyterHub on this machine",
-            "Arguments go to python -m nvcourse.devtools.hub (e.g. --users 30 --ip 0.0.0.0 --port 8000)."),
+            "Arguments go to python -m nvcourse.devtools.hub (e.g. --users 30 --ip 0.0.0.0 --port 8000; --stop stops "
+            "a hub started earlier)."),
 }
 
 
