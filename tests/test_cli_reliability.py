@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nvcourse import cli
@@ -213,8 +214,7 @@ def test_engine_backends_stop_on_ctrl_c(backend):
     p = start_bench("--backend", backend, "--procs", "2", "--min-bytes", "1KiB", "--max-bytes", "256MiB",
                     "--iters", "50")
     try:
-        first = p.stdout.readline()  # the first finished row: the ranks are up and measuring (no timed guess)
-        assert first.strip(), p.stderr.read()
+        _wait_for_ranks(p, backend)  # the ranks are up and measuring (no timed guess)
         os.killpg(p.pid, signal.SIGINT)
         out, err = p.communicate(timeout=120)
     finally:
@@ -233,6 +233,29 @@ def test_engine_backends_stop_on_ctrl_c(backend):
     # folder of the run's own and removes it (only Open MPI's names are checked: other tests share /dev/shm)
     if LINUX_SHM:
         assert not list(Path("/dev/shm").glob("vader_segment.*")), "Open MPI segments left in /dev/shm"
+
+
+def _wait_for_ranks(p: subprocess.Popen, backend: str, timeout_s: float = 300.0) -> None:
+    """Until the bench's ranks run: torch streams each finished size (its first table row), while mpirun hands
+    its rows over only at the end, so for MPI the ranks are found among the bench's descendants (mpirun runs in
+    a session of its own), then given two seconds to be inside the measurement."""
+    if backend == "torch":
+        for line in p.stdout:
+            if line.strip() and not line.startswith("#"):
+                return
+        raise AssertionError(f"the torch bench printed no row: {p.stderr.read()}")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            kids = psutil.Process(p.pid).children(recursive=True)
+            if any("nvcourse.collectives.engines" in " ".join(k.cmdline()) for k in kids):
+                time.sleep(2.0)
+                return
+        except psutil.Error:
+            pass  # a child that ended between listing and reading its command line
+        assert p.poll() is None, f"the bench ended before its ranks started: {p.stderr.read()}"
+        time.sleep(0.2)
+    raise AssertionError("the MPI ranks never started")
 
 
 def test_engine_missing_is_exit_1(monkeypatch, capsys):
