@@ -816,3 +816,32 @@ def test_08_defines_communicator_and_cites_pytorch_for_the_timeout():
         in text
     assert f"{minutes:.0f} min by default: [PyTorch docs]({source['url']})" in text
     assert "is 10 minutes (`nvcourse/data/reliability.toml`)" not in text
+
+
+# ------------------------------------------------------------------------------------------------ 04: measured order
+def test_04_why_the_cpu_run_may_rank_differently_and_where_the_models_order_shows():
+    from nvcourse.chapters import ch04_collectives as ch
+    from nvcourse.collectives import model
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert "On a small shared machine the two can differ" in text  # a possibility: true on every run
+    assert "the model gives **every rank its own link**" in text and "**every rank runs all the time**" in text
+    steps = {a: model.predict("allreduce", a, 4, 1, 1.0, 1e30) for a in ("direct", "naive", "rhd", "tree", "ring")}
+    assert max(steps, key=steps.get) == "ring"  # "the algorithm with the most steps ... at p = 4 is the ring"
+    assert (steps["ring"], steps["tree"], steps["direct"]) == pytest.approx((6, 4, 1))
+    assert "at p = 4 that is the ring (6 steps, against 4 for the tree and 1 for direct)" in text
+    # the line printed with the figure always names both orders, whatever the run measured
+    rows = [{"op": "allreduce", "procs": 4, "bytes": 2**24, "algo": a, "time_s": t}
+            for a, t in (("ring", 3.0), ("tree", 1.0), ("direct", 2.0))]
+    note = ch.ordering_note(rows, 1e-5, 5e9)
+    assert "the model ranks" in note and "this run measured tree < direct < ring" in note
+    # the emulated link: every step lasts milliseconds; the model picks ring on PCIe-like, tree on NVLink-like
+    assert "held for α + m/β of an\nemulated link, milliseconds long".replace("\n", " ") in text
+    picks = {}
+    for link_id, links in (("pcie4", 1), ("nvlink4", 18)):
+        emu, _ = ch.emulated_link(link_id, links=links, slowdown=1000)
+        assert emu.latency_s >= 1e-3
+        pred = {a: model.predict("allreduce", a, 4, 2**18, emu.latency_s, emu.bandwidth_Bps) for a in ("ring", "tree")}
+        picks[link_id] = min(pred, key=pred.get)
+    assert picks == {"pcie4": "ring", "nvlink4": "tree"}
+    assert "the line printed there says whether this run did" in text
