@@ -43,18 +43,73 @@ def deck_mode() -> bool:
     return bool(os.environ.get("NVCOURSE_DECK"))
 
 
+#: The smallest text a deck figure shows, in points at the deck's 100 dpi: 13 pt is 18 px on a 1280×720 slide.
+DECK_MIN_PT = 13
+#: Gap (px of the PNG) a deck figure keeps between two tick labels; closer ones are thinned.
+DECK_TICK_GAP_PX = 6
+
+
+def _at_least(text, size: float) -> None:
+    if text.get_text() and text.get_fontsize() < size:
+        text.set_fontsize(size)
+
+
 def deck_fonts(fig: Figure) -> None:
-    """In deck mode, raise every tick label and legend entry a figure sets smaller than the deck style back to
-    its size (a chart with 8 pt ticks in a notebook column is unreadable on a projector); elsewhere, nothing."""
+    """In deck mode, make a figure readable on a projector: every tick label, axis label, title, legend entry
+    and annotation at least the deck style's size (a chart with 8 pt ticks in a notebook column is unreadable
+    on a projector; no text under :data:`DECK_MIN_PT`), the panels laid out so that no label runs into its
+    neighbour (constrained layout), and tick labels that would touch thinned to every second (third, …) one.
+    Elsewhere, nothing: a notebook's figures are unchanged."""
     if not deck_mode():
         return
     for ax in fig.axes:
         for axis, key in ((ax.xaxis, "xtick.labelsize"), (ax.yaxis, "ytick.labelsize")):
             if any(label.get_fontsize() < DECK_RC[key] for label in axis.get_ticklabels()):
                 axis.set_tick_params(labelsize=DECK_RC[key])
+            _at_least(axis.label, DECK_RC["axes.labelsize"])
+        _at_least(ax.title, DECK_RC["axes.titlesize"])
         legend = ax.get_legend()
-        for text in legend.get_texts() if legend is not None else []:
-            text.set_fontsize(max(text.get_fontsize(), DECK_RC["legend.fontsize"]))
+        for text in [*(legend.get_texts() if legend is not None else []), *ax.texts]:
+            _at_least(text, DECK_MIN_PT)
+    for legend in fig.legends:
+        for text in legend.get_texts():
+            _at_least(text, DECK_MIN_PT)
+    for text in fig.texts:
+        _at_least(text, DECK_MIN_PT)
+    if fig.get_layout_engine() is None:  # a figure laid out once and kept (a live dashboard's) keeps its layout
+        try:
+            fig.set_layout_engine("constrained")
+        except RuntimeError:  # a colorbar laid out by another engine: keep that engine
+            pass
+    thin_tick_labels(fig)
+
+
+def _kept_every(boxes: list, horizontal: bool, gap: float) -> int:
+    """The smallest step k such that every k-th of the (ordered) label boxes stands clear of the next."""
+    for k in range(1, len(boxes) + 1):
+        kept = boxes[::k]
+        if all((b.x0 - a.x1 if horizontal else b.y0 - a.y1) >= gap for a, b in zip(kept, kept[1:])):
+            return k
+    return len(boxes)
+
+
+def thin_tick_labels(fig: Figure, gap_px: float = DECK_TICK_GAP_PX) -> bool:
+    """Hide tick labels that would run into each other ("1 KiB4 KiB16 KiB"), keeping every k-th one with the
+    smallest k that leaves ``gap_px`` pixels between them. Returns whether any label was hidden."""
+    fig.canvas.draw()  # lays the figure out, so the labels have their final text and place
+    renderer = fig.canvas.get_renderer()
+    hidden = False
+    for ax in fig.axes:
+        for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+            boxes = [t.get_window_extent(renderer) for t in labels]
+            order = sorted(range(len(labels)), key=lambda i: boxes[i].x0 if horizontal else boxes[i].y0)
+            k = _kept_every([boxes[i] for i in order], horizontal, gap_px)
+            for rank, i in enumerate(order):
+                if rank % k:
+                    labels[i].set_visible(False)
+                    hidden = True
+    return hidden
 
 
 #: Luminance gap under which two curves of the same line style look alike in a greyscale print (0 black, 1 white).
