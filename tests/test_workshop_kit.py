@@ -359,3 +359,12 @@ def test_the_deck_build_is_quiet_but_reports_a_failing_cell(tmp_path: Path, capf
     err = capfd.readouterr().err
     assert "slides: error: bad.ipynb failed to execute" in err and "boom in a cell" in err
     assert "Traceback" not in err
+
+
+def test_chapter_04s_cpu_run_is_projected_with_the_chapters_reason_it_is_off_the_model():
+    nb = nbformat.read(ROOT / "notebooks" / "04_collectives_and_allreduce.ipynb", as_version=4)
+    run = [s for s in deck_plan.plan(nb) if "nvcourse-deck-captioned" in s.visual]
+    assert len(run) == 1, "the measured-vs-model figure has lost its caption (did the chapter's sentence change?)"
+    assert "this CPU stand-in breaks two things they assume of a GPU" in run[0].lead
+    assert "a fact about this machine, not about GPUs" in run[0].lead
+    assert run[0].visible_words() <= deck_plan.WORD_LIMIT + 25

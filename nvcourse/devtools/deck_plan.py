@@ -33,6 +33,14 @@ DISPLAY_MATH = re.compile(r"\$\$.+?\$\$", flags=re.S)
 MATHS_PER_SLIDE = 3  # display equations one slide shows under its lead
 _NOTES_TEXT_LIMIT = 1500  # characters of a cell's printed output kept in the notes
 
+#: Figures that mislead when projected without the chapter's reading of them: (the code that draws the figure,
+#: the start of each sentence of the chapter's prose after it that goes under the figure on its slide). Chapter
+#: 04's CPU run sits 10–400× off the GPU model; alone on a screen it reads "the model is wrong", so the slide
+#: says why, in the chapter's words. A test fails when the chapter no longer has the sentence.
+FIGURE_CAPTIONS = {
+    "ch.plot_measured_vs_model(": ("That says nothing against the formulas", "So a measured order here is a fact"),
+}
+
 
 @dataclass
 class Slide:
@@ -139,6 +147,18 @@ def _title_of(stack: list[str]) -> str:
     return stack[-1] if stack else ""
 
 
+def figure_caption(source: str, after: list) -> str:
+    """The chapter's own sentences a figure drawn by ``source`` keeps on its slide (:data:`FIGURE_CAPTIONS`),
+    found in the Markdown cells ``after`` it; "" for other figures, or when the chapter lacks them."""
+    starts = next((v for k, v in FIGURE_CAPTIONS.items() if k in source), None)
+    if starts is None:
+        return ""
+    prose = " ".join(_plain(c.source) for c in after if c.cell_type == "markdown")
+    prose = " ".join(prose.split())
+    found = [re.search(re.escape(start) + r"[^.]*\.", prose) for start in starts]
+    return " ".join(m.group(0) for m in found if m) if all(found) else ""
+
+
 def plan(nb: nbformat.NotebookNode) -> list[Slide]:
     """The slides of one chapter, in order (see the module docstring)."""
     slides: list[Slide] = []
@@ -150,7 +170,7 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
         slides.append(slide)
         return slide
 
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "skip":
             continue
         if cell.cell_type == "markdown":
@@ -188,7 +208,10 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
                 notes += pending[-1:]  # the sentence that set up this picture (often the prediction to make)
                 if printed.strip():
                     notes.append(f"The cell also prints:\n\n```\n{printed.strip()}\n```")
-                new(visual=visual, notes=notes, continued=True)
+                caption = figure_caption(cell.source, nb.cells[index + 1:]) if kind == "figure" else ""
+                new(lead=caption, visual=visual.replace('class="nvcourse-deck-figure"',
+                                                        'class="nvcourse-deck-figure nvcourse-deck-captioned"')
+                    if caption else visual, notes=notes, continued=True)
                 pending = []
     return [s for s in slides if s.lead or s.visual or s.notes or s.maths]
 
