@@ -426,5 +426,5 @@ def test_07_defines_gemm_and_pue_where_first_used():
     assert "[GEMM](../docs/glossary.md#gemm) (general matrix multiply)" in gemm
     assert gemm.index("[GEMM]") <= min(m.start() for m in re.finditer(r"\bGEMMs?\b", gemm)) + 1
     pue = next(s for s in md if re.search(r"\bPUE\b", s))
-    assert "PUE ([power usage effectiveness](../docs/glossary.md#pue)) is a data centre's total power over the power" \
-        " its IT equipment draws" in pue
+    assert "(PUE, [power usage effectiveness](../docs/glossary.md#pue): a data centre's total power over its IT" \
+        " equipment's)" in pue
