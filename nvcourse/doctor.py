@@ -30,8 +30,7 @@ REQUIREMENTS: dict[str, tuple[str, int | None]] = {
     "numpy": ("1.26", None),
     "networkx": ("3.2", None),
 }
-OPTIONAL = {
-    "nbval": "only needed to run the test suite",
+OPTIONAL = {  # what a learner may want; the test suite's tools (nbval) are the maintainers' (pyproject's dev extra)
     "torch": "optional engine for `nvcourse bench --backend torch` (pip install 'nvcourse[torch]')",
     "mpi4py": "optional engine for `nvcourse bench --backend mpi` (pip install 'nvcourse[mpi]' and Open MPI)",
 }

@@ -559,7 +559,7 @@ def test_04b_ll_against_simple_at_4_gib_is_the_models_ratio():
 def test_04b_ll_cap_is_named_with_its_value_where_check_yourself_uses_it():
     cap = tuning.ll_max_bw_GBps("hopper", 1)
     text = prose("04b_predicting_collectives.ipynb")
-    assert f"({cap:.0f} GB/s of busbw on one Hopper node; NCCL's `llMaxBw`)" in text
+    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node (NCCL's `llMaxBw`)" in text
     assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 2b" in text
     assert f"at most {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s" in text
 
@@ -592,3 +592,17 @@ def test_04b_ring_plateau_factors_are_ncclss():
     assert (f"pays its latency {plateau['ring_plateau']['ampere_and_later']:g} times over from Ampere on "
             f"({plateau['ring_plateau']['before_ampere']:g} before) once each rank's share per channel reaches "
             f"{plateau['ring_plateau_min_bytes']:g} bytes") in text
+
+
+def test_00_says_where_reference_sections_are_marked_as_they_are():
+    """00 names the path column as where reference sections are marked; only 04b repeats its core at its top."""
+    from nvcourse.devtools.reading_time import PATH
+
+    text = prose("00_start_here.ipynb")
+    assert "sections marked as such in the core chapters" not in text
+    assert "sections of the core chapters that the table's *path* column leaves out (02 §3 and §5" in text
+    assert {r.split()[1].rstrip(".") for r in PATH["02"]} == {"3", "5"}
+    marks = [n for n in ("01_why_one_gpu_is_not_enough", "02_pcie_vs_nvlink", "03_topologies_and_nvswitch",
+                         "04_collectives_and_allreduce", "04b_predicting_collectives", "05_nvl72_rack_scale")
+             if "Short of time?" in prose(n + ".ipynb")]
+    assert marks == ["04b_predicting_collectives"] and "only 04b repeats this at its top" in text
