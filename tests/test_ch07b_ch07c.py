@@ -48,3 +48,16 @@ def test_dashboards_never_fail(make):
         for v in itertools.islice(values, 0, None, max(1, len(values) // 3)):
             w.value = v
             assert d.last_error is None, (name, v, d.last_error)
+
+
+@pytest.mark.parametrize(("model", "system", "missing"), [("llama3-405b", "dgx-h100", 4), ("llama3-70b", "dgx-h100", 1),
+                                                          ("llama3-8b", "dgx-h100", 0)])
+def test_decode_figure_draws_no_bar_where_the_weights_do_not_fit(model, system, missing):
+    # a layout whose weights and KV cache exceed a GPU gets the words "does not fit" and no bar (no time)
+    fig = ch07c_inference.decode_tp_figure(model, system)
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text() == "does not fit"]
+    fits = [t for t in ch07c_inference.TP_DEGREES if ch07c_inference.fits_gpu(model, system, t)]
+    assert len(labels) == missing == len(ch07c_inference.TP_DEGREES) - len(fits)
+    slots = {round(p.get_x(), 3) for p in ax.patches}  # one slot per (TP degree that fits, kernel)
+    assert len(slots) == len(fits) * len(ch07c_inference.inference.ALLREDUCE_ALGOS)
