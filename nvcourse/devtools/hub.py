@@ -344,7 +344,8 @@ def _announce(args: argparse.Namespace, prep: Prepared) -> None:
               f"{prep.fingerprint[:23]}...): continue to the site", file=err)
     print(f"hub: instructor: log in as 'instructor' with the password in {prep.instructor_file} (readable by "
           "you only: do not project it)", file=err)
-    who = ("one Unix account per learner (nvc-learnerNN, private homes), removed at Ctrl-C" if prep.accounts else
+    who = (f"one Unix account per learner ({accounts.PREFIX}learnerNN, private homes), removed at Ctrl-C, a closed "
+           "terminal or --stop" if prep.accounts else
            "every learner's server runs as your user (not root): for trying the hub alone, not for a room")
     print(f"hub: {who}; {prep.limits}; Ctrl-C stops everything", file=err, flush=True)
     if prep.closed:
