@@ -96,8 +96,12 @@ def _kept_every(boxes: list, horizontal: bool, gap: float) -> int:
 def thin_tick_labels(fig: Figure, gap_px: float = DECK_TICK_GAP_PX) -> bool:
     """Hide tick labels that would run into each other ("1 KiB4 KiB16 KiB"), keeping every k-th one with the
     smallest k that leaves ``gap_px`` pixels between them. Returns whether any label was hidden."""
-    fig.canvas.draw()  # lays the figure out, so the labels have their final text and place
-    renderer = fig.canvas.get_renderer()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # a figure made without pyplot has a bare canvas that cannot draw; saving it would attach Agg all the same
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    canvas.draw()  # lays the figure out, so the labels have their final text and place
+    renderer = canvas.get_renderer()
     hidden = False
     for ax in fig.axes:
         for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):

@@ -103,3 +103,18 @@ def test_outside_a_deck_figures_are_left_as_drawn(monkeypatch: pytest.MonkeyPatc
     assert [(t.get_text(), t.get_fontsize(), t.get_visible()) for t in fig.findobj(Text)] == before
     assert np.isfinite(fig.get_size_inches()).all()
     plt.close(fig)
+
+
+def test_a_figure_made_without_pyplot_is_drawn_for_a_deck(monkeypatch: pytest.MonkeyPatch):
+    from matplotlib.figure import Figure
+
+    def bare() -> Figure:  # as a chapter builds a figure it hands to IPython's display (no pyplot canvas)
+        fig = Figure(figsize=(6, 3))
+        ax = fig.subplots()
+        ax.plot([1, 4**8], [1, 2], label="x")
+        ax.set_xscale("log", base=4)
+        ax.legend(fontsize=6)
+        return fig
+
+    fig = _drawn_for_deck(bare, monkeypatch)
+    assert min(t.get_fontsize() for t in _shown(fig)) >= plots.DECK_MIN_PT
