@@ -2,10 +2,12 @@
 
     python3 tasks.py slides [--out DIR] [--no-execute] [NOTEBOOK ...]   # default: every chapter, artifacts/slides/
 
-Each chapter is executed afresh in the deck style (``NVCOURSE_DECK=1``: figures at 100 dpi with 13 pt tick
-labels, 18 px on a 1280×720 slide, shown at their own size), then cut into slides by
-:mod:`.deck_plan`: a slide at every heading with the section's first sentence, one slide per figure, dashboard
-picture or printed table, the notebook's prose as speaker notes (press ``S`` in the deck), slide numbers.
+Each chapter is executed afresh in the deck style (``NVCOURSE_DECK=1``: figures at 100 dpi, every label,
+legend and annotation at least 13 pt, 18 px on a 1280×720 slide, tick labels thinned where they would touch,
+shown at their own size; see :func:`nvcourse.plots.deck_fonts`), then cut into slides by
+:mod:`.deck_plan`: a slide at every heading with the section's first sentence and display equations, one
+slide per figure, dashboard picture or printed table (long ones go on over continuation slides), the
+notebook's prose as speaker notes (press ``S`` in the deck), slide numbers.
 ``--no-execute`` uses the notebooks' committed outputs instead (quicker; their figures are sized for a notebook
 column, so tick labels come out smaller). reveal.js, MathJax, jQuery and require.js are served from
 ``DIR/_vendor`` (fetched once from the npm registry), so copy DIR whole onto a USB stick and open ``index.html``.
