@@ -15,7 +15,7 @@ fails. A gate is evidence from a model, not a measurement: the decision log reco
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from . import reliability, training
 from ._validate import number
@@ -29,6 +29,9 @@ __all__ = [
     "Report",
     "evaluate",
     "compare_systems",
+    "price_on",
+    "common_price_date",
+    "at_price_date",
     "decision_log_template",
     "decision_log",
 ]
@@ -247,6 +250,36 @@ def compare_systems(targets: Targets, systems: list[str], gpus: list[int], **des
             except ValueError:
                 continue
     return out
+
+
+def price_on(system: str, date: str) -> tuple[float, str] | None:
+    """The system's price per GPU-hour ($) dated ``date`` ("YYYY-MM") in ``data/costs.toml`` — its main price or
+    its market price — with its label (spec, est, assumption); None when it has no price of that date."""
+    c = training.system_costs(system)
+    if c["usd_date"] == date:
+        return c["usd_per_gpu_hour"], c["usd_label"]
+    if c.get("usd_market_date") == date:
+        return c["usd_per_gpu_hour_market"], c["usd_market_label"]
+    return None
+
+
+def common_price_date(systems: list[str]) -> str | None:
+    """The latest date at which every system has a price in ``data/costs.toml``: the basis on which their prices
+    compare like for like (same month); None when there is none."""
+    dates = [{c["usd_date"], c.get("usd_market_date")} - {None} for c in map(training.system_costs, systems)]
+    common = set.intersection(*dates) if dates else set()
+    return max(common) if common else None
+
+
+def at_price_date(report: Report, date: str) -> Report | None:
+    """``report``'s design evaluated again at its system's price of ``date`` (:func:`price_on`); None when the
+    system has no price of that date. A price the design set itself is kept (it is the learner's, not the file's)."""
+    if report.design.usd_per_gpu_hour is not None:
+        return report
+    price = price_on(report.design.system, date)
+    if price is None:
+        return None
+    return evaluate(replace(report.design, usd_per_gpu_hour=price[0]), report.targets)
 
 
 DECISION_LOG_FIELDS = (

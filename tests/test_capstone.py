@@ -71,3 +71,28 @@ def test_design_bad_input():
         cs.evaluate(cs.Design("dgx-h100", 100, tp=8), TARGETS)
     with pytest.raises(ValueError, match="failure_rate_factor"):
         cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, failure_rate_factor=0), TARGETS)
+
+
+def test_prices_of_one_date_come_from_the_data_file_and_reprice_a_design():
+    from nvcourse import training
+
+    h100 = training.system_costs("dgx-h100")
+    assert cs.price_on("dgx-h100", h100["usd_date"]) == (h100["usd_per_gpu_hour"], h100["usd_label"])
+    assert cs.price_on("dgx-h100", h100["usd_market_date"]) == (h100["usd_per_gpu_hour_market"],
+                                                                       h100["usd_market_label"])
+    assert cs.price_on("gb200-nvl72", "1999-01") is None
+    # the one month every system has a price for: the H100's list price is older than the others'
+    date = cs.common_price_date(["pcie-8gpu", "dgx-h100", "gb200-nvl72"])
+    assert date == h100["usd_market_date"] == training.system_costs("gb200-nvl72")["usd_date"] != h100["usd_date"]
+    assert cs.common_price_date(["dgx-h100"]) == max(h100["usd_date"], h100["usd_market_date"])
+    assert cs.common_price_date(["dgx-a100", "gb200-nvl72"]) is None  # no month in common
+    t = cs.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6)
+    r = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8), t)
+    again = cs.at_price_date(r, date)
+    # cost = GPU-hours x price: the same GPU-hours at the other price, everything else unchanged
+    assert again.cost.gpu_hours == pytest.approx(r.cost.gpu_hours)
+    assert again.cost.usd == pytest.approx(r.cost.gpu_hours * h100["usd_per_gpu_hour_market"])
+    assert again.step == r.step and again.goodput == r.goodput
+    assert cs.at_price_date(r, "1999-01") is None
+    mine = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, usd_per_gpu_hour=3.3), t)
+    assert cs.at_price_date(mine, date) is mine  # a price the learner set is kept

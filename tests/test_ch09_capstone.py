@@ -1,5 +1,8 @@
 """Chapter 09: the comparison table and the design dashboard drive nvcourse.capstone."""
 
+import html
+import re
+
 from nvcourse import capstone
 from nvcourse.chapters import ch09_capstone
 from nvcourse.markup import mark_html
@@ -38,6 +41,50 @@ def test_survey_summary_names_exactly_the_designs_that_pass_and_keeps_the_full_t
     assert short.count("<tr>") == 1 + len(reports) and "TP×PP×DP" not in short
     assert ch09_capstone.comparison_table_html(reports) in full  # nothing dropped: the whole table behind the toggle
     assert "$" not in html
+
+
+def test_survey_prices_every_design_on_both_bases_and_gives_the_verdict_on_each():
+    from nvcourse import training
+
+    reports = capstone.compare_systems(TARGETS, ["pcie-8gpu", "dgx-h100", "gb200-nvl72"], [1024, 2048])
+    date = capstone.common_price_date(["pcie-8gpu", "dgx-h100", "gb200-nvl72"])
+    page = ch09_capstone.comparison_summary_html(reports)
+    assert "$" not in page
+    short = html.unescape(page.split("<details>")[0])
+    assert "$M at the data file's prices" in short and f"$M at {date} prices" in short
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", short)[1:]]
+    assert len(rows) == len(reports)
+    for r, cells in zip(reports, rows, strict=True):  # the data file's cost, then the same GPU-hours at the month's
+        again = capstone.at_price_date(r, date)
+        assert cells[:5] == [r.design.system, str(r.design.gpus), f"{r.cost.hours / 24:.1f}",
+                             f"{r.cost.usd / 1e6:.2f}", f"{again.cost.usd / 1e6:.2f}"]
+    h100 = training.system_costs("dgx-h100")
+    assert f"The data file prices dgx-h100 as of {h100['usd_date']} ({h100['usd_label']}) and the others as of " \
+           f"{date}" in short
+    # the verdict on both bases: the 2,048-GPU H100 design fails the budget at the list price only
+    big = next(r for r in reports if r.design.system == "dgx-h100" and r.design.gpus == 2048)
+    assert "budget" in [g.name for g in big.failed]
+    assert "budget" not in [g.name for g in capstone.at_price_date(big, date).failed]
+    assert f"at {date} prices: " in short
+    ok = [r for r in reports if r.passed]
+    ok_date = [a for a in (capstone.at_price_date(r, date) for r in reports) if a.passed]
+    assert f"{len(ok)} of {len(reports)} designs pass every gate at the data file's prices" in short
+    same = [(a.design.system, a.design.gpus) for a in ok_date] == [(r.design.system, r.design.gpus) for r in ok]
+    assert same == (f"At {date} prices the same designs pass" in short)
+
+
+def test_the_price_table_shows_the_price_used_and_the_same_month_price():
+    from nvcourse import training
+
+    systems = ["pcie-8gpu", "dgx-h100", "gb200-nvl72"]
+    html = ch09_capstone.prices_html(systems)
+    date = capstone.common_price_date(systems)
+    assert f"price of {date}" in html and "$" not in html
+    for s in systems:
+        c = training.system_costs(s)
+        price, label = capstone.price_on(s, date)
+        assert f"&#36;{c['usd_per_gpu_hour']:.2f}" in html and f"{c['usd_label']}, {c['usd_date']}" in html
+        assert f"&#36;{price:.2f} ({label})" in html
 
 
 def test_price_headroom_is_the_price_at_which_the_budget_gate_flips():

@@ -86,3 +86,68 @@ def test_sharp_is_offered_with_its_preconditions_and_the_runbook():
     assert "sharp_am" in runbook and "NCCL_COLLNET_ENABLE=1" in runbook and "HPC-X" in runbook
     # the gate's own words say the same (the list under the table, the dashboard and the decision log use them)
     assert all(w in cg.NEEDS["SHARP"] for w in ("Aggregation Manager", "HPC-X", "NCCL_COLLNET_ENABLE=1"))
+
+
+def test_the_survey_says_which_price_basis_each_column_uses():
+    from nvcourse import training
+
+    h100, others = training.system_costs("dgx-h100"), [training.system_costs(s) for s in ("pcie-8gpu", "gb200-nvl72")]
+    date = capstone.common_price_date(["pcie-8gpu", "dgx-h100", "gb200-nvl72"])
+    assert date == "2026-05" and h100["usd_date"] == "2024-12" and "aws" in h100["src"]["usd_per_gpu_hour"]
+    assert all(c["usd_date"] == date for c in others) and h100["usd_market_date"] == date
+    assert h100["usd_market_label"] == "est"
+    text = said("c004")
+    assert "the H100's is AWS's list price of late 2024, the others are of May 2026" in text
+    assert "the second column prices every system in May 2026 (the H100 at that month's market median, an estimate)" \
+        in text
+    assert "ch.comparison_summary_html(reports)" in sources()["c005"]  # the table that has both columns
+
+
+def test_the_price_conclusion_holds_on_both_bases():
+    # c012: "at the data file's prices 1,024 H100 GPUs cost $2.84 M and 512 GB200 GPUs $1.50 M, about half; priced in
+    # the same month, the H100 design costs $1.70 M, only 13 % more — and GB200's price is an assumption. Both designs
+    # pass the budget on either basis"
+    h100 = job_1024()
+    gb200 = capstone.evaluate(capstone.Design("gb200-nvl72", 512, tp=4, pp=1), targets())
+    reports = capstone.compare_systems(targets(), ["dgx-h100", "gb200-nvl72"], [512, 1024])
+    surveyed = {(r.design.system, r.design.gpus): r for r in reports}
+    assert surveyed[("gb200-nvl72", 512)].cost.usd == gb200.cost.usd  # the survey's layout is the one priced here
+    assert surveyed[("dgx-h100", 1024)].cost.usd == h100.cost.usd
+    h100_same = capstone.at_price_date(h100, "2026-05")
+    text = said("c012")
+    assert (f"1,024 H100 GPUs cost \\${h100.cost.usd / 1e6:.2f} M and 512 GB200 GPUs \\${gb200.cost.usd / 1e6:.2f} M, "
+            "about half") in text
+    assert 0.45 <= gb200.cost.usd / h100.cost.usd <= 0.55
+    more = round((h100_same.cost.usd / gb200.cost.usd - 1) * 100)
+    assert f"the H100 design costs \\${h100_same.cost.usd / 1e6:.2f} M, only {more} % more" in text
+    assert capstone.price_on("gb200-nvl72", "2026-05")[1] == "assumption"
+    assert all("budget" not in [g.name for g in r.failed] for r in (h100, h100_same, gb200))
+    assert "Both designs pass the budget on either basis" in text
+
+
+def test_the_reference_design_prices_a_both_ways():
+    sol = json.loads((ROOT / "solutions" / "09_capstone_reference_design.ipynb").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", "".join("".join(c["source"]) for c in sol["cells"] if c["id"] == "c006"))
+    a = job_1024()
+    a_same = capstone.at_price_date(a, "2026-05")
+    b = capstone.evaluate(capstone.Design("gb200-nvl72", 512, tp=4, pp=1), targets())
+    margin, margin_same = (1 - r.cost.usd / targets().max_usd for r in (a, a_same))
+    assert f"A's margin is thin at the list price ({margin:.0%} under budget)".replace("%", " %") in text
+    assert f"wide at the market median ({margin_same:.0%})".replace("%", " %") in text
+    # "at the market median its break-even is only a little above that assumption"
+    breakeven = a_same.cost.usd / b.cost.gpu_hours
+    assumed = capstone.price_on("gb200-nvl72", "2026-05")[0]
+    assert 1 < breakeven / assumed < 1.25 and "only a little above that assumption" in text
+    # "At a compute efficiency of 0.45 ... A runs over the budget at its 2024 list price but not at the 2026 market
+    # median, and B still fits in time and money" (the solution's own computation)
+    from nvcourse import training
+
+    def at(eff, d, price=None):
+        st = training.step_time("llama3-70b", d.system, d.gpus, tp=d.tp, pp=d.pp, compute_efficiency=eff)
+        return training.run_cost(st, targets().training_tokens, goodput=capstone.evaluate(d, targets()).goodput,
+                                 usd_per_gpu_hour=price)
+
+    assert at(0.45, a.design).usd > targets().max_usd >= at(0.45, a.design, a_same.design.usd_per_gpu_hour).usd
+    slow_b = at(0.45, b.design)
+    assert slow_b.usd <= targets().max_usd and slow_b.hours / 24 <= targets().max_days
+    assert "A runs over the budget at its 2024 list price but not at the 2026 market median" in text

@@ -9,14 +9,15 @@ from __future__ import annotations
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from .. import capstone, catalog
+from .. import capstone, catalog, training
 from .. import capstone_gates as gates
 from ..markup import html_escape, mark_html
 from ..plots import new_figure
 from ..tables import table_html
 from ..widgets import Dashboard
 
-__all__ = ["comparison_table_html", "comparison_summary_html", "design_view", "design_dashboard", "price_headroom_html"]
+__all__ = ["comparison_table_html", "comparison_summary_html", "design_view", "design_dashboard", "price_headroom_html",
+           "price_basis", "prices_html"]
 
 #: Systems offered by the design dashboard.
 SYSTEMS = ("pcie-8gpu", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72")
@@ -48,18 +49,75 @@ def _gates_mark(passed: bool, failed_names: list[str], word: str = "all pass") -
     return mark_html(True, word) if passed else mark_html(False, ", ".join(failed_names))
 
 
+def _survey_row(r: capstone.Report, alt: capstone.Report | None, date: str | None) -> list:
+    gates_cell = _gates_mark(r.passed, [g.name for g in r.failed])
+    row = [html_escape(r.design.system), r.design.gpus, f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}"]
+    if date is None:
+        return [*row, gates_cell]
+    if alt is not None and [g.name for g in alt.failed] != [g.name for g in r.failed]:
+        gates_cell += f" · at {date} prices: " + _gates_mark(alt.passed, [g.name for g in alt.failed])
+    return [*row, "—" if alt is None else f"{alt.cost.usd / 1e6:.2f}", gates_cell]
+
+
+def _passing(reports) -> str:
+    return "; ".join(f"{r.design.gpus:,} GPUs of {r.design.system}" for r in reports if r.passed)
+
+
+def price_basis(reports: list[capstone.Report]) -> tuple[str | None, list[capstone.Report | None]]:
+    """The one month at which every surveyed system has a price (:func:`nvcourse.capstone.common_price_date`) and
+    each report evaluated at that month's price; (None, []) when the data file's prices already share one date or
+    no month is common to all."""
+    systems = sorted({r.design.system for r in reports})
+    date = capstone.common_price_date(systems)
+    if date is None or all(training.system_costs(s)["usd_date"] == date for s in systems):
+        return None, []
+    return date, [capstone.at_price_date(r, date) for r in reports]
+
+
 def comparison_summary_html(reports: list[capstone.Report]) -> str:
     """The survey in short: system, GPUs, days, $M and the gates per design, one sentence naming the designs that
-    pass every gate, and the full table (layout, efficiency, goodput, MW) behind a toggle."""
-    rows = [[html_escape(r.design.system), r.design.gpus, f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}",
-             _gates_mark(r.passed, [g.name for g in r.failed])] for r in reports]
-    short = table_html(["system", "GPUs", "days", "$M", "gates"], rows)
-    ok = [f"{r.design.gpus:,} GPUs of {r.design.system}" for r in reports if r.passed]
-    verdict = (f"{len(ok)} of {len(reports)} designs pass every gate: {'; '.join(ok)}." if ok
-               else f"None of the {len(reports)} designs passes every gate.")
+    pass every gate, and the full table (layout, efficiency, goodput, MW) behind a toggle.
+
+    When the data file's prices have different dates, a second $M column prices every design at the one month all
+    systems have a price for (like for like), and the verdict is given on both bases."""
+    date, alts = price_basis(reports)
+    rows = [_survey_row(r, alts[i] if date else None, date) for i, r in enumerate(reports)]
+    head = ["system", "GPUs", "days", "$M"] + ([f"$M at {date} prices"] if date else []) + ["gates"]
+    if date:
+        head[3] = "$M at the data file's prices"
+    short = table_html(head, rows)
+    ok = [r for r in reports if r.passed]
+    verdict = (f"{len(ok)} of {len(reports)} designs pass every gate" + (" at the data file's prices" if date else "")
+               + (f": {_passing(reports)}." if ok else "."))
+    if date:
+        alt_ok = _passing([a for a in alts if a is not None])
+        verdict += (f" At {date} prices the same designs pass." if alt_ok == _passing(reports)
+                    else f" At {date} prices: {alt_ok or 'none'}.")
+        systems = list(dict.fromkeys(r.design.system for r in reports))
+        cost = {s: training.system_costs(s) for s in systems}
+        older = ", ".join(f"{s} as of {cost[s]['usd_date']} ({cost[s]['usd_label']})" for s in systems
+                          if cost[s]["usd_date"] != date)
+        same = "; ".join(f"{s} {capstone.price_on(s, date)[1]}" for s in systems)
+        verdict += (f" The data file prices {older} and the others as of {date}; the {date} column prices every "
+                    f"system in that one month, like for like ({same}).")
     return (short + f"<p>{html_escape(verdict)} The failing rows name the gates that fail: that is what to change."
             "</p>" + _details("The full table: layout (TP×PP×DP), efficiency, goodput and power per design",
                               comparison_table_html(reports)))
+
+
+def prices_html(systems: list[str]) -> str:
+    """Each system's price per GPU-hour and power per GPU from ``data/costs.toml``, with label and date, and its
+    price in the month every listed system has one (:func:`nvcourse.capstone.common_price_date`)."""
+    date = capstone.common_price_date(systems)
+    rows = []
+    for s in systems:
+        c = training.system_costs(s)
+        same = capstone.price_on(s, date) if date else None
+        rows.append([html_escape(s), f"&#36;{c['usd_per_gpu_hour']:.2f}", f"{c['usd_label']}, {c['usd_date']}",
+                     "—" if same is None else f"&#36;{same[0]:.2f} ({same[1]})",
+                     f"{c['kW_per_gpu']:g} ({c['kW_label']})"])
+    return table_html(["system", "price used, per GPU-h", "label, date", f"price of {date or '—'}",
+                       "kW per GPU"], rows)
 
 
 def price_headroom_html(report: capstone.Report) -> str:
