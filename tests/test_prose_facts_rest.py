@@ -623,6 +623,10 @@ def test_07c_dashboard_never_times_a_layout_that_does_not_fit():
     text = prose("07c_communication_for_inference.ipynb")
     assert "(Llama 3 405B on a DGX H100 fits at no TP degree)" in text
     assert not any(ch07c.fits_gpu("llama3-405b", "dgx-h100", t) for t in ch07c.TP_DEGREES)
+    # "a bar near the limit (70B at TP 2 on 80 GB) is optimistic": it fits, with under a sixth of the GPU to spare
+    assert "a bar near the limit (70B at TP 2 on 80 GB) is optimistic" in text
+    assert ch07c.fits_gpu("llama3-70b", "dgx-h100", 2)
+    assert 5 / 6 < ch07c.gpu_bytes("llama3-70b", "dgx-h100", 2) / 80e9 <= 1
     d = ch07c.inference_dashboard()
     opts = {k: list(w.options) for k, w in d.controls.items()}
     for model, system, batch, context in itertools.product(opts["model"], opts["system"], opts["batch"],
