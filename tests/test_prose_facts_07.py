@@ -428,3 +428,18 @@ def test_07_defines_gemm_and_pue_where_first_used():
     pue = next(s for s in md if re.search(r"\bPUE\b", s))
     assert "(PUE, [power usage effectiveness](../docs/glossary.md#pue): a data centre's total power over its IT" \
         " equipment's)" in pue
+
+
+def test_07b_section_3_announces_the_dashboards_default_exposed_time():
+    from nvcourse.units import format_time
+
+    sc = _dp()
+    at0, at15 = (sc.timeline(25 * 2**20, sm_fraction=f) for f in (0.0, 0.15))
+    text = cells("07b_overlapping_communication.ipynb")["c008"]
+    assert (f"shows {format_time(at15.exposed_s)} exposed for the 25 MiB case that §2 put at "
+            f"{format_time(at0.exposed_s)}: the difference is the SM slowdown") in text
+    assert at15.exposed_s - at0.exposed_s == pytest.approx(at15.slowdown_s, rel=0.05)
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    c = ch07b.overlap_dashboard().controls
+    assert (c["model"].value, c["nodes"].value, c["sm_fraction"].value) == ("llama3-8b", 64, 0.15)
