@@ -328,7 +328,15 @@ def test_02_the_chooser_claims_hold_for_every_link_it_offers():
     betas = [p.beta_Bps for p in params.values()]
     text = prose("02_pcie_vs_nvlink.ipynb")
     assert f"The ceilings on the plot differ by up to {max(betas) / min(betas):.0f}×" in text
-    assert min(p.half_bandwidth_bytes for p in params.values()) >= 64 * 2**10 * 0.9  # "below ~64 KiB ... latency-bound"
+    lowest = min(params, key=lambda k: params[k].half_bandwidth_bytes)  # "Below ~150 KiB every link is latency-bound"
+    n_half_kib = params[lowest].half_bandwidth_bytes / 2**10
+    assert (f"**Below ~{round(n_half_kib, -1):.0f} KiB every link is latency-bound**: that is the smallest n½ on "
+            f"the plot ({lowest.split(' x16')[0]}'s)") in text
+    assert "Below ~64 KiB bandwidth hardly matters" not in text
+    # below n½ the α term is the larger, so t = α + S/β <= 2α: more bandwidth can at most halve the time
+    assert all(p.alpha_s >= 64 * 2**10 / p.beta_Bps for p in params.values())  # 64 KiB: latency-bound everywhere
+    bought = re.search(r"At 64 KiB the same change buys ([\d.]+)×", text).group(1)  # derived in the test above
+    assert f"at 64 KiB it still buys {bought}×" in text
     # "a B200 doubles NVLink again": line rate 2x, achievable 1.95x
     nv = {k: v for k, v in params.items() if "NVLink" in k}
     assert max(v.beta_Bps for v in nv.values()) == pytest.approx(2 * _h100_links().beta_Bps, rel=0.03)
