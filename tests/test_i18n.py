@@ -24,7 +24,8 @@ LANG = "fr"
 #: The chapters translated so far: 100 % and nothing fuzzy.
 COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb",
             "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb", "notebooks/02_pcie_vs_nvlink.ipynb",
-            "solutions/02_pcie_vs_nvlink_exercises.ipynb")
+            "solutions/02_pcie_vs_nvlink_exercises.ipynb", "notebooks/03_topologies_and_nvswitch.ipynb",
+            "solutions/03_topologies_and_nvswitch_exercises.ipynb")
 
 
 def catalog(domain: str) -> polib.POFile:
@@ -496,3 +497,49 @@ def test_every_ch02_checker_message_and_readout_speaks_the_language(language):
     if language == "fr":
         assert "limité par la latence" in shown and "bande passante effective" in shown and "débit de ligne" in shown
         assert "takes" not in shown and "latency-bound" not in shown
+
+
+_CH03_WALK = """
+import sys
+from nvcourse.checks import ch03
+from nvcourse.checks._answers import questions, expected_answer
+from nvcourse.chapters import ch03_topology as ch
+out = []
+for qid, q in sorted(questions().items()):
+    if qid.startswith("03."):
+        out += [q.prompt, q.hint]
+        for value in [expected_answer(qid), *q.variants().values()]:
+            r = ch03.answer(qid, value)
+            out += [r.message, r._repr_html_()]
+for fn in (lambda g, L, b: g / 2 * L * b, lambda g, L, b: g * L * b, lambda g, L, b: 3.7 * g * L * b + 1.3):
+    r = ch03.switch_bisection(fn)
+    out += [r.message, r._repr_html_()]
+for fn in (lambda n, b: 2 * b, lambda n, b: b, lambda n, b: n / 2 * b, lambda n, b: 1.0):
+    r = ch03.ring_bisection(fn)
+    out += [r.message, r._repr_html_()]
+out += [ch.metrics_table_html(), ch.codes_table_html(), ch.render_system("dgx-1-v100", "ring")[1]]
+out += [ch.render_pasted(ch.example_text(name), "nvlink4", "pcie4")[1] for name in ch.example_files()]
+sys.stdout.write("\\n".join(out))
+"""
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_every_ch03_checker_message_table_and_readout_speaks_the_language(language):
+    import html
+
+    env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
+    shown = subprocess.run([sys.executable, "-c", _CH03_WALK], env=env, cwd=ROOT, check=True, capture_output=True,
+                           text=True).stdout
+    shown += html.unescape(shown)
+    # two known mistakes give the same value (2 × the bisection: both directions added, or every GPU counted), so
+    # the first hint of each pair is the one shown and the second cannot be reached
+    unreachable = {"That is both directions added; give GB/s per direction.",
+                   "That counts all 8 GPUs; only the 4 on one side send across the cut."}
+    entries = [e for e in _entries_of("nvcourse/checks/ch03.py") if e.msgid not in unreachable]
+    assert len(entries) > 10
+    for e in entries:
+        for fragment in _fragments(e.msgstr if language == "fr" else e.msgid):
+            assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
+    if language == "fr":
+        assert "bissection" in shown and "ce qui limite une copie" in shown and "par GPU, par sens" in shown
+        assert "what bounds a copy" not in shown and "per GPU, per direction" not in shown

@@ -11,6 +11,8 @@ from functools import lru_cache
 
 from nvcourse import catalog
 
+from ..i18n import localize_numbers
+from ..i18n import translate as _
 from ..tables import table_html
 from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
@@ -53,39 +55,78 @@ def system_rows(system_ids=None) -> list[dict]:
     return rows
 
 
+def _header(key: str) -> str:
+    """A record key as a column header in the current language (the keys themselves stay English: an API)."""
+    return {"system": _("system"), "GPUs": _("GPUs"), "GPU link GB/s": _("GPU link GB/s"),
+            "bisection GB/s": _("bisection GB/s"), "bisection per GPU GB/s": _("bisection per GPU GB/s"),
+            "max hops": _("max hops"), "all-to-all per GPU GB/s": _("all-to-all per GPU GB/s"), "rings": _("rings"),
+            "ring total GB/s": _("ring total GB/s"), "ring x efficiency GB/s": _("ring x efficiency GB/s"),
+            "code": _("code"), "path": _("path"), "what bounds a copy": _("what bounds a copy")}.get(key, key)
+
+
 def records_table_html(rows: list[dict], caption: str = "") -> str:
     """A table of records (one dict per row, the keys of the first as headers); text cells are escaped."""
     if not rows:
         return ""
     cells = [[v if isinstance(v, float) else html.escape(str(v)) for v in r.values()] for r in rows]
-    return table_html(list(rows[0]), cells, caption=caption)
+    return table_html([_header(k) for k in rows[0]], cells, caption=caption)
 
 
 def metrics_table_html(system_ids=None) -> str:
-    return records_table_html(system_rows(system_ids), "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
-                      "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model).")
+    return records_table_html(system_rows(system_ids), _(
+        "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
+        "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model)."))
 
 
 def codes_table_html() -> str:
-    rows = [{"code": "NV#", "path": CODE_MEANING["NV#"],
-             "what bounds a copy": "# x the NVLink generation's per-link rate (no PCIe involved)"}]
+    rows = [{"code": "NV#", "path": _meaning("NV#"),
+             "what bounds a copy": _("# x the NVLink generation's per-link rate (no PCIe involved)")}]
     bound = {
-        "PIX": "one PCIe x16 link; the switch may be shared",
-        "PXB": "PCIe links through a tree of switches: shared uplinks",
-        "PHB": "PCIe through the CPU's root complex",
-        "NODE": "PCIe plus the fabric between root complexes in one socket",
-        "SYS": "PCIe plus the CPU-CPU link; P2P is often disabled, data bounces through host memory",
+        "PIX": _("one PCIe x16 link; the switch may be shared"),
+        "PXB": _("PCIe links through a tree of switches: shared uplinks"),
+        "PHB": _("PCIe through the CPU's root complex"),
+        "NODE": _("PCIe plus the fabric between root complexes in one socket"),
+        "SYS": _("PCIe plus the CPU-CPU link; P2P is often disabled, data bounces through host memory"),
     }
     for code in PCIE_CODES:
-        rows.append({"code": code, "path": CODE_MEANING[code], "what bounds a copy": bound[code]})
-    rows += [{"code": f"{code} (NCCL only)", "path": path, "what bounds a copy": what}
+        rows.append({"code": code, "path": _meaning(code), "what bounds a copy": bound[code]})
+    rows += [{"code": _("{code} (NCCL only)").format(code=code), "path": _(path), "what bounds a copy": _(what)}
              for code, path, what in NCCL_ONLY_PATHS]
     return records_table_html(
         rows,
-        "nvidia-smi's path codes, from fastest (NV#) to slowest (SYS), then the path types only NCCL's own topology "
-        "uses (its logs print them). NCCL's order, fastest first: NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; "
-        "NODE is nvidia-smi's only.",
+        _("nvidia-smi's path codes, from fastest (NV#) to slowest (SYS), then the path types only NCCL's own topology "
+          "uses (its logs print them). NCCL's order, fastest first: NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; "
+          "NODE is nvidia-smi's only."),
     )
+
+
+def _meaning(code: str) -> str:
+    """nvidia-smi's own legend line for ``code`` (:data:`CODE_MEANING`), in the current language."""
+    french = {"NV#": _("a bonded set of # NVLinks"), "PIX": _("at most one PCIe bridge (same PCIe switch)"),
+              "PXB": _("several PCIe bridges, without the CPU's host bridge"),
+              "PHB": _("through a PCIe host bridge (the CPU)"),
+              "NODE": _("through the interconnect between PCIe host bridges within one NUMA node"),
+              "SYS": _("through the SMP interconnect between NUMA nodes (QPI/UPI/xGMI)")}
+    english = CODE_MEANING[code]
+    # a translation only while the legend is the one translated: an edited legend shows in English, never stale
+    return french[code] if _ENGLISH_MEANINGS.get(code) == english else english
+
+
+_ENGLISH_MEANINGS = {"NV#": "a bonded set of # NVLinks", "PIX": "at most one PCIe bridge (same PCIe switch)",
+                     "PXB": "several PCIe bridges, without the CPU's host bridge",
+                     "PHB": "through a PCIe host bridge (the CPU)",
+                     "NODE": "through the interconnect between PCIe host bridges within one NUMA node",
+                     "SYS": "through the SMP interconnect between NUMA nodes (QPI/UPI/xGMI)"}
+
+
+def _nccl_paths_marked() -> tuple[str, ...]:
+    """The texts of :data:`NCCL_ONLY_PATHS`, marked for the translation catalog (looked up with ``_(path)``)."""
+    return (_("NVLink through an intermediate GPU"), _("two NVLink hops; the middle GPU's links are shared"),
+            _("a GPU to its CPU over the chip-to-chip link (Grace Hopper, Grace Blackwell)"), _("the C2C link"),
+            _("a GPU to a NIC over the C2C link to the CPU, then the CPU's PCIe to the NIC (GB200/GB300 trays)"),
+            _("the CPU's PCIe link to the NIC"),
+            _("a GPU to a NIC through a peer GPU over NVLink (so the data leaves on the right rail)"),
+            _("the peer GPU's PCIe link to its NIC"))
 
 
 #: The path types NCCL adds to nvidia-smi's (NCCL's topology code): (code, path, what bounds a copy).
@@ -121,14 +162,15 @@ def render_system(system: str, pattern: str):
     rate, rows = report
     fig, legend = topology_figure(G, pattern=pattern, report=report)
     top = rows[0]
-    text = (
-        f"<b>{html.escape(G.graph['name'])}</b> — per GPU, per direction: "
-        f"<b>{'one ring' if pattern == 'ring' else pattern}</b> at most <b>{rate:.4g} GB/s</b> (busiest link "
-        f"{html.escape(top['a'])}–{html.escape(top['b'])}); "
-        f"bisection <b>{bis.GBps_dir:.5g} GB/s</b> ({bis.GBps_bidir:.5g} both directions); "
-        f"NCCL-style rings side by side: {rings.n_rings} × {rings.ring_GBps_dir:g} = {rings.total_GBps_dir:g} GB/s."
-    )
-    return fig, text + legend
+    text = _(
+        "<b>{name}</b> — per GPU, per direction: <b>{pattern}</b> at most <b>{rate} GB/s</b> (busiest link "
+        "{a}–{b}); bisection <b>{bis} GB/s</b> ({bidir} both directions); "
+        "NCCL-style rings side by side: {n} × {ring} = {total} GB/s."
+    ).format(name=html.escape(G.graph["name"]), pattern=_("one ring") if pattern == "ring" else pattern,
+             rate=f"{rate:.4g}", a=html.escape(top["a"]), b=html.escape(top["b"]), bis=f"{bis.GBps_dir:.5g}",
+             bidir=f"{bis.GBps_bidir:.5g}", n=rings.n_rings, ring=f"{rings.ring_GBps_dir:g}",
+             total=f"{rings.total_GBps_dir:g}")
+    return fig, localize_numbers(text) + legend
 
 
 def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
@@ -142,14 +184,14 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
     for link in res.links():
         if link["a"] in res.gpus and link["b"] in res.gpus:
             counts[link["type"]] = counts.get(link["type"], 0) + 1
-    parts = [f"{len(res.gpus)} GPUs, {len(res.nics)} NICs; GPU pairs: "
+    parts = [_("{gpus} GPUs, {nics} NICs; GPU pairs: ").format(gpus=len(res.gpus), nics=len(res.nics))
              + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items()))]
     if res.nvswitch_inferred:
-        parts.append("NVSwitch inferred (more NVLinks per GPU than any GPU has)")
+        parts.append(_("NVSwitch inferred (more NVLinks per GPU than any GPU has)"))
     far = far_from_nics(res.codes, res.gpus, res.nics)
     if far:
-        parts.append(f"<b>{', '.join(far)}</b> reach their nearest NIC only across the CPU "
-                     "(PHB, NODE or SYS): GPUDirect RDMA from them is slow or off")
+        parts.append(_("<b>{gpus}</b> reach their nearest NIC only across the CPU "
+                       "(PHB, NODE or SYS): GPUDirect RDMA from them is slow or off").format(gpus=", ".join(far)))
     G = res.graph
     fabric = G
     if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
@@ -159,11 +201,12 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
     try:
         bis = metrics.bisection_bandwidth(fabric, closed_form_first=True)  # live widget: skip 35 max-flows when exact
         a2a = metrics.alltoall_throughput(fabric)
-        parts.append(f"bisection {bis.GBps_dir:.5g} GB/s per direction, all-to-all {a2a:.4g} GB/s per GPU")
+        parts.append(localize_numbers(_("bisection {bis} GB/s per direction, all-to-all {a2a} GB/s per GPU").format(
+            bis=f"{bis.GBps_dir:.5g}", a2a=f"{a2a:.4g}")))
     except ValueError as exc:
         parts.append(f"<i>{html.escape(str(exc))}</i>")
-    fig, legend = topology_figure(G, title="your nvidia-smi topo -m")
-    return fig, "; ".join(parts) + legend
+    fig, legend = topology_figure(G, title=_("your nvidia-smi topo -m"))
+    return fig, _("; ").join(parts) + legend
 
 
 #: Paths from a GPU to a NIC that cross a CPU's host bridge or socket link (slow or no GPUDirect RDMA).
