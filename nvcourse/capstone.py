@@ -15,9 +15,10 @@ fails. A gate is evidence from a model, not a measurement: the decision log reco
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 
-from . import reliability, training
+from . import catalog, reliability, training
 from ._validate import number
 from .markup import mark_html, md_escape, md_table
 from .tables import table_html
@@ -175,7 +176,11 @@ def evaluate(design: Design, targets: Targets) -> Report:
     )
     c = training.system_costs(design.system)
     kw = c["kW_per_gpu"] if design.kW_per_gpu is None else design.kW_per_gpu
-    MW = design.gpus * kw * training.electricity()["pue"] / 1000
+    # Power is drawn by whole NVLink domains (a GB200 NVL72 rack is bought, cooled and powered whole even when the
+    # job uses 512 of 8 x 72 GPUs); scale-out switches are outside the per-GPU kW of data/costs.toml.
+    domain = catalog.get_system(design.system).gpus_per_domain
+    powered = math.ceil(design.gpus / domain) * domain
+    MW = powered * kw * training.electricity()["pue"] / 1000
     node = training.node_size(design.system)
     days = cost.hours / 24
 
@@ -228,7 +233,8 @@ def evaluate(design: Design, targets: Targets) -> Report:
             Gate(
                 "power",
                 MW <= targets.max_MW,
-                f"{MW:.2f} MW",
+                f"{MW:.2f} MW" + (f" ({powered // domain} whole NVLink domains of {domain} GPUs)"
+                                  if powered != design.gpus else "") + "; scale-out switches not counted",
                 f"≤ {targets.max_MW:g} MW",
                 "fewer GPUs or a more efficient system",
             )

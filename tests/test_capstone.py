@@ -96,3 +96,19 @@ def test_prices_of_one_date_come_from_the_data_file_and_reprice_a_design():
     assert cs.at_price_date(r, "1999-01") is None
     mine = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8, usd_per_gpu_hour=3.3), t)
     assert cs.at_price_date(mine, date) is mine  # a price the learner set is kept
+
+
+def test_power_counts_whole_nvlink_domains_and_says_what_it_leaves_out():
+    from nvcourse import catalog, training
+
+    kw, pue = training.system_costs("gb200-nvl72")["kW_per_gpu"], training.electricity()["pue"]
+    assert catalog.get_system("gb200-nvl72").gpus_per_domain == 72
+    r = cs.evaluate(cs.Design("gb200-nvl72", 512, tp=4), TARGETS)
+    assert r.MW == pytest.approx(8 * 72 * kw * pue / 1000)  # 512 GPUs = 7.1 racks: 8 racks are powered
+    power = next(g for g in r.gates if g.name == "power")
+    assert "(8 whole NVLink domains of 72 GPUs)" in power.measured
+    assert "scale-out switches not counted" in power.measured
+    # cost is per GPU-hour rented: the 512 GPUs, not the 576 powered
+    assert r.cost.gpu_hours == pytest.approx(r.cost.hours * 512)
+    whole = cs.evaluate(cs.Design("dgx-h100", 1024, tp=8), TARGETS)
+    assert "whole NVLink domains" not in next(g for g in whole.gates if g.name == "power").measured
