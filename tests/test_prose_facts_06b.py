@@ -191,3 +191,11 @@ def test_gdr_level_default_is_pxb_in_prose_and_table():
     when = _data.load("nccl_env")["vars"]["NCCL_NET_GDR_LEVEL"]["when"]
     assert "The default level is PXB" in when and "(PHB or SYS" in when and "(PXB, PHB)" not in when
     assert "default level is PXB" in _plain(ch.env_table_html())
+
+
+def test_glossary_links_point_at_existing_entries():
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', glossary))
+    text = " ".join(cell(c) for c in ("c020", "c022"))
+    used = set(re.findall(r"glossary\.md#([a-z0-9-]+)", text))
+    assert {"gpudirect-rdma", "p2p", "numa", "acs", "pxn"} <= used <= anchors
