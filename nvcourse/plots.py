@@ -81,7 +81,58 @@ def deck_fonts(fig: Figure) -> None:
             fig.set_layout_engine("constrained")
         except RuntimeError:  # a colorbar laid out by another engine: keep that engine
             pass
+    wrap_long_axis_labels(fig)
+    fit_figure_legends(fig)
     thin_tick_labels(fig)
+
+
+def _drawn(fig: Figure):
+    """The figure laid out and drawn (so texts have their final size and place); returns its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # a figure made without pyplot has a bare canvas that cannot draw; saving it would attach Agg all the same
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def wrap_long_axis_labels(fig: Figure) -> bool:
+    """Break an axis label longer than its axes (the deck's larger text makes "bus bandwidth, GB/s (nccl-tests
+    definition)" taller than a 4 inch panel, into its neighbour) over two lines, at the space nearest its
+    middle. Returns whether a label changed."""
+    renderer = _drawn(fig)
+    changed = False
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for label, room in ((ax.xaxis.label, box.width), (ax.yaxis.label, box.height)):
+            text = label.get_text()
+            extent = label.get_window_extent(renderer)
+            if "\n" in text or " " not in text or max(extent.width, extent.height) <= room:
+                continue
+            spaces = [i for i, c in enumerate(text) if c == " "]
+            cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+            label.set_text(text[:cut] + "\n" + text[cut + 1:])
+            changed = True
+    return changed
+
+
+def fit_figure_legends(fig: Figure) -> bool:
+    """Give a figure-level legend fewer columns (more rows) while it is wider than the figure: with the deck's
+    larger text a one-row legend under two panels would widen the picture, and the slide then shrinks it
+    (and every label with it). Returns whether a legend changed."""
+    changed = False
+    for legend in list(fig.legends):
+        ncols = legend._ncols  # matplotlib keeps the column count and placement private
+        while ncols > 1 and legend.get_window_extent(_drawn(fig)).width > fig.bbox.width:
+            ncols -= 1
+            # a legend's box is built once: make it anew, same entries and place, fewer columns
+            size = max(legend.prop.get_size_in_points(), DECK_MIN_PT)
+            new = fig.legend(list(legend.legend_handles), [t.get_text() for t in legend.texts], loc=legend._loc,
+                             ncols=ncols, fontsize=size)
+            new._outside_loc = legend._outside_loc  # constrained layout makes room for it as for the old one
+            legend.remove()
+            legend, changed = new, True
+    return changed
 
 
 def _kept_every(boxes: list, horizontal: bool, gap: float) -> int:
@@ -96,12 +147,7 @@ def _kept_every(boxes: list, horizontal: bool, gap: float) -> int:
 def thin_tick_labels(fig: Figure, gap_px: float = DECK_TICK_GAP_PX) -> bool:
     """Hide tick labels that would run into each other ("1 KiB4 KiB16 KiB"), keeping every k-th one with the
     smallest k that leaves ``gap_px`` pixels between them. Returns whether any label was hidden."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    # a figure made without pyplot has a bare canvas that cannot draw; saving it would attach Agg all the same
-    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
-    canvas.draw()  # lays the figure out, so the labels have their final text and place
-    renderer = canvas.get_renderer()
+    renderer = _drawn(fig)
     hidden = False
     for ax in fig.axes:
         for axis, horizontal in ((ax.xaxis, True), (ax.yaxis, False)):

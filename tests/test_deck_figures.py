@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.text import Text
+from PIL import Image
 
 from nvcourse import plots
 
@@ -60,7 +61,9 @@ def _drawn_for_deck(make, monkeypatch: pytest.MonkeyPatch):
     with plt.rc_context(plots.DECK_RC):
         fig = make()
         plots.before_display(fig)
-        fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # as the inline backend draws it
+        png = io.BytesIO()
+        fig.savefig(png, format="png", bbox_inches="tight")  # as the inline backend draws it
+    fig.png_width_px = Image.open(png).size[0]
     return fig
 
 
@@ -75,6 +78,8 @@ def test_deck_figures_have_no_small_text(name: str, monkeypatch: pytest.MonkeyPa
     small = {t.get_text(): round(t.get_fontsize() * fig.dpi / 72, 1) for t in _shown(fig)
              if t.get_fontsize() * fig.dpi / 72 < MIN_PX - 0.1}
     assert small == {}, f"{name}: text under {MIN_PX} px: {small}"
+    # no larger than drawn (a legend wider than the figure widens the picture, and the slide then shrinks it)
+    assert fig.png_width_px <= fig.get_size_inches()[0] * fig.dpi + 25, name  # + tight padding
     plt.close(fig)
 
 
@@ -92,6 +97,8 @@ def test_deck_figures_tick_labels_and_panels_do_not_collide(name: str, monkeypat
         for other in fig.axes:
             if other is not ax and other.get_visible() and label.width:
                 assert not label.overlaps(other.get_window_extent(renderer)), f"{name}: y label in another panel"
+        for legend in fig.legends:  # a label longer than its panel ran into the legend under the panels
+            assert not label.overlaps(legend.get_window_extent(renderer)), f"{name}: y label in the legend"
     plt.close(fig)
 
 
