@@ -48,3 +48,18 @@ def test_checkers_accept_the_model_and_name_typical_mistakes():
         raise NotImplementedError()
 
     assert check.hier_network_time(stub).status == "todo"
+
+
+def test_06c_defines_the_words_its_fact_tables_use():
+    import json
+    from pathlib import Path
+
+    nb = Path(__file__).resolve().parents[1] / "notebooks" / "06c_multinode_lab.ipynb"
+    md = {c["id"]: "".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]}
+    assert "queue pairs (QPs: a connection's send and receive queues" in md["a10209e9"]
+    assert "glossary.md#queue-pair" in md["a10209e9"]
+    assert "go-back-N: after a lost packet the sender resends it and every packet sent after it" in md["a10209e9"]
+    routing = " ".join(md["ab0d5c40"].split())
+    assert "destination LID, the local identifier the subnet manager gives each port" in routing
+    assert "LMC, LID mask control, a port gets 2^LMC LIDs" in routing
+    assert "*5-tuple*: source and destination IP address, source and destination port, protocol" in routing

@@ -614,3 +614,16 @@ def test_00_says_where_reference_sections_are_marked_as_they_are():
                          "04_collectives_and_allreduce", "04b_predicting_collectives", "05_nvl72_rack_scale")
              if "Short of time?" in prose(n + ".ipynb")]
     assert marks == ["04b_predicting_collectives"] and "only 04b repeats this at its top" in text
+
+
+def test_01_and_03_define_their_words_where_first_used():
+    md01 = {c["id"]: "".join(c["source"]) for c in _cells(ROOT / "notebooks" / "01_why_one_gpu_is_not_enough.ipynb")}
+    first = next(i for i, s in md01.items() if "micro-batch" in s)
+    assert "micro-batches (slices of a step's batch, run in turn)" in md01[first]
+    assert "($b \\cdot s \\cdot h$ values: micro-batch × sequence length × hidden size)" in md01["c008"]
+    md03 = {c["id"]: "".join(c["source"]) for c in _cells(ROOT / "notebooks" / "03_topologies_and_nvswitch.ipynb")}
+    ids = list(md03)
+    assert ids.index("c019") + 1 == ids.index("c020") and "codes_table_html" in md03["c020"]  # said before the table
+    for words in ("**NUMA node** is one CPU socket", "glossary.md#numa", "QPI, UPI (Intel) and xGMI (AMD)",
+                  "a **rail** is the set of NICs", "glossary.md#rail"):
+        assert words in md03["c019"], words
