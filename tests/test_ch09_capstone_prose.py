@@ -151,3 +151,13 @@ def test_the_reference_design_prices_a_both_ways():
     slow_b = at(0.45, b.design)
     assert slow_b.usd <= targets().max_usd and slow_b.hours / 24 <= targets().max_days
     assert "A runs over the budget at its 2024 list price but not at the 2026 market median" in text
+
+
+def test_the_check_yourself_answer_on_adaptive_routing_quotes_the_gate():
+    text = said("c014")
+    static = cg.fabric_gate(job_1024(), cg.FabricChoice(nic="ib-ndr", routing="dmodk")).ratio
+    assert f"the static-route row: {pct(static)} of the reference at 1,024 GPUs" in text
+    assert "`NCCL_IB_SL`" in text and "(../docs/runbook-ib-ar-sharp.md)" in text
+    # the runbook says the same: AR per service level, on by default in NCCL on IB, ibdiagnet reports AR state
+    runbook = (ROOT / "docs" / "runbook-ib-ar-sharp.md").read_text(encoding="utf-8")
+    assert "per service level (SL)" in runbook and "on by default on IB" in runbook and "AR state" in runbook
