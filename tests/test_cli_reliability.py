@@ -154,7 +154,9 @@ def start_bench(*extra, sigint_ignored=False):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NVCOURSE_DEBUG", None)
     # sigint_ignored: how a shell script starts a background job (`nvcourse bench ... &` without job control)
-    pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
+    # otherwise Ctrl-C's default, as a terminal's foreground job has it (not whatever the suite inherited)
+    disposition = signal.SIG_IGN if sigint_ignored else signal.SIG_DFL
+    pre = lambda: signal.signal(signal.SIGINT, disposition)  # noqa: E731 - a one-line preexec_fn
     return subprocess.Popen([sys.executable, "-m", "nvcourse", "bench", "allreduce", *extra], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=pre)

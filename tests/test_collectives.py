@@ -372,7 +372,10 @@ def group_script(tmp_path, mode):
     on the way out whatever the test's outcome, so a failing test leaves nothing running."""
     path = tmp_path / "group_script.py"
     path.write_text(SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(path), mode], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    # Ctrl-C's default action in the script, as a terminal's foreground job has it: a suite started in the
+    # background of a non-interactive shell inherits SIGINT ignored, and the script would never see the interrupt
+    proc = subprocess.Popen([sys.executable, str(path), mode], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         yield proc, json.loads(proc.stdout.readline())
     finally:

@@ -24,10 +24,18 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to process groups")
 
 
+def _as_a_terminal_would() -> None:
+    """In the child, before exec: Ctrl-C's default action, as a terminal's foreground job has it. A suite started in
+    the background of a non-interactive shell (a CI script's `cmd &`) inherits SIGINT ignored, and Python then never
+    raises KeyboardInterrupt: the tests would measure the harness, not tasks.py."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(script: Path, cwd: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, str(script)], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_a_terminal_would)
 
 
 def _wait_for(path: Path, timeout_s: float = 120) -> None:
@@ -85,7 +93,8 @@ def test_tasks_py_interrupted_while_creating_its_venv_prints_one_line(tmp_path: 
     # Ctrl-C while tasks.py itself works (creating .venv, before any command runs)
     env = dict(os.environ, NVCOURSE_VENV=str(tmp_path / "venv"))
     p = subprocess.Popen([sys.executable, str(ROOT / "tasks.py"), "lint"], cwd=tmp_path, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=_as_a_terminal_would)
     with _group(p):
         first = p.stdout.readline()
         assert first.startswith("[tasks] creating virtual environment"), first
