@@ -360,6 +360,13 @@ def _walk_core() -> str:
     for fn in (lambda x: 2 * x, lambda x: 2 * x if x < 2 else 4 * x, lambda x: 1 / 0, todo):
         shown.append(_feedback(c.safe_checker(c.check_function)("g", fn, ["x"], cases, success="ok")))
     shown.append(_feedback(c.safe_checker(lambda: 1 / 0)()))
+    from nvcourse.checks import ch02
+    from nvcourse.checks._answers import expected_answer
+
+    right = expected_answer("02.ndr_GBps")
+    for qid, value in (("02.ndr_GBps", right), ("02.ndr_GBps", 3.3 * right), ("02.ndr_GBps", right / 3.3),
+                       ("02.bound_64k", "z"), ("02.bound_64k", 3), ("02.bound_64k", "b"), ("no.such", 1)):
+        shown.append(_feedback(ch02.answer(qid, value)))
     return "\n".join(shown)
 
 
@@ -429,7 +436,8 @@ def test_the_shared_feedback_figure_and_dashboard_frame_speaks_the_language(lang
     lang.setenv("NVCOURSE_LANG", language)
     shown = _walk_core() + "\n" + _walk_figures_and_dashboard()
     shown += html.unescape(shown)
-    entries = [e for path in ("nvcourse/checks/_core.py", "nvcourse/alt_text.py", "nvcourse/widgets.py")
+    entries = [e for path in ("nvcourse/checks/_core.py", "nvcourse/checks/_answers.py", "nvcourse/alt_text.py",
+                              "nvcourse/widgets.py")
                for e in _entries_of(path)]
     assert len(entries) > 100
     for e in entries:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..i18n import translate as _
 from ._core import (
     ERROR,
     FAIL,
@@ -76,8 +77,9 @@ def expected_answer(qid: str) -> Any:
 
 def _normalise_choice(value: Any) -> str:
     if not isinstance(value, str):
-        raise CheckError(f"your answer is {fmt(value)} ({type(value).__name__}); this question wants a letter.",
-                         'Answer with the letter of your choice as a string, e.g. `"b"`.')
+        raise CheckError(_("your answer is {value} ({type}); this question wants a letter.").format(
+            value=fmt(value), type=type(value).__name__),
+            _('Answer with the letter of your choice as a string, e.g. `"b"`.'))
     text = value.strip().strip("()[].").strip().lower()
     return text
 
@@ -87,10 +89,10 @@ def answer(qid: str, value: Any) -> Result:
     """Check the answer to question ``qid`` (``value`` may be a function that returns it)."""
     if not isinstance(qid, str) or qid not in _QUESTIONS:
         known = ", ".join(sorted(_QUESTIONS))
-        raise CheckError(f"there is no question {qid!r}.", f"Use the id written in the exercise; known ids: {known}.",
-                         status=ERROR)
+        raise CheckError(_("there is no question {qid}.").format(qid=repr(qid)),
+                         _("Use the id written in the exercise; known ids: {known}.").format(known=known), status=ERROR)
     q = _QUESTIONS[qid]
-    name = f"answer {qid}"
+    name = _("answer {qid}").format(qid=qid)
     value = learner_value(value, name)
     if isinstance(value, Result):
         return value
@@ -101,12 +103,14 @@ def answer(qid: str, value: Any) -> Result:
         except CheckError as err:
             return Result(name, ERROR, err.message, hint=err.hint)
         if letter not in q.choices:
-            return Result(name, ERROR, f"{fmt(value)} is not one of the choices.",
-                          hint=f"Answer with one of: {', '.join(repr(c) for c in q.choices)}.")
+            return Result(name, ERROR, _("{value} is not one of the choices.").format(value=fmt(value)),
+                          hint=_("Answer with one of: {choices}.").format(
+                              choices=", ".join(repr(c) for c in q.choices)))
         if letter == expected:
             return Result(name, PASS, f"({letter}) {q.choices[letter]}", notes=q.explanation())
         why = q.wrong_choice.get(letter, "")
-        return Result(name, FAIL, f"({letter}) is not the best answer.", wrong=[f"({letter}) {q.choices[letter]}"],
+        return Result(name, FAIL, _("({letter}) is not the best answer.").format(letter=letter),
+                      wrong=[f"({letter}) {q.choices[letter]}"],
                       hint=why or q.hint)
     try:
         got = to_number(value)
@@ -114,9 +118,11 @@ def answer(qid: str, value: Any) -> Result:
         return Result(name, ERROR, err.message, hint=err.hint)
     unit = f" {q.unit}" if q.unit else ""
     if close(got, expected, q.rtol):
-        return Result(name, PASS, f"{fmt(got)}{unit} (model: {fmt(expected)}{unit}).",
+        return Result(name, PASS, _("{got} (model: {expected}).").format(got=f"{fmt(got)}{unit}",
+                                                                         expected=f"{fmt(expected)}{unit}"),
                       notes=q.explanation())
     hint = diagnose(got, expected, q.variants(), what=q.unit) or q.hint
-    direction = "too large" if got > expected else "too small"
-    return Result(name, FAIL, f"{fmt(got)}{unit} is {direction}.", wrong=[f"your answer: {fmt(got)}{unit}"],
+    said = _("{got} is too large.") if got > expected else _("{got} is too small.")
+    return Result(name, FAIL, said.format(got=f"{fmt(got)}{unit}"),
+                  wrong=[_("your answer: {got}").format(got=f"{fmt(got)}{unit}")],
                   hint=hint)
