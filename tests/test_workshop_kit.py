@@ -14,7 +14,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from nvcourse import checks as check
-from nvcourse.devtools import answer_key, cheatsheet, deck_plan, handouts, slides
+from nvcourse.devtools import answer_key, cheatsheet, deck_plan, deck_split, handouts, slides
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = handouts.find_chromium()
@@ -84,6 +84,15 @@ def test_long_tables_go_on_over_continuation_slides_with_their_header():
     assert sum(t.count("\n| ") for t in md) == 20  # every row once
     assert all("<th>link</th>" in t for t in html) and sum(t.count("<tr><td>") for t in html) == 40
     assert all(s.continued for s in planned[1:])
+
+
+def test_long_prose_printed_after_a_table_gets_a_continuation_slide_of_its_own():
+    prose = "<p>" + "What the rows assume is configured on the fabric, switch by switch. " * 30 + "</p>"
+    printed = ("<table><thead><tr><th>fabric</th><th>share</th></tr></thead><tbody>"
+               "<tr><td>RoCE</td><td>100%</td></tr></tbody></table>" + prose)
+    pieces = deck_split.split_html_table(printed)
+    assert len(pieces) == 2 and pieces[0].endswith("</table>") and "<table" not in pieces[1]
+    assert pieces[1] == prose
 
 
 def test_pictures_and_printed_tables_get_slides_of_their_own_with_notes():

@@ -142,15 +142,17 @@ def split_html_table(table_html: str) -> list[str]:
     head, body, tail = m.groups()
     rows = re.findall(r"<tr[^>]*>.*?</tr>", body, flags=re.S)
     caption = re.search(r"<caption[^>]*>(.*?)</caption>", head, flags=re.S)
-    after = _text(tail) + " " + _text(head[:head.find("<table")])  # prose around the table
+    table_end = tail.index("</table>") + len("</table>")
     cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, flags=re.S) for r in [head, *rows]]
     widths = _widths(cells)
     full = [float(TABLE_CHARS_PER_LINE)]
+    before, after = _text(head[:head.find("<table")]), _text(tail[table_end:] + folded)
+    after_px = _row_px([after], full) if after else 0
+    apart = after_px > TABLE_HEIGHT // 2  # long prose after the table: a continuation slide of its own
     fixed = (_row_px(cells[0], widths) + (_row_px([caption.group(1)], full) if caption else 0)
-             + (_row_px([after], [TABLE_CHARS_PER_LINE * 0.6]) if after.strip() else 0)  # prose at 30 px
-             + (TABLE_LINE_PX + TABLE_ROW_PAD_PX if folded else 0))
+             + (_row_px([before], full) if before else 0) + (0 if apart else after_px))
     heights = [_row_px(c, widths) for c in cells[1:]]
     chunks = _chunks(rows, heights, TABLE_HEIGHT - fixed)
-    table_end = tail.index("</table>") + len("</table>")
-    return [head + "".join(chunk) + (tail + folded if i == len(chunks) - 1 else tail[:table_end])
-            for i, chunk in enumerate(chunks)]
+    pieces = [head + "".join(chunk) + (tail + folded if i == len(chunks) - 1 and not apart else tail[:table_end])
+              for i, chunk in enumerate(chunks)]
+    return pieces + ([tail[table_end:] + folded] if apart else [])
