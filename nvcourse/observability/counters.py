@@ -120,9 +120,9 @@ class Thresholds:
             ("link width or speed below nominal (ibdiagnet)", "any", "any",
              f"a 4x link at 2x loses half its bandwidth: {'past' if f < 0.5 else 'within'} this job's tolerable "
              f"loss ({f:.0%}); alert anyway: a down-trained link is a fault (cable, port) that can get worse"),
-            ("SymbolError growth on a port", "> 0 per hour", "",
-             "errors no FEC or retransmission corrected: a real fault (cable, transceiver) that predicts a flap "
-             "(a job crash), not a slowdown: act before it"),
+            ("SymbolError growth on a port", "rising across samples", "symbol BER over ibdiagnet's threshold",
+             "errors no FEC or retransmission corrected: judged as a rate, not a single increment; a real fault "
+             "(cable, transceiver) that predicts a flap (a job crash), not a slowdown: act before it"),
             ("raw (pre-FEC) BER on a port (mlxlink -c)", "rising trend", "",
              "errors FEC corrected: no fault yet, but the link's margin; replace the part before symbol errors start"),
             ("LinkDowned (flaps) on a port", f"≥ {self.link_downed_warn_per_day:g} per day",
