@@ -209,6 +209,7 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
                 if printed.strip():
                     notes.append(f"The cell also prints:\n\n```\n{printed.strip()}\n```")
                 caption = figure_caption(cell.source, nb.cells[index + 1:]) if kind == "figure" else ""
+                caption = f'<p class="nvcourse-deck-caption">{html.escape(caption)}</p>' if caption else ""
                 new(lead=caption, visual=visual.replace('class="nvcourse-deck-figure"',
                                                         'class="nvcourse-deck-figure nvcourse-deck-captioned"')
                     if caption else visual, notes=notes, continued=True)
