@@ -233,3 +233,44 @@ def test_slow_node_table_has_a_slow_pair_without_node_644():
     assert all("644" in p for p in slow - {("284", "678")})
     rec = DATA["signatures"]["slow_node"]
     assert "284-678" in rec["nccl_tests"] and "does not contain 644" in rec["nccl_tests"]
+
+
+@pytest.mark.parametrize("fixture", [FIX / "gdr_distance_nccl1151.log",
+                                     ROOT / "tests/fixtures/ncclog_format_strings/gdr_off_distance_v2_29_format.log",
+                                     ROOT / "tests/fixtures/ncclog_format_strings/gdr_off_distance_v2_30_format.log"])
+def test_the_gdr_level_rule_allows_the_fix_in_every_version(fixture):
+    # The peer-memory fix says when NCCL_NET_GDR_LEVEL may be raised. Its rule must fire for GDR off by distance in
+    # every NCCL version, including 2.30.3+, whose INFO log has no "(distance X > Y)" line at all.
+    from nvcourse.nccl.ncclog import read_text
+
+    rule = DATA["signatures"]["no_peermem"]["fix"].split("raise NCCL_NET_GDR_LEVEL", 1)[1]
+    assert "only if the log says 'distance'" not in rule
+    assert "Enabled for HCA" in rule and "/GDRDMA" in rule and "TRACE" in rule
+    text = fixture.read_text()
+    log = read_text(text)
+    assert "gdr_distance" in {p.get("signature") for p in log.problems}
+    if "2.30" in fixture.name:   # the rule's criterion, not the distance line, is what this log offers
+        assert "(distance" not in text and "Enabled for HCA" in text and "/GDRDMA" not in text
+
+
+def test_distance_numbers_match_their_version():
+    # Each "(distance X > Y)" example is SYS > PXB of the version it is quoted for (the healthy text's table).
+    dist = DATA["signatures"]["gdr_distance"]
+    table = {"2.25": (7, 4), "2.26": (8, 5), "2.27": (9, 5)}
+    for ver, (sys_, pxb) in table.items():
+        assert f"PXB {pxb} and SYS {sys_}" in dist["healthy"], ver
+    broken = dist["broken"]
+    assert "(distance 7 > 4)' (SYS 7 > PXB 4 in 2.25 and older" in broken
+    assert "'distance 8 > 5' in 2.26" in broken and "'distance 9 > 5' in 2.27 and 2.28" in broken
+
+
+def test_nvlink_speed_figures_are_told_apart():
+    # nvidia-smi's 26.562 GB/s per link is the raw signalling rate; the catalog's data rate is 25 GB/s per direction.
+    from nvcourse import catalog
+
+    link = catalog.get_link("nvlink4")
+    healthy = DATA["signatures"]["nvlink_inactive"]["healthy"]
+    assert "26.562 GB/s" in healthy and "signalling" in healthy
+    assert f"{link.line_GBps_dir:g} GB/s per direction" in healthy
+    assert abs(2 * 106.25 / 8 - 26.5625) < 1e-9 and "2 lanes x 106.25 Gb/s" in healthy
+    assert f"about {link.line_GBps_dir * link.efficiency:.1f}" in healthy
