@@ -329,3 +329,16 @@ def test_gdr_nic_line_alone_is_not_evidence_of_use_and_mixed_channels_are_counte
     log = read_text(c2c)
     assert log.gdr is True and log.gdr_connections == {"gdrdma": 2}
     assert set(log.transports) <= {"NET/IB/GDRDMA(PCI)", "NET/IB/GDRDMA/Shared"}
+
+
+def test_a_sockets_only_log_is_not_told_to_load_nvidia_peermem():
+    # TCP sockets never use GPUDirect RDMA: "GPUDirect RDMA is off ... load nvidia-peermem" pointed at the wrong layer
+    text = ("h:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+            "h:1:2 [0] NCCL INFO NET/IB : No device found.\n"
+            "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+            "h:1:2 [0] NCCL INFO Using network Socket\n"
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n"
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n")
+    out = explain(read_text(text))
+    assert "peermem" not in out and "GPUDirect RDMA is off" not in out
+    assert "never use GPUDirect RDMA" in out and "TCP sockets" in out

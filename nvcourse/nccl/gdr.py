@@ -69,6 +69,9 @@ def decide(log) -> bool | None:
 
 def describe(log) -> str | None:
     """One sentence on GDR for :func:`~nvcourse.nccl.ncclog.explain`; None when the paste says nothing about it."""
+    if log.net_kind == "Socket":
+        return ("The network is TCP sockets, which never use GPUDirect RDMA (that needs an RDMA NIC: InfiniBand or "
+                "RoCE).")
     conn = log.gdr_connections
     n_with, n_without = conn.get("gdrdma", 0), conn.get("without", 0)
     if n_with and n_without:
