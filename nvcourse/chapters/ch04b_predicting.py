@@ -254,7 +254,7 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
 
 #: The published runs chapter 04b draws against the model, each named in words (the data files keep the ids,
 #: URLs and launch details; docs/model-validation.md shows every run). The last two are held out: gathered apart
-#: and never looked at while the model was changed, so their error is the model's real one.
+#: and never used to change the model, so their error is the model's real one.
 RUNS_IN_WORDS: dict[str, str] = {
     "nvidia-dgxc-h100-allreduce-8gpu": "8 H100, one node: all-reduce",
     "nccl-tests-309-h100-2node-ib-allreduce": "2 nodes of 8 H100, InfiniBand: all-reduce",

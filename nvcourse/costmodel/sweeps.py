@@ -5,7 +5,7 @@ NCCL_ALGO / NCCL_PROTO it forced, and a **role**:
 
 * ``data/measurements.toml``: ``role = "calibration"``. These runs were looked at while the model was built; a term or
   a constant may have been informed by them, so their errors are in-sample.
-* ``data/measurements_heldout.toml``: ``role = "held_out"``, gathered apart and never looked at while changing the
+* ``data/measurements_heldout.toml``: ``role = "held_out"``, gathered apart and never used to change the
   model (a test keeps the model's code and data free of their ids and URLs). Their errors are the model's real
   error. The file may be absent; then there is no held-out figure.
 
@@ -181,7 +181,7 @@ def report(rows: list[Point] | None = None, held_out: list[Point] | None = None)
     then every point. ``rows`` are the calibration rows (default :func:`compare`); ``held_out`` the held-out ones."""
     rows = compare() if rows is None else rows
     held_out = compare(points("held_out")) if held_out is None else held_out
-    lines = _section("HELD-OUT runs (never looked at while the model was changed)", held_out)
+    lines = _section("HELD-OUT runs (never used to change the model)", held_out)
     lines += ["", *_section("IN-SAMPLE runs (calibration: seen while the model was built)", rows)]
     device_only = [r for r in compare([r.point for r in rows], with_launch=False) if r.point.covered]
     lines += ["", "in-sample, covered runs, GPU time only (no launch floor):", *_band_lines(device_only, "allreduce")]
