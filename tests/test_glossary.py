@@ -72,6 +72,7 @@ TERMS = {
     "ttft": r"\bTTFT\b|\bSLOs?\b",
     "gqa": r"\bGQA\b",
     "nvshmem": r"\bNVSHMEM\b",
+    "cuda-graph": r"\bCUDA graphs?\b",
     "goodput": r"\bgoodput\b|\bMTBI\b",
     "dcgm": r"\bDCGM\b",
     "xid": r"\bXids?\b|\bXID\b",
