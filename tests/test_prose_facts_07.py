@@ -443,3 +443,57 @@ def test_07b_section_3_announces_the_dashboards_default_exposed_time():
 
     c = ch07b.overlap_dashboard().controls
     assert (c["model"].value, c["nodes"].value, c["sm_fraction"].value) == ("llama3-8b", 64, 0.15)
+
+
+def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
+    # §5: "4 chunks cut the exposed time from 349 µs to 111 µs with no SMs taken and keep it under half of 349 µs up to
+    # about 7 % taken (8 chunks: about 11 %); at 15 % (the figure) 4 chunks leave 267 µs, and from about 21 % taken
+    # (8 chunks: 24 %) every split is slower than no split."
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    def tp(c, f=0.0):
+        return ch07b.tp_case("llama3-70b", "dgx-h100", 8, chunks=c, sm_fraction=f).exposed_s
+
+    def lim(c, x):
+        return ch07b.tp_sm_limit("llama3-70b", "dgx-h100", 8, chunks=c, exposed_share=x)
+
+    c011, c012 = (cells("07b_overlapping_communication.ipynb")[k] for k in ("c011", "c012"))
+    assert 'setting="4 chunks, 15 % of the SMs taken by communication"' in c011 and "sm_fraction=0.15)" in c011
+    assert f"{tp(1) * 1e6:.0f}" == "349" and f"{tp(4) * 1e6:.0f}" == "111" and f"{tp(4, 0.15) * 1e6:.0f}" == "267"
+    limits = (lim(4, 0.5), lim(8, 0.5), lim(4, 1), lim(8, 1))
+    assert [f"{x:.0%}" for x in limits] == ["7%", "11%", "21%", "24%"]
+    assert ("with them most of it hides inside the NVLink domain *while the communication kernels leave the GEMM "
+            "nearly all its SMs*. Here 4 chunks cut the exposed time from 349 µs to 111 µs with no SMs taken and keep "
+            "it under half of 349 µs up to about 7 % taken (8 chunks: about 11 %); at 15 % (the figure) 4 chunks "
+            "leave 267 µs, and from about 21 % taken (8 chunks: 24 %) every split is slower than no split.") in c012
+    # the dashboard's SM slider (0..30 %): past the largest break-even no chunk count beats no split
+    dash = ch07b.overlap_dashboard().controls
+    chunks = range(dash["chunks"].min, dash["chunks"].max + 1)
+    for f in (0.25, dash["sm_fraction"].max):
+        assert all(tp(c, f) > tp(1) for c in chunks if c > 1)
+    assert max(lim(c, 1) for c in chunks if c > 1) < 0.25
+
+
+def test_07b_more_sms_taken_moves_waiting_into_sm_slowdown_in_every_ddp_state():
+    # §8: "Raising "SMs taken by comm" in the DDP scenario never lowers the exposed time, but it can lower *waiting
+    # for communication* ... (Llama 3 8B, 64 nodes, 4 MiB buckets: waiting 143 → 58 → 0.2 ms at 0, 15 and 30 %,
+    # exposed 143 → 143 → 187 ms)."
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    dash = ch07b.overlap_dashboard().controls
+    shares = [round(0.05 * i, 2) for i in range(7)]
+    assert (dash["sm_fraction"].min, dash["sm_fraction"].max) == (0.0, 0.3)
+    for model in dash["model"].options:
+        for system in dash["system"].options:
+            for nodes in dash["nodes"].options:
+                sc = _dp(model, system, nodes)
+                for mib in dash["bucket_mib"].options:
+                    tls = [sc.timeline(mib * 2**20, f) for f in shares]
+                    for a, b in zip(tls, tls[1:], strict=False):
+                        assert _wait(b) <= _wait(a) + 1e-9 and b.exposed_s >= a.exposed_s - 1e-9
+    tls = [_dp().timeline(4 * 2**20, f) for f in (0.0, 0.15, 0.3)]
+    assert [f"{_wait(t) * 1e3:.1f}" for t in tls] == ["142.6", "57.5", "0.2"]
+    assert [f"{t.exposed_s * 1e3:.0f}" for t in tls] == ["143", "143", "187"]
+    text = " ".join(cells("07b_overlapping_communication.ipynb").values())
+    assert ("waiting 143 → 58 → 0.2 ms at 0, 15 and 30 %, exposed 143 → 143 → 187 ms") in text
+    assert "the exposed time moves from *waiting* into *SM slowdown*" in text

@@ -68,10 +68,13 @@ def _legend(ax: Axes) -> None:
     ax.legend(handles=handles, fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.32), frameon=False)
 
 
-def timeline_figure(tl: overlap.Timeline, *, width: float = 8.0, unit: float = 1e-3, unit_label: str = "ms") -> Figure:
-    """A Gantt chart of one timeline."""
+def timeline_figure(tl: overlap.Timeline, *, width: float = 8.0, unit: float = 1e-3, unit_label: str = "ms",
+                    setting: str = "") -> Figure:
+    """A Gantt chart of one timeline; ``setting`` (e.g. the SM share it was drawn at) follows the time axis' label."""
     fig, ax = new_figure(width, 2.0)
     timeline_axes(ax, tl, unit=unit, unit_label=unit_label)
+    if setting:
+        ax.set_xlabel(f"time ({unit_label}); {setting}")
     _legend(ax)
     return fig
 
@@ -129,6 +132,27 @@ def tp_case(model: str, system: str, tp: int, *, chunks: int, sm_fraction: float
     nbytes = spec.seq * spec.hidden * 2
     return overlap.tp_overlap_timeline(gemm, overlap.collective_fn("reducescatter", system, tp), nbytes, chunks=chunks,
                                        sm_fraction=sm_fraction)
+
+
+def tp_sm_limit(model: str, system: str, tp: int, *, chunks: int, exposed_share: float = 1.0) -> float:
+    """The largest share of the SMs (0..1) the communication kernels may take while ``chunks`` chunks leave at most
+    ``exposed_share`` × the unsplit case's exposed time exposed (1.0: the split still beats no split); 0.0 when not
+    even free SMs do. Bisection on the share: the split's exposed time only grows with it (its GEMM runs
+    1/(1 - share) slower), while the unsplit GEMM holds no communication kernel and does not change."""
+    target = exposed_share * tp_case(model, system, tp, chunks=1).exposed_s
+
+    def fits(share: float) -> bool:
+        return tp_case(model, system, tp, chunks=chunks, sm_fraction=share).exposed_s <= target
+
+    if not fits(0.0):
+        return 0.0
+    lo, hi = 0.0, 0.99
+    if fits(hi):
+        return hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def smallest_keeping_up(sc: overlap.DPScenario, sizes_mib: list[int] = BUCKET_CHOICES_MIB) -> int | None:
