@@ -672,3 +672,16 @@ def test_01_and_03_define_their_words_where_first_used():
     for words in ("**NUMA node** is one CPU socket", "glossary.md#numa", "QPI, UPI (Intel) and xGMI (AMD)",
                   "a **rail** is the set of NICs", "glossary.md#rail"):
         assert words in md03["c019"], words
+
+
+def test_04b_calls_the_pcie_servers_inter_socket_figure_a_lower_bound_with_the_published_run():
+    # b4c06a01: "16 GB/s for AMD hosts: a pessimistic assumption (the one 8-GPU PCIe run published in full reaches
+    # about 45 GB/s of bus bandwidth)": the published run's largest busbw, read from its in-sample data
+    from nvcourse.costmodel import sweeps
+
+    run = [p for p in sweeps.points("calibration") if p.sweep == "aikitoria-rtx5090-pcie-allreduce-8gpu"]
+    assert run and run[0].system == "pcie-8gpu" and run[0].gpus == 8
+    busbw = max(2 * (p.gpus - 1) / p.gpus * p.bytes / p.time_s for p in run) / 1e9
+    assert 40 <= busbw <= 50
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"reaches about {round(busbw / 5) * 5:.0f} GB/s of bus bandwidth), so read this server's figures" in text
