@@ -499,7 +499,8 @@ def test_06_scaling_prose_matches_the_two_figures():
 
 def test_09_fabric_prose_size_and_oversubscription_claims():
     # "Oversubscription and top-of-rack cabling never help"; "a small job's rings may find enough distinct
-    # paths even on static routes, a 128-node one does not" (the gate's default: random placement, static routes)
+    # paths even on static routes, a 128-node one does not" (random placement; static routes = AR off, and the
+    # never-help claim under InfiniBand's default, adaptive routing, too)
     from nvcourse import capstone
     from nvcourse import capstone_gates as cg
 
@@ -725,8 +726,9 @@ def test_06_dashboard_predictions_have_the_answer_the_section_teaches(algorithm,
 
 
 def test_09_oversubscription_and_top_of_rack_never_help_as_the_prose_says():
-    # g9-03: "Oversubscription and top-of-rack cabling never help: at 512 GPUs top-of-rack cabling cuts the share the
-    # all-reduce gets, and at 1,024 it is as slow as static routes already are."
+    # g9-03: "Oversubscription and top-of-rack cabling never help: at 2:1 the 1,024-GPU job gets 65 % even with
+    # adaptive routing. Top-of-rack cabling costs nothing while routing is adaptive and the fabric non-blocking, but
+    # with AR off it cuts even the 512-GPU job to 34 %."
     from nvcourse import capstone
     from nvcourse import capstone_gates as gates
 
@@ -773,6 +775,27 @@ def test_06_one_gib_ring_is_the_faster_default_on_2_nodes_and_sharp_beats_both()
     assert "shows the tree's time in two parts that add up" in text
 
 
+# ------------------------------------------------------------------------------------------------ 08: words, sources
+def test_08_defines_communicator_and_cites_pytorch_for_the_timeout():
+    from nvcourse import _data
+
+    nb = json.loads((ROOT / "notebooks" / "08_reliability_and_operations.ipynb").read_text(encoding="utf-8"))
+    md = [re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    first = next(s for s in md if re.search(r"\bcommunicators?\b", s))
+    assert "a [communicator](../docs/glossary.md#communicator) is the group of ranks that run collectives" in first
+    text = " ".join(md)
+    assert "An NCCL **communicator** ([glossary](../docs/glossary.md#communicator)) is the group of ranks" in text
+    assert text.index("An NCCL **communicator**") < text.index("`ncclCommShrink`")
+    rel = _data.load("reliability")
+    source = rel["sources"][rel["timeouts"]["src"]["pytorch_nccl_pg_timeout_s"]]
+    assert source["url"].startswith("https://docs.pytorch.org/") and "init_process_group" in source["url"]
+    minutes = rel["timeouts"]["pytorch_nccl_pg_timeout_s"] / 60
+    assert f"PyTorch's default for NCCL process groups is {minutes:.0f} minutes ([PyTorch docs]({source['url']}))" \
+        in text
+    assert f"{minutes:.0f} min by default: [PyTorch docs]({source['url']})" in text
+    assert "is 10 minutes (`nvcourse/data/reliability.toml`)" not in text
+
+
 def test_05_simple_only_ratio_and_where_the_64_mib_tie_is_printed():
     from nvcourse.costmodel import predict
     from nvcourse.fabric.moe import domain_allreduce_time
@@ -801,27 +824,6 @@ def test_05_says_which_nvls_rule_each_model_applies_and_each_minimums_source():
     assert f"For B200 and the NVL72 it is {nvl72.nvls_min_gpus}, a figure reported for B200 with AWS's" in text
     assert catalog.get_system("hgx-h200").nvls_min_gpus == h100.nvls_min_gpus
     assert catalog.get_system("dgx-b200").nvls_min_gpus == nvl72.nvls_min_gpus
-
-
-# ------------------------------------------------------------------------------------------------ 08: words, sources
-def test_08_defines_communicator_and_cites_pytorch_for_the_timeout():
-    from nvcourse import _data
-
-    nb = json.loads((ROOT / "notebooks" / "08_reliability_and_operations.ipynb").read_text(encoding="utf-8"))
-    md = [re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
-    first = next(s for s in md if re.search(r"\bcommunicators?\b", s))
-    assert "a [communicator](../docs/glossary.md#communicator) is the group of ranks that run collectives" in first
-    text = " ".join(md)
-    assert "An NCCL **communicator** ([glossary](../docs/glossary.md#communicator)) is the group of ranks" in text
-    assert text.index("An NCCL **communicator**") < text.index("`ncclCommShrink`")
-    rel = _data.load("reliability")
-    source = rel["sources"][rel["timeouts"]["src"]["pytorch_nccl_pg_timeout_s"]]
-    assert source["url"].startswith("https://docs.pytorch.org/") and "init_process_group" in source["url"]
-    minutes = rel["timeouts"]["pytorch_nccl_pg_timeout_s"] / 60
-    assert f"PyTorch's default for NCCL process groups is {minutes:.0f} minutes ([PyTorch docs]({source['url']}))" \
-        in text
-    assert f"{minutes:.0f} min by default: [PyTorch docs]({source['url']})" in text
-    assert "is 10 minutes (`nvcourse/data/reliability.toml`)" not in text
 
 
 # ------------------------------------------------------------------------------------------------ 04: measured order
