@@ -249,7 +249,7 @@ CASES: dict[str, tuple] = {
     "sudo nvcourse cluster status --json; sudo nvcourse cluster down": (CLUSTER,),
     "nvcourse --help": (ok("bench", "predict", "cluster"),),
     "nvcourse bench": (SKIP, NAME),
-    "mpirun --bind-to numa": (SKIP, "an Open MPI option named in the glossary's NUMA entry, not a command to run alone"),
+    "mpirun --bind-to numa": (SKIP, "an Open MPI option named in the glossary's NUMA entry, not run alone"),
     "nvcourse predict": (SKIP, NAME),
     "nvcourse cluster": (SKIP, NAME),
     "nvcourse nccl-tests": (SKIP, NAME),
