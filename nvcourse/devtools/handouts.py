@@ -228,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if key is not None:
             make_private(key.parent)
-    print(f"handouts: {len(pdfs)} PDFs in {args.out}" + (f" (the answer key, readable by you only, in "
-                                                         f"{key.parent})" if key is not None else ""))
+    plural = "" if len(pdfs) == 1 else "s"
+    print(f"handouts: {len(pdfs)} PDF{plural} in {args.out}" + (f" (the answer key, readable by you only, in "
+                                                                 f"{key.parent})" if key is not None else ""))
     return 0
 
 
