@@ -852,4 +852,4 @@ def test_04_why_the_cpu_run_may_rank_differently_and_where_the_models_order_show
         pred = {a: model.predict("allreduce", a, 4, 2**18, emu.latency_s, emu.bandwidth_Bps) for a in ("ring", "tree")}
         picks[link_id] = min(pred, key=pred.get)
     assert picks == {"pcie4": "ring", "nvlink4": "tree"}
-    assert "the line printed there says whether this run did" in text
+    assert "the line printed there says what this run did" in text

@@ -134,7 +134,8 @@ def readout_html(op: str, system: str, gpus: int, nodes: int, algo: str, launch:
     small, p = (predict(op, system, gpus, s, nodes=nodes, algo=algo, launch=launch) for s in (8, 2**30))
     rows = [[size, f"{q.algo}/{q.proto}", format_time(q.time_s), format_rate(q.busbw_GBps * 1e9)]
             for size, q in (("8 B", small), ("1 GiB", p))]
-    where = (f"below ≈ {bound} (grey) the α term is the larger one" if bound
+    # "most": where the pick changes (e.g. 4 GPUs per node) a size or two inside the grey span is bandwidth-bound
+    where = (f"at most sizes up to ≈ {bound} (grey) the α term is the larger one" if bound
              else "no size is latency-bound here")
     return (f"<b>{op}</b> on {gpus} × {nodes} {system}, launch {launch}:"
             + table_html(["size", "pick", "time", "busbw"], rows)
