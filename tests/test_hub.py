@@ -91,9 +91,13 @@ def test_each_learner_has_an_own_password_on_a_private_slip_kept_across_starts(t
 
 
 def _login(auth, name: str, password: str) -> str | None:
+    """The authenticator's answer, run on an event loop of its own in a thread: earlier tests of the suite (the
+    browser tests' Playwright) can leave a loop running in this thread, where asyncio.run() refuses to start."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
-    return asyncio.run(auth.authenticate(None, {"username": name, "password": password}))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, auth.authenticate(None, {"username": name, "password": password})).result()
 
 
 def test_a_learners_password_opens_their_own_account_only():

@@ -406,11 +406,10 @@ def _problems(log: NcclLog) -> list[dict]:
                         **_case("socket_fallback")})
     has_net = any(k.startswith("NET/") for k in log.transports)
     from .signatures import records
-
     if far := _gdr.off_by_distance_problem(log, matched, records().get("gdr_distance", {})):
         out.append(far)
-    elif (log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB")
-          and not matched & {"no_peermem", "gdr_distance"}):  # TCP sockets never use GPUDirect RDMA: not a fault
+    elif log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB") and not matched & {
+            "no_peermem", "gdr_distance"}:  # TCP sockets never use GPUDirect RDMA: not a fault
         out.append({"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **_case("no_gdr")})
     if log.nvls["supported"] is False or log.nvls["channels"] == 0:
         out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
