@@ -99,3 +99,18 @@ def test_real_two_node_h100_below_its_nics_is_not_called_ring_level():
     b = _band((FIX / "allreduce_h100_2nodes_srun_label_nccltests290.txt").read_text())
     assert "at the ring level" not in b["verdict"] and b["causes"][0]["case"] == "slow_rank"
     assert b["level"]["levels_GBps"]["nic"] > 300
+
+
+
+def test_the_bandwidth_verdict_compares_the_plateau_with_the_models_plateau():
+    # 06b's 2-node A100 sample: its plateau is about 1.05x the model's tree plateau; a band median (0.75x) counted
+    # the ramp up to it as a shortfall and sent the learner after a slow GPU
+    from nvcourse.chapters import ch06b_nccl_in_practice as ch
+
+    run = ch.read_sample("2 nodes x 8 A100 (RoCE)")
+    diag = diagnose(run)
+    band = next(b for b in diag.bands if b["band"] == "bandwidth")
+    text = ch.diagnosis_text(diag)
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("bandwidth:"))
+    assert "as the model expects" in line and "slow GPU" not in line
+    assert 0.95 <= band["plateau_ratio"] <= 1.15 and band["ratio"] < band["plateau_ratio"]

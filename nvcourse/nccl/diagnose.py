@@ -219,8 +219,12 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
                                          "first (the bandwidth band) for the path")]
         _extra_notes(out, run, d, pts, meas, lv)
         return out
-    # the plateau: the median of the three largest sizes
+    # the plateau: the median of the three largest sizes, judged against the model's own plateau (a band median
+    # would count the ramp up to it as a shortfall: an A100 run at 1.05x its plateau read as 0.75x)
     plateau = statistics.median(p["busbw_GBps"] for p in pts[-3:])
+    model_plateau = statistics.median(p["model_busbw_GBps"] for p in pts[-3:])
+    ratio = plateau / model_plateau if model_plateau > 0 else ratio
+    out["plateau_ratio"] = ratio
     level, ranked = _ranked_causes(plateau, lv, d.nodes or 1, run.op)
     out["level"] = {"matches": level, "plateau_GBps": plateau, "levels_GBps": lv}
     out["verdict"] = _verdict_text(ratio, plateau, level, lv, pts)
