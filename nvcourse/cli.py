@@ -48,7 +48,7 @@ from .errors import (
     Terminated,
     UsageError,
 )
-from .textio import print_json
+from .textio import print_json, quiet_stdout
 
 __all__ = ["main", "build_parser", "print_json", "UsageError", "debug_requested"]
 
@@ -173,15 +173,6 @@ def sigterm_raises() -> Iterator[None]:
             signal.signal(signal.SIGINT, old_int)
 
 
-def _quiet_stdout() -> None:
-    """After a broken pipe, point stdout at /dev/null so that the interpreter's final flush is silent."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one sub-command and return its status; on an error print one line and raise ``SystemExit`` with
     the status of the module docstring (as argparse does for usage errors)."""
@@ -196,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:  # argparse (--help, --version, usage errors) and explicit exits
         raise
     except BrokenPipeError:  # e.g. `nvcourse systems | head`
-        _quiet_stdout()
+        quiet_stdout()
         return 0
     except BaseException as exc:
         code, message = classify(exc)

@@ -7,9 +7,10 @@ pasted or saved tool output (a path, or ``-`` for stdin) with the same limits ev
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-__all__ = ["MAX_INPUT_BYTES", "print_json", "read_input"]
+__all__ = ["MAX_INPUT_BYTES", "print_json", "quiet_stdout", "read_input"]
 
 #: A paste larger than this is not a log anyone meant to read whole (64 MiB).
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -19,6 +20,16 @@ def print_json(obj: object) -> None:
     """Write JSON to stdout the same way for every sub-command."""
     json.dump(obj, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe (``... | head``), point stdout at /dev/null so that the interpreter's final flush is
+    silent instead of a BrokenPipeError traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def read_input(path: str) -> str:

@@ -251,3 +251,18 @@ def test_finish_before_any_answer_is_not_done_yet(form: str):
     """Run All on the unanswered notebook (the browser test): the last box says 'not done yet', as every stub's."""
     result = quiz.finish(form)
     assert result.status == "todo" and "none of the 11" in result.summary and "Answer the questions" in result.hint
+
+
+
+def test_the_report_piped_into_head_ends_quietly(tmp_path, monkeypatch):
+    # `quiz_report DIR | head -3`: the reader closes the pipe mid-table; no BrokenPipeError traceback, status 0
+    monkeypatch.setenv("NVCOURSE_QUIZ_DIR", str(tmp_path / "a" / ".nvcourse" / "quiz"))
+    quiz.record("quiz.gbps", 400)
+    quieted = []
+
+    def closed_pipe(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("builtins.print", closed_pipe)
+    monkeypatch.setattr(quiz_report, "quiet_stdout", lambda: quieted.append(True))
+    assert quiz_report.main([str(tmp_path)]) == 0 and quieted == [True]

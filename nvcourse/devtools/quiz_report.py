@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..checks import quiz
 from ..checks.quiz_results import CLASSES, decode_code
+from ..textio import quiet_stdout
 
 CODE = re.compile(r"NVQ1-(?:pre|post)-\d+-[0-9a-f]+")
 
@@ -106,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
               f"got {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 2
     rows = table(sheets)
-    print(markdown(rows, sheets))
+    try:
+        print(markdown(rows, sheets), flush=True)
+    except BrokenPipeError:  # `quiz_report ... | head`: the reader has what it wanted
+        quiet_stdout()
     if args.csv:
         with args.csv.open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
