@@ -377,3 +377,11 @@ def test_chapter_04s_cpu_run_is_projected_with_the_chapters_reason_it_is_off_the
     assert "this CPU stand-in breaks two things they assume of a GPU" in run[0].lead
     assert "a fact about this machine, not about GPUs" in run[0].lead
     assert run[0].visible_words() <= deck_plan.WORD_LIMIT + 25
+
+
+def test_the_answer_key_refuses_a_copy_without_solutions(tmp_path: Path, monkeypatch, capsys):
+    # a learner copy (or a closed solutions/) used to give an empty key and status 0
+    monkeypatch.setattr(answer_key, "ROOT", tmp_path)
+    assert answer_key.main(["--out", str(tmp_path / "key.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no solutions" in err and not (tmp_path / "key.md").exists()

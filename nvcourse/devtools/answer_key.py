@@ -97,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvcourse.devtools.answer_key", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: artifacts/)")
     args = parser.parse_args(argv)
+    try:  # a learner copy (tasks.py release) or a closed solutions/ folder has no exercise to answer
+        found = any((ROOT / "solutions").glob("*_exercises.ipynb"))
+    except OSError:
+        found = False
+    if not found:
+        print(f"answer_key: no solutions/*_exercises.ipynb readable under {ROOT}: run it in the instructor's "
+              "checkout (a learner copy has no solutions)", file=sys.stderr)
+        return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.unlink(missing_ok=True)
     fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # instructor material: owner only
