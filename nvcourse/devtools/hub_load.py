@@ -29,6 +29,9 @@ from pathlib import Path
 
 from .hub import Hub, HubError
 
+# Seconds without a message for a request before the simulator asks the kernel's state (a lost message).
+SILENCE_S = 60.0
+
 CHAPTER = "notebooks/04_collectives_and_allreduce.ipynb"
 EXERCISES = "exercises/04_collectives_and_allreduce_exercises.ipynb"
 QUIZ = "exercises/quiz_misconceptions_exercises.ipynb"
@@ -165,20 +168,34 @@ class _Learner:
         return websocket.create_connection(url, timeout=timeout_s, header=[f"Cookie: {cookie}"],
                                            sslopt={"ca_certs": self.hub.cert, "cert_reqs": ssl.CERT_REQUIRED})
 
-    def execute(self, ws, code: str, timeout_s: float) -> str:
-        """Run ``code`` over the kernel's websocket ``ws``; returns its stdout."""
-        msg_id = uuid.uuid4().hex
-        ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "username": self.name, "session": ws.session,
-                       "msg_type": "execute_request", "version": "5.3"},
-            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": True}}))
-        out, deadline, replied, idle = [], time.monotonic() + timeout_s, False, False
-        while time.monotonic() < deadline:
-            msg = json.loads(ws.recv())
+    def execute(self, ws: _KernelSocket, code: str, timeout_s: float, silence_s: float = SILENCE_S) -> str:
+        """Run ``code`` over the kernel's websocket ``ws``; returns its stdout.
+
+        Every wait is bounded by what is left of ``timeout_s`` (seconds). After ``silence_s`` seconds with no
+        message for the request, the kernel's state is asked over HTTP: still busy, the wait goes on; idle, a
+        message was lost on the way (the reply, or the request itself), so the request is sent again, as a
+        learner runs a cell again (the simulated cells can run twice without harm). Past ``timeout_s`` the
+        learner fails with the reason."""
+        msg_id, resent = self._send_execute(ws, code), 0
+        out: list[str] = []
+        deadline, replied, idle = time.monotonic() + timeout_s, False, False
+        heard = time.monotonic()
+        while (left := deadline - time.monotonic()) > 0:
+            raw = ws.recv(min(left, silence_s))
+            if raw is None:  # silence: nothing at all for min(left, silence_s) seconds
+                if time.monotonic() - heard < silence_s:
+                    continue
+                heard = time.monotonic()
+                if ws.state(min(left, 60.0)) != "idle":
+                    continue  # busy (a long cell on a loaded machine) or unknown: keep waiting
+                if replied:
+                    return "".join(out)  # only the idle status was lost
+                msg_id, out, idle, resent = self._send_execute(ws, code), [], False, resent + 1
+                continue
+            msg = json.loads(raw)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
+            heard = time.monotonic()
             kind = msg["header"]["msg_type"]
             # The reply (shell channel) can overtake the output (iopub): done once the kernel says idle too.
             idle = idle or (kind == "status" and msg["content"].get("execution_state") == "idle")
@@ -191,7 +208,27 @@ class _Learner:
                 where = [ln for ln in msg["content"].get("traceback", []) if "File " in ln or "line " in ln]
                 raise HubError(f"{msg['content']['ename']}: {msg['content']['evalue']} "
                                f"({_plain(where[-1]) if where else 'no traceback'})")
-        raise HubError(f"{self.name}: no reply from the kernel within {timeout_s:.0f} s")
+        raise HubError(f"{self.name}: no reply from the kernel within {timeout_s:.0f} s"
+                       f" (request sent {resent + 1} times, {'reply' if replied else 'no reply'} received)")
+
+    def _send_execute(self, ws: _KernelSocket, code: str) -> str:
+        """Send an execute request for ``code``; returns its message id."""
+        msg_id = uuid.uuid4().hex
+        ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "username": self.name, "session": ws.session,
+                       "msg_type": "execute_request", "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                        "allow_stdin": False, "stop_on_error": True}}))
+        return msg_id
+
+    def kernel_state(self, kernel: str, timeout_s: float) -> str:
+        """The kernel's execution state as its server tracks it ("idle", "busy", ...; "" when not known)."""
+        try:
+            r = self.http.get(f"{self.base}/api/kernels/{kernel}", timeout=max(1.0, timeout_s))
+            return str(r.json().get("execution_state", "")) if r.ok else ""
+        except (OSError, ValueError):  # requests' errors are OSErrors; a page that is not JSON: not known
+            return ""
 
 
 class _KernelSocket:
@@ -209,18 +246,26 @@ class _KernelSocket:
     def send(self, text: str) -> None:
         self.ws.send(text)
 
-    def recv(self) -> str:
+    def recv(self, timeout_s: float) -> str | None:
+        """The next message, or None after ``timeout_s`` seconds of silence."""
         import websocket
 
         while True:
             try:
+                self.ws.settimeout(max(0.01, timeout_s))
                 return self.ws.recv()
+            except websocket.WebSocketTimeoutException:
+                return None
             except websocket.WebSocketConnectionClosedException:
                 if self.reconnects >= self.RECONNECTS:
                     raise
                 self.reconnects += 1
                 time.sleep(1.0)  # a browser waits a moment before it reconnects
-                self.ws = self.learner.open_socket(self.kernel, self.session, self.timeout_s)
+                self.ws = self.learner.open_socket(self.kernel, self.session, min(self.timeout_s, 120.0))
+
+    def state(self, timeout_s: float) -> str:
+        """The kernel's execution state, asked over HTTP (see :meth:`_Learner.kernel_state`)."""
+        return self.learner.kernel_state(self.kernel, timeout_s)
 
     def close(self) -> None:
         self.ws.close()

@@ -1,0 +1,101 @@
+"""The load simulator's kernel conversation (``nvcourse.devtools.hub_load``) when messages are lost: every wait
+is bounded, a lost reply makes it ask the kernel's state and send the request again, and a kernel that never
+answers fails the learner with the reason instead of hanging the benchmark. No hub needed: a fake socket."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import websocket
+
+from nvcourse.devtools import hub_load
+from nvcourse.devtools.hub import HubError
+
+
+class FakeKernel:
+    """Answers each execute request as a kernel does over the websocket (busy, its output, the reply, idle),
+    leaving out the messages named in ``drop`` as ``(request number, message type)``."""
+
+    session = "session-1"
+
+    def __init__(self, drop=(), state="idle", answer=True):
+        self.drop, self.kernel_state, self.answer = set(drop), state, answer
+        self.queue: list[str] = []
+        self.requests: list[str] = []
+        self.waits: list[float] = []
+
+    def send(self, text: str) -> None:
+        req = json.loads(text)
+        self.requests.append(req["content"]["code"])
+        if not self.answer:
+            return
+        parent = {"msg_id": req["header"]["msg_id"]}
+        n = len(self.requests)
+        msgs = [("status", {"execution_state": "busy"}), ("stream", {"name": "stdout", "text": "42\n"}),
+                ("execute_reply", {"status": "ok"}), ("status", {"execution_state": "idle"})]
+        for kind, content in msgs:
+            if (n, kind) in self.drop or (n, content.get("execution_state")) in self.drop:
+                continue
+            self.queue.append(json.dumps({"header": {"msg_type": kind}, "parent_header": parent,
+                                          "content": content}))
+
+    def recv(self, timeout_s: float) -> str | None:
+        self.waits.append(timeout_s)
+        return self.queue.pop(0) if self.queue else None
+
+    def state(self, timeout_s: float) -> str:
+        return self.kernel_state
+
+
+def _learner() -> hub_load._Learner:
+    learner = object.__new__(hub_load._Learner)  # no hub: only the websocket conversation is exercised
+    learner.name = "learner01"
+    return learner
+
+
+def test_a_lost_reply_sends_the_request_again_and_gets_the_output():
+    ws = FakeKernel(drop={(1, "execute_reply")})
+    assert _learner().execute(ws, "print(42)", timeout_s=30, silence_s=0.0) == "42\n"
+    assert ws.requests == ["print(42)", "print(42)"]
+
+
+def test_a_lost_idle_status_after_the_reply_does_not_run_the_cell_again():
+    ws = FakeKernel(drop={(1, "idle")})
+    assert _learner().execute(ws, "print(42)", timeout_s=30, silence_s=0.0) == "42\n"
+    assert ws.requests == ["print(42)"]
+
+
+def test_a_busy_kernel_is_waited_for_within_the_deadline_only():
+    ws = FakeKernel(state="busy", answer=False)
+    with pytest.raises(HubError, match=r"learner01: no reply from the kernel within 0 s \(request sent 1 times"):
+        _learner().execute(ws, "print(42)", timeout_s=0.2, silence_s=0.05)
+    assert ws.requests == ["print(42)"]  # busy: never sent again
+    assert max(ws.waits) <= 0.2  # no single wait longer than what was left
+
+
+def test_a_kernel_that_never_answers_fails_the_learner_with_the_reason():
+    ws = FakeKernel(answer=False)
+    with pytest.raises(HubError, match="no reply from the kernel within .* no reply received"):
+        _learner().execute(ws, "print(42)", timeout_s=0.2, silence_s=0.05)
+    assert len(ws.requests) >= 2  # idle and silent: the request was sent again
+
+
+class _SilentSocket:
+    """A websocket that never receives anything: it times out after whatever timeout it was given."""
+
+    def __init__(self):
+        self.timeouts: list[float] = []
+
+    def settimeout(self, seconds: float) -> None:
+        self.timeouts.append(seconds)
+
+    def recv(self) -> str:
+        raise websocket.WebSocketTimeoutException("timed out")
+
+
+def test_one_receive_waits_only_the_time_it_is_given():
+    sock = object.__new__(hub_load._KernelSocket)
+    sock.ws, sock.reconnects = _SilentSocket(), 0
+    assert sock.recv(3.0) is None
+    assert sock.ws.timeouts == [3.0]
