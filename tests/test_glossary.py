@@ -52,7 +52,7 @@ TERMS = {
     "rail": r"\brails?\b",
     "fat-tree": r"\bfat-tree|\boversubscri",
     "ecmp": r"\bECMP\b",
-    "pfc-ecn": r"\bPFC\b|\bECN\b|\bDCQCN\b",
+    "pfc-ecn": r"\bPFC\b|\bECN\b|\bDCQCN\b|\bCNPs?\b",
     "queue-pair": r"\bqueue pairs?\b|\bQPs?\b",
     "mfu": r"\bMFU\b",
     "kv-cache": r"\bKV cache\b",
@@ -92,6 +92,14 @@ TERMS = {
     "gsp": r"\bGSP\b",
     "rma": r"\bRMA\b",
     "icrc-vcrc": r"\bICRC\b|\bVCRC\b",
+    "nccl": r"\bNCCL\b",
+    "nccl-tests": r"\bnccl-tests\b",
+    "ats": r"\bATS\b",
+    "libfabric": r"\bLibfabric\b",
+    "nvlsm": r"\bNVLSM\b",
+    "mnnvl": r"\bMNNVL\b",
+    "userbuffers": r"\buserbuffers\b",
+    "nmx": r"\bNMX\b",
 }
 
 _ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
@@ -146,3 +154,18 @@ def test_a_term_used_before_its_chapter_links_the_glossary_there(anchor):
         if first is not None and "glossary.md" not in "".join(first["source"]):
             missing.append(f"{number} (cell {first.get('id')})")
     assert not missing, f"{term!r} is explained in {chapter} but used earlier without a glossary link: {missing}"
+
+
+#: Terms the chapters name without explaining them in their own text: the glossary is their only explanation,
+#: so the first cell that uses each, in the whole course, links its glossary entry.
+GLOSSARY_ONLY = ("ats", "libfabric", "nvlsm", "mnnvl", "userbuffers", "nmx")
+
+
+@pytest.mark.parametrize("anchor", GLOSSARY_ONLY)
+def test_a_term_explained_only_in_the_glossary_links_it_at_first_use(anchor):
+    for number, cells in chapters():
+        first = next((c for c in cells if re.search(TERMS[anchor], "".join(c["source"]))), None)
+        if first is not None:
+            assert f"glossary.md#{anchor}" in "".join(first["source"]), f"{anchor}: {number} cell {first.get('id')}"
+            return
+    pytest.fail(f"no chapter uses {anchor!r}")
