@@ -16,7 +16,7 @@ from nvcourse._validate import integer
 from nvcourse.tables import table_html
 
 __all__ = ["raw", "pair_bandwidth_rows", "contrast_table_html", "to_bf16", "ring_vs_fp32_error", "order_changes_bits",
-           "numerics_box"]
+           "numerics_box", "sources_html"]
 
 
 def raw() -> dict:
@@ -113,3 +113,10 @@ def numerics_box():
                 f"less); {order_changes_bits(ranks):.0%} of results change when the ring starts elsewhere.</p>")
 
     return Dashboard({"ranks": ranks}, render, columns=1)
+
+
+def sources_html() -> str:
+    """Every source the chapter's facts come from, once, as a list of links (titles say what each supports)."""
+    items = "".join(f'<li><a href="{html.escape(s["url"])}" target="_blank">{html.escape(s["title"])}</a></li>'
+                    for s in raw()["sources"].values())
+    return f"<ul>{items}</ul>"
