@@ -325,3 +325,22 @@ def test_the_hubs_internal_ports_come_from_its_settings(tmp_path, monkeypatch):
     assert c.JupyterHub.hub_port == 40123 and c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:40124"
     assert c.JupyterHub.authenticator_class.endswith("SlipAuthenticator")
     assert c.SlipAuthenticator.passwords == {"learner01": "p" * 10}
+
+
+def test_a_start_refused_by_the_lock_leaves_the_checkout_as_it_was(monkeypatch, capsys, tmp_path):
+    """A second hub on a folder another hub holds stops at the lock: before the checkout is closed to learners,
+    before anything is prepared (the first hub's instructor would find their checkout's permissions changed)."""
+    touched = []
+    monkeypatch.setattr(hubmod.hub_protect, "close_checkout", lambda *a, **k: touched.append("closed") or [])
+    monkeypatch.setattr(hubmod, "prepare", lambda *a, **k: touched.append("prepared"))
+    monkeypatch.setattr(hubmod.signal, "signal", lambda *a: None)  # main's handlers stay out of pytest's process
+    other = hubmod.stopping.acquire(tmp_path)  # the hub already running there
+    try:
+        assert hubmod.main(["--dir", str(tmp_path), "--users", "2"]) == 1
+        err = capsys.readouterr().err
+        assert "is already running" in err and "--stop --dir" in err
+        with pytest.raises(hubmod.stopping.HubRunning):
+            hubmod.Hub(tmp_path, users=2).__enter__()
+    finally:
+        hubmod.stopping.release(tmp_path, other)
+    assert touched == []

@@ -128,17 +128,11 @@ def collect(home: Path, dest: Path) -> int:
     return count
 
 
-def kill_user_processes(uids: set[int], wait_s: float = 10) -> list[int]:
-    """Terminate, then kill, every process whose real or effective uid is in ``uids``; returns their pids."""
+def end_processes(procs: list, wait_s: float = 10) -> None:
+    """Terminate ``procs`` (psutil processes), wait up to ``wait_s`` seconds, kill those still alive and wait
+    again: a process gets its chance to clean up (a server its kernels, a kernel its shared memory)."""
     import psutil
 
-    if not uids:
-        return []
-    procs = []
-    for proc in psutil.process_iter(["uids"]):
-        ids = proc.info["uids"]
-        if ids is not None and (ids.real in uids or ids.effective in uids):
-            procs.append(proc)
     for proc in procs:
         try:
             proc.terminate()
@@ -151,6 +145,20 @@ def kill_user_processes(uids: set[int], wait_s: float = 10) -> list[int]:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(alive, timeout=wait_s)
+
+
+def kill_user_processes(uids: set[int], wait_s: float = 10) -> list[int]:
+    """Terminate, then kill, every process whose real or effective uid is in ``uids``; returns their pids."""
+    import psutil
+
+    if not uids:
+        return []
+    procs = []
+    for proc in psutil.process_iter(["uids"]):
+        ids = proc.info["uids"]
+        if ids is not None and (ids.real in uids or ids.effective in uids):
+            procs.append(proc)
+    end_processes(procs, wait_s)
     return [p.pid for p in procs]
 
 

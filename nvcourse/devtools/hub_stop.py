@@ -217,18 +217,7 @@ def stop_strays(hub_dir: Path, wait_s: float = 10) -> list[int]:
                 strays.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
-    for proc in strays:
-        try:
-            proc.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(strays, timeout=wait_s)
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=wait_s)
+    accounts.end_processes(strays, wait_s)
     return [p.pid for p in strays]
 
 
