@@ -1,8 +1,9 @@
 """The readers' score on sets of real pastes (nvcourse.devtools.reader_score), and the scorer itself.
 
 tests/fixtures/pasted_dev is the development set (the readers were fixed against it); tests/fixtures/pasted_heldout
-is the held-out set, gathered and its EXPECTED.toml written before the readers were run on it (its first-run
-score is in its README). Expected values in both were read by hand from the text.
+and tests/fixtures/pasted_heldout2 are held-out sets, each gathered and its EXPECTED.toml written and committed
+before the readers were run on it (its first-run score is in its README). Expected values in all of them were read
+by hand from the text.
 """
 
 import shutil
@@ -27,6 +28,25 @@ def test_held_out_set_meets_the_target():
     result = score_set(ROOT / "pasted_heldout")
     wrong = [(f, c["field"]) for f, cs in result["files"].items() for c in cs if not c["right"]]
     assert result["fields"] >= 60 and result["pct"] >= 95.0, wrong
+
+
+def test_second_held_out_set_records_its_first_run_and_its_command_runs():
+    """tests/fixtures/pasted_heldout2, scored once before any fix it revealed: 120/146 = 82.2 % (its README and
+    EXPECTED header record that figure; later runs, after the fixes, must not fall below it)."""
+    import re
+    import subprocess
+    import sys
+
+    folder = ROOT / "pasted_heldout2"
+    assert "120 of 146 fields right, 82.2 %" in (folder / "README.md").read_text(encoding="utf-8")
+    assert "120/146 fields right = 82.2 %" in (folder / "EXPECTED.toml").read_text(encoding="utf-8")
+    cmd = "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout2"
+    assert f"`{cmd}`" in (folder / "README.md").read_text(encoding="utf-8")
+    out = subprocess.run([sys.executable, *cmd.split()[1:]], cwd=Path(__file__).parents[1], capture_output=True,
+                         text=True, timeout=120)
+    total = re.search(r"total: (\d+)/(\d+) fields right", out.stdout)
+    assert out.returncode == 0 and total, out.stderr
+    assert int(total.group(2)) == 146 and int(total.group(1)) >= 120
 
 
 def test_every_pasted_file_of_a_set_is_scored_and_names_its_source():
