@@ -318,4 +318,4 @@ def affinity_table_html(res) -> str:
         aff = res.affinity.get(g, {})
         rows.append([g, nic, aff.get("cpu_affinity", "-"), aff.get("numa_affinity", "-")])
     return _table(["GPU", "NIC on the same PCIe switch", "CPU affinity", "NUMA node"], rows,
-                  "read off `nvidia-smi topo -m` (nvcourse/data/topo/hgx-h20-nvswitch.txt)")
+                  "read off the `nvidia-smi topo -m` of an 8× H20 HGX board, as posted in a public SGLang issue")

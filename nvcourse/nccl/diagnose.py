@@ -313,4 +313,32 @@ def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = No
         pts = [p for p in d.overlay if lo <= p["bytes"] < hi]
         if pts:
             d.bands.append(_band_verdict(name, pts, run, d))
+    _settle_transition(d.bands)
     return d
+
+
+def _settle_transition(bands: list[dict]) -> None:
+    """A transition band under the model blames a slow rank only when the large-size plateau falls short too.
+
+    A measured curve can reach its plateau at larger sizes than the model's (NCCL adds channels and grows its
+    chunks gradually), so a healthy run can sit well under the model in the mid sizes and at the model at the top:
+    that shape is the ramp, not a rank. Without large sizes the run cannot tell the two apart, and says so.
+    """
+    by = {b["band"]: b for b in bands}
+    mid, big = by.get("transition"), by.get("bandwidth")
+    if mid is None or not any(c["case"] == "slow_rank" for c in mid["causes"]):
+        return
+    plateau = big.get("plateau_ratio") if big else None
+    if plateau is not None and plateau < 0.85:
+        for c in mid["causes"]:
+            if c["case"] == "slow_rank":
+                c["evidence"] = (f"mid sizes at {mid['ratio']:.2f}x the model and the large-size plateau short too "
+                                 f"({plateau:.2f}x): read the bandwidth band for the path")
+        return
+    mid["causes"] = [c for c in mid["causes"] if c["case"] != "slow_rank"]
+    if plateau is None:
+        mid["verdict"] += ("; this run has no sizes of 32 MiB and up, so it cannot tell a slow path from the ramp up "
+                           "to the plateau: run to larger sizes")
+    else:
+        mid["verdict"] += (f"; the large sizes reach the model's plateau ({plateau:.2f}x), so this is the ramp up to "
+                           "it (this run reaches its plateau at larger sizes than the model does), not a slow rank")
