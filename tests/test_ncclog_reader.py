@@ -342,3 +342,69 @@ def test_a_sockets_only_log_is_not_told_to_load_nvidia_peermem():
     out = explain(read_text(text))
     assert "peermem" not in out and "GPUDirect RDMA is off" not in out
     assert "never use GPUDirect RDMA" in out and "TCP sockets" in out
+
+
+# ---------------------------------------------------------------- lines from tests/fixtures/pasted_heldout2 (real)
+
+
+def test_cloudwatch_console_lines_are_read_with_or_without_the_second_bar():
+    # aws-ofi-nccl issue 889: "  | <ISO timestamp> | " before the line, or the timestamp glued to the host
+    text = ("  | 2025-05-16T16:39:51.208-07:00 | ip-10-36-29-253:79:79 [0] NCCL INFO NCCL_SOCKET_IFNAME set by "
+            "environment to eth0\n"
+            "  | 2025-05-16T16:39:51.208-07:00ip-10-36-29-253:79:79 [0] NCCL INFO Bootstrap : Using "
+            "eth0:10.36.29.253<0> | ip-10-36-29-253:79:79 [0] NCCL INFO Bootstrap : Using eth0:10.36.29.253<0>\n"
+            "  | 2025-05-16T16:39:51.208-07:00 | ip-10-36-29-253:79:79 [0] NCCL INFO cudaDriverVersion 12040\n"
+            "  | 2025-05-16T16:39:51.208-07:00 | NCCL version 2.21.5+cuda12.8\n")
+    log = read_text(text)
+    assert (log.version, log.cuda, log.cuda_driver) == ("2.21.5", "12.8", 12040)
+    assert log.hosts == ["ip-10-36-29-253"] and log.env == {"NCCL_SOCKET_IFNAME": "eth0"}
+
+
+def test_rays_repeated_suffix_is_not_part_of_a_value():
+    # vLLM issue 15769: Ray de-duplicates worker lines and appends "[repeated Nx across cluster]"
+    text = ("(RayWorkerWrapper pid=539) vllm-0:539:539 [6] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL "
+            "[repeated 15x across cluster]\n"
+            "(RayWorkerWrapper pid=539) vllm-0:539:539 [6] NCCL INFO NCCL_CUMEM_ENABLE set by environment to 0. "
+            "[repeated 15x across cluster]\n"
+            "(RayWorkerWrapper pid=539) vllm-0:539:539 [6] NCCL INFO comm 0x2fa81fa0 rank 6 nRanks 8 nNodes 1 "
+            "localRanks 8 localRank 6 MNNVL 0 [repeated 15x across cluster]\n"
+            "(RayWorkerWrapper pid=539) vllm-0:539:539 [6] NCCL INFO Channel 00/0 : 6[ [repeated 27x across "
+            "cluster]\n")
+    log = read_text(text)
+    assert log.env == {"NCCL_P2P_LEVEL": "NVL", "NCCL_CUMEM_ENABLE": "0"}
+    assert (log.nranks, log.nnodes, log.hosts, log.transports) == (8, 1, ["vllm-0"], {})
+
+
+def test_a_log_with_every_nccl_prefix_stripped_is_read_from_its_messages():
+    # NCCL issue 1584: only the message text of each line was pasted (no "host:pid:tid [dev] NCCL INFO")
+    text = ("NCCL_SOCKET_IFNAME set by environment to eth0\n"
+            "cudaDriverVersion 12040\n"
+            "NCCL version 2.24.3+cuda12.2\n"
+            "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)\n"
+            "NCCL_IB_PCI_RELAXED_ORDERING set by environment to 1.\n"
+            "NET/IB : Using [0]ibp0:1/IB/SHARP [1]ibp1:1/IB/SHARP [RO]; OOB eth0:10.7.147.73<0>\n"
+            "Using network IBext_v8\n"
+            "ncclCommInitRankConfig comm 0x596c4b4edb80 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 1a000 commId "
+            "0xd134602cf80e4ea2 - Init START\n"
+            "NVLS multicast support is available on dev 0\n"
+            "Loading checkpoint shards: 100%\n")
+    log = read_text(text)
+    assert (log.version, log.cuda_driver, log.nranks, log.net, log.net_plugin) == (
+        "2.24.3", 12040, 8, "IBext_v8", "NCCL RDMA Plugin v8")
+    assert log.net_devices == ["ibp0:1/IB/SHARP", "ibp1:1/IB/SHARP"] and log.nvls["supported"] is True
+    assert log.env == {"NCCL_SOCKET_IFNAME": "eth0", "NCCL_IB_PCI_RELAXED_ORDERING": "1"} and log.hosts == []
+    # with NCCL's own lines present, a bare message-like line (prose, another tool) is not read as NCCL's
+    mixed = "h:1:2 [0] NCCL INFO Using network Socket\nUsing network IB\n"
+    assert read_text(mixed).net == "Socket"
+
+
+def test_old_ring_connection_lines_give_transports_and_gdr():
+    # aws-ofi-nccl issue 24 (NCCL 2.4 era): "Ring 00 : a[b] -> c[d] via ...", network lines without the device
+    text = ("[1,26]<stdout>:ip-172-32-36-209:8716:9558 [2] NCCL INFO Ring 00 : 26[2] -> 30[6] via P2P/IPC\n"
+            "[1,7]<stdout>:ip-172-32-38-1:21471:22316 [7] NCCL INFO Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0\n"
+            "[1,23]<stdout>:\n"
+            "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI "
+            "Couldn't open AV. RC: -22, ERROR: Invalid argument\n")
+    log = read_text(text)
+    assert log.transports == {"P2P/IPC": 1, "NET/AWS Libfabric": 1} and log.gdr is False
+    assert len(log.warnings) == 1 and log.hosts == ["ip-172-32-36-209", "ip-172-32-38-1", "ip-172-32-45-165"]

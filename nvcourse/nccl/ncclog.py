@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import gdr as _gdr
+from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints
 from .paste import clean_line
 from .tuning_table import TableReader, agreement
 
@@ -26,8 +27,10 @@ __all__ = ["NcclLog", "read_text"]
 _LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
                    r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
-_CONN = re.compile(r"Channel (\d+)(?:/\d+)?\s*:\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*->\s*(\d+)\[([0-9a-fA-Fx]+)\]"
-                   r"(?:\s*\[(send|receive)\])?\s+via\s+(.+?)\s*$")
+# a connection: "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC" (2.x); NCCL 2.4 and older: "Ring 00 : 26[2] -> 30[6] via
+# P2P/IPC", "Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0" (no device in brackets on network lines)
+_CONN = re.compile(r"(?:Channel|Ring) (\d+)(?:/\d+)?\s*:\s*(\d+)(?:\[([0-9a-fA-Fx]+)\])?\s*->\s*"
+                   r"(\d+)(?:\[([0-9a-fA-Fx]+)\])?(?:\s*\[(send|receive)\])?\s+via\s+(.+?)\s*$")
 _RING = re.compile(r"^Channel (\d+)/(\d+)\s*:\s*((?:\d+\s*)+)$")
 _RING_OLD = re.compile(r"^Channel (\d+)\s*:\s*((?:\d+\s+)+\d+)\s*$")
 _COMM = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?")
@@ -151,6 +154,7 @@ def read_text(text: str) -> NcclLog:
     if not isinstance(text, str):
         raise ValueError("NCCL log input must be text")
     log, scan = NcclLog(), _Scan()
+    bare = not has_prefixed_lines(text)  # NCCL's "host:pid:tid [dev] NCCL INFO" stripped from every line
     for raw in text.splitlines():
         line = clean_line(raw)
         if not line or line.startswith("%%"):
@@ -164,13 +168,17 @@ def read_text(text: str) -> NcclLog:
                 continue
         m = _LINE.match(line)
         if not m:
+            if bare and (msg := bare_message(line)):
+                log.lines += 1
+                read_p2p_and_hints(log, msg)
+                _read_message(log, scan, None, None, msg)
             continue
         log.lines += 1
         host, dev, msg = m.group("host"), m.group("dev"), m.group("msg").strip()
         if host:
             scan.hosts.setdefault(host)
             scan.devices.setdefault((host, int(dev)), {"host": host, "cuda_dev": int(dev), "bus_id": None})
-        _read_p2p_and_hints(log, msg)
+        read_p2p_and_hints(log, msg)
         if m.group("level") == "WARN":
             log.warnings.append(msg)
             continue
@@ -234,19 +242,6 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
         if mm.group(1) in ("NCCL_ALGO", "NCCL_PROTO") and msg not in log.tuning:
             log.tuning.append(msg)
     _read_channels(log, scan, host, dev, msg)
-
-
-def _read_p2p_and_hints(log: NcclLog, msg: str) -> None:
-    """NCCL's own statements that P2P is off for a GPU pair, and its HINT lines (INFO or WARN)."""
-    if mm := re.search(r"P2P is disabled between (?:NVLINK )?connected GPUs (\d+) and (\d+)", msg):
-        pair = sorted(int(x) for x in mm.groups())
-        if pair not in log.p2p_disabled_pairs:
-            log.p2p_disabled_pairs.append(pair)
-    if msg.startswith("HINT:") and msg not in log.hints:
-        log.hints.append(msg)
-    err4 = "IB completion error 4 (IBV_WC_LOC_PROT_ERR)"
-    if re.search(r"NET/IB\s*:\s*Got completion (?:from peer \S+ )?with error 4,", msg) and err4 not in log.hints:
-        log.hints.append(err4)
 
 
 def _read_network(log: NcclLog, msg: str) -> None:

@@ -10,11 +10,16 @@ One helper, :func:`clean_line`, used by :mod:`.ncclog` and :mod:`.nccltests` ali
 * Ray workers (vLLM, SGLang): ``(RayWorkerWrapper pid=1234, ip=10.0.0.1) ``, ``(pid=1234) ``; SkyPilot's
   ``(head, rank=0, pid=3808) ``;
 * ``kubectl logs --prefix``: ``[pod/name/container] ``; docker compose ``service-1  | ``;
+* lines copied from the AWS CloudWatch console: ``  | 2025-05-16T16:39:51.208-07:00 | `` (the second bar is
+  sometimes missing and the timestamp glued to the host);
 * timestamps: ISO 8601 (``2024-01-22T10:11:12.123456789Z ``, ``2024-01-22 10:11:12,123 ``, in brackets or
   not, NCCL's own ``[%F %T] `` on WARN lines), syslog / journalctl (``Jan 22 10:11:12 host prog[123]: ``,
   rsyslog's ``2024-01-22T10:11:12+00:00 host prog[123]: ``), ``[10:11:12] ``;
 * pdsh / DeepSpeed's launcher: ``node01: `` (a host name, then a colon and a space);
 * markdown or e-mail quoting (``> ``).
+
+:func:`clean_line` also drops Ray's de-duplication suffix (``[repeated 15x across cluster]``, and the note and
+terminal padding Ray or a pager may print after it) from the end of the line.
 
 A line NCCL itself printed starts with ``host:pid:tid [dev]`` (no space after the colons), an nccl-tests line
 with ``#`` or a number: neither matches any prefix above, so a clean line is left as it is.
@@ -38,6 +43,7 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)
     ("openmpi", r"^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:\s?"),
     ("openmpi-timestamp", rf"^{_DAY} {_MON} +\d+ \d\d:\d\d:\d\d \d{{4}}<(?:stdout|stderr|stddiag)>:\s?"),
     ("rsyslog", rf"^{_ISO}\s+[\w.\-]+ [\w.\-/]+(?:\[\d+\])?:\s"),
+    ("cloudwatch", rf"^\|\s*{_ISO}(?:\s*\|)?\s*"),
     ("iso-timestamp", rf"^\[?{_ISO}\]?(?:\s+|$)"),
     ("syslog", rf"^{_MON} +\d+ \d\d:\d\d:\d\d(?:\.\d+)? [\w.\-]+ [\w.\-/]+(?:\[\d+\])?:\s"),
     ("clock", r"^\[\d\d:\d\d:\d\d(?:\.\d+)?\]\s"),
@@ -55,6 +61,9 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)
 
 # NCCL's own prefix: host:pid:tid [dev] -- never stripped
 _NCCL_OWN = re.compile(r"^[^\s:\[\]]+:\d+:\d+\s+\[\d+\]")
+# Ray de-duplicates repeated worker lines: "... [repeated 15x across cluster]" (then, once, "(Ray deduplicates logs
+# by default. ...)")
+_RAY_DEDUP = re.compile(r"\s*\[repeated \d+x across cluster\].*$")
 
 
 def strip_kinds(raw: str) -> tuple[str, list[str]]:
@@ -76,8 +85,9 @@ def strip_kinds(raw: str) -> tuple[str, list[str]]:
 
 
 def clean_line(raw: str) -> str:
-    """``raw`` without its launcher/collector prefixes and surrounding whitespace (CR, CRLF and tabs included)."""
-    return strip_kinds(raw)[0]
+    """``raw`` without its launcher/collector prefixes, Ray's de-duplication suffix and surrounding whitespace (CR,
+    CRLF and tabs included)."""
+    return _RAY_DEDUP.sub("", strip_kinds(raw)[0])
 
 
 def strip_sequence(raw: str, kinds: list[str]) -> str:

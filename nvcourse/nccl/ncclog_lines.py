@@ -1,0 +1,54 @@
+"""Line-level helpers of :mod:`.ncclog`: NCCL messages pasted without NCCL's own prefix, and P2P/HINT statements.
+
+A log copied out of a tool that keeps only the message (``Using network IBext_v8`` instead of
+``host:1234:1250 [0] NCCL INFO Using network IBext_v8``) has no ``NCCL INFO`` anywhere. Then, and only then,
+:func:`bare_message` accepts a line that starts like one of the messages the reader understands; any other line
+(prose, a traceback, a framework's own log) is left out.
+
+>>> bare_message("Using network IBext_v8"), bare_message("Loading checkpoint shards: 100%")
+('Using network IBext_v8', None)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ncclog import NcclLog
+
+__all__ = ["has_prefixed_lines", "bare_message", "read_p2p_and_hints"]
+
+# how NCCL's INFO messages start (src/init.cc, src/bootstrap.cc, src/transport/net_ib.cc, src/graph/*.cc,
+# src/plugin/*.cc): the ones the reader takes a fact from, and a few common neighbours that carry none
+_BARE = re.compile(
+    r"^(?:NCCL_[A-Z0-9_]+ set (?:by environment )?to |cudaDriverVersion \d+|Using network |"
+    r"NET/(?:IB|Socket|Plugin|OFI)\b|(?:ncclCommInitRank\w*\s+)?comm 0x[0-9a-f]+ rank \d+ n[Rr]anks \d+|"
+    r"NVLS multicast support is|NVLS Head|(?:Channel|Ring) \d+(?:/\d+)?\s*:|Trees \[|\d+ coll channels, |"
+    r"MNNVL busId|P2P plugin |Plugin Path|DMA-BUF is available|GPU Direct RDMA|Connected all (?:rings|trees)|"
+    r"Setting affinity for GPU|Bootstrap\s*: Using |P2P is disabled between|threadThresholds|Pattern \d+, crossNic)"
+)
+
+
+def has_prefixed_lines(text: str) -> bool:
+    """Whether any line carries NCCL's ``NCCL INFO`` / ``NCCL WARN`` marker (then bare lines are not read); the
+    course's ``%%`` comment lines do not count."""
+    return any(("NCCL INFO" in ln or "NCCL WARN" in ln) and not ln.startswith("%%") for ln in text.splitlines())
+
+
+def bare_message(line: str) -> str | None:
+    """``line`` when it reads as an NCCL INFO message printed without its prefix, else None."""
+    return line if _BARE.match(line) else None
+
+
+def read_p2p_and_hints(log: NcclLog, msg: str) -> None:
+    """NCCL's own statements that P2P is off for a GPU pair, and its HINT lines (INFO or WARN)."""
+    if mm := re.search(r"P2P is disabled between (?:NVLINK )?connected GPUs (\d+) and (\d+)", msg):
+        pair = sorted(int(x) for x in mm.groups())
+        if pair not in log.p2p_disabled_pairs:
+            log.p2p_disabled_pairs.append(pair)
+    if msg.startswith("HINT:") and msg not in log.hints:
+        log.hints.append(msg)
+    err4 = "IB completion error 4 (IBV_WC_LOC_PROT_ERR)"
+    if re.search(r"NET/IB\s*:\s*Got completion (?:from peer \S+ )?with error 4,", msg) and err4 not in log.hints:
+        log.hints.append(err4)
