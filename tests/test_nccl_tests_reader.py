@@ -369,3 +369,65 @@ def test_device_lines_cut_before_the_last_rank_still_give_the_rank_count():
                    "coreweave_nvl72_gb200_allreduce_cut_at_rank71.txt").read_text(encoding="utf-8"))
     assert (r.nranks, r.op, r.hosts) == (72, "allreduce", ["slurm-gb200-207-171"])
     assert "device lines for 71 of 72 ranks are not in the paste" in r.notes
+
+
+# ---------------------------------------------------------------- lines from tests/fixtures/pasted_heldout2 (real)
+
+_AR_COLS = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong\n")
+
+
+def test_lines_that_lost_their_hash_to_markdown_are_still_read():
+    # an A3 Mega note: the parameter line and rank 0 lost their "#"; nccl-tests issue 37: the footer lost it
+    text = ("nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+            "validation: 1 graph: 0\n\nUsing devices\n"
+            "  Rank  0 Group  0 Pid   6899 on ztan-mig-235z device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+            "#  Rank  1 Group  0 Pid   6900 on ztan-mig-235z device  1 [0000:05:00] NVIDIA H100 80GB HBM3\n"
+            + _AR_COLS +
+            "  8589934592    2147483648     float     sum      -1    47535  180.71  338.82      0    47743  179.92  "
+            "337.35      0\n"
+            " Out of bounds values : 2 FAILED\n Avg bus bandwidth    : 128.942\n")
+    run = read_text(text)
+    assert (run.header["min_bytes"], run.header["max_bytes"], run.header["iters"], run.header["warmup_iters"]) == (
+        8, 8589934592, 20, 5)
+    assert [r["rank"] for r in run.ranks] == [0, 1]
+    assert (run.out_of_bounds, run.avg_busbw_GBps) == (2, 128.942)
+
+
+def test_a_footer_quoted_above_the_table_is_not_its_footer_and_zero_busbw_still_gives_the_op():
+    # aws-k8s-tester PR 503: a reply quotes another run's footer, then pastes a table whose busbw are all 0.00;
+    # count = size / 4 B (8 B -> 2 floats) rules out reduce_scatter, in-place #wrong 0 rules out sendrecv
+    text = (">        [1,0]<stdout>:# Avg bus bandwidth    : 92.3405 \n\nHere is one example with p5.48xlarge:\n\n"
+            "[1,0]<stdout>:" + _AR_COLS +
+            "[1,0]<stdout>:           8             2     float     sum      -1    12.90    0.00    0.00      0    "
+            "12.87    0.00    0.00      0\n"
+            "[1,0]<stdout>:          16             4     float     sum      -1    12.88    0.00    0.00      0    "
+            "12.83    0.00    0.00      0\n")
+    run = read_text(text)
+    assert run.avg_busbw_GBps is None and run.op == "allreduce" and run.op_source == "count/size"
+
+
+def test_a_second_table_after_a_footer_is_a_second_run_and_old_alltoall_rows_are_read():
+    # nccl-tests issue 78: all_reduce then alltoall, no "# nThread" line between; old alltoall rows print an
+    # empty redop column
+    old = ("#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  "
+           "error\n")
+    text = (old + "   268435456      67108864     float     sum   122131    2.20    4.33  2e-06   122165    2.20    "
+            "4.33  2e-06\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 4.32178 \n```\n\nalltoall result\n"
+            "```\n#\n" + old + "   268435456       1048576     float           520935    0.52    0.51  0e+00   519562 "
+            "   0.52    0.51  1e+00\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.507636 \n")
+    first, second = read_all(text)
+    assert (first.op, first.avg_busbw_GBps) == ("allreduce", 4.32178)
+    assert second.avg_busbw_GBps == 0.507636 and second.rows[0]["redop"] is None
+    assert (second.rows[0]["oop_time_us"], second.rows[0]["ip_busbw_GBps"]) == (520935, 0.51)
+
+
+def test_a_binary_started_directly_gives_its_rank_count_from_g():
+    # li-plus/playground: "./build/sendrecv_perf ... -g 8" and rows only: one process, 8 GPUs
+    rows = ("   134217728      33554432     float     sum      -1   1211.2  110.81  110.81      0   1211.8  110.76  "
+            "110.76    N/A\n")
+    run = read_text("```\n./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8\n#\n" + _AR_COLS + rows)
+    assert (run.nranks, run.op) == (8, "sendrecv")
+    # the same binary named inside a comment, after srun, is not a direct start: no rank count from -g
+    launched = "# launch: srun -u -l --mpi=pmix $P/sendrecv_perf -b 128M -g 1, 2 nodes x 8 tasks\n" + _AR_COLS + rows
+    assert read_text(launched).nranks is None

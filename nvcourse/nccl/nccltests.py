@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from .launch import read_launch
+from .nccltests_ranks import nranks_from_command, nranks_from_ratio, starts_directly
 from .paste import clean_line
 
 __all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE"]
@@ -48,12 +49,14 @@ _MID_TAG = re.compile(r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>:)?")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
                   r"scatter|gather)_perf")
-_HEADER = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
-_RANK = re.compile(r"#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+# a leading "#" is optional on every line: markdown outside a code fence eats it
+_HEADER = re.compile(r"(?:^|#)\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
+_RANK = re.compile(r"(?:^|#)\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                    r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _LIBRARY = re.compile(r"nccl-library=(\d+)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (\S+)")
+_META = re.compile(r"^(?:#|size\s+count\s+type\b|Out of bounds values\s*:|Avg bus bandwidth\s*:)")
 
 
 def version_from_code(code: int) -> str:
@@ -248,7 +251,7 @@ def _skips_steps(run: NcclTestsRun) -> bool:
     return any(b2 > b1 + step * 1.5 for b1, b2 in zip(sizes, sizes[1:], strict=False))
 
 
-def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
+def _finish(run: NcclTestsRun, text_ops: list[str], direct: bool = False) -> None:
     run.elided = run.elided or _skips_steps(run)
     # ranks: de-duplicate (non-MPI builds under mpirun print every header once per process)
     seen: dict[tuple, dict] = {}
@@ -269,6 +272,7 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
     if run.op is None and text_ops:
         run.op, run.op_source = text_ops[0], "command line"
     _nranks_from_count(run)
+    nranks_from_command(run, direct)  # a binary started with no launcher: one process
     # algbw is printed with 2 decimals: use the row with the largest algbw, and widen the tolerance by the
     # rounding error (0.005 on each figure) when even that is small
     rows = [r for r in run.rows if (r.get("oop_algbw_GBps") or 0) > 0]
@@ -277,8 +281,9 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
         big = max(rows, key=lambda r: (r["oop_algbw_GBps"], r["bytes"]))
         ratio = big["oop_busbw_GBps"] / big["oop_algbw_GBps"]
         cands = _narrow(op_from_ratio(ratio, run.nranks, tol=max(0.03, 0.006 / big["oop_algbw_GBps"])), run)
-    else:
-        cands = _narrow(list(OPS_MODEL), run) if run.nranks_from_count else []
+    else:  # no usable ratio (every algbw 0.00): the columns alone, when they leave one operation
+        cands = _narrow(list(OPS_MODEL), run)
+        cands = cands if run.nranks_from_count or len(cands) == 1 else []
     if run.op is None:
         run.op_candidates = cands
         if len(cands) == 1:
@@ -287,25 +292,7 @@ def _finish(run: NcclTestsRun, text_ops: list[str]) -> None:
     elif ratio is not None and cands and run.op not in cands and run.nranks:
         run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
     if run.nranks is None and run.op and rows:
-        _nranks_from_ratio(run, big)
-
-
-def _nranks_from_ratio(run: NcclTestsRun, big: dict) -> None:
-    """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
-    (n-1)/n operations), on the row with the largest algbw, only when the 2-decimal rounding cannot move it to
-    another integer."""
-    alg, bus = big["oop_algbw_GBps"], big["oop_busbw_GBps"]
-    r = bus / alg
-    if run.op == "allreduce" and 1.0 < r < 2.0:
-        n, slope = 2 / (2 - r), 2 / (2 - r) ** 2
-    elif run.op in ("allgather", "reducescatter", "alltoall", "scatter", "gather") and 0.0 < r < 1.0:
-        n, slope = 1 / (1 - r), 1 / (1 - r) ** 2
-    else:
-        return
-    err = slope * r * (0.005 / alg + 0.005 / bus)  # how far the printed rounding can move n
-    if abs(n - round(n)) < 0.1 and err < 0.3 and round(n) >= 2:
-        run.nranks = int(round(n))
-        run.notes.append(f"no device lines: {run.nranks} ranks inferred from busbw/algbw = {r:.4f} ({run.op})")
+        nranks_from_ratio(run, big)
 
 
 def _nranks_from_count(run: NcclTestsRun) -> None:
@@ -341,6 +328,8 @@ def _narrow(cands: list[str], run: NcclTestsRun) -> list[str]:
             out = [c for c in out if c in split]
         elif abs(per - 1) < 0.01:
             out = [c for c in out if c not in split]
+    elif run.nranks is None and tsize and r0["count"] > 0 and abs(r0["bytes"] / (r0["count"] * tsize) - 1) < 0.01:
+        out = [c for c in out if c not in ("allgather", "reducescatter", "alltoall")]  # count = all elements
     if redop == "none":
         out = [c for c in out if c in ("allgather", "alltoall", "broadcast", "sendrecv")]
     elif redop is not None:
@@ -403,14 +392,18 @@ def read_all(text: str) -> list[NcclTestsRun]:
                               "pid": int(m.group(3)), "host": m.group(4), "device": int(m.group(5)),
                               "bus_id": m.group(6), "gpu": m.group(7)})
             continue
-        if line.startswith("#"):
+        if _META.match(line):
             c = _columns_from_header(line)
+            if c and run.rows and (run.avg_busbw_GBps is not None or run.out_of_bounds is not None):
+                runs.append(run)  # a second table after the first one's footer, with no "# nThread" line
+                run = NcclTestsRun()
             if c:
                 cols = c
                 run.columns = c
-            if m := re.search(r"Out of bounds values\s*:\s*(\d+)", line):
+            # a footer closes the rows above it: one printed before any row (quoted from another run) is not this
+            if run.rows and (m := re.search(r"Out of bounds values\s*:\s*(\d+)", line)):
                 run.out_of_bounds = int(m.group(1))
-            if m := re.search(r"Avg bus bandwidth\s*:\s*(\S+)", line):
+            if run.rows and (m := re.search(r"Avg bus bandwidth\s*:\s*(\S+)", line)):
                 run.avg_busbw_GBps = _num(m.group(1))
             continue
         if _ELISION.match(line):  # after a row: rows left out (before one, it may stand for device lines)
@@ -422,6 +415,8 @@ def read_all(text: str) -> list[NcclTestsRun]:
         use = cols or _guess_columns(toks)
         if not use:
             continue
+        if "redop" in use and len(toks) == len(use) - 1 and len(toks) > 3 and _num(toks[3]) is not None:
+            use = [c for c in use if c != "redop"]  # old alltoall rows: the redop column printed empty
         row = _row(toks, use)
         if row is None:
             continue
@@ -437,11 +432,12 @@ def read_all(text: str) -> list[NcclTestsRun]:
     out = [r for r in runs if r.rows]
     cuda = m.group(1) if (m := re.search(r"NCCL version \d+\.\d+\.\d+\+cuda(\d+\.\d+)", text)) else None
     launch = read_launch(text)
+    direct = starts_directly(text, launch["binary"])
     for r in out:
         r.nccl_version = r.nccl_version or version
         r.cuda = cuda
         r.launch = launch
-        _finish(r, text_ops)
+        _finish(r, text_ops, direct)
     return out
 
 

@@ -1,0 +1,90 @@
+"""The rank count of an nccl-tests run pasted without its device lines, from what else the paste shows.
+
+Used by :mod:`.nccltests` after the device lines (and the per-rank count column) had their say:
+
+* :func:`nranks_from_command`: a ``*_perf`` binary pasted with a command line that starts it directly (no
+  launcher: :func:`starts_directly`) runs as one process, so its ranks are its threads (``-t``) times its GPUs
+  (``-g``);
+* :func:`nranks_from_ratio`: busbw/algbw is 2(n-1)/n for allreduce and (n-1)/n for the split operations
+  (nccl-tests ``doc/PERFORMANCE.md``), solved for n when the printed rounding cannot move it.
+
+>>> from types import SimpleNamespace
+>>> run = SimpleNamespace(nranks=None, notes=[], launch={"launcher": None, "binary": "sendrecv_perf",
+...                                                      "args": ["-b", "128M", "-g", "8"]})
+>>> nranks_from_command(run, starts_directly("$ ./build/sendrecv_perf -b 128M -g 8", "sendrecv_perf")); run.nranks
+8
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .paste import clean_line
+
+if TYPE_CHECKING:
+    from .nccltests import NcclTestsRun
+
+__all__ = ["starts_directly", "nranks_from_command", "nranks_from_ratio"]
+
+#: nccl-tests' options for threads per process and GPUs per thread (short and long forms; both default to 1)
+_OPTS = {"-t": "t", "--nthreads": "t", "-g": "g", "--ngpus": "g"}
+
+
+def _counts(args: list[str]) -> dict[str, int]:
+    """{'g': GPUs, 't': threads} as the args set them: '-g 8', '-g8', '--ngpus 8', '--ngpus=8'."""
+    got: dict[str, int] = {}
+    for i, tok in enumerate(args):
+        name, eq, val = tok.partition("=")
+        if name in _OPTS and not eq:
+            name, val = tok, args[i + 1] if i + 1 < len(args) else ""
+        elif tok[:2] in ("-g", "-t") and tok[2:].isdigit():
+            name, val = tok[:2], tok[2:]
+        if name in _OPTS and val.isdigit():
+            got[_OPTS[name]] = int(val)
+    return got
+
+
+def starts_directly(text: str, binary: str | None) -> bool:
+    """Whether a line of ``text`` starts ``binary`` itself (after a shell prompt and ``VAR=VAL`` assignments): a
+    command such as ``./build/sendrecv_perf -g 8``, not ``srun ... all_reduce_perf`` nor a sentence naming it."""
+    if not binary:
+        return False
+    for raw in text.splitlines():
+        toks = re.sub(r"^(?:\S*[@:]\S*[$#]\s+|\$\s+)", "", clean_line(raw)).split()
+        while toks and re.fullmatch(r"[A-Za-z_]\w*=\S*", toks[0]):
+            toks = toks[1:]
+        if toks and toks[0].rsplit("/", 1)[-1] == binary:
+            return True
+    return False
+
+
+def nranks_from_command(run: NcclTestsRun, direct: bool) -> None:
+    """Set ``run.nranks`` to threads x GPUs when the pasted command starts the binary directly (``direct``, see
+    :func:`starts_directly`) and sets ``-g`` or ``-t``; left alone when the rank count is known, a launcher
+    starts the processes, or no command was pasted."""
+    launch = run.launch or {}
+    if run.nranks is not None or not direct or launch.get("launcher") or not launch.get("binary"):
+        return
+    got = _counts(list(launch.get("args") or []))
+    if got:
+        run.nranks = got.get("g", 1) * got.get("t", 1)
+        run.notes.append(f"no device lines: {run.nranks} ranks from the command (one process, no launcher)")
+
+
+def nranks_from_ratio(run: NcclTestsRun, big: dict) -> None:
+    """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
+    (n-1)/n operations), on the row with the largest algbw (GB/s), only when the 2-decimal rounding cannot move
+    it to another integer."""
+    alg, bus = big["oop_algbw_GBps"], big["oop_busbw_GBps"]
+    r = bus / alg
+    if run.op == "allreduce" and 1.0 < r < 2.0:
+        n, slope = 2 / (2 - r), 2 / (2 - r) ** 2
+    elif run.op in ("allgather", "reducescatter", "alltoall", "scatter", "gather") and 0.0 < r < 1.0:
+        n, slope = 1 / (1 - r), 1 / (1 - r) ** 2
+    else:
+        return
+    err = slope * r * (0.005 / alg + 0.005 / bus)  # how far the printed rounding can move n
+    if abs(n - round(n)) < 0.1 and err < 0.3 and round(n) >= 2:
+        run.nranks = int(round(n))
+        run.notes.append(f"no device lines: {run.nranks} ranks inferred from busbw/algbw = {r:.4f} ({run.op})")
