@@ -3,6 +3,7 @@
 
     python3 tasks.py lab        # install what is missing, open the course in JupyterLab
     python3 tasks.py lab --offline DIR        # the same, installing only from a wheelhouse (no network)
+    python3 tasks.py lab --lang fr            # the French edition, in JupyterLab's French interface
     python3 tasks.py wheelhouse DIR [--this-platform]   # every wheel the course needs, for a USB stick
     python3 tasks.py test       # install what is missing (Chromium, Open MPI, torch CPU, mpi4py), lint, run the tests
     python3 tasks.py lint       # ruff over the whole tree (configuration in pyproject.toml)
@@ -106,7 +107,7 @@ def ensure_env(extras: str = "", wheelhouse: Path | None = None) -> Path:
 
 
 #: Extras whose packages another extra already lists (pyproject.toml: the tests start a hub, so `test` has `hub`'s).
-EXTRAS_IMPLY = {"test": ("hub", "i18n")}
+EXTRAS_IMPLY = {"test": ("hub", "i18n", "fr")}
 
 
 def installed_extras(marker: Path, pyproject_sha256: str) -> set[str] | None:
@@ -184,7 +185,42 @@ def ensure_engines(py: Path) -> None:
             say("mpi4py install failed; the MPI engine tests will skip")
 
 
+#: --lang VALUE -> (the notebook JupyterLab opens, the JupyterLab locale, the extra with its language pack)
+EDITIONS = {"en": ("notebooks/00_start_here.ipynb", "", ""),
+            "fr": ("notebooks/fr/00_start_here.ipynb", "fr_FR", "fr")}
+
+
+def lab_edition(args: list[str]) -> tuple[str, list[str]] | None:
+    """The ``--lang`` value (default ``en``) and the other arguments; None after saying what is allowed."""
+    if "--lang" not in args:
+        return "en", args
+    i = args.index("--lang")
+    lang = args[i + 1] if i + 1 < len(args) else ""
+    if lang not in EDITIONS:
+        say(f"lab --lang must be one of {', '.join(EDITIONS)} (got {lang!r})")
+        return None
+    return lang, args[:i] + args[i + 2:]
+
+
+def lab_settings(lang: str) -> dict[str, str]:
+    """Environment for JupyterLab in ``lang``: the kernels' course language (NVCOURSE_LANG, read by nvcourse) and,
+    for a translated edition, a settings folder of its own whose only setting is the interface's locale (the
+    learner's usual JupyterLab settings are left as they are)."""
+    _, locale, _ = EDITIONS[lang]
+    if not locale:
+        return {}
+    settings = ROOT / "artifacts" / f"lab-{lang}" / "user-settings"
+    plugin = settings / "@jupyterlab" / "translation-extension" / "plugin.jupyterlab-settings"
+    plugin.parent.mkdir(parents=True, exist_ok=True)
+    plugin.write_text(json.dumps({"locale": locale}) + "\n")
+    return {"NVCOURSE_LANG": lang, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
+
+
 def cmd_lab(args: list[str]) -> int:
+    edition = lab_edition(args)
+    if edition is None:
+        return 2
+    lang, args = edition
     wheelhouse = None
     if "--offline" in args:
         i = args.index("--offline")
@@ -193,12 +229,14 @@ def cmd_lab(args: list[str]) -> int:
             return 2
         wheelhouse = Path(args[i + 1]).resolve()
         args = args[:i] + args[i + 2:]
-    py = ensure_env(wheelhouse=wheelhouse)
+    start, _, extra = EDITIONS[lang]
+    py = ensure_env(extras=extra, wheelhouse=wheelhouse)
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
         # JupyterLab refuses to start as root; in a container root is often the only user there is
         say("running as root (a container?): passing --allow-root to JupyterLab")
         args = [*args, "--allow-root"]
-    return run([py, "-m", "jupyterlab", "notebooks/00_start_here.ipynb", *args], cwd=ROOT)
+    env = {**os.environ, **lab_settings(lang)}
+    return run([py, "-m", "jupyterlab", start, *args], cwd=ROOT, env=env)
 
 
 def cmd_lint(args: list[str]) -> int:
@@ -276,8 +314,9 @@ def cmd_handouts(args: list[str]) -> int:
 #: name -> (function, one line for the list, what it does and where its other arguments go)
 COMMANDS = {
     "lab": (cmd_lab, "install what is missing, open the course in JupyterLab",
-            "--offline DIR installs only from a wheelhouse folder (no network); other arguments go to JupyterLab "
-            "(e.g. --no-browser --ip 0.0.0.0). As root, --allow-root is added."),
+            "--offline DIR installs only from a wheelhouse folder (no network); --lang fr opens the French "
+            "edition (notebooks/fr/, the kernels in French, JupyterLab's French language pack); other arguments go "
+            "to JupyterLab (e.g. --no-browser --ip 0.0.0.0). As root, --allow-root is added."),
     "test": (cmd_test, "install what is missing (Chromium, Open MPI, torch CPU, mpi4py), lint, run the tests",
              "Runs ruff, then pytest (unit tests, nbval over the notebooks, the browser test). Arguments go to "
              "pytest (e.g. tests/test_cli.py -k json). As root, installs Chromium and Open MPI with apt-get; "

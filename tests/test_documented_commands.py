@@ -53,7 +53,8 @@ def _strip_comment(line: str) -> str:
 def documented() -> dict[str, list[str]]:
     """{command: [where it is written]} from README.md, docs/*.md and the notebooks' shell cells."""
     found: dict[str, list[str]] = {}
-    for f in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for f in [ROOT / "README.md", ROOT / "README.fr.md", *sorted((ROOT / "docs").glob("*.md")),
+              *sorted((ROOT / "docs" / "fr").glob("*.md"))]:
         text = f.read_text(encoding="utf-8")
         for body in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
             for line in body.splitlines():
@@ -275,6 +276,7 @@ CASES: dict[str, tuple] = {
     "python -m nvcourse.devtools.doors binder --repo OWNER/REPO --ref TAG": (ok(
         "https://mybinder.org/v2/gh/OWNER/REPO/TAG?urlpath=lab/tree/notebooks/00_start_here.ipynb"),),
     "python3 tasks.py lab --no-browser --ip 0.0.0.0": (SERVER, "lab"),
+    "python3 tasks.py lab --lang fr": (SERVER, "lab"),
     "python -m nvcourse.devtools.quiz_report DIR|FILE": (SKIP, "a synopsis: DIR|FILE stands for the two forms above"),
     "python3 tasks.py budget": (SKIP, BENCH),
     "python3 tasks.py latency": (SKIP, BENCH),
@@ -470,9 +472,23 @@ def _lab(cmd: str, tmp: Path) -> None:
                 assert proc.poll() is None, f"JupyterLab exited: {err.read_text()[-1500:]}"
                 time.sleep(1)
         assert "00_start_here.ipynb" in names or "notebooks" in names  # it serves the course
+        if "--lang fr" in cmd:
+            _french_interface(url)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
+
+
+def _french_interface(url: str) -> None:
+    """The French edition's JupyterLab: its interface locale is fr_FR and the French language pack is installed."""
+    token = url.split("?", 1)[1]
+    base = url.split("/lab?")[0]
+    with urllib.request.urlopen(f"{base}/lab/api/settings/@jupyterlab/translation-extension:plugin?{token}",
+                                timeout=30) as resp:
+        assert json.loads(resp.read())["settings"]["locale"] == "fr_FR"
+    with urllib.request.urlopen(f"{base}/lab/api/translations/?{token}", timeout=30) as resp:
+        langs = json.loads(resp.read())["data"]
+    assert "fr_FR" in langs and langs["en"]["displayName"] == "Anglais"  # the pack answers, in French
 
 
 # -- the cluster block: up, run, status, down, as the README orders them ------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,12 @@ LANG = "fr"
 COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb",
             "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb", "notebooks/02_pcie_vs_nvlink.ipynb",
             "solutions/02_pcie_vs_nvlink_exercises.ipynb", "notebooks/03_topologies_and_nvswitch.ipynb",
-            "solutions/03_topologies_and_nvswitch_exercises.ipynb")
+            "solutions/03_topologies_and_nvswitch_exercises.ipynb", "notebooks/05_nvl72_rack_scale.ipynb",
+            "solutions/05_nvl72_rack_scale_exercises.ipynb", "notebooks/06_multinode_fabrics.ipynb",
+            "solutions/06_multinode_fabrics_exercises.ipynb", "notebooks/06c_multinode_lab.ipynb",
+            "solutions/06c_multinode_lab_exercises.ipynb", "notebooks/07_training_at_scale.ipynb",
+            "solutions/07_training_at_scale_exercises.ipynb", "solutions/07b_overlapping_communication_exercises.ipynb",
+            "notebooks/09_capstone_design_a_cluster.ipynb")
 
 
 def catalog(domain: str) -> polib.POFile:
@@ -311,7 +317,7 @@ def test_french_notebooks_pass_nbval_in_french():
     paths = [str(p) for d in ("notebooks", "solutions") for p in sorted((ROOT / d / LANG).glob("*.ipynb"))]
     env = {**os.environ, "NVCOURSE_LANG": LANG, "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *paths], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=2400)
     assert done.returncode == 0, done.stdout[-3000:]
 
 
@@ -551,3 +557,40 @@ def test_every_ch03_checker_message_table_and_readout_speaks_the_language(langua
     if language == "fr":
         assert "bissection" in shown and "ce qui limite une copie" in shown and "par GPU, par sens" in shown
         assert "what bounds a copy" not in shown and "per GPU, per direction" not in shown
+
+
+# -- opening the edition and saying what it has --------------------------------------------------------------------
+def test_readme_fr_lists_exactly_the_chapters_of_the_edition():
+    text = (ROOT / "README.fr.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"\(notebooks/fr/(\d\w*\.ipynb)\)", text))
+    built = {p.name for p in (ROOT / "notebooks" / "fr").glob("*.ipynb")}
+    assert listed == built, f"README.fr.md lists {sorted(listed)}, notebooks/fr/ has {sorted(built)}"
+
+
+def test_lab_lang_refuses_an_edition_that_does_not_exist(capsys):
+    sys.path.insert(0, str(ROOT))
+    import tasks
+
+    assert tasks.lab_edition(["--lang", "de"]) is None
+    assert tasks.lab_edition(["--lang"]) is None
+    err = capsys.readouterr()
+    lines = [ln for ln in (err.out + err.err).splitlines() if ln]
+    assert len(lines) == 2 and all("--lang must be one of en, fr" in ln for ln in lines)
+    assert tasks.lab_edition(["--no-browser", "--lang", "fr"]) == ("fr", ["--no-browser"])
+    assert tasks.lab_edition(["--no-browser"]) == ("en", ["--no-browser"])
+
+
+def test_lab_lang_fr_opens_the_french_edition_in_french(monkeypatch):
+    sys.path.insert(0, str(ROOT))
+    import tasks
+
+    calls = []
+    monkeypatch.setattr(tasks, "ensure_env", lambda **kw: calls.append(("env", kw)) or Path("py"))
+    monkeypatch.setattr(tasks, "run", lambda cmd, **kw: calls.append((cmd, kw["env"])) or 0)
+    assert tasks.cmd_lab(["--lang", "fr", "--no-browser"]) == 0
+    (_, env_kw), (cmd, env) = calls
+    assert env_kw["extras"] == "fr"  # the language pack's extra
+    assert cmd[3] == "notebooks/fr/00_start_here.ipynb" and (ROOT / cmd[3]).exists()
+    assert env["NVCOURSE_LANG"] == "fr"
+    plugin = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab/translation-extension/plugin.jupyterlab-settings"
+    assert json.loads(plugin.read_text()) == {"locale": "fr_FR"}

@@ -20,6 +20,8 @@ _CHECKER = checks.StandardChecker(checks.CheckerConfig(targetlanguage="fr"))
 _CODE = re.compile(r"`[^`\n]+`")
 _FIELD = re.compile(r"\{[A-Za-z_]\w*\}")  # str.format fields of the _() strings
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
+#: ``\$`` is a dollar sign in Markdown, not LaTeX (prices: ``\$2.84 M``, ``2,84 M\$`` in French): out before LaTeX
+_ESCAPED_DOLLAR = re.compile(r"\\\$")
 _UNIT = re.compile(r"(?<![\w/])(?:[kMGTP]i?B/s|[kMGT]b/s|GT/s|[kMGTP]i?B|ns|µs|ms|kW|MW)(?![\w/])")
 _FR_DECIMAL = re.compile(r"(?<=\d),(?=\d)")
 _FR_GROUP = re.compile(r"(?<=\d)[\u202f\u00a0 ](?=\d{3}(?!\d))")
@@ -41,6 +43,7 @@ def _strip(text: str) -> str:
 def entry_problems(source: str, target: str) -> list[str]:
     """What ``target`` (a translation of ``source``) lost or changed; empty when it keeps everything."""
     out = []
+    source, target = _ESCAPED_DOLLAR.sub(" ", source), _ESCAPED_DOLLAR.sub(" ", target)
     for what, pattern in (("code spans", _CODE), ("LaTeX", _MATH), ("placeholders", _FIELD)):
         if Counter(pattern.findall(source)) != Counter(pattern.findall(target)):
             out.append(f"{what} differ")

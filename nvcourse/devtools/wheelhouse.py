@@ -48,9 +48,11 @@ TARGETS = (
 
 
 def requirements(root: Path = ROOT) -> list[str]:
-    """The runtime requirements of nvcourse and its build backend, as pip specifiers."""
+    """The runtime requirements of nvcourse, its build backend and the French edition's language pack (one small
+    wheel, so that ``lab --offline DIR --lang fr`` works in a room without network), as pip specifiers."""
     meta = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    return [*meta["build-system"]["requires"], *meta["project"]["dependencies"]]
+    return [*meta["build-system"]["requires"], *meta["project"]["dependencies"],
+            *meta["project"]["optional-dependencies"]["fr"]]
 
 
 def download(target_dir: Path, platforms: tuple[str, ...] | None, python: str | None) -> subprocess.CompletedProcess:
