@@ -685,3 +685,68 @@ def test_04b_calls_the_pcie_servers_inter_socket_figure_a_lower_bound_with_the_p
     assert 40 <= busbw <= 50
     text = prose("04b_predicting_collectives.ipynb")
     assert f"reaches about {round(busbw / 5) * 5:.0f} GB/s of bus bandwidth), so read this server's figures" in text
+
+
+# ---------------------------------------------------------------- 03, 04, 04b: clarity (predict first, short tables)
+
+
+def test_03_predict_first_before_the_links_dashboard_and_its_default():
+    import ast
+
+    from nvcourse.chapters import ch03_topology as ch
+
+    md03 = {c["id"]: "".join(c["source"]) for c in _cells(ROOT / "notebooks" / "03_topologies_and_nvswitch.ipynb")}
+    assert ("**Predict first:** on the DGX-1 (the default), which moves more per GPU, one ring or all-to-all? "
+            "Does either reach the 150 GB/s of a GPU's six links?") in re.sub(r"\s+", " ", md03["c014"])
+    call = next(n for n in ast.walk(ast.parse(md03["c015"])) if isinstance(n, ast.Call)
+                and getattr(n.func, "attr", "") == "Dropdown")
+    assert next(k.value.value for k in call.keywords if k.arg == "value") == "dgx-1-v100"
+    s = catalog.get_system("dgx-1-v100")
+    ring, a2a = (ch._pattern_facts("dgx-1-v100", p)[0] for p in ("ring", "all-to-all"))
+    assert ring < a2a < s.links_per_gpu * s.link.line_GBps_dir == 150  # the answer the readout reveals
+
+
+def test_03_section_2_table_is_short_with_every_metric_behind_details():
+    from nvcourse.chapters import ch03_topology as ch
+
+    html_ = ch.metrics_summary_html()
+    short, full = html_.split("<details>")
+    assert len(re.findall(r"<th[ >]", short)) == len(ch.SUMMARY_COLUMNS) <= 5 and "per direction" in short
+    assert ch.metrics_table_html() in full  # nothing dropped: the full table is one click away
+    # "where all-to-all falls short of the GPU's links, the wiring is the bottleneck": only the unswitched systems
+    for r in ch.system_rows():
+        short_of = r["all-to-all per GPU GB/s"] < r["GPU link GB/s"] * (1 - 1e-9)
+        assert short_of == (not catalog.get_system(r["system"]).nvswitch_count), r["system"]
+    src = "".join(next(c["source"] for c in _cells(ROOT / "notebooks" / "03_topologies_and_nvswitch.ipynb")
+                       if c["id"] == "c007"))
+    assert "metrics_summary_html()" in src
+
+
+def test_04_predict_first_ring_against_rhd_over_the_dashboards_range():
+    """04 c015 asks how many times slower than rhd the ring is at 4 KiB and at 1 GiB on 64 ranks: the gap the
+    readout shows shrinks from 4 KiB to 1 GiB for every α and β the sliders allow."""
+    from nvcourse.chapters import ch04_collectives as ch
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert ("**Predict first:** with 64 ranks (α and β as set), how many times slower than rhd is the ring at "
+            "4 KiB") in text
+    assert {"ring", "rhd"} <= set(ch.algorithms_for("allreduce", 64))
+    for alpha in (0.1e-6, 3.4e-6, 1e-3):
+        for beta in (0.1e9, 370.8e9, 1000e9):
+            ratio = {n: sum(ch.formula_terms("allreduce", "ring", 64, n, alpha, beta))
+                     / sum(ch.formula_terms("allreduce", "rhd", 64, n, alpha, beta)) for n in (4096, 2**30)}
+            assert ratio[4096] >= ratio[2**30] >= 1
+    default = {n: sum(ch.formula_terms("allreduce", "ring", 64, n, 3.4e-6, 370.8e9))
+               / sum(ch.formula_terms("allreduce", "rhd", 64, n, 3.4e-6, 370.8e9)) for n in (4096, 2**30)}
+    assert default[4096] > 5 and default[2**30] < 1.1  # at the defaults the answer is "about 10×, then about even"
+
+
+@pytest.mark.parametrize("name", ["03_topologies_and_nvswitch.ipynb", "04_collectives_and_allreduce.ipynb",
+                                  "04b_predicting_collectives.ipynb"])
+def test_03_04_04b_prose_names_no_course_file_or_internal_parameter(name):
+    text = prose(name)
+    for rx in (r"nvcourse/", r"\b\w+\.(?:py|toml)\b", r"costmodel\.", r"\bpredict\(", r"alpha_us",
+               r"model\.predict", r"collective_blocks", r"RingReplay", r"ring_states", r"nccl_rings"):
+        assert not re.search(rx, text), (name, rx)
+    if name.startswith("04b"):
+        assert "links_per_gpu" not in text

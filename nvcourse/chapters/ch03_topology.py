@@ -21,6 +21,7 @@ from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, example_files, pars
 __all__ = [
     "system_rows",
     "metrics_table_html",
+    "metrics_summary_html",
     "codes_table_html",
     "render_system",
     "render_pasted",
@@ -76,6 +77,22 @@ def metrics_table_html(system_ids=None) -> str:
     return records_table_html(system_rows(system_ids), _(
         "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
         "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model)."))
+
+
+#: The columns of the short table section 2 shows: what answers "does the fabric limit a GPU?".
+SUMMARY_COLUMNS = ("system", "GPU link GB/s", "all-to-all per GPU GB/s", "max hops")
+
+
+def metrics_summary_html(system_ids=None) -> str:
+    """Section 2's table: per system a GPU's link bandwidth beside its all-to-all rate and the hop count (GB/s per
+    direction), one sentence on what to compare, and the full :func:`metrics_table_html` behind a collapsed
+    ``<details>``."""
+    rows = system_rows(system_ids)
+    short = records_table_html([{k: r[k] for k in SUMMARY_COLUMNS} for r in rows])
+    note = _("GB/s per direction, at line rate. Compare the two bandwidth columns: where all-to-all falls short of "
+             "the GPU's links, the wiring is the bottleneck.")
+    return (short + f"<div>{html.escape(note)}</div><details><summary>{html.escape(_('every metric'))}</summary>"
+            + metrics_table_html(system_ids) + "</details>")
 
 
 def codes_table_html() -> str:
