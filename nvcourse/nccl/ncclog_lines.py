@@ -12,10 +12,7 @@ A log copied out of a tool that keeps only the message (``Using network IBext_v8
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .ncclog import NcclLog
+from typing import Any
 
 __all__ = ["has_prefixed_lines", "bare_message", "read_p2p_and_hints"]
 
@@ -41,8 +38,9 @@ def bare_message(line: str) -> str | None:
     return line if _BARE.match(line) else None
 
 
-def read_p2p_and_hints(log: NcclLog, msg: str) -> None:
-    """NCCL's own statements that P2P is off for a GPU pair, and its HINT lines (INFO or WARN)."""
+def read_p2p_and_hints(log: Any, msg: str) -> None:
+    """NCCL's own statements that P2P is off for a GPU pair, and its HINT lines (INFO or WARN), into ``log`` (an
+    :class:`~nvcourse.nccl.ncclog.NcclLog`; typed loosely so this module does not import the one that imports it)."""
     if mm := re.search(r"P2P is disabled between (?:NVLINK )?connected GPUs (\d+) and (\d+)", msg):
         pair = sorted(int(x) for x in mm.groups())
         if pair not in log.p2p_disabled_pairs:

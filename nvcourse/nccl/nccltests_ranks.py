@@ -18,14 +18,14 @@ Used by :mod:`.nccltests` after the device lines (and the per-rank count column)
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .paste import clean_line
 
-if TYPE_CHECKING:
-    from .nccltests import NcclTestsRun
-
 __all__ = ["starts_directly", "nranks_from_command", "nranks_from_ratio"]
+
+# ``run`` below is a :class:`~nvcourse.nccl.nccltests.NcclTestsRun`, typed loosely so this module does not import
+# the one that imports it
 
 #: nccl-tests' options for threads per process and GPUs per thread (short and long forms; both default to 1)
 _OPTS = {"-t": "t", "--nthreads": "t", "-g": "g", "--ngpus": "g"}
@@ -59,7 +59,7 @@ def starts_directly(text: str, binary: str | None) -> bool:
     return False
 
 
-def nranks_from_command(run: NcclTestsRun, direct: bool) -> None:
+def nranks_from_command(run: Any, direct: bool) -> None:
     """Set ``run.nranks`` to threads x GPUs when the pasted command starts the binary directly (``direct``, see
     :func:`starts_directly`) and sets ``-g`` or ``-t``; left alone when the rank count is known, a launcher
     starts the processes, or no command was pasted."""
@@ -72,7 +72,7 @@ def nranks_from_command(run: NcclTestsRun, direct: bool) -> None:
         run.notes.append(f"no device lines: {run.nranks} ranks from the command (one process, no launcher)")
 
 
-def nranks_from_ratio(run: NcclTestsRun, big: dict) -> None:
+def nranks_from_ratio(run: Any, big: dict) -> None:
     """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
     (n-1)/n operations), on the row with the largest algbw (GB/s), only when the 2-decimal rounding cannot move
     it to another integer."""
