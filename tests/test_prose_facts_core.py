@@ -118,7 +118,7 @@ def test_04b_runs_figure_sentences_hold_for_every_run_drawn():
     held = [r for r in RUNS_IN_WORDS if roles[r] == "held_out"]
     assert all(RUNS_IN_WORDS[r].endswith("(held out)") for r in held)
     assert not any("held out" in RUNS_IN_WORDS[r] for r in RUNS_IN_WORDS if r not in held)
-    words = ("two", "three", "four", "five", "six")
+    words = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
     text = prose("04b_predicting_collectives.ipynb")
     assert f"Below, {words[len(RUNS_IN_WORDS) - 2]} published nccl-tests runs" in text
     seen = words[len(RUNS_IN_WORDS) - len(held) - 2]
@@ -139,11 +139,11 @@ def test_04b_runs_figure_sentences_hold_for_every_run_drawn():
     assert f"On the {words[len(held) - 2]} held-out runs drawn it is {drawn[0]} and {drawn[1]} off at ≥ 16 MiB" in text
     all_held = sweeps.compare(sweeps.points("held_out"))
     held_rows = [r for r in all_held if r.point.covered]
-    assert {r.point.op for r in held_rows} == {"allgather"}
+    assert {r.point.op for r in held_rows} >= {"allgather", "allreduce"}  # the prose names no single op
     n_described = len({r.point.sweep for r in held_rows})
     assert n_described > len(held)
     band = sweeps.band_medians(held_rows)
-    assert (f"over all {words[n_described - 2]} held-out runs it describes (all-gather on two nodes) the medians are "
+    assert (f"over all {words[n_described - 2]} held-out runs it describes the medians are "
             f"{band['>= 16 MiB'][0]:.0%} at ≥ 16 MiB, {band['<= 64 KiB'][0]:.0%} below 64 KiB and "
             f"{band['64 KiB-16 MiB'][0]:.0%} in between, too fast").replace("%", " %") in text
     n_held = len({r.point.sweep for r in all_held})
