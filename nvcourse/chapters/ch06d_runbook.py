@@ -173,5 +173,5 @@ def sources_html() -> str:
     """Every source the runbook cites, once, with its link."""
     srcs = raw()["sources"]
     rows = [[html.escape(k), _link(v["url"], v["title"])] for k, v in srcs.items()]
-    table = table_html(["key", "source"], rows, caption="Sources (nvcourse/data/runbook.toml)", align_numbers=False)
+    table = table_html(["key", "source"], rows, caption="Sources", align_numbers=False)
     return _details(f"The {len(srcs)} sources, each with its link", table)
