@@ -54,6 +54,13 @@ def test_socket_fallback_single_rank():
     assert "socket_fallback" in cases_of(log)
 
 
+def test_efa_with_the_old_plugin_name_is_recognised():
+    # aws-ofi-nccl 1.11 and older name the plugin "AWS Libfabric" (read from the fixture's second line)
+    log = load("efa_aws_libfabric_mpijob_v2_12_eks_blueprints.log")
+    assert (log.version, log.net) == ("2.12.7", "AWS Libfabric")
+    assert "efa_libfabric" in {s["signature"] for s in log.signatures}
+
+
 def test_h800_nvls_not_available():
     log = load("h800_nvls_not_available_nccl892.log")
     assert log.nvls["supported"] is False and log.nvls["channels"] == 0 and log.channels == 16
@@ -297,7 +304,7 @@ def test_gdr_off_by_distance_in_the_2_29_format():
     assert log.version == "2.29.2" and log.gdr_hca is True
     assert log.gdr_connections == {"without": 4} and log.gdr is False
     assert log.gdr_distance == [{"gpu": "GPU/0-110592 (rank 0)", "net": "NET/0-0", "gdr": False, "distance": 9,
-                                 "limit": 5, "format": "2.29 and later"}]
+                                 "limit": 6, "format": "2.29 and later"}]
     assert "gdr_distance" in {s["signature"] for s in log.signatures}
     text = explain(log)
     assert "GPUDirect RDMA is off." in text and "Nothing in these lines looks wrong" not in text
