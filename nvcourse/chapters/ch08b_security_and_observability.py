@@ -23,6 +23,7 @@ __all__ = [
     "tenancy_dashboard",
     "noisy_neighbour_dashboard",
     "exposure_table",
+    "ethernet_ids_table",
     "cc_table",
     "cc_ratio",
     "signals_table",
@@ -54,6 +55,25 @@ def _details(summary: str, body: str) -> str:
 def table(header: list[str], rows: list[list[object]]) -> HTML:
     """A plain HTML table (the course's :func:`nvcourse.tables.table_html`; cells escaped, ``$`` too)."""
     return HTML(_text_table(header, rows))
+
+
+def ethernet_ids_table() -> HTML:
+    """How many tenants Ethernet's tags can tell apart, and how many traffic classes it has (bits and counts from
+    the data file, each with its standard linked)."""
+    d = isolation.raw()
+    eth, srcs = d["ethernet"], d["sources"]
+
+    def src(field: str) -> str:
+        s = srcs[eth["src"][field]]
+        return f'<a href="{_E(s["url"])}" target="_blank">{_E(s["title"].split(":")[0])}</a>'
+
+    rows = [["VLAN ID", _E(f"{eth['vlan_id_bits']} bits: {eth['vlan_ids_usable']:,} usable tags"), src("vlan_id_bits")],
+            ["VXLAN network identifier (VNI)", _E(f"{eth['vxlan_vni_bits']} bits: about "
+                                                  f"{2 ** eth['vxlan_vni_bits'] / 1e6:.0f} million segments"),
+             src("vxlan_vni_bits")],
+            ["priority (PCP)", _E(f"{eth['pcp_bits']} bits: {eth['priorities']} priorities, PFC and ETS per priority"),
+             src("pcp_bits")]]
+    return HTML(table_html(["tag", "size", "standard"], rows, align_numbers=False))
 
 
 # ------------------------------------------------------------------------------------------ tenancy
