@@ -201,9 +201,9 @@ def greyscale_safe(fig: Figure) -> bool:
                 line.set_markersize(5)
             changed[line.get_label()] = line
         any_change = any_change or bool(changed)
-        legend = ax.get_legend()
-        if legend is not None and changed:
-            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        # the panel's legend, and a legend of the whole figure (drawn under the panels) built from its curves
+        for legend in [ax.get_legend(), *fig.legends] if changed else []:
+            for handle, text in zip(legend.legend_handles, legend.get_texts()) if legend is not None else []:
                 source = changed.get(text.get_text())
                 if isinstance(handle, Line2D) and source is not None:
                     handle.set_linestyle(source.get_linestyle())

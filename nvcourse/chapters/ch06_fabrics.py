@@ -30,6 +30,8 @@ ALGO_LABELS = {
     "hierarchical": "hierarchical, phases in series (course's; not NCCL's)",
     "sharp": "SHARP / CollNet (switches add; pipelined)",
 }
+#: Marker and line style of each algorithm: the ring's blue and the tree's green print alike in greyscale.
+ALGO_STYLES = {"ring": "o-", "tree": "s--", "hierarchical": "^-.", "sharp": "D:"}
 #: Routing a fabric offers, by NIC kind: InfiniBand switches follow the routes its subnet manager computed
 #: (deterministic, by destination), or adaptive routing; Ethernet switches hash each flow (ECMP), or spray packets.
 #: Short names of the simulator's routings, for figure titles.
@@ -47,8 +49,9 @@ def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[F
     for a, rows in res.items():
         t = [r.time_s for r in rows]
         bb = [r.busbw_GBps for r in rows]
-        ax1.plot(nodes, t, "o-", color=ALGO_COLOURS[a], label=ALGO_LABELS[a])
-        ax2.plot(nodes, bb, "o-", color=ALGO_COLOURS[a], label=ALGO_LABELS[a])
+        style = ALGO_STYLES.get(a, "o-")
+        ax1.plot(nodes, t, style, color=ALGO_COLOURS[a], label=ALGO_LABELS[a])
+        ax2.plot(nodes, bb, style, color=ALGO_COLOURS[a], label=ALGO_LABELS[a])
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("nodes (8 GPUs each)")
