@@ -7,8 +7,9 @@ Three kinds of line speak about GDR, and only one of them says whether a connect
   does not. They are the evidence, per connection (src/transport/net.cc).
 * **the per-GPU distance line**, printed where NCCL decides: up to 2.28 ``GPU Direct RDMA Disabled for GPU ca000 /
   HCA 0 (distance 7 > 4)`` (INFO); 2.29 ``GPU Direct RDMA Disabled for GPU/0-110592 (rank 0) - NET/0-0 (distance
-  9 > 6)`` (INFO; the default limit became P2C, 6, with NCCL_NET_GDR_C2C=1, its default); from 2.30.3 the same line at TRACE level, so absent from every ``NCCL_DEBUG=INFO`` log of a
-  release build (src/graph/paths.cc at v2.28.9-1, v2.29.2-1, v2.30.3-1).
+  9 > 6)`` (INFO; from 2.29 the default limit is P2C, 6, while NCCL_NET_GDR_C2C is 1, its default); from 2.30.3
+  the same line at TRACE level, so absent from every ``NCCL_DEBUG=INFO`` log of a release build
+  (src/graph/paths.cc at v2.28.9-1, v2.29.2-1, v2.30.3-1).
 * **the NIC line** ``NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'`` (src/graph/topo.cc, every version):
   only whether the NIC can register GPU memory (a peer-memory module or DMA-BUF). "Enabled" there does not mean
   any connection uses GDR: the distance rule may still turn it off per GPU.
