@@ -15,6 +15,8 @@ from matplotlib.figure import Figure
 from .. import catalog
 from ..costmodel import factors, predict, predict_sweep
 from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time
+from ..i18n import localize_numbers, number
+from ..i18n import translate as _
 from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
@@ -23,8 +25,13 @@ __all__ = ["NVLS_SIZES", "nvls_vs_ring", "ring_vs_nvls_figure", "moe_figure", "m
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
-#: The curves of :func:`ring_vs_nvls_figure`: (algorithm, colour of its link kind, label).
-_RING_AND_NVLS = (("ring", "pcie", "ring (NCCL's best protocol)"), ("nvls", "nvlink", "in-switch (NVLS)"))
+#: The curves of :func:`ring_vs_nvls_figure`: (algorithm, colour of its link kind).
+_RING_AND_NVLS = (("ring", "pcie"), ("nvls", "nvlink"))
+
+
+def _algo_label(algo: str) -> str:
+    """The legend's name of ``algo`` (``"ring"`` or ``"nvls"``) in the current language."""
+    return _("ring (NCCL's best protocol)") if algo == "ring" else _("in-switch (NVLS)")
 
 
 def nvls_vs_ring(nbytes: float = 2**30, gpus: int = 72, system: str = "gb200-nvl72"):
@@ -44,54 +51,58 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     fig, ax = new_figure(8, 3.6)
     # the protocol-aware model (chapter 04b): NCCL's ring with its best protocol (LL/LL128/Simple) vs NVLS (Simple only)
     for g, ls in ((8, "--"), (72, "-")):
-        for algo, colour, what in _RING_AND_NVLS:
+        for algo, colour in _RING_AND_NVLS:
             times = predict_sweep("allreduce", system, g, sizes, algo=algo).time_s
-            ax.plot(sizes, times, ls, color=KIND_COLOURS[colour], label=f"{what}, {g} GPUs")
+            ax.plot(sizes, times, ls, color=KIND_COLOURS[colour],
+                    label=_("{what}, {g} GPUs").format(what=_algo_label(algo), g=g))
     ax.plot(
         sizes,
         [domain_allreduce_time(system, n, 72) for n in sizes],
         ":",
         color=KIND_COLOURS["pcie"],
         lw=1,
-        label="ring, 72 GPUs, Simple α only (the formula above)",
+        label=_("ring, 72 GPUs, Simple α only (the formula above)"),
     )
-    bytes_axis(ax, "x", "bytes per GPU")
-    time_axis(ax, "y", "all-reduce time (NVL72)")
+    bytes_axis(ax, "x", _("bytes per GPU"))
+    time_axis(ax, "y", _("all-reduce time (NVL72)"))
     ax.legend(fontsize=8)
 
     eta = factors.NVLS_EFFICIENCY
     lines = [
-        f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {eta['hopper']} (Hopper), "
-        f"{eta['blackwell']} (Blackwell); the course's NVL72 nvls_min_gpus = "
-        f"{catalog.get_system(system).nvls_min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)",
+        _("NVLS latency L = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); the course's NVL72 "
+          "nvls_min_gpus = {min_gpus} (an estimate; NCCL enables NVLS from 2 GPUs)").format(
+            lat=number(factors.NVLS_LATENCY_US, ".0f"), hopper=number(eta["hopper"]),
+            blackwell=number(eta["blackwell"]), min_gpus=catalog.get_system(system).nvls_min_gpus),
         # which source each system's estimate has: the learner met nccl#1455's H100 run in the prose
-        f"  (used only by the Simple-α formula; NVL72 and B200: {catalog.get_system(system).nvls_min_gpus}, from a "
-        f"B200 report with AWS's tuner plugin; H100: {catalog.get_system('dgx-h100').nvls_min_gpus}, "
-        "from nccl#1455's run)",
+        _("  (used only by the Simple-α formula; NVL72 and B200: {nvl72}, from a B200 report with AWS's tuner "
+          "plugin; H100: {h100}, from nccl#1455's run)").format(
+            nvl72=catalog.get_system(system).nvls_min_gpus, h100=catalog.get_system("dgx-h100").nvls_min_gpus),
     ]
     for g in (8, 72):
-        lines.append(
-            f"g = {g:>2}: bytes per GPU ring / NVLS = 2(g-1)/(g+1) = {2 * (g - 1) / (g + 1):.2f}; with η "
-            f"(Blackwell) the bandwidth term shrinks {2 * (g - 1) * eta['blackwell'] / (g + 1):.2f}x; "
-            f"ring latencies 2(g-1) = {2 * (g - 1)}"
-        )
+        lines.append(_("g = {g}: bytes per GPU ring / NVLS = 2(g-1)/(g+1) = {ratio}; with η (Blackwell) the "
+                       "bandwidth term shrinks {gain}x; ring latencies 2(g-1) = {steps}").format(
+            g=f"{g:>2}", ratio=number(2 * (g - 1) / (g + 1), ".2f"),
+            gain=number(2 * (g - 1) * eta["blackwell"] / (g + 1), ".2f"), steps=2 * (g - 1)))
     ring, insw, gain = nvls_vs_ring(2**30, 72, system)
-    lines.append(
-        f"1 GiB over 72 GPUs (NCCL's model): ring/{ring.proto} {format_time(ring.time_s)}, in-switch (NVLS) "
-        f"{format_time(insw.time_s)}: {gain:.2f}x"
-    )
+    lines.append(_("1 GiB over 72 GPUs (NCCL's model): ring/{proto} {ring}, in-switch (NVLS) {nvls}: {gain}x").format(
+        proto=ring.proto, ring=_time(ring.time_s), nvls=_time(insw.time_s), gain=number(gain, ".2f")))
     # small buffers: the ring runs LL (0.6 µs per NVLink step), not the Simple α of the formula
     small = 256 * 2**10
     r72, v72 = (predict("allreduce", system, 72, small, algo=a) for a in ("ring", "nvls"))
-    lines.append(
-        f"256 KiB over 72 GPUs: ring/{r72.proto} {format_time(r72.time_s)}, NVLS {format_time(v72.time_s)}: "
-        f"{r72.time_s / v72.time_s:.1f}x (with a Simple-only α the ring would take "
-        f"{format_time(domain_allreduce_time(system, small, 72))}, "
-        f"{domain_allreduce_time(system, small, 72) / v72.time_s:.1f}x)"
-    )
+    simple = domain_allreduce_time(system, small, 72)
+    lines.append(_("256 KiB over 72 GPUs: ring/{proto} {ring}, NVLS {nvls}: {gain}x (with a Simple-only α the ring "
+                   "would take {simple}, {simple_gain}x)").format(
+        proto=r72.proto, ring=_time(r72.time_s), nvls=_time(v72.time_s), gain=number(r72.time_s / v72.time_s, ".1f"),
+        simple=_time(simple), simple_gain=number(simple / v72.time_s, ".1f")))
     r8, v8 = (predict("allreduce", system, 8, small, algo=a) for a in ("ring", "nvls"))
-    lines.append(f"256 KiB over 8 GPUs: ring/{r8.proto} {format_time(r8.time_s)}, NVLS {format_time(v8.time_s)}")
+    lines.append(_("256 KiB over 8 GPUs: ring/{proto} {ring}, NVLS {nvls}").format(
+        proto=r8.proto, ring=_time(r8.time_s), nvls=_time(v8.time_s)))
     return fig, "\n".join(lines)
+
+
+def _time(seconds: float) -> str:
+    """A time in the unit :func:`format_time` picks, written the current language's way."""
+    return localize_numbers(format_time(seconds))
 
 
 def moe_figure(
@@ -105,8 +116,8 @@ def moe_figure(
         ax.plot(eps, t, "o-", color=styles.get(s, "#555555"), label=catalog.get_system(s).name)
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(eps), [str(e) for e in eps])
-    ax.set_xlabel("expert-parallel GPUs (EP)")
-    time_axis(ax, "y", "one dispatch all-to-all")
+    ax.set_xlabel(_("expert-parallel GPUs (EP)"))
+    time_axis(ax, "y", _("one dispatch all-to-all"))
     ax.legend(fontsize=8)
     return fig
 
@@ -131,35 +142,36 @@ def moe_view(
     for s, colour in (("dgx-b200", KIND_COLOURS["infiniband"]), ("gb200-nvl72", KIND_COLOURS["nvlink"])):
         one = moe_alltoall_time(cfg, ep, s)
         layer = 4 * one.time_s
-        names.append("8-GPU domain\n+ InfiniBand" if s == "dgx-b200" else "72-GPU domain\n(NVL72)")
+        names.append(_("8-GPU domain\n+ InfiniBand") if s == "dgx-b200" else _("72-GPU domain\n(NVL72)"))
         per_layer.append(layer)
         per_step.append(layer * cfg.moe_layers)
         colours.append(colour)
-        rows.append([_html.escape(catalog.get_system(s).name), format_size(one.nvlink_bytes),
-                     format_size(one.network_bytes), format_time(one.time_s), format_time(layer),
-                     format_time(layer * cfg.moe_layers), one.bottleneck])
+        rows.append([_html.escape(catalog.get_system(s).name), localize_numbers(format_size(one.nvlink_bytes)),
+                     localize_numbers(format_size(one.network_bytes)), _time(one.time_s), _time(layer),
+                     _time(layer * cfg.moe_layers), _("network") if one.bottleneck == "network" else one.bottleneck])
     ax1.bar(names, np.array(per_layer) * 1e3, color=colours)
-    ax1.set_ylabel("ms per MoE layer (4 all-to-alls)")
+    ax1.set_ylabel(_("ms per MoE layer (4 all-to-alls)"))
     ax1.set_ylim(bottom=0)
     ax2.bar(names, per_step, color=colours)
-    ax2.set_ylabel("seconds per step (all MoE layers)")
+    ax2.set_ylabel(_("seconds per step (all MoE layers)"))
     ax2.set_ylim(bottom=0)
     # The configuration heads the readout rather than the figure: matplotlib lays out and rasterises text glyph by
     # glyph, and the figure is redrawn on every slider change.
     table = (
-        f"<p><b>EP = {ep} GPUs</b>"
-        + (f" (the slider's {asked}, capped at the number of experts)" if ep < asked else "")
-        + (f" ({cfg.experts} experts do not split evenly over {ep} GPUs: some hold "
-           f"{-(-cfg.experts // ep)}, some {cfg.experts // ep}; the model assumes an even load)"
+        _("<p><b>EP = {ep} GPUs</b>").format(ep=ep)
+        + (_(" (the slider's {asked}, capped at the number of experts)").format(asked=asked) if ep < asked else "")
+        + (_(" ({experts} experts do not split evenly over {ep} GPUs: some hold {more}, some {fewer}; the model "
+             "assumes an even load)").format(experts=cfg.experts, ep=ep, more=-(-cfg.experts // ep),
+                                             fewer=cfg.experts // ep)
            if cfg.experts % ep else "")
-        + f", {cfg.tokens} tokens/GPU, hidden {cfg.hidden}, top-{cfg.top_k} of "
-        f"{cfg.experts} experts, {cfg.moe_layers} MoE layers</p>"
-        + table_html(["system", "NVLink bytes/GPU", "network bytes/GPU", "one all-to-all", "per layer (4)",
-                      "per step", "bound by"], rows)
-        +
-        f"<p>The NVL72 domain is <b>{per_layer[0] / per_layer[1]:.1f}×</b> faster for this layer.</p>"
-        "<p><i>Assumes uniform routing and one copy per (token, expert) pair. Dispatchers that send one copy per "
-        "destination GPU or node (chapter 07c) move fewer bytes, so the network bytes here are an upper bound; "
-        "no overlap with compute.</i></p>"
+        + _(", {tokens} tokens/GPU, hidden {hidden}, top-{k} of {experts} experts, {layers} MoE layers</p>").format(
+            tokens=cfg.tokens, hidden=cfg.hidden, k=cfg.top_k, experts=cfg.experts, layers=cfg.moe_layers)
+        + table_html([_("system"), _("NVLink bytes/GPU"), _("network bytes/GPU"), _("one all-to-all"),
+                      _("per layer (4)"), _("per step"), _("bound by")], rows)
+        + _("<p>The NVL72 domain is <b>{gain}×</b> faster for this layer.</p>").format(
+            gain=number(per_layer[0] / per_layer[1], ".1f"))
+        + _("<p><i>Assumes uniform routing and one copy per (token, expert) pair. Dispatchers that send one copy "
+            "per destination GPU or node (chapter 07c) move fewer bytes, so the network bytes here are an upper "
+            "bound; no overlap with compute.</i></p>")
     )
     return fig, table
