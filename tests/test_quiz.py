@@ -10,7 +10,7 @@ import pytest
 
 from nvcourse import catalog
 from nvcourse import checks as check
-from nvcourse.checks import quiz, quiz_results
+from nvcourse.checks import _answers, quiz, quiz_results
 from nvcourse.devtools import quiz_report, quiz_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,17 +57,17 @@ def test_the_tell_tale_wrong_answer_names_its_misconception(qid: str):
     q = check.questions()[qid]
     if q.choices:
         wrong = next(letter for letter, why in q.wrong_choice.items() if why.startswith("Misconception"))
-        result = check.answer(qid, wrong)
+        result = _answers.verdict(qid, wrong)
     else:
         hint, value = next((h, v) for h, v in q.variants().items() if h.startswith("Misconception"))
-        result = check.answer(qid, value)
+        result = _answers.verdict(qid, value)
     assert not result.passed
     assert "Misconception" in result.hint
 
 
 @pytest.mark.parametrize("qid", ALL_QIDS)
 def test_the_expected_answer_passes(qid: str):
-    assert check.answer(qid, check.expected_answer(qid)).passed
+    assert _answers.verdict(qid, check.expected_answer(qid)).passed
 
 
 @pytest.mark.parametrize("key", list(quiz.MISCONCEPTIONS))
@@ -105,10 +105,10 @@ def test_the_achievable_question_accepts_the_rule_of_thumb_the_course_teaches():
     for form, link in (("pre", "pcie4"), ("post", "pcie5")):
         line = catalog.get_link(link).line_GBps_dir
         qid = quiz.qid_for("quiz.achievable", form)
-        assert check.answer(qid, 0.9 * line).passed
-        assert check.answer(qid, 0.85 * line).passed
-        assert not check.answer(qid, line).passed  # the misconception
-        assert "Misconception" in check.answer(qid, line).hint
+        assert _answers.verdict(qid, 0.9 * line).passed
+        assert _answers.verdict(qid, 0.85 * line).passed
+        assert not _answers.verdict(qid, line).passed  # the misconception
+        assert "Misconception" in _answers.verdict(qid, line).hint
 
 
 def test_the_benchmark_options_cannot_be_guessed_by_their_length():
@@ -266,3 +266,24 @@ def test_the_report_piped_into_head_ends_quietly(tmp_path, monkeypatch):
     monkeypatch.setattr("builtins.print", closed_pipe)
     monkeypatch.setattr(quiz_report, "quiet_stdout", lambda: quieted.append(True))
     assert quiz_report.main([str(tmp_path)]) == 0 and quieted == [True]
+
+
+def test_the_pre_test_gives_no_verdict_through_the_generic_checker():
+    """A learner who types ``check.answer("quiz.gbps", …)`` during the pre-test learns nothing from it."""
+    pre = check.answer("quiz.gbps", 400)  # the misconception's tell-tale answer
+    assert pre.status == "error" and "pre-test question" in pre.message
+    assert "Misconception" not in pre.hint and "GB/s" not in pre.message
+    assert check.answer("quiz.post.gbps", 1).status == "fail"  # the post-test keeps its feedback
+
+
+def test_the_quiz_key_is_not_in_a_learner_copy(monkeypatch, tmp_path):
+    """Where ``solutions/`` cannot be read (a learner copy, a learner's account on the hub), the quiz's expected
+    answers are refused in one line; an exercise's answer is not (its checker explains it anyway)."""
+    assert check.expected_answer("quiz.gbps") == catalog.get_link("ib-ndr").line_GBps_dir  # instructor's checkout
+    monkeypatch.setattr(_answers, "SOLUTIONS", tmp_path / "solutions")  # what a learner copy has: none
+    for qid in ("quiz.gbps", "quiz.post.benchmark"):
+        with pytest.raises(_answers.AnswerWithheld, match=f"the answer to {qid} is for instructors"):
+            check.expected_answer(qid)
+    assert check.expected_answer("02.ndr_GBps") == catalog.get_link("ib-ndr").line_Gbps_dir / 8
+    assert quiz.record("quiz.mib", 64).status == "recorded"  # the pre-test still records, with its class
+    assert quiz_results.load("pre")["quiz.mib"]["class"] in ("right", "misconception", "other")

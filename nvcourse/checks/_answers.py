@@ -11,6 +11,7 @@ The learner passes a value or, in the exercise notebooks, a function returning i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..i18n import translate as _
@@ -70,8 +71,33 @@ def questions() -> dict[str, Question]:
     return dict(_QUESTIONS)
 
 
+#: Questions whose answers are instructor material (the misconceptions quiz): :func:`expected_answer` gives them
+#: only where the worked solutions can be read, and :func:`answer` gives no verdict on a pre-test one.
+WITHHELD: set[str] = set()
+#: Pre-test questions: recorded without a verdict (``quiz.record``), so the pre-test teaches nothing.
+NO_FEEDBACK: set[str] = set()
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+
+
+class AnswerWithheld(ValueError):
+    """A withheld question's answer asked for where the solutions cannot be read (a learner copy or session)."""
+
+
+def instructor_copy() -> bool:
+    """Whether this is the instructor's checkout: its ``solutions/`` can be read. A learner copy (``tasks.py
+    release``) has none, and on the classroom hub the learners' accounts cannot open it."""
+    try:
+        return any(SOLUTIONS.glob("*_exercises.ipynb"))
+    except OSError:
+        return False
+
+
 def expected_answer(qid: str) -> Any:
-    """The expected answer of a question (computed by the models): for tests and instructors."""
+    """The expected answer of a question (computed by the models): for tests and instructors. A quiz question's
+    only in the instructor's checkout (:class:`AnswerWithheld` elsewhere)."""
+    if qid in WITHHELD and not instructor_copy():
+        raise AnswerWithheld(f"the answer to {qid} is for instructors: not in a learner copy (no readable "
+                             f"{SOLUTIONS.name}/ here)")
     return _QUESTIONS[qid].expected()
 
 
@@ -86,7 +112,18 @@ def _normalise_choice(value: Any) -> str:
 
 @safe_checker
 def answer(qid: str, value: Any) -> Result:
-    """Check the answer to question ``qid`` (``value`` may be a function that returns it)."""
+    """Check the answer to question ``qid`` (``value`` may be a function that returns it). A pre-test question
+    gets no verdict here: its cell records it (``quiz.record``)."""
+    if qid in NO_FEEDBACK:
+        # the quiz is English only (nvcourse.checks.quiz): no translated strings here
+        return Result(f"answer {qid}", ERROR, f"{qid} is a pre-test question: it is recorded, not checked.",
+                      hint="Run its cell as written (check.record); the answers come with the post-test.")
+    return verdict(qid, value)
+
+
+@safe_checker
+def verdict(qid: str, value: Any) -> Result:
+    """The verdict on ``value`` for ``qid``, any question (the quiz records a pre-test answer's class with it)."""
     if not isinstance(qid, str) or qid not in _QUESTIONS:
         known = ", ".join(sorted(_QUESTIONS))
         raise CheckError(_("there is no question {qid}.").format(qid=repr(qid)),

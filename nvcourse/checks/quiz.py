@@ -306,6 +306,9 @@ def _register_forms() -> None:
                                     "c", ("software", "hardware", "setting"))),
     ):
         register(q)
+        _answers.WITHHELD.add(q.qid)  # the quiz measures: its key stays with the instructor
+        if form_of(q.qid) == "pre":
+            _answers.NO_FEEDBACK.add(q.qid)
 
 
 _register_forms()
@@ -344,7 +347,7 @@ def _checked(qid: str, value: Any, form: str) -> tuple[Result, Any]:
     value = learner_value(value, f"answer {qid}")
     if isinstance(value, Result):
         return value, None
-    return _answers.answer(qid, value), value
+    return _answers.verdict(qid, value), value
 
 
 @safe_checker
@@ -411,7 +414,7 @@ def score(answers: dict[str, object]) -> Result:
     right, wrong, open_ = [], [], []
     for key, misconception in MISCONCEPTIONS.items():
         qid = qid_for(key, form)
-        cls = class_of(_answers.answer(qid, answers[qid])) if key in keys and qid in answers else "open"
+        cls = class_of(_answers.verdict(qid, answers[qid])) if key in keys and qid in answers else "open"
         {"right": right, "open": open_}.get(cls, wrong).append(misconception)
     summary = f"{len(right)} of {len(MISCONCEPTIONS)} right"
     summary += f" ({len(open_)} not answered yet)." if open_ else "."
