@@ -884,3 +884,14 @@ def test_08b_ethernet_tags_and_classes_as_the_prose_counts_them():
     assert "tell thousands to millions of tenants apart" in text and "eight priorities are all the classes" in text
     shown = ch08b.ethernet_ids_table().data
     assert f"{eth['vlan_ids_usable']:,} usable tags" in shown and "about 17 million segments" in shown
+
+
+def test_06d_distance_lines_in_the_prose_are_the_runbooks():
+    # §5 quotes NCCL's per-version GDR distance lines; the runbook's signature (with its sources) is their one home
+    from nvcourse import _data
+
+    broken = _data.load("runbook")["signatures"]["gdr_distance"]["broken"]
+    text = prose("06d_bringup_and_fault_runbook.ipynb")
+    for quoted in re.findall(r"`(GPU Direct RDMA Disabled for GPU[^`]+)`", text):
+        assert quoted in broken, quoted
+    assert "(distance 9 > 6)" in text and "(distance 9 > 6)" in broken
