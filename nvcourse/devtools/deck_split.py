@@ -20,6 +20,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(“\"])")
 WHOLE_ITEM_WORDS = 30
 #: The longest sentence a slide shows (words); a longer one is cut with "…" (the whole is in the notes).
 ITEM_WORD_CAP = 45
+#: A parenthetical aside longer than this (words) is left to the notes when a sentence is over the cap: the
+#: sentence keeps its end (02's LL item lost "at the price of half the bandwidth" to a cut).
+ASIDE_WORDS = 6
+_ASIDE = re.compile(r"\s*\([^()]*\)")
 #: Visible words of list text one slide holds (30 px text, about 13 words a line, 10 lines under a title).
 LIST_WORDS_PER_SLIDE = 64
 LIST_ITEMS_PER_SLIDE = 6
@@ -54,11 +58,15 @@ def list_items(block: str) -> list[tuple[str, str]]:
 
 def item_text(item: str) -> str:
     """What a slide shows of one list item: the item without an answer (``<details>``), whole when at most
-    :data:`WHOLE_ITEM_WORDS` words, else its first sentence; at most :data:`ITEM_WORD_CAP` words ("…" marks a cut)."""
+    :data:`WHOLE_ITEM_WORDS` words, else its first sentence; at most :data:`ITEM_WORD_CAP` words, its long asides in
+    parentheses dropped first, then cut ("…" marks a cut)."""
     text = re.sub(r"<details>.*?(</details>|$)", "", item, flags=re.S)
     text = " ".join(re.sub(r"<[^>]+>", " ", _plain(text)).split())
     if len(text.split()) > WHOLE_ITEM_WORDS:
         text = _SENTENCE_END.split(text, maxsplit=1)[0]
+    if len(text.split()) > ITEM_WORD_CAP:  # an aside in parentheses goes before the sentence's own end does
+        text = " ".join(_ASIDE.sub(lambda m: "" if len(m.group().split()) > ASIDE_WORDS else m.group(), text).split())
+        text = re.sub(r"\s+([,;:.])", r"\1", text)
     ws = text.split()
     if len(ws) <= ITEM_WORD_CAP:
         return text
