@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from . import catalog
+from .i18n import translate as _
 from .textio import print_json
 from .units import format_size
 
@@ -74,9 +75,9 @@ def _links(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("systems", help="list the systems of the hardware catalog")
-    p.add_argument("--json", action="store_true", help="machine-readable output with every figure's source")
+    p = sub.add_parser("systems", help=_("list the systems of the hardware catalog"))
+    p.add_argument("--json", action="store_true", help=_("machine-readable output with every figure's source"))
     p.set_defaults(handler=_systems)
-    p = sub.add_parser("links", help="list link types with the alpha-beta parameters")
-    p.add_argument("--json", action="store_true", help="machine-readable output with every figure's source")
+    p = sub.add_parser("links", help=_("list link types with the alpha-beta parameters"))
+    p.add_argument("--json", action="store_true", help=_("machine-readable output with every figure's source"))
     p.set_defaults(handler=_links)

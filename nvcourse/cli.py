@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from . import __version__
+from .cli_i18n import Parser
 from .errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPT,
@@ -48,6 +49,7 @@ from .errors import (
     Terminated,
     UsageError,
 )
+from .i18n import translate as _
 from .textio import print_json, quiet_stdout
 
 __all__ = ["main", "build_parser", "print_json", "UsageError", "debug_requested"]
@@ -60,11 +62,13 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage block) and exit status 2; sub-parsers inherit it."""
+class _Parser(Parser):
+    """argparse with a one-line error (no usage block) and exit status 2, in the course's language; sub-parsers
+    inherit it."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
+        line = _("{prog}: error: {message} (see {prog} --help)").format(prog=self.prog, message=printable(message))
+        self.exit(EXIT_USAGE, line + "\n")
 
 
 def _feature_modules() -> tuple:
@@ -87,12 +91,13 @@ def _feature_modules() -> tuple:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="nvcourse",
-        description="How GPUs talk to each other: catalog, cost models, CPU collectives and topology tools.",
-        epilog="Exit status: 0 ok, 1 runtime failure, 2 bad input, 130 Ctrl-C, 143 SIGTERM. "
-        "--debug or NVCOURSE_DEBUG=1 shows tracebacks.",
+        description=_("How GPUs talk to each other: catalog, cost models, CPU collectives and topology tools."),
+        epilog=_("Exit status: 0 ok, 1 runtime failure, 2 bad input, 130 Ctrl-C, 143 SIGTERM. "
+                 "--debug or NVCOURSE_DEBUG=1 shows tracebacks."),
     )
-    parser.add_argument("--version", action="version", version=f"nvcourse {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    parser.add_argument("--version", action="version", version=f"nvcourse {__version__}",
+                        help=_("show program's version number and exit"))
+    parser.add_argument("--debug", action="store_true", help=_("show the traceback of an error"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _feature_modules():
@@ -100,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in sub.choices.values():  # `nvcourse bench ... --debug` works too, for every sub-command
         try:
             p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                           help="show the traceback of an error")
+                           help=_("show the traceback of an error"))
         except argparse.ArgumentError:  # a sub-command that defines its own --debug keeps it
             pass
     return parser
@@ -118,29 +123,30 @@ def _first_line(text: str) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     if not lines:
         return ""
-    return lines[0] + (" (more with --debug)" if len(lines) > 1 else "")
+    return lines[0] + (_(" (more with --debug)") if len(lines) > 1 else "")
 
 
 def classify(exc: BaseException) -> tuple[int, str]:
     """``(exit status, one-line message)`` for an exception that escaped a sub-command."""
     if isinstance(exc, KeyboardInterrupt):
         terminated = isinstance(exc, Terminated)
-        what = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+        what = _("terminated (SIGTERM)") if terminated else _("interrupted (Ctrl-C)")
         detail = _first_line(exc.args[0]) if exc.args else ""
         return (EXIT_TERMINATED if terminated else EXIT_INTERRUPT), f"{what}{': ' + detail if detail else ''}"
     if isinstance(exc, NvcourseError):
         return exc.exit_code, _first_line(str(exc)) or type(exc).__name__
     if isinstance(exc, KeyError):
-        return EXIT_USAGE, _first_line(str(exc.args[0]) if exc.args else "missing key")
+        return EXIT_USAGE, _first_line(str(exc.args[0]) if exc.args else _("missing key"))
     if isinstance(exc, (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
         if isinstance(exc, OSError) and exc.filename is not None:
             return EXIT_USAGE, f"{exc.strerror or type(exc).__name__}: {exc.filename}"
         return EXIT_USAGE, _first_line(str(exc)) or type(exc).__name__
     if isinstance(exc, MemoryError):
-        return EXIT_FAILURE, "out of memory; try a smaller size"
+        return EXIT_FAILURE, _("out of memory; try a smaller size")
     if isinstance(exc, (OSError, RuntimeError, TimeoutError)):
         return EXIT_FAILURE, _first_line(f"{type(exc).__name__}: {exc}")
-    return EXIT_FAILURE, _first_line(f"internal error {type(exc).__name__}: {exc}; please report it with --debug")
+    return EXIT_FAILURE, _first_line(_("internal error {kind}: {error}; please report it with --debug").format(
+        kind=type(exc).__name__, error=exc))
 
 
 @contextmanager
@@ -197,8 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
-        prefix = "" if code in (EXIT_INTERRUPT, EXIT_TERMINATED) else "error: "
-        sys.stderr.write(f"nvcourse: {prefix}{printable(message)}\n")
+        if code in (EXIT_INTERRUPT, EXIT_TERMINATED):
+            line = _("nvcourse: {message}").format(message=printable(message))
+        else:
+            line = _("nvcourse: error: {message}").format(message=printable(message))
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
         raise SystemExit(code) from None
 

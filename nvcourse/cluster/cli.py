@@ -18,42 +18,43 @@ import argparse
 import json
 import sys
 
+from ..i18n import translate as _
 from ..units import format_rate
 from . import launch, netns, spec
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("cluster", help="emulated multi-node cluster on network namespaces (root, Linux)",
-                              description="Nodes as network namespaces, leaf/spine bridges, tc-shaped NICs.")
+    p = subparsers.add_parser("cluster", help=_("emulated multi-node cluster on network namespaces (root, Linux)"),
+                              description=_("Nodes as network namespaces, leaf/spine bridges, tc-shaped NICs."))
     sub = p.add_subparsers(dest="cluster_command", metavar="ACTION")
     sub.required = True
-    u = sub.add_parser("up", help="create the cluster (idempotent)")
-    u.add_argument("--nodes", type=int, required=True, help="number of nodes (namespaces), 1-16")
-    u.add_argument("--ranks-per-node", type=int, default=1, help="processes per node (default 1)")
-    u.add_argument("--nic", default="1Gbit", help="NIC rate per node, e.g. 1Gbit, 500Mbit (default 1Gbit)")
-    u.add_argument("--latency", default="0us", help="one-way delay per NIC, e.g. 50us (needs sch_netem)")
-    u.add_argument("--nodes-per-leaf", type=int, default=2, help="nodes on each leaf bridge (default 2)")
+    u = sub.add_parser("up", help=_("create the cluster (idempotent)"))
+    u.add_argument("--nodes", type=int, required=True, help=_("number of nodes (namespaces), 1-16"))
+    u.add_argument("--ranks-per-node", type=int, default=1, help=_("processes per node (default 1)"))
+    u.add_argument("--nic", default="1Gbit", help=_("NIC rate per node, e.g. 1Gbit, 500Mbit (default 1Gbit)"))
+    u.add_argument("--latency", default="0us", help=_("one-way delay per NIC, e.g. 50us (needs sch_netem)"))
+    u.add_argument("--nodes-per-leaf", type=int, default=2, help=_("nodes on each leaf bridge (default 2)"))
     g = u.add_mutually_exclusive_group()
-    g.add_argument("--leaf-uplink", default=None, help="leaf-to-spine rate, e.g. 2Gbit (default: non-blocking)")
-    g.add_argument("--oversubscription", default=None, help="leaf down:up capacity, e.g. 2:1")
-    u.add_argument("--straggler", default=None, help="one slow NIC, NODE:RATE, e.g. 1:100Mbit")
-    u.add_argument("--json", action="store_true", help="print the state as JSON")
+    g.add_argument("--leaf-uplink", default=None, help=_("leaf-to-spine rate, e.g. 2Gbit (default: non-blocking)"))
+    g.add_argument("--oversubscription", default=None, help=_("leaf down:up capacity, e.g. 2:1"))
+    u.add_argument("--straggler", default=None, help=_("one slow NIC, NODE:RATE, e.g. 1:100Mbit"))
+    u.add_argument("--json", action="store_true", help=_("print the state as JSON"))
     u.set_defaults(handler=_up)
-    r = sub.add_parser("run", help="run a command on every node (torchrun or mpirun)")
-    r.add_argument("--backend", default="torch", help="torch (torchrun per node) or mpi (mpirun + hostfile)")
-    r.add_argument("--hosts", default=None, help="nodes to use, e.g. 0,2 (default: all)")
-    r.add_argument("--timeout", type=float, default=1800.0, help="seconds before every launcher is stopped")
+    r = sub.add_parser("run", help=_("run a command on every node (torchrun or mpirun)"))
+    r.add_argument("--backend", default="torch", help=_("torch (torchrun per node) or mpi (mpirun + hostfile)"))
+    r.add_argument("--hosts", default=None, help=_("nodes to use, e.g. 0,2 (default: all)"))
+    r.add_argument("--timeout", type=float, default=1800.0, help=_("seconds before every launcher is stopped"))
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND ...")
     r.set_defaults(handler=_run)
-    s = sub.add_parser("status", help="show the cluster and its link counters")
+    s = sub.add_parser("status", help=_("show the cluster and its link counters"))
     s.add_argument("--json", action="store_true")
     s.set_defaults(handler=_status)
-    d = sub.add_parser("down", help="remove everything (safe to run twice)")
+    d = sub.add_parser("down", help=_("remove everything (safe to run twice)"))
     d.set_defaults(handler=_down)
 
 
 def _fail(exc: RuntimeError) -> int:
-    print(f"nvcourse: error: {' '.join(str(exc).split())}", file=sys.stderr)
+    print(_("nvcourse: error: {message}").format(message=" ".join(str(exc).split())), file=sys.stderr)
     return 1
 
 
@@ -84,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             hosts = [int(h) for h in args.hosts.split(",")]
         except ValueError:
-            raise ValueError(f"hosts must be comma-separated node numbers, e.g. 0,2; got {args.hosts!r}") from None
+            raise ValueError(_("hosts must be comma-separated node numbers, e.g. 0,2; got {value}").format(
+                value=repr(args.hosts))) from None
     try:
         return launch.run(cmd, backend=args.backend, hosts=hosts, timeout_s=args.timeout)
     except RuntimeError as exc:

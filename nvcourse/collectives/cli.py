@@ -23,6 +23,7 @@ import argparse
 import sys
 
 from .._validate import choice
+from ..i18n import translate as _
 from ..nccl.format import format_nccl_tests
 from ..textio import print_json
 from ..units import format_size, parse_rate, parse_size, parse_time
@@ -39,46 +40,51 @@ BACKENDS = ("shm", "torch", "mpi")
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "bench",
-        help="measure a collective on CPU processes (nccl-tests style)",
-        description="Measure a collective on N CPU processes: shared memory (our algorithms), torch.distributed "
-        "or MPI.",
+        help=_("measure a collective on CPU processes (nccl-tests style)"),
+        description=_("Measure a collective on N CPU processes: shared memory (our algorithms), torch.distributed "
+                      "or MPI."),
     )
-    p.add_argument("op", metavar="OP", help=f"one of {', '.join(_plan.OPERATIONS)}")
-    p.add_argument("--procs", "-n", type=int, default=2, help="number of processes (default 2)")
-    p.add_argument("--algo", default="auto", help=f"shm algorithm: {', '.join(_plan.ALGORITHMS)} or auto (default)")
+    p.add_argument("op", metavar="OP", help=_("one of {choices}").format(choices=", ".join(_plan.OPERATIONS)))
+    p.add_argument("--procs", "-n", type=int, default=2, help=_("number of processes (default 2)"))
+    p.add_argument("--algo", default="auto", help=_("shm algorithm: {choices} or auto (default)").format(
+        choices=", ".join(_plan.ALGORITHMS)))
     p.add_argument("--bytes", "-b", dest="nbytes", default=None,
-                   help="message size S, e.g. 4096, 64KiB, 1GB (default 1MiB)")
-    p.add_argument("--min-bytes", default=None, help="sweep from this size ...")
-    p.add_argument("--max-bytes", default=None, help="... to this size")
-    p.add_argument("--step-factor", "-f", type=int, default=2, help="sweep multiplier (default 2)")
-    p.add_argument("--iters", type=int, default=20, help="timed calls per size (default 20)")
-    p.add_argument("--warmup", type=int, default=5, help="untimed calls per size (default 5)")
-    p.add_argument("--dtype", default="float32", help=f"element type: {', '.join(_plan.DTYPES)}")
+                   help=_("message size S, e.g. 4096, 64KiB, 1GB (default 1MiB)"))
+    p.add_argument("--min-bytes", default=None, help=_("sweep from this size ..."))
+    p.add_argument("--max-bytes", default=None, help=_("... to this size"))
+    p.add_argument("--step-factor", "-f", type=int, default=2, help=_("sweep multiplier (default 2)"))
+    p.add_argument("--iters", type=int, default=20, help=_("timed calls per size (default 20)"))
+    p.add_argument("--warmup", type=int, default=5, help=_("untimed calls per size (default 5)"))
+    p.add_argument("--dtype", default="float32",
+                   help=_("element type: {choices}").format(choices=", ".join(_plan.DTYPES)))
     p.add_argument("--backend", default=None,
-                   help="shm (default), torch (gloo/NCCL) or mpi (mpi4py under mpirun); under torchrun or mpirun "
-                   "(e.g. inside 'nvcourse cluster run') the launcher's engine is the default and shm is refused")
-    p.add_argument("--emulate-latency", default=None, help="per-hop latency added by link emulation, e.g. 50us")
-    p.add_argument("--emulate-bandwidth", default=None, help="per-link bandwidth cap, e.g. 500MB/s")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds without progress before giving up (default 10)")
-    p.add_argument("--no-verify", action="store_true", help="skip the check against numpy")
-    p.add_argument("--json", action="store_true", help="print JSON rows instead of the table")
+                   help=_("shm (default), torch (gloo/NCCL) or mpi (mpi4py under mpirun); under torchrun or mpirun "
+                          "(e.g. inside 'nvcourse cluster run') the launcher's engine is the default and shm is "
+                          "refused"))
+    p.add_argument("--emulate-latency", default=None, help=_("per-hop latency added by link emulation, e.g. 50us"))
+    p.add_argument("--emulate-bandwidth", default=None, help=_("per-link bandwidth cap, e.g. 500MB/s"))
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help=_("seconds without progress before giving up (default 10)"))
+    p.add_argument("--no-verify", action="store_true", help=_("skip the check against numpy"))
+    p.add_argument("--json", action="store_true", help=_("print JSON rows instead of the table"))
     p.add_argument("--format", choices=("table", "nccl-tests"), default="table",
-                   help="table (default) or nccl-tests' exact format")
+                   help=_("table (default) or nccl-tests' exact format"))
     p.set_defaults(handler=handle)
 
 
 def sizes_from(args: argparse.Namespace) -> list[int]:
     """The list of sizes in bytes given by --bytes or --min-bytes/--max-bytes/--step-factor."""
     if args.nbytes is not None and (args.min_bytes is not None or args.max_bytes is not None):
-        raise ValueError("bytes: give either --bytes or --min-bytes/--max-bytes, not both")
+        raise ValueError(_("bytes: give either --bytes or --min-bytes/--max-bytes, not both"))
     if args.min_bytes is None and args.max_bytes is None:
         return [parse_size(args.nbytes if args.nbytes is not None else "1MiB", what="bytes")]
     lo = parse_size(args.min_bytes if args.min_bytes is not None else args.max_bytes, what="min-bytes")
     hi = parse_size(args.max_bytes if args.max_bytes is not None else args.min_bytes, what="max-bytes")
     if lo > hi:
-        raise ValueError(f"min-bytes must be <= max-bytes; got {lo} > {hi}")
+        raise ValueError(_("min-bytes must be <= max-bytes; got {min} > {max}").format(min=lo, max=hi))
     if args.step_factor < 2:
-        raise ValueError(f"step-factor must be an integer >= 2; got {args.step_factor}")
+        raise ValueError(_("{name} must be an integer >= {minimum}; got {value}").format(
+            name="step-factor", minimum=2, value=args.step_factor))
     sizes, s = [], lo
     while s <= hi:
         sizes.append(s)
@@ -97,8 +103,9 @@ def resolve_backend(backend: str | None) -> str:
         return launcher or "shm"
     if backend == "shm" and launcher is not None:
         name = "torchrun" if launcher == "torch" else "mpirun"
-        raise ValueError(f"backend: shm measures one node's shared memory, not the network between {name}'s "
-                         f"ranks; omit --backend or give --backend {launcher}")
+        raise ValueError(_("backend: shm measures one node's shared memory, not the network between {launcher}'s "
+                           "ranks; omit --backend or give --backend {backend}").format(launcher=name,
+                                                                                       backend=launcher))
     return backend
 
 
@@ -107,21 +114,22 @@ def _check_common(args: argparse.Namespace) -> None:
     choice("op", args.op, _plan.OPERATIONS)
     choice("backend", args.backend, BACKENDS)
     if args.procs < 1 or args.procs > _plan.MAX_PROCS:
-        raise ValueError(f"procs must be an integer from 1 to {_plan.MAX_PROCS}; got {args.procs}")
+        raise ValueError(_("{name} must be an integer from {minimum} to {maximum}; got {value}").format(
+            name="procs", minimum=1, maximum=_plan.MAX_PROCS, value=args.procs))
     if args.iters < 1:
-        raise ValueError(f"iters must be >= 1; got {args.iters}")
+        raise ValueError(_("{name} must be >= 1; got {value}").format(name="iters", value=args.iters))
     if args.warmup < 0:
-        raise ValueError(f"warmup must be >= 0; got {args.warmup}")
+        raise ValueError(_("{name} must be >= 0; got {value}").format(name="warmup", value=args.warmup))
     choice("dtype", args.dtype, _plan.DTYPES)
     if args.timeout <= 0:
-        raise ValueError(f"timeout must be > 0 seconds; got {args.timeout}")
+        raise ValueError(_("{name} must be > 0 seconds; got {value}").format(name="timeout", value=args.timeout))
     if args.backend != "shm":
         if args.algo != "auto":
-            raise ValueError(f"algo is chosen by the engine for backend {args.backend}; omit --algo "
-                             f"(got {args.algo!r})")
+            raise ValueError(_("algo is chosen by the engine for backend {backend}; omit --algo (got {value})").format(
+                backend=args.backend, value=repr(args.algo)))
         if args.emulate_latency or args.emulate_bandwidth:
-            raise ValueError(f"emulate-latency/emulate-bandwidth work with backend shm only; "
-                             f"got backend {args.backend}")
+            raise ValueError(_("emulate-latency/emulate-bandwidth work with backend shm only; got backend "
+                               "{backend}").format(backend=args.backend))
     elif args.algo != "auto":
         _plan.check_args(args.op, args.algo, args.procs, args.dtype)
 
@@ -230,8 +238,9 @@ def handle(args: argparse.Namespace) -> int:
                 return 0
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: keep what finished, then one line (nvcourse.cli)
         _print_rows(args, rows, emulation, header_done, footer=False)
-        raise type(exc)(f"bench stopped after {len(rows)} of {len(sizes)} sizes; workers ended, shared memory "
-                        f"removed{'; the rows above are complete' if rows else ''}") from None
+        done = _("bench stopped after {done} of {total} sizes; workers ended, shared memory removed").format(
+            done=len(rows), total=len(sizes))
+        raise type(exc)(done + (_("; the rows above are complete") if rows else "")) from None
     _print_rows(args, rows, emulation, header_done, footer=True)
     return 0 if all(r["correct"] is not False for r in rows) else 1
 

@@ -11,6 +11,7 @@ import argparse
 import numpy as np
 
 from .. import units
+from ..i18n import translate as _
 from ..textio import print_json
 from . import launch as launch_mode
 from . import model, prediction, tuning
@@ -23,87 +24,90 @@ _DTYPE_BYTES = 4  # the table's count column is in float32 elements, as nccl-tes
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "predict",
-        help="predict the time, algbw and busbw of a collective (alpha-beta model from the catalog)",
-        description=(
+        help=_("predict the time, algbw and busbw of a collective (alpha-beta model from the catalog)"),
+        description=_(
             "Predict an NCCL-style collective from the hardware catalog. GPUS is GPUs per node, where a node "
             "is one NVLink domain (8 in a DGX, 72 in a GB200 NVL72) or one host without NVLink; NODES such "
             "nodes talk over their NICs. Bandwidths are GB/s (1e9 B/s) per direction; busbw as nccl-tests."
         ),
     )
-    p.add_argument("op", choices=model.OPERATIONS, metavar="OP", help=f"one of {', '.join(model.OPERATIONS)}")
-    p.add_argument("--system", required=True, help="catalog system id (see `nvcourse systems`)")
-    p.add_argument("--gpus", required=True, type=int, help="GPUs per node (per NVLink domain / host)")
-    p.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
+    p.add_argument("op", choices=model.OPERATIONS, metavar="OP", help=_("one of {choices}").format(
+        choices=", ".join(model.OPERATIONS)))
+    p.add_argument("--system", required=True, help=_("catalog system id (see `nvcourse systems`)"))
+    p.add_argument("--gpus", required=True, type=int, help=_("GPUs per node (per NVLink domain / host)"))
+    p.add_argument("--nodes", type=int, default=1, help=_("number of nodes (default 1)"))
     p.add_argument(
         "--fabric", default=None,
-        help="NIC link id overriding the system's (e.g. ib-ndr, roce-400g), or a cloud fabric that also fixes the "
-        "NIC count and the net plugin's latency (efa-p4d, efa-p4de, efa-p5)",
+        help=_("NIC link id overriding the system's (e.g. ib-ndr, roce-400g), or a cloud fabric that also fixes "
+               "the NIC count and the net plugin's latency (efa-p4d, efa-p4de, efa-p5)"),
     )
     size = p.add_mutually_exclusive_group(required=True)
-    size.add_argument("--bytes", dest="nbytes", help="one size, e.g. 64MiB, 1GB, 4096 (nccl-tests 'size')")
-    size.add_argument("--min-bytes", help="smallest size of a sweep")
-    p.add_argument("--max-bytes", help="largest size of a sweep")
-    p.add_argument("--step-factor", type=float, default=2.0, help="multiply the size by this each row (default 2)")
+    size.add_argument("--bytes", dest="nbytes", help=_("one size, e.g. 64MiB, 1GB, 4096 (nccl-tests 'size')"))
+    size.add_argument("--min-bytes", help=_("smallest size of a sweep"))
+    p.add_argument("--max-bytes", help=_("largest size of a sweep"))
+    p.add_argument("--step-factor", type=float, default=2.0, help=_("multiply the size by this each row (default 2)"))
     p.add_argument(
         "--algo",
         default="auto",
-        help=(
-            f"one of {', '.join(model.SELECTORS + model.ALGORITHMS)}; auto (= nccl) = the fastest (algorithm, "
-            f"protocol) pair among NCCL's own algorithms, as NCCL's tuner picks; {', '.join(model.COURSE_ALGORITHMS)} "
-            "are the course's own (not NCCL's), by name only"
-        ),
+        help=_(
+            "one of {choices}; auto (= nccl) = the fastest (algorithm, protocol) pair among NCCL's own algorithms, "
+            "as NCCL's tuner picks; {course} are the course's own (not NCCL's), by name only"
+        ).format(choices=", ".join(model.SELECTORS + model.ALGORITHMS), course=", ".join(model.COURSE_ALGORITHMS)),
     )
     p.add_argument(
         "--proto",
         default="auto",
-        help=f"one of {', '.join(prediction.PROTO_CHOICES)}: NCCL's protocol (auto = the fastest for the algorithm)",
+        help=_("one of {choices}: NCCL's protocol (auto = the fastest for the algorithm)").format(
+            choices=", ".join(prediction.PROTO_CHOICES)),
     )
     p.add_argument(
         "--launch",
         default="device",
-        help=(
-            f"one of {', '.join(launch_mode.LAUNCH_MODES)}: how the run is launched. device (default) = the GPUs' "
-            "time, as NCCL's tuner predicts; the others add the host's enqueue floor per call as nccl-tests sees it "
-            "(single-process = nccl-tests -g N, process-per-gpu = mpirun/srun -g 1, cuda-graphs = -G)"
-        ),
+        help=_(
+            "one of {choices}: how the run is launched. device (default) = the GPUs' time, as NCCL's tuner "
+            "predicts; the others add the host's enqueue floor per call as nccl-tests sees it (single-process = "
+            "nccl-tests -g N, process-per-gpu = mpirun/srun -g 1, cuda-graphs = -G)"
+        ).format(choices=", ".join(launch_mode.LAUNCH_MODES)),
     )
     p.add_argument(
         "--nccl-version",
         default=None,
         metavar="X.Y",
-        help=(
-            f"the NCCL release whose tuning tables to use: one of {', '.join(tuning.versions())} (X.Y.Z is read as "
-            f"X.Y; default {tuning.DEFAULT_VERSION}, the version the data cites)"
-        ),
+        help=_(
+            "the NCCL release whose tuning tables to use: one of {choices} (X.Y.Z is read as X.Y; default "
+            "{default}, the version the data cites)"
+        ).format(choices=", ".join(tuning.versions()), default=tuning.DEFAULT_VERSION),
     )
     p.add_argument(
         "--registered",
         action="store_true",
-        help=(
+        help=_(
             "send and receive buffers registered as a symmetric window (nccl-tests -R 2): on one NVLink domain with "
             "NCCL 2.27+, allreduce/allgather/reducescatter run NCCL's symmetric-memory kernels (one-shot, two-shot, "
             "NVLS multicast), timed by NCCL's own model of them"
         ),
     )
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--tuning", metavar="LOG", help="an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): "
-                   "adds NCCL's pick and estimate per size, and its switch points (JSON: a 'tuning' field per row)")
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
+    p.add_argument("--tuning", metavar="LOG", help=_(
+        "an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): adds NCCL's pick and estimate per size, and "
+        "its switch points (JSON: a 'tuning' field per row)"))
     p.set_defaults(handler=run)
 
 
 def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: float) -> np.ndarray:
     """min, min·f, min·f², ... up to max (inclusive), as whole bytes."""
     if not step_factor > 1.0 or not np.isfinite(step_factor):
-        raise ValueError(f"step-factor must be a number > 1; got {step_factor!r}")
+        raise ValueError(_("{name} must be a number > 1; got {value}").format(name="step-factor",
+                                                                             value=repr(step_factor)))
     if max_bytes < min_bytes:
-        raise ValueError(f"max-bytes ({max_bytes}) must be >= min-bytes ({min_bytes})")
+        raise ValueError(_("max-bytes ({max}) must be >= min-bytes ({min})").format(max=max_bytes, min=min_bytes))
     sizes = []
     s = float(min_bytes)
     while s <= max_bytes * (1 + 1e-12):
         sizes.append(int(round(s)))
         s *= step_factor
         if len(sizes) > 10_000:
-            raise ValueError("the sweep would have more than 10000 sizes; raise step-factor")
+            raise ValueError(_("the sweep would have more than 10000 sizes; raise step-factor"))
     return np.array(sorted(set(sizes)), dtype=float)
 
 
@@ -132,7 +136,7 @@ def _table(rows: list[dict]) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.min_bytes is not None:
         if args.max_bytes is None:
-            raise ValueError("--max-bytes is required with --min-bytes")
+            raise ValueError(_("--max-bytes is required with --min-bytes"))
         lo = units.parse_size(args.min_bytes, what="min-bytes")
         hi = units.parse_size(args.max_bytes, what="max-bytes")
         sizes = sweep_sizes(lo, hi, args.step_factor)
@@ -163,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
                 print(format_text(rows, notes, args.tuning))
         return 0
     if args.max_bytes is not None:
-        raise ValueError("--max-bytes needs --min-bytes (or use --bytes for one size)")
+        raise ValueError(_("--max-bytes needs --min-bytes (or use --bytes for one size)"))
     nbytes = units.parse_size(args.nbytes, what="bytes")
     p = prediction.predict(
         args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,

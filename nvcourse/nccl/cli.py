@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import catalog
+from ..i18n import translate as _
 from ..textio import print_json, read_input
 from . import ncclog, nccltests
 from .diagnose import diagnose
@@ -16,32 +17,33 @@ __all__ = ["register", "read_input", "run_nccl_tests", "run_ncclog"]
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "nccl-tests",
-        help="read nccl-tests output (all_reduce_perf ...): rows, model overlay, verdict per size band",
-        description="Read what an nccl-tests *_perf binary printed (FILE, or - for standard input). Sizes in bytes, "
-        "times in us, bandwidths in GB/s (10^9 B/s) as nccl-tests prints them.",
+        help=_("read nccl-tests output (all_reduce_perf ...): rows, model overlay, verdict per size band"),
+        description=_("Read what an nccl-tests *_perf binary printed (FILE, or - for standard input). Sizes in "
+                      "bytes, times in us, bandwidths in GB/s (10^9 B/s) as nccl-tests prints them."),
     )
-    p.add_argument("file", metavar="FILE", help="a file with nccl-tests output, or - for stdin")
-    p.add_argument("--system", help="catalog system id for the model overlay (see `nvcourse systems`)")
-    p.add_argument("--gpus", type=int, help="GPUs per node (default: from the device lines)")
-    p.add_argument("--nodes", type=int, help="number of nodes (default: from the device lines)")
-    p.add_argument("--json", action="store_true", help="print JSON: op, nranks, nccl_version, gpus, rows, "
-                   "out_of_bounds, avg_busbw_GBps, diagnosis")
-    p.add_argument("--plot", metavar="OUT.png", help="write busbw against size with the model overlay")
+    p.add_argument("file", metavar="FILE", help=_("a file with nccl-tests output, or - for stdin"))
+    p.add_argument("--system", help=_("catalog system id for the model overlay (see `nvcourse systems`)"))
+    p.add_argument("--gpus", type=int, help=_("GPUs per node (default: from the device lines)"))
+    p.add_argument("--nodes", type=int, help=_("number of nodes (default: from the device lines)"))
+    p.add_argument("--json", action="store_true", help=_("print JSON: op, nranks, nccl_version, gpus, rows, "
+                                                        "out_of_bounds, avg_busbw_GBps, diagnosis"))
+    p.add_argument("--plot", metavar="OUT.png", help=_("write busbw against size with the model overlay"))
     p.set_defaults(handler=run_nccl_tests)
     q = subparsers.add_parser(
         "ncclog",
-        help="read NCCL_DEBUG=INFO output: version, ranks, network, GDR, transports, channels, NVLS, warnings",
-        description="Read NCCL_DEBUG=INFO lines (FILE, or - for standard input), with or without host:pid:tid "
-        "prefixes or mpirun tags, and explain what they show and what looks wrong.",
+        help=_("read NCCL_DEBUG=INFO output: version, ranks, network, GDR, transports, channels, NVLS, warnings"),
+        description=_("Read NCCL_DEBUG=INFO lines (FILE, or - for standard input), with or without host:pid:tid "
+                      "prefixes or mpirun tags, and explain what they show and what looks wrong."),
     )
-    q.add_argument("file", metavar="FILE", help="a file with NCCL_DEBUG=INFO output, or - for stdin")
-    q.add_argument("--json", action="store_true", help="print JSON (the fields and an explanation)")
+    q.add_argument("file", metavar="FILE", help=_("a file with NCCL_DEBUG=INFO output, or - for stdin"))
+    q.add_argument("--json", action="store_true", help=_("print JSON (the fields and an explanation)"))
     q.set_defaults(handler=run_ncclog)
 
 
 def _check_positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
-        raise ValueError(f"--{name} must be an integer >= 1; got {value}")
+        raise ValueError(_("{name} must be an integer >= {minimum}; got {value}").format(
+            name=f"--{name}", minimum=1, value=value))
 
 
 def run_nccl_tests(args: argparse.Namespace) -> int:

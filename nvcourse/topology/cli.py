@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from nvcourse import catalog
+from nvcourse.i18n import translate as _
 from nvcourse.textio import print_json
 
 from . import metrics
@@ -17,18 +18,18 @@ __all__ = ["register", "run_topo"]
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "topo",
-        help="read `nvidia-smi topo -m` output: GPUs, NICs, links; metrics and a drawing",
-        description="Read the text printed by `nvidia-smi topo -m`, or the XML NCCL writes with NCCL_TOPO_DUMP_FILE "
-        "(FILE, or - for standard input; the format is detected). "
-        "Bandwidths are GB/s (10^9 B/s) per direction.",
+        help=_("read `nvidia-smi topo -m` output: GPUs, NICs, links; metrics and a drawing"),
+        description=_("Read the text printed by `nvidia-smi topo -m`, or the XML NCCL writes with NCCL_TOPO_DUMP_FILE "
+                      "(FILE, or - for standard input; the format is detected). "
+                      "Bandwidths are GB/s (10^9 B/s) per direction."),
     )
-    p.add_argument("file", metavar="FILE", help="a file with the output of `nvidia-smi topo -m`, or - for stdin")
-    p.add_argument("--json", action="store_true", help="print JSON: gpus, nics, links (one per device pair), graph")
-    p.add_argument("--draw", metavar="OUT.png", help="write a drawing of the rebuilt topology")
+    p.add_argument("file", metavar="FILE", help=_("a file with the output of `nvidia-smi topo -m`, or - for stdin"))
+    p.add_argument("--json", action="store_true", help=_("print JSON: gpus, nics, links (one per device pair), graph"))
+    p.add_argument("--draw", metavar="OUT.png", help=_("write a drawing of the rebuilt topology"))
     nv = [k for k, v in catalog.links().items() if v.kind == "nvlink"]
     pc = [k for k, v in catalog.links().items() if v.kind == "pcie"]
-    p.add_argument("--nvlink", choices=nv, help="NVLink generation, to give NVLink edges a bandwidth")
-    p.add_argument("--pcie", choices=pc, help="PCIe generation, to give PCIe edges a bandwidth")
+    p.add_argument("--nvlink", choices=nv, help=_("NVLink generation, to give NVLink edges a bandwidth"))
+    p.add_argument("--pcie", choices=pc, help=_("PCIe generation, to give PCIe edges a bandwidth"))
     p.set_defaults(handler=run_topo)
 
 
