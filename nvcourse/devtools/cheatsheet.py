@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import catalog, linkmodel, reliability
 from ..costmodel import busbw_factor
 from ..units import format_size, format_time
+from . import generated
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "cheatsheet.md"
@@ -93,14 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvcourse.devtools.cheatsheet", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/cheatsheet.md is stale")
     args = parser.parse_args(argv)
-    text = page()
     if args.check:
-        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != text:
+        if generated.is_stale(PAGE, page()):
             print("cheatsheet: docs/cheatsheet.md is stale; run python -m nvcourse.devtools.cheatsheet",
                   file=sys.stderr)
             return 1
         return 0
-    PAGE.write_text(text, encoding="utf-8")
+    generated.refresh(PAGE, page(), check=False)
     print(f"cheatsheet: wrote {PAGE.relative_to(ROOT)}")
     return 0
 

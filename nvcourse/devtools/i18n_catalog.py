@@ -19,6 +19,7 @@ import nbformat
 import polib
 from babel.messages.extract import extract_from_file
 
+from . import generated
 from .i18n_markdown import units
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,13 +98,8 @@ def extract(root: Path = ROOT, check: bool = False) -> list[str]:
     problems = []
     for domain, po in templates(root).items():
         path = root / "locales" / f"{domain}.pot"
-        text = str(po) + "\n"
-        if check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                problems.append(f"STALE template (run `python3 tasks.py i18n extract`): {path.relative_to(root)}")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+        if generated.refresh(path, str(po) + "\n", check) and check:
+            problems.append(f"STALE template (run `python3 tasks.py i18n extract`): {path.relative_to(root)}")
     return problems
 
 

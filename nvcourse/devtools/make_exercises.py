@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import agenda, quiz_text
+from . import agenda, generated, quiz_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_RE = re.compile(
@@ -69,13 +69,8 @@ def sync(src_dir: Path, dst_dir: Path, check: bool) -> list[str]:
     for src in sorted(src_dir.glob("*_exercises.ipynb")):
         dst = dst_dir / src.name
         expected.add(dst)
-        text = render(src)
-        if check:
-            if not dst.exists() or dst.read_text(encoding="utf-8") != text:
-                problems.append(f"STALE exercise (run `python3 tasks.py exercises`): {dst.relative_to(ROOT)}")
-        else:
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text(text, encoding="utf-8")
+        if generated.refresh(dst, render(src), check) and check:
+            problems.append(f"STALE exercise (run `python3 tasks.py exercises`): {dst.relative_to(ROOT)}")
     for orphan in sorted(set(dst_dir.glob("*.ipynb")) - expected):
         problems.append(f"ORPHAN exercise without a solution: {orphan.relative_to(ROOT)}")
     return problems
