@@ -750,3 +750,16 @@ def test_03_04_04b_prose_names_no_course_file_or_internal_parameter(name):
         assert not re.search(rx, text), (name, rx)
     if name.startswith("04b"):
         assert "links_per_gpu" not in text
+
+
+def test_04_formulas_readout_is_a_short_table_with_the_assumptions_behind_details():
+    from nvcourse.chapters import ch04_collectives as ch
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert 'the readout says what, under "what each algorithm assumes"' in text
+    for p in (2, 4, 64):
+        _, html_ = ch.render_formulas(p, 3.4, 370.8, 2**18)
+        short, rest = html_.split("<details>")
+        assert len(re.findall(r"<th[ >]", short)) == 4 and "what each algorithm assumes" in rest
+        assert all(ch.ASSUMES[a].split(" (")[0] not in short.replace("&#x27;", "'")
+                   for a in ch.algorithms_for("allreduce", p) if a != "direct")  # direct's caveat leads the readout
