@@ -99,3 +99,32 @@ def test_one_receive_waits_only_the_time_it_is_given():
     sock.ws, sock.reconnects = _SilentSocket(), 0
     assert sock.recv(3.0) is None
     assert sock.ws.timeouts == [3.0]
+
+
+class _DroppedOnce:
+    """A websocket the server closes on the first send."""
+
+    def __init__(self, sent: list[str]):
+        self.sent = sent
+
+    def send(self, text: str) -> None:
+        if not self.sent:
+            self.sent.append("dropped")
+            raise websocket.WebSocketConnectionClosedException("Connection to remote host was lost.")
+        self.sent.append(text)
+
+
+def test_a_socket_dropped_on_send_is_reopened_as_a_browser_does(monkeypatch):
+    sent: list[str] = []
+    opened = []
+    learner = type("L", (), {"open_socket": lambda self, *a: opened.append(a) or _DroppedOnce(sent)})()
+    sock = object.__new__(hub_load._KernelSocket)
+    sock.learner, sock.kernel, sock.session, sock.timeout_s = learner, "k1", "s1", 30.0
+    sock.ws, sock.reconnects = _DroppedOnce(sent), 0
+    monkeypatch.setattr(hub_load.time, "sleep", lambda s: None)
+    sock.send("hello")
+    assert sent == ["dropped", "hello"] and sock.reconnects == 1 and opened == [("k1", "s1", 30.0)]
+    sock.reconnects = hub_load._KernelSocket.RECONNECTS
+    sent.clear()
+    with pytest.raises(websocket.WebSocketConnectionClosedException):  # past its reconnects: the learner fails
+        sock.send("again")

@@ -244,7 +244,23 @@ class _KernelSocket:
         self.ws = learner.open_socket(kernel, session, timeout_s)
 
     def send(self, text: str) -> None:
-        self.ws.send(text)
+        import websocket
+
+        while True:
+            try:
+                self.ws.send(text)
+                return
+            except (websocket.WebSocketConnectionClosedException, BrokenPipeError, ConnectionResetError) as exc:
+                self._reopen(exc)
+
+    def _reopen(self, exc: Exception) -> None:
+        """Open the socket again after the server dropped it (at most :data:`RECONNECTS` times), as a browser
+        does after a moment."""
+        if self.reconnects >= self.RECONNECTS:
+            raise exc
+        self.reconnects += 1
+        time.sleep(1.0)
+        self.ws = self.learner.open_socket(self.kernel, self.session, min(self.timeout_s, 120.0))
 
     def recv(self, timeout_s: float) -> str | None:
         """The next message, or None after ``timeout_s`` seconds of silence."""
@@ -256,12 +272,8 @@ class _KernelSocket:
                 return self.ws.recv()
             except websocket.WebSocketTimeoutException:
                 return None
-            except websocket.WebSocketConnectionClosedException:
-                if self.reconnects >= self.RECONNECTS:
-                    raise
-                self.reconnects += 1
-                time.sleep(1.0)  # a browser waits a moment before it reconnects
-                self.ws = self.learner.open_socket(self.kernel, self.session, min(self.timeout_s, 120.0))
+            except (websocket.WebSocketConnectionClosedException, ConnectionResetError) as exc:
+                self._reopen(exc)
 
     def state(self, timeout_s: float) -> str:
         """The kernel's execution state, asked over HTTP (see :meth:`_Learner.kernel_state`)."""
