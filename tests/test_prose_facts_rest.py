@@ -855,13 +855,11 @@ def test_04_why_the_cpu_run_may_rank_differently_and_where_the_models_order_show
     assert "the line printed there says what this run did" in text
 
 
-# ------------------------------------------------------------------------------ 06b, 06d, 08, 08b, 10: learner text
+# ------------------------------------------------------------------------------ every chapter: learner text
 _MAINTAINER_PATH = re.compile(r"nvcourse/|(?<![\w.-])data/[\w/-]+\.(?:toml|txt)\b|\.toml\b|(?<![\w.-])tests/")
 
 
-@pytest.mark.parametrize("notebook", ["06b_nccl_in_practice.ipynb", "06d_bringup_and_fault_runbook.ipynb",
-                                      "08_reliability_and_operations.ipynb", "08b_security_and_observability.ipynb",
-                                      "10_other_interconnects_and_numerics.ipynb"])
+@pytest.mark.parametrize("notebook", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
 def test_a_learner_gets_the_source_not_the_data_file_it_is_kept_in(notebook):
     # what the chapter shows (its Markdown and every output) names vendor pages, papers and threads, never the
     # course's own data files or package paths: those keep the provenance for maintainers
