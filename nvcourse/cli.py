@@ -56,10 +56,13 @@ __all__ = ["main", "build_parser", "print_json", "UsageError", "debug_requested"
 
 
 
+_SPACES = " \u00a0\u202f"  # space, no-break space, narrow no-break space: none of them breaks a line
+
+
 def printable(text: str) -> str:
     """``text`` with control characters (a stray CR, a tab, a line separator in an argument) escaped, so a
-    message stays one line on the terminal."""
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+    message stays one line on the terminal; the no-break spaces of French typography stay as they are."""
+    return "".join(c if c.isprintable() or c in _SPACES else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class _Parser(Parser):
@@ -126,6 +129,15 @@ def _first_line(text: str) -> str:
     return lines[0] + (_(" (more with --debug)") if len(lines) > 1 else "")
 
 
+def _os_reason(exc: OSError) -> str:
+    """The C library's English reason for a file error (``No such file or directory``), in the learner's language
+    when it is one of the usual four; any other reason as the system wrote it."""
+    usual = {"No such file or directory": _("No such file or directory"), "Permission denied": _("Permission denied"),
+             "Is a directory": _("Is a directory"), "Not a directory": _("Not a directory")}
+    reason = exc.strerror or type(exc).__name__
+    return usual.get(reason, reason)
+
+
 def classify(exc: BaseException) -> tuple[int, str]:
     """``(exit status, one-line message)`` for an exception that escaped a sub-command."""
     if isinstance(exc, KeyboardInterrupt):
@@ -139,7 +151,7 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_USAGE, _first_line(str(exc.args[0]) if exc.args else _("missing key"))
     if isinstance(exc, (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
         if isinstance(exc, OSError) and exc.filename is not None:
-            return EXIT_USAGE, f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+            return EXIT_USAGE, _("{reason}: {file}").format(reason=_os_reason(exc), file=exc.filename)
         return EXIT_USAGE, _first_line(str(exc)) or type(exc).__name__
     if isinstance(exc, MemoryError):
         return EXIT_FAILURE, _("out of memory; try a smaller size")
