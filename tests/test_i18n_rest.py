@@ -65,6 +65,14 @@ def labels(fig):
         legend = ax.get_legend()
         if legend is not None:
             out.extend(t.get_text() for t in legend.get_texts())
+    for legend in fig.legends:
+        out.extend(t.get_text() for t in legend.get_texts())
+
+
+def controls(board):
+    for w in board.controls.values():
+        out.append(str(w.description))
+        out.extend(str(o[0] if isinstance(o, tuple) else o) for o in getattr(w, "options", ()))
 """
 
 _CH05 = """
@@ -88,6 +96,44 @@ for args in ((7168, 4096, 256, 8, 64, 58), (7168, 4096, 48, 8, 64, 58), (4096, 2
 labels(ch.moe_figure(MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2)))
 """
 
+
+_CH06 = """
+from nvcourse.checks import ch06 as c
+from nvcourse.chapters import ch06_fabrics as ch
+from nvcourse.fabric.builders import fat_tree
+from nvcourse.fabric.collectives import allreduce_on_fabric
+mistakes(c.hierarchical_allreduce_time, c._hier, c._variants, (2**30, 8, 4, 1e-6, 3e11, 5e-6, 5e10))
+e = c.ecmp
+for fn in (e.collision_probability, lambda m, k: e.any_collision_probability(m, k) if m > 2 else
+           e.collision_probability(m, k), lambda m, k: 1 - e.collision_probability(m, k),
+           lambda m, k: 1 - (1 - 1 / k) ** m, lambda m, k: m / k, lambda m, k: 0.987654):
+    show(c.ecmp_collision_probability(fn))
+ask("06.", c)
+labels(ch.scaling_figure([2, 4, 8], 2**26)[0])
+labels(ch.ecmp_figure(32, sim_mean=([8, 16], [0.9, 0.8]), sim_slowest=([8, 16], [0.5, 0.4])))
+for algo, nic, routing, nodes, over in (("tree", "ib-ndr", "dmodk", 2, 1.0), ("ring", "ib-ndr", "dmodk", 128, 1.0),
+                                        ("hierarchical", "roce-400g", "ecmp", 64, 2.0),
+                                        ("sharp", "ib-ndr", "ideal", 128, 1.0), ("tree", "ib-ndr", "ideal", 64, 4.0),
+                                        ("ring", "roce-400g", "ecmp", 512, 1.0)):
+    out.append(ch.allreduce_view(nodes, nic, over, routing, "random", algo, 2**30)[1])
+for routing in ("ecmp", "dmodk", "ideal"):
+    for nodes in (2, 4, 32):
+        est = allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), 2**28, algorithm="ring",
+                                  system="dgx-h100", nic_link="ib-ndr", routing=routing, placement="random", seed=0)
+        out.append(ch.routing_title(routing, est.sim))
+
+
+class OneFlowPerCable:  # hashing rarely leaves every cable one flow: the singular, from a stub simulation
+    def tier_summary(self):
+        return {"leaf→spine": {"max_flows": 1, "max_util": 0.5}}
+
+
+out += [ch.cable_sharing(OneFlowPerCable(), routing) for routing in ("ecmp", "dmodk")]
+board = ch.fabric_dashboard()
+controls(board)
+board.controls["nic"].value = "roce-400g"  # the Ethernet routing choices
+controls(board)
+"""
 
 def _walk(script: str, language: str) -> str:
     env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
@@ -138,3 +184,14 @@ def test_ch05_checkers_questions_readouts_and_figures_speak_the_language(languag
         assert "faster for this layer" not in shown and "bytes per GPU" not in shown
     else:
         assert "faster for this layer" in shown and "1 GiB over 72 GPUs (NCCL's model)" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch06_checkers_questions_readouts_and_figures_speak_the_language(language):
+    shown = _walk(_CH06, language)
+    _speaks(shown, language, ("nvcourse/checks/ch06.py", "nvcourse/chapters/ch06_fabrics.py"), least=70)
+    if language == "fr":
+        assert "bande passante de bus" in shown and "routage adaptatif" in shown and "feuille–épine" in shown
+        assert "Look at the time" not in shown and "slowest flow" not in shown
+    else:
+        assert "Look at the time and where it goes" in shown and "slowest flow" in shown

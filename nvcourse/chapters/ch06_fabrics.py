@@ -15,6 +15,8 @@ from ..fabric import ecmp
 from ..fabric.builders import fat_tree
 from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
 from ..fabric.draw import draw_fabric
+from ..i18n import language, localize_numbers, ngettext, number
+from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, KIND_COLOURS, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
@@ -23,23 +25,40 @@ __all__ = ["ALGO_LABELS", "ROUTING_CHOICES", "ROUTING_NAMES", "allreduce_view", 
            "scaling_figure", "ecmp_figure", "fabric_dashboard"]
 
 #: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours:
-# :data:`nvcourse.plots.ALGO_COLOURS`).
+# :data:`nvcourse.plots.ALGO_COLOURS`). The labels below are read in the language the kernel has when the module
+# is imported (a kernel speaks one language: NVCOURSE_LANG is set before it starts).
 ALGO_LABELS = {
-    "ring": "NCCL ring (flat, one per rail)",
-    "tree": "NCCL tree (chain in node, double binary tree across)",
-    "hierarchical": "hierarchical, phases in series (course's; not NCCL's)",
-    "sharp": "SHARP / CollNet (switches add; pipelined)",
+    "ring": _("NCCL ring (flat, one per rail)"),
+    "tree": _("NCCL tree (chain in node, double binary tree across)"),
+    "hierarchical": _("hierarchical, phases in series (course's; not NCCL's)"),
+    "sharp": _("SHARP / CollNet (switches add; pipelined)"),
 }
 #: Marker and line style of each algorithm: the ring's blue and the tree's green print alike in greyscale.
 ALGO_STYLES = {"ring": "o-", "tree": "s--", "hierarchical": "^-.", "sharp": "D:"}
 #: Routing a fabric offers, by NIC kind: InfiniBand switches follow the routes its subnet manager computed
 #: (deterministic, by destination), or adaptive routing; Ethernet switches hash each flow (ECMP), or spray packets.
 #: Short names of the simulator's routings, for figure titles.
-ROUTING_NAMES = {"ecmp": "ECMP hashing (Ethernet)", "dmodk": "static routes (InfiniBand)", "ideal": "adaptive routing"}
+ROUTING_NAMES = {"ecmp": _("ECMP hashing (Ethernet)"), "dmodk": _("static routes (InfiniBand)"),
+                 "ideal": _("adaptive routing")}
 ROUTING_CHOICES = {
-    "infiniband": (("static routes from the subnet manager (D-mod-k)", "dmodk"), ("adaptive routing (AR)", "ideal")),
-    "ethernet": (("per-flow ECMP hashing", "ecmp"), ("packet spraying / adaptive (e.g. Spectrum-X)", "ideal")),
+    "infiniband": ((_("static routes from the subnet manager (D-mod-k)"), "dmodk"),
+                   (_("adaptive routing (AR)"), "ideal")),
+    "ethernet": ((_("per-flow ECMP hashing"), "ecmp"), (_("packet spraying / adaptive (e.g. Spectrum-X)"), "ideal")),
 }
+
+
+def _pct(fraction: float) -> str:
+    """``0.85`` as ``85%`` (English, as Python writes it) or ``85 %`` (French)."""
+    return f"{fraction:.0%}" if language() != "fr" else number(100 * fraction, ".0f") + "\u00a0%"
+
+
+def _time(seconds: float) -> str:
+    return localize_numbers(format_time(seconds))
+
+
+def _rate(GBps: float) -> str:
+    """A rate in GB/s with three significant figures (``{:.3g}``), in the current language's style."""
+    return number(GBps, ".3g")
 
 
 def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[Figure, dict]:
@@ -54,11 +73,11 @@ def scaling_figure(nodes, nbytes: float, *, width: float = 9.0, **kw) -> tuple[F
         ax2.plot(nodes, bb, style, color=ALGO_COLOURS[a], label=ALGO_LABELS[a])
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("nodes (8 GPUs each)")
-    time_axis(ax1, "y", "all-reduce time")
-    ax2.set_ylabel("bus bandwidth, GB/s (nccl-tests definition)")
+        ax.set_xlabel(_("nodes (8 GPUs each)"))
+    time_axis(ax1, "y", _("all-reduce time"))
+    ax2.set_ylabel(_("bus bandwidth, GB/s (nccl-tests definition)"))
     ax2.set_ylim(bottom=0)
-    ax1.set_title(f"all-reduce of {format_size(nbytes)} per GPU", fontsize=10)
+    ax1.set_title(_("all-reduce of {size} per GPU").format(size=localize_numbers(format_size(nbytes))), fontsize=10)
     # below both panels: inside either one it hid points (the flat ring's low busbw at 64 MiB)
     fig.legend(*ax2.get_legend_handles_labels(), fontsize=8, ncols=3, loc="outside lower center")
     return fig, res
@@ -78,13 +97,13 @@ def ecmp_figure(
     ax.plot(
         m,
         [ecmp.collision_probability(int(x), links) for x in m],
-        label="P(a given flow shares its link)",
+        label=_("P(a given flow shares its link)"),
         color=KIND_COLOURS["ethernet"],
     )
     ax.plot(
         m,
         [ecmp.mean_rate_fraction(int(x), links) for x in m],
-        label="mean rate / link rate",
+        label=_("mean rate / link rate"),
         color=KIND_COLOURS["infiniband"],
     )
 
@@ -93,9 +112,9 @@ def ecmp_figure(
         j = np.arange(1, pmf.size)
         return float(np.sum(pmf[1:] / j))
 
-    ax.plot(m, [slowest(int(x)) for x in m], label="slowest flow: E[1 / max load]", color=KIND_COLOURS["pcie"])
-    for sim, marker, colour, label in ((sim_mean, "o", KIND_COLOURS["infiniband"], "simulated: mean rate"),
-                                       (sim_slowest, "s", KIND_COLOURS["pcie"], "simulated: slowest flow")):
+    ax.plot(m, [slowest(int(x)) for x in m], label=_("slowest flow: E[1 / max load]"), color=KIND_COLOURS["pcie"])
+    for sim, marker, colour, label in ((sim_mean, "o", KIND_COLOURS["infiniband"], _("simulated: mean rate")),
+                                       (sim_slowest, "s", KIND_COLOURS["pcie"], _("simulated: slowest flow"))):
         if sim is not None:
             xs, ys = sim
             ax.plot(
@@ -110,8 +129,8 @@ def ecmp_figure(
                 label=label,
             )
     ax.axvline(links, color="#999999", ls=":", lw=1)
-    ax.set_xlabel(f"flows hashed onto {links} up-links")
-    ax.set_ylabel("probability, or rate / link rate")
+    ax.set_xlabel(_("flows hashed onto {links} up-links").format(links=links))
+    ax.set_ylabel(_("probability, or rate / link rate"))
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the curves fill the axes
     return fig
@@ -121,9 +140,10 @@ def _above_100(eff: float, est, base) -> str:
     """Why a bus-bandwidth ratio can pass 100 %: busbw = algbw × 2(p−1)/p, and that factor grows with p."""
     if eff <= 1.0:
         return ""
-    return (f" Efficiency above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from "
-            f"{2 * (base.gpus - 1) / base.gpus:.2f} on {base.gpus} GPUs to {2 * (est.gpus - 1) / est.gpus:.2f} here; "
-            f"the time is {est.time_s / base.time_s:.2f}× the 2-node time.")
+    return _(" Efficiency above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from {base} on "
+             "{gpus} GPUs to {here} here; the time is {ratio}× the 2-node time.").format(
+        base=number(2 * (base.gpus - 1) / base.gpus, ".2f"), gpus=base.gpus,
+        here=number(2 * (est.gpus - 1) / est.gpus, ".2f"), ratio=number(est.time_s / base.time_s, ".2f"))
 
 
 def cable_sharing(sim, routing: str) -> str:
@@ -134,76 +154,87 @@ def cable_sharing(sim, routing: str) -> str:
     worst = max(up.get("max_flows", 0), down.get("max_flows", 0))
     busiest = max(up.get("max_util", 0), down.get("max_util", 0))
     if worst == 0 or busiest == 0:
-        return "no flow crosses a leaf–spine cable"
+        return _("no flow crosses a leaf–spine cable")
     if routing not in ("ecmp", "dmodk"):
-        return f"every flow spread over all up-links, busiest cable at {busiest:.0%}"
-    how = "hashed" if routing == "ecmp" else "routed"
-    return f"up to {worst} {'flow' if worst == 1 else 'flows'} {how} onto one cable"
+        return _("every flow spread over all up-links, busiest cable at {load}").format(load=_pct(busiest))
+    if routing == "ecmp":
+        return ngettext("up to {n} flow hashed onto one cable", "up to {n} flows hashed onto one cable",
+                        worst).format(n=worst)
+    return ngettext("up to {n} flow routed onto one cable", "up to {n} flows routed onto one cable",
+                    worst).format(n=worst)
 
 
 def routing_title(routing: str, sim) -> str:
     """A short figure title for one routing of the same ring step: the slowest flow and how cables are shared."""
-    return f"{ROUTING_NAMES[routing]}: slowest flow {sim.min_rate_GBps:.3g} GB/s\n{cable_sharing(sim, routing)}"
+    return _("{routing}: slowest flow {rate} GB/s\n{sharing}").format(
+        routing=ROUTING_NAMES[routing], rate=_rate(sim.min_rate_GBps), sharing=cable_sharing(sim, routing))
 
 
 def _step_text(est, fab, routing: str, algorithm: str) -> str:
     """The readout's detail line about the network: the simulated step, or SHARP's in-network reduction."""
     sim = est.sim
     if sim is None:
-        return ("In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "
-                "(no ring traffic drawn).")
-    step = ("Ring step across nodes" if algorithm != "tree" else
-            "Network rate, from the ring-ordered node pairs (the tree's flows are node pairs too; their own "
-            "pattern is not simulated)")
-    return (f"{step}: slowest flow {sim.min_rate_GBps:.3g} GB/s of {fab.port_GBps_dir:g} GB/s line rate; "
-            f"{cable_sharing(sim, routing)} (thickest lines, in orange: the hottest cables).")
+        return _("In-network reduction: each NIC sends its shard once to its leaf switch; the switches reduce "
+                 "(no ring traffic drawn).")
+    step = (_("Ring step across nodes") if algorithm != "tree" else
+            _("Network rate, from the ring-ordered node pairs (the tree's flows are node pairs too; their own "
+              "pattern is not simulated)"))
+    return _("{step}: slowest flow {rate} GB/s of {line} GB/s line rate; {sharing} (thickest lines, in orange: "
+             "the hottest cables).").format(step=step, rate=_rate(sim.min_rate_GBps),
+                                            line=number(fab.port_GBps_dir, "g"), sharing=cable_sharing(sim, routing))
 
 
 def _how_parts_add(est, algorithm: str) -> str:
     """One sentence on how the two parts of the time make the whole, as the fabric model composes them: the tree
     reports its NVLink chain alone and what the network adds to it; the ring its steps inside and across nodes;
     the hierarchical scheme its phases in series; SHARP its two phases, which overlap (pipelined)."""
-    intra, inter = format_time(est.intra_s), format_time(est.inter_s)
+    intra, inter = _time(est.intra_s), _time(est.inter_s)
     if algorithm == "sharp":
-        return (f"The two overlap: NVLink and network phases run pipelined, so the time is the slower phase plus "
-                f"the latencies, not {intra} + {inter}.")
-    if algorithm == "tree":
-        return (f"The two add up to the time: {intra} is the NVLink chain alone, {inter} what the network adds to "
-                "it (chain and network run pipelined, so the slower sets the pace).")
-    if algorithm == "ring":
-        return (f"The two add up to the time: {inter} for the ring's steps that cross the network, {intra} for its "
-                "steps inside nodes.")
-    return (f"The two add up to the time: the NVLink phases ({intra}) and the network phase ({inter}) run one "
-            "after the other.")
+        text = _("The two overlap: NVLink and network phases run pipelined, so the time is the slower phase plus "
+                 "the latencies, not {intra} + {inter}.")
+    elif algorithm == "tree":
+        text = _("The two add up to the time: {intra} is the NVLink chain alone, {inter} what the network adds to "
+                 "it (chain and network run pipelined, so the slower sets the pace).")
+    elif algorithm == "ring":
+        text = _("The two add up to the time: {inter} for the ring's steps that cross the network, {intra} for its "
+                 "steps inside nodes.")
+    else:
+        text = _("The two add up to the time: the NVLink phases ({intra}) and the network phase ({inter}) run one "
+                 "after the other.")
+    return text.format(intra=intra, inter=inter)
 
 
 def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
     """Four or five figures in a table, one sentence on what to look at, the rest behind ``<details>``."""
     eff = est.busbw_GBps / base.busbw_GBps
-    rows = [["all-reduce time", f"<b>{format_time(est.time_s)}</b>"],
-            ["bus bandwidth", f"{est.busbw_GBps:.3g} GB/s"],
-            ["scaling efficiency vs 2 nodes", f"{eff:.0%}"]]
+    rows = [[_("all-reduce time"), f"<b>{_time(est.time_s)}</b>"],
+            [_("bus bandwidth"), localize_numbers(f"{est.busbw_GBps:.3g} GB/s")],
+            [_("scaling efficiency vs 2 nodes"), _pct(eff)]]
     if est.sim is not None:
-        rows += [["slowest network flow", f"{est.sim.min_rate_GBps:.3g} of {fab.port_GBps_dir:g} GB/s"],
-                 ["leaf–spine cables", cable_sharing(est.sim, routing)]]
-    parts = {"between nodes": est.inter_s, "inside nodes": est.intra_s}
+        rows += [[_("slowest network flow"), _("{rate} of {line} GB/s").format(
+                     rate=_rate(est.sim.min_rate_GBps), line=number(fab.port_GBps_dir, "g"))],
+                 [_("leaf–spine cables"), cable_sharing(est.sim, routing)]]
+    parts = {_("between nodes"): est.inter_s, _("inside nodes"): est.intra_s}
     big, small = sorted(parts, key=parts.get, reverse=True)
     how = _how_parts_add(est, algorithm)
     return (
         # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
         # its name the readout did not change when the learner switched between them
-        f"<b>{ALGO_LABELS[algorithm]}</b>, {format_size(est.nbytes)} per GPU on {est.gpus} GPUs, "
-        f"{_html.escape(link.name)} NICs:" + table_html(["", ""], rows)
-        + f"Look at the time and where it goes: the part {big} is the larger one ({format_time(parts[big])}, "
-        f"against {format_time(parts[small])} {small}). {how}{_above_100(eff, est, base)}"
-        + "<details><summary>the fabric, the time split and the model</summary>"
-        f"<i>{_html.escape(fab.describe())}</i><br>"
-        f"Time inside nodes {format_time(est.intra_s)}, between nodes {format_time(est.inter_s)}; "
-        f"latency terms {format_time(est.latency_s)}. Bus bandwidth {est.busbw_GBps:.3g} GB/s, "
-        f"scaling efficiency vs 2 nodes {eff:.0%}.<br>"
+        _("<b>{algorithm}</b>, {size} per GPU on {gpus} GPUs, {nic} NICs:").format(
+            algorithm=ALGO_LABELS[algorithm], size=localize_numbers(format_size(est.nbytes)), gpus=est.gpus,
+            nic=_html.escape(link.name)) + table_html(["", ""], rows)
+        + _("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
+            "{small}).").format(big=big, big_time=_time(parts[big]), small_time=_time(parts[small]), small=small)
+        + f" {how}{_above_100(eff, est, base)}"
+        + _("<details><summary>the fabric, the time split and the model</summary>")
+        + f"<i>{_html.escape(fab.describe())}</i><br>"
+        + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency}. Bus bandwidth {busbw} GB/s, "
+            "scaling efficiency vs 2 nodes {eff}.").format(
+            intra=_time(est.intra_s), inter=_time(est.inter_s), latency=_time(est.latency_s),
+            busbw=_rate(est.busbw_GBps), eff=_pct(eff)) + "<br>"
         + _step_text(est, fab, routing, algorithm)
-        + "<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
-        "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i></details>"
+        + _("<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
+            "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i></details>")
     )
 
 
@@ -245,11 +276,12 @@ def fabric_dashboard(*, system: str = "dgx-h100"):
     from ..widgets import Dashboard, size_slider
 
     nics = [(catalog.get_link(i).name, i) for i in ("ib-hdr", "ib-ndr", "ib-xdr", "roce-400g")]
-    nic_w = w.Dropdown(options=nics, value="ib-ndr", description="NIC")
+    nic_w = w.Dropdown(options=nics, value="ib-ndr", description=_("NIC"))
     # wide enough for the longest choice: ipywidgets' default width cut "NCCL tree (chain in node, doubl"
     wide = w.Layout(width="480px")
-    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description="routing", layout=wide)
-    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description="algorithm",
+    routing_w = w.Dropdown(options=ROUTING_CHOICES["infiniband"], value="dmodk", description=_("routing"),
+                           layout=wide)
+    algo_w = w.Dropdown(options=[(ALGO_LABELS[a], a) for a in ALGO_LABELS], value="tree", description=_("algorithm"),
                         layout=w.Layout(width="480px"))
 
     def sync(_=None) -> None:
@@ -269,15 +301,15 @@ def fabric_dashboard(*, system: str = "dgx-h100"):
     nic_w.observe(sync, names="value")  # registered before the dashboard's observers: runs first
     sync()
     controls = {
-        "nodes": w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 128, 256, 512], value=128, description="nodes",
+        "nodes": w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 128, 256, 512], value=128, description=_("nodes"),
                                    continuous_update=False),
         "nic": nic_w,
-        "oversubscription": w.Dropdown(options=[("1:1 (non-blocking)", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
-                                       description="oversub."),
+        "oversubscription": w.Dropdown(options=[(_("1:1 (non-blocking)"), 1.0), ("2:1", 2.0), ("4:1", 4.0)],
+                                       value=1.0, description=_("oversub.")),
         "routing": routing_w,
-        "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
-                                description="placement"),
+        "placement": w.Dropdown(options=[(_("random nodes"), "random"), (_("packed"), "packed")],
+                                value="random", description=_("placement")),
         "algorithm": algo_w,
-        "nbytes": size_slider("message", min_exp=16, max_exp=32, value_exp=30),
+        "nbytes": size_slider(_("message"), min_exp=16, max_exp=32, value_exp=30),
     }
     return Dashboard(controls, lambda **kw: allreduce_view(system=system, **kw))

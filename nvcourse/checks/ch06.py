@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 from ..costmodel import configure, cost
+from ..i18n import number
+from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import Case, Result, check_function, rng_for, safe_checker
 
@@ -51,17 +53,17 @@ def hierarchical_allreduce_time(fn) -> Result:
         args = (S, g, k, c.dom.alpha_s, 1.0 / c.dom.ring_inv, c.nic.alpha_s, c.nic_Bps_per_gpu)
         cases.append(Case(args, cost("allreduce", "hierarchical", c).time(S), _variants(*args), f"{system}, {g}x{k}"))
     rng = rng_for("hierarchical_allreduce_time")
-    for _ in range(4):
+    for _i in range(4):
         args = (int(2 ** rng.integers(16, 33)), int(rng.integers(2, 9)), int(rng.integers(2, 129)),
                 float(10 ** rng.uniform(-6, -5)), float(10 ** rng.uniform(10.5, 12)),
                 float(10 ** rng.uniform(-5.5, -4.5)), float(10 ** rng.uniform(9.5, 11)))
         cases.append(Case(args, _hier(*args), _variants(*args), "random"))
     return check_function("hierarchical_allreduce_time", fn, names, cases, what="a time in seconds",
-                          hint="Three phases one after the other: reduce-scatter in the node (g−1 steps of S/g), "
-                               "ring all-reduce of the S/g shard across k nodes, all-gather in the node.",
-                          success="Only 2(k−1) of the steps cross the network (a flat ring over g·k GPUs has "
+                          hint=_("Three phases one after the other: reduce-scatter in the node (g−1 steps of S/g), "
+                               "ring all-reduce of the S/g shard across k nodes, all-gather in the node."),
+                          success=_("Only 2(k−1) of the steps cross the network (a flat ring over g·k GPUs has "
                                   "2(g·k−1) steps): hierarchical wins on latency; for large buffers both are "
-                                  "limited by the NICs.")
+                                  "limited by the NICs."))
 
 
 def _variants(S, g, k, a_in, bw_in, a_net, nic):
@@ -69,11 +71,11 @@ def _variants(S, g, k, a_in, bw_in, a_net, nic):
     intra_half = (g - 1) * a_in + (g - 1) / g * S / bw_in
     inter = 2 * (k - 1) * a_net + 2 * (k - 1) / k * (S / g) / nic
     return {
-        "The all-gather inside the node is missing (reduce-scatter, inter-node all-reduce, then all-gather).":
+        _("The all-gather inside the node is missing (reduce-scatter, inter-node all-reduce, then all-gather)."):
             intra_half + inter,
-        "Across nodes each GPU all-reduces only its shard S/g, not the whole buffer S.":
+        _("Across nodes each GPU all-reduces only its shard S/g, not the whole buffer S."):
             right - 2 * (k - 1) / k * (S / g) / nic + 2 * (k - 1) / k * S / nic,
-        "The inter-node phase is an all-reduce: 2(k−1) steps, not k−1.":
+        _("The inter-node phase is an all-reduce: 2(k−1) steps, not k−1."):
             right - (k - 1) * a_net - (k - 1) / k * (S / g) / nic,
     }
 
@@ -88,37 +90,36 @@ def ecmp_collision_probability(fn) -> Result:
     for m, k in combos:
         exp = ecmp.collision_probability(m, k)
         cases.append(Case((m, k), exp, {
-            "That is the probability that *some* pair of flows collides (the birthday problem); the question is "
-            "about one given flow.": ecmp.any_collision_probability(m, k) if m > 2 else None,
-            "That is the probability of *not* colliding: subtract it from 1.": 1 - exp if exp != 0.5 else None,
-            "A flow cannot collide with itself: it meets m−1 others, so use (1 − 1/k)^(m−1).":
+            _("That is the probability that *some* pair of flows collides (the birthday problem); the question is "
+            "about one given flow."): ecmp.any_collision_probability(m, k) if m > 2 else None,
+            _("That is the probability of *not* colliding: subtract it from 1."): 1 - exp if exp != 0.5 else None,
+            _("A flow cannot collide with itself: it meets m−1 others, so use (1 − 1/k)^(m−1)."):
                 1 - (1 - 1 / k) ** m,
-            "m/k is a rough bound, not the probability (it can exceed 1).": m / k if m != k else None,
+            _("m/k is a rough bound, not the probability (it can exceed 1)."): m / k if m != k else None,
         }))
     return check_function("ecmp_collision_probability", fn, ["flows", "links"], cases, what="a probability",
                           rtol=1e-6, atol=1e-12,
-                          hint="Each of the other m−1 flows avoids your link with probability 1 − 1/k, independently.",
-                          success="With as many flows as links, about 63 % of flows share a link: "
-                                  "ECMP hashing alone wastes a third of a non-blocking fabric.")
+                          hint=_("Each of the other m−1 flows avoids your link with probability 1 − 1/k, "
+                                 "independently."),
+                          success=_("With as many flows as links, about 63 % of flows share a link: "
+                                  "ECMP hashing alone wastes a third of a non-blocking fabric."))
 
 
 register(
     Question(
         "06.ecmp_32",
-        "32 flows hash onto 32 equal up-links (ECMP). On average, what fraction of the links carries no flow?",
+        _("32 flows hash onto 32 equal up-links (ECMP). On average, what fraction of the links carries no flow?"),
         lambda: 1 - ecmp.expected_busy_links(32, 32) / 32,
         rtol=0.01,
         variants=lambda: {
-            "That is the fraction of links that are busy; the question asks for idle ones.": ecmp.expected_busy_links(
-                32, 32
-            )
-            / 32,
-            "That is the probability that a given flow collides, not the idle fraction.": ecmp.collision_probability(
-                32, 32
-            ),
+            _("That is the fraction of links that are busy; the question asks for idle ones."):
+                ecmp.expected_busy_links(32, 32) / 32,
+            _("That is the probability that a given flow collides, not the idle fraction."):
+                ecmp.collision_probability(32, 32),
         },
-        hint="A link stays idle when all 32 flows miss it: (1 − 1/32)^32.",
-        explain=lambda: (f"(1 − 1/32)^32 = {(31 / 32) ** 32:.4f}, close to its many-link limit e^−1 = "
-                         f"{math.exp(-1):.4f}: about a third of the links idle."),
+        hint=_("A link stays idle when all 32 flows miss it: (1 − 1/32)^32."),
+        explain=lambda: _("(1 − 1/32)^32 = {value}, close to its many-link limit e^−1 = {limit}: about a third of "
+                          "the links idle.").format(value=number((31 / 32) ** 32, ".4f"),
+                                                    limit=number(math.exp(-1), ".4f")),
     )
 )
