@@ -763,3 +763,12 @@ def test_04_formulas_readout_is_a_short_table_with_the_assumptions_behind_detail
         assert len(re.findall(r"<th[ >]", short)) == 4 and "what each algorithm assumes" in rest
         assert all(ch.ASSUMES[a].split(" (")[0] not in short.replace("&#x27;", "'")
                    for a in ch.algorithms_for("allreduce", p) if a != "direct")  # direct's caveat leads the readout
+
+
+@pytest.mark.parametrize("name", ["03_topologies_and_nvswitch.ipynb", "04_collectives_and_allreduce.ipynb",
+                                  "04b_predicting_collectives.ipynb"])
+def test_03_04_04b_every_numbered_section_opens_with_its_question(name):
+    md = "\n".join("".join(c["source"]) for c in _cells(ROOT / "notebooks" / name) if c["cell_type"] == "markdown")
+    for m in re.finditer(r"^## \w+\. (.+)\n\n(.+)$", md, re.M):
+        heading, first = m.groups()
+        assert heading.rstrip().endswith("?") or (first.startswith("*") and "?*" in first), (name, heading)
