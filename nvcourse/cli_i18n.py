@@ -46,8 +46,8 @@ def argparse_speaks() -> Iterator[None]:
 
     Re-entrant (a sub-parser parses inside its parent's parse) and always restored; the command line runs it in
     one thread."""
-    if language() == "en":
-        yield
+    if language() == "en" or not hasattr(argparse, "_") or not hasattr(argparse, "ngettext"):
+        yield  # English, or an argparse that no longer keeps these two names: its own words
         return
     saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
     argparse._, argparse.ngettext = _, ngettext  # type: ignore[attr-defined]
