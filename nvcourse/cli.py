@@ -22,6 +22,9 @@ Errors and exit statuses (any sub-command, present or later; the classes are in 
   SIGTERM (raised as :class:`~nvcourse.errors.Terminated`, a ``KeyboardInterrupt``, so every clean-up path runs).
 * The report is one line on stderr, ``nvcourse: error: <message>`` (``nvcourse: interrupted ...`` after
   a signal); ``--debug`` (before or after the sub-command) or ``NVCOURSE_DEBUG=1`` adds the traceback.
+* Language: ``--help``, argparse's own words, the error lines and doctor's lines follow :mod:`nvcourse.i18n`
+  (``NVCOURSE_LANG=fr`` or a French locale; :mod:`nvcourse.cli_i18n`); ``--json`` keys and values stay English and
+  the exit statuses are the same in every language.
 * A sub-command handler returns its status (``0``/``None``, or ``1`` when e.g. a verification
   failed) and raises for everything else; it never calls ``sys.exit`` with a traceback-bearing error.
 """
