@@ -772,3 +772,16 @@ def test_03_04_04b_every_numbered_section_opens_with_its_question(name):
     for m in re.finditer(r"^## \w+\. (.+)\n\n(.+)$", md, re.M):
         heading, first = m.groups()
         assert heading.rstrip().endswith("?") or (first.startswith("*") and "?*" in first), (name, heading)
+
+
+def test_04b_the_ring_plateau_is_an_all_reduce_correction():
+    # "a ring all-reduce across nodes with Simple pays its latency 1.4 times over": NCCL applies it only when
+    # coll == ncclFuncAllReduce (tuning.cc), and so does the model
+    from nvcourse.costmodel import corrections
+    from nvcourse.costmodel.config import configure
+
+    assert "a ring all-reduce across nodes with Simple pays its latency 1.4 times over" in prose(
+        "04b_predicting_collectives.ipynb")
+    c = configure("dgx-h100", 8, nodes=4)
+    assert corrections.for_pair("allreduce", "ring", "Simple", c).latency_multiplier == 1.4
+    assert all(corrections.for_pair(op, "ring", "Simple", c) is None for op in ("allgather", "reducescatter"))
