@@ -135,6 +135,43 @@ board.controls["nic"].value = "roce-400g"  # the Ethernet routing choices
 controls(board)
 """
 
+_CH06C = """
+from nvcourse.checks import ch06c as c
+from nvcourse.chapters import ch06c_multinode_lab as ch
+from nvcourse.cluster import model as cm
+for fn in (lambda b: cm.payload_Bps(b / 8), lambda b: cm.payload_Bps(b / 8) * 8, lambda b: b / 8,
+           lambda b: b / 8 * 1448 / 1500, lambda b: 1.2345e-7):
+    show(c.payload_rate(fn))
+for fn in (cm.flat_ring_s, lambda S, n, r, a, b: cm.flat_ring_s(S, n, r, a, b) - 2 * (n * r - 1) * a,
+           lambda S, n, r, a, b: cm.hier_network_s(S, n, a, b) if r > 1 else cm.flat_ring_s(S, n, r, a, b),
+           lambda S, n, r, a, b: 2 * (n * r - 1) * a + 2 * (n * r - 1) * S / b,
+           lambda S, n, r, a, b: (n * r - 1) * a + (n * r - 1) / (n * r) * S / b, lambda *args: 1.2345e-7):
+    show(c.flat_ring_time(fn))
+for fn in (cm.hier_network_s, lambda S, n, a, b: cm.hier_network_s(S, n, a, b) - 2 * (n - 1) * a,
+           lambda S, n, a, b: (n - 1) * a + (n - 1) / n * S / b, lambda *args: 1.2345e-7):
+    show(c.hier_network_time(fn))
+rec = ch.recorded()
+out += [ch.facts_table(), ch.llama3_case(), ch.lab_table(rec), ch.lab_reading(rec), ch.contention_html(rec),
+        ch.straggler_html(rec)]
+for wins, share in (([1, 2], 0.3), ([], 0.7), ([1], 1.5)):  # every verdict and every share of the gain
+    ch.hier_verdict = lambda rec, key="hier", wins=wins, share=share: {
+        "sizes": [1, 2], "wins": [2**20 * w for w in wins], "gain": [0.9, 1.2], "local_share": [share]}
+    out.append(ch.lab_reading(rec))
+labels(ch.ecmp_qp_figure(16, 16, (1, 2, 4), seed=0)[0])
+labels(ch.lab_figure(rec))
+for board, tries in ((ch.ecmp_qp_dashboard(), ((32, 32, 4), (8, 16, 1))),
+                     (ch.lab_dashboard(rec), ((2, 2, 1.0, 250), (16, 8, 400.0, 5)))):
+    controls(board)
+    for args in tries:
+        fig, text = board._render(*args)
+        out.append(text)
+        labels(fig)
+try:
+    ch.ecmp_qp_dashboard()._render(128, 32, 16)
+except ValueError as exc:
+    out.append(str(exc))
+"""
+
 def _walk(script: str, language: str) -> str:
     env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, "-c", _FRAME + script + "\nsys.stdout.write('\\n'.join(out))"], env=env,
@@ -195,3 +232,14 @@ def test_ch06_checkers_questions_readouts_and_figures_speak_the_language(languag
         assert "Look at the time" not in shown and "slowest flow" not in shown
     else:
         assert "Look at the time and where it goes" in shown and "slowest flow" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch06c_checkers_lab_readouts_and_figures_speak_the_language(language):
+    shown = _walk(_CH06C, language)
+    _speaks(shown, language, ("nvcourse/checks/ch06c.py", "nvcourse/chapters/ch06c_multinode_lab.py"), least=60)
+    if language == "fr":
+        assert "anneau à plat" in shown and "liaisons montantes" in shown and "119,5\u00a0MB/s" in shown
+        assert "In this run" not in shown and "flat ring" not in shown
+    else:
+        assert "In this run" in shown and "119.5 MB/s" in shown
