@@ -17,7 +17,8 @@ from translate.filters import checks
 __all__ = ["entry_problems", "catalog_problems"]
 
 _CHECKER = checks.StandardChecker(checks.CheckerConfig(targetlanguage="fr"))
-_CODE = re.compile(r"`[^`\n]+`")
+#: a code span may wrap onto the next line of its paragraph (Markdown reads the line break as a space)
+_CODE = re.compile(r"`[^`]+`")
 _FIELD = re.compile(r"\{[A-Za-z_]\w*\}")  # str.format fields of the _() strings
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
 #: ``\$`` is a dollar sign in Markdown, not LaTeX (prices: ``\$2.84 M``, ``2,84 M\$`` in French): out before LaTeX
@@ -35,6 +36,11 @@ def _plain_numbers(text: str, french: bool) -> str:
     return _EN_GROUP.sub("", text)
 
 
+def _one_line(span: str) -> str:
+    """A span as Markdown renders it: a line break and the indentation after it read as one space."""
+    return re.sub(r"\s*\n\s*", " ", span)
+
+
 def _strip(text: str) -> str:
     """Prose only: code spans and LaTeX out (they are compared whole)."""
     return _MATH.sub(" ", _CODE.sub(" ", text))
@@ -45,7 +51,7 @@ def entry_problems(source: str, target: str) -> list[str]:
     out = []
     source, target = _ESCAPED_DOLLAR.sub(" ", source), _ESCAPED_DOLLAR.sub(" ", target)
     for what, pattern in (("code spans", _CODE), ("LaTeX", _MATH), ("placeholders", _FIELD)):
-        if Counter(pattern.findall(source)) != Counter(pattern.findall(target)):
+        if Counter(map(_one_line, pattern.findall(source))) != Counter(map(_one_line, pattern.findall(target))):
             out.append(f"{what} differ")
     src, tgt = _plain_numbers(_strip(source), False), _plain_numbers(_strip(target), True)
     if Counter(_UNIT.findall(src)) != Counter(_UNIT.findall(tgt)):
