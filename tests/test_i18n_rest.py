@@ -60,7 +60,7 @@ def ask(prefix, module):
 def labels(fig):
     for ax in fig.axes:
         out.extend([ax.get_title(), ax.get_xlabel(), ax.get_ylabel()])
-        out.extend(t.get_text() for t in ax.get_xticklabels())
+        out.extend(t.get_text() for t in [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts])
         out.extend(line.get_label() for line in ax.get_lines())
         legend = ax.get_legend()
         if legend is not None:
@@ -172,6 +172,36 @@ except ValueError as exc:
     out.append(str(exc))
 """
 
+_CH07 = """
+from nvcourse import training
+from nvcourse.checks import ch07 as c
+from nvcourse.chapters import ch07_training as ch
+mistakes(c.training_compute_time, c._compute_s, c._compute_variants, (70e9, 15e12, 1024, 989.0, 0.4))
+mistakes(c.bubble_fraction, lambda p, m, v: training.pipeline_bubble_fraction(p, m, virtual_stages=v),
+         c._bubble_variants, (4, 8, 2), (8, 16, 1))
+mistakes(c.exposed_dp_time, c._exposed, c._exposed_variants, (2.0, 3.0, 4), (0.01, 3.0, 4), (5.0, 3.0, 1))
+st = training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4)
+floor = st.compute_s + st.bubble_s
+f = training.pipeline_bubble_fraction(st.pp, st.micro_batches)
+for pred in (floor, st.compute_s, st.compute_s * (1 + f), st.total_s, floor / 3, floor / 2, floor * st.dp, -1.0,
+             floor * 7.7, floor / 7.7):
+    show(c.step_prediction(pred, st))
+show(c.step_prediction(floor, "not a step"))
+ask("07.", c)
+out.append(c._placement_explain())
+labels(ch.step_breakdown_bar(st))
+labels(ch.placement_figure(st, training.step_time("llama3-70b", "dgx-h100", 1024, tp=8, pp=4, placement="dp-first"),
+                           "title"))
+labels(ch.scaling_efficiency_figure(["llama3-8b"], ["dgx-h100"], [8, 64])[0])
+out.append(ch._part("EP comm"))  # a part of MoE steps only
+for args in ((1024, "llama3-70b", "dgx-h100", 8, 4, "tp-first", 0.4, 15.6, 0.0),
+             (8, "llama3-405b", "dgx-h100", 1, 1, "tp-first", 0.4, 15.6, 2.5)):
+    fig, text = ch._render(*args)
+    out.append(text)
+    labels(fig)
+controls(ch.step_dashboard(models=["llama3-8b", "llama3-70b"], systems=["dgx-h100"], compute_efficiency=0.4))
+"""
+
 def _walk(script: str, language: str) -> str:
     env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, "-c", _FRAME + script + "\nsys.stdout.write('\\n'.join(out))"], env=env,
@@ -243,3 +273,20 @@ def test_ch06c_checkers_lab_readouts_and_figures_speak_the_language(language):
         assert "In this run" not in shown and "flat ring" not in shown
     else:
         assert "In this run" in shown and "119.5 MB/s" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch07_checkers_questions_readouts_and_figures_speak_the_language(language):
+    shown = _walk(_CH07, language)
+    # no input of exposed_dp_time has an all-reduce longer than the backward pass of the whole step (4/6 of the
+    # compute), the only inputs where these two mistakes give a number that is not 0
+    whole_step = frozenset({"Not the whole step: gradients are final only during the backward pass of the last "
+                            "micro-batch (compute / m), the earlier micro-batches only accumulate.",
+                            "Divide by the micro-batches: only the last one's backward overlaps (compute / m × 4/6)."})
+    _speaks(shown, language, ("nvcourse/checks/ch07.py", "nvcourse/chapters/ch07_training.py"), whole_step,
+            least=70)
+    if language == "fr":
+        assert "bulle du pipeline" in shown and "ne tient pas" in shown and "passe arrière" in shown
+        assert "seconds per step" not in shown and "does not fit" not in shown
+    else:
+        assert "seconds per step" in shown and "does not fit" in shown

@@ -10,6 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, training
+from ..i18n import language, number
+from ..i18n import translate as _
 from ..plots import new_figure
 from ..widgets import Dashboard
 
@@ -37,15 +39,29 @@ GPU_COUNTS = [2**k for k in range(3, 15)]  # 8 .. 16,384
 SYSTEM_STYLES = {"pcie-8gpu": ("#E69F00", "s"), "dgx-h100": ("#0072B2", "o"), "gb200-nvl72": ("#009E73", "^")}
 
 
+def _part(part: str) -> str:
+    """The legend's name of a part of the step (a key of :data:`STEP_COLOURS`) in the current language."""
+    names = {"compute": _("compute"), "pipeline bubble": _("pipeline bubble"), "TP comm": _("TP comm"),
+             "PP comm": _("PP comm"), "EP comm": _("EP comm"), "DP comm (exposed)": _("DP comm (exposed)")}
+    return names.get(part, part)
+
+
+def _pct(fraction: float, spec: str = ".0%") -> str:
+    """``0.425`` as ``42%`` / ``42.5%`` (English, as Python writes it) or ``42 %`` / ``42,5 %`` (French)."""
+    if language() != "fr":
+        return format(fraction, spec)
+    return number(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
+
+
 def step_breakdown_bar(step: training.StepTime) -> Figure:
     """One horizontal stacked bar: where the seconds of a training step go."""
     fig, ax = new_figure(8, 2.4)
     left = 0.0
     for part, sec in step.breakdown().items():
-        ax.barh(0, sec, left=left, color=STEP_COLOURS[part], label=part)
+        ax.barh(0, sec, left=left, color=STEP_COLOURS[part], label=_part(part))
         left += sec
     ax.set_yticks([])
-    ax.set_xlabel("seconds per step")
+    ax.set_xlabel(_("seconds per step"))
     ax.legend(fontsize=7, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.35))
     return fig
 
@@ -54,15 +70,16 @@ def placement_figure(tp_first: training.StepTime, dp_first: training.StepTime, t
     """Two stacked bars, seconds per step by part, for the same degrees placed tp-first (TP groups inside a node,
     on NVLink) and dp-first (TP groups across nodes, on the NICs); each bar ends with its step time and MFU."""
     fig, ax = new_figure(8, 3.6)
-    runs = {"tp-first\n(TP in NVLink)": tp_first, "dp-first\n(TP over NICs)": dp_first}
+    runs = {_("tp-first\n(TP in NVLink)"): tp_first, _("dp-first\n(TP over NICs)"): dp_first}
     for i, s in enumerate(runs.values()):
         left = 0.0
         for part, sec in s.breakdown().items():
-            ax.barh(i, sec, left=left, color=STEP_COLOURS[part], label=part if i == 0 else None)
+            ax.barh(i, sec, left=left, color=STEP_COLOURS[part], label=_part(part) if i == 0 else None)
             left += sec
-        ax.text(left, i, f"  {s.total_s:.1f} s, MFU {s.mfu:.0%}", va="center")
+        ax.text(left, i, _("  {seconds} s, MFU {mfu}").format(seconds=number(s.total_s, ".1f"), mfu=_pct(s.mfu)),
+                va="center")
     ax.set_yticks(range(len(runs)), list(runs))
-    ax.set_xlabel("seconds per step")
+    ax.set_xlabel(_("seconds per step"))
     # room right of the longer bar for its "x s, MFU y %" text
     ax.set_xlim(0, 1.35 * max(s.total_s for s in runs.values()))
     ax.legend(loc="lower right", fontsize=8)
@@ -94,8 +111,8 @@ def scaling_efficiency_figure(
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 1.05)
         ax.set_title(training.get_model(mid).name)
-        ax.set_xlabel("GPUs")
-    axes[0].set_ylabel("scaling efficiency")
+        ax.set_xlabel(_("GPUs"))
+    axes[0].set_ylabel(_("scaling efficiency"))
     axes[0].legend(fontsize=7, loc="lower left")
     return fig, table
 
@@ -104,12 +121,12 @@ def _render(gpus, model, system, tp, pp, placement, efficiency, tokens_T, price)
     s = training.step_time(model, system, gpus, tp=tp, pp=pp, placement=placement,
                            compute_efficiency=efficiency, virtual_stages=1)
     cost = training.run_cost(s, tokens_T * 1e12, usd_per_gpu_hour=price or None)
-    fit = "fits" if s.fits else "<b>does not fit</b>"
-    text = (
-        f"step {s.total_s:.2f} s · MFU {s.mfu:.1%} · scaling efficiency {s.efficiency:.0%} · dp = {s.dp}, "
-        f"m = {s.micro_batches}<br>memory per GPU {s.memory.total / 1e9:.0f} GB of {s.memory_capacity_GB:.0f} GB "
-        f"({fit}) · run: {cost.hours / 24:.1f} days, ${cost.usd / 1e6:.2f} M, {cost.energy_MWh:.0f} MWh"
-    )
+    fit = _("fits") if s.fits else _("<b>does not fit</b>")
+    text = _("step {step} s · MFU {mfu} · scaling efficiency {eff} · dp = {dp}, m = {m}<br>memory per GPU {mem} GB "
+             "of {capacity} GB ({fit}) · run: {days} days, ${usd} M, {energy} MWh").format(
+        step=number(s.total_s, ".2f"), mfu=_pct(s.mfu, ".1%"), eff=_pct(s.efficiency), dp=s.dp, m=s.micro_batches,
+        mem=number(s.memory.total / 1e9, ".0f"), capacity=number(s.memory_capacity_GB, ".0f"), fit=fit,
+        days=number(cost.hours / 24, ".1f"), usd=number(cost.usd / 1e6, ".2f"), energy=number(cost.energy_MWh, ".0f"))
     return step_breakdown_bar(s), text
 
 
@@ -120,17 +137,19 @@ def step_dashboard(*, models: list[str], systems: list[str], compute_efficiency:
     The GPU slider only offers counts that are multiples of TP × PP, so no setting is invalid.
     """
     controls = {
-        "gpus": w.SelectionSlider(options=GPU_COUNTS, value=1024, description="GPUs", continuous_update=False),
-        "model": w.Dropdown(options=models, value=models[min(1, len(models) - 1)], description="model"),
-        "system": w.Dropdown(options=systems, value=systems[min(1, len(systems) - 1)], description="cluster"),
+        "gpus": w.SelectionSlider(options=GPU_COUNTS, value=1024, description=_("GPUs"),
+                                  continuous_update=False),
+        "model": w.Dropdown(options=models, value=models[min(1, len(models) - 1)], description=_("model")),
+        "system": w.Dropdown(options=systems, value=systems[min(1, len(systems) - 1)], description=_("cluster")),
         "tp": w.Dropdown(options=[1, 2, 4, 8, 16, 32, 64], value=8, description="TP"),
         "pp": w.Dropdown(options=[1, 2, 4, 8, 16], value=4, description="PP"),
-        "placement": w.Dropdown(options=list(training.PLACEMENTS), value="tp-first", description="placement"),
+        "placement": w.Dropdown(options=list(training.PLACEMENTS), value="tp-first",
+                                 description=_("placement")),
         "efficiency": w.FloatSlider(value=compute_efficiency, min=0.2, max=0.8, step=0.05,
-                                    description="compute eff.", continuous_update=False),
-        "tokens_T": w.FloatSlider(value=tokens_T, min=0.5, max=30, step=0.5, description="tokens (T)",
+                                    description=_("compute eff."), continuous_update=False),
+        "tokens_T": w.FloatSlider(value=tokens_T, min=0.5, max=30, step=0.5, description=_("tokens (T)"),
                                   continuous_update=False),
-        "price": w.BoundedFloatText(value=0.0, min=0.0, max=100.0, step=0.1, description="$/GPU-h"),
+        "price": w.BoundedFloatText(value=0.0, min=0.0, max=100.0, step=0.1, description=_("$/GPU-h")),
     }
 
     def restrict_gpus(_change=None) -> None:
