@@ -399,14 +399,25 @@ def test_07_cost_claims_hold_for_the_rows_printed():
 
 
 # ------------------------------------------------------------------------------------------------ 09
-def test_09_the_starting_design_fails_the_time_gate_as_the_prose_says():
+def _capstone_notebook(with_design: bool = False) -> dict:
+    """Chapter 09's own cells run as a learner runs them: its targets (c003, less the line that displays them) and,
+    ``with_design``, its starting design (c011, up to the report)."""
     from nvcourse import capstone
 
     nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
     src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
     ns = {"capstone": capstone}
-    exec(src["c003"].rsplit("\n", 1)[0] if src["c003"].rstrip().endswith("targets") else src["c003"], ns)
-    exec(src["c011"].split("report =")[0], ns)  # the notebook's starting design
+    targets = src["c003"]
+    exec(targets.rsplit("\n", 1)[0] if targets.rstrip().endswith("targets") else targets, ns)
+    if with_design:
+        exec(src["c011"].split("report =")[0], ns)
+    return ns
+
+
+def test_09_the_starting_design_fails_the_time_gate_as_the_prose_says():
+    from nvcourse import capstone
+
+    ns = _capstone_notebook(with_design=True)  # the notebook's targets and starting design (512 GPUs)
     report = capstone.evaluate(ns["my_design"], ns["targets"])
     failed = [line for line in report.text().splitlines() if line.startswith("FAIL")]
     assert [line.split()[1] for line in failed] == ["time"]
@@ -418,10 +429,7 @@ def test_09_the_try_a_design_answers_hold_for_the_dashboard_states_they_name():
     # bubble and the budget gate passes": the design dashboard's preset (DGX H100, TP 8) at the sizes and PPs named
     from nvcourse import capstone
 
-    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
-    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
-    ns = {"capstone": capstone}
-    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    ns = _capstone_notebook()
     text = prose("09_capstone_design_a_cluster.ipynb")
     assert "At 512 GPUs the run takes too long. At 1,024 with PP 2 it is fast enough but over budget" in text
     assert "PP 1 removes the bubble and the budget gate passes" in text
@@ -504,10 +512,7 @@ def test_09_fabric_prose_size_and_oversubscription_claims():
     from nvcourse import capstone
     from nvcourse import capstone_gates as cg
 
-    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
-    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
-    ns = {"capstone": capstone}
-    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    ns = _capstone_notebook()
     text = prose("09_capstone_design_a_cluster.ipynb")
     assert "Oversubscription and top-of-rack cabling never help" in text
     assert "a small job's rings may find enough distinct paths even on static routes, a 128-node one does not" in text
@@ -528,10 +533,7 @@ def test_09_a_half_ets_share_does_not_keep_the_neighbour_under_10_percent():
     from nvcourse import capstone
     from nvcourse import capstone_gates as cg
 
-    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
-    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
-    ns = {"capstone": capstone}
-    exec(src["c003"].rsplit("\n", 1)[0], ns)
+    ns = _capstone_notebook()
     claim = "A 50 % ETS share does not keep the neighbour's cost under 10 %"
     assert claim in prose("09_capstone_design_a_cluster.ipynb")
     for design in (capstone.Design("dgx-h100", 512, tp=8, pp=2), capstone.Design("dgx-h100", 1024, tp=8, pp=1),
@@ -732,11 +734,7 @@ def test_09_oversubscription_and_top_of_rack_never_help_as_the_prose_says():
     from nvcourse import capstone
     from nvcourse import capstone_gates as gates
 
-    nb = json.loads((ROOT / "notebooks" / "09_capstone_design_a_cluster.ipynb").read_text(encoding="utf-8"))
-    src = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
-    ns = {"capstone": capstone}
-    exec(src["c003"].rsplit("\n", 1)[0] if src["c003"].rstrip().endswith("targets") else src["c003"], ns)
-    exec(src["c011"].split("report =")[0], ns)  # the notebook's starting design (512 GPUs)
+    ns = _capstone_notebook(with_design=True)  # the notebook's targets and starting design (512 GPUs)
     jobs = {512: capstone.evaluate(ns["my_design"], ns["targets"]),
             1024: capstone.evaluate(capstone.Design("dgx-h100", 1024, tp=8, pp=1), ns["targets"])}
     share = {(gpus, routing, name): gates.fabric_gate(rep, f).ratio
