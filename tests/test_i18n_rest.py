@@ -202,6 +202,32 @@ for args in ((1024, "llama3-70b", "dgx-h100", 8, 4, "tp-first", 0.4, 15.6, 0.0),
 controls(ch.step_dashboard(models=["llama3-8b", "llama3-70b"], systems=["dgx-h100"], compute_efficiency=0.4))
 """
 
+_CH07B = """
+from nvcourse import catalog, rooflines
+from nvcourse.checks import ch07b as c
+mistakes(c.bucket_exposed, c._exposed, c._exposed_variants, (17.5e9, 0.53, 2**28, 214e-6, 23.5e9))
+for fn in (c._min_bucket, lambda g, tb, a, spb: g * a / tb, lambda g, tb, a, spb: (tb - g * spb) / a,
+           lambda *args: 1.2345e-7):
+    show(c.min_bucket(fn))
+for fn in (c._pipe, lambda g, t, k: max(g, t) if k > 1 else c._pipe(g, t, k), lambda g, t, k: g + t,
+           lambda *args: 1.2345e-7):
+    show(c.tp_pipeline(fn))
+
+
+def rates(sid):
+    return rooflines.gpu_rates(sid, link="nic")
+
+
+for fn in (lambda sid, r: rooflines.dp_roofline(1.0, *rates(sid), per_node=r).threshold,
+           lambda sid, r: rates(sid)[0] / rates(sid)[1] if r > 1 else
+           rooflines.dp_roofline(1.0, *rates(sid), per_node=r).threshold,
+           lambda sid, r: rates(sid)[0] / (r * catalog.get_system(sid).scaleout_GBps_dir_per_gpu * 1e9),
+           # with 8 ranks per node, bytes read as bits give the same number as C/W: only the 1-rank input tells
+           lambda sid, r: rates(sid)[0] / (r * rates(sid)[1] / 8) if r == 1 else
+           rooflines.dp_roofline(1.0, *rates(sid), per_node=r).threshold, lambda *args: 1.2345e-7):
+    show(c.dp_threshold(fn))
+"""
+
 def _walk(script: str, language: str) -> str:
     env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, "-c", _FRAME + script + "\nsys.stdout.write('\\n'.join(out))"], env=env,
@@ -290,3 +316,13 @@ def test_ch07_checkers_questions_readouts_and_figures_speak_the_language(languag
         assert "seconds per step" not in shown and "does not fit" not in shown
     else:
         assert "seconds per step" in shown and "does not fit" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch07b_checkers_speak_the_language(language):
+    shown = _walk(_CH07B, language)
+    _speaks(shown, language, ("nvcourse/checks/ch07b.py",), least=19)
+    if language == "fr":
+        assert "passe arrière" in shown and "paquet" in shown and "the backward" not in shown
+    else:
+        assert "the backward" in shown
