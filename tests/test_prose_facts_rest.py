@@ -891,3 +891,90 @@ def test_06d_distance_lines_in_the_prose_are_the_runbooks():
     for quoted in re.findall(r"`(GPU Direct RDMA Disabled for GPU[^`]+)`", text):
         assert quoted in broken, quoted
     assert "(distance 9 > 6)" in text and "(distance 9 > 6)" in broken
+
+
+def test_06d_gdr_default_distance_agrees_across_the_section():
+    # §5 says when a NIC behind a Grace CPU gets GDR by default: from 2.27 through NCCL_NET_GDR_C2C=1 (its
+    # default), from 2.29 because P2C is the default limit; "More on this layer" says the same 2.27. The NCCL
+    # source note the runbook cites carries both versions.
+    from nvcourse import _data
+
+    cited = " ".join(s["title"] for s in _data.load("runbook")["sources"].values())
+    assert "on by default from 2.27" in cited and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in cited
+    text = prose("06d_bringup_and_fault_runbook.ipynb")
+    assert "from NCCL 2.27 through `NCCL_NET_GDR_C2C=1`, the default, and from 2.29 because `P2C` became" in text
+    assert "from NCCL 2.27 `NCCL_NET_GDR_C2C` (default 1) turns GDR through the Grace CPU on" in text
+    assert "or from NCCL 2.29 behind a Grace CPU" not in text
+
+
+def test_07b_key_point_on_hiding_tp_holds_on_the_dashboard():
+    # "Most of it only for large GEMMs (70B's MLP) while the communication kernels take a tenth of the SMs or less;
+    # for 8B, or at 15 % of the SMs, less than half; at 30 %, little or nothing": the TP scenario of the §8
+    # dashboard (TP 8, 1-8 chunks, the best split against the unsplit one), on every model, system and SM share
+    text = prose("07b_overlapping_communication.ipynb")
+    assert ("Most of it only for large GEMMs (70B's MLP) while the communication kernels take a tenth of the SMs or "
+            "less; for 8B, or at 15 % of the SMs, less than half; at 30 %, little or nothing.") in text
+    assert "hide most of it inside the NVLink domain" not in text
+    for model in ("llama3-8b", "llama3-70b"):
+        for system in ("dgx-h100", "dgx-b200", "gb200-nvl72"):
+            for sm in (0.0, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30):
+                unsplit = ch07b.tp_case(model, system, 8, chunks=1, sm_fraction=sm).exposed_s
+                best = min(ch07b.tp_case(model, system, 8, chunks=k, sm_fraction=sm).exposed_s for k in range(1, 9))
+                hidden = 1 - best / unsplit
+                if model == "llama3-70b" and sm <= 0.10 + 1e-9:
+                    assert hidden > 0.5, (model, system, sm, hidden)
+                else:
+                    assert hidden < 0.5, (model, system, sm, hidden)
+                if sm >= 0.30 - 1e-9:
+                    assert hidden <= 0.2, (model, system, sm, hidden)
+
+
+def test_08b_what_a_tenant_loses_in_time_holds_over_the_dashboard_range():
+    # "From 1 GiB up its collective time stays within 7 % of the rack's. Below that it can go either way: ... up to
+    # 2.4× faster on small messages, while some splits are up to 10 % slower": both tenants, every tray count, size
+    text = prose("08b_security_and_observability.ipynb")
+    assert "From 1 GiB up its collective time stays within 7 % of the rack's." in text
+    assert "it can be up to 2.4× faster on small messages, while some splits are up to 10 % slower" in text
+    assert "changes little, and not always for the worse" not in text
+    ratios = [(t.time_s / whole.time_s, e) for _tr, e, a, b, whole in _splits() for t in (a, b)]
+    fastest, fastest_e = min(ratios)
+    slowest, slowest_e = max(ratios)
+    assert round(1 / fastest, 1) == 2.4 and fastest_e < 30 and fastest_e <= 20  # a small message, below 1 GiB
+    assert round((slowest - 1) * 100) == 10 and slowest_e < 30
+    assert round(max(abs(r - 1) for r, e in ratios if e >= 30) * 100) == 7
+
+
+def test_07_where_a_scaling_curve_rises_more_gpus_let_a_faster_layout_fit():
+    # §4: "where a curve rises, more GPUs let a faster layout fit": at every rise of the figure, the layout chosen
+    # at the larger count could not run at the smaller one (it does not fit in memory or needs more GPUs)
+    from nvcourse import training
+    from nvcourse.chapters import ch07_training
+    from nvcourse.training.step import step_time
+
+    assert "where a curve **rises**, more GPUs let a faster layout fit" in cells("07_training_at_scale.ipynb")["c010"]
+    systems, models = ["pcie-8gpu", "dgx-h100", "gb200-nvl72"], ["llama3-8b", "llama3-70b", "llama3-405b"]
+    rises = 0
+    for mid in models:
+        for sid in systems:
+            points = [(g, b) for g in ch07_training.GPU_COUNTS if (b := training.best_config(mid, sid, g))]
+            for (g0, b0), (_g1, b1) in zip(points, points[1:]):
+                if b1.efficiency > b0.efficiency + 1e-9:
+                    rises += 1
+                    try:
+                        assert not step_time(mid, sid, g0, tp=b1.tp, pp=b1.pp, recompute=b1.recompute).fits
+                    except ValueError:
+                        pass  # the layout needs more GPUs than g0
+    assert rises >= 1  # the sentence has something to explain
+
+
+def test_06c_check_yourself_3_qps_help_much_more_at_32_on_32_than_at_64_on_16():
+    # "With one connection per uplink (32 on 32) ... QPs help much more than at 64 on 16": going from 1 to 16 QPs
+    # (the dashboard's ends), the slowdown falls by a clearly larger factor at 32 on 32
+    from nvcourse.fabric import ecmp_qp
+
+    def gain(connections: int, links: int) -> float:
+        return ecmp_qp.expected_slowdown(connections, links, 1) / ecmp_qp.expected_slowdown(connections, links, 16)
+
+    assert "QPs help much more than at 64 on 16" in cells("06c_multinode_lab.ipynb")["c182191a"]
+    assert "QPs help most" not in prose("06c_multinode_lab.ipynb")
+    assert gain(32, 32) > 1.3 * gain(64, 16)
