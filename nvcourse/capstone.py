@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from . import catalog, reliability, training
 from ._validate import number
+from .i18n import translate as _
 from .markup import mark_html, md_escape, md_table
 from .tables import table_html
 
@@ -133,9 +134,9 @@ class Report:
             for g in self.gates
         ]
         verdict = (
-            "all gates pass"
+            _("all gates pass")
             if self.passed
-            else f"{len(self.failed)} gate(s) fail: " + ", ".join(g.name for g in self.failed)
+            else _("{n} gate(s) fail: ").format(n=len(self.failed)) + ", ".join(g.name for g in self.failed)
         )
         return "\n".join(lines + [verdict])
 
@@ -144,8 +145,8 @@ class Report:
         rows = [
             (mark_html(g.passed), g.name, g.measured, g.target, "" if g.passed else g.advice) for g in self.gates
         ]
-        return table_html(["", "gate", "design", "target", "what to try"], rows, escape=True, html_cols=[0],
-                          align_numbers=False)
+        return table_html(["", _("gate"), _("design"), _("target"), _("what to try")], rows, escape=True,
+                          html_cols=[0], align_numbers=False)
 
 
 def evaluate(design: Design, targets: Targets) -> Report:
@@ -190,42 +191,42 @@ def evaluate(design: Design, targets: Targets) -> Report:
             step.fits,
             f"{step.memory.total / 1e9:.0f} GB per GPU",
             f"≤ {training.HEADROOM:.0%} of {step.memory_capacity_GB:.0f} GB",
-            "raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation",
+            _("raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation"),
         ),
         Gate(
             "placement",
             design.tp <= node and not step.placements["tp"].crosses_nodes,
             f"TP {design.tp} on {step.placements['tp'].nodes} node(s)",
             f"TP inside one NVLink domain / node ({node} GPUs)",
-            "keep tp ≤ the node size and use placement='tp-first'",
+            _("keep tp ≤ the node size and use placement='tp-first'"),
         ),
         Gate(
             "time",
             days <= targets.max_days,
             f"{days:.1f} days",
             f"≤ {targets.max_days:g} days",
-            "more GPUs, a faster system, or a better layout (less bubble, less exposed communication)",
+            _("more GPUs, a faster system, or a better layout (less bubble, less exposed communication)"),
         ),
         Gate(
             "budget",
             cost.usd <= targets.max_usd,
             f"${cost.usd / 1e6:.2f} M",
             f"≤ ${targets.max_usd / 1e6:.2f} M",
-            "a cheaper price per GPU-hour, higher efficiency, or fewer wasted hours (goodput)",
+            _("a cheaper price per GPU-hour, higher efficiency, or fewer wasted hours (goodput)"),
         ),
         Gate(
             "efficiency",
             step.efficiency >= targets.min_efficiency,
             f"{step.efficiency:.0%} (MFU {step.mfu:.0%})",
             f"≥ {targets.min_efficiency:.0%}",
-            "fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth",
+            _("fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth"),
         ),
         Gate(
             "goodput",
             good >= targets.min_goodput,
             f"{good:.1%} (MTBI {mtbi_h:.1f} h, checkpoint every {tau / 60:.0f} min)",
             f"≥ {targets.min_goodput:.0%}",
-            "faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures",
+            _("faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures"),
         ),
     ]
     if targets.max_MW is not None:
@@ -236,7 +237,7 @@ def evaluate(design: Design, targets: Targets) -> Report:
                 f"{MW:.2f} MW" + (f" ({powered // domain} whole NVLink domains of {domain} GPUs)"
                                   if powered != design.gpus else "") + "; scale-out switches not counted",
                 f"≤ {targets.max_MW:g} MW",
-                "fewer GPUs or a more efficient system",
+                _("fewer GPUs or a more efficient system"),
             )
         )
     return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))

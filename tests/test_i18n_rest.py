@@ -228,6 +228,62 @@ for fn in (lambda sid, r: rooflines.dp_roofline(1.0, *rates(sid), per_node=r).th
     show(c.dp_threshold(fn))
 """
 
+_CH09 = """
+import dataclasses
+from nvcourse import capstone, capstone_gates as gates
+from nvcourse.chapters import ch09_capstone as ch
+targets = capstone.Targets(model="llama3-70b", training_tokens=2e12, max_days=30, max_usd=3e6, min_goodput=0.90,
+                           min_efficiency=0.70, max_MW=3.0)
+reports = capstone.compare_systems(targets, ["pcie-8gpu", "dgx-h100", "gb200-nvl72"], [256, 512, 1024, 2048])
+out.append(ch.comparison_summary_html(reports))
+out.append(ch.comparison_summary_html(reports[:1]))  # no design passes
+date = capstone.common_price_date(["pcie-8gpu", "dgx-h100", "gb200-nvl72"])  # the second price basis
+ch.price_basis = lambda reports: (date, list(reports))  # the same designs pass at that month's prices
+out.append(ch.comparison_summary_html(reports))
+ch.price_basis = lambda reports: (date, [reports[-1] for r in reports])  # other designs pass
+out.append(ch.comparison_summary_html(reports))
+ch.price_basis = lambda reports: (date, [None for r in reports])
+out.append(ch.comparison_summary_html(reports))
+out.append(ch.comparison_summary_html(reports[:1]))
+board = ch.design_dashboard(targets)
+controls(board)
+for args in ((512, "dgx-h100", 8, 2, 60, 10, 0.0), (64, "pcie-8gpu", 1, 1, 600, 60, 9.0),
+             (512, "dgx-h100", 16, 1, 60, 10, 0.0),  # TP across nodes: the placement gate fails
+             (2048, "dgx-h100", 8, 2, 1200, 120, 0.0),  # slow checkpoints and restarts: the goodput gate fails
+             (1024, "dgx-h100", 8, 1, 60, 10, 0.0)):  # the last one passes every gate
+    fig, text = ch.design_view(targets, *args)
+    out.append(text)
+    labels(fig)
+report = capstone.evaluate(capstone.Design(system="dgx-h100", gpus=512, tp=8, pp=2), targets)
+out += [r.text() for r in reports]
+dear = capstone.evaluate(capstone.Design(system="dgx-h100", gpus=512, tp=8, pp=2, usd_per_gpu_hour=20.0), targets)
+out += [ch.prices_html(["pcie-8gpu", "dgx-h100", "gb200-nvl72"]), ch.price_headroom_html(report),
+        ch.price_headroom_html(dear)]
+fabrics = {"IB": gates.FabricChoice(nic="ib-ndr"), "IB static": gates.FabricChoice(nic="ib-ndr", routing="dmodk"),
+           "IB SHARP": gates.FabricChoice(nic="ib-ndr", sharp=True), "RoCE": gates.FabricChoice(nic="roce-400g"),
+           "RoCE 2": gates.FabricChoice(nic="roce-800g")}
+out.append(ch.fabric_compare_html({"big": report, "dear": dear}, fabrics))
+board = ch.fabric_dashboard(report)
+controls(board)
+for args in (("ib-ndr", "rail", 1.0, "default", False, "random"), ("roce-400g", "tor", 2.0, "dmodk", True, "packed"),
+             ("ib-ndr", "rail", 1.0, "ideal", True, "random")):
+    fig, text = board._render(*args)
+    out.append(text)
+    labels(fig)
+fabric = gates.fabric_gate(report, gates.FabricChoice(nic="ib-ndr"), min_busbw_fraction=0.8)
+out.append(ch.gates_html(fabric.gates))
+serving = gates.ServingTargets(model="llama3-70b", max_token_ms=30, max_ttft_ms=1000, tokens_per_s=20_000,
+                               prompt_tokens=4096)
+plans = [gates.serving_plan(serving, s, batch=32) for s in ("dgx-h100", "gb200-nvl72")]
+impossible = gates.ServingTargets(model="llama3-70b", max_token_ms=0.01, max_ttft_ms=1, tokens_per_s=20_000,
+                                  prompt_tokens=4096)
+out.append(ch.serving_summary_html(plans + [gates.serving_plan(impossible, "dgx-h100", batch=32)]))
+monitoring = gates.monitoring_requirements(fabric)
+out.append(ch.monitoring_html(monitoring))
+out.append(ch.monitoring_html(dataclasses.replace(monitoring, thresholds=None)))  # no inter-node traffic
+out.append(ch._part("EP comm"))  # a part of MoE steps only
+"""
+
 def _walk(script: str, language: str) -> str:
     env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, "-c", _FRAME + script + "\nsys.stdout.write('\\n'.join(out))"], env=env,
@@ -326,3 +382,14 @@ def test_ch07b_checkers_speak_the_language(language):
         assert "passe arrière" in shown and "paquet" in shown and "the backward" not in shown
     else:
         assert "the backward" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch09_survey_dashboards_and_gate_tables_speak_the_language(language):
+    shown = _walk(_CH09, language)
+    _speaks(shown, language, ("nvcourse/chapters/ch09_capstone.py", "nvcourse/capstone.py"), least=75)
+    if language == "fr":
+        assert "critères" in shown and "que tenter" in shown and "secondes par pas" in shown
+        assert "what to try" not in shown and "every gate passes" not in shown
+    else:
+        assert "what to try" in shown and "seconds per step" in shown

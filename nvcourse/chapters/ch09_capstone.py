@@ -11,6 +11,8 @@ from matplotlib.figure import Figure
 
 from .. import capstone, catalog, training
 from .. import capstone_gates as gates
+from ..i18n import language, ngettext, number
+from ..i18n import translate as _
 from ..markup import html_escape, mark_html
 from ..plots import new_figure
 from ..tables import table_html
@@ -25,6 +27,20 @@ SYSTEMS = ("pcie-8gpu", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72")
 STEP_COLOURS = ("#999999", "#dddddd", "#009E73", "#E69F00", "#0072B2")
 
 
+def _pct(fraction: float, spec: str = ".0%") -> str:
+    """``0.425`` as ``42%`` / ``42.50%`` (English, as Python writes it) or ``42 %`` / ``42,50 %`` (French)."""
+    if language() != "fr":
+        return format(fraction, spec)
+    return number(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
+
+
+def _part(part: str) -> str:
+    """The legend's name of a part of the step (a key of :meth:`nvcourse.training.StepTime.breakdown`)."""
+    names = {"compute": _("compute"), "pipeline bubble": _("pipeline bubble"), "TP comm": _("TP comm"),
+             "PP comm": _("PP comm"), "EP comm": _("EP comm"), "DP comm (exposed)": _("DP comm (exposed)")}
+    return names.get(part, part)
+
+
 def comparison_table_html(reports: list[capstone.Report]) -> str:
     """One row per evaluated design: size, parallelism, days, $M, efficiency, goodput, MW and the gates.
 
@@ -32,12 +48,12 @@ def comparison_table_html(reports: list[capstone.Report]) -> str:
     emoji font).
     """
     rows = [[r.design.system, r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}",
-             f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}", f"{r.step.efficiency:.0%}", f"{r.goodput:.1%}",
-             f"{r.MW:.2f}",
-             mark_html(True, "all pass") if r.passed else mark_html(False, ", ".join(g.name for g in r.failed))]
+             number(r.cost.hours / 24, ".1f"), number(r.cost.usd / 1e6, ".2f"), _pct(r.step.efficiency),
+             _pct(r.goodput, ".1%"), number(r.MW, ".2f"),
+             mark_html(True, _("all pass")) if r.passed else mark_html(False, ", ".join(g.name for g in r.failed))]
             for r in reports]
-    return table_html(["system", "GPUs", "TP×PP×DP", "days", "$M", "efficiency", "goodput", "MW", "gates"], rows,
-                      escape=True, html_cols=[8])
+    return table_html([_("system"), _("GPUs"), "TP×PP×DP", _("days"), _("$M"), _("efficiency"), _("goodput"), "MW",
+                       _("gates")], rows, escape=True, html_cols=[8])
 
 
 def _details(summary: str, body: str) -> str:
@@ -45,22 +61,25 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{html_escape(summary)}</summary>{body}</details>"
 
 
-def _gates_mark(passed: bool, failed_names: list[str], word: str = "all pass") -> str:
-    return mark_html(True, word) if passed else mark_html(False, ", ".join(failed_names))
+def _gates_mark(passed: bool, failed_names: list[str], word: str | None = None) -> str:
+    return mark_html(True, word or _("all pass")) if passed else mark_html(False, ", ".join(failed_names))
 
 
 def _survey_row(r: capstone.Report, alt: capstone.Report | None, date: str | None) -> list:
     gates_cell = _gates_mark(r.passed, [g.name for g in r.failed])
-    row = [html_escape(r.design.system), r.design.gpus, f"{r.cost.hours / 24:.1f}", f"{r.cost.usd / 1e6:.2f}"]
+    row = [html_escape(r.design.system), r.design.gpus, number(r.cost.hours / 24, ".1f"),
+           number(r.cost.usd / 1e6, ".2f")]
     if date is None:
         return [*row, gates_cell]
     if alt is not None and [g.name for g in alt.failed] != [g.name for g in r.failed]:
-        gates_cell += f" · at {date} prices: " + _gates_mark(alt.passed, [g.name for g in alt.failed])
-    return [*row, "—" if alt is None else f"{alt.cost.usd / 1e6:.2f}", gates_cell]
+        gates_cell += _(" · at {date} prices: ").format(date=date) + _gates_mark(alt.passed,
+                                                                                [g.name for g in alt.failed])
+    return [*row, "—" if alt is None else number(alt.cost.usd / 1e6, ".2f"), gates_cell]
 
 
 def _passing(reports) -> str:
-    return "; ".join(f"{r.design.gpus:,} GPUs of {r.design.system}" for r in reports if r.passed)
+    return "; ".join(_("{gpus} GPUs of {system}").format(gpus=number(r.design.gpus, ","), system=r.design.system)
+                     for r in reports if r.passed)
 
 
 def price_basis(reports: list[capstone.Report]) -> tuple[str | None, list[capstone.Report | None]]:
@@ -82,27 +101,31 @@ def comparison_summary_html(reports: list[capstone.Report]) -> str:
     systems have a price for (like for like), and the verdict is given on both bases."""
     date, alts = price_basis(reports)
     rows = [_survey_row(r, alts[i] if date else None, date) for i, r in enumerate(reports)]
-    head = ["system", "GPUs", "days", "$M"] + ([f"$M at {date} prices"] if date else []) + ["gates"]
+    head = [_("system"), _("GPUs"), _("days"), _("$M")] + ([_("$M at {date} prices").format(date=date)] if date
+                                                           else []) + [_("gates")]
     if date:
-        head[3] = "$M at the data file's prices"
+        head[3] = _("$M at the data file's prices")
     short = table_html(head, rows)
     ok = [r for r in reports if r.passed]
-    verdict = (f"{len(ok)} of {len(reports)} designs pass every gate" + (" at the data file's prices" if date else "")
-               + (f": {_passing(reports)}." if ok else "."))
+    verdict = (_("{ok} of {total} designs pass every gate").format(ok=len(ok), total=len(reports))
+               + (_(" at the data file's prices") if date else "")
+               + (_(": {passing}.").format(passing=_passing(reports)) if ok else "."))
     if date:
         alt_ok = _passing([a for a in alts if a is not None])
-        verdict += (f" At {date} prices the same designs pass." if alt_ok == _passing(reports)
-                    else f" At {date} prices: {alt_ok or 'none'}.")
+        verdict += (_(" At {date} prices the same designs pass.").format(date=date) if alt_ok == _passing(reports)
+                    else _(" At {date} prices: {passing}.").format(date=date, passing=alt_ok or _("none")))
         systems = list(dict.fromkeys(r.design.system for r in reports))
         cost = {s: training.system_costs(s) for s in systems}
-        older = ", ".join(f"{s} as of {cost[s]['usd_date']} ({cost[s]['usd_label']})" for s in systems
-                          if cost[s]["usd_date"] != date)
+        older = ", ".join(_("{system} as of {date} ({label})").format(system=s, date=cost[s]["usd_date"],
+                                                                      label=cost[s]["usd_label"])
+                          for s in systems if cost[s]["usd_date"] != date)
         same = "; ".join(f"{s} {capstone.price_on(s, date)[1]}" for s in systems)
-        verdict += (f" The data file prices {older} and the others as of {date}; the {date} column prices every "
-                    f"system in that one month, like for like ({same}).")
-    return (short + f"<p>{html_escape(verdict)} The failing rows name the gates that fail: that is what to change."
-            "</p>" + _details("The full table: layout (TP×PP×DP), efficiency, goodput and power per design",
-                              comparison_table_html(reports)))
+        verdict += _(" The data file prices {older} and the others as of {date}; the {date} column prices every "
+                     "system in that one month, like for like ({same}).").format(older=older, date=date, same=same)
+    return (short + f"<p>{html_escape(verdict)} "
+            + _("The failing rows name the gates that fail: that is what to change.") + "</p>"
+            + _details(_("The full table: layout (TP×PP×DP), efficiency, goodput and power per design"),
+                       comparison_table_html(reports)))
 
 
 def prices_html(systems: list[str]) -> str:
@@ -113,11 +136,12 @@ def prices_html(systems: list[str]) -> str:
     for s in systems:
         c = training.system_costs(s)
         same = capstone.price_on(s, date) if date else None
-        rows.append([html_escape(s), f"&#36;{c['usd_per_gpu_hour']:.2f}", f"{c['usd_label']}, {c['usd_date']}",
-                     "—" if same is None else f"&#36;{same[0]:.2f} ({same[1]})",
-                     f"{c['kW_per_gpu']:g} ({c['kW_label']})"])
-    return table_html(["system", "price used, per GPU-h", "label, date", f"price of {date or '—'}",
-                       "kW per GPU"], rows)
+        rows.append([html_escape(s), f"&#36;{number(c['usd_per_gpu_hour'], '.2f')}",
+                     f"{c['usd_label']}, {c['usd_date']}",
+                     "—" if same is None else f"&#36;{number(same[0], '.2f')} ({same[1]})",
+                     f"{number(c['kW_per_gpu'], 'g')} ({c['kW_label']})"])
+    return table_html([_("system"), _("price used, per GPU-h"), _("label, date"),
+                       _("price of {date}").format(date=date or "—"), _("kW per GPU")], rows)
 
 
 def price_headroom_html(report: capstone.Report) -> str:
@@ -127,10 +151,14 @@ def price_headroom_html(report: capstone.Report) -> str:
     price = report.cost.usd / hours
     limit = report.targets.max_usd / hours
     change = limit / price - 1
-    where = (f"the budget holds up to &#36;{limit:.2f}/GPU-h, {change:.0%} above the price used"
-             if change >= 0 else f"the budget needs &#36;{limit:.2f}/GPU-h or less, {-change:.0%} below the price used")
-    return (f"<p>{report.design.gpus:,} GPUs of {html_escape(report.design.system)} use {hours:,.0f} GPU-hours; at "
-            f"&#36;{price:.2f}/GPU-h they cost &#36;{report.cost.usd / 1e6:.2f} M: <b>{where}</b>.</p>")
+    where = (_("the budget holds up to &#36;{limit}/GPU-h, {change} above the price used") if change >= 0
+             else _("the budget needs &#36;{limit}/GPU-h or less, {change} below the price used")).format(
+        limit=number(limit, ".2f"), change=_pct(abs(change)))
+    return _("<p>{gpus} GPUs of {system} use {hours} GPU-hours; at &#36;{price}/GPU-h they cost &#36;{usd} M: "
+             "<b>{where}</b>.</p>").format(gpus=number(report.design.gpus, ","),
+                                          system=html_escape(report.design.system), hours=number(hours, ",.0f"),
+                                          price=number(price, ".2f"), usd=number(report.cost.usd / 1e6, ".2f"),
+                                          where=where)
 
 
 def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: int, checkpoint_s: float,
@@ -145,17 +173,21 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     fig, ax = new_figure(7, 2.6)
     left = 0.0
     for (part, sec), colour in zip(r.step.breakdown().items(), STEP_COLOURS, strict=False):
-        ax.barh(0, sec, left=left, color=colour, label=part)
+        ax.barh(0, sec, left=left, color=colour, label=_part(part))
         left += sec
     ax.set_yticks([])
-    ax.set_xlabel("seconds per step")
+    ax.set_xlabel(_("seconds per step"))
     fig.legend(fontsize=7, ncols=5, loc="outside lower center")  # laid out below the axes, never cut off
     # Goodput to two decimals: a minute more of restart moves it by less than the report's rounding.
-    head = (f"<p>A checkpoint takes {checkpoint_s:g} s to write, a restart {restart_min:g} min: "
-            f"goodput {r.goodput:.2%} (a job interruption every {r.mtbi_hours:.1f} h).</p>")
-    failed = ", ".join(f"{g.name} ({g.measured}, target {g.target})" for g in r.failed)
-    first = (mark_html(True, "every gate passes") if r.passed
-             else mark_html(False, f"{len(r.failed)} gate(s) fail") + " " + html_escape(failed))
+    head = _("<p>A checkpoint takes {checkpoint} s to write, a restart {restart} min: goodput {goodput} (a job "
+             "interruption every {mtbi} h).</p>").format(checkpoint=number(checkpoint_s, "g"),
+                                                        restart=number(restart_min, "g"),
+                                                        goodput=_pct(r.goodput, ".2%"),
+                                                        mtbi=number(r.mtbi_hours, ".1f"))
+    failed = ", ".join(_("{gate} ({measured}, target {target})").format(gate=g.name, measured=g.measured,
+                                                                        target=g.target) for g in r.failed)
+    first = (mark_html(True, _("every gate passes")) if r.passed
+             else mark_html(False, _("{n} gate(s) fail").format(n=len(r.failed))) + " " + html_escape(failed))
     return fig, f"<p>{first}</p>" + head + r.html()
 
 
@@ -167,15 +199,17 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
 
     return Dashboard(
         {
-            "gpus": w.SelectionSlider(options=[2**k for k in range(6, 13)], value=512, description="GPUs",
+            "gpus": w.SelectionSlider(options=[2**k for k in range(6, 13)], value=512, description=_("GPUs"),
                                       continuous_update=False),
-            "system": w.Dropdown(options=list(SYSTEMS), value="dgx-h100", description="system"),
+            "system": w.Dropdown(options=list(SYSTEMS), value="dgx-h100", description=_("system")),
             "tp": w.Dropdown(options=[1, 2, 4, 8, 16, 32], value=8, description="TP"),
             "pp": w.Dropdown(options=[1, 2, 4, 8, 16], value=2, description="PP"),
-            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description="checkpoint write (s)",
+            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description=_("checkpoint write (s)"),
                                         continuous_update=False),
-            "restart_min": w.IntSlider(value=10, min=1, max=120, description="restart (min)", continuous_update=False),
-            "price": w.BoundedFloatText(value=0.0, min=0.0, max=50.0, step=0.1, description="$/GPU-h (0 = data file)"),
+            "restart_min": w.IntSlider(value=10, min=1, max=120, description=_("restart (min)"),
+                                       continuous_update=False),
+            "price": w.BoundedFloatText(value=0.0, min=0.0, max=50.0, step=0.1,
+                                        description=_("$/GPU-h (0 = data file)")),
         },
         render,
         columns=3,
@@ -190,6 +224,13 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
 #: routing off in the switches: the misconfigured or legacy case).
 ROUTING_OPTIONS = (("default (IB: adaptive; Ethernet: ECMP)", "default"), ("adaptive / packet spraying", "ideal"),
                    ("static routes (AR off in the switches)", "dmodk"))
+
+
+def _routing_options() -> list[tuple[str, str]]:
+    """:data:`ROUTING_OPTIONS` with their labels in the current language."""
+    names = {"default": _("default (IB: adaptive; Ethernet: ECMP)"), "ideal": _("adaptive / packet spraying"),
+             "dmodk": _("static routes (AR off in the switches)")}
+    return [(names[value], value) for _label, value in ROUTING_OPTIONS]
 #: NICs offered by the fabric dashboard (catalog link ids).
 FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
 
@@ -199,7 +240,7 @@ def gates_html(gate_list) -> str:
     rows = [[mark_html(g.passed), html_escape(g.name), html_escape(g.measured), html_escape(g.target),
              "" if g.passed else html_escape(g.advice)] for g in gate_list]
     # sentences, as in Report.html: left-aligned (a cell that starts with a figure went right, the column ragged)
-    return table_html(["", "gate", "design", "target", "what to try"], rows, align_numbers=False)
+    return table_html(["", _("gate"), _("design"), _("target"), _("what to try")], rows, align_numbers=False)
 
 
 def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.FabricChoice],
@@ -209,11 +250,12 @@ def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.Fabric
     rows = []
     for name, f in fabrics.items():
         r = gates.fabric_gate(report, f, min_busbw_fraction=min_busbw_fraction)
-        rows.append([html_escape(name), html_escape(f.describe()), f"{r.busbw_GBps:.0f}", f"{r.ratio:.0%}",
-                     f"{r.efficiency:.0%}",
-                     mark_html(True, "all") if r.passed
+        rows.append([html_escape(name), html_escape(f.describe()), number(r.busbw_GBps, ".0f"), _pct(r.ratio),
+                     _pct(r.efficiency),
+                     mark_html(True, _("all")) if r.passed
                      else mark_html(False, ", ".join(g.name for g in r.gates if not g.passed))])
-    return table_html(["option", "fabric", "busbw GB/s", "of reference", "efficiency", "gates"], rows)
+    return table_html([_("option"), _("fabric"), _("busbw GB/s"), _("of reference"), _("efficiency"), _("gates")],
+                      rows)
 
 
 def fabric_view(report: capstone.Report, nic: str, layout: str, oversubscription: float, routing: str,
@@ -225,10 +267,11 @@ def fabric_view(report: capstone.Report, nic: str, layout: str, oversubscription
     fig, ax = new_figure(7, 1.8)
     ax.barh([1, 0], [r.reference_busbw_GBps, r.busbw_GBps], color=["#999999", "#0072B2" if r.passed else "#D55E00"])
     ax.axvline(min_busbw_fraction * r.reference_busbw_GBps, color="#000000", ls=":", lw=1)
-    ax.set_yticks([1, 0], ["reference", "this fabric"])
-    ax.set_xlabel("DP all-reduce bus bandwidth, GB/s (dotted: the gate)")
-    head = f"<i>{html_escape(f.describe())}; {r.nodes} nodes, {r.nbytes / 1e9:.1f} GB per GPU</i>"
-    needs = f"<p>Needs: {html_escape('; '.join(f.needs))}.</p>" if f.needs else ""
+    ax.set_yticks([1, 0], [_("reference"), _("this fabric")])
+    ax.set_xlabel(_("DP all-reduce bus bandwidth, GB/s (dotted: the gate)"))
+    head = "<i>" + _("{fabric}; {nodes} nodes, {size} GB per GPU").format(
+        fabric=html_escape(f.describe()), nodes=r.nodes, size=number(r.nbytes / 1e9, ".1f")) + "</i>"
+    needs = _("<p>Needs: {needs}.</p>").format(needs=html_escape("; ".join(f.needs))) if f.needs else ""
     return fig, head + gates_html(r.gates) + needs
 
 
@@ -245,26 +288,26 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
         fig, text = fabric_view(report, nic, layout, oversubscription, "default" if static_eth else routing,
                                 sharp and not ignored, placement)
         if static_eth:
-            text = ("<p><b>Static routes are InfiniBand's</b> (its subnet manager's): an Ethernet fabric without "
-                    "packet spraying hashes each flow, so this is ECMP.</p>" + text)
+            text = _("<p><b>Static routes are InfiniBand's</b> (its subnet manager's): an Ethernet fabric without "
+                     "packet spraying hashes each flow, so this is ECMP.</p>") + text
         if ignored:
-            text = ("<p><b>SHARP is InfiniBand only</b>: Ethernet switches do not reduce, so this is the fabric "
-                    "without it.</p>" + text)
+            text = _("<p><b>SHARP is InfiniBand only</b>: Ethernet switches do not reduce, so this is the fabric "
+                     "without it.</p>") + text
         return fig, text
 
-    nic = w.Dropdown(options=list(FABRIC_NICS), value="ib-ndr", description="NIC")
-    sharp = w.Checkbox(value=False, description="SHARP (IB only)")
+    nic = w.Dropdown(options=list(FABRIC_NICS), value="ib-ndr", description=_("NIC"))
+    sharp = w.Checkbox(value=False, description=_("SHARP (IB only)"))
     return Dashboard(
         {
             "nic": nic,
-            "layout": w.Dropdown(options=[("rail-optimised", "rail"), ("top-of-rack", "tor")], value="rail",
-                                 description="layout"),
+            "layout": w.Dropdown(options=[(_("rail-optimised"), "rail"), (_("top-of-rack"), "tor")], value="rail",
+                                 description=_("layout")),
             "oversubscription": w.Dropdown(options=[("1:1", 1.0), ("2:1", 2.0), ("4:1", 4.0)], value=1.0,
-                                           description="oversub."),
-            "routing": w.Dropdown(options=list(ROUTING_OPTIONS), value="default", description="routing"),
+                                           description=_("oversub.")),
+            "routing": w.Dropdown(options=_routing_options(), value="default", description=_("routing")),
             "sharp": sharp,
-            "placement": w.Dropdown(options=[("random nodes", "random"), ("packed", "packed")], value="random",
-                                    description="placement"),
+            "placement": w.Dropdown(options=[(_("random nodes"), "random"), (_("packed"), "packed")], value="random",
+                                    description=_("placement")),
         },
         render,
         columns=3,
@@ -274,13 +317,16 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
 def serving_html(plan: gates.ServingPlan) -> str:
     """Every TP candidate (token latency, TTFT, fits) with the chosen one marked, then the serving gates."""
     # a word, not an emoji: 👉 is in no font a plain Debian/Chromium machine has (it showed as an empty box)
-    rows = [["chosen" if tp == plan.tp else "", tp, f"{tok:.1f}", f"{tt:.0f}", "yes" if fits else "no"]
-            for tp, tok, tt, fits in plan.candidates]
+    rows = [[_("chosen") if tp == plan.tp else "", tp, number(tok, ".1f"), number(tt, ".0f"),
+             _("yes") if fits else _("no")] for tp, tok, tt, fits in plan.candidates]
     t = plan.targets
-    head = (f"<b>{html_escape(t.model)} on {html_escape(plan.system)}</b>, batch {plan.batch}: "
-            + (f"TP {plan.tp} × {plan.replicas} replicas = <b>{plan.gpus} GPUs</b> for {t.tokens_per_s:g} tokens/s"
-               if plan.tp is not None else "no TP meets the targets"))
-    return head + table_html(["", "TP", "ms per token", "TTFT ms", "fits"], rows) + gates_html(plan.gates)
+    head = (_("<b>{model} on {system}</b>, batch {batch}: ").format(model=html_escape(t.model),
+                                                                     system=html_escape(plan.system), batch=plan.batch)
+            + (_("TP {tp} × {replicas} replicas = <b>{gpus} GPUs</b> for {rate} tokens/s").format(
+                tp=plan.tp, replicas=plan.replicas, gpus=plan.gpus, rate=number(t.tokens_per_s, "g"))
+               if plan.tp is not None else _("no TP meets the targets")))
+    return (head + table_html(["", "TP", _("ms per token"), _("TTFT ms"), _("fits")], rows)
+            + gates_html(plan.gates))
 
 
 def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gates.FabricChoice],
@@ -289,18 +335,21 @@ def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gat
     and the gates. The full tables (fabric in words, busbw in GB/s, efficiency) behind a toggle."""
     results = {job: {name: gates.fabric_gate(rep, f, min_busbw_fraction=min_busbw_fraction)
                      for name, f in fabrics.items()} for job, rep in jobs.items()}
-    header = ["fabric"] + [h for job in jobs for h in (f"{job}: share", f"{job}: gates")]
+    header = [_("fabric")] + [h for job in jobs for h in (_("{job}: share").format(job=job),
+                                                            _("{job}: gates").format(job=job))]
     rows = [[html_escape(name)] + [c for job in jobs for c in (
-        f"{results[job][name].ratio:.0%}",
-        _gates_mark(results[job][name].passed, [g.name for g in results[job][name].gates if not g.passed], "all"))]
+        _pct(results[job][name].ratio),
+        _gates_mark(results[job][name].passed, [g.name for g in results[job][name].gates if not g.passed],
+                    _("all")))]
         for name in fabrics]
     full = "".join(f"<p><b>{html_escape(job)}</b></p>" + fabric_options_html(rep, fabrics, min_busbw_fraction)
                    for job, rep in jobs.items())
     return (table_html(header, rows)
-            + f"<p>Share: the bus bandwidth the job's DP all-reduce gets, as a share of the same NICs on a "
-              f"non-blocking fabric with adaptive routing (the gate asks for {min_busbw_fraction:.0%}).</p>"
+            + _("<p>Share: the bus bandwidth the job's DP all-reduce gets, as a share of the same NICs on a "
+                "non-blocking fabric with adaptive routing (the gate asks for {share}).</p>").format(
+                share=_pct(min_busbw_fraction))
             + needs_html(fabrics)
-            + _details("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency", full))
+            + _details(_("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency"), full))
 
 
 def needs_html(fabrics: dict[str, gates.FabricChoice]) -> str:
@@ -310,19 +359,20 @@ def needs_html(fabrics: dict[str, gates.FabricChoice]) -> str:
     for name, f in fabrics.items():
         for need in f.needs:
             rows.setdefault(need, []).append(f"<b>{html_escape(name)}</b>")
-    items = [f"<li>{', '.join(names)} need{'s' if len(names) == 1 else ''}: {html_escape(need)}</li>"
-             for need, names in rows.items()]
-    return f"<p>What the rows assume is configured:</p><ul>{''.join(items)}</ul>" if items else ""
+    items = ["<li>" + ngettext("{rows} needs: {need}", "{rows} need: {need}", len(names)).format(
+        rows=", ".join(names), need=html_escape(need)) + "</li>" for need, names in rows.items()]
+    return _("<p>What the rows assume is configured:</p>") + f"<ul>{''.join(items)}</ul>" if items else ""
 
 
 def serving_summary_html(plans: list[gates.ServingPlan]) -> str:
     """One row per system: the chosen TP, replicas and GPUs, its token latency and TTFT, and the gates; every TP
     candidate behind a toggle (:func:`serving_html`)."""
-    rows = [[html_escape(p.system), p.tp if p.tp is not None else "none", p.replicas, p.gpus,
-             f"{p.token_ms:.1f}", f"{p.ttft_ms:.0f}",
-             _gates_mark(p.passed, [g.name for g in p.gates if not g.passed], "all")] for p in plans]
-    short = table_html(["system", "TP", "replicas", "GPUs", "ms per token", "TTFT ms", "gates"], rows)
-    return short + _details("Every TP candidate per system, and the serving gates",
+    rows = [[html_escape(p.system), p.tp if p.tp is not None else _("none"), p.replicas, p.gpus,
+             number(p.token_ms, ".1f"), number(p.ttft_ms, ".0f"),
+             _gates_mark(p.passed, [g.name for g in p.gates if not g.passed], _("all"))] for p in plans]
+    short = table_html([_("system"), "TP", _("replicas"), _("GPUs"), _("ms per token"), _("TTFT ms"), _("gates")],
+                       rows)
+    return short + _details(_("Every TP candidate per system, and the serving gates"),
                             "".join(serving_html(p) for p in plans))
 
 
@@ -334,17 +384,20 @@ def monitoring_html(monitoring: gates.MonitoringResult) -> str:
     """The job's alert levels in a short table (from its network-bound share c), and the counter to watch per
     fault class behind a toggle."""
     counters_list = "<ul>" + "".join(f"<li>{html_escape(n)}</li>" for n in monitoring.counters) + "</ul>"
-    more = _details(f"The counter to watch first for each of {len(monitoring.counters)} fault classes (chapter 08b)",
-                    counters_list)
+    more = _details(_("The counter to watch first for each of {n} fault classes (chapter 08b)").format(
+        n=len(monitoring.counters)), counters_list)
     th = monitoring.thresholds
     if th is None:
-        return "<p>No inter-node traffic: watch GPU health only (Xids, ECC, throttling).</p>" + more
-    key = table_html(["alert on", "warn", "critical"], [
-        ["busbw / baseline", f"&lt; {th.busbw_ratio_warn:.3f}", f"&lt; {th.busbw_ratio_critical:.3f}"],
-        ["step time / baseline", f"&gt; {th.step_ratio_warn:.3f}", f"&gt; {th.step_ratio_critical:.3f}"],
+        return _("<p>No inter-node traffic: watch GPU health only (Xids, ECC, throttling).</p>") + more
+    key = table_html([_("alert on"), _("warn"), _("critical")], [
+        [_("busbw / baseline"), f"&lt; {number(th.busbw_ratio_warn, '.3f')}",
+         f"&lt; {number(th.busbw_ratio_critical, '.3f')}"],
+        [_("step time / baseline"), f"&gt; {number(th.step_ratio_warn, '.3f')}",
+         f"&gt; {number(th.step_ratio_critical, '.3f')}"],
     ])
-    return (f"<p>Network-bound share of the step c = <b>{monitoring.bandwidth_fraction:.2f}</b>: a link may lose "
-            f"f* = s/(c+s) = <b>{th.tolerable_loss:.1%}</b> of its bandwidth before the step slows by s.</p>"
+    return (_("<p>Network-bound share of the step c = <b>{c}</b>: a link may lose f* = s/(c+s) = <b>{loss}</b> of "
+              "its bandwidth before the step slows by s.</p>").format(c=number(monitoring.bandwidth_fraction, ".2f"),
+                                                                     loss=_pct(th.tolerable_loss, ".1%"))
             + key + more)
 
 
