@@ -103,6 +103,7 @@ def _env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVCOURSE_HUB")}
     env["PATH"] = os.pathsep.join([str(shim), str(VENV_BIN), env.get("PATH", "")])
     env["NVCOURSE_CLUSTER_PREFIX"] = "nvdoc-"  # never the namespaces of another run on this machine
+    env["NVCOURSE_HUB_ACCOUNT_PREFIX"] = "nvdoc-"  # never the learner accounts of another hub on this machine
     env["NVCOURSE_CLUSTER_STATE"] = str(tmp / "cluster-state")
     return env
 
@@ -401,8 +402,12 @@ def _wait_for(path: Path, pattern: str, proc: subprocess.Popen, timeout: float) 
 
 
 def _interrupt(proc: subprocess.Popen, timeout: float = 120) -> int:
-    """Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group."""
-    os.killpg(proc.pid, signal.SIGINT)
+    """Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group (one that already exited, e.g.
+    a hub that refused to start, has nothing left to stop)."""
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        return proc.wait()
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
