@@ -199,3 +199,18 @@ def test_glossary_links_point_at_existing_entries():
     text = " ".join(cell(c) for c in ("c020", "c022"))
     used = set(re.findall(r"glossary\.md#([a-z0-9-]+)", text))
     assert {"gpudirect-rdma", "p2p", "numa", "acs", "pxn"} <= used <= anchors
+
+
+def test_words_met_in_06b_before_their_chapter_are_explained_where_first_used():
+    # DMA-BUF and the IOMMU are explained in 06d, SRD in 06d, CollNet with SHARP: 06b says what each is, or links
+    # the glossary, in the cell that first names it (the readouts of the boxes may name SRD and CollNet too)
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    first: dict[str, str] = {}
+    for c in nb["cells"]:
+        for word in ("DMA-BUF", "IOMMU", "SRD", "CollNet"):
+            if c["cell_type"] == "markdown" and word not in first and re.search(rf"\b{word}\b", cell(c["id"])):
+                first[word] = cell(c["id"])
+    assert "DMA-BUF (the Linux kernel's generic way for two devices to share a buffer)" in first["DMA-BUF"]
+    assert "the IOMMU, the unit that translates and checks device addresses," in first["IOMMU"]
+    assert "[SRD](../docs/glossary.md#srd)" in first["SRD"]
+    assert "CollNet on [SHARP](../docs/glossary.md#sharp) switches" in first["CollNet"]
