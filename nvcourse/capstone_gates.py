@@ -35,6 +35,7 @@ from ._validate import choice, fraction, integer, number
 from .capstone import Gate, Report
 from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
 from .fabric import data as fabric_data
+from .i18n import translate as _
 from .observability import counters
 
 __all__ = [
@@ -248,14 +249,14 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
         Gate("fabric busbw", ratio >= thr,
              f"{est.busbw_GBps:.0f} GB/s ({ratio:.0%} of {ref.busbw_GBps:.0f}), {est.algorithm}",
              f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
-             "adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, a topology-aware "
+             _("adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, a topology-aware "
              "scheduler (packed nodes), SHARP (with its aggregation manager and NCCL plugin), less "
-             "oversubscription"),
+             "oversubscription")),
         Gate("fabric step", eff >= report.targets.min_efficiency,
              f"{eff:.0%} (DP all-reduce {dp_comm:.2f} s, {exposed:.2f} s exposed)",
              f"≥ {report.targets.min_efficiency:.0%}",
-             "more delivered bandwidth (see fabric busbw), a faster NIC, or a larger overlap window (more "
-             "micro-batches, ZeRO-3 prefetch)"),
+             _("more delivered bandwidth (see fabric busbw), a faster NIC, or a larger overlap window (more "
+             "micro-batches, ZeRO-3 prefetch)")),
     )
     return FabricResult(fabric, nodes, nbytes, est.algorithm, est.busbw_GBps, ref.busbw_GBps, dp_comm, exposed,
                         total, eff, gates)
@@ -338,13 +339,13 @@ def serving_plan(targets: ServingTargets, system: str, *, batch: int = 1, algo: 
     replicas = math.ceil(targets.tokens_per_s / steps[tp].tokens_per_s)
     gates = (
         Gate("serving memory", fits, f"TP {tp}: weights + KV of batch {batch} fit" if fits else f"TP {tp}: no fit",
-             f"≤ {training.HEADROOM:.0%} of {sysm.gpu_spec.memory_GB:g} GB", "a GPU with more HBM or a larger TP"),
+             f"≤ {training.HEADROOM:.0%} of {sysm.gpu_spec.memory_GB:g} GB", _("a GPU with more HBM or a larger TP")),
         Gate("token latency", token_ms <= targets.max_token_ms, f"{token_ms:.1f} ms at TP {tp}, batch {batch}",
-             f"≤ {targets.max_token_ms:g} ms", "a smaller batch, a larger TP, custom all-reduce kernels "
-             "(algo='oneshot'), or faster HBM"),
+             f"≤ {targets.max_token_ms:g} ms", _("a smaller batch, a larger TP, custom all-reduce kernels "
+             "(algo='oneshot'), or faster HBM")),
         Gate("TTFT", ttft_ms <= targets.max_ttft_ms, f"{ttft_ms:.0f} ms for {targets.prompt_tokens} tokens",
-             f"≤ {targets.max_ttft_ms:g} ms", "a larger TP for prefill, disaggregated prefill with layer-wise "
-             "KV streaming, or shorter prompts"),
+             f"≤ {targets.max_ttft_ms:g} ms", _("a larger TP for prefill, disaggregated prefill with layer-wise "
+             "KV streaming, or shorter prompts")),
     )
     if not ok:
         tp = None
@@ -415,11 +416,11 @@ def isolation_requirements(report: Report, fabric: FabricChoice | None = None,
     gates = (
         Gate("neighbour", slow - 1 <= t.max_slowdown,
              (f"×{qos:.2f} with QoS {t.qos} (×{none:.2f} without)" if t.shared_fabric else "dedicated fabric"),
-             f"≤ +{t.max_slowdown:.0%}", "a dedicated fabric or partition of leaves, a larger ETS share, or "
-             "strict priority for the job's class"),
+             f"≤ +{t.max_slowdown:.0%}", _("a dedicated fabric or partition of leaves, a larger ETS share, or "
+             "strict priority for the job's class")),
         Gate("control plane", where in ("this host only", "private network"), f"MASTER_ADDR {t.master_addr}: {where}",
-             "this host or a private management network", "bind the rendezvous to the management network "
-             "(MASTER_ADDR, NCCL_SOCKET_IFNAME), firewall the port"),
+             "this host or a private management network", _("bind the rendezvous to the management network "
+             "(MASTER_ADDR, NCCL_SOCKET_IFNAME), firewall the port")),
     )
     return IsolationResult(t, none, qos, where, partition, gates)
 

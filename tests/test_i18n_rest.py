@@ -278,6 +278,12 @@ plans = [gates.serving_plan(serving, s, batch=32) for s in ("dgx-h100", "gb200-n
 impossible = gates.ServingTargets(model="llama3-70b", max_token_ms=0.01, max_ttft_ms=1, tokens_per_s=20_000,
                                   prompt_tokens=4096)
 out.append(ch.serving_summary_html(plans + [gates.serving_plan(impossible, "dgx-h100", batch=32)]))
+out.append(ch.gates_html(gates.serving_plan(gates.ServingTargets(model="llama3-405b", max_token_ms=30, max_ttft_ms=1000,
+                                                                 tokens_per_s=1000), "pcie-8gpu", batch=256).gates))
+for fabric_choice in (gates.FabricChoice(nic="roce-400g", oversubscription=4.0, routing="ecmp", layout="tor"),):
+    out.append(ch.gates_html(gates.fabric_gate(dear, fabric_choice, min_busbw_fraction=0.99).gates))
+isolation = gates.IsolationTargets(shared_fabric=True, max_slowdown=0.001, qos="none", master_addr="203.0.113.7")
+out.append(ch.gates_html(gates.isolation_requirements(report, gates.FabricChoice(nic="roce-400g"), isolation).gates))
 monitoring = gates.monitoring_requirements(fabric)
 out.append(ch.monitoring_html(monitoring))
 out.append(ch.monitoring_html(dataclasses.replace(monitoring, thresholds=None)))  # no inter-node traffic
@@ -387,7 +393,8 @@ def test_ch07b_checkers_speak_the_language(language):
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch09_survey_dashboards_and_gate_tables_speak_the_language(language):
     shown = _walk(_CH09, language)
-    _speaks(shown, language, ("nvcourse/chapters/ch09_capstone.py", "nvcourse/capstone.py"), least=75)
+    _speaks(shown, language, ("nvcourse/chapters/ch09_capstone.py", "nvcourse/capstone.py",
+                              "nvcourse/capstone_gates.py"), least=80)
     if language == "fr":
         assert "critères" in shown and "que tenter" in shown and "secondes par pas" in shown
         assert "what to try" not in shown and "every gate passes" not in shown
