@@ -225,6 +225,9 @@ class GoodputView:
         tau, best = rel.best_goodput(checkpoint_s=checkpoint_s, restart_s=restart_s, mtbf_s=mtbf_s)
         text = (f"MTBI {mtbf_s / 3600:.2f} h · best goodput {best:.1%} at {tau / 60:.0f} min · "
                 f"{24 * 3600 / mtbf_s:.1f} interruptions per day")
+        if checkpoint_s >= 2 * mtbf_s:  # outside Daly's formula (δ < 2M): say so rather than show its fallback
+            text += ("<br>The checkpoint takes at least twice the time between interruptions: Daly's formula no "
+                     "longer applies, and no interval keeps even 5 % of the time as progress.")
         return self.live, text
 
 
@@ -246,4 +249,6 @@ def goodput_dashboard() -> Dashboard:
 def more_signals_html() -> str:
     """:func:`signals_table_html` under one line that points to chapter 08b (thresholds and a fault-finding drill)."""
     return ("<p>More signals, by fault class (details, thresholds and a fault-finding drill: "
-            "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>):</p>" + signals_table_html())
+            "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>). In the table, GSP is the GPU System "
+            "Processor, which runs much of the driver on the GPU itself "
+            "(<a href='../docs/glossary.md#gsp'>glossary</a>).</p>" + signals_table_html())
