@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from . import catalog, reliability, training
 from ._validate import number
+from .i18n import language
+from .i18n import number as _num
 from .i18n import translate as _
 from .markup import mark_html, md_escape, md_table
 from .tables import table_html
@@ -129,7 +131,7 @@ class Report:
 
     def text(self) -> str:
         lines = [
-            f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} target {g.target}"
+            f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} {_('target')} {g.target}"
             + ("" if g.passed else f"  -> {g.advice}")
             for g in self.gates
         ]
@@ -183,64 +185,81 @@ def evaluate(design: Design, targets: Targets) -> Report:
     powered = math.ceil(design.gpus / domain) * domain
     MW = powered * kw * training.electricity()["pue"] / 1000
     node = training.node_size(design.system)
-    days = cost.hours / 24
+    gates = _gates(design, targets, step, cost, good, tau, mtbi_h, MW, powered, domain, node)
+    return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))
 
+
+def _pct(fraction: float, spec: str = ".0%") -> str:
+    """``0.9`` as ``90%`` (English, as Python writes it) or ``90 %`` (French)."""
+    if language() != "fr":
+        return format(fraction, spec)
+    return _num(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
+
+
+def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float, mtbi_h: float, MW: float,
+           powered: int, domain: int, node: int) -> list[Gate]:
+    """One :class:`Gate` per target of :func:`evaluate` (its figures: seconds, dollars, hours, MW)."""
+    days = cost.hours / 24
     gates = [
         Gate(
             "memory",
             step.fits,
-            f"{step.memory.total / 1e9:.0f} GB per GPU",
-            f"≤ {training.HEADROOM:.0%} of {step.memory_capacity_GB:.0f} GB",
+            _("{mem} GB per GPU").format(mem=_num(step.memory.total / 1e9, ".0f")),
+            _("≤ {share} of {capacity} GB").format(share=_pct(training.HEADROOM),
+                                                   capacity=_num(step.memory_capacity_GB, ".0f")),
             _("raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation"),
         ),
         Gate(
             "placement",
             design.tp <= node and not step.placements["tp"].crosses_nodes,
-            f"TP {design.tp} on {step.placements['tp'].nodes} node(s)",
-            f"TP inside one NVLink domain / node ({node} GPUs)",
+            _("TP {tp} on {nodes} node(s)").format(tp=design.tp, nodes=step.placements["tp"].nodes),
+            _("TP inside one NVLink domain / node ({node} GPUs)").format(node=node),
             _("keep tp ≤ the node size and use placement='tp-first'"),
         ),
         Gate(
             "time",
             days <= targets.max_days,
-            f"{days:.1f} days",
-            f"≤ {targets.max_days:g} days",
+            _("{days} days").format(days=_num(days, ".1f")),
+            _("≤ {days} days").format(days=_num(targets.max_days, "g")),
             _("more GPUs, a faster system, or a better layout (less bubble, less exposed communication)"),
         ),
         Gate(
             "budget",
             cost.usd <= targets.max_usd,
-            f"${cost.usd / 1e6:.2f} M",
-            f"≤ ${targets.max_usd / 1e6:.2f} M",
+            _("${usd} M").format(usd=_num(cost.usd / 1e6, ".2f")),
+            _("≤ ${usd} M").format(usd=_num(targets.max_usd / 1e6, ".2f")),
             _("a cheaper price per GPU-hour, higher efficiency, or fewer wasted hours (goodput)"),
         ),
         Gate(
             "efficiency",
             step.efficiency >= targets.min_efficiency,
-            f"{step.efficiency:.0%} (MFU {step.mfu:.0%})",
-            f"≥ {targets.min_efficiency:.0%}",
+            _("{eff} (MFU {mfu})").format(eff=_pct(step.efficiency), mfu=_pct(step.mfu)),
+            f"≥ {_pct(targets.min_efficiency)}",
             _("fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth"),
         ),
         Gate(
             "goodput",
             good >= targets.min_goodput,
-            f"{good:.1%} (MTBI {mtbi_h:.1f} h, checkpoint every {tau / 60:.0f} min)",
-            f"≥ {targets.min_goodput:.0%}",
+            _("{goodput} (MTBI {mtbi} h, checkpoint every {every} min)").format(
+                goodput=_pct(good, ".1%"), mtbi=_num(mtbi_h, ".1f"), every=_num(tau / 60, ".0f")),
+            f"≥ {_pct(targets.min_goodput)}",
             _("faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures"),
         ),
     ]
     if targets.max_MW is not None:
+        whole = (_(" ({domains} whole NVLink domains of {domain} GPUs)").format(domains=powered // domain,
+                                                                                domain=domain)
+                 if powered != design.gpus else "")
         gates.append(
             Gate(
                 "power",
                 MW <= targets.max_MW,
-                f"{MW:.2f} MW" + (f" ({powered // domain} whole NVLink domains of {domain} GPUs)"
-                                  if powered != design.gpus else "") + "; scale-out switches not counted",
-                f"≤ {targets.max_MW:g} MW",
+                _("{MW} MW").format(MW=_num(MW, ".2f")) + whole + _("; scale-out switches not counted"),
+                _("≤ {MW} MW").format(MW=_num(targets.max_MW, "g")),
                 _("fewer GPUs or a more efficient system"),
             )
         )
-    return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))
+    return gates
 
 
 def compare_systems(targets: Targets, systems: list[str], gpus: list[int], **design_kwargs) -> list[Report]:
