@@ -101,18 +101,26 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
                         (_("pipeline parallel (activations)"), traffic.pp))
     ]
     link_name = catalog.get_link(nvlink[0]).name.split(" (")[0]  # "NVLink 4", "PCIe Gen4 x16"
-    nic = catalog.get_link(NIC).name.replace(" port)", ")")  # "InfiniBand NDR (400 Gb/s)"
+    # the header names the rate only ("400 Gb/s"): InfiniBand and its NDR generation are taught in chapter 06
+    nic = catalog.get_link(NIC).name.split(" (")[1].split(" port")[0]
     table = table_html([_("bytes sent per GPU per step"), _("volume"),
                         _("time at {n} × {link}").format(n=nvlink[1], link=link_name),
                         _("time on one {nic} NIC").format(nic=nic)], rows)
     states = mem.total - mem.activations
-    head = _("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
-             "— {verdict} (model states {states}, activations {activations}). At least {need} GPUs just for the "
-             "model states.").format(
+    need = gpus_needed(m.params, gpu)
+    head = (_("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
+              "— {verdict} (model states {states}, activations {activations}). At least {need} GPUs just for the "
+              "model states.") if need > 1 else
+            _("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
+              "— {verdict} (model states {states}, activations {activations}). One GPU can hold the model "
+              "states.")).format(
         model=m.name, n=number(tp * pp * dp, ","), gpu=spec.name, tp=tp, pp=pp, dp=dp,
         zero=f"ZeRO-{zero_stage}" if zero_stage else _("no ZeRO"), total=_size(mem.total),
         memory=number(spec.memory_GB, "g"), verdict=verdict, states=_size(states),
-        activations=_size(mem.activations), need=gpus_needed(m.params, gpu))
+        activations=_size(mem.activations), need=need)
+    if tp > m.heads:  # tensor parallelism splits the attention heads: it cannot go past one head per GPU
+        head += " " + _("TP {tp} is more than the model's {heads} attention heads: each GPU would hold less than "
+                        "one head, and tensor parallelism splits by heads.").format(tp=tp, heads=m.heads)
     foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
              "transfer at achievable bandwidth (chapter 04 adds the collective's structure).").format(
         seq=SEQ, micro_batches=max(pp, 1) * 2)
