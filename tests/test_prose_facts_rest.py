@@ -978,3 +978,65 @@ def test_06c_check_yourself_3_qps_help_much_more_at_32_on_32_than_at_64_on_16():
     assert "QPs help much more than at 64 on 16" in cells("06c_multinode_lab.ipynb")["c182191a"]
     assert "QPs help most" not in prose("06c_multinode_lab.ipynb")
     assert gain(32, 32) > 1.3 * gain(64, 16)
+
+
+def test_08_goodput_readout_says_when_dalys_formula_no_longer_applies():
+    # past δ ≥ 2M the readout says "no interval keeps even 5 % of the time as progress": checked on the grid the
+    # curve is drawn on, at the sliders' corners and at the states where the checkpoint just reaches 2M
+    import numpy as np
+
+    from nvcourse import reliability as rel
+    from nvcourse.chapters import ch08_reliability as ch08
+
+    view = ch08.GoodputView()
+    lam = rel.failure_rate_per_gpu_hour()
+    said = 0
+    for gpus in (ch08.GPU_COUNTS[0], 16384, 65536, ch08.GPU_COUNTS[-1]):
+        for checkpoint_s in (5, 60, 600, 1200):
+            for restart_min in (1, 120):
+                for factor in (0.1, 1.0, 10.0):
+                    mtbf_s = rel.cluster_mtbf_hours(gpus, rate_per_gpu_hour=lam * factor) * 3600
+                    _live, text = view(gpus, checkpoint_s, restart_min, factor)
+                    outside = checkpoint_s >= 2 * mtbf_s
+                    assert ("Daly's formula no longer applies" in text) == outside
+                    if outside:
+                        said += 1
+                        best = max(rel.goodput(t, checkpoint_s=checkpoint_s, restart_s=restart_min * 60,
+                                               mtbf_s=mtbf_s) for t in np.geomspace(1, 1e7, 400))
+                        assert best < 0.05 and "no interval keeps even 5 % of the time" in text
+    assert said > 0
+
+
+def test_10_numerics_readout_says_the_same_where_the_errors_are_equal():
+    # the readout's "(N.Nx less)" for FP32 accumulation: at 2 ranks the two errors are equal, and it says so
+    from nvcourse.chapters import ch10_other_interconnects as ch10
+
+    box = ch10.numerics_box()
+    for ranks in box.controls["ranks"].options:
+        box.controls["ranks"].value = ranks
+        text = box.readout.value
+        e = ch10.ring_vs_fp32_error(ranks)
+        ratio = e["ring_bf16"] / e["fp32_accumulate"]
+        assert box.last_error is None and "1.0x less" not in text
+        if round(ratio, 1) > 1.0:
+            assert f"({ratio:.1f}x less)" in text, ranks
+        else:
+            assert ranks == 2 and "(the same: one addition, rounded once either way)" in text
+
+
+def test_07b_tp_readout_says_chunking_lengthens_the_communication():
+    # the TP scenario's readout: "Each chunk pays its own latency, so the communication grows with the chunks: judge
+    # the split by its exposed time against the unsplit ...": it grows with every added chunk, in every state
+    for model in ("llama3-8b", "llama3-70b"):
+        for system in ("dgx-h100", "dgx-b200", "gb200-nvl72"):
+            for sm in (0.0, 0.15, 0.30):
+                comm = [ch07b.tp_case(model, system, 8, chunks=k, sm_fraction=sm).comm_s for k in range(1, 9)]
+                assert all(b > a for a, b in zip(comm, comm[1:])), (model, system, sm)
+    dash = ch07b.overlap_dashboard()
+    dash.controls["scenario"].value = dash.controls["scenario"].options[2]
+    unsplit = ch07b.tp_case("llama3-8b", "dgx-h100", 8, chunks=1, sm_fraction=0.15).exposed_s
+    for chunks, says in ((1, False), (4, True)):
+        dash.controls["chunks"].value = chunks
+        text = dash.readout.value
+        assert ("the communication grows with the chunks" in text) == says
+        assert (f"against the unsplit {ch07b._t(unsplit)}" in text) == says
