@@ -921,3 +921,33 @@ def test_04b_section_11_reports_held_out_runs_first():
     assert text.index("On the two held-out runs drawn") < text.index("The model has no parameter fitted")
     assert text.index("Runs **held out**") < text.index("were seen while the model was built")
     assert text.index("The other 6 of the 15 held-out runs") < text.index("on the five runs shown")
+
+
+def test_06_nvlink_against_nic_is_nine_at_line_rate_and_eight_achievable():
+    # 01 and 02 say "eight times" (achievable rates), 06 §1 printed 9x (line rates): 06 now prints both
+    h100 = catalog.get_system("dgx-h100")
+    nvl = catalog.get_link(h100.scale_up_link).achievable_GBps_dir * h100.links_per_gpu
+    nic = catalog.get_link(h100.nic_link).achievable_GBps_dir
+    assert round(h100.scaleup_GBps_dir / h100.scaleout_GBps_dir_per_gpu) == 9 and round(nvl / nic) == 8
+    assert ("each NIC is ~9× slower than its GPU's NVLink at line rate (~8× achievable; §1)"
+            in prose("06_multinode_fabrics.ipynb"))
+    shown = outputs(ROOT / "notebooks" / "06_multinode_fabrics.ipynb")
+    assert f"-> 9x at line rate; achievable {nvl:.0f} vs {nic:.0f} GB/s -> 8x" in shown
+
+
+def test_06_sharp_gain_at_one_gib_is_what_the_prose_says():
+    from nvcourse.fabric import allreduce_scaling
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    res = allreduce_scaling(nodes, 2**30, routing="dmodk")
+    gains = [1 - res["sharp"][i].time_s / min(res["ring"][i].time_s, res["tree"][i].time_s)
+             for i in range(len(nodes))]
+    assert round(min(gains) * 100) == 8 and round(max(gains) * 100) == 16
+    text = prose("06_multinode_fabrics.ipynb")
+    assert "yet at 1 GiB it beats the faster of ring and tree by only 8–16 %: the NVLink phase sets the pace" in text
+    assert "smaller than this ideal" not in text
+
+
+def test_06_code_cells_name_no_course_file():
+    cells = _cells(ROOT / "notebooks" / "06_multinode_fabrics.ipynb")
+    assert not any("nvcourse/" in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
