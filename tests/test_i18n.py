@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 import polib
 import pytest
+from i18n_walks import entries as catalog_entries
+from i18n_walks import fragments, run_walk
 
 from nvcourse import i18n
 from nvcourse.devtools import i18n_build, i18n_catalog, i18n_checks, i18n_cli
@@ -265,10 +267,6 @@ def _walk_ch01() -> str:
     return "\n".join(_feedback(check(fn)) for check, fns in _ch01_attempts() for fn in fns)
 
 
-def _entries_of(path: str) -> list[polib.POEntry]:
-    return [e for e in catalog("nvcourse") if any(o[0] == path for o in e.occurrences)]
-
-
 # the _() strings of the questions are read when the module is imported; a fresh interpreter walks them
 _QUESTIONS_WALK = """
 import sys
@@ -296,7 +294,7 @@ def test_every_ch01_checker_message_speaks_the_language(lang, language):
     import html
 
     shown += html.unescape(shown)
-    entries = _entries_of("nvcourse/checks/ch01.py")
+    entries = catalog_entries("nvcourse/checks/ch01.py")
     assert len(entries) > 25
     for e in entries:
         text = e.msgstr if language == "fr" else e.msgid
@@ -436,13 +434,6 @@ def _walk_figures_and_dashboard() -> str:
     return "\n".join(shown)
 
 
-def _fragments(text: str) -> list[str]:
-    """The fixed parts of a message (between its ``{field}`` placeholders), those long enough to look for."""
-    import re
-
-    return [f for f in re.split(r"\{\w+\}", text) if len(f.strip()) > 2]
-
-
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_shared_feedback_figure_and_dashboard_frame_speaks_the_language(lang, language):
     import html
@@ -452,14 +443,14 @@ def test_the_shared_feedback_figure_and_dashboard_frame_speaks_the_language(lang
     shown += html.unescape(shown)
     entries = [e for path in ("nvcourse/checks/_core.py", "nvcourse/checks/_answers.py", "nvcourse/alt_text.py",
                               "nvcourse/widgets.py")
-               for e in _entries_of(path)]
+               for e in catalog_entries(path)]
     assert len(entries) > 100
     for e in entries:
         forms = [e.msgid, *([e.msgid_plural] if e.msgid_plural else [])]
         if language == "fr":
             forms = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
         for form in forms:
-            for fragment in _fragments(form):
+            for fragment in fragments(form):
                 assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
         if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 12:
             assert e.msgid not in shown, f"English left: {e.msgid!r}"
@@ -505,16 +496,11 @@ sys.stdout.write("\\n".join(out))
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_every_ch02_checker_message_and_readout_speaks_the_language(language):
-    import html
-
-    env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
-    shown = subprocess.run([sys.executable, "-c", _CH02_WALK], env=env, cwd=ROOT, check=True, capture_output=True,
-                           text=True).stdout
-    shown += html.unescape(shown)
-    entries = _entries_of("nvcourse/checks/ch02.py")
+    shown = run_walk(_CH02_WALK, language)
+    entries = catalog_entries("nvcourse/checks/ch02.py")
     assert len(entries) > 25
     for e in entries:
-        for fragment in _fragments(e.msgstr if language == "fr" else e.msgid):
+        for fragment in fragments(e.msgstr if language == "fr" else e.msgid):
             assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
     if language == "fr":
         assert "limité par la latence" in shown and "bande passante effective" in shown and "débit de ligne" in shown
@@ -547,20 +533,15 @@ sys.stdout.write("\\n".join(out))
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_every_ch03_checker_message_table_and_readout_speaks_the_language(language):
-    import html
-
-    env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
-    shown = subprocess.run([sys.executable, "-c", _CH03_WALK], env=env, cwd=ROOT, check=True, capture_output=True,
-                           text=True).stdout
-    shown += html.unescape(shown)
+    shown = run_walk(_CH03_WALK, language)
     # two known mistakes give the same value (2 × the bisection: both directions added, or every GPU counted), so
     # the first hint of each pair is the one shown and the second cannot be reached
     unreachable = {"That is both directions added; give GB/s per direction.",
                    "That counts all 8 GPUs; only the 4 on one side send across the cut."}
-    entries = [e for e in _entries_of("nvcourse/checks/ch03.py") if e.msgid not in unreachable]
+    entries = [e for e in catalog_entries("nvcourse/checks/ch03.py") if e.msgid not in unreachable]
     assert len(entries) > 10
     for e in entries:
-        for fragment in _fragments(e.msgstr if language == "fr" else e.msgid):
+        for fragment in fragments(e.msgstr if language == "fr" else e.msgid):
             assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
     if language == "fr":
         assert "bissection" in shown and "ce qui limite une copie" in shown and "par GPU, par sens" in shown

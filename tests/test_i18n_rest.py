@@ -8,17 +8,10 @@ mistake does not apply to an input), so every hint a checker can give is reached
 
 from __future__ import annotations
 
-import html
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
-import polib
 import pytest
-
-from nvcourse.devtools import i18n_catalog
+from i18n_walks import entries, fragments, run_walk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -291,35 +284,21 @@ out.append(ch._part("EP comm"))  # a part of MoE steps only
 """
 
 def _walk(script: str, language: str) -> str:
-    env = {**os.environ, "NVCOURSE_LANG": language, "MPLBACKEND": "Agg"}
-    done = subprocess.run([sys.executable, "-c", _FRAME + script + "\nsys.stdout.write('\\n'.join(out))"], env=env,
-                          cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout + html.unescape(done.stdout)
-
-
-def _entries(*paths: str) -> list[polib.POEntry]:
-    po = polib.pofile(str(i18n_catalog.po_path("fr", "nvcourse")))
-    return [e for e in po if not e.obsolete and any(o[0] in paths for o in e.occurrences)]
-
-
-def _fragments(text: str) -> list[str]:
-    """The fixed parts of a message (between its ``{field}`` placeholders), those long enough to look for."""
-    return [f for f in re.split(r"\{\w+\}", text) if len(f.strip()) > 2]
+    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(out))", language)
 
 
 def _speaks(shown: str, language: str, paths: tuple[str, ...], unreachable: frozenset[str] = frozenset(),
             least: int = 10) -> None:
     """Every entry of ``paths`` is shown in ``language`` (its fixed parts); in French, no longer English ones."""
-    entries = [e for e in _entries(*paths) if e.msgid not in unreachable]
-    assert len(entries) >= least
-    for e in entries:
+    entries_ = [e for e in entries(*paths) if e.msgid not in unreachable]
+    assert len(entries_) >= least
+    for e in entries_:
         forms = [e.msgid, *([e.msgid_plural] if e.msgid_plural else [])]
         if language == "fr":
             assert e.msgstr or any(e.msgstr_plural.values()), f"not translated: {e.msgid!r}"
             forms = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
         for form in forms:
-            for fragment in _fragments(form):
+            for fragment in fragments(form):
                 assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
         if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 20:
             assert e.msgid not in shown, f"English left: {e.msgid!r}"
