@@ -951,3 +951,24 @@ def test_06_sharp_gain_at_one_gib_is_what_the_prose_says():
 def test_06_code_cells_name_no_course_file():
     cells = _cells(ROOT / "notebooks" / "06_multinode_fabrics.ipynb")
     assert not any("nvcourse/" in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def test_05_nvls_byte_ratio_at_72_names_the_formula_and_ncclS_heads():
+    # 05's formula (73/72) gives 1.95x; NCCL's model, with at most 32 NVLS channels, charges 33/32 (04b): 1.91x
+    g = 72
+    ring = 2 * (g - 1) / g
+    assert f"{ring / ((g + 1) / g):.2f}" == "1.95"
+    h = tuning.nvls_heads(g)
+    assert h == 32 and f"{ring / ((h + 1) / h):.2f}" == "1.91"
+    text = prose("05_nvl72_rack_scale.ipynb")
+    assert ("at g = 72 each GPU moves 1.95× fewer bytes (1.91× in NCCL's model, which caps NVLS at 32 channels and "
+            "so charges 33/32·n; chapter 04b)") in text
+    assert "≈ 1.95× at $g = 72$ (1.91× in NCCL's model)" in text
+
+
+def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
+    text = prose("05_nvl72_rack_scale.ipynb")
+    for internal in ("nvcourse.costmodel", "nvls_min_gpus", "costmodel.factors"):
+        assert internal not in text, internal
+    assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72
+    assert "## 6. The NVL72 rack" in prose("03_topologies_and_nvswitch.ipynb")
