@@ -972,3 +972,17 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
         assert internal not in text, internal
     assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72
     assert "## 6. The NVL72 rack" in prose("03_topologies_and_nvswitch.ipynb")
+
+
+
+def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are():
+    # NCCL 2.29 Update 1 added cross-node (GIN) symmetric kernels for reduce-scatter and all-gather, not all-reduce
+    # (data: nccl_tuning.toml [symmetric].cross_node); the chapters that place the kernels in one NVLink domain say so
+    cross = tuning.raw()["symmetric"]["cross_node"]
+    assert cross["since"] == "2.29.7" and cross["ops"] == ["reducescatter", "allgather"]
+    assert ("From NCCL 2.29 Update 1, NCCL also runs reduce-scatter and all-gather kernels of this kind across nodes"
+            in prose("04b_predicting_collectives.ipynb"))
+    assert "from 2.29 Update 1 its reduce-scatter and all-gather ones across nodes too" in prose(
+        "06d_bringup_and_fault_runbook.ipynb")
+    assert ("NCCL's cross-node symmetric kernels, from 2.29 Update 1, do reduce-scatter and all-gather only"
+            in prose("10_other_interconnects_and_numerics.ipynb"))
