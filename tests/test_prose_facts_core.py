@@ -974,6 +974,21 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
     assert "## 6. The NVL72 rack" in prose("03_topologies_and_nvswitch.ipynb")
 
 
+def test_04_direct_caveat_lists_nvls_with_rings_and_trees():
+    # 04 §5 and 04b §6 say NCCL all-reduces with NVLS on NVLink switches too
+    from nvcourse.chapters import ch04_collectives as ch
+
+    _, html_ = ch.render_formulas(64, 3.4, 370.8, 2**18)
+    assert "for all-reduce it runs rings, trees and, on NVLink switches, NVLS (chapter 04b)" in html_
+    assert "uses NVLS" in prose("04_collectives_and_allreduce.ipynb")
+
+
+def test_04_needs_only_03s_core_section():
+    # 00's path table makes 03 core for §2 only; rings on a topology are 03 §4, a reference section
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert "[03](03_topologies_and_nvswitch.ipynb) §2 (switches)" in text and "rings on a topology" not in text
+    assert "core: §2 only" in prose("00_start_here.ipynb")
+
 
 def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are():
     # NCCL 2.29 Update 1 added cross-node (GIN) symmetric kernels for reduce-scatter and all-gather, not all-reduce

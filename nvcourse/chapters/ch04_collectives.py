@@ -261,7 +261,8 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     assumes = table_html(["algorithm", "assumes"], [[a, html.escape(ASSUMES.get(a, ""))] for a, *_ in rows])
     title = f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})"
     caveat = (f" — on paper, if its assumption holds: {html.escape(ASSUMES[best])}. NCCL keeps direct sends for "
-              "all-to-all and point-to-point; for all-reduce it runs rings and trees (chapter 04b)"
+              "all-to-all and point-to-point; for all-reduce it runs rings, trees and, on NVLink switches, NVLS "
+              "(chapter 04b)"
               if best == "direct" else f" (it assumes {html.escape(ASSUMES.get(best, 'what its row says'))})")
     return title, (f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>{caveat}. {table}"
                    f"<details><summary>what each algorithm assumes</summary>{assumes}</details>")

@@ -276,8 +276,8 @@ def ring_step_html(replay: RingReplay, k: int) -> str:
                      f"{verb} {html.escape(block.label(replay.nprocs))}",
                      html.escape(format_time(t["end"] - t["start"]))])
     span = format_time(frame["end"] - frame["start"])
-    return (f"<b>step {k}</b> ({replay.phase(k)}): every rank moves one chunk at the same time; in the trace "
-            f"this step spans {html.escape(span)}."
+    return (f"<b>step {k}</b> ({replay.phase(k)}): every rank moves one chunk; in the trace "
+            f"this step spans {html.escape(span)}, as ranks wait for their neighbour to run or to send."
             + table_html(["transfer", "chunk", "bytes", "receiver", "measured"], rows))
 
 
