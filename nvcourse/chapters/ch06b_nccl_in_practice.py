@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 
 from nvcourse import _data
+from nvcourse.i18n import number
+from nvcourse.i18n import translate as _
 from nvcourse.nccl.diagnose import BANDS
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
 from nvcourse.tables import table_html
@@ -25,41 +27,41 @@ __all__ = [
     "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts",
 ]  # fmt: skip
 
-_PASTE = "(paste your own below)"
+_PASTE = _("(paste your own below)")
 #: Shown above the answer when "paste your own" is picked: the box keeps the last sample until it is replaced.
-_PASTE_HINT = ("<p><b>Your own output:</b> replace the text in the box with what your machine printed "
-               "(any amount of noise around it is fine), then click outside the box.</p>")
+_PASTE_HINT = _("<p><b>Your own output:</b> replace the text in the box with what your machine printed "
+                 "(any amount of noise around it is fine), then click outside the box.</p>")
 
 # nccl-tests command-line flags (from the nccl-tests README "Arguments" section)
 _FLAGS = (
-    ("-b, --minbytes", "smallest size S to test", "-b 8"),
-    ("-e, --maxbytes", "largest size S", "-e 8G"),
-    ("-f, --stepfactor", "multiply S by this between sizes (or -i for a fixed increment)", "-f 2"),
-    ("-g, --ngpus", "GPUs driven by each process (threads x GPUs); use 1 with one process per GPU", "-g 1"),
-    ("-n, --iters", "timed iterations per size", "-n 20"),
-    ("-w, --warmup_iters", "untimed iterations per size", "-w 5"),
-    ("-c, --check", "check results (#wrong); 0 skips the check for speed", "-c 1"),
-    ("-G, --cudagraph", "capture the iterations in a CUDA graph and replay it this many times", "-G 0"),
-    ("-d, --datatype", "element type: float, half, bfloat16, int8, double, ...", "-d float"),
-    ("-R, --local_register", "register the send/recv buffers with NCCL: 0 none (default), 1 local registration, "
+    ("-b, --minbytes", _("smallest size S to test"), "-b 8"),
+    ("-e, --maxbytes", _("largest size S"), "-e 8G"),
+    ("-f, --stepfactor", _("multiply S by this between sizes (or -i for a fixed increment)"), "-f 2"),
+    ("-g, --ngpus", _("GPUs driven by each process (threads x GPUs); use 1 with one process per GPU"), "-g 1"),
+    ("-n, --iters", _("timed iterations per size"), "-n 20"),
+    ("-w, --warmup_iters", _("untimed iterations per size"), "-w 5"),
+    ("-c, --check", _("check results (#wrong); 0 skips the check for speed"), "-c 1"),
+    ("-G, --cudagraph", _("capture the iterations in a CUDA graph and replay it this many times"), "-G 0"),
+    ("-d, --datatype", _("element type: float, half, bfloat16, int8, double, ..."), "-d float"),
+    ("-R, --local_register", _("register the send/recv buffers with NCCL: 0 none (default), 1 local registration, "
      "2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels, lower small-message latency); "
-     "run -R 0 and -R 2 to see what registration buys", "-R 2"),
+     "run -R 0 and -R 2 to see what registration buys"), "-R 2"),
 )
 
 _LADDER = (
-    ("1 GPU pair", "p2pBandwidthLatencyTest or nvbandwidth",
-     "each GPU pair's NVLink/PCIe rate; a slow pair is a bad link or P2P off"),
-    ("1 node, all GPUs", "all_reduce_perf -b 8 -e 8G -f 2 -g 8 (or 8 processes)",
-     "busbw near the model: NVLink/NVSwitch (and NVLS) work"),
-    ("host plumbing", "nvidia-smi topo -m; NCCL_DEBUG=INFO",
-     "GPU-NIC pairs on the same PCIe switch (PIX), GDRDMA in the channel lines, right NUMA binding"),
-    ("1 NIC pair", "ib_write_bw (perftest) between two hosts, with --use_cuda for GPUDirect",
-     "each NIC reaches its line rate; a slow NIC or cable shows here"),
-    ("2 nodes", "all_reduce_perf with NCCL_ALGO=Ring, one process per GPU",
-     "ring busbw near the NICs' rate (tree can exceed it on 2 nodes)"),
-    ("pairs of nodes", "the 2-node test over many pairs", "one slow node shows in every pair it belongs to"),
-    ("whole fabric", "all_reduce_perf and alltoall_perf on all nodes",
-     "busbw near the model for that scale; alltoall shows congestion"),
+    (_("1 GPU pair"), _("p2pBandwidthLatencyTest or nvbandwidth"),
+     _("each GPU pair's NVLink/PCIe rate; a slow pair is a bad link or P2P off")),
+    (_("1 node, all GPUs"), _("all_reduce_perf -b 8 -e 8G -f 2 -g 8 (or 8 processes)"),
+     _("busbw near the model: NVLink/NVSwitch (and NVLS) work")),
+    (_("host plumbing"), "nvidia-smi topo -m; NCCL_DEBUG=INFO",
+     _("GPU-NIC pairs on the same PCIe switch (PIX), GDRDMA in the channel lines, right NUMA binding")),
+    (_("1 NIC pair"), _("ib_write_bw (perftest) between two hosts, with --use_cuda for GPUDirect"),
+     _("each NIC reaches its line rate; a slow NIC or cable shows here")),
+    (_("2 nodes"), _("all_reduce_perf with NCCL_ALGO=Ring, one process per GPU"),
+     _("ring busbw near the NICs' rate (tree can exceed it on 2 nodes)")),
+    (_("pairs of nodes"), _("the 2-node test over many pairs"), _("one slow node shows in every pair it belongs to")),
+    (_("whole fabric"), _("all_reduce_perf and alltoall_perf on all nodes"),
+     _("busbw near the model for that scale; alltoall shows congestion")),
 )
 
 
@@ -92,17 +94,19 @@ def _table(head: list[str], rows: list[list[object]], caption: str = "", *, alig
 
 
 def flags_table_html() -> str:
-    return _table(["flag", "meaning", "example"], [list(f) for f in _FLAGS], "nccl-tests README, Arguments")
+    return _table([_("flag"), _("meaning"), _("example")], [list(f) for f in _FLAGS],
+                  _("nccl-tests README, Arguments"))
 
 
 def env_table_html() -> str:
     data = _data.load("nccl_env")
     rows = [[k, v["what"], v["when"]] for k, v in data["vars"].items()]
-    return _table(["variable", "what it does", "when to touch it"], rows, f"Source: {data['source']}")
+    return _table([_("variable"), _("what it does"), _("when to touch it")], rows,
+                  _("Source: {source}").format(source=data["source"]))
 
 
 def ladder_html() -> str:
-    return _table(["step", "tool", "what a good result shows"], [list(r) for r in _LADDER])
+    return _table([_("step"), _("tool"), _("what a good result shows")], [list(r) for r in _LADDER])
 
 
 def in_place_gap(run) -> float:
@@ -120,21 +124,25 @@ def band_counts(run) -> dict[str, int]:
 def report_html(run, diag) -> str:
     """What was read and the verdicts, as HTML (sources as links)."""
     esc = html.escape
-    op = run.op or f"unknown (candidates: {', '.join(run.op_candidates) or 'none'})"
-    parts = [f"<b>op</b> {esc(op)}{esc(f' (from the {run.op_source})' if run.op_source else '')}; "
-             f"<b>ranks</b> {run.nranks if run.nranks is not None else 'not printed'}; "
-             f"<b>GPUs</b> {esc(', '.join(run.gpus) or '-')}; <b>NCCL</b> {esc(run.nccl_version or 'not printed')}; "
-             f"<b>sizes</b> {len(run.rows)}; <b>Avg bus bandwidth</b> "
-             + (f"{run.avg_busbw_GBps:g} GB/s" if run.avg_busbw_GBps is not None else "not printed")]
+    unprinted = _("not printed")
+    op = run.op or _("unknown (candidates: {names})").format(names=", ".join(run.op_candidates) or _("none"))
+    source = _(" (from the {source})").format(source=run.op_source) if run.op_source else ""
+    parts = [_("<b>op</b> {op}{source}; <b>ranks</b> {ranks}; <b>GPUs</b> {gpus}; <b>NCCL</b> {version}; "
+               "<b>sizes</b> {sizes}; <b>Avg bus bandwidth</b> {busbw}").format(
+        op=esc(op), source=esc(source), ranks=run.nranks if run.nranks is not None else unprinted,
+        gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted), sizes=len(run.rows),
+        busbw=(number(run.avg_busbw_GBps, "g") + " GB/s" if run.avg_busbw_GBps is not None else unprinted))]
     for n in run.notes + diag.notes:
         # the notes name the CLI's flags; in the paste box the same settings are its controls
         n = (n.replace("pass --system, --gpus and --nodes", "pick the system, GPUs/node and nodes above")
               .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
-        parts.append(f"<i>note:</i> {esc(n)}")
+        parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
     items = [(f["finding"], [f]) for f in diag.findings]
-    items += [(f"{b['band']} ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): {b['verdict']}", b["causes"]) for b in diag.bands]
+    items += [(f"{b['band']} ({number(b['sizes'][0], ',')}-{number(b['sizes'][1], ',')} B): {b['verdict']}",
+               b["causes"]) for b in diag.bands]
     for text, causes in items:
-        links = "".join(f"<li>likely: {esc(c['cause'])} <a href='{esc(c['source'])}' target='_blank'>[case]</a></li>"
+        links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
+                        + f" <a href='{esc(c['source'])}' target='_blank'>" + _("[case]") + "</a></li>"
                         for c in causes)
         parts.append(f"{esc(text)}<ul>{links}</ul>" if links else esc(text))
     return "<br>".join(parts)
@@ -154,8 +162,8 @@ def diagnosis_text(diag) -> str:
     for b in diag.bands:
         lines += _wrap(f"{b['band']:>10}: {b['verdict']}", 12)
         for c in b["causes"]:
-            lines += _wrap(f"{'':>12}likely: {c['cause']}", 20)
-            lines.append(f"{'':>12}        case: {c['source']}")
+            lines += _wrap(f"{'':>12}" + _("likely: {cause}").format(cause=c["cause"]), 20)
+            lines.append(f"{'':>20}" + _("case: {url}").format(url=c["source"]))
     return "\n".join(lines)
 
 
@@ -204,24 +212,26 @@ def diagnosis_png(run, diag) -> tuple[bytes, str]:
 def _nvls_words(nvls) -> str:
     """NVLS as the log states it, in words (not a Python dict)."""
     if not isinstance(nvls, dict) or nvls.get("supported") is None:
-        return "not shown"
-    words = "supported" if nvls["supported"] else "NOT supported"
-    extra = [f"{nvls[k]} {k}" for k in ("channels", "heads") if nvls.get(k) is not None]
+        return _("not shown")
+    words = _("supported") if nvls["supported"] else _("NOT supported")
+    counts = {"channels": _("{n} channels"), "heads": _("{n} heads")}
+    extra = [counts[k].format(n=nvls[k]) for k in counts if nvls.get(k) is not None]
     return words + (f" ({', '.join(extra)})" if extra else "")
 
 
 def log_html(log) -> str:
     esc = html.escape
-    rows = [["version", log.version or "-"], ["ranks", log.nranks or "-"], ["hosts", ", ".join(log.hosts[:6]) or "-"],
-            ["net", log.net or "-"], ["GDR", {True: "on", False: "off", None: "not shown"}[log.gdr]],
-            ["transports", ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
-            ["channels", str(log.channels or "-")],
-            ["search graphs", ", ".join(f"{g['name']} {g['channels']} x {g['bw_intra_GBps']:g} GB/s"
-                                        for g in log.graphs) or "-"],
-            ["NVLS", _nvls_words(log.nvls)], ["WARN lines", str(len(log.warnings))]]
-    srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>[case]</a></li>"
-                   for p in log.problems if p.get("source"))
-    table = _table(["field", "value"], rows, align_numbers=False)  # a list of fields: all left-aligned
+    rows = [[_("version"), log.version or "-"], [_("ranks"), log.nranks or "-"],
+            [_("hosts"), ", ".join(log.hosts[:6]) or "-"], [_("net"), log.net or "-"],
+            ["GDR", {True: _("on"), False: _("off"), None: _("not shown")}[log.gdr]],
+            [_("transports"), ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
+            [_("channels"), str(log.channels or "-")],
+            [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x {number(g['bw_intra_GBps'], 'g')} GB/s"
+                                           for g in log.graphs) or "-"],
+            ["NVLS", _nvls_words(log.nvls)], [_("WARN lines"), str(len(log.warnings))]]
+    srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>" + _("[case]")
+                   + "</a></li>" for p in log.problems if p.get("source"))
+    table = _table([_("field"), _("value")], rows, align_numbers=False)  # a list of fields: all left-aligned
     return f"<p>{esc(log.to_json()['explanation'])}</p>{table}<ul>{srcs}</ul>"
 
 
@@ -240,12 +250,13 @@ def nccl_tests_box():
     from nvcourse.widgets import Dashboard
 
     first = next(iter(SAMPLES))
-    sample = W.Dropdown(options=[*SAMPLES, _PASTE], value=first, description="sample")
-    text = W.Textarea(value=box_text(first), placeholder="paste what all_reduce_perf printed",
+    sample = W.Dropdown(options=[*SAMPLES, _PASTE], value=first, description=_("sample"))
+    text = W.Textarea(value=box_text(first), placeholder=_("paste what all_reduce_perf printed"),
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
-    system = W.Dropdown(options=_systems(), value="auto", description="system")
-    gpus = W.BoundedIntText(value=0, min=0, max=72, description="GPUs/node", tooltip="0: from the device lines")
-    nodes = W.BoundedIntText(value=0, min=0, max=100000, description="nodes", tooltip="0: from the device lines")
+    system = W.Dropdown(options=_systems(), value="auto", description=_("system"))
+    from_devices = _("0: from the device lines")
+    gpus = W.BoundedIntText(value=0, min=0, max=72, description=_("GPUs/node"), tooltip=from_devices)
+    nodes = W.BoundedIntText(value=0, min=0, max=100000, description=_("nodes"), tooltip=from_devices)
 
     def on_sample(change):
         if change["new"] != _PASTE:
@@ -255,8 +266,8 @@ def nccl_tests_box():
 
     def render(sample, text, system, gpus, nodes):
         if not text.strip():
-            raise ValueError("the box is empty: paste what an nccl-tests binary such as all_reduce_perf printed "
-                             "(its result rows at least)")
+            raise ValueError(_("the box is empty: paste what an nccl-tests binary such as all_reduce_perf printed "
+                               "(its result rows at least)"))
         run = read_text(text)
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
         hint = _PASTE_HINT if sample == _PASTE else ""
@@ -274,8 +285,8 @@ def ncclog_box():
     from nvcourse.widgets import Dashboard
 
     first = next(iter(LOGS))
-    sample = W.Dropdown(options=[*LOGS, _PASTE], value=first, description="sample")
-    text = W.Textarea(value=box_text(first), placeholder="paste NCCL_DEBUG=INFO output",
+    sample = W.Dropdown(options=[*LOGS, _PASTE], value=first, description=_("sample"))
+    text = W.Textarea(value=box_text(first), placeholder=_("paste NCCL_DEBUG=INFO output"),
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
 
     def on_sample(change):
@@ -286,8 +297,8 @@ def ncclog_box():
 
     def render(sample, text):
         if not text.strip():
-            raise ValueError("the box is empty: paste the lines NCCL printed with NCCL_DEBUG=INFO "
-                             "(for example 'NCCL INFO Using network IB')")
+            raise ValueError(_("the box is empty: paste the lines NCCL printed with NCCL_DEBUG=INFO "
+                               "(for example 'NCCL INFO Using network IB')"))
         return (_PASTE_HINT if sample == _PASTE else "") + log_html(read_text(text))
 
     box = Dashboard({"sample": sample, "text": text}, render, columns=1)
@@ -305,7 +316,7 @@ def hopper_topology(nvlink: str = "nvlink4", pcie: str = "pcie5"):
 
     path = Path(str(resources.files("nvcourse").joinpath("data/topo/hgx-h20-nvswitch.txt")))
     res = read_topo(path, nvlink=nvlink, pcie=pcie)
-    fig, legend = topology_figure(res.graph, title="HGX Hopper board: GPUs, NVSwitch, PCIe tree, NICs, CPUs")
+    fig, legend = topology_figure(res.graph, title=_("HGX Hopper board: GPUs, NVSwitch, PCIe tree, NICs, CPUs"))
     return res, fig, legend
 
 
@@ -314,8 +325,8 @@ def affinity_table_html(res) -> str:
     rows = []
     for g in res.gpus:
         pix = [n for n in res.nics if res.codes.get((g, n)) == "PIX" or res.codes.get((n, g)) == "PIX"]
-        nic = ", ".join(f"{n} ({res.nic_names.get(n, '?')})" for n in pix) or "none on its switch"
+        nic = ", ".join(f"{n} ({res.nic_names.get(n, '?')})" for n in pix) or _("none on its switch")
         aff = res.affinity.get(g, {})
         rows.append([g, nic, aff.get("cpu_affinity", "-"), aff.get("numa_affinity", "-")])
-    return _table(["GPU", "NIC on the same PCIe switch", "CPU affinity", "NUMA node"], rows,
-                  "read off the `nvidia-smi topo -m` of an 8× H20 HGX board, as posted in a public SGLang issue")
+    return _table(["GPU", _("NIC on the same PCIe switch"), _("CPU affinity"), _("NUMA node")], rows,
+                  _("read off the `nvidia-smi topo -m` of an 8× H20 HGX board, as posted in a public SGLang issue"))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 
 from nvcourse._validate import choice
+from nvcourse.i18n import ngettext
+from nvcourse.i18n import translate as _
 from nvcourse.nccl.signatures import match_text
 from nvcourse.runbook import (
     LAYERS,
@@ -31,26 +33,27 @@ __all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_tabl
 
 #: One sentence per layer, shown under its summary table: what to look at first in that layer's output.
 LOOK_AT: dict[str, str] = {
-    "host": "Look for the one GPU whose clock reasons or CPU binding differ from its peers': a collective runs at "
-            "the speed of its slowest rank.",
-    "pcie": "Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or <code>CmpltRedir</code>,"
-            " and the word <code>(downgraded)</code> in <code>LnkSta</code>.",
-    "nvlink": "One command per piece: the fabric state must read <code>Completed</code>, every link a speed (never "
-              "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>.",
-    "gpu_nic": "Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
+    "host": _("Look for the one GPU whose clock reasons or CPU binding differ from its peers': a collective runs at "
+            "the speed of its slowest rank."),
+    "pcie": _("Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or "
+              "<code>CmpltRedir</code>, and the word <code>(downgraded)</code> in <code>LnkSta</code>."),
+    "nvlink": _("One command per piece: the fabric state must read <code>Completed</code>, every link a speed (never "
+              "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>."),
+    "gpu_nic": _("Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
                " uses GDR. Without it, the NIC line decides: <code>Disabled for HCA</code> is the peer-memory path, "
-               "<code>Enabled for HCA</code> a distance.",
-    "fabric": "RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
-              "link whose symbol errors rise.",
-    "nccl": "Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "
-            "to find a slow node.",
-    "cloud": "The <code>Using network</code> line names the plugin, and the plugin decides which of this chapter's "
-             "checks apply.",
+               "<code>Enabled for HCA</code> a distance."),
+    "fabric": _("RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
+              "link whose symbol errors rise."),
+    "nccl": _("Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "
+            "to find a slow node."),
+    "cloud": _("The <code>Using network</code> line names the plugin, and the plugin decides which of this "
+               "chapter's checks apply."),
 }
 
 
-def _link(url: str, text: str = "seen here") -> str:
-    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
+def _link(url: str, text: str = "") -> str:
+    """A link opening in a new tab; its text ``text``, or "seen here" in the current language."""
+    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text or _("seen here"))}</a>'
 
 
 def _details(summary: str, body: str) -> str:
@@ -71,23 +74,23 @@ def checks_html(layer: str) -> str:
     sigs = signatures(layer)
     rows = [[f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(_command(s['command']))}</code>",
              html.escape(s["broken"])] for s in sigs]
-    summary = table_html(["check", "run", "broken looks like"], rows, caption=f"Runbook: {LAYERS[layer]}",
-                         align_numbers=False)
-    which = "Both checks" if len(sigs) == 2 else f"All {len(sigs)} checks"
-    more = f"{which} in full: healthy output, what nccl-tests shows, cause, fix, source"
+    summary = table_html([_("check"), _("run"), _("broken looks like")], rows,
+                         caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
+    which = _("Both checks") if len(sigs) == 2 else _("All {n} checks").format(n=len(sigs))
+    more = _("{which} in full: healthy output, what nccl-tests shows, cause, fix, source").format(which=which)
     return f"{summary}<p>{LOOK_AT[layer]}</p>{_details(more, check_cards_html(layer))}"
 
 
 def check_cards_html(layer: str) -> str:
     """Every field of each check of one layer, as one small two-column card per check."""
-    fields = (("run", "command"), ("healthy", "healthy"), ("broken", "broken"),
-              ("what nccl-tests / the job shows", "nccl_tests"), ("cause", "cause"), ("fix", "fix"))
+    fields = ((_("run"), "command"), (_("healthy"), "healthy"), (_("broken"), "broken"),
+              (_("what nccl-tests / the job shows"), "nccl_tests"), (_("cause"), "cause"), (_("fix"), "fix"))
     cards = []
     for s in signatures(layer):
         rows = [[name, f"<code>{html.escape(s[key])}</code>" if key == "command" else html.escape(s[key])]
                 for name, key in fields]
-        rows.append(["source", _link(s["source_url"])])
-        cards.append(table_html(["field", "detail"], rows, caption=s["title"], align_numbers=False))
+        rows.append([_("source"), _link(s["source_url"])])
+        cards.append(table_html([_("field"), _("detail")], rows, caption=s["title"], align_numbers=False))
     return "<br>".join(cards)
 
 
@@ -98,40 +101,43 @@ def checks_table_html(layer: str) -> str:
         rows.append([f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(s['command'])}</code>",
                      html.escape(s["healthy"]), html.escape(s["broken"]), html.escape(s["nccl_tests"]),
                      html.escape(s["cause"]), html.escape(s["fix"]), _link(s["source_url"])])
-    return table_html(["check", "run", "healthy", "broken", "what nccl-tests / the job shows", "cause", "fix",
-                       "source"], rows, caption=f"Runbook: {LAYERS[layer]}", align_numbers=False)
+    return table_html([_("check"), _("run"), _("healthy"), _("broken"), _("what nccl-tests / the job shows"),
+                       _("cause"), _("fix"), _("source")], rows,
+                      caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
 
 
 def cloud_table_html() -> str:
     """The cloud fabrics: transport, NCCL's path, what the log says, what differs from on-premises IB/RoCE."""
     rows = [[html.escape(c["name"]), html.escape(c["transport"]), html.escape(c["nccl_path"]),
              f"<code>{html.escape(c['log_says'])}</code>", html.escape(c["differs"])] for c in raw()["cloud"].values()]
-    return table_html(["fabric", "transport", "NCCL reaches it through", "how the log shows it", "what differs"],
-                      rows, caption="Cloud fabrics", align_numbers=False)
+    return table_html([_("fabric"), _("transport"), _("NCCL reaches it through"), _("how the log shows it"),
+                       _("what differs")], rows, caption=_("Cloud fabrics"), align_numbers=False)
 
 
 def cloud_html() -> str:
     """The cloud fabrics, readable first: which plugin and which log line, one sentence, the full table collapsed."""
     rows = [[html.escape(c["name"]), html.escape(c["nccl_path"]), f"<code>{html.escape(c['log_says'])}</code>"]
             for c in raw()["cloud"].values()]
-    summary = table_html(["fabric", "NCCL reaches it through", "how the log shows it"], rows,
-                         caption="Cloud fabrics", align_numbers=False)
-    more = "Each fabric in full: its transport and what differs from on-premises InfiniBand or RoCE"
+    summary = table_html([_("fabric"), _("NCCL reaches it through"), _("how the log shows it")], rows,
+                         caption=_("Cloud fabrics"), align_numbers=False)
+    more = _("Each fabric in full: its transport and what differs from on-premises InfiniBand or RoCE")
     return f"{summary}<p>{LOOK_AT['cloud']}</p>{_details(more, cloud_table_html())}"
 
 
 def ib_tc_text() -> str:
     """The worked ``NCCL_IB_TC`` example from the data: the byte a DSCP needs, and what the DSCP alone would send."""
     q = roce_qos_example()
-    return (f"DSCP {q['dscp']} (priority {q['priority']}), ECN bits {q['ecn']:02b}: NCCL_IB_TC = {q['dscp']} x 4 + "
-            f"{q['ecn']} = {q['ib_tc']}. Setting NCCL_IB_TC={q['dscp']} instead sends DSCP {q['wrong_dscp']} "
-            f"(ECN bits {q['wrong_ecn']:02b}): another class, usually a lossy one.")
+    return _("DSCP {dscp} (priority {priority}), ECN bits {ecn_bits}: NCCL_IB_TC = {dscp} x 4 + {ecn} = {tc}. "
+             "Setting NCCL_IB_TC={dscp} instead sends DSCP {wrong_dscp} (ECN bits {wrong_bits}): another class, "
+             "usually a lossy one.").format(dscp=q["dscp"], priority=q["priority"], ecn_bits=f"{q['ecn']:02b}",
+                                            ecn=q["ecn"], tc=q["ib_tc"], wrong_dscp=q["wrong_dscp"],
+                                            wrong_bits=f"{q['wrong_ecn']:02b}")
 
 
 def drill_story_html() -> str:
     """The drill's symptom, as the on-call engineer hears it."""
     d = drill_data()
-    return f"<p><b>The page:</b> {html.escape(d['story'])}</p>"
+    return "<p>" + _("<b>The page:</b> {story}").format(story=html.escape(d["story"])) + "</p>"
 
 
 def drill_signatures(step: str) -> list[str]:
@@ -148,10 +154,11 @@ def drill_step_html(step: str) -> str:
     choice("step", step, list(steps))
     s = steps[step]
     titles = [raw()["signatures"][f]["title"] for f in drill_signatures(step)]
-    reader = ("signature: " + "; ".join(html.escape(t) for t in titles)) if titles else "no failure signature"
+    reader = (_("signature: {titles}").format(titles="; ".join(html.escape(t) for t in titles)) if titles
+              else _("no failure signature"))
     return (f"<p><code>$ {html.escape(s['command'])}</code></p>"
             f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
-            f"<p><i>nvcourse ncclog on this output: {reader}</i></p>")
+            + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>")
 
 
 def drill_box():
@@ -161,7 +168,7 @@ def drill_box():
     from nvcourse.widgets import Dashboard
 
     steps = list(drill_data()["steps"])
-    pick = W.Dropdown(options=steps, value=steps[0], description="run")
+    pick = W.Dropdown(options=steps, value=steps[0], description=_("run"))
 
     def render(step):
         return drill_story_html() + drill_step_html(step)
@@ -173,5 +180,6 @@ def sources_html() -> str:
     """Every source the runbook cites, once, with its link."""
     srcs = raw()["sources"]
     rows = [[html.escape(k), _link(v["url"], v["title"])] for k, v in srcs.items()]
-    table = table_html(["key", "source"], rows, caption="Sources", align_numbers=False)
-    return _details(f"The {len(srcs)} sources, each with its link", table)
+    table = table_html([_("key"), _("source")], rows, caption=_("Sources"), align_numbers=False)
+    return _details(ngettext("The {n} source, with its link", "The {n} sources, each with its link",
+                             len(srcs)).format(n=len(srcs)), table)

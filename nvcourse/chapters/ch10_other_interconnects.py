@@ -13,6 +13,8 @@ import numpy as np
 
 from nvcourse import _data, catalog
 from nvcourse._validate import integer
+from nvcourse.i18n import language, number
+from nvcourse.i18n import translate as _
 from nvcourse.tables import table_html
 
 __all__ = ["raw", "pair_bandwidth_rows", "contrast_table_html", "to_bf16", "ring_vs_fp32_error", "order_changes_bits",
@@ -31,9 +33,9 @@ def pair_bandwidth_rows() -> list[dict]:
     link = m["link_GBps_bidir"] / 2
     h100 = catalog.get_system("dgx-h100")
     nv = h100.scaleup_GBps_dir
-    return [{"system": "8 x MI300X (Infinity Fabric full mesh)", "one_peer_GBps": link,
+    return [{"system": _("8 x MI300X (Infinity Fabric full mesh)"), "one_peer_GBps": link,
              "all_peers_GBps": link * m["links_per_gpu"]},
-            {"system": "8 x H100 (NVSwitch)", "one_peer_GBps": nv, "all_peers_GBps": nv}]
+            {"system": _("8 x H100 (NVSwitch)"), "one_peer_GBps": nv, "all_peers_GBps": nv}]
 
 
 def contrast_table_html() -> str:
@@ -41,20 +43,25 @@ def contrast_table_html() -> str:
     d = raw()
     m, u, t, g, r = d["mi300x"], d["ualink"], d["tpu_v4"], d["gb300"], d["rubin"]
     rows = [
-        ["AMD Instinct MI300X", f"{m['gpus']} GPUs, each with {m['links_per_gpu']} Infinity Fabric (xGMI) links, one "
-         "to every peer: a full mesh, no switch", f"{m['library']}: NCCL's API; algorithms that use all links at once"],
-        ["UALink 1.0", f"open load/store scale-up link, {u['lane_Gbps']}G per lane, switches for up to "
-         f"{u['max_accelerators']:,} accelerators per pod", "a specification; products to come"],
-        ["Google TPU v4", f"{t['chips']:,} chips, {t['ici_links_per_chip']} ICI links each, {t['topology']}",
-         "XLA collectives along the torus dimensions; no packet switch, no NCCL"],
-        ["NVIDIA GB300 NVL72", f"NVL72 NVLink domain; one ConnectX-8 ({g['nic_Gbps_per_gpu']} Gb/s) per GPU",
-         "NCCL; twice GB200's NIC rate per GPU"],
-        [f"NVIDIA {r['name']} / Rubin Ultra", f"rack-scale NVLink domains (2026, 2027); announced at GTC 2025 as "
-         f"{r['announced_as']} and {r['ultra_announced_as']}, counting GPU dies, a naming NVIDIA dropped for "
-         f"{r['name']}", "roadmap, not modelled here"],
+        ["AMD Instinct MI300X", _("{gpus} GPUs, each with {links} Infinity Fabric (xGMI) links, one to every peer: "
+                                  "a full mesh, no switch").format(gpus=m["gpus"], links=m["links_per_gpu"]),
+         _("{library}: NCCL's API; algorithms that use all links at once").format(library=m["library"])],
+        ["UALink 1.0", _("open load/store scale-up link, {lane}G per lane, switches for up to {most} accelerators "
+                         "per pod").format(lane=u["lane_Gbps"], most=number(u["max_accelerators"], ",")),
+         _("a specification; products to come")],
+        ["Google TPU v4", _("{chips} chips, {links} ICI links each, {topology}").format(
+            chips=number(t["chips"], ","), links=t["ici_links_per_chip"], topology=t["topology"]),
+         _("XLA collectives along the torus dimensions; no packet switch, no NCCL")],
+        ["NVIDIA GB300 NVL72", _("NVL72 NVLink domain; one ConnectX-8 ({rate} Gb/s) per GPU").format(
+            rate=g["nic_Gbps_per_gpu"]), _("NCCL; twice GB200's NIC rate per GPU")],
+        [f"NVIDIA {r['name']} / Rubin Ultra", _("rack-scale NVLink domains (2026, 2027); announced at GTC 2025 as "
+                                                "{first} and {ultra}, counting GPU dies, a naming NVIDIA dropped for "
+                                                "{name}").format(first=r["announced_as"],
+                                                                 ultra=r["ultra_announced_as"], name=r["name"]),
+         _("roadmap, not modelled here")],
     ]
-    return table_html(["system", "scale-up fabric", "collectives"], [[html.escape(c) for c in r] for r in rows],
-                      align_numbers=False)
+    return table_html([_("system"), _("scale-up fabric"), _("collectives")],
+                      [[html.escape(c) for c in r] for r in rows], align_numbers=False)
 
 
 def to_bf16(x: np.ndarray) -> np.ndarray:
@@ -103,17 +110,22 @@ def numerics_box():
 
     from nvcourse.widgets import Dashboard
 
-    ranks = w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 72, 128], value=8, description="ranks",
+    ranks = w.SelectionSlider(options=[2, 4, 8, 16, 32, 64, 72, 128], value=8, description=_("ranks"),
                               continuous_update=False)
 
     def render(ranks):
         e = ring_vs_fp32_error(ranks)
         ratio = e["ring_bf16"] / e["fp32_accumulate"]
         # two ranks make one addition, rounded once either way: "1.0x less" would read as a difference
-        than_ring = f"{ratio:.1f}x less" if round(ratio, 1) > 1.0 else "the same: one addition, rounded once either way"
-        return (f"<p>{ranks} ranks, BF16 all-reduce: ring (rounded at every hop) error {e['ring_bf16']:.2e} of the "
-                f"sum; FP32 accumulation {e['fp32_accumulate']:.2e} ({than_ring}); "
-                f"{order_changes_bits(ranks):.0%} of results change when the ring starts elsewhere.</p>")
+        than_ring = (_("{ratio}x less").format(ratio=number(ratio, ".1f")) if round(ratio, 1) > 1.0
+                     else _("the same: one addition, rounded once either way"))
+        changed = order_changes_bits(ranks)
+        share = f"{changed:.0%}" if language() != "fr" else number(100 * changed, ".0f") + "\u00a0%"
+        return "<p>" + _("{ranks} ranks, BF16 all-reduce: ring (rounded at every hop) error {ring} of the sum; FP32 "
+                         "accumulation {fp32} ({than_ring}); {share} of results change when the ring starts "
+                         "elsewhere.").format(ranks=ranks, ring=f"{e['ring_bf16']:.2e}",
+                                              fp32=f"{e['fp32_accumulate']:.2e}", than_ring=than_ring,
+                                              share=share) + "</p>"
 
     return Dashboard({"ranks": ranks}, render, columns=1)
 

@@ -12,6 +12,7 @@ import re
 from itertools import combinations
 
 from .. import catalog
+from ..i18n import translate as _
 from ..nccl.diagnose import cases
 from ..nccl.ncclog import read_text as read_log
 from ..nccl.nccltests import read_text as read_run
@@ -56,33 +57,34 @@ _A100 = "a100_2nodes_16ranks_oke.txt"
 
 register(Question(
     "06b.quote_busbw",
-    "2 nodes x 8 A100 (a100_2nodes_16ranks_oke.txt): which busbw in GB/s describes what this fabric delivers "
-    "to large all-reduces?",
+    _("2 nodes x 8 A100 (a100_2nodes_16ranks_oke.txt): which busbw in GB/s describes what this fabric delivers "
+      "to large all-reduces?"),
     lambda: _run(_A100).rows[-1]["oop_busbw_GBps"], unit="GB/s", rtol=0.01,
     variants=lambda: {
-        "That is `# Avg bus bandwidth`: the mean over every size, latency-bound ones (busbw ~0) included. "
-        "Quote the large-size rows.": _run(_A100).avg_busbw_GBps,
-        "That is algbw (S / time). busbw = algbw x 2(n-1)/n for all-reduce.": _run(_A100).rows[-1]["oop_algbw_GBps"],
-        "That is the smallest size's figure; the last rows are the bandwidth-bound ones.": _run(_A100).rows[0][
-            "oop_busbw_GBps"],
+        _("That is `# Avg bus bandwidth`: the mean over every size, latency-bound ones (busbw ~0) included. "
+          "Quote the large-size rows."): _run(_A100).avg_busbw_GBps,
+        _("That is algbw (S / time). busbw = algbw x 2(n-1)/n for all-reduce."):
+            _run(_A100).rows[-1]["oop_algbw_GBps"],
+        _("That is the smallest size's figure; the last rows are the bandwidth-bound ones."):
+            _run(_A100).rows[0]["oop_busbw_GBps"],
     },
-    hint="Read the busbw column of the largest sizes, not the footer.",
-    explain="Large sizes are bandwidth-bound: their busbw is the figure to compare with links. The footer "
-            "averages all sizes and is dominated by the small, latency-bound ones.",
+    hint=_("Read the busbw column of the largest sizes, not the footer."),
+    explain=_("Large sizes are bandwidth-bound: their busbw is the figure to compare with links. The footer "
+              "averages all sizes and is dominated by the small, latency-bound ones."),
 ))
 
 register(Question(
     "06b.which_op",
-    "sendrecv_a40_2nodes_truncated.txt never names its test. Which one ran?",
+    _("sendrecv_a40_2nodes_truncated.txt never names its test. Which one ran?"),
     lambda: "c",
     choices={"a": "all_reduce_perf", "b": "broadcast_perf", "c": "sendrecv_perf", "d": "all_gather_perf"},
     wrong_choice={
-        "a": "With 2 ranks all-reduce's factor 2(n-1)/n is also 1, so busbw = algbw fits; but nccl-tests checks "
-             "in-place all-reduce, and here every in-place #wrong is N/A.",
-        "b": "broadcast prints its root (0 by default); here root is -1.",
-        "d": "all_gather prints redop 'none' and busbw = algbw x (n-1)/n = half of algbw on 2 ranks.",
+        "a": _("With 2 ranks all-reduce's factor 2(n-1)/n is also 1, so busbw = algbw fits; but nccl-tests checks "
+               "in-place all-reduce, and here every in-place #wrong is N/A."),
+        "b": _("broadcast prints its root (0 by default); here root is -1."),
+        "d": _("all_gather prints redop 'none' and busbw = algbw x (n-1)/n = half of algbw on 2 ranks."),
     },
-    explain="busbw = algbw (factor 1), redop sum, root -1 and in-place not checked (N/A): sendrecv.",
+    explain=_("busbw = algbw (factor 1), redop sum, root -1 and in-place not checked (N/A): sendrecv."),
 ))
 
 
@@ -92,32 +94,36 @@ def _top() -> float:
 
 register(Question(
     "06b.beats_nic",
-    "2 nodes x 8 A100 (a100_2nodes_16ranks_oke.txt) on nodes with a DGX A100's NICs (catalog dgx-a100: 8 x HDR "
-    "200 Gb/s). The largest size's busbw is how many times what all 8 NICs of a node carry (line rate x efficiency)?",
+    _("2 nodes x 8 A100 (a100_2nodes_16ranks_oke.txt) on nodes with a DGX A100's NICs (catalog dgx-a100: 8 x HDR "
+      "200 Gb/s). The largest size's busbw is how many times what all 8 NICs of a node carry (line rate x "
+      "efficiency)?"),
     lambda: _top() / _nic_GBps("dgx-a100")[0], rtol=0.02,
     variants=lambda: {
-        "You divided by the line rate; use the achievable rate (line x efficiency from the catalog).":
+        _("You divided by the line rate; use the achievable rate (line x efficiency from the catalog)."):
             _top() / _nic_GBps("dgx-a100")[1],
-        "You compared with one NIC; across nodes a ring's busbw can reach all the node's NICs together.":
+        _("You compared with one NIC; across nodes a ring's busbw can reach all the node's NICs together."):
             _top() / _nic_GBps("dgx-a100")[2],
-        "Those are Gb/s: divide by 8 for GB/s.": _top() / (8 * 200),
-        "That is the inverse: NIC rate / busbw.": _nic_GBps("dgx-a100")[0] / _top(),
+        _("Those are Gb/s: divide by 8 for GB/s."): _top() / (8 * 200),
+        _("That is the inverse: NIC rate / busbw."): _nic_GBps("dgx-a100")[0] / _top(),
     },
-    hint="Node NIC rate = 8 x catalog.get_link('ib-hdr').line_GBps_dir x efficiency.",
+    hint=_("Node NIC rate = 8 x catalog.get_link('ib-hdr').line_GBps_dir x efficiency."),
 ))
 
 register(Question(
     "06b.beats_nic_cause",
-    "Why can busbw exceed the NICs' rate on this 2-node run?",
+    _("Why can busbw exceed the NICs' rate on this 2-node run?"),
     lambda: "b",
-    choices={"a": "a measurement error: busbw can never exceed a link", "b": "NCCL's tree on 2 nodes sends about S "
-             "per node across the network instead of the ring's 2S(n-1)/n", "c": "NVLS reduces data inside the "
-             "NICs", "d": "NCCL compresses the data"},
-    wrong_choice={"a": "busbw is normalised with the ring's factor; an algorithm that moves fewer bytes over the "
-                       "network than the ring can show busbw above the link.",
-                  "c": "NVLS reduces in the NVSwitch, inside a node; it does not shrink inter-node traffic by itself.",
-                  "d": "NCCL does not compress."},
-    explain=lambda: f"Cited case: {cases()['tree_beats_nic']['source']} (NCCL_ALGO=Ring measures the network).",
+    choices={"a": _("a measurement error: busbw can never exceed a link"),
+             "b": _("NCCL's tree on 2 nodes sends about S per node across the network instead of the ring's "
+                    "2S(n-1)/n"),
+             "c": _("NVLS reduces data inside the NICs"), "d": _("NCCL compresses the data")},
+    wrong_choice={"a": _("busbw is normalised with the ring's factor; an algorithm that moves fewer bytes over the "
+                         "network than the ring can show busbw above the link."),
+                  "c": _("NVLS reduces in the NVSwitch, inside a node; it does not shrink inter-node traffic by "
+                         "itself."),
+                  "d": _("NCCL does not compress.")},
+    explain=lambda: _("Cited case: {url} (NCCL_ALGO=Ring measures the network).").format(
+        url=cases()["tree_beats_nic"]["source"]),
 ))
 
 
@@ -136,18 +142,19 @@ def _try(fn, arg):
         raise
     except Exception as exc:  # call_learner wraps what the learner's code raised (its .exc)
         inner = getattr(exc, "exc", exc)
-        return None, f"raised {type(inner).__name__}: {inner}"
+        return None, _("raised {error}: {message}").format(error=type(inner).__name__, message=inner)
 
 
 def _gdr_hint(name: str, got, want) -> str:
     if name.startswith("socket_lo") and got is True:
-        return "'GPU Direct RDMA Disabled' contains 'GPU Direct RDMA': read the whole line, it says Disabled."
+        return _("'GPU Direct RDMA Disabled' contains 'GPU Direct RDMA': read the whole line, it says Disabled.")
     if want is None and got is False:
-        return "A log with no network connection lines says nothing about GDR: return None, not False."
+        return _("A log with no network connection lines says nothing about GDR: return None, not False.")
     if want is False and got is None:
-        return "Network channel lines ('via NET/...') without '/GDRDMA' are evidence that GDR is off: return False."
+        return _("Network channel lines ('via NET/...') without '/GDRDMA' are evidence that GDR is off: return "
+                 "False.")
     if want is True and got is not True:
-        return "Look for 'via NET/<net>/<dev>/GDRDMA' in the channel lines."
+        return _("Look for 'via NET/<net>/<dev>/GDRDMA' in the channel lines.")
     return ""
 
 
@@ -168,11 +175,12 @@ def _nvls(log) -> str:
 
 def _nvls_hint(name: str, got, want) -> str:
     if want == "off" and got == "on":
-        return "NCCL_ALGO lists NVLS, but what NCCL did is in 'NVLS multicast support is ...' and '... nvls channels'."
+        return _("NCCL_ALGO lists NVLS, but what NCCL did is in 'NVLS multicast support is ...' and '... nvls "
+                 "channels'.")
     if want == "unknown" and got == "off":
-        return "Absence of NVLS lines is not evidence (a grep-filtered or 2.7-era log): return 'unknown'."
+        return _("Absence of NVLS lines is not evidence (a grep-filtered or 2.7-era log): return 'unknown'.")
     if want == "on" and got != "on":
-        return "'NVLS multicast support is available' (and NVLS Head lines) mean NVLS is on."
+        return _("'NVLS multicast support is available' (and NVLS Head lines) mean NVLS is on.")
     return ""
 
 
@@ -189,21 +197,23 @@ def _check_logs(name, fn, files, truth, hint_for, allowed) -> Result:
         want = truth(read_log(sample(f)))
         got, err = _try(fn, sample(f))
         if err:
-            wrong.append(f"{f}: your code {err}")
+            wrong.append(_("{file}: your code {error}").format(file=f, error=err))
             continue
         if not any(got is a or (isinstance(a, str) and got == a) for a in allowed):
-            wrong.append(f"{f}: returned {fmt(got)}; allowed: {', '.join(map(repr, allowed))}")
+            wrong.append(_("{file}: returned {got}; allowed: {allowed}").format(
+                file=f, got=fmt(got), allowed=", ".join(map(repr, allowed))))
             continue
         if got is want or (isinstance(want, str) and got == want):
             right.append(f"{f}: {want!r}")
         else:
-            wrong.append(f"{f}: returned {got!r}, the log shows {want!r}")
+            wrong.append(_("{file}: returned {got}, the log shows {want}").format(file=f, got=repr(got),
+                                                                                 want=repr(want)))
             hints.append(hint_for(f, got, want))
     if not wrong:
-        return Result(name, PASS, f"right on all {len(files)} real logs.", right=right)
-    hint = next((h for h in hints if h), "Compare your answer with the lines of that log.")
-    return Result(name, FAIL, f"wrong on {len(wrong)} of {len(files)} real logs.", right=right, wrong=wrong,
-                  hint=hint)
+        return Result(name, PASS, _("right on all {n} real logs.").format(n=len(files)), right=right)
+    hint = next((h for h in hints if h), _("Compare your answer with the lines of that log."))
+    return Result(name, FAIL, _("wrong on {bad} of {n} real logs.").format(bad=len(wrong), n=len(files)),
+                  right=right, wrong=wrong, hint=hint)
 
 
 # ---------------------------------------------------------------- find the slow node
@@ -231,19 +241,22 @@ def slow_node(fn) -> Result:
         table = pair_table(slow, n, seed)
         got, err = _try(fn, dict(table))
         if err:
-            wrong.append(f"{n} nodes: your code {err}")
+            wrong.append(_("{n} nodes: your code {error}").format(n=n, error=err))
             continue
         if isinstance(got, (tuple, list)):
-            wrong.append(f"{n} nodes: returned {got!r}, a pair")
-            hint = "A pair is not a node: the slow node is the one that belongs to every slow pair."
+            wrong.append(_("{n} nodes: returned {got}, a pair").format(n=n, got=repr(got)))
+            hint = _("A pair is not a node: the slow node is the one that belongs to every slow pair.")
         elif got == slow:
-            right.append(f"{n} nodes: {slow}")
+            right.append(_("{n} nodes: {slow}").format(n=n, slow=slow))
         else:
             worst = min(table, key=table.get)
-            wrong.append(f"{n} nodes: returned {got!r}, the slow node is {slow!r}")
+            wrong.append(_("{n} nodes: returned {got}, the slow node is {slow}").format(n=n, got=repr(got),
+                                                                                       slow=repr(slow)))
             if got in worst:
-                hint = (f"{got!r} is in the slowest pair {worst}, but its other pairs are fast: look for the node "
-                        "whose pairs are all slow (e.g. the lowest mean busbw over its pairs).")
+                hint = _("{got} is in the slowest pair {pair}, but its other pairs are fast: look for the node "
+                         "whose pairs are all slow (e.g. the lowest mean busbw over its pairs).").format(
+                    got=repr(got), pair=worst)
     status = PASS if not wrong else FAIL
-    summary = "found the slow node every time." if not wrong else f"wrong on {len(wrong)} of 4 tables."
+    summary = (_("found the slow node every time.") if not wrong
+               else _("wrong on {bad} of 4 tables.").format(bad=len(wrong)))
     return Result("slow_node", status, summary, right=right, wrong=wrong, hint=hint)

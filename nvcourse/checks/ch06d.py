@@ -8,6 +8,7 @@ Use in a notebook as ``from nvcourse.checks import ch06d as check``.
 
 from __future__ import annotations
 
+from ..i18n import translate as _
 from ..runbook import drill_verdict, link_fraction, raw
 from ._core import (
     FAIL,
@@ -44,7 +45,7 @@ def _try(fn, *args):
         raise
     except Exception as exc:  # call_learner wraps what the learner's code raised (its .exc)
         inner = getattr(exc, "exc", exc)
-        return None, f"raised {type(inner).__name__}: {inner}"
+        return None, _("raised {error}: {message}").format(error=type(inner).__name__, message=inner)
 
 
 @safe_checker
@@ -56,23 +57,25 @@ def acs_redirects(fn) -> Result:
         got, err = _try(fn, line)
         shown = line.strip().replace("\t", " ")
         if err or not isinstance(got, bool):
-            wrong.append(f"{shown}: your code {err or f'returned {fmt(got)}, not True or False'}")
+            error = err or _("returned {got}, not True or False").format(got=fmt(got))
+            wrong.append(_("{line}: your code {error}").format(line=shown, error=error))
             continue
         if got == want:
             right.append(f"{shown}: {want}")
             continue
-        wrong.append(f"{shown}: returned {got}, expected {want}")
+        wrong.append(_("{line}: returned {got}, expected {want}").format(line=shown, got=got, want=want))
         if got and not want and "SrcValid+" in line:
-            hint = hint or ("SrcValid+ only checks who sent a request; it is ReqRedir+ and CmpltRedir+ that send "
-                    "peer-to-peer requests and completions up to the root complex.")
+            hint = hint or _("SrcValid+ only checks who sent a request; it is ReqRedir+ and CmpltRedir+ that send "
+                             "peer-to-peer requests and completions up to the root complex.")
         elif not got and want and "ReqRedir-" in line:
-            hint = hint or "Completions redirected (CmpltRedir+) break P2P too: look at both redirect bits."
+            hint = hint or _("Completions redirected (CmpltRedir+) break P2P too: look at both redirect bits.")
     if not wrong:
-        return Result("acs_redirects", PASS, f"right on all {len(_ACS)} real ACSCtl lines.", right=right,
-                      notes=["Fix: turn ACS off on the bridges between GPUs and NICs (BIOS or setpci at every "
-                             "boot); in a VM that needs ACS, enable ATS instead."])
-    return Result("acs_redirects", FAIL, f"wrong on {len(wrong)} of {len(_ACS)} lines.", right=right, wrong=wrong,
-                  hint=hint or "Look for '+' after ReqRedir or CmpltRedir.")
+        return Result("acs_redirects", PASS, _("right on all {n} real ACSCtl lines.").format(n=len(_ACS)),
+                      right=right,
+                      notes=[_("Fix: turn ACS off on the bridges between GPUs and NICs (BIOS or setpci at every "
+                               "boot); in a VM that needs ACS, enable ATS instead.")])
+    return Result("acs_redirects", FAIL, _("wrong on {bad} of {n} lines.").format(bad=len(wrong), n=len(_ACS)),
+                  right=right, wrong=wrong, hint=hint or _("Look for '+' after ReqRedir or CmpltRedir."))
 
 
 @safe_checker
@@ -81,18 +84,18 @@ def lane_fraction(fn) -> Result:
     combos = [(16.0, 16, 2.5, 16), (5.0, 16, 5.0, 1), (16.0, 16, 16.0, 8), (32.0, 16, 16.0, 16),
               (32.0, 16, 8.0, 4), (8.0, 16, 5.0, 16), (32.0, 16, 2.5, 8)]
     cases = [Case(c, link_fraction(*c), {
-        "You compared transfer rates only: below 8 GT/s each byte costs 10 bits on the wire (8b/10b), from 8 GT/s "
-        "130 bits per 128 (128b/130b).": (c[2] * c[3]) / (c[0] * c[1]),
-        "That is the inverse: the capable link over the trained one.": 1 / link_fraction(*c),
-        "You left out the lanes: bandwidth scales with the width as well as the speed.":
+        _("You compared transfer rates only: below 8 GT/s each byte costs 10 bits on the wire (8b/10b), from "
+          "8 GT/s 130 bits per 128 (128b/130b)."): (c[2] * c[3]) / (c[0] * c[1]),
+        _("That is the inverse: the capable link over the trained one."): 1 / link_fraction(*c),
+        _("You left out the lanes: bandwidth scales with the width as well as the speed."):
             link_fraction(c[0], c[1], c[2], c[1]) if c[1] != c[3] else None,
     }) for c in combos]
     return check_function("lane_fraction", fn, ["cap_GTps", "cap_width", "sta_GTps", "sta_width"], cases,
                           what="a fraction", rtol=1e-3,
-                          hint="GB/s per direction = lanes × GT/s × encoding / 8 (8/10 up to 5 GT/s, 128/130 from "
-                               "8 GT/s); divide the trained link's by the capable link's.",
-                          success="The riser in the cited case kept about an eighth of its link: a GPU there feeds "
-                                  "a ring at a fraction of its peers' rate, and the whole ring waits for it.")
+                          hint=_("GB/s per direction = lanes × GT/s × encoding / 8 (8/10 up to 5 GT/s, 128/130 "
+                                 "from 8 GT/s); divide the trained link's by the capable link's."),
+                          success=_("The riser in the cited case kept about an eighth of its link: a GPU there "
+                                    "feeds a ring at a fraction of its peers' rate, and the whole ring waits for it."))
 
 
 # GID tables as (index, gid, version): the first from NVIDIA/nccl#769 (ibv_devinfo), the second from
@@ -113,27 +116,28 @@ def gid_index(fn) -> Result:
     right, wrong, hint = [], [], ""
     for rows, want in zip(_GIDS, _GID_ANSWERS, strict=True):
         got, err = _try(fn, list(rows))
-        label = f"table with indices {rows[0][0]}-{rows[-1][0]}"
+        label = _("table with indices {first}-{last}").format(first=rows[0][0], last=rows[-1][0])
         if err:
-            wrong.append(f"{label}: your code {err}")
+            wrong.append(_("{label}: your code {error}").format(label=label, error=err))
             continue
         if got == want:
             right.append(f"{label}: {want}")
             continue
-        wrong.append(f"{label}: returned {fmt(got)}, expected {want}")
+        wrong.append(_("{label}: returned {got}, expected {want}").format(label=label, got=fmt(got), want=want))
         picked = {r[0]: r for r in rows}.get(got)
         if picked and picked[1].startswith("fe80"):
-            hint = "fe80:... is a link-local address: it is not routed between switches (NVIDIA/nccl#769)."
+            hint = _("fe80:... is a link-local address: it is not routed between switches (NVIDIA/nccl#769).")
         elif picked and picked[2] != "v2":
-            hint = "That entry is RoCE v1 (layer 2 only); a routed fabric needs RoCE v2 (UDP/IP)."
+            hint = _("That entry is RoCE v1 (layer 2 only); a routed fabric needs RoCE v2 (UDP/IP).")
     if not wrong:
-        return Result("gid_index", PASS, "right on both real GID tables.", right=right,
-                      notes=["NCCL 2.21 and later pick this entry themselves when NCCL_IB_GID_INDEX is unset "
-                             "(NCCL_IB_ADDR_FAMILY=AF_INET6 for IPv6); on an older NCCL set the same index on every "
-                             "node, and test it with ib_write_bw -x <index> before NCCL."])
-    return Result("gid_index", FAIL, f"wrong on {len(wrong)} of {len(_GIDS)} tables.", right=right, wrong=wrong,
-                  hint=hint or "Pick the RoCE v2 entry whose GID holds the IPv4 address (::ffff:a.b.c.d or "
-                               "0000:...:ffff:xxxx:xxxx).")
+        return Result("gid_index", PASS, _("right on both real GID tables."), right=right,
+                      notes=[_("NCCL 2.21 and later pick this entry themselves when NCCL_IB_GID_INDEX is unset "
+                               "(NCCL_IB_ADDR_FAMILY=AF_INET6 for IPv6); on an older NCCL set the same index on "
+                               "every node, and test it with ib_write_bw -x <index> before NCCL.")])
+    return Result("gid_index", FAIL, _("wrong on {bad} of {n} tables.").format(bad=len(wrong), n=len(_GIDS)),
+                  right=right, wrong=wrong,
+                  hint=hint or _("Pick the RoCE v2 entry whose GID holds the IPv4 address (::ffff:a.b.c.d or "
+                                 "0000:...:ffff:xxxx:xxxx)."))
 
 
 @safe_checker
@@ -145,19 +149,20 @@ def drill(cause, steps=None) -> Result:
         if isinstance(value, Result):  # the stub (not done) or an exception
             return value
         if not (isinstance(value, (tuple, list)) and len(value) == 2):
-            raise CheckError(f"your answer is {value!r}; it must be (cause, steps).")
+            raise CheckError(_("your answer is {value}; it must be (cause, steps).").format(value=repr(value)))
         cause, steps = value
     sigs = raw()["signatures"]
     if cause is None or steps is None:
-        raise CheckError("set `cause` to a signature id and `steps` to the list of steps you ran.", status=TODO)
+        raise CheckError(_("set `cause` to a signature id and `steps` to the list of steps you ran."), status=TODO)
     if cause not in sigs:
-        return Result("drill", FAIL, f"{cause!r} is not a signature id of the runbook.",
-                      hint=f"Use one of: {', '.join(sigs)}.")
+        return Result("drill", FAIL, _("{cause} is not a signature id of the runbook.").format(cause=repr(cause)),
+                      hint=_("Use one of: {ids}.").format(ids=", ".join(sigs)))
     if not isinstance(steps, (list, tuple)) or not all(s in raw()["drill"]["steps"] for s in steps):
-        return Result("drill", FAIL, "`steps` must be a list of step names from the drill's dropdown.",
-                      hint=f"Step names: {', '.join(raw()['drill']['steps'])}.")
+        return Result("drill", FAIL, _("`steps` must be a list of step names from the drill's dropdown."),
+                      hint=_("Step names: {names}.").format(names=", ".join(raw()["drill"]["steps"])))
     ok, words = drill_verdict(cause, list(steps))
     if ok:
         return Result("drill", PASS, words, notes=[raw()["drill"]["why"]])
-    return Result("drill", FAIL, words, hint="Which step's output names a layer without needing another? Read "
-                  "the NCCL log's 'GPU Direct RDMA' line to the end: does it give a distance?")
+    return Result("drill", FAIL, words, hint=_("Which step's output names a layer without needing another? Read "
+                                               "the NCCL log's 'GPU Direct RDMA' line to the end: does it give a "
+                                               "distance?"))
