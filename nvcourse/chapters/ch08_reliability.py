@@ -17,6 +17,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .. import catalog
 from .. import reliability as rel
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ..observability import counters
 from ..plots import new_figure
 from ..tables import table_html
@@ -42,6 +44,13 @@ DEGRADED_LINK_PROBABILITIES = ((1e-4, "#009E73"), (1e-3, "#0072B2"), (1e-2, "#D5
 ALERT_COLOURS = {"ok": "#009E73", "warn": "#E69F00", "critical": "#D55E00"}
 
 
+def _pct(fraction: float, spec: str = ".0") -> str:
+    """``0.75`` as ``75%`` (English, as Python writes it) or ``75 %`` (French); ``spec`` the decimals (``.1``)."""
+    if language() != "fr":
+        return format(fraction, spec + "%")
+    return number(100 * fraction, spec + "f") + "\u00a0%"
+
+
 def mtbf_figure(sizes=JOB_SIZES, labelled=(1024, 16384, 131072)) -> tuple[Figure, str]:
     """Mean time between interruptions (hours, log) against GPUs in the job (log₂), at the Llama 3 failure rate;
     the ``labelled`` counts carry their value. Returns the figure and one line: minutes between interruptions at
@@ -52,17 +61,18 @@ def mtbf_figure(sizes=JOB_SIZES, labelled=(1024, 16384, 131072)) -> tuple[Figure
     ax.margins(x=0.1)  # room right of the last point for its label (to its upper left it covered the 65,536 marker)
     for n in labelled:
         ax.annotate(
-            f"{rel.cluster_mtbf_hours(n):.2g} h",
+            localize_numbers(f"{rel.cluster_mtbf_hours(n):.2g} h"),
             (n, rel.cluster_mtbf_hours(n)),
             textcoords="offset points",
             xytext=(5, 5),
         )
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("GPUs in the job")
-    ax.set_ylabel("mean time between interruptions (h)")
-    ax.set_title("At the Llama 3 failure rate")
+    ax.set_xlabel(_("GPUs in the job"))
+    ax.set_ylabel(_("mean time between interruptions (h)"))
+    ax.set_title(_("At the Llama 3 failure rate"))
     n = max(labelled)
-    return fig, f"{n:,} GPUs: one interruption every {rel.cluster_mtbf_hours(n) * 60:.0f} min"
+    return fig, _("{gpus} GPUs: one interruption every {minutes} min").format(
+        gpus=number(n, ","), minutes=number(rel.cluster_mtbf_hours(n) * 60, ".0f"))
 
 
 def goodput_by_size_figure(sizes=JOB_SIZES, scenarios=RECOVERY_SCENARIOS) -> Figure:
@@ -74,11 +84,12 @@ def goodput_by_size_figure(sizes=JOB_SIZES, scenarios=RECOVERY_SCENARIOS) -> Fig
             rel.best_goodput(checkpoint_s=delta, restart_s=restart, mtbf_s=rel.cluster_mtbf_hours(int(n)) * 3600)[1]
             for n in sizes
         ]
-        ax.plot(sizes, g, marker="o", color=colour, label=f"checkpoint {delta} s, restart {restart // 60} min")
+        ax.plot(sizes, g, marker="o", color=colour, label=_("checkpoint {delta} s, restart {restart} min").format(
+            delta=delta, restart=restart // 60))
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("GPUs in the job")
-    ax.set_ylabel("goodput at the best interval")
+    ax.set_xlabel(_("GPUs in the job"))
+    ax.set_ylabel(_("goodput at the best interval"))
     ax.legend(fontsize=8)
     return fig
 
@@ -90,13 +101,13 @@ def hero_busbw_figure(nodes=(2, 4, 16, 64, 256, 1024, 4096), probabilities=DEGRA
     nodes = np.asarray(nodes)
     for q, colour in probabilities:
         expected = [1 / rel.straggler_slowdown(int(n), p_slow=q, slow_factor=2.0) for n in nodes]
-        ax.plot(nodes, expected, marker="o", color=colour, label=f"q = {q:g} per link")
+        ax.plot(nodes, expected, marker="o", color=colour, label=_("q = {q} per link").format(q=number(q, "g")))
     ax.set_xscale("log", base=2)
     ax.set_ylim(0.45, 1.02)
-    ax.set_xlabel("nodes in the ring")
-    ax.set_ylabel("expected busbw / hero busbw")
+    ax.set_xlabel(_("nodes in the ring"))
+    ax.set_ylabel(_("expected busbw / hero busbw"))
     ax.legend(fontsize=8)
-    ax.set_title("A 2-node benchmark cannot see what a 1,024-node job sees")
+    ax.set_title(_("A 2-node benchmark cannot see what a {nodes}-node job sees").format(nodes=number(1024, ",")))
     return fig
 
 
@@ -114,13 +125,16 @@ def drift_alert_figure(
     levels = [rel.evaluate_alert(rule, v) for v in busbw]
     fig, ax = new_figure(7, 3.2)
     ax.scatter(day, busbw, c=[ALERT_COLOURS[lvl] for lvl in levels], s=14)
-    ax.axhline(rule.warn, color="#E69F00", ls="--", lw=1, label=f"warn < {rule.warn}")
-    ax.axhline(rule.critical, color="#D55E00", ls="--", lw=1, label=f"critical < {rule.critical}")
-    ax.set_xlabel("day")
-    ax.set_ylabel("busbw / baseline")
+    ax.axhline(rule.warn, color="#E69F00", ls="--", lw=1,
+               label=_("warn < {level}").format(level=number(rule.warn, "")))
+    ax.axhline(rule.critical, color="#D55E00", ls="--", lw=1,
+               label=_("critical < {level}").format(level=number(rule.critical, "")))
+    ax.set_xlabel(_("day"))
+    ax.set_ylabel(_("busbw / baseline"))
     ax.legend(fontsize=8)
     first = {lvl: int(day[levels.index(lvl)]) for lvl in ("warn", "critical") if lvl in levels}
-    return fig, f"first warning on day {first.get('warn')} · first critical on day {first.get('critical')}"
+    return fig, _("first warning on day {warn} · first critical on day {critical}").format(
+        warn=first.get("warn"), critical=first.get("critical"))
 
 
 def quiet_failure_lines(link: str = "ib-ndr", ranks: int = 64, seed: int = 0) -> list[str]:
@@ -129,19 +143,24 @@ def quiet_failure_lines(link: str = "ib-ndr", ranks: int = 64, seed: int = 0) ->
     seeded simulation of 2 % jitter at 8 GPUs (the large-N formula overstates small groups)."""
     lk = catalog.get_link(link)
     beta = lk.line_GBps_dir * lk.efficiency * 1e9
-    out = [f"{link}: α {lk.alpha_s * 1e6:g} µs, achievable {beta / 1e9:.0f} GB/s per direction"]
+    out = [_("{link}: α {alpha} µs, achievable {rate} GB/s per direction").format(
+        link=link, alpha=number(lk.alpha_s * 1e6, "g"), rate=number(beta / 1e9, ".0f"))]
     for f in (0.75, 0.5, 0.25):
         big, small = (rel.degraded_link_slowdown(n, ranks, alpha_s=lk.alpha_s, beta_Bps=beta, slowest_link_factor=f)
                       for n in (2**30, 2**16))
-        out.append(f"one link at {f:.0%} speed: 1 GiB all-reduce over {ranks} ranks takes {big:.2f}x longer; "
-                   f"a 64 KiB one {small:.2f}x")
+        out.append(_("one link at {speed} speed: 1 GiB all-reduce over {ranks} ranks takes {big}x longer; "
+                     "a 64 KiB one {small}x").format(speed=_pct(f), ranks=ranks, big=number(big, ".2f"),
+                                                     small=number(small, ".2f")))
     out.append("")
     for n in (8, 1024, 16384):
-        out.append(f"{n:>6} GPUs, each slow 1.5x with probability 1e-4 per step: step "
-                   f"x{rel.straggler_slowdown(n, p_slow=1e-4, slow_factor=1.5):.3f}; with 2 % random jitter: "
-                   f"x{rel.jitter_slowdown(n, cv=0.02):.3f}")
+        out.append(_("{gpus} GPUs, each slow {slow}x with probability 1e-4 per step: step x{straggler}; with "
+                     "2 % random jitter: x{jittered}").format(
+            gpus=number(n, ">6"), slow=number(1.5, ""),
+            straggler=number(rel.straggler_slowdown(n, p_slow=1e-4, slow_factor=1.5), ".3f"),
+            jittered=number(rel.jitter_slowdown(n, cv=0.02), ".3f")))
     sim = 1 + 0.02 * np.random.default_rng(seed).standard_normal((200_000, 8)).max(axis=1).mean()
-    out.append(f"8 GPUs, 2 % jitter simulated (200,000 steps): x{sim:.3f}")
+    out.append(_("8 GPUs, 2 % jitter simulated ({steps} steps): x{sim}").format(
+        steps=number(200_000, ","), sim=number(sim, ".3f")))
     return out
 
 
@@ -166,13 +185,15 @@ def alerts_table_html() -> str:
     for a in rel.alerts():
         sign = "<" if a.direction == "below" else "≥"
         rows.append([a.metric, _code(a.counter), f"{sign} {a.warn:g}", f"{sign} {a.critical:g}", a.unit, a.action])
-    return table_html(["metric", "counter", "warn", "critical", "unit", "action"], rows, escape=True, html_cols=[1])
+    return table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
+                      escape=True, html_cols=[1])
 
 
 def signals_table_html() -> str:
     """The counter and tool for each fault class (:func:`nvcourse.observability.counters.signals`)."""
     rows = [[s["layer"], s["fault"], _code(s["counter"]), s["kind"], _code(s["tool"])] for s in counters.signals()]
-    return table_html(["layer", "fault", "counters", "kind", "tool"], rows, escape=True, html_cols=[2, 4])
+    return table_html([_("layer"), _("fault"), _("counters"), _("kind"), _("tool")], rows, escape=True,
+                      html_cols=[2, 4])
 
 
 class GoodputView:
@@ -195,8 +216,8 @@ class GoodputView:
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlim(minutes[0], minutes[-1])
         ax.set_ylim(0, 1)
-        ax.set_xlabel("compute between checkpoints (min)")
-        ax.set_ylabel("goodput")
+        ax.set_xlabel(_("compute between checkpoints (min)"))
+        ax.set_ylabel(_("goodput"))
         self.legend = None
         self.live.animate(self.curve, self.young, self.daly)
 
@@ -217,17 +238,18 @@ class GoodputView:
         for marker, name, tau in ((self.young, "Young", rel.young_interval(checkpoint_s, mtbf_s)),
                                   (self.daly, "Daly", rel.daly_interval(checkpoint_s, mtbf_s))):
             marker.set_data([tau / 60], [goodput(tau)])
-            labels.append(f"{name}: {tau / 60:.0f} min")
+            labels.append(_("{name}: {minutes} min").format(name=name, minutes=number(tau / 60, ".0f")))
         if self.legend is not None:
             self.live.forget(self.legend)
         self.legend = self.ax.legend([self.young, self.daly], labels, loc="best")
         self.live.animate(self.legend)
         tau, best = rel.best_goodput(checkpoint_s=checkpoint_s, restart_s=restart_s, mtbf_s=mtbf_s)
-        text = (f"MTBI {mtbf_s / 3600:.2f} h · best goodput {best:.1%} at {tau / 60:.0f} min · "
-                f"{24 * 3600 / mtbf_s:.1f} interruptions per day")
+        text = _("MTBI {mtbi} h · best goodput {best} at {minutes} min · {per_day} interruptions per day").format(
+            mtbi=number(mtbf_s / 3600, ".2f"), best=_pct(best, ".1"), minutes=number(tau / 60, ".0f"),
+            per_day=number(24 * 3600 / mtbf_s, ".1f"))
         if checkpoint_s >= 2 * mtbf_s:  # outside Daly's formula (δ < 2M): say so rather than show its fallback
-            text += ("<br>The checkpoint takes at least twice the time between interruptions: Daly's formula no "
-                     "longer applies, and no interval keeps even 5 % of the time as progress.")
+            text += _("<br>The checkpoint takes at least twice the time between interruptions: Daly's formula no "
+                      "longer applies, and no interval keeps even 5 % of the time as progress.")
         return self.live, text
 
 
@@ -235,11 +257,13 @@ def goodput_dashboard() -> Dashboard:
     """Sliders for GPUs, checkpoint cost (s), restart cost (min) and interruption rate × Llama 3's."""
     return Dashboard(
         {
-            "gpus": w.SelectionSlider(options=GPU_COUNTS, value=16384, description="GPUs", continuous_update=False),
-            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description="checkpoint (s)",
+            "gpus": w.SelectionSlider(options=GPU_COUNTS, value=16384, description=_("GPUs"),
                                         continuous_update=False),
-            "restart_min": w.IntSlider(value=10, min=1, max=120, description="restart (min)", continuous_update=False),
-            "rate_factor": w.FloatLogSlider(value=1.0, base=10, min=-1, max=1, description="rate × Llama 3",
+            "checkpoint_s": w.IntSlider(value=60, min=5, max=1200, step=5, description=_("checkpoint (s)"),
+                                        continuous_update=False),
+            "restart_min": w.IntSlider(value=10, min=1, max=120, description=_("restart (min)"),
+                                       continuous_update=False),
+            "rate_factor": w.FloatLogSlider(value=1.0, base=10, min=-1, max=1, description=_("rate × Llama 3"),
                                             continuous_update=False),
         },
         GoodputView(),
@@ -248,7 +272,7 @@ def goodput_dashboard() -> Dashboard:
 
 def more_signals_html() -> str:
     """:func:`signals_table_html` under one line that points to chapter 08b (thresholds and a fault-finding drill)."""
-    return ("<p>More signals, by fault class (details, thresholds and a fault-finding drill: "
-            "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>). In the table, GSP is the GPU System "
-            "Processor, which runs much of the driver on the GPU itself "
-            "(<a href='../docs/glossary.md#gsp'>glossary</a>).</p>" + signals_table_html())
+    return _("<p>More signals, by fault class (details, thresholds and a fault-finding drill: "
+             "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>). In the table, GSP is the GPU System "
+             "Processor, which runs much of the driver on the GPU itself "
+             "(<a href='../docs/glossary.md#gsp'>glossary</a>).</p>") + signals_table_html()

@@ -12,6 +12,8 @@ import numpy as np
 from IPython.display import HTML
 
 from .. import isolation
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ..observability import counters, drill
 from ..plots import new_figure, time_axis
 from ..tables import table_html
@@ -47,6 +49,13 @@ def _text_table(header: list[str], rows: list[list[object]] | list[tuple[object,
     return table_html(header, [[_cell(c) for c in r] for r in rows])
 
 
+def _pct(fraction: float, spec: str = ".0") -> str:
+    """``0.5`` as ``50%`` (English, as Python writes it) or ``50 %`` (French); ``spec`` the decimals (``.1``)."""
+    if language() != "fr":
+        return format(fraction, spec + "%")
+    return number(100 * fraction, spec + "f") + "\u00a0%"
+
+
 def _details(summary: str, body: str) -> str:
     """``body`` (HTML) behind a collapsed toggle: the full detail a readout keeps without showing it first."""
     return f"<details><summary>{_E(summary)}</summary>{body}</details>"
@@ -67,13 +76,14 @@ def ethernet_ids_table() -> HTML:
         s = srcs[eth["src"][field]]
         return f'<a href="{_E(s["url"])}" target="_blank">{_E(s["title"].split(":")[0])}</a>'
 
-    rows = [["VLAN ID", _E(f"{eth['vlan_id_bits']} bits: {eth['vlan_ids_usable']:,} usable tags"), src("vlan_id_bits")],
-            ["VXLAN network identifier (VNI)", _E(f"{eth['vxlan_vni_bits']} bits: about "
-                                                  f"{2 ** eth['vxlan_vni_bits'] / 1e6:.0f} million segments"),
+    rows = [["VLAN ID", _E(_("{bits} bits: {tags} usable tags").format(
+                bits=eth["vlan_id_bits"], tags=number(eth["vlan_ids_usable"], ","))), src("vlan_id_bits")],
+            [_("VXLAN network identifier (VNI)"), _E(_("{bits} bits: about {millions} million segments").format(
+                bits=eth["vxlan_vni_bits"], millions=number(2 ** eth["vxlan_vni_bits"] / 1e6, ".0f"))),
              src("vxlan_vni_bits")],
-            ["priority (PCP)", _E(f"{eth['pcp_bits']} bits: {eth['priorities']} priorities, PFC and ETS per priority"),
-             src("pcp_bits")]]
-    return HTML(table_html(["tag", "size", "standard"], rows, align_numbers=False))
+            [_("priority (PCP)"), _E(_("{bits} bits: {n} priorities, PFC and ETS per priority").format(
+                bits=eth["pcp_bits"], n=eth["priorities"])), src("pcp_bits")]]
+    return HTML(table_html([_("tag"), _("size"), _("standard")], rows, align_numbers=False))
 
 
 # ------------------------------------------------------------------------------------------ tenancy
@@ -84,16 +94,17 @@ SAME_WITHIN = 0.03
 def tenant_vs_rack(name: str, t: isolation.TenantShare, whole: isolation.TenantShare) -> str:
     """One tenant's all-reduce against the whole rack's, in words the model supports in this state."""
     ratio = t.time_s / whole.time_s
-    head = f"{name} {t.time_s * 1e6:,.0f} µs ({t.algo}, {ratio:.2f}× the rack's time"
+    head = _("{name} {time} µs ({algo}, {ratio}× the rack's time").format(
+        name=name, time=number(t.time_s * 1e6, ",.0f"), algo=t.algo, ratio=number(ratio, ".2f"))
     if ratio < 1 - SAME_WITHIN:
-        why = ("fewer GPUs, fewer ring steps" if t.algo == "ring" and whole.algo != "ring"
-               else "fewer GPUs, less latency per call")
-        return f"{head}: faster, {why})"
+        why = (_("fewer GPUs, fewer ring steps") if t.algo == "ring" and whole.algo != "ring"
+               else _("fewer GPUs, less latency per call"))
+        return _("{head}: faster, {why})").format(head=head, why=why)
     if ratio > 1 + SAME_WITHIN:
-        why = (f"its {t.algo} against the rack's {whole.algo}" if t.algo != whole.algo
-               else "each of fewer GPUs moves a larger share of the buffer")
-        return f"{head}: slower, {why})"
-    return f"{head}: about the same)"
+        why = (_("its {algo} against the rack's {rack}").format(algo=t.algo, rack=whole.algo)
+               if t.algo != whole.algo else _("each of fewer GPUs moves a larger share of the buffer"))
+        return _("{head}: slower, {why})").format(head=head, why=why)
+    return _("{head}: about the same)").format(head=head)
 
 
 def tenancy_dashboard() -> Dashboard:
@@ -102,29 +113,31 @@ def tenancy_dashboard() -> Dashboard:
         value=9,
         min=1,
         max=17,
-        description="tenant A trays",
+        description=_("tenant A trays"),
         continuous_update=False,
         style={"description_width": "initial"},
     )
-    size = size_slider("all-reduce size", min_exp=16, max_exp=32, value_exp=26)
+    size = size_slider(_("all-reduce size"), min_exp=16, max_exp=32, value_exp=26)
 
     def render(trays_a: int, nbytes: int):
         total = int(isolation.partition_sizes("gb200-nvl72")["trays"])
         a, b = isolation.nvl72_split([trays_a, total - trays_a], nbytes)
         whole = isolation.nvl72_split([total], nbytes)[0]
         fig, ax = new_figure(6.5, 3.0)
-        names = [f"A: {a.gpus} GPUs", f"B: {b.gpus} GPUs", f"whole rack: {whole.gpus}"]
+        names = [_("A: {gpus} GPUs").format(gpus=a.gpus), _("B: {gpus} GPUs").format(gpus=b.gpus),
+                 _("whole rack: {gpus}").format(gpus=whole.gpus)]
         vals = [a.busbw_GBps, b.busbw_GBps, whole.busbw_GBps]
         ax.barh(names, vals, color=["#0072B2", "#E69F00", "#999999"])
-        ax.set_xlabel("all-reduce bus bandwidth (GB/s, model)")
+        ax.set_xlabel(_("all-reduce bus bandwidth (GB/s, model)"))
         ax.invert_yaxis()
         text = (
-            f"<b>{format_size(nbytes)} all-reduce</b><ul>"
-            f"<li>whole rack ({whole.gpus} GPUs): {whole.time_s * 1e6:,.0f} µs ({whole.algo})</li>"
-            f"<li>{_E(tenant_vs_rack(f'tenant A ({a.gpus} GPUs):', a, whole))}</li>"
-            f"<li>{_E(tenant_vs_rack(f'tenant B ({b.gpus} GPUs):', b, whole))}</li></ul>"
-            "Each tenant keeps its GPUs' full NVLink bandwidth; what it always loses is reach (no NVLink to the other "
-            "tenant's GPUs)."
+            _("<b>{size} all-reduce</b>").format(size=localize_numbers(format_size(nbytes))) + "<ul><li>"
+            + _("whole rack ({gpus} GPUs): {time} µs ({algo})").format(
+                gpus=whole.gpus, time=number(whole.time_s * 1e6, ",.0f"), algo=whole.algo) + "</li>"
+            + "<li>" + _E(tenant_vs_rack(_("tenant A ({gpus} GPUs):").format(gpus=a.gpus), a, whole)) + "</li>"
+            + "<li>" + _E(tenant_vs_rack(_("tenant B ({gpus} GPUs):").format(gpus=b.gpus), b, whole)) + "</li></ul>"
+            + _("Each tenant keeps its GPUs' full NVLink bandwidth; what it always loses is reach (no NVLink to the "
+                "other tenant's GPUs).")
         )
         return fig, text
 
@@ -134,43 +147,45 @@ def tenancy_dashboard() -> Dashboard:
 def noisy_neighbour_dashboard() -> Dashboard:
     """The victim's all-reduce next to an all-to-all neighbour on a 2:1 fat-tree, by QoS policy."""
     qos = widgets.Dropdown(
-        options=[("no QoS (one class)", "none"), ("ETS shares", "ets"), ("strict priority", "strict")],
+        options=[(_("no QoS (one class)"), "none"), (_("ETS shares"), "ets"), (_("strict priority"), "strict")],
         value="none",
         description="QoS",
     )
     share = widgets.FloatSlider(
-        value=0.5, min=0.1, max=0.9, step=0.1, description="victim share", continuous_update=False
+        value=0.5, min=0.1, max=0.9, step=0.1, description=_("victim share"), continuous_update=False
     )
     duty = widgets.FloatSlider(
-        value=1.0, min=0.0, max=1.0, step=0.1, description="neighbour duty", continuous_update=False
+        value=1.0, min=0.0, max=1.0, step=0.1, description=_("neighbour duty"), continuous_update=False
     )
-    size = size_slider("all-reduce size", min_exp=20, max_exp=32, value_exp=28)
+    size = size_slider(_("all-reduce size"), min_exp=20, max_exp=32, value_exp=28)
 
     def render(qos: str, share: float, duty: float, nbytes: int):
         r = isolation.noisy_neighbour(nbytes, qos=qos, victim_share=share, duty=duty)
         fig, ax = new_figure(6.5, 2.6)
         avg = r.alone_s * r.slowdown
-        ax.barh(["alone", "next to the neighbour"], [r.alone_s * 1e3, avg * 1e3], color=["#009E73", "#D55E00"])
-        ax.set_xlabel("victim all-reduce time (ms, average over the neighbour's duty cycle)")
+        ax.barh([_("alone"), _("next to the neighbour")], [r.alone_s * 1e3, avg * 1e3], color=["#009E73", "#D55E00"])
+        ax.set_xlabel(_("victim all-reduce time (ms, average over the neighbour's duty cycle)"))
         ax.invert_yaxis()
         text = (
-            f"<p>Victim all-reduce: <b>×{r.slowdown:.2f}</b> its time alone, on average (the neighbour sends "
-            f"{duty:.0%} of the time).</p>"
-            + _text_table(["network rate per victim flow", "GB/s"], [
-                ["alone", f"{r.alone_rate_GBps:.1f}"], ["while the neighbour sends", f"{r.shared_rate_GBps:.2f}"]])
+            _("<p>Victim all-reduce: <b>×{slowdown}</b> its time alone, on average (the neighbour sends {duty} of "
+              "the time).</p>").format(slowdown=number(r.slowdown, ".2f"), duty=_pct(duty))
+            + _text_table([_("network rate per victim flow"), "GB/s"], [
+                [_("alone"), number(r.alone_rate_GBps, ".1f")],
+                [_("while the neighbour sends"), number(r.shared_rate_GBps, ".2f")]])
             + _why_less_than_flows(r)
         )
         if qos == "none":  # the fairness the model assumes, and the other fabric as a range
             port = isolation.noisy_neighbour(nbytes, qos="ets", victim_share=0.5, duty=duty)
-            text += (f"<p>Range under the two sharing rules: ×{port.slowdown:.2f}–×{r.slowdown:.2f}. The upper end "
-                     "assumes per-flow max-min fairness: Ethernet with RoCE and DCQCN (per-QP rate control), or TCP. "
-                     f"The lower end, ×{port.slowdown:.2f}, is InfiniBand without congestion control: a switch port "
-                     "arbitrates per input port, roughly half the link to each job (head-of-line blocking and "
-                     "congestion trees can add to it).</p>")
+            text += _("<p>Range under the two sharing rules: ×{low}–×{high}. The upper end assumes per-flow max-min "
+                      "fairness: Ethernet with RoCE and DCQCN (per-QP rate control), or TCP. The lower end, ×{low}, "
+                      "is InfiniBand without congestion control: a switch port arbitrates per input port, roughly "
+                      "half the link to each job (head-of-line blocking and congestion trees can add to it).</p>"
+                      ).format(low=number(port.slowdown, ".2f"), high=number(r.slowdown, ".2f"))
         if qos != "ets":  # say why the share slider changes nothing here
-            why = ("with no QoS every flow gets a fair share" if qos == "none"
-                   else "strict priority gives the victim all it needs")
-            text += f"<p>(The victim share, {share:.0%}, only applies to ETS: {why}.)</p>"
+            why = (_("with no QoS every flow gets a fair share") if qos == "none"
+                   else _("strict priority gives the victim all it needs"))
+            text += _("<p>(The victim share, {share}, only applies to ETS: {why}.)</p>").format(share=_pct(share),
+                                                                                             why=why)
         return fig, text
 
     return Dashboard({"qos": qos, "share": share, "duty": duty, "nbytes": size}, render)
@@ -182,9 +197,10 @@ def _why_less_than_flows(r: isolation.NoisyNeighbour) -> str:
     k = r.alone_rate_GBps / r.shared_rate_GBps
     if k < 1.01 or r.duty == 0:
         return ""
-    return (f"<p>The victim's network flows run {k:.1f}× slower while the neighbour sends, its all-reduce less: "
-            "the all-reduce is hierarchical, and its NVLink steps inside each node share nothing with the "
-            "neighbour. Only the network part stretches; at small sizes latency and NVLink are most of the time.</p>")
+    return _("<p>The victim's network flows run {k}× slower while the neighbour sends, its all-reduce less: "
+             "the all-reduce is hierarchical, and its NVLink steps inside each node share nothing with the "
+             "neighbour. Only the network part stretches; at small sizes latency and NVLink are most of the "
+             "time.</p>").format(k=number(k, ".1f"))
 
 
 def cc_ratio(m: dict) -> str:
@@ -192,14 +208,15 @@ def cc_ratio(m: dict) -> str:
     3 where the source gives 3)."""
     lo, hi = sorted((m["throughput_ratio_low"], m["throughput_ratio_high"]))
     d = 3 if any(round(x, 2) != x for x in (lo, hi)) else 2
-    return f"{lo:.{d}f}" if lo == hi else f"{lo:.{d}f}–{hi:.{d}f}"
+    return number(lo, f".{d}f") if lo == hi else number(lo, f".{d}f") + "–" + number(hi, f".{d}f")
 
 
 def exposure_table(
     addresses: tuple[str, ...] = ("127.0.0.1", "0.0.0.0", "10.20.0.5", "192.168.1.10", "203.0.113.7"),
 ) -> HTML:
     """Who can reach a TCPStore / NCCL bootstrap socket bound to each address."""
-    return table(["bind address / MASTER_ADDR", "reachable from"], [[a, isolation.exposure(a)] for a in addresses])
+    return table([_("bind address / MASTER_ADDR"), _("reachable from")],
+                 [[a, isolation.exposure(a)] for a in addresses])
 
 
 def cc_table() -> HTML:
@@ -207,12 +224,12 @@ def cc_table() -> HTML:
     how each ratio was derived and its source behind a toggle."""
     src = isolation.raw()["sources"]
     ms = isolation.cc_measurements()
-    head = "throughput with CC ÷ without, whole workload"
-    short = _text_table(["architecture", "workload (one published setup)", head],
+    head = _("throughput with CC ÷ without, whole workload")
+    short = _text_table([_("architecture"), _("workload (one published setup)"), head],
                         [[m["arch"], m["what"], cc_ratio(m)] for m in ms])
-    full = _text_table(["architecture", "workload", head, "what it is", "source"],
+    full = _text_table([_("architecture"), _("workload"), head, _("what it is"), _("source")],
                        [[m["arch"], m["what"], cc_ratio(m), m["label"], src[m["src"]]["url"]] for m in ms])
-    return HTML(short + _details("How each ratio was derived, and its source", full))
+    return HTML(short + _details(_("How each ratio was derived, and its source"), full))
 
 
 # ------------------------------------------------------------------------------------------ observability
@@ -232,22 +249,23 @@ def signals_table(layer: str | None = None) -> HTML:
     def long(text: object) -> str:
         return f'<span style="overflow-wrap:anywhere">{_cell(text)}</span>'
 
-    short = table_html(["fault", "where", "watch first", "read it with"],
+    short = table_html([_("fault"), _("where"), _("watch first"), _("read it with")],
                        [[_cell(s["fault"]), _cell(s["layer"]), long(_first(s["counter"])), long(_first(s["tool"]))]
                         for s in sig])
     rows = [[f"{_cell(s['fault'])} <i>({_cell(s['layer'])}, {_cell(s['kind'])})</i>", long(s["counter"]),
              long(s["tool"]), _cell(s["reading"])] for s in sig]
-    full = table_html(["fault (layer, kind)", "counters", "tool", "how to read it"], rows)
-    return HTML(short + _details(f"Every counter and tool, and how to read them ({len(sig)} fault classes)", full))
+    full = table_html([_("fault (layer, kind)"), _("counters"), _("tool"), _("how to read it")], rows)
+    return HTML(short + _details(_("Every counter and tool, and how to read them ({n} fault classes)").format(
+        n=len(sig)), full))
 
 
 def thresholds_dashboard() -> Dashboard:
     """Alert thresholds derived from the model for a job of compute + one exposed all-reduce."""
     compute = widgets.FloatLogSlider(
-        value=0.05, base=10, min=-3, max=0, step=0.1, description="compute (s)", continuous_update=False
+        value=0.05, base=10, min=-3, max=0, step=0.1, description=_("compute (s)"), continuous_update=False
     )
-    size = size_slider("gradients", min_exp=24, max_exp=33, value_exp=30)
-    nodes = widgets.Dropdown(options=[1, 2, 4, 16, 64], value=4, description="DGX H100 nodes")
+    size = size_slider(_("gradients"), min_exp=24, max_exp=33, value_exp=30)
+    nodes = widgets.Dropdown(options=[1, 2, 4, 16, 64], value=4, description=_("DGX H100 nodes"))
 
     def render(compute_s: float, nbytes: int, nodes: int):
         c = counters.bandwidth_fraction("dgx-h100", 8, nbytes, compute_s, nodes=nodes)
@@ -255,12 +273,12 @@ def thresholds_dashboard() -> Dashboard:
         # far enough to show where the curve crosses the target (a tolerable loss of ~70 % was off the plot)
         f = np.linspace(0, min(0.95, max(0.6, 1.15 * t.tolerable_loss)), 121)
         fig, ax = new_figure(6.5, 3.0)
-        ax.plot(f * 100, (c / (1 - f) + 1 - c - 1) * 100, color="#0072B2", label="step slowdown (model)")
-        ax.axhline(10, color="#D55E00", ls="--", lw=1, label="10 % target")
-        ax.axvline(t.tolerable_loss * 100, color="#D55E00", lw=1, label="tolerable loss")
-        ax.axvline(100 * (1 - t.busbw_ratio_warn), color="#E69F00", lw=1, label="warn")
-        ax.set_xlabel("bandwidth lost on the slowest link (%)")
-        ax.set_ylabel("step slowdown (%)")
+        ax.plot(f * 100, (c / (1 - f) + 1 - c - 1) * 100, color="#0072B2", label=_("step slowdown (model)"))
+        ax.axhline(10, color="#D55E00", ls="--", lw=1, label=_("10 % target"))
+        ax.axvline(t.tolerable_loss * 100, color="#D55E00", lw=1, label=_("tolerable loss"))
+        ax.axvline(100 * (1 - t.busbw_ratio_warn), color="#E69F00", lw=1, label=_("warn"))
+        ax.set_xlabel(_("bandwidth lost on the slowest link (%)"))
+        ax.set_ylabel(_("step slowdown (%)"))
         ax.set_ylim(0, 40)
         ax.legend(fontsize=8)
         return fig, thresholds_readout(c, t)
@@ -271,24 +289,30 @@ def thresholds_dashboard() -> Dashboard:
 def thresholds_readout(c: float, t: counters.Thresholds) -> str:
     """The thresholds dashboard's text: the share, the tolerable loss and the two alert levels that follow from it
     (a short table), then every alert rule with its reason behind a toggle. ``c`` is a fraction of the step."""
-    key = _text_table(["alert on", "warn", "critical"], [
-        ["busbw / baseline", f"< {t.busbw_ratio_warn:.3f}", f"< {t.busbw_ratio_critical:.3f}"],
-        ["step time / baseline", f"> {t.step_ratio_warn:.3f}", f"> {t.step_ratio_critical:.3f}"],
+    key = _text_table([_("alert on"), _("warn"), _("critical")], [
+        [_("busbw / baseline"), "< " + number(t.busbw_ratio_warn, ".3f"),
+         "< " + number(t.busbw_ratio_critical, ".3f")],
+        [_("step time / baseline"), "> " + number(t.step_ratio_warn, ".3f"),
+         "> " + number(t.step_ratio_critical, ".3f")],
     ])
     return (
-        f"<p>Bandwidth-bound share of the step c = <b>{c:.1%}</b>, so a link may lose up to "
-        f"<b>{t.tolerable_loss:.1%}</b> of its bandwidth before the step slows by the target.</p>" + key
-        + "<p>Look at the busbw row: critical is the tolerable loss itself, warn is half of it.</p>"
-        + _details(f"All {len(t.rows())} alert rules, with the reason for each",
-                   _text_table(["metric", "warn", "critical", "why"], t.rows()))
+        _("<p>Bandwidth-bound share of the step c = <b>{c}</b>, so a link may lose up to <b>{loss}</b> of its "
+          "bandwidth before the step slows by the target.</p>").format(c=_pct(c, ".1"),
+                                                                       loss=_pct(t.tolerable_loss, ".1"))
+        + key
+        + _("<p>Look at the busbw row: critical is the tolerable loss itself, warn is half of it.</p>")
+        + _details(_("All {n} alert rules, with the reason for each").format(n=len(t.rows())),
+                   _text_table([_("metric"), _("warn"), _("critical"), _("why")], t.rows()))
     )
 
 
 def diag_levels_text() -> str:
     """``dcgmi diag`` run levels and their approximate durations, in words (the data file's seconds)."""
-    words = [f"-r {k} about {v / 60:g} min" if v >= 60 else f"-r {k} about {v:g} s" if np.isfinite(v)
-             else f"-r {k} (no published duration)" for k, v in counters.dcgm_diag_levels().items()]
-    return "dcgmi diag run levels: " + "; ".join(words)
+    words = [_("-r {level} about {minutes} min").format(level=k, minutes=number(v / 60, "g")) if v >= 60
+             else _("-r {level} about {seconds} s").format(level=k, seconds=number(v, "g")) if np.isfinite(v)
+             else _("-r {level} (no published duration)").format(level=k)
+             for k, v in counters.dcgm_diag_levels().items()]
+    return _("dcgmi diag run levels: ") + _("; ").join(words)
 
 
 # ------------------------------------------------------------------------------------------ drill
@@ -313,24 +337,25 @@ def drill_view(run: drill.DrillRun):
     fig, ax = new_figure(7.0, 2.8)
     steps = np.arange(run.step_s.size)
     if np.isfinite(run.step_s).any():
-        ax.plot(steps, run.step_s, ".-", color="#0072B2", lw=1, ms=3, label="step time")
+        ax.plot(steps, run.step_s, ".-", color="#0072B2", lw=1, ms=3, label=_("step time"))
     else:
-        ax.text(0.5, 0.5, "no step completed", ha="center", va="center", transform=ax.transAxes)
-    ax.axhline(run.baseline_s, color="#999999", ls="--", lw=1, label="healthy baseline")
-    ax.set_xlabel("step")
-    time_axis(ax, "y", "step time")  # ms/s labels, at least three of them even when the times stay close
+        ax.text(0.5, 0.5, _("no step completed"), ha="center", va="center", transform=ax.transAxes)
+    ax.axhline(run.baseline_s, color="#999999", ls="--", lw=1, label=_("healthy baseline"))
+    ax.set_xlabel(_("step"))
+    time_axis(ax, "y", _("step time"))  # ms/s labels, at least three of them even when the times stay close
     # above the axes: inside, wherever it sat, some incident's step times or the baseline ran under it
     ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, frameon=False)
 
     def block(title: str, rows: list[list[object]]) -> str:
-        return f"<b>{_E(title)}</b>" + _text_table(["component", "counters"], rows or [["—", ""]])
+        return f"<b>{_E(title)}</b>" + _text_table([_("component"), _("counters")], rows or [["—", ""]])
 
     logs = "<br>".join(_E(line) for line in run.logs[-8:])
     text = (
-        block("IB ports (host side; counters grown over the window; raw_ber: pre-FEC bit error rate)", _rows(run.ports))
-        + block("leaf switches (uplinks)", _rows(run.leaves))
-        + block("GPUs (DCGM)", _rows(run.gpus))
-        + f"<b>logs</b><div style='font-family:monospace;font-size:0.85em'>{logs}</div>"
+        block(_("IB ports (host side; counters grown over the window; raw_ber: pre-FEC bit error rate)"),
+              _rows(run.ports))
+        + block(_("leaf switches (uplinks)"), _rows(run.leaves))
+        + block(_("GPUs (DCGM)"), _rows(run.gpus))
+        + "<b>" + _("logs") + f"</b><div style='font-family:monospace;font-size:0.85em'>{logs}</div>"
     )
     return fig, text
 
@@ -338,12 +363,14 @@ def drill_view(run: drill.DrillRun):
 def drill_dashboard(seed: int = 0) -> Dashboard:
     """Pick an incident, read the evidence, name the fault and the component; the verdict says what the evidence was."""
     comps = drill.components()
-    incident = widgets.Dropdown(options=list(drill.INCIDENTS), value="A", description="incident")
-    fault = widgets.Dropdown(options=["(choose)", *drill.FAULTS], value="(choose)", description="fault")
+    incident = widgets.Dropdown(options=list(drill.INCIDENTS), value="A", description=_("incident"))
+    choose = (_("(choose)"), "(choose)")  # the label in the learner's language; the value the code compares
+    fault = widgets.Dropdown(options=[choose, *((f, f) for f in drill.FAULTS)], value="(choose)",
+                             description=_("fault"))
     comp = widgets.Dropdown(
-        options=["(choose)", *comps["node"], *comps["leaf"], *comps["port"], *comps["gpu"]],
+        options=[choose, *((c, c) for c in (*comps["node"], *comps["leaf"], *comps["port"], *comps["gpu"]))],
         value="(choose)",
-        description="component",
+        description=_("component"),
     )
 
     def render(incident: str, fault: str, component: str):
@@ -352,14 +379,17 @@ def drill_dashboard(seed: int = 0) -> Dashboard:
         if fault != "(choose)" and component != "(choose)":
             v = drill.verdict(run, fault, component)
             colour = "#2e7d32" if v.passed else "#c62828"
-            head = "Correct" if v.passed else ("Right fault, wrong component" if v.fault_ok else "Not this fault")
+            head = _("Correct") if v.passed else (_("Right fault, wrong component") if v.fault_ok
+                                                  else _("Not this fault"))
             ev = "".join(f"<li>{_E(e)}</li>" for e in v.evidence) if v.passed else ""
             tip = f"<div>{_E(v.mistake)}</div>" if v.mistake else ""
             text = f"<div style='color:{colour}'><b>{head}</b>{tip}<ul>{ev}</ul></div>" + text
         elif fault != "(choose)" or component != "(choose)":  # half an answer: say what is still missing
-            missing = "the component" if fault != "(choose)" else "the fault"
-            text = (f"<div><b>Your answer so far:</b> fault {_E(fault)}, component {_E(component)}. "
-                    f"Pick {missing} too to check it.</div>") + text
+            missing = _("the component") if fault != "(choose)" else _("the fault")
+            shown = {"(choose)": choose[0]}
+            text = _("<div><b>Your answer so far:</b> fault {fault}, component {component}. Pick {missing} too to "
+                     "check it.</div>").format(fault=_E(shown.get(fault, fault)),
+                                               component=_E(shown.get(component, component)), missing=missing) + text
         return fig, text
 
     return Dashboard({"incident": incident, "fault": fault, "component": comp}, render, columns=3)

@@ -1,0 +1,146 @@
+"""Chapters 08 and 08b speak the learner's language in their outputs: every checker's feedback (each known
+mistake's hint, the hints, the successes, the questions), the chapters' readouts, tables, dashboard controls and
+figure labels, in French under NVCOURSE_LANG=fr and in English otherwise.
+
+Each walk runs in a fresh interpreter (questions are registered, so their _() strings read, when their module is
+imported). A learner function for each known mistake returns that mistake's value, so every hint is reached."""
+
+from __future__ import annotations
+
+from i18n_walks import entries, fragments, run_walk
+
+#: Shared by every walk: the attempts at a checker and at the chapter's questions.
+_FRAME = """
+import sys
+import matplotlib
+matplotlib.use("Agg")
+from nvcourse.checks._answers import questions, expected_answer
+out = []
+
+
+def show(r):
+    out.extend([r.message, r._repr_html_()])
+
+
+def ask(prefix, module):
+    for qid, q in sorted(questions().items()):
+        if qid.startswith(prefix):
+            out.extend([q.prompt, q.hint, *q.choices.values()])
+            tries = list(q.choices) if q.choices else [expected_answer(qid), *q.variants().values(), 1e9]
+            for value in tries:
+                show(module.answer(qid, value))
+
+
+def labels(fig):
+    fig = getattr(fig, "figure", fig)
+    for ax in fig.axes:
+        out.extend([ax.get_title(), ax.get_xlabel(), ax.get_ylabel()])
+        out.extend(t.get_text() for t in [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts])
+        out.extend(line.get_label() for line in ax.get_lines())
+        legend = ax.get_legend()
+        if legend is not None:
+            out.extend(t.get_text() for t in legend.get_texts())
+
+
+def controls(board):
+    for w in board.controls.values():
+        out.append(str(w.description))
+        out.extend(str(o[0] if isinstance(o, tuple) else o) for o in getattr(w, "options", ()))
+
+
+def html(obj):
+    out.append(getattr(obj, "data", obj))
+"""
+
+_CH08 = """
+import math
+from nvcourse import reliability as rel
+from nvcourse.checks import ch08 as c
+from nvcourse.chapters import ch08_reliability as ch
+for fn in (rel.young_interval, lambda d, m: math.sqrt(d * m), lambda d, m: 2 * d * m, rel.daly_interval,
+           lambda *args: 1.2345e-7):
+    show(c.young_interval(fn))
+for fn in (lambda n, r: 1 / (n * r), lambda n, r: n / r, lambda n, r: 1 / r, lambda n, r: n * r, lambda *a: 1.2345e-7):
+    show(c.cluster_mtbf_hours(fn))
+ask("08.", c)
+fig, line = ch.mtbf_figure()
+out.append(line)
+labels(fig)
+labels(ch.goodput_by_size_figure())
+labels(ch.hero_busbw_figure())
+fig, line = ch.drift_alert_figure()
+out.append(line)
+labels(fig)
+out.extend(ch.quiet_failure_lines())
+out += [ch.alerts_table_html(), ch.signals_table_html(), ch.more_signals_html()]
+board = ch.goodput_dashboard()
+controls(board)
+for args in ((16384, 60, 10, 1.0), (131072, 1200, 120, 10.0)):  # the second is outside Daly's formula
+    fig, text = board._render(*args)
+    out.append(text)
+    labels(fig)
+"""
+
+_CH08B = """
+from nvcourse.checks import ch08b as c
+from nvcourse.chapters import ch08b_security_and_observability as ch
+from nvcourse.observability import counters, drill
+from nvcourse import isolation
+tl = counters.tolerable_link_loss
+for fn in (tl, lambda cc, s: s / cc, lambda cc, s: s, lambda cc, s: s / (1 + s), lambda *a: 0.987654):
+    show(c.tolerable_loss(fn))
+pc, pp = isolation.pkeys_can_talk, isolation.pkey_partition
+for fn in (pc, lambda a, b: pp(a)[0] == pp(b)[0], lambda a, b: a == b, lambda a, b: "yes",
+           lambda a, b: (not pc(a, b)) if (a, b) == (0x8001, 0x8002) else pc(a, b)):  # no known mistake: the hint
+    show(c.pkeys_can_talk(fn))
+for fn in (lambda a, b: (b - a) * 4, lambda a, b: b - a, lambda a, b: (b - a) * 8.0, lambda a, b: (a - b) * 4,
+           lambda *a: 1.2345e-7):
+    show(c.xmit_data_bytes(fn))
+for fault in drill.FAULTS:
+    for comp in ("leaf1", "node1", "gpu0"):
+        show(c.drill_answer("A", fault, comp))
+show(c.drill_answer("A", lambda: 3))
+show(c.drill_answer("A", "no such fault", "leaf1"))
+ask("08b.", c)
+html(ch.ethernet_ids_table())
+html(ch.exposure_table())
+html(ch.cc_table())
+html(ch.signals_table())
+out.append(ch.diag_levels_text())
+html(ch.table(["a", "b"], [[1, 2]]))
+for name, args in (("tenancy_dashboard", ((9, 2**26), (1, 2**16), (16, 2**32), (3, 2**26), (1, 2**32))),
+                   ("noisy_neighbour_dashboard", (("none", 0.5, 1.0, 2**28), ("ets", 0.3, 0.5, 2**30),
+                                                  ("strict", 0.5, 0.0, 2**20))),
+                   ("thresholds_dashboard", ((0.05, 2**30, 4), (0.001, 2**33, 64))),
+                   ("drill_dashboard", (("A", "(choose)", "(choose)"), ("B", drill.FAULTS[0], "(choose)"),
+                                        ("C", "(choose)", "leaf1"),
+                                        *[(i, f, comp) for i in drill.INCIDENTS for f in drill.FAULTS
+                                          for comp in ("leaf1",)]))):
+    board = getattr(ch, name)()
+    controls(board)
+    for a in args:
+        fig, text = board._render(*a)
+        out.append(text)
+        labels(fig)
+"""
+
+
+def _walk(script: str, language: str) -> str:
+    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(map(str, out)))", language)
+
+
+def _speaks(shown: str, language: str, paths: tuple[str, ...], unreachable: frozenset[str] = frozenset(),
+            least: int = 10) -> None:
+    """Every entry of ``paths`` is shown in ``language`` (its fixed parts); in French, no longer English ones."""
+    entries_ = [e for e in entries(*paths) if e.msgid not in unreachable]
+    assert len(entries_) >= least
+    for e in entries_:
+        forms = [e.msgid, *([e.msgid_plural] if e.msgid_plural else [])]
+        if language == "fr":
+            assert e.msgstr or any(e.msgstr_plural.values()), f"not translated: {e.msgid!r}"
+            forms = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
+        for form in forms:
+            for fragment in fragments(form):
+                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
+        if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 20:
+            assert e.msgid not in shown, f"English left: {e.msgid!r}"
