@@ -190,14 +190,15 @@ EDITIONS = {"en": ("notebooks/00_start_here.ipynb", "", ""),
             "fr": ("notebooks/fr/00_start_here.ipynb", "fr_FR", "fr")}
 
 
-def lab_edition(args: list[str]) -> tuple[str, list[str]] | None:
-    """The ``--lang`` value (default ``en``) and the other arguments; None after saying what is allowed."""
+def lab_edition(args: list[str], command: str = "lab") -> tuple[str, list[str]] | None:
+    """The ``--lang`` value (default ``en``) and the other arguments of ``command`` (lab, slides, handouts); None
+    after saying what is allowed."""
     if "--lang" not in args:
         return "en", args
     i = args.index("--lang")
     lang = args[i + 1] if i + 1 < len(args) else ""
     if lang not in EDITIONS:
-        say(f"lab --lang must be one of {', '.join(EDITIONS)} (got {lang!r})")
+        say(f"{command} --lang must be one of {', '.join(EDITIONS)} (got {lang!r})")
         return None
     return lang, args[:i] + args[i + 2:]
 
@@ -295,8 +296,12 @@ def cmd_release(args: list[str]) -> int:
 
 
 def cmd_slides(args: list[str]) -> int:
+    edition = lab_edition(args, "slides")  # refused before anything is installed
+    if edition is None:
+        return 2
+    lang, args = edition
     py = ensure_env("test")
-    return run([py, "-m", "nvcourse.devtools.slides", *args], cwd=ROOT)
+    return run([py, "-m", "nvcourse.devtools.slides", "--lang", lang, *args], cwd=ROOT)
 
 
 def cmd_i18n(args: list[str]) -> int:
@@ -305,10 +310,14 @@ def cmd_i18n(args: list[str]) -> int:
 
 
 def cmd_handouts(args: list[str]) -> int:
+    edition = lab_edition(args, "handouts")  # refused before anything is installed
+    if edition is None:
+        return 2
+    lang, args = edition
     py = ensure_env("test")
     chromium = ensure_chromium()
     env = {**os.environ, **({"NVCOURSE_CHROMIUM": chromium} if chromium else {})}
-    return run([py, "-m", "nvcourse.devtools.handouts", *args], cwd=ROOT, env=env)
+    return run([py, "-m", "nvcourse.devtools.handouts", "--lang", lang, *args], cwd=ROOT, env=env)
 
 
 #: name -> (function, one line for the list, what it does and where its other arguments go)
@@ -334,9 +343,12 @@ COMMANDS = {
     "release": (cmd_release, "the course without solutions/, for learners",
                 "--learners DIR [--solutions-url URL]; arguments go to python -m nvcourse.devtools.release."),
     "slides": (cmd_slides, "a reveal.js deck per chapter, offline (artifacts/slides/index.html)",
-               "Arguments go to python -m nvcourse.devtools.slides."),
+               "--lang fr builds the French edition's decks (notebooks/fr/, the kernels in French) into "
+               "artifacts/slides/fr/. Arguments go to python -m nvcourse.devtools.slides."),
     "handouts": (cmd_handouts, "each chapter and the quiz printed to PDF by Chromium (artifacts/handouts/)",
-                 "Arguments go to python -m nvcourse.devtools.handouts (e.g. --answer-key)."),
+                 "--lang fr prints the French edition (notebooks/fr/, exercises/fr/, solutions/fr/ for the key) "
+                 "into artifacts/handouts/fr/. Arguments go to python -m nvcourse.devtools.handouts (e.g. "
+                 "--answer-key)."),
     "wheelhouse": (cmd_wheelhouse, "every wheel the course needs, for a USB stick",
                    "DIR [--this-platform]; arguments go to nvcourse/devtools/wheelhouse.py (standard library only)."),
     "i18n": (cmd_i18n, "the French edition: templates, catalogs, notebooks/fr/ (extract, update, build, status)",

@@ -298,6 +298,8 @@ CASES: dict[str, tuple] = {
     ".venv/bin/python -m pytest notebooks/NN_topic.ipynb": (SKIP, PLACEHOLDER),
     "python3 tasks.py slides": (WRITES, ok(), "slow"),
     "python3 tasks.py handouts": (WRITES, ok(), "slow"),
+    "python3 tasks.py slides --lang fr": (WRITES, ok("artifacts/slides/fr"), "slow"),
+    "python3 tasks.py handouts --lang fr": (WRITES, ok("artifacts/handouts/fr"), "slow"),
     "python3 tasks.py release --learners DIR": (WRITES, release_ok),
     "python3 tasks.py hub": (SERVER, "hub"),
     "python3 tasks.py hub --users 30 --ip 0.0.0.0": (SERVER, "hub"),

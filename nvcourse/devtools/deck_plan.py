@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_notebook
 
+from ..deck_words import cell_also_prints, continued, figure_fallback, visual_label
 from .deck_split import bullet_slides, split_html_table, split_markdown_table
 
 WORD_LIMIT = 40  # visible words a slide holds at most (a slide is read from the back of a room in seconds)
@@ -129,7 +130,7 @@ def _visuals(cell: nbformat.NotebookNode) -> tuple[list[tuple[str, str]], str]:
         data, meta = out.get("data", {}), out.get("metadata", {})
         if "image/png" in data:
             md = meta.get("image/png", {}) if isinstance(meta.get("image/png"), dict) else {}
-            picture = _img(data["image/png"], "image/png", md.get("alt", "Figure."), md.get("tick_px"))
+            picture = _img(data["image/png"], "image/png", md.get("alt", figure_fallback()), md.get("tick_px"))
             visuals.append(("figure", picture))
         elif "text/html" in data and "nvcourse-dashboard-static" in data["text/html"]:
             pic = re.search(r"<img [^>]*>", data["text/html"])
@@ -204,10 +205,10 @@ def plan(nb: nbformat.NotebookNode) -> list[Slide]:
             visuals, printed = _visuals(cell)
             for kind, visual in visuals:
                 alt = re.search(r'alt="([^"]*)"', visual)
-                notes = [f"({kind}) {html.unescape(alt.group(1))}" if alt else f"({kind})"]
+                notes = [f"{visual_label(kind)} {html.unescape(alt.group(1))}" if alt else visual_label(kind)]
                 notes += pending[-1:]  # the sentence that set up this picture (often the prediction to make)
                 if printed.strip():
-                    notes.append(f"The cell also prints:\n\n```\n{printed.strip()}\n```")
+                    notes.append(f"{cell_also_prints()}\n\n```\n{printed.strip()}\n```")
                 caption = figure_caption(cell.source, nb.cells[index + 1:]) if kind == "figure" else ""
                 caption = f'<p class="nvcourse-deck-caption">{html.escape(caption)}</p>' if caption else ""
                 new(lead=caption, visual=visual.replace('class="nvcourse-deck-figure"',
@@ -222,7 +223,7 @@ def deck_notebook(slides: list[Slide]) -> nbformat.NotebookNode:
     slide, and a ``notes`` cell with the speaker notes."""
     cells = []
     for slide in slides:
-        head = f"## {slide.title}" + (" (continued)" if slide.continued and slide.title else "")
+        head = "## " + (continued(slide.title) if slide.continued and slide.title else slide.title)
         body = "\n\n".join(part for part in (head if slide.title else "", slide.lead, *slide.maths, slide.visual)
                              if part)
         cells.append(new_markdown_cell(body or " ", metadata={"slideshow": {"slide_type": "slide"}}))

@@ -1,6 +1,6 @@
 """Build a reveal.js deck per chapter, openable offline: slides that are slides, with speaker notes.
 
-    python3 tasks.py slides [--out DIR] [--no-execute] [NOTEBOOK ...]   # default: every chapter, artifacts/slides/
+    python3 tasks.py slides [--lang fr] [--out DIR] [--no-execute] [NOTEBOOK ...]   # default: every chapter
 
 Each chapter is executed afresh in the deck style (``NVCOURSE_DECK=1``: figures at 100 dpi, every label,
 legend and annotation at least 13 pt, 18 px on a 1280×720 slide, tick labels thinned where they would touch,
@@ -12,7 +12,13 @@ notebook's prose as speaker notes (press ``S`` in the deck), slide numbers.
 column, so tick labels come out smaller). reveal.js, MathJax, jQuery and require.js are served from
 ``DIR/_vendor`` (fetched once from the npm registry), so copy DIR whole onto a USB stick and open ``index.html``.
 
-Exit status: 0; 2 for a notebook that does not exist; 1 when npm, nbconvert or a chapter's execution fails.
+``--lang fr`` builds the French edition (the chapters of ``notebooks/fr/``, executed with the kernels in French)
+into ``artifacts/slides/fr/``, beside the English decks of ``artifacts/slides/``; the words the deck adds itself
+(a continuation slide's title, the notes' labels, the index page) come from :mod:`nvcourse.deck_words`, and the
+page says ``<html lang="fr">``.
+
+Exit status: 0; 2 for a notebook that does not exist or a ``--lang`` that is not an edition; 1 when npm,
+nbconvert or a chapter's execution fails.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from pathlib import Path
 
 import nbformat
 
+from ..deck_words import deck_index
 from .deck_plan import deck_notebook, plan
+from .kit_edition import add_lang_option, checked_lang, folder, speaking
 from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,9 +50,9 @@ class DeckError(RuntimeError):
     """A chapter could not be executed or exported (exit status 1)."""
 
 
-def chapters(root: Path = ROOT) -> list[Path]:
-    """The chapter notebooks in course order."""
-    return sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+def chapters(root: Path = ROOT, lang: str = "en") -> list[Path]:
+    """The chapter notebooks of the ``lang`` edition in course order (a translation: those translated so far)."""
+    return sorted(folder(root / "notebooks", lang).glob("[0-9]*.ipynb"))
 
 
 def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.NotebookNode:
@@ -67,12 +75,19 @@ def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.Noteb
     return nb
 
 
-def build_deck(notebook: Path, out_dir: Path, modules: Path, *, execute: bool = True) -> Path:
-    """Write ``out_dir/<notebook stem>.slides.html``; returns its path."""
+def build_deck(notebook: Path, out_dir: Path, modules: Path, *, execute: bool = True, lang: str = "en") -> Path:
+    """Write ``out_dir/<notebook stem>.slides.html`` from ``notebook`` of the ``lang`` edition (its kernel and the
+    deck's own words in that language); returns its path."""
+    with speaking(lang):
+        return _build_deck(notebook, out_dir, modules, execute=execute, lang=lang)
+
+
+def _build_deck(notebook: Path, out_dir: Path, modules: Path, *, execute: bool, lang: str) -> Path:
     from nbconvert import SlidesExporter  # imported here: nbconvert is a test/teaching extra
 
     nb = executed_in_deck_style(notebook) if execute else nbformat.read(notebook, as_version=4)
     exporter = SlidesExporter(template_name="nvcourse_reveal", extra_template_basedirs=[str(TEMPLATES)],
+                              language_code=lang,
                               exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                               reveal_scroll=True, reveal_transition="none", reveal_theme="white",
                               reveal_number="c/t", reveal_width=str(SLIDE_WIDTH), reveal_height=str(SLIDE_HEIGHT),
@@ -83,12 +98,15 @@ def build_deck(notebook: Path, out_dir: Path, modules: Path, *, execute: bool = 
     return target
 
 
-def write_index(decks: list[Path], out_dir: Path) -> Path:
+def write_index(decks: list[Path], out_dir: Path, lang: str = "en") -> Path:
+    """Write ``out_dir/index.html``, a link to each deck, in ``lang``; returns its path."""
     items = "\n".join(f'<li><a href="{html.escape(d.name)}">{html.escape(d.stem.removesuffix(".slides"))}</a></li>'
                       for d in decks)
-    page = (f"<!doctype html><meta charset='utf-8'><title>nvcourse decks</title>"
-            f"<h1>nvcourse — one deck per chapter</h1><ul>\n{items}\n</ul>"
-            "<p>Arrows or space to page; Esc for the overview; S opens the speaker notes.</p>\n")
+    with speaking(lang):
+        title, heading, keys = deck_index()
+    page = (f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<h1>{html.escape(heading)}</h1><ul>\n{items}\n</ul>"
+            f"<p>{html.escape(keys)}</p>\n")
     index = out_dir / "index.html"
     index.write_text(page, encoding="utf-8")
     return index
@@ -97,27 +115,33 @@ def write_index(decks: list[Path], out_dir: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tasks.py slides", description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="chapters to build (default: all)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: artifacts/slides)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: artifacts/slides, artifacts/slides/fr for --lang fr)")
     parser.add_argument("--no-execute", action="store_true",
                         help="use the committed outputs instead of running each chapter in the deck style")
+    add_lang_option(parser)
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or chapters()
-    missing = [str(p) for p in notebooks if not p.is_file()]
+    lang = checked_lang("slides", args.lang)
+    if lang is None:
+        return 2
+    notebooks = args.notebooks or chapters(lang=lang)
+    missing = [str(p) for p in notebooks if not p.is_file()] or ([] if notebooks else [f"{lang} edition's chapters"])
     if missing:
         print(f"slides: error: no such notebook: {', '.join(missing)}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out or folder(DEFAULT_OUT, lang)
+    out.mkdir(parents=True, exist_ok=True)
     try:
-        modules = ensure_assets(args.out)
+        modules = ensure_assets(out)
         decks = []
         for nb in notebooks:
             print(f"slides: {nb.stem} ...", flush=True)
-            decks.append(build_deck(nb, args.out, modules, execute=not args.no_execute))
+            decks.append(build_deck(nb, out, modules, execute=not args.no_execute, lang=lang))
     except (OfflineAssetsError, DeckError, OSError, ValueError) as exc:
         print(f"slides: error: {exc}", file=sys.stderr)
         return 1
-    index = write_index(decks, args.out)
-    print(f"slides: {len(decks)} decks in {args.out} (open {index.name}; works offline)")
+    index = write_index(decks, out, lang)
+    print(f"slides: {len(decks)} decks in {out} (open {index.name}; works offline)")
     return 0
 
 
