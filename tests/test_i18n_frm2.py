@@ -7,6 +7,7 @@ imported). A learner function for each known mistake returns that mistake's valu
 
 from __future__ import annotations
 
+import pytest
 from i18n_walks import entries, fragments, run_walk
 
 #: Shared by every walk: the attempts at a checker and at the chapter's questions.
@@ -144,3 +145,28 @@ def _speaks(shown: str, language: str, paths: tuple[str, ...], unreachable: froz
                 assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
         if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 20:
             assert e.msgid not in shown, f"English left: {e.msgid!r}"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch08_checkers_questions_readouts_and_figures_speak_the_language(language):
+    shown = _walk(_CH08, language)
+    _speaks(shown, language, ("nvcourse/checks/ch08.py", "nvcourse/chapters/ch08_reliability.py"), least=55)
+    if language == "fr":
+        assert "131\u202f072\u00a0GPU" in shown or "131\u202f072 GPU" in shown
+        assert "point de reprise" in shown and "interruptions par jour" in shown and "85,3\u00a0%" in shown
+        assert "interruptions per day" not in shown and "GPUs in the job" not in shown
+    else:
+        assert "131,072 GPUs: one interruption every" in shown and "85.3%" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch08b_checkers_questions_dashboards_and_tables_speak_the_language(language):
+    shown = _walk(_CH08B, language)
+    _speaks(shown, language, ("nvcourse/checks/ch08b.py", "nvcourse/chapters/ch08b_security_and_observability.py"),
+            least=120)
+    if language == "fr":
+        assert "locataire A" in shown and "liaisons montantes" in shown and "(choisir)" in shown
+        assert "Your answer so far" not in shown and "whole rack" not in shown
+        assert "congested uplink" in shown  # a fault's name is the value the checker compares: it stays
+    else:
+        assert "Your answer so far" in shown and "whole rack" in shown
