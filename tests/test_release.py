@@ -49,6 +49,13 @@ def test_no_notebook_in_the_copy_points_into_solutions(learner_copy: Path):
     assert release.PENDING in copied
 
 
+def test_a_french_notebook_s_links_two_folders_up_are_rewritten_too():
+    # notebooks/fr/09 links to ../../solutions/09_capstone_reference_design.ipynb (the edition is one folder deeper)
+    text = "[la conception de référence](../../solutions/09_capstone_reference_design.ipynb), `../../solutions/`"
+    out = release.rewrite_solution_links(text, None)
+    assert "solutions/" not in out and release.PENDING in out
+
+
 def test_links_point_to_the_published_solutions():
     text = ("A worked design is in [`../solutions/09_capstone_reference_design.ipynb`]"
             "(../solutions/09_capstone_reference_design.ipynb); answers in `solutions/`.")

@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: solutions, and CI), and the instructor guide (agendas, misconceptions with their answers, the quiz's answers).
 WITHHELD = ("solutions/", "tests/", ".ci/", "docs/instructor-guide.md")
 INSTRUCTOR_ONLY = "for instructors; not in the learner copy"
-_GUIDE_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)?docs/instructor-guide\.md[^)]*\)")
+_GUIDE_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)*docs/instructor-guide\.md[^)]*\)")
 PENDING = "published by your instructor after the session"
-_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)?solutions/([^)\s]*)\)")
-_CODE_PATH_RE = re.compile(r"`(?:\.\./)?solutions/([^`]*)`")
+_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:\.\./)*solutions/([^)\s]*)\)")
+_CODE_PATH_RE = re.compile(r"`(?:\.\./)*solutions/([^`]*)`")
 NOTE_FILE = "LEARNER_COPY.md"
 
 
