@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from nvcourse import _data
-from nvcourse.i18n import number
+from nvcourse.i18n import localize_numbers
 from nvcourse.i18n import translate as _
 from nvcourse.nccl.diagnose import BANDS
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
@@ -131,15 +131,15 @@ def report_html(run, diag) -> str:
                "<b>sizes</b> {sizes}; <b>Avg bus bandwidth</b> {busbw}").format(
         op=esc(op), source=esc(source), ranks=run.nranks if run.nranks is not None else unprinted,
         gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted), sizes=len(run.rows),
-        busbw=(number(run.avg_busbw_GBps, "g") + " GB/s" if run.avg_busbw_GBps is not None else unprinted))]
+        busbw=(localize_numbers(f"{run.avg_busbw_GBps:g} GB/s") if run.avg_busbw_GBps is not None else unprinted))]
     for n in run.notes + diag.notes:
         # the notes name the CLI's flags; in the paste box the same settings are its controls
         n = (n.replace("pass --system, --gpus and --nodes", "pick the system, GPUs/node and nodes above")
               .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
         parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
     items = [(f["finding"], [f]) for f in diag.findings]
-    items += [(f"{b['band']} ({number(b['sizes'][0], ',')}-{number(b['sizes'][1], ',')} B): {b['verdict']}",
-               b["causes"]) for b in diag.bands]
+    items += [(b["band"] + localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + b["verdict"], b["causes"])
+              for b in diag.bands]
     for text, causes in items:
         links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
                         + f" <a href='{esc(c['source'])}' target='_blank'>" + _("[case]") + "</a></li>"
@@ -226,7 +226,8 @@ def log_html(log) -> str:
             ["GDR", {True: _("on"), False: _("off"), None: _("not shown")}[log.gdr]],
             [_("transports"), ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
             [_("channels"), str(log.channels or "-")],
-            [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x {number(g['bw_intra_GBps'], 'g')} GB/s"
+            [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x "
+                                           + localize_numbers(f"{g['bw_intra_GBps']:g} GB/s")
                                            for g in log.graphs) or "-"],
             ["NVLS", _nvls_words(log.nvls)], [_("WARN lines"), str(len(log.warnings))]]
     srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>" + _("[case]")
