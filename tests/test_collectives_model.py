@@ -335,3 +335,28 @@ def test_shared_alpha_probe_removes_the_models_other_costs_and_divides_by_its_al
 
 class _OneRank:
     nprocs = 1
+
+
+class _BusyGroup:
+    """A group whose first sweeps are timed on a busy machine (times fall with size), then quietly."""
+
+    def __init__(self, busy_sweeps: int, sizes: int):
+        self.calls, self.busy, self.sizes = 0, busy_sweeps, sizes
+
+    def pingpong(self, n: int, iters: int, warmup: int) -> float:
+        sweep = self.calls // self.sizes
+        self.calls += 1
+        quiet = 2e-6 + n / 5e9
+        if sweep < self.busy:  # interference only adds time, most to the first (small) sizes: times fall with size
+            return quiet + 1.0 / (1 + n) ** 0.1
+        return quiet
+
+
+def test_fit_measures_again_on_a_busy_machine_and_says_why_when_it_stays_busy():
+    from nvcourse.collectives import fit
+
+    sizes = [2**k for k in range(6, 25, 2)]
+    alpha, beta = fit.fit_alpha_beta(_BusyGroup(1, len(sizes)), sizes=sizes)
+    assert alpha == pytest.approx(2e-6, rel=1e-6) and beta == pytest.approx(5e9, rel=1e-6)
+    with pytest.raises(ValueError, match=f"did not grow with the size in {fit.FIT_TRIES} sweeps.*quieter"):
+        fit.fit_alpha_beta(_BusyGroup(fit.FIT_TRIES, len(sizes)), sizes=sizes)
