@@ -150,3 +150,16 @@ def test_a_french_handout_prints_in_french(tmp_path: Path, monkeypatch: pytest.M
     text = " ".join(" ".join(p.get_textpage().get_text_range().split()) for p in doc)
     doc.close()
     assert " ".join(_title(FR_NOTEBOOK).split()[-4:]) in text, "the French title is not printed"
+
+
+def test_french_no_break_spaces_stay_on_the_slides():
+    """French typography puts a no-break space before : ; ? ! and % and between a number and its unit; a slide's
+    lead and its bullets keep it (a line must not start with the colon), as the chapter writes it."""
+    from nvcourse.devtools import deck_plan
+
+    nb = nbformat.read(ROOT / "notebooks" / "fr" / "02_pcie_vs_nvlink.ipynb", as_version=4)
+    planned = deck_plan.plan(nb)
+    first_paragraph = nb.cells[0].source.split("\n\n")[1]
+    assert "\u00a0:" in first_paragraph and "\u00a0:" in planned[0].lead
+    bullets = [s.lead for s in planned if deck_plan.LIST_ITEM.match(s.lead)]
+    assert any("\u00a0" in b for b in bullets) and not any(" :" in b or " ?" in b for b in bullets)

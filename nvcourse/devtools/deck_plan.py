@@ -59,8 +59,13 @@ class Slide:
         return len(re.findall(r"[\w’'–-]+", text))
 
 
+#: Word breaks: ASCII white space only, so the no-break spaces of French typography (before : ; ? ! % and a unit,
+#: inside 16 384) stay in a slide's text and a line never breaks there.
+SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
 def words(text: str) -> list[str]:
-    return text.split()
+    return [w for w in SPACES.split(text) if w]
 
 
 def _plain(md: str) -> str:
@@ -72,8 +77,8 @@ def _plain(md: str) -> str:
 
 def cut(text: str, limit: int = WORD_LIMIT) -> str:
     """The first sentence of ``text`` (Markdown kept plain), at most ``limit`` words; "…" marks a cut."""
-    flat = " ".join(_plain(text).split())
-    first = re.split(r"(?<=[.!?:])\s+(?=[A-Z0-9(])", flat, maxsplit=1)[0]
+    flat = " ".join(words(_plain(text)))
+    first = re.split(r"(?<=[.!?:]) (?=[A-Z0-9(«À-ÖØ-Þ])", flat, maxsplit=1)[0]  # French sentences too: « À É
     ws = words(first)
     return " ".join(ws) if len(ws) <= limit else " ".join(ws[:limit]).rstrip(",;:") + " …"
 

@@ -14,7 +14,13 @@ import re
 
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _ORDERED = re.compile(r"^\s*(\d+)[.)]\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(“\"])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(“\"«À-ÖØ-Þ])")  # French sentences too: « À É
+#: Word breaks: ASCII white space only, so French no-break spaces (before : ; ? ! %, a unit) stay in a bullet.
+_SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _SPACES.split(text) if w]
 
 #: An item this short (words) is kept whole; a longer one keeps its first sentence.
 WHOLE_ITEM_WORDS = 30
@@ -61,13 +67,13 @@ def item_text(item: str) -> str:
     :data:`WHOLE_ITEM_WORDS` words, else its first sentence; at most :data:`ITEM_WORD_CAP` words, its long asides in
     parentheses dropped first, then cut ("…" marks a cut)."""
     text = re.sub(r"<details>.*?(</details>|$)", "", item, flags=re.S)
-    text = " ".join(re.sub(r"<[^>]+>", " ", _plain(text)).split())
-    if len(text.split()) > WHOLE_ITEM_WORDS:
+    text = " ".join(_words(re.sub(r"<[^>]+>", " ", _plain(text))))
+    if len(_words(text)) > WHOLE_ITEM_WORDS:
         text = _SENTENCE_END.split(text, maxsplit=1)[0]
-    if len(text.split()) > ITEM_WORD_CAP:  # an aside in parentheses goes before the sentence's own end does
-        text = " ".join(_ASIDE.sub(lambda m: "" if len(m.group().split()) > ASIDE_WORDS else m.group(), text).split())
+    if len(_words(text)) > ITEM_WORD_CAP:  # an aside in parentheses goes before the sentence's own end does
+        text = " ".join(_words(_ASIDE.sub(lambda m: "" if len(m.group().split()) > ASIDE_WORDS else m.group(), text)))
         text = re.sub(r"\s+([,;:.])", r"\1", text)
-    ws = text.split()
+    ws = _words(text)
     if len(ws) <= ITEM_WORD_CAP:
         return text
     shown = " ".join(ws[:ITEM_WORD_CAP]).rstrip(",;:")
