@@ -125,6 +125,56 @@ for name, args in (("tenancy_dashboard", ((9, 2**26), (1, 2**16), (16, 2**32), (
         labels(fig)
 """
 
+_CH07C = """
+from nvcourse.checks import ch07c as c
+from nvcourse.chapters import ch07c_inference as ch
+from nvcourse.fabric.moe import remote_nodes_per_token as rn
+kv, xf, dec, pt = c._kv, c._xfer, c._decode, c.params_term
+for fn in (kv, lambda *a: kv(*a) / 2, lambda *a: kv(*a) * 8, lambda *a: kv(*a) / a[0], lambda *a: 1.2345e-7):
+    show(c.kv_bytes(fn))
+for fn in (xf, lambda *a: xf(*a) / 8, lambda *a: xf(*a) * a[3], lambda *a: xf(*a) * a[4], lambda *a: 1.2345e-7):
+    show(c.kv_transfer(fn))
+for fn in (dec, lambda *a: dec(*a) - (a[4] * a[5] if a[1] > 1 else 0),
+           lambda *a: dec(*a) + (2 * a[4] * a[5] if a[1] > 1 else 0), lambda *a: dec(*a) - pt(a) / 2,
+           lambda *a: dec(*a) + pt(a) * (a[1] - 1), lambda *a: 1.2345e-7):
+    show(c.decode_time(fn))
+for fn in (lambda e, k, n: rn(e, k, n, 1), lambda e, k, n: k * (n - 1) / n if k > 1 and n > 1 else rn(e, k, n, 1),
+           lambda e, k, n: rn(e, k, n, 1) * n / (n - 1) if n > 1 else 0.0,
+           lambda e, k, n: (n - 1) * (1 - (1 - 1 / n) ** k), lambda *a: 1.2345e-7):
+    show(c.remote_nodes(fn))
+for fn in (lambda L, r, q, b: L * (r + q) * b, lambda L, r, q, b: 2 * L * (r + q) * b, lambda L, r, q, b: L * r * b,
+           lambda *a: 1.2345e-7):
+    show(c.mla_kv_bytes(fn))
+
+
+def tokens(L, k, a):
+    return (1 - a ** (k + 1)) / (1 - a)
+
+
+for fn in (lambda L, k, a: 2 * L / tokens(L, k, a), lambda L, k, a: 2 * L / (k + 1),
+           lambda L, k, a: L / tokens(L, k, a), lambda L, k, a: 2 * L if k else 2 * L / tokens(L, k, a),
+           lambda *a: 1.2345e-7):
+    show(c.spec_allreduces(fn))
+labels(ch.decode_tp_figure("llama3-405b", "dgx-h100"))
+labels(ch.decode_tp_figure("llama3-70b", "dgx-h100", batch=64))
+labels(ch.allreduce_vs_measured_figure())
+labels(ch.kv_transfer_figure())
+out += ch.measured_vs_model_lines() + ch.allreduce_latency_lines()
+out += [ch.measured_vs_model_html(), ch.tp_question_html(), ch.batch_html(),
+        ch.batch_html(context=0, batches=(1, 4096)), ch.batch_html("llama3-8b", context=0, batches=(16384,)),
+        ch.layouts_html(models=("llama3-405b", "llama3-8b")), ch.moe_dispatch_html(), ch.serving_html()]
+board = ch.inference_dashboard()
+controls(board)
+paths = list(ch.KV_PATHS)
+for args in (("llama3-70b", "dgx-h100", 1, 4096, "nccl", 32768, paths[0]),
+             ("llama3-405b", "dgx-h100", 512, 131072, "oneshot", 131072, paths[1]),
+             ("llama3-8b", "gb200-nvl72", 512, 0, "twoshot", 1024, paths[2]),
+             ("llama3-405b", "dgx-h100", 1, 4096, "nccl", 1024, paths[0])):
+    fig, text = board._render(*args)
+    out.append(text)
+    labels(fig)
+"""
+
 
 def _walk(script: str, language: str) -> str:
     return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(map(str, out)))", language)
@@ -170,3 +220,17 @@ def test_ch08b_checkers_questions_dashboards_and_tables_speak_the_language(langu
         assert "congested uplink" in shown  # a fault's name is the value the checker compares: it stays
     else:
         assert "Your answer so far" in shown and "whole rack" in shown
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ch07c_checkers_readouts_dashboard_and_figures_speak_the_language(language):
+    shown = _walk(_CH07C, language)
+    # no input multiplies by the heads: that known mistake has no value, its hint is never given
+    heads = frozenset({"You multiplied by the number of heads: the latent is shared by all heads, that is the point "
+                       "of MLA."})
+    _speaks(shown, language, ("nvcourse/checks/ch07c.py", "nvcourse/chapters/ch07c_inference.py"), heads, least=100)
+    if language == "fr":
+        assert "limité par la mémoire" in shown and "préremplissage" in shown and "ne tient pas" in shown
+        assert "tok/s per user" not in shown and "per step, " not in shown
+    else:
+        assert "tok/s per user" in shown and "does not fit" in shown and "per step, " in shown

@@ -15,6 +15,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
 from .. import _data, catalog, costmodel, inference, serving
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_rate, format_size, format_time
@@ -58,6 +60,26 @@ KV_PATHS = {f"8 × {NIC_RATE} RDMA": ("rdma", "dgx-h100", 8), f"1 × {NIC_RATE} 
             "NVLink (NVL72)": ("nvlink", "gb200-nvl72", 8)}
 
 
+def _pct(fraction: float, spec: str = ".0") -> str:
+    """``0.25`` as ``25%`` (``spec`` ``"+.0"``: ``+25%``) as Python writes it in English, ``25 %`` in French."""
+    if language() != "fr":
+        return format(fraction, spec + "%")
+    return number(100 * fraction, spec + "f") + "\u00a0%"
+
+
+def _time(seconds: float, **kw) -> str:
+    return localize_numbers(format_time(seconds, **kw))
+
+
+def _size(nbytes: float, **kw) -> str:
+    return localize_numbers(format_size(nbytes, **kw))
+
+
+def _bound(bound: str) -> str:
+    """A decode step's bound (``"memory"`` or ``"compute"``) as an adjective: "memory-bound"."""
+    return {"memory": _("memory-bound"), "compute": _("compute-bound")}[bound]
+
+
 def gpu_bytes(model: str, system: str, tp: int, *, batch: int = 1, context: int = 4096) -> float:
     """Bytes one GPU holds for a TP ``tp`` decode: its share of the weights plus its share of the batch's KV cache
     (the bytes :func:`nvcourse.inference.decode_step` reads per step)."""
@@ -74,7 +96,7 @@ def fits_gpu(model: str, system: str, tp: int, *, batch: int = 1, context: int =
 
 def _no_fit_label(ax, x: float) -> None:
     """Write "does not fit" where a bar would stand, so an impossible layout shows no time."""
-    ax.text(x, ax.get_ylim()[1] * 0.5, "does not fit", rotation=90, ha="center", va="center", fontsize=8)
+    ax.text(x, ax.get_ylim()[1] * 0.5, _("does not fit"), rotation=90, ha="center", va="center", fontsize=8)
 
 
 def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 4096,
@@ -93,15 +115,15 @@ def decode_tp_figure(model: str, system: str, *, batch: int = 1, context: int = 
         mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
         comm = [s.comm_s * 1e3 for s in steps]
         ax.bar(x, mem, width, color=PART_COLOURS["weights + KV read"], edgecolor="white",
-               label="weights + KV read" if j == 0 else None)
-        ax.bar(x, comm, width, bottom=mem, color=_COLOURS[algo], label=f"all-reduces ({algo})")
+               label=_("weights + KV read") if j == 0 else None)
+        ax.bar(x, comm, width, bottom=mem, color=_COLOURS[algo], label=_("all-reduces ({algo})").format(algo=algo))
         top = max(top, *(a + b for a, b in zip(mem, comm, strict=True)), 0.0)
     ax.set_ylim(0, (top or 1.0) * 1.1)
     for i, t in enumerate(TP_DEGREES):  # weights + KV larger than a GPU's memory: no bar, say so
         if t not in ok:
             _no_fit_label(ax, i)
     ax.set_xticks(range(len(TP_DEGREES)), [f"TP {t}" for t in TP_DEGREES])
-    ax.set_ylabel("time per decode step (ms)")
+    ax.set_ylabel(_("time per decode step (ms)"))
     ax.legend(fontsize=8)
     return fig
 
@@ -115,11 +137,11 @@ def allreduce_vs_measured_figure(system: str = "dgx-h100") -> Figure:
         tp = row["tp"]
         for algo in inference.ALLREDUCE_ALGOS:
             ax.plot(sizes, [inference.allreduce_time(system, tp, n, algo) for n in sizes],
-                    color=_COLOURS[algo], label=f"model: {algo}")
-        ax.plot(row["bytes"], row["latency_s"], "ko", ms=4, label="measured (custom kernel)")
-        bytes_axis(ax, "x", label="message")
+                    color=_COLOURS[algo], label=_("model: {algo}").format(algo=algo))
+        ax.plot(row["bytes"], row["latency_s"], "ko", ms=4, label=_("measured (custom kernel)"))
+        bytes_axis(ax, "x", label=_("message"))
         ax.xaxis.set_major_locator(FixedLocator([2.0**12, 2.0**16, 2.0**20]))  # 3 labels fit a third of a figure
-        time_axis(ax, "y", label="all-reduce time")
+        time_axis(ax, "y", label=_("all-reduce time"))
         ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))  # one decade per panel: label 2 and 5 too
         ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: format_time(v, digits=2)))
         ax.set_title(f"TP {tp}", fontsize=9)
@@ -131,9 +153,11 @@ def measured_vs_model_lines(system: str = "dgx-h100") -> list[str]:
     """Per TP degree: the better custom kernel's model time against each published point, as a signed miss."""
     out = []
     for row in inference.custom_allreduce_points():
-        miss = [f"{format_size(n)}: {min(inference.allreduce_time(system, row['tp'], n, a) for a in ('oneshot', 'twoshot')) / t - 1:+.0%}"  # noqa: E501
+        miss = [f"{_size(n)}: "
+                + _pct(min(inference.allreduce_time(system, row["tp"], n, a) for a in ("oneshot", "twoshot")) / t - 1,
+                       "+.0")
                 for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
-        out.append(f"TP {row['tp']} model vs measured: " + ", ".join(miss))
+        out.append(_("TP {tp} model vs measured: ").format(tp=row["tp"]) + ", ".join(miss))
     return out
 
 
@@ -149,8 +173,9 @@ def allreduce_latency_lines(system: str = "dgx-h100", nbytes: int = 8192 * 2) ->
     out = []
     for tp in (2, 4, 8):
         p = costmodel.predict("allreduce", system, tp, nbytes, algo="nccl")
-        out.append(f"TP {tp}: {format_size(nbytes)} all-reduce {format_time(p.time_s)} ({p.algo}/{p.proto}), of "
-                   f"which latency {format_time(p.latency_s)} ({p.latency_s / p.time_s:.0%})")
+        out.append(_("TP {tp}: {size} all-reduce {time} ({algo}/{proto}), of which latency {latency} ({share})").format(
+            tp=tp, size=_size(nbytes), time=_time(p.time_s), algo=p.algo, proto=p.proto, latency=_time(p.latency_s),
+            share=_pct(p.latency_s / p.time_s)))
     return out
 
 
@@ -178,12 +203,13 @@ def measured_vs_model_html(system: str = "dgx-h100") -> str:
                 for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
         at16 = next(m for m, n in miss if n == 16384)
         worst, where = max(miss, key=lambda mn: abs(mn[0]))
-        rows.append([f"TP {row['tp']}", f"{at16:+.0%}", f"{worst:+.0%} at {format_size(where)}"])
-    table = table_html(["GPUs", "model vs measured at 16 KiB", "largest miss"], rows,
-                       caption="Custom all-reduce kernels on H100: the model against sglang#2904 "
-                               "(+ = model slower, − = model faster)", align_numbers=False)
+        rows.append([f"TP {row['tp']}", _pct(at16, "+.0"),
+                     _("{miss} at {size}").format(miss=_pct(worst, "+.0"), size=_size(where))])
+    table = table_html([_("GPUs"), _("model vs measured at 16 KiB"), _("largest miss")], rows,
+                       caption=_("Custom all-reduce kernels on H100: the model against sglang#2904 "
+                                 "(+ = model slower, − = model faster)"), align_numbers=False)
     full = "<br>".join(html.escape(line) for line in measured_vs_model_lines(system))
-    return table + _details("Every published point", full)
+    return table + _details(_("Every published point"), full)
 
 
 def tp_question_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), system: str = "dgx-h100") -> str:
@@ -191,15 +217,15 @@ def tp_question_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), syst
     all-reduce share of the TP 8 step, the memory read at TP 4) behind a collapsed block."""
     steps = {(m, a): [inference.decode_step(m, system, t, batch=1, algo=a) for t in (4, 8)]
              for m in models for a in inference.ALLREDUCE_ALGOS}
-    summary = table_html(["all-reduce kernel", *(f"{m}: TP 8 faster by" for m in models)],
-                         [[a, *(f"{steps[m, a][0].total_s / steps[m, a][1].total_s:.2f}×" for m in models)]
+    summary = table_html([_("all-reduce kernel"), *(_("{model}: TP 8 faster by").format(model=m) for m in models)],
+                         [[a, *(number(steps[m, a][0].total_s / steps[m, a][1].total_s, ".2f") + "×" for m in models)]
                           for a in inference.ALLREDUCE_ALGOS], align_numbers=False)
-    full = table_html(["model", "kernel", "TP 4 step", "TP 8 step", "speed-up", "all-reduces in the TP 8 step",
-                       "memory read at TP 4"],
-                      [[m, a, format_time(s4.total_s), format_time(s8.total_s), f"{s4.total_s / s8.total_s:.2f}×",
-                        f"{s8.comm_share:.0%}", format_time(s4.memory_s)]
+    full = table_html([_("model"), _("kernel"), _("TP 4 step"), _("TP 8 step"), _("speed-up"),
+                       _("all-reduces in the TP 8 step"), _("memory read at TP 4")],
+                      [[m, a, _time(s4.total_s), _time(s8.total_s), number(s4.total_s / s8.total_s, ".2f") + "×",
+                        _pct(s8.comm_share), _time(s4.memory_s)]
                        for (m, a), (s4, s8) in steps.items()])
-    return summary + _details("Step times, all-reduce share and memory read for each case", full)
+    return summary + _details(_("Step times, all-reduce share and memory read for each case"), full)
 
 
 def batch_html(model: str = "llama3-70b", system: str = "dgx-h100", tp: int = 8, context: int = 4096,
@@ -209,18 +235,22 @@ def batch_html(model: str = "llama3-70b", system: str = "dgx-h100", tp: int = 8,
     r = inference.batch_regimes(model, system, tp)
     steps = [inference.decode_step(model, system, tp, batch=b, context=context) for b in batches]
     bounds = sorted({s.bound for s in steps})
-    words = (f"<p>The all-reduce leaves its latency regime near batch {r['allreduce_bandwidth_bound_batch']:.1f} "
-             f"(its n½ is {format_size(r['allreduce_n_half_bytes'])}); with no KV cache the step would turn "
-             f"compute-bound near batch {r['compute_bound_batch']:.0f}. At {context:,} tokens of context every "
-             f"step below is {' or '.join(bounds)}-bound.</p>")
-    summary = table_html(["batch", "step", "tok/s in total", "tok/s per user"],
-                         [[b, format_time(s.total_s), f"{s.tokens_per_s:,.0f}", f"{s.tokens_per_s_per_user:.0f}"]
+    words = _("<p>The all-reduce leaves its latency regime near batch {batch} (its n½ is {n_half}); with no KV cache "
+              "the step would turn compute-bound near batch {compute}. At {context} tokens of context every step "
+              "below is {bounds}.</p>").format(
+        batch=number(r["allreduce_bandwidth_bound_batch"], ".1f"), n_half=_size(r["allreduce_n_half_bytes"]),
+        compute=number(r["compute_bound_batch"], ".0f"), context=number(context, ","),
+        bounds=_bound(bounds[0]) if len(bounds) == 1 else _("compute or memory-bound"))
+    summary = table_html([_("batch"), _("step"), _("tok/s in total"), _("tok/s per user")],
+                         [[b, _time(s.total_s), number(s.tokens_per_s, ",.0f"), number(s.tokens_per_s_per_user, ".0f")]
                           for b, s in zip(batches, steps, strict=True)],
-                         caption=f"{model}, TP {tp} on {system}, {context:,} tokens of context")
-    full = table_html(["batch", "all-reduce message", "all-reduce time", "bound"],
-                      [[b, format_size(s.message_bytes), format_time(s.allreduce_s), s.bound]
+                         caption=_("{model}, TP {tp} on {system}, {context} tokens of context").format(
+                             model=model, tp=tp, system=system, context=number(context, ",")))
+    full = table_html([_("batch"), _("all-reduce message"), _("all-reduce time"), _("bound")],
+                      [[b, _size(s.message_bytes), _time(s.allreduce_s), {"memory": _("memory"),
+                                                                          "compute": _("compute")}[s.bound]]
                        for b, s in zip(batches, steps, strict=True)])
-    return words + summary + _details("The all-reduce and the bound of each step", full)
+    return words + summary + _details(_("The all-reduce and the bound of each step"), full)
 
 
 def layouts_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), system: str = "dgx-h100", gpus: int = 8,
@@ -233,30 +263,35 @@ def layouts_html(models: tuple[str, ...] = ("llama3-70b", "llama3-8b"), system: 
         weights_GB = inference.get_model(model).params * inference.data()["decode"]["bytes_per_param"] / 1e9
         for name, r in inference.serving_layouts(model, system, gpus, batch=batch).items():
             if r["fits"]:
-                rows.append([model, name, format_time(r["latency_s"]), f"{r['tokens_per_s']:,.0f}"])
+                rows.append([model, name, _time(r["latency_s"]), number(r["tokens_per_s"], ",.0f")])
             else:
-                rows.append([model, name, f"not possible: {weights_GB:.0f} GB of weights, {cap:.0f} GB per GPU",
-                             "—"])
-    return table_html(["model", "layout", "time per token", "tok/s in total"], rows,
-                      caption=f"{gpus} GPUs of one {system}, batch {batch} per copy", align_numbers=False)
+                rows.append([model, name, _("not possible: {weights} GB of weights, {cap} GB per GPU").format(
+                    weights=number(weights_GB, ".0f"), cap=number(cap, ".0f")), "—"])
+    return table_html([_("model"), _("layout"), _("time per token"), _("tok/s in total")], rows,
+                      caption=_("{gpus} GPUs of one {system}, batch {batch} per copy").format(
+                          gpus=gpus, system=system, batch=batch), align_numbers=False)
 
 
 def kv_transfer_figure(model: str = "llama3-70b", *, senders: int = 8) -> Figure:
     """KV-cache transfer time against prompt length: one DGX H100 NIC, ``senders`` NICs, an NVL72's NVLink."""
     fig, ax = new_figure(7.5, 3.4)
     tokens = np.array([2**k for k in range(10, 18)])
-    cases = [(f"1 × {NIC_RATE} NIC", "dgx-h100", "rdma", 1, "#CC79A7"),
-             (f"{senders} × {NIC_RATE} NICs (one per TP rank)", "dgx-h100", "rdma", senders, "#0072B2"),
-             (f"NVLink inside an NVL72 ({senders} GPUs)", "gb200-nvl72", "nvlink", senders, "#009E73")]
+    nic = localize_numbers(NIC_RATE)
+    cases = [(_("1 × {nic} NIC").format(nic=nic), "dgx-h100", "rdma", 1, "#CC79A7"),
+             (_("{senders} × {nic} NICs (one per TP rank)").format(senders=senders, nic=nic), "dgx-h100", "rdma",
+              senders, "#0072B2"),
+             (_("NVLink inside an NVL72 ({senders} GPUs)").format(senders=senders), "gb200-nvl72", "nvlink", senders,
+              "#009E73")]
     for label, sid, path, k, colour in cases:
         t = [inference.kv_transfer_time(model, int(n), sid, path=path, senders=k)["time_s"] * 1e3 for n in tokens]
         ax.plot(tokens, t, "o-", ms=4, color=colour, label=label)
     pre = [inference.prefill_time(model, "dgx-h100", int(n), gpus=senders) * 1e3 for n in tokens]
-    ax.plot(tokens, pre, "--", color="#555555", label=f"prefill on {senders} H100 (for scale)")
+    ax.plot(tokens, pre, "--", color="#555555",
+            label=_("prefill on {senders} H100 (for scale)").format(senders=senders))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("prompt length (tokens)")
-    ax.set_ylabel("time (ms)")
+    ax.set_xlabel(_("prompt length (tokens)"))
+    ax.set_ylabel(_("time (ms)"))
     ax.legend(fontsize=8)
     return fig
 
@@ -270,8 +305,9 @@ def moe_dispatch_rows(tokens: int = 4096, ep: int = 64) -> list[dict]:
     rows = []
     for sid in ("dgx-h100", "dgx-b200", "gb200-nvl72"):
         gpn = catalog.get_system(sid).gpus_per_domain
-        for label, kw in (("every copy", {}), ("per-node dedup", {"dedup": True}),
-                          (f"dedup + ≤ {d['max_nodes']} nodes", {"dedup": True, "max_nodes": d["max_nodes"]})):
+        for label, kw in ((_("every copy"), {}), (_("per-node dedup"), {"dedup": True}),
+                          (_("dedup + ≤ {n} nodes").format(n=d["max_nodes"]),
+                           {"dedup": True, "max_nodes": d["max_nodes"]})):
             t = moe_alltoall_time(cfg, ep, sid, **kw)
             rows.append({"system": sid, "routing": label, "copies": network_copies_per_token(cfg, ep, gpn, **kw),
                          "network_bytes": t.network_bytes, "time_s": t.time_s, "bottleneck": t.bottleneck})
@@ -284,21 +320,22 @@ def moe_dispatch_html(tokens: int = 4096, ep: int = 64) -> str:
     rows = moe_dispatch_rows(tokens, ep)
     by = {(r["system"], r["routing"]): r for r in rows}
     routings = list(dict.fromkeys(r["routing"] for r in rows))
-    summary = table_html(["routing", "network copies per token (8-GPU nodes)", "one dispatch, DGX H100",
-                          "one dispatch, GB200 NVL72"],
-                         [[rt, f"{by['dgx-h100', rt]['copies']:.2f}", format_time(by["dgx-h100", rt]["time_s"]),
-                           format_time(by["gb200-nvl72", rt]["time_s"])] for rt in routings],
-                         caption=f"DeepSeek-V3's MoE layer, EP {ep}, {tokens:,} BF16 tokens per GPU")
-    return summary + _details("Every system (DGX B200 too): network bytes per GPU and the bottleneck",
+    summary = table_html([_("routing"), _("network copies per token (8-GPU nodes)"), _("one dispatch, DGX H100"),
+                          _("one dispatch, GB200 NVL72")],
+                         [[rt, number(by["dgx-h100", rt]["copies"], ".2f"), _time(by["dgx-h100", rt]["time_s"]),
+                           _time(by["gb200-nvl72", rt]["time_s"])] for rt in routings],
+                         caption=_("DeepSeek-V3's MoE layer, EP {ep}, {tokens} BF16 tokens per GPU").format(
+                             ep=ep, tokens=number(tokens, ",")))
+    return summary + _details(_("Every system (DGX B200 too): network bytes per GPU and the bottleneck"),
                               moe_dispatch_table_html(tokens, ep))
 
 
 def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
-    rows = [[html.escape(r["system"]), html.escape(r["routing"]), f"{r['copies']:.2f}",
-             format_size(r["network_bytes"], binary=False), format_time(r["time_s"]), html.escape(r["bottleneck"])]
+    rows = [[html.escape(r["system"]), html.escape(r["routing"]), number(r["copies"], ".2f"),
+             _size(r["network_bytes"], binary=False), _time(r["time_s"]), html.escape(r["bottleneck"])]
             for r in moe_dispatch_rows(tokens, ep)]
-    return table_html(["system", "routing", "network copies per token", "network bytes per GPU", "one dispatch",
-                       "bottleneck"], rows)
+    return table_html([_("system"), _("routing"), _("network copies per token"), _("network bytes per GPU"),
+                       _("one dispatch"), _("bottleneck")], rows)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -379,16 +416,16 @@ def serving_rows() -> list[dict]:
 def serving_html() -> str:
     """Each serving technique and its one result; the arithmetic, full result and source of each behind a
     collapsed block."""
-    summary = table_html(["technique", "what it changes (Llama 3 70B or DeepSeek-V3)"],
+    summary = table_html([_("technique"), _("what it changes (Llama 3 70B or DeepSeek-V3)")],
                          [[html.escape(r["item"]), html.escape(r["short"])] for r in serving_rows()],
                          align_numbers=False)
-    return summary + _details("The arithmetic, full result and source of each row", serving_table_html())
+    return summary + _details(_("The arithmetic, full result and source of each row"), serving_table_html())
 
 
 def serving_table_html() -> str:
     rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), r["cite"]]
             for r in serving_rows()]
-    return table_html(["technique", "arithmetic", "result", "source"], rows, align_numbers=False)
+    return table_html([_("technique"), _("arithmetic"), _("result"), _("source")], rows, align_numbers=False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -401,15 +438,16 @@ def _dashboard_bars(tps: list[int], steps: list, algo: str) -> Figure:
     fig, ax = new_figure(7.0, 2.8)  # one panel: TTFT goes in the readout (a second panel doubles the draw)
     pos = [tps.index(s.tp) for s in steps]
     mem = [max(s.memory_s, s.compute_s) * 1e3 for s in steps]
-    ax.bar(pos, mem, color=PART_COLOURS["weights + KV read"], label="weights + KV read / compute")
-    ax.bar(pos, [s.comm_s * 1e3 for s in steps], bottom=mem, color=_COLOURS[algo], label=f"all-reduces ({algo})")
+    ax.bar(pos, mem, color=PART_COLOURS["weights + KV read"], label=_("weights + KV read / compute"))
+    ax.bar(pos, [s.comm_s * 1e3 for s in steps], bottom=mem, color=_COLOURS[algo],
+           label=_("all-reduces ({algo})").format(algo=algo))
     # headroom above the tallest bar: flush with the frame it read as cut off
     ax.set_ylim(0, 1.1 * max((s.total_s * 1e3 for s in steps), default=1.0))
     for i in range(len(tps)):
         if i not in pos:
             _no_fit_label(ax, i)
     ax.set_xticks(range(len(tps)), [f"TP {t}" for t in tps])
-    ax.set_ylabel("ms per decode step")
+    ax.set_ylabel(_("ms per decode step"))
     if steps:
         ax.legend(fontsize=7)
     return fig
@@ -420,19 +458,22 @@ def _decode_rows(model: str, system: str, tps: list[int], steps: list, *, batch:
     or, when none fits, how many GB one GPU would need at the largest TP degree (no time)."""
     cap = catalog.get_system(system).gpu_spec.memory_GB
     skipped = [t for t in tps if t not in {s.tp for s in steps}]
-    note = f" (TP {', '.join(map(str, skipped))}: does not fit)" if skipped else ""
+    note = _(" (TP {tps}: does not fit)").format(tps=", ".join(map(str, skipped))) if skipped else ""
     if not steps:
         need = gpu_bytes(model, system, tps[-1], batch=batch, context=context) / 1e9
-        return [["decode", f"does not fit: even at TP {tps[-1]} one GPU needs {need:,.0f} GB for its weights and KV "
-                 f"cache, and has {cap:.0f} GB"]]
+        return [[_("decode"), _("does not fit: even at TP {tp} one GPU needs {need} GB for its weights and KV cache, "
+                                "and has {cap} GB").format(tp=tps[-1], need=number(need, ",.0f"),
+                                                           cap=number(cap, ".0f"))]]
     best = min(steps, key=lambda s: s.total_s)
     s_last = steps[-1]
     return [
-        ["decode: fastest", f"TP {best.tp}: {format_time(best.total_s)} per step, "
-         f"{best.tokens_per_s_per_user:,.0f} tok/s per user, {best.tokens_per_s:,.0f} tok/s in total{note}"],
-        [f"all-reduces at TP {s_last.tp}", f"{s_last.comm_share:.0%} of the step ({s_last.allreduces} × "
-         f"{format_time(s_last.allreduce_s)}, {format_size(s_last.message_bytes)} each); the step is "
-         f"{s_last.bound}-bound"],
+        [_("decode: fastest"), _("TP {tp}: {time} per step, {per_user} tok/s per user, {total} tok/s in total").format(
+            tp=best.tp, time=_time(best.total_s), per_user=number(best.tokens_per_s_per_user, ",.0f"),
+            total=number(best.tokens_per_s, ",.0f")) + note],
+        [_("all-reduces at TP {tp}").format(tp=s_last.tp),
+         _("{share} of the step ({count} × {time}, {size} each); the step is {bound}").format(
+             share=_pct(s_last.comm_share), count=s_last.allreduces, time=_time(s_last.allreduce_s),
+             size=_size(s_last.message_bytes), bound=_bound(s_last.bound))],
     ]
 
 
@@ -441,17 +482,17 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
     """Model, system, batch, context, all-reduce kernel, prompt length and KV path → decode step vs TP, and TTFT."""
     style = {"description_width": "initial"}
     ctl = {
-        "model": w.Dropdown(options=list(models), value="llama3-70b", description="model", style=style),
-        "system": w.Dropdown(options=list(systems), value=systems[0], description="system", style=style),
-        "batch": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512], value=1, description="batch",
+        "model": w.Dropdown(options=list(models), value="llama3-70b", description=_("model"), style=style),
+        "system": w.Dropdown(options=list(systems), value=systems[0], description=_("system"), style=style),
+        "batch": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512], value=1, description=_("batch"),
                                    style=style, continuous_update=False),
         "context": w.SelectionSlider(options=[0, 1024, 4096, 16384, 32768, 131072], value=4096,
-                                     description="context (tokens)", style=style, continuous_update=False),
-        "algo": w.Dropdown(options=list(inference.ALLREDUCE_ALGOS), value="nccl", description="all-reduce",
+                                     description=_("context (tokens)"), style=style, continuous_update=False),
+        "algo": w.Dropdown(options=list(inference.ALLREDUCE_ALGOS), value="nccl", description=_("all-reduce"),
                            style=style),
         "prompt": w.SelectionSlider(options=[1024, 4096, 8192, 32768, 131072], value=32768,
-                                    description="prompt (tokens)", style=style, continuous_update=False),
-        "kv_path": w.Dropdown(options=list(KV_PATHS), value=next(iter(KV_PATHS)), description="KV path",
+                                    description=_("prompt (tokens)"), style=style, continuous_update=False),
+        "kv_path": w.Dropdown(options=list(KV_PATHS), value=next(iter(KV_PATHS)), description=_("KV path"),
                               style=style),
     }
 
@@ -464,18 +505,20 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         rows = _decode_rows(model, system, tps, steps, batch=batch, context=context)
         path, sid, k = KV_PATHS[kv_path]
         x = inference.kv_transfer_time(model, prompt, sid, path=path, senders=k)
-        rows.append(["KV cache of the prompt", f"{format_size(x['bytes'], binary=False)}, {format_time(x['time_s'])} "
-                     f"over {html.escape(kv_path)}"])
+        rows.append([_("KV cache of the prompt"), _("{size}, {time} over {path}").format(
+            size=_size(x["bytes"], binary=False), time=_time(x["time_s"]), path=html.escape(kv_path))])
         if fits_gpu(model, system, 8, batch=1, context=prompt):
             pre = inference.prefill_time(model, system, prompt, gpus=8)
             plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)
             stream = inference.ttft(pre, x["time_s"], m.layers, layerwise=True)
-            rows.append([f"TTFT (prefill on 8 GPUs {format_time(pre)})", f"<b>{format_time(plain['ttft_s'])}</b> sent "
-                         f"after prefill, <b>{format_time(stream['ttft_s'])}</b> streamed layer by layer"])
+            rows.append([_("TTFT (prefill on 8 GPUs {time})").format(time=_time(pre)),
+                         _("<b>{plain}</b> sent after prefill, <b>{stream}</b> streamed layer by layer").format(
+                             plain=_time(plain["ttft_s"]), stream=_time(stream["ttft_s"]))])
         else:
-            rows.append(["TTFT (prefill on 8 GPUs)", f"does not fit: the weights and this prompt's KV cache need "
-                         f"{gpu_bytes(model, system, 8, batch=1, context=prompt) / 1e9:,.0f} GB per GPU"])
-        text = table_html(["what", "at these settings"], rows, align_numbers=False)
+            rows.append([_("TTFT (prefill on 8 GPUs)"), _("does not fit: the weights and this prompt's KV cache need "
+                                                          "{need} GB per GPU").format(
+                need=number(gpu_bytes(model, system, 8, batch=1, context=prompt) / 1e9, ",.0f"))])
+        text = table_html([_("what"), _("at these settings")], rows, align_numbers=False)
         return fig, text
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)

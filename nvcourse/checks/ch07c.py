@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .. import catalog
 from ..fabric.moe import remote_nodes_per_token
+from ..i18n import localize_numbers
+from ..i18n import translate as _
 from ..inference import ServeModel, get_model, kv_bytes_per_token
 from ..serving import mla_kv_bytes_per_token
 from ..units import format_rate, format_size
@@ -24,8 +26,10 @@ _NIC_RATE = format_rate(catalog.get_system("dgx-h100").nic.line_GBps_dir * 1e9, 
 def _gqa_note() -> str:
     m = get_model("llama3-70b")
     gqa = kv_bytes_per_token(m)
-    return (f"Grouped-query attention ({m.kv_heads} KV heads instead of {m.heads}) is what keeps this at "
-            f"{format_size(gqa)} per token for {m.name} instead of {format_size(gqa * m.heads / m.kv_heads)}.")
+    return _("Grouped-query attention ({kv_heads} KV heads instead of {heads}) is what keeps this at {size} per "
+             "token for {model} instead of {full}.").format(
+        kv_heads=m.kv_heads, heads=m.heads, size=localize_numbers(format_size(gqa)), model=m.name,
+        full=localize_numbers(format_size(gqa * m.heads / m.kv_heads)))
 
 
 def _kv(layers, kv_heads, head_dim, b) -> float:
@@ -42,13 +46,13 @@ def kv_bytes(fn) -> Result:
     combos += [(int(rng.integers(12, 128)), int(2 ** rng.integers(0, 6)), int(rng.choice([64, 128, 256])),
                 int(rng.choice([1, 2]))) for _ in range(4)]
     cases = [Case(c, _kv(*c), {
-        "Half of it: a layer stores a key AND a value vector per KV head (× 2).": _kv(*c) / 2,
-        "That is in bits: bytes_per_elem is bytes already.": _kv(*c) * 8,
-        "You left out the layers: every layer keeps its own K and V.": _kv(*c) / c[0],
+        _("Half of it: a layer stores a key AND a value vector per KV head (× 2)."): _kv(*c) / 2,
+        _("That is in bits: bytes_per_elem is bytes already."): _kv(*c) * 8,
+        _("You left out the layers: every layer keeps its own K and V."): _kv(*c) / c[0],
     }) for c in combos]
     return check_function("kv_bytes", fn, ["layers", "kv_heads", "head_dim", "bytes_per_elem"], cases,
                           what="a number of bytes",
-                          hint="layers × 2 (K and V) × kv_heads × head_dim × bytes_per_elem.",
+                          hint=_("layers × 2 (K and V) × kv_heads × head_dim × bytes_per_elem."),
                           success=_gqa_note())
 
 
@@ -66,16 +70,16 @@ def kv_transfer(fn) -> Result:
     combos += [(int(2 ** rng.integers(10, 18)), int(rng.integers(1, 64)) * 16384, int(rng.choice([100, 200, 400, 800])),
                 float(round(rng.uniform(0.7, 0.97), 2)), int(rng.choice([1, 2, 4, 8]))) for _ in range(4)]
     cases = [Case(c, _xfer(*c), {
-        "8× too small: the NIC rate is in gigaBITS per second; divide by 8 for bytes.": _xfer(*c) / 8,
-        "You used the line rate: multiply it by the efficiency (what RDMA reaches).": _xfer(*c) * c[3],
-        "The NICs work in parallel: divide by their number.": _xfer(*c) * c[4] if c[4] > 1 else None,
+        _("8× too small: the NIC rate is in gigaBITS per second; divide by 8 for bytes."): _xfer(*c) / 8,
+        _("You used the line rate: multiply it by the efficiency (what RDMA reaches)."): _xfer(*c) * c[3],
+        _("The NICs work in parallel: divide by their number."): _xfer(*c) * c[4] if c[4] > 1 else None,
     }) for c in combos]
     return check_function("kv_transfer", fn, ["tokens", "kv_bytes_per_token", "nic_Gbps", "efficiency", "nics"],
                           cases, what="a time in seconds",
-                          hint="bytes = tokens × per-token bytes; rate = nics × Gb/s ÷ 8 × 1e9 × efficiency.",
-                          success=f"Over one {_NIC_RATE} NIC a 32k-token Llama 3 70B cache takes about a quarter "
-                                  "of a second; spread over the 8 prefill GPUs' NICs, or kept inside an NVL72, it "
-                                  "shrinks below the prefill's own time.")
+                          hint=_("bytes = tokens × per-token bytes; rate = nics × Gb/s ÷ 8 × 1e9 × efficiency."),
+                          success=_("Over one {nic} NIC a 32k-token Llama 3 70B cache takes about a quarter "
+                                    "of a second; spread over the 8 prefill GPUs' NICs, or kept inside an NVL72, it "
+                                    "shrinks below the prefill's own time.").format(nic=localize_numbers(_NIC_RATE)))
 
 
 def _decode(params, tp, hbm_TBps, eff, layers, ar_s) -> float:
@@ -93,18 +97,18 @@ def decode_time(fn) -> Result:
                 float(rng.choice([2.0, 3.35, 4.8, 8.0])), float(round(rng.uniform(0.6, 0.9), 2)),
                 int(rng.integers(24, 128)), float(round(rng.uniform(3e-6, 4e-5), 8))) for _ in range(4)]
     cases = [Case(c, _decode(*c), {
-        "One all-reduce per layer is too few: attention and the MLP each end with one (2 per layer).":
+        _("One all-reduce per layer is too few: attention and the MLP each end with one (2 per layer)."):
             _decode(*c) - c[4] * c[5] if c[1] > 1 else None,
-        "Four per layer is training (forward + backward); decode is forward only: 2 per layer.":
+        _("Four per layer is training (forward + backward); decode is forward only: 2 per layer."):
             _decode(*c) + 2 * c[4] * c[5] if c[1] > 1 else None,
-        "BF16 weights are 2 bytes per parameter.": _decode(*c) - params_term(c) / 2,
-        "Each GPU reads only its 1/tp of the weights.": _decode(*c) + params_term(c) * (c[1] - 1),
+        _("BF16 weights are 2 bytes per parameter."): _decode(*c) - params_term(c) / 2,
+        _("Each GPU reads only its 1/tp of the weights."): _decode(*c) + params_term(c) * (c[1] - 1),
     }) for c in combos]
     return check_function("decode_time", fn, ["params", "tp", "hbm_TBps", "hbm_efficiency", "layers", "allreduce_s"],
                           cases, what="a time in seconds",
-                          hint="2·P/tp bytes ÷ (HBM × efficiency) + 2 × layers × allreduce_s (only if tp > 1).",
-                          success="The weight read halves with each doubling of tp; the all-reduce count does not. "
-                                  "Where the two cross, more TP stops helping.")
+                          hint=_("2·P/tp bytes ÷ (HBM × efficiency) + 2 × layers × allreduce_s (only if tp > 1)."),
+                          success=_("The weight read halves with each doubling of tp; the all-reduce count does not. "
+                                  "Where the two cross, more TP stops helping."))
 
 
 def params_term(c) -> float:
@@ -118,26 +122,26 @@ def remote_nodes(fn) -> Result:
     evenly, chosen uniformly without replacement, no node limit)."""
     combos = [(256, 8, 8), (256, 8, 2), (64, 2, 8), (256, 8, 1), (128, 4, 16), (160, 6, 4)]
     rng = rng_for("remote_nodes")
-    for _ in range(4):
+    for _i in range(4):
         n = int(2 ** rng.integers(1, 5))
         combos.append((n * int(rng.integers(2, 17)), int(rng.integers(1, 9)), n))
     cases = []
     for e, k, n in combos:
         exp = remote_nodes_per_token(e, k, n, 1)
         cases.append(Case((e, k, n), exp, {
-            "That counts remote *copies* (k·(n−1)/n), not remote nodes: with dedup a node gets a token once however "
-            "many of its experts are chosen.": k * (n - 1) / n if k > 1 and n > 1 else None,
-            "That counts the token's own node too: only the other n − 1 nodes need the network.":
+            _("That counts remote *copies* (k·(n−1)/n), not remote nodes: with dedup a node gets a token once however "
+            "many of its experts are chosen."): k * (n - 1) / n if k > 1 and n > 1 else None,
+            _("That counts the token's own node too: only the other n − 1 nodes need the network."):
                 exp * n / (n - 1) if n > 1 else None,
-            "That is sampling with replacement, (n−1)(1 − (1 − 1/n)^k): the k experts are distinct, so use "
-            "C(E − E/n, k)/C(E, k) for the chance that a node gets none.": (n - 1) * (1 - (1 - 1 / n) ** k),
+            _("That is sampling with replacement, (n−1)(1 − (1 − 1/n)^k): the k experts are distinct, so use "
+            "C(E − E/n, k)/C(E, k) for the chance that a node gets none."): (n - 1) * (1 - (1 - 1 / n) ** k),
         }))
     return check_function("remote_nodes", fn, ["experts", "top_k", "nodes"], cases, what="a number of nodes",
                           rtol=1e-6, atol=1e-12,
-                          hint="Each other node is missed when all k experts fall elsewhere: C(E − E/n, k)/C(E, k). "
-                               "Expected remote nodes = (n − 1) × (1 − that).",
-                          success="For DeepSeek-V3's EP 64 on 8-GPU nodes that is 4.6 network copies per token instead "
-                                  "of 7; the 4-node routing limit brings it to 3.2.")
+                          hint=_("Each other node is missed when all k experts fall elsewhere: C(E − E/n, k)/C(E, k). "
+                               "Expected remote nodes = (n − 1) × (1 − that)."),
+                          success=_("For DeepSeek-V3's EP 64 on 8-GPU nodes that is 4.6 network copies per token "
+                                    "instead of 7; the 4-node routing limit brings it to 3.2."))
 
 
 @safe_checker
@@ -152,17 +156,19 @@ def mla_kv_bytes(fn) -> Result:
         return c[0] * (c[1] + c[2]) * c[3]
 
     cases = [Case(c, want(c), {
-        "You stored a key AND a value: MLA caches one latent (shared by K and V) plus one rotary key, no ×2.":
+        _("You stored a key AND a value: MLA caches one latent (shared by K and V) plus one rotary key, no ×2."):
             2 * want(c),
-        "You left out the rotary key: each token also caches qk_rope_head_dim elements per layer.": c[0] * c[1] * c[3],
-        "You multiplied by the number of heads: the latent is shared by all heads, that is the point of MLA.": None,
+        _("You left out the rotary key: each token also caches qk_rope_head_dim elements per layer."):
+            c[0] * c[1] * c[3],
+        _("You multiplied by the number of heads: the latent is shared by all heads, that is the point of MLA."): None,
     }) for c in combos]
     ds = mla_kv_bytes_per_token()
     return check_function("mla_kv_bytes", fn, ["layers", "kv_lora_rank", "rope_dim", "bytes_per_elem"], cases,
-                          what="a number of bytes", hint="layers × (kv_lora_rank + rope_dim) × bytes_per_elem.",
-                          success=f"DeepSeek-V3 keeps {format_size(ds)} per token in BF16: about a fifth of Llama 3 "
-                                  "70B's GQA cache for a model ten times larger. Under TP the latent is not split, so "
-                                  "every rank holds all of it: that is why engines run attention data-parallel.")
+                          what="a number of bytes", hint=_("layers × (kv_lora_rank + rope_dim) × bytes_per_elem."),
+                          success=_("DeepSeek-V3 keeps {size} per token in BF16: about a fifth of Llama 3 "
+                                    "70B's GQA cache for a model ten times larger. Under TP the latent is not split, "
+                                    "so every rank holds all of it: that is why engines run attention "
+                                    "data-parallel.").format(size=localize_numbers(format_size(ds))))
 
 
 @safe_checker
@@ -177,14 +183,14 @@ def spec_allreduces(fn) -> Result:
         return (1 - c[2] ** (c[1] + 1)) / (1 - c[2])
 
     cases = [Case(c, 2 * c[0] / tokens(c), {
-        "You divided by k + 1, as if every drafted token were accepted; on average a step yields "
-        "(1 − a^(k+1)) / (1 − a).": 2 * c[0] / (c[1] + 1),
-        "One all-reduce per layer is too few: attention and the MLP each end with one (2 × layers per step).":
+        _("You divided by k + 1, as if every drafted token were accepted; on average a step yields "
+        "(1 − a^(k+1)) / (1 − a)."): 2 * c[0] / (c[1] + 1),
+        _("One all-reduce per layer is too few: attention and the MLP each end with one (2 × layers per step)."):
             c[0] / tokens(c),
-        "That is per step, not per generated token: divide by the tokens a step yields.": 2 * c[0] if c[1] else None,
+        _("That is per step, not per generated token: divide by the tokens a step yields."): 2 * c[0] if c[1] else None,
     }) for c in combos]
     return check_function("spec_allreduces", fn, ["layers", "k", "acceptance"], cases, what="a number of all-reduces",
-                          rtol=1e-6, hint="2 × layers per step ÷ ((1 − a^(k+1)) / (1 − a)) tokens per step.",
-                          success="Each verification step's all-reduces carry k + 1 tokens, still far below n½, so "
+                          rtol=1e-6, hint=_("2 × layers per step ÷ ((1 − a^(k+1)) / (1 − a)) tokens per step."),
+                          success=_("Each verification step's all-reduces carry k + 1 tokens, still far below n½, so "
                                   "they cost about what one token's do: drafting cuts the all-reduce time per output "
-                                  "token by the tokens a step yields.")
+                                  "token by the tokens a step yields."))
