@@ -231,6 +231,7 @@ def test_ch07c_checkers_readouts_dashboard_and_figures_speak_the_language(langua
     _speaks(shown, language, ("nvcourse/checks/ch07c.py", "nvcourse/chapters/ch07c_inference.py"), heads, least=100)
     if language == "fr":
         assert "limité par la mémoire" in shown and "préremplissage" in shown and "ne tient pas" in shown
-        assert "tok/s per user" not in shown and "per step, " not in shown
+        assert "tok/s per user" not in shown and "per step, " not in shown and "does not fit" not in shown
+        assert "décodage spéculatif" in shown and "limité par les descripteurs" in shown
     else:
         assert "tok/s per user" in shown and "does not fit" in shown and "per step, " in shown

@@ -15,7 +15,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
 from .. import _data, catalog, costmodel, inference, serving
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
-from ..i18n import language, localize_numbers, number
+from ..i18n import language, localize_numbers, ngettext, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -343,10 +343,10 @@ def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
 
 
 #: How each source key of the serving table reads to a learner: a short citation (the URL is the data file's).
-_CITES = {"deepseek-v3-config": "DeepSeek-V3's model configuration (Hugging Face)",
-          "sglang-deepseek": "SGLang's DeepSeek V3/R1 guide",
-          "vllm-53825": "vLLM pull request 53825 (Mooncake connector)",
-          "leviathan": "Leviathan et al., speculative decoding, ICML 2023"}
+_CITES = {"deepseek-v3-config": _("DeepSeek-V3's model configuration (Hugging Face)"),
+          "sglang-deepseek": _("SGLang's DeepSeek V3/R1 guide"),
+          "vllm-53825": _("vLLM pull request 53825 (Mooncake connector)"),
+          "leviathan": _("Leviathan et al., speculative decoding, ICML 2023")}
 
 
 def _cite(src: str) -> str:
@@ -370,43 +370,65 @@ def serving_rows() -> list[dict]:
     host = serving.host_enqueue_per_token_s(layers, graphs=False)
     mla_cfg = inference.data()["mla"]["deepseek-v3"]
     h200 = catalog.get_system("hgx-h200")
-    launch = (f"<a href='{html.escape(_data.load('launch')['host_enqueue']['src'])}'>NCCL's host cost per call, "
-              "measured in an nccl-tests issue</a>")
+    launch = (f"<a href='{html.escape(_data.load('launch')['host_enqueue']['src'])}'>"
+              + _("NCCL's host cost per call, measured in an nccl-tests issue") + "</a>")
+    bound = {"descriptors": _("descriptors-bound"), "link": _("link-bound")}
+    gb = "\u00a0GB" if language() == "fr" else " GB"
     rows = [
-        {"item": "MLA's compressed KV (DeepSeek-V3)",
-         "arithmetic": f"{mla_cfg['layers']} layers × ({mla_cfg['kv_lora_rank']} + "
-                       f"{mla_cfg['qk_rope_head_dim']}) × bytes",
-         "result": f"{format_size(mla)} per token in BF16, {format_size(mla8)} in FP8; Llama 3 70B's GQA cache: "
-                   f"{format_size(gqa)}", "short": f"{format_size(mla)} per token vs {format_size(gqa)} (GQA)",
+        {"item": _("MLA's compressed KV (DeepSeek-V3)"),
+         "arithmetic": _("{layers} layers × ({rank} + {rope}) × bytes").format(
+             layers=mla_cfg["layers"], rank=mla_cfg["kv_lora_rank"], rope=mla_cfg["qk_rope_head_dim"]),
+         "result": _("{mla} per token in BF16, {mla8} in FP8; Llama 3 70B's GQA cache: {gqa}").format(
+             mla=_size(mla), mla8=_size(mla8), gqa=_size(gqa)),
+         "short": _("{mla} per token vs {gqa} (GQA)").format(mla=_size(mla), gqa=_size(gqa)),
          "src": "deepseek-v3-config"},
-        {"item": f"FP8 weights: {fp8['weights_GB']:.0f}B on one {h200.gpus_per_host} × H200 node",
-         "arithmetic": f"params × 1 B vs {h200.gpus_per_host} × {h200.gpu_spec.memory_GB:.0f} GB",
-         "result": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:,.0f} GB: fits, {fp8['free_GB']:.0f} GB left for KV "
-                   f"(BF16: {bf16['weights_GB']:,.0f} GB, does not fit)",
-         "short": f"{fp8['weights_GB']:.0f} of {fp8['hbm_GB']:,.0f} GB: fits", "src": "sglang-deepseek"},
-        {"item": "attention-DP with wide-EP", "arithmetic": "TP replicates MLA's latent on every GPU; DP attention "
-         "keeps each request's cache on one GPU", "result": f"{fp8['kv_tokens_tp'] / 1e6:.1f} M vs "
-         f"{fp8['kv_tokens_dp_attention'] / 1e6:.1f} M tokens of FP8 KV in the same node",
-         "short": f"{fp8['kv_tokens_dp_attention'] / fp8['kv_tokens_tp']:.0f}× the tokens of KV cache",
+        {"item": _("FP8 weights: {weights}B on one {gpus} × H200 node").format(
+            weights=number(fp8["weights_GB"], ".0f"), gpus=h200.gpus_per_host),
+         "arithmetic": _("params × 1 B vs {gpus} × {memory}").format(
+             gpus=h200.gpus_per_host, memory=number(h200.gpu_spec.memory_GB, ".0f") + gb),
+         "result": _("{weights} of {hbm}: fits, {free} left for KV (BF16: {bf16}, does not fit)").format(
+             weights=number(fp8["weights_GB"], ".0f"), hbm=number(fp8["hbm_GB"], ",.0f") + gb,
+             free=number(fp8["free_GB"], ".0f") + gb, bf16=number(bf16["weights_GB"], ",.0f") + gb),
+         "short": _("{weights} of {hbm}: fits").format(weights=number(fp8["weights_GB"], ".0f"),
+                                                      hbm=number(fp8["hbm_GB"], ",.0f") + gb),
          "src": "sglang-deepseek"},
-        {"item": "paged KV transfer, one descriptor per (layer, page)", "arithmetic": "max(bytes / NIC, descriptors "
-         f"× {small['per_descriptor_s'] * 1e6:.2f} µs)", "result": f"16 KiB descriptors: {format_time(small['time_s'])}"
-         f" ({small['bound']}-bound); 1 MiB: {format_time(page['time_s'])} ({page['bound']}-bound), one rank's share of"
-         " a 32k Llama 3 70B prompt",
-         "short": f"16 KiB descriptors: {small['time_s'] / page['time_s']:.1f}× slower than 1 MiB ones",
+        {"item": _("attention-DP with wide-EP"),
+         "arithmetic": _("TP replicates MLA's latent on every GPU; DP attention keeps each request's cache on one GPU"),
+         "result": _("{tp} M vs {dp} M tokens of FP8 KV in the same node").format(
+             tp=number(fp8["kv_tokens_tp"] / 1e6, ".1f"), dp=number(fp8["kv_tokens_dp_attention"] / 1e6, ".1f")),
+         "short": _("{ratio}× the tokens of KV cache").format(
+             ratio=number(fp8["kv_tokens_dp_attention"] / fp8["kv_tokens_tp"], ".0f")),
+         "src": "sglang-deepseek"},
+        {"item": _("paged KV transfer, one descriptor per (layer, page)"),
+         "arithmetic": _("max(bytes / NIC, descriptors × {us} µs)").format(
+             us=number(small["per_descriptor_s"] * 1e6, ".2f")),
+         "result": _("16 KiB descriptors: {small} ({small_bound}); 1 MiB: {page} ({page_bound}), one rank's share of "
+                     "a 32k Llama 3 70B prompt").format(small=_time(small["time_s"]), small_bound=bound[small["bound"]],
+                                                        page=_time(page["time_s"]), page_bound=bound[page["bound"]]),
+         "short": _("16 KiB descriptors: {ratio}× slower than 1 MiB ones").format(
+             ratio=number(small["time_s"] / page["time_s"], ".1f")),
          "src": "vllm-53825"},
-        {"item": "prefill TP 2 → decode TP 8", "arithmetic": "8 KV heads: 4 per prefill rank, 1 per decode rank",
-         "result": f"every page cut into {rs['split']:.0f} messages of {rs['heads_per_message']} head",
-         "short": f"every page sent as {rs['split']:.0f} smaller messages", "src": "derived",
-         "cite": "worked out from Llama 3 70B's 8 KV heads"},
-        {"item": "speculative decoding (3 drafts, 70 % accepted)", "arithmetic": "(1 − a^(k+1)) / (1 − a) tokens "
-         "per step", "result": f"{sd['tokens_per_step']:.2f} tokens per step: {sd['allreduces_per_token']:.0f} "
-         f"all-reduces per token instead of {2 * layers}, each {sd['message_tokens']} tokens wide",
-         "short": f"{sd['allreduces_per_token']:.0f} all-reduces per output token instead of {2 * layers}",
+        {"item": _("prefill TP 2 → decode TP 8"),
+         "arithmetic": _("8 KV heads: 4 per prefill rank, 1 per decode rank"),
+         "result": ngettext("every page cut into {split} messages of {heads} head",
+                            "every page cut into {split} messages of {heads} heads", rs["heads_per_message"]).format(
+             split=number(rs["split"], ".0f"), heads=rs["heads_per_message"]),
+         "short": _("every page sent as {split} smaller messages").format(split=number(rs["split"], ".0f")),
+         "src": "derived", "cite": _("worked out from Llama 3 70B's 8 KV heads")},
+        {"item": _("speculative decoding (3 drafts, 70 % accepted)"),
+         "arithmetic": _("(1 − a^(k+1)) / (1 − a) tokens per step"),
+         "result": _("{tokens} tokens per step: {per_token} all-reduces per token instead of {plain}, each {wide} "
+                     "tokens wide").format(tokens=number(sd["tokens_per_step"], ".2f"),
+                                           per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers,
+                                           wide=sd["message_tokens"]),
+         "short": _("{per_token} all-reduces per output token instead of {plain}").format(
+             per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers),
          "src": "leviathan"},
-        {"item": "CUDA graphs", "arithmetic": f"{2 * layers} NCCL calls × host enqueue per call", "result":
-         f"{format_time(host)} of host time per token without graphs, none replayed from a graph",
-         "short": f"{format_time(host)} of host time saved per token", "src": "derived", "cite": launch},
+        {"item": _("CUDA graphs"),
+         "arithmetic": _("{calls} NCCL calls × host enqueue per call").format(calls=2 * layers),
+         "result": _("{host} of host time per token without graphs, none replayed from a graph").format(
+             host=_time(host)),
+         "short": _("{host} of host time saved per token").format(host=_time(host)), "src": "derived", "cite": launch},
     ]
     for r in rows:
         r.setdefault("cite", _cite(r["src"]))
