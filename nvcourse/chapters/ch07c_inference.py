@@ -514,7 +514,8 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
                            style=style),
         "prompt": w.SelectionSlider(options=[1024, 4096, 8192, 32768, 131072], value=32768,
                                     description=_("prompt (tokens)"), style=style, continuous_update=False),
-        "kv_path": w.Dropdown(options=list(KV_PATHS), value=next(iter(KV_PATHS)), description=_("KV path"),
+        "kv_path": w.Dropdown(options=[(localize_numbers(k), k) for k in KV_PATHS], value=next(iter(KV_PATHS)),
+                              description=_("KV path"),
                               style=style),
     }
 
@@ -528,7 +529,8 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         path, sid, k = KV_PATHS[kv_path]
         x = inference.kv_transfer_time(model, prompt, sid, path=path, senders=k)
         rows.append([_("KV cache of the prompt"), _("{size}, {time} over {path}").format(
-            size=_size(x["bytes"], binary=False), time=_time(x["time_s"]), path=html.escape(kv_path))])
+            size=_size(x["bytes"], binary=False), time=_time(x["time_s"]),
+            path=html.escape(localize_numbers(kv_path)))])
         if fits_gpu(model, system, 8, batch=1, context=prompt):
             pre = inference.prefill_time(model, system, prompt, gpus=8)
             plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)

@@ -184,7 +184,8 @@ def alerts_table_html() -> str:
     rows = []
     for a in rel.alerts():
         sign = "<" if a.direction == "below" else "≥"
-        rows.append([a.metric, _code(a.counter), f"{sign} {a.warn:g}", f"{sign} {a.critical:g}", a.unit, a.action])
+        rows.append([a.metric, _code(a.counter), f"{sign} " + number(a.warn, "g"), f"{sign} " + number(a.critical, "g"),
+                     a.unit, a.action])
     return table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
                       escape=True, html_cols=[1])
 
