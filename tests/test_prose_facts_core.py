@@ -1001,3 +1001,33 @@ def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are(
         "06d_bringup_and_fault_runbook.ipynb")
     assert ("NCCL's cross-node symmetric kernels, from 2.29 Update 1, do reduce-scatter and all-gather only"
             in prose("10_other_interconnects_and_numerics.ipynb"))
+
+
+def test_02_pcie_against_nvlink_is_several_times_not_an_order_of_magnitude():
+    # per GPU, achievable: A100 NVLink 3 against PCIe Gen4, H100 and B200 against PCIe Gen5 span ~7x to ~13x
+    from nvcourse import linkmodel
+
+    def rate(link_id: str, n: int = 1) -> float:
+        return linkmodel.link_params(link_id, links=n).beta_Bps
+
+    ratios = [rate("nvlink3", 12) / rate("pcie4"), rate("nvlink4", 18) / rate("pcie5"),
+              rate("nvlink5", 18) / rate("pcie5")]
+    assert all(3 < r < 20 for r in ratios) and min(ratios) < 10 < max(ratios)
+    text = prose("02_pcie_vs_nvlink.ipynb")
+    assert "is several times slower than over NVLink;" in text and "order of magnitude slower" not in text
+
+
+def test_02_plot_sentences_are_about_the_nine_choices_on_it():
+    # "every link" would include NVLink 1 and PCIe Gen3 (smaller n½) and EDR (a larger ceiling ratio)
+    from nvcourse import linkmodel
+    from nvcourse.chapters import ch02_links as ch
+
+    assert len(ch.PER_GPU_CHOICES) == 9
+    text = prose("02_pcie_vs_nvlink.ipynb")
+    assert "The first plot shows nine common ones, not the whole catalog;" in text
+    assert "shows every link" not in text
+    params = {k: linkmodel.link_params(i, links=n) for k, (i, n) in ch.PER_GPU_CHOICES.items()}
+    smallest = min(params, key=lambda k: params[k].alpha_s * params[k].beta_Bps)
+    assert smallest == "PCIe Gen4 x16" and "the smallest n½ on the plot (PCIe Gen4's)" in text
+    ceilings = [p.beta_Bps for p in params.values()]
+    assert round(max(ceilings) / min(ceilings)) == 30 and "differ by up to 30×" in text
