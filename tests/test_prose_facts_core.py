@@ -1031,3 +1031,18 @@ def test_02_plot_sentences_are_about_the_nine_choices_on_it():
     assert smallest == "PCIe Gen4 x16" and "the smallest n½ on the plot (PCIe Gen4's)" in text
     ceilings = [p.beta_Bps for p in params.values()]
     assert round(max(ceilings) / min(ceilings)) == 30 and "differ by up to 30×" in text
+
+
+def test_03_paste_readout_counts_one_nic_in_the_singular():
+    from nvcourse.chapters import ch03_topology as ch
+
+    html_ = str(ch.render_pasted(ch.example_text("dgx1-v100-cube-mesh"))[1])
+    assert "8 GPUs, 1 NIC; GPU pairs" in html_ and "1 NICs" not in html_
+
+
+def test_00_and_03_core_path_agree():
+    # 03's core is §2 (switches); §2 names the DGX-1 of §1, so it says in a few words what that is
+    row = next(line for line in prose("00_start_here.ipynb").split("| 03 |")[1:])
+    assert row.split("|")[1].strip().startswith("NVSwitch's crossbar (core);")
+    assert "compare the DGX-1's (§1: eight V100s, no switch) all-to-all throughput" in prose(
+        "03_topologies_and_nvswitch.ipynb")

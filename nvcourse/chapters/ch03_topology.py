@@ -201,7 +201,8 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
     for link in res.links():
         if link["a"] in res.gpus and link["b"] in res.gpus:
             counts[link["type"]] = counts.get(link["type"], 0) + 1
-    parts = [_("{gpus} GPUs, {nics} NICs; GPU pairs: ").format(gpus=len(res.gpus), nics=len(res.nics))
+    head = _("{gpus} GPUs, {nics} NICs; GPU pairs: ") if len(res.nics) != 1 else _("{gpus} GPUs, 1 NIC; GPU pairs: ")
+    parts = [head.format(gpus=len(res.gpus), nics=len(res.nics))
              + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items()))]
     if res.nvswitch_inferred:
         parts.append(_("NVSwitch inferred (more NVLinks per GPU than any GPU has)"))
