@@ -32,7 +32,7 @@ import nbformat
 
 from ..deck_words import answer_key_header, answer_line, figure_fallback
 from .answer_key import answer_key, notebook_key
-from .kit_edition import add_lang_option, checked_lang, folder, speaking
+from .kit_edition import add_lang_option, checked_lang, folder, not_translated, speaking
 from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -265,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     plural = "" if len(pdfs) == 1 else "s"
     print(f"handouts: {len(pdfs)} PDF{plural} in {args.out}" + (f" (the answer key, readable by you only, in "
                                                                  f"{key.parent})" if key is not None else ""))
+    left_out = "" if args.notebooks or lang == "en" else not_translated(default_notebooks(), notebooks)
+    if left_out:
+        print(f"handouts: {left_out}")
     return 0
 
 

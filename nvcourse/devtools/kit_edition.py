@@ -55,3 +55,9 @@ def speaking(lang: str) -> Iterator[None]:
             os.environ.pop("NVCOURSE_LANG", None)
         else:
             os.environ["NVCOURSE_LANG"] = previous
+
+
+def not_translated(english: list[Path], edition: list[Path]) -> str:
+    """The line that names what the English edition has and a translated one does not yet ("" when nothing)."""
+    missing = sorted({p.stem for p in english} - {p.stem for p in edition})
+    return f"not translated yet, so left out: {', '.join(missing)}" if missing else ""

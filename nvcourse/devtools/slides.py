@@ -33,7 +33,7 @@ import nbformat
 
 from ..deck_words import deck_index
 from .deck_plan import deck_notebook, plan
-from .kit_edition import add_lang_option, checked_lang, folder, speaking
+from .kit_edition import add_lang_option, checked_lang, folder, not_translated, speaking
 from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     index = write_index(decks, out, lang)
     print(f"slides: {len(decks)} decks in {out} (open {index.name}; works offline)")
+    left_out = "" if args.notebooks or lang == "en" else not_translated(chapters(), notebooks)
+    if left_out:
+        print(f"slides: {left_out}")
     return 0
 
 
