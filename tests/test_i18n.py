@@ -24,16 +24,8 @@ from nvcourse.devtools.i18n_markdown import join, split, units
 
 ROOT = Path(__file__).resolve().parents[1]
 LANG = "fr"
-#: The chapters translated so far: 100 % and nothing fuzzy.
-COMPLETE = ("notebooks/00_start_here.ipynb", "notebooks/01_why_one_gpu_is_not_enough.ipynb",
-            "solutions/01_why_one_gpu_is_not_enough_exercises.ipynb", "notebooks/02_pcie_vs_nvlink.ipynb",
-            "solutions/02_pcie_vs_nvlink_exercises.ipynb", "notebooks/03_topologies_and_nvswitch.ipynb",
-            "solutions/03_topologies_and_nvswitch_exercises.ipynb", "notebooks/05_nvl72_rack_scale.ipynb",
-            "solutions/05_nvl72_rack_scale_exercises.ipynb", "notebooks/06_multinode_fabrics.ipynb",
-            "solutions/06_multinode_fabrics_exercises.ipynb", "notebooks/06c_multinode_lab.ipynb",
-            "solutions/06c_multinode_lab_exercises.ipynb", "notebooks/07_training_at_scale.ipynb",
-            "solutions/07_training_at_scale_exercises.ipynb", "solutions/07b_overlapping_communication_exercises.ipynb",
-            "notebooks/09_capstone_design_a_cluster.ipynb")
+#: The chapters translated so far: 100 % and nothing fuzzy (every chapter, exercise notebook and quiz form now).
+COMPLETE = tuple(p.relative_to(ROOT).as_posix() for p in i18n_catalog.source_notebooks(ROOT))
 
 
 def catalog(domain: str) -> polib.POFile:
