@@ -283,7 +283,7 @@ def test_learners_cannot_read_the_checkout_its_history_or_the_answer_key(monkeyp
         (root / rel).write_text("x\n")
     for d in [base, *root.rglob("*"), root]:
         d.chmod(0o755 if d.is_dir() else 0o644)
-    monkeypatch.setattr(handouts, "answer_key", lambda: "# answer key: 42\n")
+    monkeypatch.setattr(handouts, "answer_key", lambda *_a, **_k: "# answer key: 42\n")
     key = handouts.write_answer_key(root / "artifacts" / "handouts")
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(key.parent.stat().st_mode) == 0o700
     monkeypatch.setattr(hub_protect.sys, "prefix", str(root / ".venv"))
