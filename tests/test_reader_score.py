@@ -1,7 +1,7 @@
 """The readers' score on sets of real pastes (nvcourse.devtools.reader_score), and the scorer itself.
 
-tests/fixtures/pasted_dev is the development set (the readers were fixed against it); tests/fixtures/pasted_heldout
-and tests/fixtures/pasted_heldout2 are held-out sets, each gathered and its EXPECTED.toml written and committed
+tests/fixtures/pasted_dev is the development set (the readers were fixed against it); tests/fixtures/pasted_heldout,
+pasted_heldout2 and pasted_heldout3 are held-out sets, each gathered and its EXPECTED.toml written and committed
 before the readers were run on it (its first-run score is in its README). Expected values in all of them were read
 by hand from the text.
 """
@@ -59,6 +59,28 @@ def test_second_held_out_set_after_its_fixes():
     wrong = [(f, c["field"], c["expected"], c["got"]) for f, cs in result["files"].items() for c in cs
              if not c["right"]]
     assert result["fields"] == 146 and wrong == []
+
+
+def test_third_held_out_set_records_its_first_run_and_its_command_runs():
+    """tests/fixtures/pasted_heldout3, scored once: 67/109 = 61.5 % (its README and EXPECTED header record that
+    figure, and README.md quotes it). The readers were not changed after that run, so the figure is still held out;
+    later runs must not fall below it."""
+    import re
+    import subprocess
+    import sys
+
+    folder = ROOT / "pasted_heldout3"
+    assert "67 of 109 fields right, 61.5 %" in (folder / "README.md").read_text(encoding="utf-8")
+    assert "67/109 fields right = 61.5 %" in (folder / "EXPECTED.toml").read_text(encoding="utf-8")
+    cmd = "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout3"
+    assert f"`{cmd}`" in (folder / "README.md").read_text(encoding="utf-8")
+    out = subprocess.run([sys.executable, *cmd.split()[1:]], cwd=Path(__file__).parents[1], capture_output=True,
+                         text=True, timeout=120)
+    total = re.search(r"total: (\d+)/(\d+) fields right", out.stdout)
+    assert out.returncode == 0 and total, out.stderr
+    assert int(total.group(2)) == 109 and int(total.group(1)) >= 67
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "67 of 109 fields were read right the first time (61 %" in readme and f"`{cmd}`" in readme
 
 
 def test_every_pasted_file_of_a_set_is_scored_and_names_its_source():
