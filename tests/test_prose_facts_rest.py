@@ -1040,3 +1040,18 @@ def test_07b_tp_readout_says_chunking_lengthens_the_communication():
         text = dash.readout.value
         assert ("the communication grows with the chunks" in text) == says
         assert (f"against the unsplit {ch07b._t(unsplit)}" in text) == says
+
+
+def test_third_review_wordings_hold():
+    # 07c: a connector posting one small descriptor per (layer, page) is bound by its own per-request cost (vLLM
+    # #53825: ~0.55 M requests/s), far below what a NIC takes; 06: NCCL_IB_ADAPTIVE_ROUTING only makes NCCL's
+    # transfers accept out-of-order delivery, the subnet manager turns AR on; 06b: -g is GPUs per thread;
+    # 06c: NCCL picks the RoCE GID itself from 2.21 (06d says the same)
+    text_07c = prose("07c_communication_for_inference.ipynb")
+    assert "rate at which the NIC takes descriptors" not in text_07c
+    assert ("is bound by its own cost per request (its transfer engine's software), not by the NIC or the link"
+            in text_07c)
+    assert "only the subnet manager enables it" in prose("06_multinode_fabrics.ipynb")
+    assert "(`-g` is GPUs per thread, `-t` threads per process)" in prose("06b_nccl_in_practice.ipynb")
+    assert "(`NCCL_IB_GID_INDEX` only before NCCL 2.21, or where its own choice is wrong)" in prose(
+        "06c_multinode_lab.ipynb")
