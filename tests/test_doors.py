@@ -52,11 +52,13 @@ def test_the_devcontainer_installs_what_tasks_lab_installs():
         import tasks
     finally:
         sys.path.remove(str(ROOT))
-    # tasks.py lab installs with ensure_env(wheelhouse=...) and no extras; the container calls the same function.
+    # tasks.py lab installs with ensure_env(extras=<the edition's extra>, wheelhouse=...): for the English course
+    # (what the container opens) no extra and no wheelhouse online; the container calls the same function.
     lab_calls = [n for n in ast.walk(ast.parse(inspect.getsource(tasks.cmd_lab)))
                  if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ensure_env"]
     assert len(lab_calls) == 1 and not lab_calls[0].args
-    assert [k.arg for k in lab_calls[0].keywords] == ["wheelhouse"]
+    assert [k.arg for k in lab_calls[0].keywords] == ["extras", "wheelhouse"]
+    assert tasks.EDITIONS["en"][2] == ""  # the English edition needs no extra
     code = re.fullmatch(r'python3 -c "(.*)"', spec["postCreateCommand"]).group(1)
     calls = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call)]
     assert [ast.unparse(c) for c in calls] == ["tasks.ensure_env()"]  # no extras, no wheelhouse: as lab online

@@ -228,7 +228,8 @@ def test_ch07c_checkers_readouts_dashboard_and_figures_speak_the_language(langua
     # no input multiplies by the heads: that known mistake has no value, its hint is never given
     heads = frozenset({"You multiplied by the number of heads: the latent is shared by all heads, that is the point "
                        "of MLA."})
-    _speaks(shown, language, ("nvcourse/checks/ch07c.py", "nvcourse/chapters/ch07c_inference.py"), heads, least=100)
+    _speaks(shown, language, ("nvcourse/checks/ch07c.py", "nvcourse/chapters/ch07c_inference.py",
+                             "nvcourse/chapters/ch07c_serving.py"), heads, least=100)
     if language == "fr":
         assert "limité par la mémoire" in shown and "préremplissage" in shown and "ne tient pas" in shown
         assert "tok/s per user" not in shown and "per step, " not in shown and "does not fit" not in shown

@@ -347,9 +347,10 @@ def models_violations(root: Path, chapters) -> list[str]:
     out = []
     for c in chapters:
         used = set()
-        if c.module:
-            used |= _nvcourse_roots((root / "nvcourse/chapters" / f"{c.module}.py").read_text(encoding="utf-8"),
-                                    ("chapters",))
+        if c.module:  # the chapter module and any of its own helper modules (chNN_*.py, e.g. ch07c_serving)
+            for path in {root / "nvcourse/chapters" / f"{c.module}.py",
+                         *(root / "nvcourse/chapters").glob(f"ch{c.number}_*.py")}:
+                used |= _nvcourse_roots(path.read_text(encoding="utf-8"), ("chapters",))
         code = "\n".join(line for line in _notebook_code(root / c.notebook).splitlines()
                          if not line.lstrip().startswith(("%", "!")))
         used |= _nvcourse_roots(code, ())

@@ -13,14 +13,18 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
-from .. import _data, catalog, costmodel, inference, serving
+from .. import catalog, costmodel, inference
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
-from ..i18n import language, localize_numbers, ngettext, number
+from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
-from ..units import format_rate, format_size, format_time
+from ..units import format_rate, format_time
 from ..widgets import Dashboard
+from .ch07c_serving import details as _details
+from .ch07c_serving import serving_html, serving_rows, serving_table_html
+from .ch07c_serving import size_text as _size
+from .ch07c_serving import time_text as _time
 
 __all__ = [
     "PART_COLOURS",
@@ -65,14 +69,6 @@ def _pct(fraction: float, spec: str = ".0") -> str:
     if language() != "fr":
         return format(fraction, spec + "%")
     return number(100 * fraction, spec + "f") + "\u00a0%"
-
-
-def _time(seconds: float, **kw) -> str:
-    return localize_numbers(format_time(seconds, **kw))
-
-
-def _size(nbytes: float, **kw) -> str:
-    return localize_numbers(format_size(nbytes, **kw))
 
 
 def _bound(bound: str) -> str:
@@ -159,12 +155,6 @@ def measured_vs_model_lines(system: str = "dgx-h100") -> list[str]:
                 for n, t in zip(row["bytes"], row["latency_s"], strict=True)]
         out.append(_("TP {tp} model vs measured: ").format(tp=row["tp"]) + ", ".join(miss))
     return out
-
-
-def _details(summary: str, body: str) -> str:
-    """A collapsed block: ``summary`` (plain text) is the line the reader clicks, ``body`` (HTML) the detail."""
-    return (f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div>"
-            "</details>")
 
 
 def allreduce_latency_lines(system: str = "dgx-h100", nbytes: int = 8192 * 2) -> list[str]:
@@ -336,118 +326,6 @@ def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
             for r in moe_dispatch_rows(tokens, ep)]
     return table_html([_("system"), _("routing"), _("network copies per token"), _("network bytes per GPU"),
                        _("one dispatch"), _("bottleneck")], rows)
-
-
-# ------------------------------------------------------------------------------------------------
-# serving as engines run it today (section 9)
-
-
-#: How each source key of the serving table reads to a learner: a short citation (the URL is the data file's).
-_CITES = {"deepseek-v3-config": _("DeepSeek-V3's model configuration (Hugging Face)"),
-          "sglang-deepseek": _("SGLang's DeepSeek V3/R1 guide"),
-          "vllm-53825": _("vLLM pull request 53825 (Mooncake connector)"),
-          "leviathan": _("Leviathan et al., speculative decoding, ICML 2023")}
-
-
-def _cite(src: str) -> str:
-    """A readable link for a source key of data/inference.toml (``"derived"`` rows carry their own words)."""
-    if src in _CITES:
-        return f"<a href='{html.escape(inference.data()['sources'][src]['url'])}'>{html.escape(_CITES[src])}</a>"
-    return html.escape(src)
-
-
-def serving_rows() -> list[dict]:
-    """One row per serving technique: what it is, the arithmetic, its full result, a short result for the summary
-    table (``"short"``), the source key (data/inference.toml, or ``"derived"``) and a readable citation (HTML)."""
-    mla, mla8 = serving.mla_kv_bytes_per_token(), serving.mla_kv_bytes_per_token(bytes_per_elem=1)
-    gqa = inference.kv_bytes_per_token("llama3-70b")
-    fp8, bf16 = serving.node_fit("hgx-h200"), serving.node_fit("hgx-h200", bytes_per_param=2)
-    prompt = 32768 * gqa / 8  # one TP rank's share of a 32k Llama 3 70B prompt
-    small, page = serving.paged_kv_transfer(prompt, 16384), serving.paged_kv_transfer(prompt, 2**20)
-    rs = serving.kv_reshard(8, 2, 8)
-    layers = inference.get_model("llama3-70b").layers
-    sd = serving.speculative_allreduces_per_token(layers, 3, 0.7)
-    host = serving.host_enqueue_per_token_s(layers, graphs=False)
-    mla_cfg = inference.data()["mla"]["deepseek-v3"]
-    h200 = catalog.get_system("hgx-h200")
-    launch = (f"<a href='{html.escape(_data.load('launch')['host_enqueue']['src'])}'>"
-              + _("NCCL's host cost per call, measured in an nccl-tests issue") + "</a>")
-    bound = {"descriptors": _("descriptors-bound"), "link": _("link-bound")}
-    gb = "\u00a0GB" if language() == "fr" else " GB"
-    rows = [
-        {"item": _("MLA's compressed KV (DeepSeek-V3)"),
-         "arithmetic": _("{layers} layers × ({rank} + {rope}) × bytes").format(
-             layers=mla_cfg["layers"], rank=mla_cfg["kv_lora_rank"], rope=mla_cfg["qk_rope_head_dim"]),
-         "result": _("{mla} per token in BF16, {mla8} in FP8; Llama 3 70B's GQA cache: {gqa}").format(
-             mla=_size(mla), mla8=_size(mla8), gqa=_size(gqa)),
-         "short": _("{mla} per token vs {gqa} (GQA)").format(mla=_size(mla), gqa=_size(gqa)),
-         "src": "deepseek-v3-config"},
-        {"item": _("FP8 weights: {weights}B on one {gpus} × H200 node").format(
-            weights=number(fp8["weights_GB"], ".0f"), gpus=h200.gpus_per_host),
-         "arithmetic": _("params × 1 B vs {gpus} × {memory}").format(
-             gpus=h200.gpus_per_host, memory=number(h200.gpu_spec.memory_GB, ".0f") + gb),
-         "result": _("{weights} of {hbm}: fits, {free} left for KV (BF16: {bf16}, does not fit)").format(
-             weights=number(fp8["weights_GB"], ".0f"), hbm=number(fp8["hbm_GB"], ",.0f") + gb,
-             free=number(fp8["free_GB"], ".0f") + gb, bf16=number(bf16["weights_GB"], ",.0f") + gb),
-         "short": _("{weights} of {hbm}: fits").format(weights=number(fp8["weights_GB"], ".0f"),
-                                                      hbm=number(fp8["hbm_GB"], ",.0f") + gb),
-         "src": "sglang-deepseek"},
-        {"item": _("attention-DP with wide-EP"),
-         "arithmetic": _("TP replicates MLA's latent on every GPU; DP attention keeps each request's cache on one GPU"),
-         "result": _("{tp} M vs {dp} M tokens of FP8 KV in the same node").format(
-             tp=number(fp8["kv_tokens_tp"] / 1e6, ".1f"), dp=number(fp8["kv_tokens_dp_attention"] / 1e6, ".1f")),
-         "short": _("{ratio}× the tokens of KV cache").format(
-             ratio=number(fp8["kv_tokens_dp_attention"] / fp8["kv_tokens_tp"], ".0f")),
-         "src": "sglang-deepseek"},
-        {"item": _("paged KV transfer, one descriptor per (layer, page)"),
-         "arithmetic": _("max(bytes / NIC, descriptors × {us} µs)").format(
-             us=number(small["per_descriptor_s"] * 1e6, ".2f")),
-         "result": _("16 KiB descriptors: {small} ({small_bound}); 1 MiB: {page} ({page_bound}), one rank's share of "
-                     "a 32k Llama 3 70B prompt").format(small=_time(small["time_s"]), small_bound=bound[small["bound"]],
-                                                        page=_time(page["time_s"]), page_bound=bound[page["bound"]]),
-         "short": _("16 KiB descriptors: {ratio}× slower than 1 MiB ones").format(
-             ratio=number(small["time_s"] / page["time_s"], ".1f")),
-         "src": "vllm-53825"},
-        {"item": _("prefill TP 2 → decode TP 8"),
-         "arithmetic": _("8 KV heads: 4 per prefill rank, 1 per decode rank"),
-         "result": ngettext("every page cut into {split} messages of {heads} head",
-                            "every page cut into {split} messages of {heads} heads", rs["heads_per_message"]).format(
-             split=number(rs["split"], ".0f"), heads=rs["heads_per_message"]),
-         "short": _("every page sent as {split} smaller messages").format(split=number(rs["split"], ".0f")),
-         "src": "derived", "cite": _("worked out from Llama 3 70B's 8 KV heads")},
-        {"item": _("speculative decoding (3 drafts, 70 % accepted)"),
-         "arithmetic": _("(1 − a^(k+1)) / (1 − a) tokens per step"),
-         "result": _("{tokens} tokens per step: {per_token} all-reduces per token instead of {plain}, each {wide} "
-                     "tokens wide").format(tokens=number(sd["tokens_per_step"], ".2f"),
-                                           per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers,
-                                           wide=sd["message_tokens"]),
-         "short": _("{per_token} all-reduces per output token instead of {plain}").format(
-             per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers),
-         "src": "leviathan"},
-        {"item": _("CUDA graphs"),
-         "arithmetic": _("{calls} NCCL calls × host enqueue per call").format(calls=2 * layers),
-         "result": _("{host} of host time per token without graphs, none replayed from a graph").format(
-             host=_time(host)),
-         "short": _("{host} of host time saved per token").format(host=_time(host)), "src": "derived", "cite": launch},
-    ]
-    for r in rows:
-        r.setdefault("cite", _cite(r["src"]))
-    return rows
-
-
-def serving_html() -> str:
-    """Each serving technique and its one result; the arithmetic, full result and source of each behind a
-    collapsed block."""
-    summary = table_html([_("technique"), _("what it changes (Llama 3 70B or DeepSeek-V3)")],
-                         [[html.escape(r["item"]), html.escape(r["short"])] for r in serving_rows()],
-                         align_numbers=False)
-    return summary + _details(_("The arithmetic, full result and source of each row"), serving_table_html())
-
-
-def serving_table_html() -> str:
-    rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), r["cite"]]
-            for r in serving_rows()]
-    return table_html([_("technique"), _("arithmetic"), _("result"), _("source")], rows, align_numbers=False)
 
 
 # ------------------------------------------------------------------------------------------------
