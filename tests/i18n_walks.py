@@ -38,3 +38,20 @@ def entries(*paths: str) -> list[polib.POEntry]:
 def fragments(text: str) -> list[str]:
     """The fixed parts of a message (between its ``{field}`` placeholders), those long enough to look for."""
     return [f for f in re.split(r"\{\w+\}", text) if len(f.strip()) > 2]
+
+
+def speaks(shown: str, language: str, paths: tuple[str, ...], unreachable: frozenset[str] = frozenset(),
+            least: int = 10) -> None:
+    """Every entry of ``paths`` is shown in ``language`` (its fixed parts); in French, no longer English ones."""
+    entries_ = [e for e in entries(*paths) if e.msgid not in unreachable]
+    assert len(entries_) >= least
+    for e in entries_:
+        forms = [e.msgid, *([e.msgid_plural] if e.msgid_plural else [])]
+        if language == "fr":
+            assert e.msgstr or any(e.msgstr_plural.values()), f"not translated: {e.msgid!r}"
+            forms = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
+        for form in forms:
+            for fragment in fragments(form):
+                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
+        if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > 20:
+            assert e.msgid not in shown, f"English left: {e.msgid!r}"
