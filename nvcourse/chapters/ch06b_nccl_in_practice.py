@@ -270,6 +270,10 @@ def nccl_tests_box():
             raise ValueError(_("the box is empty: paste what an nccl-tests binary such as all_reduce_perf printed "
                                "(its result rows at least)"))
         run = read_text(text)
+        if not run.rows:  # the reader gives what a cut paste shows; the box's figure and verdicts need rows
+            raise ValueError(_("no complete result row: the paste stops before the results (or the run stopped "
+                               "there); expected rows such as '  1048576  262144  float  sum  -1  27.5 ...' "
+                               "below the header"))
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
         hint = _PASTE_HINT if sample == _PASTE else ""
         return overlay_figure(run, diag), hint + report_html(run, diag)

@@ -57,6 +57,8 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
         run.nranks = args.gpus * (args.nodes or 1)
     diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
     diag.signatures = match_text(text, kind="nccl-tests")
+    if args.plot and not run.rows:
+        raise ValueError("--plot needs result rows: this paste has none (it stops before the first size)")
     if args.plot:
         from .draw import save_overlay
 
@@ -78,7 +80,8 @@ def format_report(run, diag) -> str:
              f"ranks: {run.nranks if run.nranks is not None else 'not printed'}; GPUs: {', '.join(run.gpus) or '-'}; "
              f"hosts: {len(run.hosts) or '-'}; NCCL {run.nccl_version or 'version not printed'}",
              f"rows: {len(run.rows)} sizes, {run.rows[0]['bytes']} to {run.rows[-1]['bytes']} B; "
-             f"largest-size busbw {run.rows[-1]['oop_busbw_GBps']} GB/s (out-of-place)"]
+             f"largest-size busbw {run.rows[-1]['oop_busbw_GBps']} GB/s (out-of-place)"
+             if run.rows else "rows: none (the note below says why)"]
     if run.avg_busbw_GBps is not None:
         lines.append(f"Avg bus bandwidth (as printed): {run.avg_busbw_GBps:g} GB/s; out of bounds: {run.out_of_bounds}")
     for n in run.notes:

@@ -24,6 +24,9 @@ LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun",
 _PERF = re.compile(r"(?:^|/)\w+_perf(?:_mpi)?$")
 _PROMPT = re.compile(r"^(?:\S*[@:]\S*[$#]\s+|[$#]\s+)")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+# a bare assignment on a line of its own counts only for an environment-variable name (upper case), so that a
+# sentence such as "x=1 works" is not read as a setting
+_ENV_LINE = re.compile(r"^[A-Z][A-Z0-9_]*=\S*$")
 # options whose value is the rank count or the host list, per launcher family
 _NP = {"mpi": {"-np", "--np", "-n", "-c", "--n"}, "srun": {"-n", "--ntasks"}}
 _HOSTS = {"mpi": {"-H", "--host", "-host", "-hosts", "--hosts"}, "srun": {"-w", "--nodelist"}}
@@ -125,8 +128,9 @@ def read_launch(text: str) -> dict:
         toks = _split(cmd)
         if not toks:
             continue
-        if toks[0] == "export":
-            for tok in toks[1:]:
+        if toks[0] == "export" or all(_ENV_LINE.match(t) for t in toks):
+            # "export A=1 B=2", or a line of bare assignments people paste as "the environment I ran with"
+            for tok in toks[1 if toks[0] == "export" else 0:]:
                 if m := _ASSIGN.match(tok):
                     launch["env"][m.group(1)] = m.group(2)
             continue

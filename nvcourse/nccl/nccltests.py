@@ -23,10 +23,11 @@ import re
 from dataclasses import dataclass, field
 
 from .launch import read_launch
-from .nccltests_ranks import nranks_from_command, nranks_from_ratio, starts_directly
+from .nccltests_ranks import nranks_from_command, nranks_from_launcher, nranks_from_ratio, starts_directly
 from .paste import clean_line
 
-__all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE"]
+__all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE",
+           "NO_ROWS_NOTE"]
 
 #: nccl-tests binary stem -> the course's operation name (as in :mod:`nvcourse.costmodel`).
 OPS: dict[str, str] = {
@@ -272,6 +273,7 @@ def _finish(run: NcclTestsRun, text_ops: list[str], direct: bool = False) -> Non
     if run.op is None and text_ops:
         run.op, run.op_source = text_ops[0], "command line"
     _nranks_from_count(run)
+    nranks_from_launcher(run)
     nranks_from_command(run, direct)  # a binary started with no launcher: one process
     # algbw is printed with 2 decimals: use the row with the largest algbw, and widen the tolerance by the
     # rounding error (0.005 on each figure) when even that is small
@@ -352,7 +354,12 @@ def _narrow(cands: list[str], run: NcclTestsRun) -> list[str]:
 
 
 def read_all(text: str) -> list[NcclTestsRun]:
-    """Every run in ``text`` (a new ``# nThread`` header after rows starts a new run)."""
+    """Every run with result rows in ``text`` (a new ``# nThread`` header after rows starts a new run)."""
+    return [r for r in _read_runs(text) if r.rows]
+
+
+def _read_runs(text: str) -> list[NcclTestsRun]:
+    """Every run in ``text``, the last one possibly without rows (a paste cut before its first result row)."""
     if not isinstance(text, str):
         raise ValueError("nccl-tests input must be text")
     runs: list[NcclTestsRun] = []
@@ -429,7 +436,7 @@ def read_all(text: str) -> list[NcclTestsRun]:
             run.notes.append("no column header: columns guessed from the row shape")
         run.rows.append(row)
     runs.append(run)
-    out = [r for r in runs if r.rows]
+    out = [r for r in runs if r.rows or r is run and (r.header or r.ranks or r.columns)]
     cuda = m.group(1) if (m := re.search(r"NCCL version \d+\.\d+\.\d+\+cuda(\d+\.\d+)", text)) else None
     launch = read_launch(text)
     direct = starts_directly(text, launch["binary"])
@@ -442,8 +449,14 @@ def read_all(text: str) -> list[NcclTestsRun]:
 
 
 def read_text(text: str) -> NcclTestsRun:
-    """The first run with result rows in ``text``; ValueError (saying what was expected) when there is none."""
-    runs = read_all(text)
+    """The first run with result rows in ``text``. A paste cut before its first result row (or a run that hung or
+    crashed there) gives what it does show: the header, device lines and command, no rows and a note saying so.
+    ValueError (saying what was expected) when the text shows none of these."""
+    found = _read_runs(text)
+    runs = [r for r in found if r.rows]
+    if not runs and found:
+        found[-1].notes.append(NO_ROWS_NOTE)
+        return found[-1]
     if not runs and (_HEADER.search(text) or re.search(r"time\s+algbw\s+busbw", text)):
         raise ValueError(
             "found nccl-tests header lines but no complete result row: the paste stops before the results "
@@ -457,6 +470,10 @@ def read_text(text: str) -> NcclTestsRun:
         )
     return runs[0]
 
+
+#: the note on a run read without result rows (the rest of the course tests for its start)
+NO_ROWS_NOTE = ("no complete result row: the paste stops before the results, or the run stopped there (a hang or a "
+                "crash before the first size); only its header, device lines and command were read")
 
 SAMPLE = """\
 # nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907

@@ -22,7 +22,7 @@ from typing import Any
 
 from .paste import clean_line
 
-__all__ = ["starts_directly", "nranks_from_command", "nranks_from_ratio"]
+__all__ = ["starts_directly", "nranks_from_command", "nranks_from_launcher", "nranks_from_ratio"]
 
 # ``run`` below is a :class:`~nvcourse.nccl.nccltests.NcclTestsRun`, typed loosely so this module does not import
 # the one that imports it
@@ -72,13 +72,32 @@ def nranks_from_command(run: Any, direct: bool) -> None:
         run.notes.append(f"no device lines: {run.nranks} ranks from the command (one process, no launcher)")
 
 
+def nranks_from_launcher(run: Any) -> None:
+    """Raise ``run.nranks`` to what the launcher asked for (``-np`` processes x GPUs x threads per process, from
+    the header or the flags) when the pasted device lines stop short of it: a paste cut in its device lines. Left
+    alone when no launcher count was pasted or every process printed rank 0 (a build without MPI=1, where each
+    process is a test of its own)."""
+    launch = run.launch or {}
+    if not launch.get("launcher") or not str(launch.get("np") or "").isdigit() or not run.ranks:
+        return
+    if len({r["rank"] for r in run.ranks}) < len(run.ranks):
+        return
+    got = _counts(list(launch.get("args") or []))
+    per_process = (run.header or {}).get("ngpus", got.get("g", 1)) * (run.header or {}).get("nthread", got.get("t", 1))
+    asked = int(launch["np"]) * per_process
+    if run.nranks is not None and asked > run.nranks:
+        run.notes.append(f"device lines for {asked - run.nranks} of {asked} ranks are not in the paste "
+                         f"({launch['launcher']} starts {launch['np']} processes of {per_process} GPU(s))")
+        run.nranks = asked
+
+
 def nranks_from_ratio(run: Any, big: dict) -> None:
     """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
     (n-1)/n operations), on the row with the largest algbw (GB/s), only when the 2-decimal rounding cannot move
     it to another integer."""
     alg, bus = big["oop_algbw_GBps"], big["oop_busbw_GBps"]
     r = bus / alg
-    if run.op == "allreduce" and 1.0 < r < 2.0:
+    if run.op == "allreduce" and 1.0 <= r < 2.0:  # 2(n-1)/n = 1 exactly on 2 ranks
         n, slope = 2 / (2 - r), 2 / (2 - r) ** 2
     elif run.op in ("allgather", "reducescatter", "alltoall", "scatter", "gather") and 0.0 < r < 1.0:
         n, slope = 1 / (1 - r), 1 / (1 - r) ** 2
