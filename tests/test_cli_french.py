@@ -12,7 +12,9 @@ import sys
 import pytest
 
 from nvcourse import _validate, cli_i18n, i18n
-from nvcourse.cli import build_parser, classify, main
+from cli_runs import run_main
+
+from nvcourse.cli import build_parser, classify
 
 NBSP = "\u00a0"
 #: helps that are not prose (a placeholder showing the syntax)
@@ -34,12 +36,7 @@ def _run(args, **env):
 
 def _main(capsys, args):
     """(status, stdout, stderr) of ``nvcourse ARGS`` run in this process."""
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_main(args, capsys)
 
 
 def _texts(parser: argparse.ArgumentParser, prefix: str = "nvcourse") -> dict[str, str]:

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_runs import run_main
+
 from nvcourse.cli import main
 from nvcourse.collectives.cli import run_shm
 from nvcourse.nccl import ncclog, nccltests
@@ -21,12 +23,7 @@ ROW_KEYS = {"bytes", "count", "type", "redop", "root", "oop_time_us", "oop_algbw
 
 
 def run_cli(args, capsys):
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_main(args, capsys)
 
 
 def test_nccl_tests_json_fields(capsys):

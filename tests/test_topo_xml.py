@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_runs import exit_code
+
 from nvcourse.cli import main
 from nvcourse.topology.topo_parser import parse_topo
 from nvcourse.topology.topo_xml import looks_like_xml
@@ -18,13 +20,6 @@ from nvcourse.topology.topo_xml import looks_like_xml
 FIX = Path(__file__).parent / "fixtures" / "topo_xml"
 IBM = FIX / "h100_vsi_8nic_roce_ibm_cloud.xml"
 ALL = sorted(FIX.glob("*.xml"))
-
-
-def exit_code(args):
-    try:
-        return main(args)
-    except SystemExit as exc:
-        return exc.code
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_runs import exit_code
+
 from nvcourse.cli import main
 from nvcourse.nccl import tuning_table
 from nvcourse.nccl.ncclog import read_text
@@ -21,13 +23,6 @@ FIX = Path(__file__).parent / "fixtures"
 EBPF = FIX / "ncclog_tuning" / "rtx5090_2ranks_socket_v2_29_7_ebpf.log"
 OLD = FIX / "ncclog_tuning" / "old_layout_collnet_cut_nccl754.log"
 H800 = FIX / "ncclog" / "tuning_table_h800_tree_nccl1154.log"
-
-
-def exit_code(args):
-    try:
-        return main(args)
-    except SystemExit as exc:
-        return exc.code
 
 
 def load(p):
