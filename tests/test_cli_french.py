@@ -10,10 +10,9 @@ import subprocess
 import sys
 
 import pytest
-
-from nvcourse import _validate, cli_i18n, i18n
 from cli_runs import run_main
 
+from nvcourse import _validate, cli_i18n, i18n
 from nvcourse.cli import build_parser, classify
 
 NBSP = "\u00a0"

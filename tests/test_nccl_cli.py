@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import run_main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from cli_runs import run_main
 
 from nvcourse.cli import main
 from nvcourse.collectives.cli import run_shm

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runs import exit_code
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from cli_runs import exit_code
 
 from nvcourse.cli import main
 from nvcourse.topology.topo_parser import parse_topo

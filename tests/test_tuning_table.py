@@ -10,10 +10,9 @@ import math
 from pathlib import Path
 
 import pytest
+from cli_runs import exit_code
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from cli_runs import exit_code
 
 from nvcourse.cli import main
 from nvcourse.nccl import tuning_table
