@@ -20,6 +20,7 @@ from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED, is_power_of_two
 from ..collectives.results import format_table
+from ..i18n import translate as _
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
 from ..widgets import Dashboard
@@ -35,6 +36,8 @@ __all__ = [
     "workers_stopped",
     "sweep_table",
     "formula_terms",
+    "fit_link",
+    "machine_line",
     "plot_measured_vs_model",
     "emulated_link",
     "plot_link_tradeoff",
@@ -106,6 +109,32 @@ def formula_terms(
     return lat, bw
 
 
+def fit_link(group, sizes, *, iters: int = 5, warmup: int = 1) -> tuple[float | None, float | None, str | None]:
+    """``(α in s, β in B/s, None)`` from this machine's ping-pong (:func:`nvcourse.collectives.fit.fit_alpha_beta`).
+
+    On a machine too busy to time, the fit gives up after ``FIT_TRIES`` sweeps with a ValueError; then this
+    returns ``(None, None, note)``, the note one line that says why, so the notebook prints it instead of a
+    traceback."""
+    from ..collectives.fit import fit_alpha_beta
+
+    try:
+        alpha, beta = fit_alpha_beta(group, sizes=sizes, iters=iters, warmup=warmup)
+    except ValueError as exc:
+        return None, None, _("⚠ no ping-pong fit this time: {why}").format(why=exc)
+    return alpha, beta, None
+
+
+def machine_line(alpha_s: float | None, beta_Bps: float | None, gamma_Bps: float, note: str | None = None) -> str:
+    """One line: this machine's CPU count, the ping-pong fit (α in s, β in B/s) or the note of a failed fit, and γ
+    (the numpy add rate, B/s)."""
+    from ..units import format_rate, format_time
+
+    fit = note or _("ping-pong fit alpha = {alpha}, beta = {beta}").format(
+        alpha=format_time(alpha_s), beta=format_rate(beta_Bps))
+    return _("this machine: {cpus} CPUs; {fit}; gamma (numpy add) = {gamma}").format(
+        cpus=os.cpu_count(), fit=fit, gamma=format_rate(gamma_Bps))
+
+
 def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None,
                            *, title: str | None = None):
     """Measured time per size (markers) against the model's prediction (lines), one colour per algorithm.
@@ -149,13 +178,18 @@ def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, ga
     return fig
 
 
-def ordering_note(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None) -> str:
+def ordering_note(rows: list[dict], alpha_s: float | None, beta_Bps: float | None,
+                  gamma_Bps: float | None = None) -> str:
     """One sentence: at the largest measured size, does this run rank the algorithms as the model does?
 
     The model ranks by its predicted time; the run by its measured time. Both orders are printed, so the prose
-    next to the figure can stay true on any machine."""
+    next to the figure can stay true on any machine. Without a fit (``alpha_s`` None) there is no model to rank
+    by, and the sentence says so."""
     if not rows:
         raise ValueError("no rows")
+    if alpha_s is None or beta_Bps is None:
+        return _("No model to rank the algorithms by: the ping-pong fit above did not succeed this time; run that "
+                 "cell again when the machine is quieter.")
     op, p = rows[0]["op"], rows[0]["procs"]
     size = max(r["bytes"] for r in rows)
     at = {r["algo"]: r["time_s"] for r in rows if r["bytes"] == size}
