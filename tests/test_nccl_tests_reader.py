@@ -473,3 +473,39 @@ def test_device_lines_cut_short_of_the_launcher_count():
     assert r.rows == [] and len(r.ranks) == 7 and r.nranks == 8
     assert any("device lines for 1 of 8 ranks are not in the paste" in n for n in r.notes)
     assert r.launch["env"]["NCCL_ALGO"] == "Ring" and r.launch["np"] == 8
+
+
+# ------------------------------------------------ fourth held-out set's misses, as general rules (lines from there)
+H4 = Path(__file__).parent / "fixtures" / "pasted_heldout4"
+
+
+def _h4(name: str):
+    return read_text((H4 / name).read_text(encoding="utf-8"))
+
+
+def test_a_prompt_in_brackets_starts_the_command_a_sentence_naming_the_binary_does_not():
+    # nccl-tests#289: "When run hypercube_perf test with 2*5090, ..." comes before the prompt
+    # "[root@localhost build]# NCCL_DEBUG=INFO ./hypercube_perf -b 1g -e 32g -g 8 -f 2"
+    r = _h4("nccltests289_hypercube_g2_rtx5090_debug_info_prefix_invalid_ordinal_cut_in_devices.txt")
+    assert r.launch["env"] == {"NCCL_DEBUG": "INFO"} and r.launch["args"][:2] == ["-b", "1g"]
+    # a name in backticks inside a sentence is not a command either (tinygrad/open-gpu-kernel-modules#17)
+    r = _h4("tinygrad17_alltoall_g2_rtx4090_p2p_level_prefix_inplace_na_cut.txt")
+    assert r.launch["env"] == {"NCCL_P2P_LEVEL": "SYS"} and r.launch["args"][-2:] == ["-g", "2"]
+
+
+def test_srun_bash_c_script_gives_its_exports_and_the_binary():
+    # nccl-tests#190: srun -N 1 -n 1 ... bash -c "module load ...; export OMPI_MCA_pml=ucx; export
+    # NCCL_P2P_DIRECT_DISABLE=1; ./build/hypercube_perf --nthreads 1 --ngpus 4 ..."; one device line survives the cut
+    r = _h4("nccltests190_hypercube_srun_bash_c_long_options_pmix_errors_cut_in_devices.txt")
+    assert (r.launch["launcher"], r.launch["np"], r.launch["binary"]) == ("srun", 1, "hypercube_perf")
+    assert r.launch["env"] == {"OMPI_MCA_pml": "ucx", "NCCL_P2P_DIRECT_DISABLE": "1"}
+    assert len(r.ranks) == 1 and r.nranks == 4  # 1 process x "nGpus 4"
+
+
+def test_a_command_in_backticks_with_srun_nodes_times_tasks_per_node():
+    # nebius/soperator#428: `OMPI_MCA_btl_tcp_if_include=eth0 srun ... --nodes=2 --ntasks-per-node=8 ... -g 1`,
+    # 12 of the 16 device lines
+    r = _h4("soperator428_srun_pmix_all_reduce_perf_mpi_2x8_h100_cut_in_device_lines.txt")
+    assert (r.launch["launcher"], r.launch["np"], r.launch["binary"]) == ("srun", 16, "all_reduce_perf_mpi")
+    assert r.launch["env"] == {"OMPI_MCA_btl_tcp_if_include": "eth0"} and r.launch["args"][-1] == "1"
+    assert len(r.ranks) == 12 and r.nranks == 16 and "_srun" not in r.launch

@@ -415,3 +415,16 @@ def test_old_ring_connection_lines_give_transports_and_gdr():
     log = read_text(text)
     assert log.transports == {"P2P/IPC": 1, "NET/AWS Libfabric": 1} and log.gdr is False
     assert len(log.warnings) == 1 and log.hosts == ["ip-172-32-36-209", "ip-172-32-38-1", "ip-172-32-45-165"]
+
+
+def test_socket_interfaces_of_other_ranks_are_not_the_rdma_devices():
+    # NVIDIA/nccl#224 (held-out set 4): rank 0 lists 34 RoCE ports on NET/IB, ranks 2-4 print NET/Socket interfaces
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout4" / (
+        "nccl224_horovod_ompi_tags_34_roce_hcas_socket_ranks_nccl242.log")
+    log = read_text(path.read_text(encoding="utf-8"))
+    assert len(log.net_devices) == 34 and all(d.endswith(":1/RoCE") for d in log.net_devices)
+    assert log.net_devices[:2] == ["mlx5_18:1/RoCE", "mlx5_6:1/RoCE"]
+    # a log whose only network is sockets keeps its interfaces
+    only = read_text("h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+                     "h:1:2 [0] NCCL INFO Using network Socket\n")
+    assert only.net_devices == ["eth0:10.0.0.1"]

@@ -22,7 +22,9 @@ __all__ = ["read_launch", "LAUNCHERS", "hca_list"]
 #: programs that start the ranks (Open MPI, MPICH/Intel MPI hydra, Slurm, PMIx, LSF, Flux, Cray)
 LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun", "jsrun", "flux", "aprun")
 _PERF = re.compile(r"(?:^|/)\w+_perf(?:_mpi)?$")
-_PROMPT = re.compile(r"^(?:\S*[@:]\S*[$#]\s+|[$#]\s+)")
+_PROMPT = re.compile(r"^(?:\[[^\]]*\][$#]\s+|\S*[@:]\S*[$#]\s+|[$#]\s+)")  # [root@host dir]#, user@host:~$, $
+# a command people wrap in backticks in a sentence or a bullet: `srun ... all_reduce_perf -g 1`
+_CODE_SPAN = re.compile(r"`([^`]*_perf(?:_mpi)?\b[^`]*)`")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 # a bare assignment on a line of its own counts only for an environment-variable name (upper case), so that a
 # sentence such as "x=1 works" is not read as a setting
@@ -56,6 +58,8 @@ def _commands(text: str) -> list[str]:
             buf = line[:-1].rstrip()
             continue
         buf = ""
+        if (m := _CODE_SPAN.search(line)) and len(m.group(1).split()) > 1:  # a command, not a name in a sentence
+            line = m.group(1)
         out.append(_PROMPT.sub("", line))
     if buf:
         out.append(_PROMPT.sub("", buf))
@@ -78,6 +82,9 @@ def _read_option(toks: list[str], i: int, launch: dict) -> int:
     family = "srun" if launch["launcher"] == "srun" else "mpi"
     if name in _NP[family] and re.fullmatch(r"\d+", value):
         launch["np"] = int(value)
+    elif family == "srun" and name in ("-N", "--nodes", "--ntasks-per-node") and re.fullmatch(r"\d+", value):
+        # srun's count as nodes x tasks per node when -n is not given (kept aside until the command is read)
+        launch.setdefault("_srun", {})["per_node" if name == "--ntasks-per-node" else "nodes"] = int(value)
     elif name in _HOSTS[family] and value:
         launch["hosts"] = value
     elif name == "-x" and value:
@@ -110,12 +117,47 @@ def _read_command(toks: list[str], launch: dict) -> None:
         launch["launcher"] = toks[i].rsplit("/", 1)[-1]
         i += 1
         while i < len(toks) and not _PERF.search(toks[i]):
+            if not toks[i].startswith("-") and (m := _ASSIGN.match(toks[i])):  # `srun ... VAR=VAL ./x_perf`
+                launch["env"][m.group(1)] = m.group(2)
             i += _read_option(toks, i, launch) if toks[i].startswith("-") else 1
+    srun = launch.pop("_srun", {})
+    if launch["np"] is None and len(srun) == 2:
+        launch["np"] = srun["nodes"] * srun["per_node"]
     for j in range(i, len(toks)):
         if _PERF.search(toks[j]):
             launch["binary"] = toks[j].rsplit("/", 1)[-1]
             launch["args"] = toks[j + 1:]
             break
+
+
+def _read_exports(toks: list[str], launch: dict) -> None:
+    for tok in toks[1 if toks[0] == "export" else 0:]:
+        if m := _ASSIGN.match(tok):
+            launch["env"][m.group(1)] = m.group(2)
+
+
+def _inline_script(toks: list[str], launch: dict) -> list[str]:
+    """``srun ... bash -c "module load ...; export A=1; ./build/x_perf -g 4"``: the launcher's part followed by the
+    script's command that starts the binary; the script's ``export`` lines go to the environment."""
+    for k in range(len(toks) - 2):
+        if toks[k].rsplit("/", 1)[-1] in ("bash", "sh") and toks[k + 1] in ("-c", "-lc"):
+            head, chosen = toks[:k], None
+            for part in re.split(r"\s*(?:;|&&)\s*", toks[k + 2]):
+                sub = _split(part)
+                if sub and sub[0] == "export":
+                    _read_exports(sub, launch)
+                elif chosen is None and any(_PERF.search(t) for t in sub):
+                    chosen = sub
+            return head + chosen if chosen else toks
+    return toks
+
+
+def _starts_like_command(toks: list[str]) -> bool:
+    """Whether the first word after ``VAR=VAL``, ``env``, ``sudo``... is a launcher or an nccl-tests binary."""
+    rest = [t for t in toks if not _ASSIGN.match(t)]
+    while rest and rest[0] in ("env", "sudo", "time", "exec", "nohup"):
+        rest = rest[1:]
+    return bool(rest) and (rest[0].rsplit("/", 1)[-1] in LAUNCHERS or bool(_PERF.search(rest[0])))
 
 
 def read_launch(text: str) -> dict:
@@ -124,18 +166,22 @@ def read_launch(text: str) -> dict:
     binary and args (the ``*_perf`` program and its flags). Empty values when no command was pasted."""
     launch: dict = {"launcher": None, "np": None, "hosts": None, "env": {}, "ib_hcas": [], "binary": None,
                     "args": []}
+    found: list[list[str]] = []
     for cmd in _commands(text):
         toks = _split(cmd)
         if not toks:
             continue
         if toks[0] == "export" or all(_ENV_LINE.match(t) for t in toks):
             # "export A=1 B=2", or a line of bare assignments people paste as "the environment I ran with"
-            for tok in toks[1 if toks[0] == "export" else 0:]:
-                if m := _ASSIGN.match(tok):
-                    launch["env"][m.group(1)] = m.group(2)
+            _read_exports(toks, launch)
             continue
-        if launch["binary"] is None and any(_PERF.search(t) for t in toks):
-            _read_command(toks, launch)
+        toks = _inline_script(toks, launch)
+        if any(_PERF.search(t) for t in toks):
+            found.append(toks)
+    # a line that starts the binary (or its launcher) is the command; a sentence that names it is not
+    commands = [t for t in found if _starts_like_command(t)] or found
+    if commands:
+        _read_command(commands[0], launch)
     if "NCCL_IB_HCA" in launch["env"]:
         launch["ib_hcas"] = hca_list(launch["env"]["NCCL_IB_HCA"])
     return launch

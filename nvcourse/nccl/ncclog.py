@@ -256,9 +256,13 @@ def _read_network(log: NcclLog, msg: str) -> None:
         log.net, log.net_kind = "AWS Libfabric", "plugin"
     if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
         devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
-        log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))
         if mm.group(1) == "IB" and devs:
             log.ib_found = True
+            # the RDMA ports are the network's devices, not the interfaces other ranks' NET/Socket lines list
+            log.net_devices = [d for d in log.net_devices if re.search(r"/(?:IB|RoCE)$", d)]
+        elif mm.group(1) == "Socket" and log.ib_found:
+            devs = []
+        log.net_devices = list(dict.fromkeys([*log.net_devices, *devs]))
     if "NET/IB : No device found" in msg:
         log.ib_found = False if log.ib_found is None else log.ib_found
     if "GPU Direct RDMA" in msg:
