@@ -1053,5 +1053,35 @@ def test_third_review_wordings_hold():
             in text_07c)
     assert "only the subnet manager enables it" in prose("06_multinode_fabrics.ipynb")
     assert "(`-g` is GPUs per thread, `-t` threads per process)" in prose("06b_nccl_in_practice.ipynb")
-    assert "(`NCCL_IB_GID_INDEX` only before NCCL 2.21, or where its own choice is wrong)" in prose(
-        "06c_multinode_lab.ipynb")
+    text_06c = prose("06c_multinode_lab.ipynb")
+    assert "set only `NCCL_IB_TC`: leave `NCCL_IB_GID_INDEX` unset (from NCCL 2.21 NCCL picks a RoCE v2 GID itself)" \
+        in text_06c and "`NCCL_IB_ADDR_FAMILY=AF_INET6` if the fabric runs IPv6" in text_06c
+    assert "sometimes needs it pinned" not in text_06c and "so leave it unset rather than pin an index" in text_06c
+
+
+def test_third_review_low_findings_stay_fixed():
+    # 06 §4: the scaling book's ~30 % SHARP gain is its 8×H100 in-node NVLS measurement (~370 -> ~480 GB/s,
+    # "with and without NVIDIA SHARP enabled within a node"), not InfiniBand SHARP
+    text_06 = prose("06_multinode_fabrics.ipynb")
+    assert "SHARP on than off" not in text_06
+    assert "'s measured ~30 % SHARP gain is NVLS inside one 8×H100 node, not InfiniBand SHARP." in text_06
+    # 06b §3: across nodes NCCL's in-switch algorithm is NVLSTree; tuning.cc disables NVLS when nNodes > 1 unless
+    # CollNet is enabled
+    text_06b = prose("06b_nccl_in_practice.ipynb")
+    assert "in-network reduction: NVLS, or CollNet" not in text_06b
+    assert ("or on NVSwitch nodes NVLSTree (in-switch reduction, NVLS, inside each node and a tree between nodes; "
+            "NVLS alone spans nodes only with CollNet") in text_06b
+    # 08b §1.4: the victim runs the course's serial hierarchical all-reduce; NCCL's pipelined ring/tree shield less
+    text_08b = prose("08b_security_and_observability.ipynb")
+    assert "The victim's all-reduce is hierarchical" not in text_08b
+    assert "The victim here runs the course's hierarchical all-reduce (chapter 06), not NCCL's" in text_08b
+    assert "for a real NCCL job ×4.45 likely understates the slowdown" in text_08b
+    # 07c §7: DeepEP's 43-58 GB/s are logical bytes; 58 GB/s is above a 400 Gb/s CX7's 50 GB/s line rate
+    text_07c = prose("07c_communication_for_inference.ipynb")
+    assert "These are **logical** bytes per second, not bytes on the wire: 58 GB/s is more than a CX7's 50 GB/s" \
+        in text_07c
+    from nvcourse import catalog, inference
+
+    top = max(r["dispatch_GBps"] for r in inference.data()["deepep_normal"])
+    line = catalog.get_link("ib-ndr").line_GBps_dir
+    assert top > line and f"{top:g} GB/s is more than a CX7's {line:g} GB/s line rate" in text_07c
