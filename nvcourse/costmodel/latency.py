@@ -17,7 +17,7 @@ import math
 from . import cloud, tuning
 from .config import Config
 
-__all__ = ["NCCL_NAMES", "nsteps", "latency_s"]
+__all__ = ["NCCL_NAMES", "nsteps", "latency_s", "ring_network_latency_s"]
 
 #: Course name -> NCCL's table key and name (as ``NCCL_ALGO`` spells it).
 NCCL_NAMES: dict[str, tuple[str, str]] = {
@@ -84,3 +84,15 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
     # pat (all-gather / reduce-scatter, one GPU per node)
     p = tuning.raw(v)["pat"]
     return (lat + _log2i(k) * inter / p["log_latency_divisor"] + n * p["per_rank_us"]) * 1e-6
+
+
+def ring_network_latency_s(op: str, proto: str, c: Config) -> float:
+    """The part of the ring's :func:`latency_s` that its network steps pay (2(k-1) of them for all-reduce on k
+    nodes, each at the network's per-step latency), seconds; 0 on one node."""
+    if c.nodes == 1 or op in ("broadcast", "reduce"):
+        return 0.0
+    key, _ = NCCL_NAMES["ring"]
+    inter = tuning.hw_latency_us("net", "tree" if c.gpus == 1 else key, proto, c.nccl_version)
+    inter = cloud.inter_latency_us(inter, c.plugin_latency_us, proto, c.nccl_version)
+    n_inter = 2 * (c.nodes - 1) if op == "allreduce" else c.nodes - 1
+    return n_inter * inter * 1e-6

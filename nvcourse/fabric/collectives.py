@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from .. import catalog, costmodel
 from .._validate import choice
+from ..costmodel import latency as latency_mod
 from . import data
 from .builders import fat_tree
 from .flows import SimResult, simulate
@@ -205,8 +206,8 @@ def allreduce_on_fabric(
         # the cost model's formulas, with the rate the simulated fabric gives each GPU's NIC flow
         cfg = costmodel.configure(system, g, N, fabric=nic.id, net_Bps_per_gpu=net_rate)
         if algorithm in ("ring", "tree"):  # NCCL's own, with the fastest protocol at this size
-            c = min((costmodel.pair_cost("allreduce", algorithm, pr, cfg) for pr in ("LL", "LL128", "Simple")),
-                    key=lambda cs: cs.time(n))
+            proto, c = min(((pr, costmodel.pair_cost("allreduce", algorithm, pr, cfg))
+                            for pr in ("LL", "LL128", "Simple")), key=lambda pc: pc[1].time(n))
         else:
             c = costmodel.cost("allreduce", "hierarchical", cfg)
         total, latency = c.time(n), c.latency_s
@@ -220,9 +221,12 @@ def allreduce_on_fabric(
             intra = min(intra, total)
             inter = total - intra
         elif algorithm == "ring":
-            # 2(p-1) steps of equal size; 2(N-1) of them cross the network (and pay its α)
-            per_step = (total - latency) / (2 * (p - 1))
-            inter = 2 * (N - 1) * (per_step + nic.alpha_s)
+            # the cost model's own terms: 2(N-1) of the ring's 2(p-1) equal steps cross the network, so they take
+            # that share of the bandwidth time, plus the network's per-step latency (scaled as the model scales
+            # the latency at this size); the rest, the call's base latency included, is inside the nodes
+            net_lat = latency_mod.ring_network_latency_s("allreduce", proto, cfg) * (
+                float(c.latency_at(n)) / c.latency_s if c.latency_s else 1.0)
+            inter = (N - 1) / (p - 1) * float(c.bandwidth_time(n)) + net_lat
             intra = total - inter
         else:
             inter = total - intra
