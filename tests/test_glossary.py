@@ -102,6 +102,12 @@ TERMS = {
     "mnnvl": r"\bMNNVL\b",
     "userbuffers": r"\buserbuffers\b",
     "nmx": r"\bNMX\b",
+    "bf16": r"\bBF16\b|\bFP32\b|\bFP8\b",
+    "gt-s": r"\bGT/s\b",
+    "gpu-generations": r"\bVolta\b|\bAmpere\b|\bHopper\b|\bBlackwell\b",
+    "max-min": r"[Mm]ax-min fair",
+    "proxy-thread": r"\b[Pp]roxy threads?\b",
+    "copy-engine": r"\b[Cc]opy engines?\b",
 }
 
 _ROW = re.compile(r'^\| <a id="([a-z0-9-]+)"></a>\*\*(.+?)\*\* \| \[(\w+)\]\((\.\./notebooks/[^)]+)\) \| (.+) \|$')
