@@ -20,6 +20,7 @@ from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED, is_power_of_two
 from ..collectives.results import format_table
+from ..i18n import localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
@@ -71,7 +72,8 @@ def workers_started(group) -> str:
     Process ids are left out on purpose: they change on every run and mean nothing to a learner.
     """
     ranks = ", ".join(str(r) for r in range(len(group.pids)))
-    return f"{len(group.pids)} worker processes started (ranks {ranks}), one per simulated GPU"
+    return _("{count} worker processes started (ranks {ranks}), one per simulated GPU").format(count=len(group.pids),
+                                                                                                ranks=ranks)
 
 
 def _alive(pid: int) -> bool:
@@ -88,10 +90,11 @@ def workers_stopped(group) -> str:
     """One line after a group's ``with`` block: are all its workers gone and all its shared memory removed?"""
     alive = sum(_alive(p) for p in group.pids)
     segments = group.segment_names()
-    workers = (f"all {len(group.pids)} worker processes stopped" if not alive
-               else f"{alive} of {len(group.pids)} worker processes still running")
-    left = "none" if not segments else f"{len(segments)} ({', '.join(segments)})"
-    return f"group closed: {group.closed}; {workers}; shared-memory segments left: {left}"
+    workers = (_("all {count} worker processes stopped").format(count=len(group.pids)) if not alive
+               else _("{alive} of {count} worker processes still running").format(alive=alive, count=len(group.pids)))
+    left = _("none") if not segments else f"{len(segments)} ({', '.join(segments)})"
+    return _("group closed: {closed}; {workers}; shared-memory segments left: {left}").format(
+        closed=_("True") if group.closed else _("False"), workers=workers, left=left)
 
 
 def sweep_table(rows: list[dict], title: str) -> str:
@@ -130,9 +133,9 @@ def machine_line(alpha_s: float | None, beta_Bps: float | None, gamma_Bps: float
     from ..units import format_rate, format_time
 
     fit = note or _("ping-pong fit alpha = {alpha}, beta = {beta}").format(
-        alpha=format_time(alpha_s), beta=format_rate(beta_Bps))
+        alpha=localize_numbers(format_time(alpha_s)), beta=localize_numbers(format_rate(beta_Bps)))
     return _("this machine: {cpus} CPUs; {fit}; gamma (numpy add) = {gamma}").format(
-        cpus=os.cpu_count(), fit=fit, gamma=format_rate(gamma_Bps))
+        cpus=os.cpu_count(), fit=fit, gamma=localize_numbers(format_rate(gamma_Bps)))
 
 
 def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, gamma_Bps: float | None = None,
@@ -157,24 +160,25 @@ def plot_measured_vs_model(rows: list[dict], alpha_s: float, beta_Bps: float, ga
         colour = ALGO_COLOURS.get(algo, "#555555")
         pred_grid = [_model.predict(op, algo, p, s, alpha_s, beta_Bps, gamma_Bps) for s in grid]
         pred = np.array([_model.predict(op, algo, p, s, alpha_s, beta_Bps, gamma_Bps) for s in n])
-        ax.plot(grid, pred_grid, color=colour, lw=1.5, label=f"{algo} model")
-        ax.plot(n, t, "o", color=colour, ms=5, mfc="white", mew=1.5, label=f"{algo} measured")
+        ax.plot(grid, pred_grid, color=colour, lw=1.5, label=_("{algo} model").format(algo=algo))
+        ax.plot(n, t, "o", color=colour, ms=5, mfc="white", mew=1.5, label=_("{algo} measured").format(algo=algo))
         ax2.plot(n, t / pred, "o-", color=colour, ms=4, lw=1, label=algo)
         ratios.extend(t / pred)
-    bytes_axis(ax)
-    time_axis(ax)
+    bytes_axis(ax, label=_("message size"))
+    time_axis(ax, label=_("time"))
     ax.legend(fontsize=7, ncols=2, loc="upper left")
-    ax.set_title(title or f"{op}, {p} processes: measured (dots) vs model (lines)", fontsize=10)
-    bytes_axis(ax2)
+    ax.set_title(title or _("{op}, {procs} processes: measured (dots) vs model (lines)").format(op=op, procs=p),
+                 fontsize=10)
+    bytes_axis(ax2, label=_("message size"))
     ax2.set_yscale("log")
     ax2.axhline(1.0, color="black", lw=1)
-    ax2.set_ylabel("measured / predicted")
+    ax2.set_ylabel(_("measured / predicted"))
     # measured times depend on this machine and its load: widen the range rather than clip a point, and keep the
     # legend under the panel, where no ratio can land
     finite = [x for x in ratios if np.isfinite(x) and x > 0]
     ax2.set_ylim(min(0.1, min(finite, default=1.0) / 2), max(30.0, max(finite, default=1.0) * 2))
     ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=6, frameon=False)
-    ax2.set_title("ratio (1 = the model is exact)", fontsize=10)
+    ax2.set_title(_("ratio (1 = the model is exact)"), fontsize=10)
     return fig
 
 
@@ -195,9 +199,9 @@ def ordering_note(rows: list[dict], alpha_s: float | None, beta_Bps: float | Non
     at = {r["algo"]: r["time_s"] for r in rows if r["bytes"] == size}
     model = sorted(at, key=lambda a: _model.predict(op, a, p, size, alpha_s, beta_Bps, gamma_Bps))
     measured = sorted(at, key=at.get)
-    verdict = "the same order" if model == measured else "a different order"
-    return (f"At {size / 2**20:g} MiB the model ranks {' < '.join(model)}; this run measured "
-            f"{' < '.join(measured)}: {verdict}.")
+    verdict = _("the same order") if model == measured else _("a different order")
+    return _("At {size} MiB the model ranks {model}; this run measured {measured}: {verdict}.").format(
+        size=number(size / 2**20, "g"), model=" < ".join(model), measured=" < ".join(measured), verdict=verdict)
 
 
 def tradeoff_note(tradeoff: dict[str, list[dict]]) -> str:
@@ -205,9 +209,9 @@ def tradeoff_note(tradeoff: dict[str, list[dict]]) -> str:
     lines = []
     for label, rows in tradeoff.items():
         fast, slow = sorted(rows, key=lambda r: r["time_s"])[:2]
-        lines.append(f"{label}: {fast['algo']} measured {slow['time_s'] / fast['time_s']:.2f}× faster than "
-                     f"{slow['algo']}")
-    return "; ".join(lines) + "."
+        lines.append(_("{link}: {fast} measured {ratio}× faster than {slow}").format(
+            link=label, fast=fast["algo"], ratio=number(slow["time_s"] / fast["time_s"], ".2f"), slow=slow["algo"]))
+    return _("; ").join(lines) + "."
 
 
 def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
@@ -248,9 +252,9 @@ def plot_link_tradeoff(results: dict[str, list[dict]], emulations: dict[str, Lin
             ax.bar(x, row["time_s"] * 1e3, width * 0.9, color=ALGO_COLOURS.get(algo, "#555555"),
                    label=algo if i == 0 else None)
             ax.plot([x - width * 0.45, x + width * 0.45], [pred * 1e3] * 2, color="black", lw=2,
-                    label="model" if i == 0 and j == 0 else None)
+                    label=_("model") if i == 0 and j == 0 else None)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel("time per call (ms, emulated)")
+    ax.set_ylabel(_("time per call (ms, emulated)"))
     ax.legend(fontsize=8)
     ax.grid(False, axis="x")
     return fig
@@ -284,22 +288,41 @@ ASSUMES: dict[str, str] = {
 }
 
 
+def _assumes(algo: str) -> str:
+    """:data:`ASSUMES` of ``algo`` in the current language ('' for an algorithm it does not list)."""
+    return {
+        "naive": _("one rank gathers everything and sends it back: its link carries (p − 1) × S twice"),
+        "ring": _("links to two neighbours only: runs on any topology"),
+        "tree": _("a binary tree, not pipelined (this toy; NCCL pipelines its tree)"),
+        "rhd": _("p a power of two; in every step all pairs at full rate at once (a switch)"),
+        "direct": _("needs a crossbar (all p − 1 peers at full rate at once); one α only in this shared-memory "
+                    "engine: 2α with messages, and p − 1 messages at once cost more than α on real links"),
+    }.get(algo, "")
+
+
 def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     from ..units import format_size, format_time
 
+    def t(x: float) -> str:
+        return html.escape(localize_numbers(format_time(x)))
+
     best = min(rows, key=lambda r: r[2] + r[3])[0]
     # the times answer the question; what each algorithm assumes is one click away (a wide text column)
-    table = table_html(["algorithm", "total", "latency term", "bandwidth term"],
-                       [["<b>" + a + "</b>" if a == best else a, html.escape(format_time(lat + bw)),
-                         html.escape(format_time(lat)), html.escape(format_time(bw))] for a, _t, lat, bw in rows])
-    assumes = table_html(["algorithm", "assumes"], [[a, html.escape(ASSUMES.get(a, ""))] for a, *_ in rows])
-    title = f"{op}, p = {procs}: model time per algorithm (dots at {format_size(size)})"
-    caveat = (f" — on paper, if its assumption holds: {html.escape(ASSUMES[best])}. NCCL keeps direct sends for "
-              "all-to-all and point-to-point; for all-reduce it runs rings, trees and, on NVLink switches, NVLS "
-              "(chapter 04b)"
-              if best == "direct" else f" (it assumes {html.escape(ASSUMES.get(best, 'what its row says'))})")
-    return title, (f"At {html.escape(format_size(size))} the fastest is <b>{best}</b>{caveat}. {table}"
-                   f"<details><summary>what each algorithm assumes</summary>{assumes}</details>")
+    table = table_html([_("algorithm"), _("total"), _("latency term"), _("bandwidth term")],
+                       [["<b>" + a + "</b>" if a == best else a, t(lat + bw), t(lat), t(bw)]
+                        for a, _t, lat, bw in rows])
+    assumes = table_html([_("algorithm"), _("assumes")], [[a, html.escape(_assumes(a))] for a, *_r in rows])
+    shown_size = localize_numbers(format_size(size))
+    title = _("{op}, p = {procs}: model time per algorithm (dots at {size})").format(op=op, procs=procs,
+                                                                                     size=shown_size)
+    caveat = (_(" — on paper, if its assumption holds: {assumes}. NCCL keeps direct sends for all-to-all and "
+                "point-to-point; for all-reduce it runs rings, trees and, on NVLink switches, NVLS (chapter "
+                "04b)").format(assumes=html.escape(_assumes(best)))
+              if best == "direct" else _(" (it assumes {assumes})").format(
+                  assumes=html.escape(_assumes(best) or _("what its row says"))))
+    return title, (_("At {size} the fastest is <b>{best}</b>{caveat}.").format(
+        size=html.escape(shown_size), best=best, caveat=caveat) + f" {table}<details><summary>"
+        + _("what each algorithm assumes") + f"</summary>{assumes}</details>")
 
 
 def _formula_axes(ax) -> None:
@@ -376,6 +399,6 @@ class FormulasView:
 
 def ring_dashboard(replay: RingReplay, *, value: int = 0):
     """A :class:`~nvcourse.widgets.Dashboard` with a step slider over the replay."""
-    slider = widgets.IntSlider(value=value, min=0, max=replay.nsteps, step=1, description="step",
+    slider = widgets.IntSlider(value=value, min=0, max=replay.nsteps, step=1, description=_("step"),
                                continuous_update=False, layout=widgets.Layout(width="380px"))
     return Dashboard({"step": slider}, RingView(replay), columns=1)

@@ -16,6 +16,8 @@ from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import Prediction, predict, predict_sweep
 from ..costmodel.validation import Comparison, median_abs_error
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, label_points, new_figure, rate_axis, time_axis
 from ..tables import table_html
 from ..units import format_rate, format_size, format_time
@@ -49,6 +51,17 @@ _UNCOVERED_MARKERS = ("^", "v", "X")
 _COVERED_MARKERS = ("o", "s", "D")
 
 
+def _pct(fraction: float, spec: str) -> str:
+    """A share as a percentage: Python's ``%`` format in English, the French style (``12,5 %``) in French."""
+    if language() != "fr":
+        return format(fraction, spec + "%")
+    return number(100 * fraction, spec + "f") + "\u00a0%"
+
+
+def _l(text: str) -> str:
+    """A time, size or rate from :mod:`nvcourse.units` in the current language's number style."""
+    return localize_numbers(text)
+
 
 class SweepView:
     """Left: time of every algorithm that can run (thin) and of the chosen one (thick). Right: busbw of the
@@ -62,18 +75,19 @@ class SweepView:
                       for name in ALGORITHMS}
         (self.chosen,) = ax1.plot(SIZES, SIZES, color="black", lw=2.5)
         # NCCL 2.27+'s symmetric kernels, drawn when the buffers are registered and NCCL would run them
-        (self.symmetric,) = ax1.plot(SIZES, SIZES, color="black", lw=2, ls="--", label="registered buffers (symmetric)")
+        (self.symmetric,) = ax1.plot(SIZES, SIZES, color="black", lw=2, ls="--",
+                                     label=_("registered buffers (symmetric)"))
         self.points = {name: ax2.plot(SIZES, SIZES, "o", ms=4, color=colour[name], label=name)[0]
                        for name in ALGORITHMS}
         for ax in (ax1, ax2):
-            bytes_axis(ax)
+            bytes_axis(ax, label=_("message size"))
             ax.set_xlim(SIZES[0], SIZES[-1])
-        time_axis(ax1)
+        time_axis(ax1, label=_("time"))
         ax1.set_ylim(*TIME_LIMITS_S)
-        ax1.set_title("time (grey: latency-bound)", fontsize=10)
-        rate_axis(ax2, label="busbw (per direction)")
+        ax1.set_title(_("time (grey: latency-bound)"), fontsize=10)
+        rate_axis(ax2, label=_("busbw (per direction)"))
         ax2.set_ylim(*BUSBW_LIMITS_Bps)
-        ax2.set_title("busbw as nccl-tests prints it", fontsize=10)
+        ax2.set_title(_("busbw as nccl-tests prints it"), fontsize=10)
         self.live.animate(*self.lines.values(), self.chosen, self.symmetric, *self.points.values())
         self.extras: list = []  # shading and legends: rebuilt on every change
 
@@ -90,7 +104,7 @@ class SweepView:
             if name in full:
                 line.set_ydata(full[name])
         self.chosen.set_ydata(sw.time_s)
-        self.chosen.set_label(f"{algo} (chosen)")
+        self.chosen.set_label(_("{algo} (chosen)").format(algo=algo))
         sym = symmetric_times(op, system, gpus, nodes, launch) if buffers == "registered" else None
         self.symmetric.set_visible(sym is not None)
         if sym is not None:
@@ -114,11 +128,11 @@ class SweepView:
         shown += [self.chosen] + ([self.symmetric] if sym is not None else [])
         self.extras.append(self.ax1.legend(handles=shown, fontsize=8, loc="upper left"))
         in_order = [self.points[name] for name in dict.fromkeys(picked)]
-        self.extras.append(self.ax2.legend(handles=in_order, fontsize=8, loc="upper left", title="picked"))
+        self.extras.append(self.ax2.legend(handles=in_order, fontsize=8, loc="upper left", title=_("picked")))
         self.live.animate(*self.extras)
         # shading under the curves: move it to the front of the redraw list
         self.live.artists.sort(key=lambda a: a.get_zorder())
-        bound = format_size(latency_bound.max()) if latency_bound.size else None
+        bound = _l(format_size(latency_bound.max())) if latency_bound.size else None
         text = readout_html(op, system, gpus, nodes, algo, launch, bound)
         if buffers == "registered":
             text += "<br>" + _symmetric_text(op, system, gpus, nodes, launch)
@@ -132,18 +146,23 @@ def readout_html(op: str, system: str, gpus: int, nodes: int, algo: str, launch:
     ``bound``: the largest latency-bound size as text (``None`` when no size is).
     """
     small, p = (predict(op, system, gpus, s, nodes=nodes, algo=algo, launch=launch) for s in (8, 2**30))
-    rows = [[size, f"{q.algo}/{q.proto}", format_time(q.time_s), format_rate(q.busbw_GBps * 1e9)]
+    rows = [[size, f"{q.algo}/{q.proto}", _l(format_time(q.time_s)), _l(format_rate(q.busbw_GBps * 1e9))]
             for size, q in (("8 B", small), ("1 GiB", p))]
     # "most": where the pick changes (e.g. 4 GPUs per node) a size or two inside the grey span is bandwidth-bound
-    where = (f"at most sizes up to ≈ {bound} (grey) the α term is the larger one" if bound
-             else "no size is latency-bound here")
-    return (f"<b>{op}</b> on {gpus} × {nodes} {system}, launch {launch}:"
-            + table_html(["size", "pick", "time", "busbw"], rows)
-            + f"Look at how the pick changes from 8 B to 1 GiB: {where}."
-            + "<details><summary>all the figures</summary>"
-            f"<b>1 GiB</b>: {p.algo}/{p.proto}, {format_time(p.time_s)}, algbw {p.algbw_GBps:.1f} GB/s, "
-            f"busbw {p.busbw_GBps:.1f} GB/s ({p.regime}). "
-            f"<b>8 B</b>: {format_time(small.time_s)} ({small.algo}/{small.proto}; {_floor_text(small)}).</details>")
+    where = (_("at most sizes up to ≈ {bound} (grey) the α term is the larger one").format(bound=bound) if bound
+             else _("no size is latency-bound here"))
+    regime = {"latency-bound": _("latency-bound"), "bandwidth-bound": _("bandwidth-bound")}.get(p.regime, p.regime)
+    return (_("<b>{op}</b> on {gpus} × {nodes} {system}, launch {launch}:").format(
+                op=op, gpus=gpus, nodes=nodes, system=system, launch=launch)
+            + table_html([_("size"), _("pick"), _("time"), "busbw"], rows)
+            + _("Look at how the pick changes from 8 B to 1 GiB: {where}.").format(where=where)
+            + "<details><summary>" + _("all the figures") + "</summary>"
+            + _("<b>1 GiB</b>: {pick}, {time}, algbw {algbw} GB/s, busbw {busbw} GB/s ({regime}). ").format(
+                pick=f"{p.algo}/{p.proto}", time=_l(format_time(p.time_s)), algbw=number(p.algbw_GBps, ".1f"),
+                busbw=number(p.busbw_GBps, ".1f"), regime=regime)
+            + _("<b>8 B</b>: {time} ({pick}; {floor}).").format(
+                time=_l(format_time(small.time_s)), pick=f"{small.algo}/{small.proto}", floor=_floor_text(small))
+            + "</details>")
 
 
 def symmetric_times(op: str, system: str, gpus: int, nodes: int, launch: str = "device") -> np.ndarray | None:
@@ -161,20 +180,22 @@ def _symmetric_text(op: str, system: str, gpus: int, nodes: int, launch: str) ->
 
     why = symmetric.why_not(op, configure(system, gpus, nodes))
     if why:
-        return f"Registered buffers: no symmetric kernel here ({why})."
+        return _("Registered buffers: no symmetric kernel here ({why}).").format(why=why)
     small, big = (predict(op, system, gpus, s, nodes=nodes, launch=launch, registered=True) for s in (8, 2**30))
-    return (f"Registered buffers (dashed): 8 B {format_time(small.time_s)} ({small.kernel}), "
-            f"1 GiB {format_time(big.time_s)} ({big.kernel}).")
+    return _("Registered buffers (dashed): 8 B {small} ({small_kernel}), 1 GiB {big} ({big_kernel}).").format(
+        small=_l(format_time(small.time_s)), small_kernel=small.kernel, big=_l(format_time(big.time_s)),
+        big_kernel=big.kernel)
 
 
 def _floor_text(p: Prediction) -> str:
     """How the launch mode shows in an 8-byte call: no floor, a floor below the GPU time, or the host bound."""
     if p.launch == "device":
-        return "GPU time only"
+        return _("GPU time only")
     if p.host_floor_s <= 0:
-        return f"{p.launch}: no host time per call"
-    bound = "host-bound" if p.host_floor_s > p.device_time_s else "GPU-bound"
-    return f"{p.launch}: host {format_time(p.host_floor_s)} per call, GPUs {format_time(p.device_time_s)}, {bound}"
+        return _("{launch}: no host time per call").format(launch=p.launch)
+    bound = _("host-bound") if p.host_floor_s > p.device_time_s else _("GPU-bound")
+    return _("{launch}: host {host} per call, GPUs {gpus}, {bound}").format(
+        launch=p.launch, host=_l(format_time(p.host_floor_s)), gpus=_l(format_time(p.device_time_s)), bound=bound)
 
 
 def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: int = 8, nodes: int = 1) -> Dashboard:
@@ -182,16 +203,17 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     nodes; the controls only ever offer valid combinations."""
     import ipywidgets as w
 
-    op_w = w.Dropdown(options=list(OPERATIONS), value=op, description="operation")
-    algo_w = w.Dropdown(options=["auto"], value="auto", description="algorithm")
-    sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description="system")
-    gpus_w = w.IntSlider(value=gpus, min=1, max=8, description="GPUs/node", continuous_update=False)
-    nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description="nodes")
-    buffers_w = w.Dropdown(options=["plain", "registered"], value="plain", description="buffers",
-                           tooltip="registered: a symmetric window (nccl-tests -R 2), NCCL 2.27+'s symmetric kernels")
-    launch_w = w.Dropdown(options=list(LAUNCH_MODES), value="device", description="launch",
-                          description_allow_html=False, tooltip="device: GPU time only (NCCL's tuner); "
-                          "single-process = nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G")
+    op_w = w.Dropdown(options=list(OPERATIONS), value=op, description=_("operation"))
+    algo_w = w.Dropdown(options=["auto"], value="auto", description=_("algorithm"))
+    sys_w = w.Dropdown(options=list(catalog.systems()), value=system, description=_("system"))
+    gpus_w = w.IntSlider(value=gpus, min=1, max=8, description=_("GPUs/node"), continuous_update=False)
+    nodes_w = w.Dropdown(options=[1, 2, 4, 8, 16, 64, 256], value=nodes, description=_("nodes"))
+    buffers_w = w.Dropdown(options=[(_("plain"), "plain"), (_("registered"), "registered")], value="plain",
+                           description=_("buffers"), tooltip=_("registered: a symmetric window (nccl-tests -R 2), "
+                                                               "NCCL 2.27+'s symmetric kernels"))
+    launch_w = w.Dropdown(options=list(LAUNCH_MODES), value="device", description=_("launch"),
+                          description_allow_html=False, tooltip=_("device: GPU time only (NCCL's tuner); "
+                          "single-process = nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G"))
 
     def sync(_=None) -> None:
         """Keep the controls valid: GPU range from the system, algorithms from what can run."""
@@ -213,7 +235,7 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
 
 def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
     """Plain text: the (algorithm/protocol) the model picks for ``op`` at each size, one configuration a row."""
-    lines = [f"{'configuration':22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
+    lines = [f"{_('configuration'):22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
     for sid, g, k in configs:
         sw = predict_sweep(op, sid, g, sizes, nodes=k)
         cells = "".join(f"{a + '/' + p:>16s}" for a, p in zip(sw.algo, sw.proto, strict=True))
@@ -231,7 +253,7 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     first = pts[0]
     sizes = np.array([p.bytes for p in pts], dtype=float)
     fig, ax = new_figure(7.5, 4.2)
-    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label="published run")
+    ax.plot(sizes, [p.time_s for p in pts], "o", color="black", ms=4, label=_("published run"))
     grid = 2.0 ** np.arange(np.log2(sizes[0]), np.log2(sizes[-1]) + 0.01, 0.25)
     algo = "auto" if first.algo == "nccl" else first.algo
     sw = predict_sweep(
@@ -240,16 +262,18 @@ def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
     )
     colours = {"LL": "#0072B2", "LL128": "#009E73", "Simple": "#D55E00"}
     for key, t in sw.times_by_pair.items():
-        ax.plot(grid, t, lw=1, alpha=0.7, color=colours.get(key.split("/")[1], "#777777"), label=f"model {key}")
-    floor_label = f"model: fastest pair, max with the host floor ({sweeps.launch_of(first)})"
+        ax.plot(grid, t, lw=1, alpha=0.7, color=colours.get(key.split("/")[1], "#777777"),
+                label=_("model {pair}").format(pair=key))
+    floor_label = _("model: fastest pair, max with the host floor ({launch})").format(launch=sweeps.launch_of(first))
     ax.plot(grid, sw.time_s, lw=2.2, color="#444444", alpha=0.5, label=floor_label)
     for i in np.nonzero(sw.proto[1:] != sw.proto[:-1])[0]:
         ax.axvline(grid[i + 1], ls=":", color="#444444", lw=1)
-    bytes_axis(ax)
-    time_axis(ax)
+    bytes_axis(ax, label=_("message size"))
+    time_axis(ax, label=_("time"))
     ax.set_ylim(sw.time_s.min() / 2, max(p.time_s for p in pts) * 2)
     ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"{first.op} on {first.gpus} x {first.system}: dotted = the model's protocol switches", fontsize=9)
+    ax.set_title(_("{op} on {gpus} x {system}: dotted = the model's protocol switches").format(
+        op=first.op, gpus=first.gpus, system=first.system), fontsize=9)
     return fig
 
 
@@ -263,6 +287,18 @@ RUNS_IN_WORDS: dict[str, str] = {
     "nccl-tests-309-h100-2node-ib-allreduce": "2 nodes of 8 H100, InfiniBand: all-reduce",
     "oci-oke-gb200-mnnvl-8gpu-allreduce": "8 GB200 over NVLink, two trays: all-reduce",
 }
+
+
+def _run_label(words: str) -> str:
+    """A run's name in words (a value of :data:`RUNS_IN_WORDS`) in the current language; others unchanged."""
+    return {"2 nodes of 8 B200, RoCE: all-gather (held out)": _("2 nodes of 8 B200, RoCE: all-gather (held out)"),
+            "2 nodes of 8 H200, RoCE: all-gather (held out)": _("2 nodes of 8 H200, RoCE: all-gather (held out)"),
+            "8 H100, one node: all-reduce": _("8 H100, one node: all-reduce"),
+            "2 nodes of 8 H100, InfiniBand: all-reduce": _("2 nodes of 8 H100, InfiniBand: all-reduce"),
+            "8 GB200 over NVLink, two trays: all-reduce": _("8 GB200 over NVLink, two trays: all-reduce")}.get(words,
+                                                                                                             words)
+
+
 _BAR_GREYS = ("#111111", "#555555", "#999999", "#dddddd", "#ffffff")
 _BAR_HATCHES = ("", "//", "..", "xx", "\\\\")
 
@@ -296,16 +332,16 @@ def runs_error_figure(runs: dict[str, str] | None = None) -> Figure:
         xs = [j + (i - (len(errors) - 1) / 2) * width for j, b in enumerate(bands) if b in by_band]
         ys = [by_band[b] * 100 for b in bands if b in by_band]
         ax.bar(xs, ys, width * 0.95, color=_BAR_GREYS[i % 5], hatch=_BAR_HATCHES[i % 5], edgecolor="black",
-               lw=0.8, label=words)
+               lw=0.8, label=_run_label(words))
     ax.axhline(0, color="black", lw=1)
     ax.set_xticks(range(len(bands)), [b.replace("<=", "≤").replace(">=", "≥").replace("-", " – ") for b in bands])
-    ax.set_xlabel("message size")
-    ax.set_ylabel("model time vs published (%)")
+    ax.set_xlabel(_("message size"))
+    ax.set_ylabel(_("model time vs published (%)"))
     lo = min(min(v.values()) for v in errors.values()) * 100
     hi = max(max(v.values()) for v in errors.values()) * 100
     ax.set_ylim(min(-10.0, lo * 1.15) - 2, max(10.0, hi * 1.15) + 25)
     ax.legend(fontsize=7, loc="upper center", ncol=2)
-    ax.set_title("the model's median time error per size band (below 0: the model is too fast)", fontsize=9)
+    ax.set_title(_("the model's median time error per size band (below 0: the model is too fast)"), fontsize=9)
     return fig
 
 
@@ -343,8 +379,8 @@ def sweep_error_figure():
         colour, marker, line = _sweep_style(name, rows)
         ax.plot([r.point.bytes for r in sel], [1 + r.error for r in sel], line, marker=marker, ms=3.5, lw=1,
                 color=colour, label=name)
-    bytes_axis(ax)
-    ax.set_ylabel("predicted / published time (log scale)")
+    bytes_axis(ax, label=_("message size"))
+    ax.set_ylabel(_("predicted / published time (log scale)"))
     ratios = [1 + r.error for r in rows]
     ax.set_ylim(min(0.15, min(ratios) / 1.15), max(2.0, max(ratios) * 1.15))
     ax.yaxis.set_major_locator(FixedLocator([0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4]))
@@ -352,8 +388,8 @@ def sweep_error_figure():
     ax.yaxis.set_minor_locator(NullLocator())
     # below the axes: inside, the 12 names covered the small-size points
     fig.legend(fontsize=7, loc="outside lower center", ncol=3)
-    ax.set_title("predicted / published time by size (dotted, triangles: transport or forced algorithm not covered)",
-                 fontsize=9)
+    ax.set_title(_("predicted / published time by size (dotted, triangles: transport or forced algorithm not "
+                   "covered)"), fontsize=9)
     return fig
 
 
@@ -372,7 +408,7 @@ def validation_scatter(rows: list[Comparison]) -> Figure:
     line = np.array([2e10, 1.5e12])  # the diagonal spans every case, 20 GB/s to 1.5 TB/s
     ax.fill_between(line, line * 0.85, line * 1.15, color="#999999", alpha=0.2, lw=0, label="±15 %")
     ax.plot(line, line, color="black", lw=1)
-    ax.scatter(pub, pred, color="#0072B2", zorder=3, label="≥ 256 MiB (bandwidth-bound)")
+    ax.scatter(pub, pred, color="#0072B2", zorder=3, label=_("≥ 256 MiB (bandwidth-bound)"))
     if lat:
         ax.scatter(
             [r.case.busbw_GBps * 1e9 for r in lat],
@@ -380,12 +416,13 @@ def validation_scatter(rows: list[Comparison]) -> Figure:
             marker="x",
             color="#D55E00",
             zorder=3,
-            label="< 256 MiB (not in the median)",
+            label=_("< 256 MiB (not in the median)"),
         )
-    rate_axis(ax, "x", "published busbw")
-    rate_axis(ax, "y", "predicted busbw")
+    rate_axis(ax, "x", _("published busbw"))
+    rate_axis(ax, "y", _("predicted busbw"))
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"median |error| = {median_abs_error(rows):.1%} over {len(bw)} bandwidth-bound cases", fontsize=10)
+    ax.set_title(_("median |error| = {error} over {cases} bandwidth-bound cases").format(
+        error=_pct(median_abs_error(rows), ".1"), cases=len(bw)), fontsize=10)
     # case numbers beside their points (last: label_points measures the final layout), none on top of another
     label_points(
         ax,

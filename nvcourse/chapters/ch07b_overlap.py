@@ -16,6 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .. import catalog, costmodel, overlap, rooflines, training
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ..plots import new_figure
 from ..tables import table_html
 from ..units import format_size, format_time
@@ -53,18 +55,18 @@ def timeline_axes(ax: Axes, tl: overlap.Timeline, *, unit: float = 1e-3, unit_la
     if exp:
         ax.broken_barh(exp, (-0.5, 2.0), facecolors=(*to_rgb(STREAM_COLOURS["exposed"]), 0.25),
                        edgecolors=STREAM_COLOURS["exposed"], linewidth=0, hatch=EXPOSED_HATCH)
-    ax.set_yticks([0, 1], ["communication", "compute"])
+    ax.set_yticks([0, 1], [_("communication"), _("compute")])
     ax.set_ylim(-0.6, 1.6)
     ax.set_xlim(0, tl.total_s / unit * 1.02)
-    ax.set_xlabel(f"time ({unit_label})")
+    ax.set_xlabel(_("time ({unit})").format(unit=unit_label))
     ax.grid(axis="y", visible=False)
 
 
 def _legend(ax: Axes) -> None:
-    handles = [Patch(color=STREAM_COLOURS["compute"], label="compute"),
-               Patch(color=STREAM_COLOURS["comm"], label="collective"),
+    handles = [Patch(color=STREAM_COLOURS["compute"], label=_("compute")),
+               Patch(color=STREAM_COLOURS["comm"], label=_("collective")),
                Patch(facecolor=(*to_rgb(STREAM_COLOURS["exposed"]), 0.35), edgecolor=STREAM_COLOURS["exposed"],
-                     linewidth=0, hatch=EXPOSED_HATCH, label="exposed (GPU waits)")]
+                     linewidth=0, hatch=EXPOSED_HATCH, label=_("exposed (GPU waits)"))]
     ax.legend(handles=handles, fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.32), frameon=False)
 
 
@@ -74,7 +76,7 @@ def timeline_figure(tl: overlap.Timeline, *, width: float = 8.0, unit: float = 1
     fig, ax = new_figure(width, 2.0)
     timeline_axes(ax, tl, unit=unit, unit_label=unit_label)
     if setting:
-        ax.set_xlabel(f"time ({unit_label}); {setting}")
+        ax.set_xlabel(_("time ({unit})").format(unit=unit_label) + "; " + setting)
     _legend(ax)
     return fig
 
@@ -86,22 +88,22 @@ def bucket_sweep_figure(scenarios: dict[str, overlap.DPScenario], sizes_mib: lis
         exp = [sc.timeline(m * 2**20).exposed_s for m in sizes_mib]
         ax.plot(sizes_mib, np.maximum(exp, 1e-5) * 1e3, "o-", color=colour, label=label, ms=4)
     ax.axvline(overlap.default_bucket_bytes() / 2**20, color="#555555", ls="--", lw=1)
-    ax.text(overlap.default_bucket_bytes() / 2**20 * 1.05, 0.98, "DDP default", transform=ax.get_xaxis_transform(),
+    ax.text(overlap.default_bucket_bytes() / 2**20 * 1.05, 0.98, _("DDP default"), transform=ax.get_xaxis_transform(),
             fontsize=8, va="top")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("bucket size (MiB)")
-    ax.set_ylabel("exposed DP time per step (ms)")
+    ax.set_xlabel(_("bucket size (MiB)"))
+    ax.set_ylabel(_("exposed DP time per step (ms)"))
     ax.legend(fontsize=8)
     return fig
 
 
 def roofline_table_html(systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> str:
     """C/W per system and link: the tokens per GPU above which DP/FSDP can hide their traffic (at peak)."""
-    rows = [[html.escape(r["system"]), html.escape(r["link"]), f"{r['C_TFLOPS']:,.0f}", f"{r['W_GBps']:,.1f}",
-             f"{r['C_over_W']:,.0f}"] for r in rooflines.worked_table(systems)]
-    return table_html(["system", "link", "C (TFLOP/s, BF16 dense)", "W (GB/s, achievable)", "C/W (tokens per GPU)"],
-                      rows)
+    rows = [[html.escape(r["system"]), html.escape(r["link"]), number(r["C_TFLOPS"], ",.0f"),
+             number(r["W_GBps"], ",.1f"), number(r["C_over_W"], ",.0f")] for r in rooflines.worked_table(systems)]
+    return table_html([_("system"), _("link"), _("C (TFLOP/s, BF16 dense)"), _("W (GB/s, achievable)"),
+                       _("C/W (tokens per GPU)")], rows)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -149,7 +151,7 @@ def tp_sm_limit(model: str, system: str, tp: int, *, chunks: int, exposed_share:
     lo, hi = 0.0, 0.99
     if fits(hi):
         return hi
-    for _ in range(40):
+    for _step in range(40):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
@@ -170,13 +172,14 @@ def bucket_hint(sc: overlap.DPScenario) -> str:
     (the bound is a straight-line fit of the all-reduce; the timeline uses the cost model at each size, so the two
     can differ by a bucket size)."""
     if sc.gpus_per_node * sc.nodes == 1:
-        return "one data-parallel replica: there is no gradient all-reduce to hide"
+        return _("one data-parallel replica: there is no gradient all-reduce to hide")
     mb = sc.min_bucket()
-    bound = "none hides it" if mb == float("inf") else f"≥ {format_size(mb)}"
+    bound = _("none hides it") if mb == float("inf") else "≥ " + localize_numbers(format_size(mb))
     first = smallest_keeping_up(sc)
     if first is None:
-        return f"no offered bucket size keeps up with the backward (α–β bound of §2: {bound})"
-    return f"buckets ≥ {first} MiB keep up with the backward (α–β bound of §2: {bound})"
+        return _("no offered bucket size keeps up with the backward (α–β bound of §2: {bound})").format(bound=bound)
+    return _("buckets ≥ {first} MiB keep up with the backward (α–β bound of §2: {bound})").format(first=first,
+                                                                                                   bound=bound)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -185,8 +188,21 @@ def bucket_hint(sc: overlap.DPScenario) -> str:
 _SCENARIOS = ("DDP gradient buckets", "FSDP prefetch", "TP + SP overlap")
 
 
+def _scenario_label(scenario: str) -> str:
+    """A scenario's name (a key of :data:`_SCENARIOS`) as the dropdown shows it, in the current language."""
+    return {"DDP gradient buckets": _("DDP gradient buckets"), "FSDP prefetch": _("FSDP prefetch"),
+            "TP + SP overlap": _("TP + SP overlap")}[scenario]
+
+
 def _t(x: float) -> str:
-    return format_time(x if x > 1e-12 else 0.0)  # rounding noise of the simulation reads as 0
+    return localize_numbers(format_time(x if x > 1e-12 else 0.0))  # rounding noise of the simulation reads as 0
+
+
+def _pct(fraction: float, spec: str) -> str:
+    """A share as a percentage: Python's ``%`` format in English, the French style (``12,5 %``) in French."""
+    if language() != "fr":
+        return format(fraction, spec + "%")
+    return number(100 * fraction, spec + "f") + "\u00a0%"
 
 
 def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
@@ -195,12 +211,14 @@ def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
     be told apart), then the step's totals, then the setting in small grey text."""
     slow = max(tl.slowdown_s, 0.0)
     wait = max(tl.exposed_s - slow, 0.0)
-    answer = f"<b>exposed {_t(tl.exposed_s)}</b> = waiting for communication {_t(wait)} + SM slowdown {_t(slow)}"
-    totals = (f"step {_t(tl.total_s)} · compute work {_t(tl.work_s)} · communication {_t(tl.comm_s)}"
-              + (f", {tl.hidden_fraction:.1%} of it overlapped with compute" if tl.comm_s > 0
-                 else " · no communication"))
-    sm = (f"Communication kernels hold {sm_fraction:.0%} of the SMs while they run; set “SMs taken by comm” to 0 for "
-          "the exposed time without that cost. " if sm_fraction > 0 else "")
+    answer = _("<b>exposed {exposed}</b> = waiting for communication {wait} + SM slowdown {slow}").format(
+        exposed=_t(tl.exposed_s), wait=_t(wait), slow=_t(slow))
+    totals = (_("step {step} · compute work {work} · communication {comm}").format(
+        step=_t(tl.total_s), work=_t(tl.work_s), comm=_t(tl.comm_s))
+              + (_(", {share} of it overlapped with compute").format(share=_pct(tl.hidden_fraction, ".1"))
+                 if tl.comm_s > 0 else _(" · no communication")))
+    sm = (_("Communication kernels hold {share} of the SMs while they run; set “SMs taken by comm” to 0 for the "
+            "exposed time without that cost. ").format(share=_pct(sm_fraction, ".0")) if sm_fraction > 0 else "")
     return f"{answer}<br>{totals}<br><span style=\"color:#555;font-size:90%\">{sm}{extra}</span>"
 
 
@@ -209,44 +227,52 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
     """Scenario, model, system, nodes, bucket size, prefetch depth, TP chunks and SM share → a step timeline."""
     style = {"description_width": "initial"}
     ctl = {
-        "scenario": w.Dropdown(options=_SCENARIOS, value=_SCENARIOS[0], description="scenario", style=style),
-        "model": w.Dropdown(options=list(models), value=models[0], description="model", style=style),
-        "system": w.Dropdown(options=list(systems), value=systems[0], description="system", style=style),
-        "nodes": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256], value=64, description="nodes",
+        # the shown names are the values (plain options, as before); render reads them back to the scenario
+        "scenario": w.Dropdown(options=[_scenario_label(s) for s in _SCENARIOS], value=_scenario_label(_SCENARIOS[0]),
+                               description=_("scenario"), style=style),
+        "model": w.Dropdown(options=list(models), value=models[0], description=_("model"), style=style),
+        "system": w.Dropdown(options=list(systems), value=systems[0], description=_("system"), style=style),
+        "nodes": w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128, 256], value=64, description=_("nodes"),
                                    style=style, continuous_update=False),
-        "bucket_mib": w.SelectionSlider(options=BUCKET_CHOICES_MIB, value=25, description="DDP bucket (MiB)",
+        "bucket_mib": w.SelectionSlider(options=BUCKET_CHOICES_MIB, value=25, description=_("DDP bucket (MiB)"),
                                         style=style, continuous_update=False),
-        "prefetch": w.IntSlider(value=1, min=0, max=3, description="FSDP prefetch (layers)", style=style,
+        "prefetch": w.IntSlider(value=1, min=0, max=3, description=_("FSDP prefetch (layers)"), style=style,
                                 continuous_update=False),
         "chunks": w.IntSlider(value=overlap.data()["defaults"]["tp_overlap_chunks"], min=1, max=8,
-                              description="TP overlap chunks", style=style, continuous_update=False),
+                              description=_("TP overlap chunks"), style=style, continuous_update=False),
         "sm_fraction": w.FloatSlider(value=overlap.data()["defaults"]["comm_sm_fraction"], min=0.0, max=0.3,
-                                     step=0.05, description="SMs taken by comm", style=style,
+                                     step=0.05, description=_("SMs taken by comm"), style=style,
                                      continuous_update=False),
     }
 
     def render(scenario, model, system, nodes, bucket_mib, prefetch, chunks, sm_fraction):
+        scenario = {_scenario_label(s): s for s in _SCENARIOS}.get(scenario, scenario)
         if scenario == _SCENARIOS[0]:
             sc = overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
             tl = sc.timeline(bucket_mib * 2**20, sm_fraction)
             hint = bucket_hint(sc)
-            extra = (f"{model}, tp {sc.tp}, {nodes} node(s) × {sc.gpus_per_node * sc.tp} GPUs (a node is one NVLink "
-                     f"domain): gradient {format_size(sc.grad_bytes, binary=False)} per GPU in "
-                     f"{tl.notes['buckets']} buckets over the last micro-batch's backward; {hint} "
-                     f"(FSDP prefetch = {prefetch} and TP chunks = {chunks} belong to the other scenarios)")
+            extra = _("{model}, tp {tp}, {nodes} node(s) × {gpus} GPUs (a node is one NVLink domain): gradient "
+                      "{grad} per GPU in {buckets} buckets over the last micro-batch's backward; {hint} (FSDP "
+                      "prefetch = {prefetch} and TP chunks = {chunks} belong to the other scenarios)").format(
+                model=model, tp=sc.tp, nodes=nodes, gpus=sc.gpus_per_node * sc.tp,
+                grad=localize_numbers(format_size(sc.grad_bytes, binary=False)), buckets=tl.notes["buckets"],
+                hint=hint, prefetch=prefetch, chunks=chunks)
         elif scenario == _SCENARIOS[1]:
             tl = fsdp_case(model, system, nodes, prefetch=prefetch, sm_fraction=sm_fraction)
-            extra = (f"{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead "
-                     f"(DDP bucket = {bucket_mib} MiB and TP chunks = {chunks} belong to the other scenarios)")
+            extra = _("{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead (DDP bucket = "
+                      "{bucket} MiB and TP chunks = {chunks} belong to the other scenarios)").format(
+                model=model, nodes=nodes, prefetch=prefetch, bucket=bucket_mib, chunks=chunks)
         else:
             tl = tp_case(model, system, 8, chunks=chunks, sm_fraction=sm_fraction)
-            extra = (f"{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s); TP stays "
-                     f"inside one NVLink domain, so nodes = {nodes}, DDP bucket = {bucket_mib} MiB and FSDP prefetch "
-                     f"= {prefetch} do not change it")
+            extra = _("{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s); TP stays "
+                      "inside one NVLink domain, so nodes = {nodes}, DDP bucket = {bucket} MiB and FSDP prefetch = "
+                      "{prefetch} do not change it").format(model=model, chunks=chunks, nodes=nodes, bucket=bucket_mib,
+                                                              prefetch=prefetch)
             if chunks > 1:  # chunking lengthens the communication, so its overlapped share flatters the split
                 unsplit = tp_case(model, system, 8, chunks=1, sm_fraction=sm_fraction).exposed_s
-                extra += (f". Each chunk pays its own latency, so the communication grows with the chunks: judge the "
-                          f"split by its exposed time against the unsplit {_t(unsplit)}, not by the overlapped share")
+                extra += _(". Each chunk pays its own latency, so the communication grows with the chunks: judge "
+                           "the split by its exposed time against the unsplit {unsplit}, not by the overlapped "
+                           "share").format(unsplit=_t(unsplit))
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
         return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction)
 
