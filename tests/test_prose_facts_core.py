@@ -970,6 +970,11 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
     text = prose("05_nvl72_rack_scale.ipynb")
     for internal in ("nvcourse.costmodel", "nvls_min_gpus", "costmodel.factors"):
         assert internal not in text, internal
+    # nor do its printed outputs: the NVLS readout says the catalog's estimate in words
+    nb = json.loads((ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb").read_text(encoding="utf-8"))
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    nvl72 = catalog.get_system("gb200-nvl72").nvls_min_gpus
+    assert "nvls_min_gpus" not in printed and f"the smallest NVL72 group where NVLS pays: {nvl72} GPUs" in printed
     assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72
     assert "## 6. The NVL72 rack" in prose("03_topologies_and_nvswitch.ipynb")
 
