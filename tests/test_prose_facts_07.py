@@ -446,9 +446,9 @@ def test_07b_section_3_announces_the_dashboards_default_exposed_time():
 
 
 def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
-    # §5: "4 chunks cut the exposed time from 349 µs to 111 µs with no SMs taken and keep it under half of 349 µs up to
-    # about 7 % taken (8 chunks: about 11 %); at 15 % (the figure) 4 chunks leave 267 µs, and from about 21 % taken
-    # (8 chunks: 24 %) every split is slower than no split."
+    # §5's table (70B, TP 8, DGX H100): exposed 111/70 µs with no SMs taken and 267/226 µs at 15 % against no split's
+    # 349 µs; under half of no split up to about 7/11 %; slower than no split from about 21/24 %, "and above 24 %
+    # every split is" (every chunk count the dashboard offers, at every slider step above 24 %)
     from nvcourse.chapters import ch07b_overlap as ch07b
 
     def tp(c, f=0.0):
@@ -457,21 +457,36 @@ def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
     def lim(c, x):
         return ch07b.tp_sm_limit("llama3-70b", "dgx-h100", 8, chunks=c, exposed_share=x)
 
+    def us(x):
+        return f"{x * 1e6:.0f} µs"
+
     c011, c012 = (cells("07b_overlapping_communication.ipynb")[k] for k in ("c011", "c012"))
     assert 'setting="4 chunks, 15 % of the SMs taken by communication"' in c011 and "sm_fraction=0.15)" in c011
-    assert f"{tp(1) * 1e6:.0f}" == "349" and f"{tp(4) * 1e6:.0f}" == "111" and f"{tp(4, 0.15) * 1e6:.0f}" == "267"
-    limits = (lim(4, 0.5), lim(8, 0.5), lim(4, 1), lim(8, 1))
-    assert [f"{x:.0%}" for x in limits] == ["7%", "11%", "21%", "24%"]
-    assert ("with them most of it hides inside the NVLink domain *while the communication kernels leave the GEMM "
-            "nearly all its SMs*. Here 4 chunks cut the exposed time from 349 µs to 111 µs with no SMs taken and keep "
-            "it under half of 349 µs up to about 7 % taken (8 chunks: about 11 %); at 15 % (the figure) 4 chunks "
-            "leave 267 µs, and from about 21 % taken (8 chunks: 24 %) every split is slower than no split.") in c012
-    # the dashboard's SM slider (0..30 %): past the largest break-even no chunk count beats no split
+    assert "less than no split" in c011 and "of the communication hidden" not in c011  # one quantity, named
+    assert f"Judge a split by its exposed time against no split ({us(tp(1))} here)" in c012
+    assert f"| exposed, no SMs taken | {us(tp(4))} | {us(tp(8))} |" in c012
+    assert f"| exposed, 15 % taken (the figure) | {us(tp(4, 0.15))} | {us(tp(8, 0.15))} |" in c012
+    assert [us(tp(1)), us(tp(4)), us(tp(8)), us(tp(4, .15)), us(tp(8, .15))] == \
+        ["349 µs", "111 µs", "70 µs", "267 µs", "226 µs"]
+    half, even = (lim(4, 0.5), lim(8, 0.5)), (lim(4, 1), lim(8, 1))
+    assert f"| under half of no split up to | about {half[0]:.0%} taken | about {half[1]:.0%} taken |".replace(
+        "%", " %") in c012
+    assert f"| slower than no split from | about {even[0]:.0%} taken | about {even[1]:.0%} taken |".replace(
+        "%", " %") in c012
+    assert [f"{x:.0%}" for x in half + even] == ["7%", "11%", "21%", "24%"]
+    assert ("4 chunks are slower than no split from about 21 % of the SMs taken, 8 chunks from about 24 %, and "
+            "above 24 % every split is.") in c012
+    assert "every split is slower than no split" not in c012  # the old wording, false between 21 % and 24 %
+    # the dashboard's SM slider (0..30 %): above the largest break-even no chunk count beats no split; below it one does
     dash = ch07b.overlap_dashboard().controls
     chunks = range(dash["chunks"].min, dash["chunks"].max + 1)
-    for f in (0.25, dash["sm_fraction"].max):
-        assert all(tp(c, f) > tp(1) for c in chunks if c > 1)
-    assert max(lim(c, 1) for c in chunks if c > 1) < 0.25
+    steps = [round(dash["sm_fraction"].min + i * dash["sm_fraction"].step, 2)
+             for i in range(round((dash["sm_fraction"].max - dash["sm_fraction"].min) / dash["sm_fraction"].step) + 1)]
+    for f in steps:
+        if f > 0.24:
+            assert all(tp(c, f) > tp(1) for c in chunks if c > 1), f
+    assert f"{max(lim(c, 1) for c in chunks if c > 1):.0%}" == "24%" and max(lim(c, 1) for c in chunks if c > 1) <= 0.24
+    assert tp(8, 0.22) < tp(1) < tp(4, 0.22)  # between the two break-evens one split still wins
 
 
 def test_07b_more_sms_taken_moves_waiting_into_sm_slowdown_in_every_ddp_state():
@@ -495,5 +510,7 @@ def test_07b_more_sms_taken_moves_waiting_into_sm_slowdown_in_every_ddp_state():
     assert [f"{_wait(t) * 1e3:.1f}" for t in tls] == ["142.6", "57.5", "0.2"]
     assert [f"{t.exposed_s * 1e3:.0f}" for t in tls] == ["143", "143", "187"]
     text = " ".join(cells("07b_overlapping_communication.ipynb").values())
-    assert ("waiting 143 → 58 → 0.2 ms at 0, 15 and 30 %, exposed 143 → 143 → 187 ms") in text
+    assert "Llama 3 8B, 64 nodes, 4 MiB buckets: | SMs taken by comm | 0 % | 15 % | 30 % |" in text
+    assert "| waiting for communication | 143 ms | 58 ms | 0.2 ms |" in text
+    assert "| exposed | 143 ms | 143 ms | 187 ms |" in text
     assert "the exposed time moves from *waiting* into *SM slowdown*" in text
