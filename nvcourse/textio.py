@@ -10,6 +10,8 @@ import json
 import os
 import sys
 
+from .i18n import translate as _
+
 __all__ = ["MAX_INPUT_BYTES", "print_json", "quiet_stdout", "read_input"]
 
 #: A paste larger than this is not a log anyone meant to read whole (64 MiB).
@@ -40,7 +42,8 @@ def read_input(path: str) -> str:
         with open(path, "rb") as fh:
             data = fh.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        raise ValueError(f"FILE is larger than {MAX_INPUT_BYTES // 2**20} MiB: pass the part with the results")
+        raise ValueError(_("FILE is larger than {mib} MiB: pass the part with the results").format(
+            mib=MAX_INPUT_BYTES // 2**20))
     if b"\x00" in data:
-        raise ValueError("FILE is binary: expected the text nccl-tests or NCCL printed")
+        raise ValueError(_("FILE is binary: expected the text nccl-tests or NCCL printed"))
     return data.decode("utf-8", errors="replace")

@@ -17,7 +17,10 @@ import math
 import re
 from typing import Final
 
+from .i18n import translate as _
+
 __all__ = [
+    "percent_spec",
     "SIZE_UNITS",
     "RATE_UNITS",
     "parse_size",
@@ -57,23 +60,26 @@ _QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[^\s\d.+-][^\s]*)?\s
 
 def _split(text: str | int | float, what: str) -> tuple[float, str]:
     if isinstance(text, bool):
-        raise ValueError(f"{what} must be a number or a string such as '64MiB', got {text!r}")
+        raise ValueError(_("{what} must be a number or a string such as '64MiB', got {value}").format(
+            what=what, value=repr(text)))
     if isinstance(text, (int, float)):
         return float(text), ""
     if not isinstance(text, str):
-        raise ValueError(f"{what} must be a number or a string such as '64MiB', got {type(text).__name__}")
+        raise ValueError(_("{what} must be a number or a string such as '64MiB', got {value}").format(
+            what=what, value=type(text).__name__))
     m = _QUANTITY.match(text)
     if not m:
-        raise ValueError(f"{what}: cannot read {text!r}; expected a number followed by a unit, e.g. '64MiB'")
+        raise ValueError(_("{what}: cannot read {value}; expected a number followed by a unit, e.g. '64MiB'").format(
+            what=what, value=repr(text)))
     return float(m.group("num")), m.group("unit") or ""
 
 
 def _check_positive(value: float, original: object, what: str, allow_zero: bool) -> None:
     if not math.isfinite(value):
-        raise ValueError(f"{what} must be finite, got {original!r}")
+        raise ValueError(_("{what} must be finite, got {value}").format(what=what, value=repr(original)))
     if value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{what} must be {bound}, got {original!r}")
+        raise ValueError(_("{what} must be {bound}, got {value}").format(what=what, bound=bound, value=repr(original)))
 
 
 def parse_size(text: str | int | float, *, what: str = "size", allow_zero: bool = False) -> int:
@@ -89,16 +95,19 @@ def parse_size(text: str | int | float, *, what: str = "size", allow_zero: bool 
     value, unit = _split(text, what)
     unit = unit or "B"
     if unit not in SIZE_UNITS:
-        hint = " (that is bits; sizes are in bytes: use 'B')" if unit.endswith("b") else ""
+        hint = _(" (that is bits; sizes are in bytes: use 'B')") if unit.endswith("b") else ""
         if unit in ("K", "M", "G", "T"):  # nccl-tests' -b/-e suffixes, which are powers of two
-            hint = f" (nccl-tests reads {text!r} as {unit}iB: write {value:g}{unit}iB, or {value:g}{unit}B for 10^n)"
-        allowed = ", ".join(["(none)", *SIZE_UNITS])
-        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}{hint}; allowed units: {allowed}")
+            hint = _(" (nccl-tests reads {text} as {unit}iB: write {value}{unit}iB, or {value}{unit}B for "
+                     "10^n)").format(text=repr(text), unit=unit, value=f"{value:g}")
+        allowed = ", ".join([_("(none)"), *SIZE_UNITS])
+        raise ValueError(_("{what}: unknown unit {unit} in {text}{hint}; allowed units: {allowed}").format(
+            what=what, unit=repr(unit), text=repr(text), hint=hint, allowed=allowed))
     nbytes = value * SIZE_UNITS[unit]
     _check_positive(nbytes, text, what, allow_zero)
     rounded = round(nbytes)
     if abs(nbytes - rounded) > 1e-6 * max(1.0, abs(nbytes)):
-        raise ValueError(f"{what} must be a whole number of bytes, got {text!r} = {nbytes} B")
+        raise ValueError(_("{what} must be a whole number of bytes, got {text} = {nbytes} B").format(
+            what=what, text=repr(text), nbytes=nbytes))
     return int(rounded)
 
 
@@ -111,8 +120,9 @@ def parse_rate(text: str | int | float, *, what: str = "rate") -> float:
     value, unit = _split(text, what)
     unit = unit or "B/s"
     if unit not in RATE_UNITS:
-        allowed = ", ".join(["(none: B/s)", *RATE_UNITS])
-        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}; allowed units: {allowed}")
+        allowed = ", ".join([_("(none: B/s)"), *RATE_UNITS])
+        raise ValueError(_("{what}: unknown unit {unit} in {text}{hint}; allowed units: {allowed}").format(
+            what=what, unit=repr(unit), text=repr(text), hint="", allowed=allowed))
     rate = value * RATE_UNITS[unit]
     _check_positive(rate, text, what, allow_zero=False)
     return rate
@@ -123,7 +133,8 @@ def parse_time(text: str | int | float, *, what: str = "time") -> float:
     value, unit = _split(text, what)
     unit = unit or "s"
     if unit not in _TIME_UNITS:
-        raise ValueError(f"{what}: unknown unit {unit!r} in {text!r}; allowed units: {', '.join(_TIME_UNITS)}")
+        raise ValueError(_("{what}: unknown unit {unit} in {text}{hint}; allowed units: {allowed}").format(
+            what=what, unit=repr(unit), text=repr(text), hint="", allowed=", ".join(_TIME_UNITS)))
     seconds = value * _TIME_UNITS[unit]
     _check_positive(seconds, text, what, allow_zero=True)
     return seconds
@@ -170,3 +181,13 @@ def gbps_to_GBps(gbit_per_s: float) -> float:
 def GBps_to_gbps(gbyte_per_s: float) -> float:
     """Gigabytes per second → gigabits per second (multiply by 8)."""
     return gbyte_per_s * 8.0
+
+
+def percent_spec(value: float, target: float) -> str:
+    """The format spec (``".0%"``, ``".1%"`` ...) that shows ``value`` (a fraction) on the same side of ``target``
+    as it is: 0.6996 against a ">= 70 %" target reads ``69.96%``, never a failing ``70%``; whole percents otherwise."""
+    for digits in range(4):
+        shown, limit = round(value * 100, digits), round(target * 100, digits)
+        if (shown >= limit) == (value >= target) and (shown == limit) == (value == target):
+            return f".{digits}%"
+    return ".4%"

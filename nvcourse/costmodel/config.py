@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import catalog
+from ..i18n import translate as _
 from . import cloud, tuning
 from .domain import Domain, domain, max_gpus_per_node
 
@@ -64,8 +65,11 @@ class Config:
 def _check_int(name: str, value: Any, minimum: int, maximum: int | None, hint: str = "") -> int:
     bad = isinstance(value, bool) or not isinstance(value, (int, np.integer))
     if bad or value < minimum or (maximum is not None and value > maximum):
-        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name} must be an integer {bound}{hint}; got {value!r}")
+        if maximum is not None:
+            raise ValueError(_("{name} must be an integer from {minimum} to {maximum}{hint}; got {value}").format(
+                name=name, minimum=minimum, maximum=maximum, hint=hint, value=repr(value)))
+        raise ValueError(_("{name} must be an integer >= {minimum}{hint}; got {value}").format(
+            name=name, minimum=minimum, hint=hint, value=repr(value)))
     return int(value)
 
 
@@ -92,13 +96,16 @@ def configure(
     """
     systems = catalog.systems()
     if not isinstance(system, str) or system not in systems:
-        raise ValueError(f"system must be one of {', '.join(systems)}; got {system!r}")
+        raise ValueError(_("system must be one of {allowed}; got {value}").format(allowed=", ".join(systems),
+                                                                                 value=repr(system)))
     sysobj = systems[system]
     top = max_gpus_per_node(sysobj)
-    gpus = _check_int("gpus", gpus, 1, top, f" for {system} (GPUs per node: one NVLink domain or host)")
+    gpus = _check_int("gpus", gpus, 1, top, _(" for {system} (GPUs per node: one NVLink domain or host)").format(
+        system=system))
     nodes = _check_int("nodes", nodes, 1, None)
     if gpus * nodes < 2:
-        raise ValueError(f"a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or nodes")
+        raise ValueError(_("a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or "
+                           "nodes").format(gpus=gpus, nodes=nodes))
     nic, nics_per_host, plugin_us = _nic(fabric, sysobj)
     if net_Bps_per_gpu is not None and (
         isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))

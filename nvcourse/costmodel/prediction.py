@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..i18n import translate as _
 from . import launch as launch_mode
 from . import protocols, symmetric, tuning
 from .model import (
@@ -46,17 +47,20 @@ PROTO_CHOICES: tuple[str, ...] = ("auto",) + tuning.PROTOCOLS
 
 def _check_op(op: str) -> None:
     if op not in OP_ALGORITHMS:
-        raise ValueError(f"op must be one of {', '.join(OP_ALGORITHMS)}; got {op!r}")
+        raise ValueError(_("op must be one of {allowed}; got {value}").format(allowed=", ".join(OP_ALGORITHMS),
+                                                                             value=repr(op)))
 
 
 def _check_algo(algo: str) -> None:
     if algo not in ALGORITHMS and algo not in SELECTORS:
-        raise ValueError(f"algo must be one of {', '.join(SELECTORS + ALGORITHMS)}; got {algo!r}")
+        raise ValueError(_("algo must be one of {allowed}; got {value}").format(
+            allowed=", ".join(SELECTORS + ALGORITHMS), value=repr(algo)))
 
 
 def _check_proto(proto: str) -> None:
     if proto not in PROTO_CHOICES:
-        raise ValueError(f"proto must be one of {', '.join(PROTO_CHOICES)}; got {proto!r}")
+        raise ValueError(_("proto must be one of {allowed}; got {value}").format(allowed=", ".join(PROTO_CHOICES),
+                                                                                value=repr(proto)))
 
 
 def pair_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
@@ -65,7 +69,8 @@ def pair_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     if algo in protocols.NCCL_NAMES and op not in ("alltoall", "sendrecv"):
         return protocols.nccl_cost(op, algo, proto, c)
     if proto != "Simple":
-        raise ValueError(f"proto {proto!r}: {algo} for {op} is costed with the Simple protocol only")
+        raise ValueError(_("proto {proto}: {algo} for {op} is costed with the Simple protocol only").format(
+            proto=repr(proto), algo=algo, op=op))
     return cost(op, algo, c)
 
 
@@ -83,7 +88,8 @@ def candidates(op: str, algo: str, c: Config, proto: str = "auto") -> list[tuple
         pairs = [ap for ap in pairs if ap[1] == proto]
         if not pairs:
             used = sorted({p for a in pool for p in protocols.protocols_for(op, a, c)}, key=tuning.PROTOCOLS.index)
-            raise ValueError(f"proto {proto!r} is not used by {algo} for {op} here; allowed: auto, {', '.join(used)}")
+            raise ValueError(_("proto {proto} is not used by {algo} for {op} here; allowed: auto, {used}").format(
+                proto=repr(proto), algo=algo, op=op, used=", ".join(used)))
     return pairs
 
 
@@ -144,7 +150,7 @@ def _is_nccl(op: str, algo: str) -> bool:
 def _sizes(sizes: ArrayLike) -> NDArray[np.float64]:
     s = np.atleast_1d(np.asarray(sizes, dtype=float))
     if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
-        raise ValueError("sizes (bytes) must be a non-empty 1-D array of finite numbers > 0")
+        raise ValueError(_("sizes (bytes) must be a non-empty 1-D array of finite numbers > 0"))
     return s
 
 
@@ -187,10 +193,11 @@ def predict(
     launch_mode.check_launch(launch)
     bad = isinstance(nbytes, bool) or not isinstance(nbytes, (int, float, np.integer, np.floating))
     if bad or not (math.isfinite(nbytes) and nbytes > 0):
-        raise ValueError(f"nbytes (message size in bytes) must be a number > 0; got {nbytes!r}")
+        raise ValueError(_("nbytes (message size in bytes) must be a number > 0; got {value}").format(
+            value=repr(nbytes)))
     c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
     if not isinstance(registered, bool):
-        raise ValueError(f"registered must be True or False; got {registered!r}")
+        raise ValueError(_("registered must be True or False; got {value}").format(value=repr(registered)))
     if registered and symmetric.why_not(op, c) is None:
         return _symmetric(op, system, nbytes, algo, proto, launch, c)
     pairs = candidates(op, algo, c, proto)
@@ -221,8 +228,8 @@ def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launc
     """The prediction of a call on registered buffers that NCCL runs with a symmetric kernel."""
     if algo not in SELECTORS or proto != "auto":
         raise ValueError(
-            f"with registered buffers NCCL runs its symmetric kernels, chosen by their own model: algo must be auto "
-            f"and proto auto; got algo={algo!r}, proto={proto!r}"
+            _("with registered buffers NCCL runs its symmetric kernels, chosen by their own model: algo must be auto "
+              "and proto auto; got algo={algo}, proto={proto}").format(algo=repr(algo), proto=repr(proto))
         )
     ks = symmetric.kernels(op, nbytes, c)
     k = symmetric.pick(op, nbytes, c)
