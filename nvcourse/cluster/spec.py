@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..i18n import translate as _
 from ..units import parse_rate, parse_time
 
 SUBNET = "10.213.0"  # a /24 that exists only inside the namespaces
@@ -42,7 +43,8 @@ def prefix() -> str:
     """Name prefix of every namespace we create (``NVCOURSE_CLUSTER_PREFIX``, default ``nvc-``)."""
     p = os.environ.get("NVCOURSE_CLUSTER_PREFIX", "nvc-")
     if not re.fullmatch(r"[a-z][a-z0-9]{1,5}-", p):
-        raise ValueError(f"NVCOURSE_CLUSTER_PREFIX must be 2-6 lowercase letters/digits and a '-'; got {p!r}")
+        raise ValueError(_("NVCOURSE_CLUSTER_PREFIX must be 2-6 lowercase letters/digits and a '-'; got "
+                           "{value}").format(value=repr(p)))
     return p
 
 
@@ -57,7 +59,8 @@ def parse_link_rate(text: str, *, what: str) -> float:
             return parse_rate(f"{m.group(1)}{_BIT_UNITS[m.group(2).lower()]}", what=what)
         return parse_rate(text, what=what)
     except ValueError:
-        raise ValueError(f"{what} must be a rate such as 1Gbit, 500Mbit or 10Gb/s; got {text!r}") from None
+        raise ValueError(_("{what} must be a rate such as 1Gbit, 500Mbit or 10Gb/s; got {value}").format(
+            what=what, value=repr(text))) from None
 
 
 def tc_rate(bytes_per_s: float) -> str:
@@ -112,33 +115,36 @@ def make_spec(nodes: int, ranks_per_node: int, *, nic: str = "1Gbit", latency: s
               straggler: str | None = None) -> ClusterSpec:
     """Validate command-line style inputs (ValueError naming the parameter) into a :class:`ClusterSpec`."""
     if not isinstance(nodes, int) or not 1 <= nodes <= MAX_NODES:
-        raise ValueError(f"nodes must be an integer from 1 to {MAX_NODES}; got {nodes}")
+        raise ValueError(_("{name} must be an integer from {minimum} to {maximum}; got {value}").format(
+            name="nodes", minimum=1, maximum=MAX_NODES, value=nodes))
     if not isinstance(ranks_per_node, int) or not 1 <= ranks_per_node <= MAX_RANKS_PER_NODE:
-        raise ValueError(f"ranks-per-node must be an integer from 1 to {MAX_RANKS_PER_NODE}; got {ranks_per_node}")
+        raise ValueError(_("{name} must be an integer from {minimum} to {maximum}; got {value}").format(
+            name="ranks-per-node", minimum=1, maximum=MAX_RANKS_PER_NODE, value=ranks_per_node))
     if not isinstance(nodes_per_leaf, int) or not 1 <= nodes_per_leaf <= MAX_NODES:
-        raise ValueError(f"nodes-per-leaf must be an integer from 1 to {MAX_NODES}; got {nodes_per_leaf}")
+        raise ValueError(_("{name} must be an integer from {minimum} to {maximum}; got {value}").format(
+            name="nodes-per-leaf", minimum=1, maximum=MAX_NODES, value=nodes_per_leaf))
     nic_Bps = parse_link_rate(nic, what="nic")
     if not 1e5 <= nic_Bps <= 5e9:
-        raise ValueError(f"nic must be between 800kbit and 40Gbit; got {nic!r}")
+        raise ValueError(_("nic must be between 800kbit and 40Gbit; got {value}").format(value=repr(nic)))
     lat = parse_time(latency, what="latency")
     if lat > 0.1:
-        raise ValueError(f"latency must be at most 100ms; got {latency!r}")
+        raise ValueError(_("latency must be at most 100ms; got {value}").format(value=repr(latency)))
     if leaf_uplink is not None and oversubscription is not None:
-        raise ValueError("leaf-uplink and oversubscription: give one, not both")
+        raise ValueError(_("leaf-uplink and oversubscription: give one, not both"))
     uplink = 0.0
     if leaf_uplink is not None:
         uplink = parse_link_rate(leaf_uplink, what="leaf-uplink")
     elif oversubscription is not None:
         m = re.fullmatch(r"\s*([0-9.]+)\s*:\s*([0-9.]+)\s*", str(oversubscription))
         if not m or float(m.group(1)) <= 0 or float(m.group(2)) <= 0:
-            raise ValueError(f"oversubscription must look like 2:1; got {oversubscription!r}")
+            raise ValueError(_("oversubscription must look like 2:1; got {value}").format(value=repr(oversubscription)))
         uplink = nic_Bps * nodes_per_leaf * float(m.group(2)) / float(m.group(1))
     slow: dict[int, float] = {}
     if straggler is not None:
         m = re.fullmatch(r"\s*(\d+)\s*[:=]\s*(\S+)\s*", straggler)
         if not m or int(m.group(1)) >= nodes:
-            raise ValueError(f"straggler must be NODE:RATE with NODE from 0 to {nodes - 1}, e.g. 1:100Mbit; "
-                             f"got {straggler!r}")
+            raise ValueError(_("straggler must be NODE:RATE with NODE from 0 to {last}, e.g. 1:100Mbit; got "
+                               "{value}").format(last=nodes - 1, value=repr(straggler)))
         slow[int(m.group(1))] = parse_link_rate(m.group(2), what="straggler")
     return ClusterSpec(nodes, ranks_per_node, nic_Bps, lat, nodes_per_leaf, uplink, slow)
 
