@@ -113,13 +113,16 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: float) -> np.ndarra
 
 def _table(rows: list[dict]) -> str:
     first = rows[0]
+    launch = "" if first.get("launch", "device") == "device" else _(", launch {launch}").format(launch=first["launch"])
     head = (
-        f"# nvcourse predict: {first['op']} on {first['system']}, {first['gpus']} GPU(s) per node x "
-        f"{first['nodes']} node(s) = {first['ranks']} ranks, NIC {first['fabric']}, algo {first['requested_algo']}"
-        f"{'' if first.get('launch', 'device') == 'device' else ', launch ' + first['launch']}"
-        f", NCCL {first.get('nccl_version', tuning.DEFAULT_VERSION)}\n"
-        "# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
-        "busbw as nccl-tests\n"
+        _("# nvcourse predict: {op} on {system}, {gpus} GPU(s) per node x {nodes} node(s) = {ranks} ranks, NIC "
+          "{nic}, algo {algo}{launch}, NCCL {version}").format(
+            op=first["op"], system=first["system"], gpus=first["gpus"], nodes=first["nodes"], ranks=first["ranks"],
+            nic=first["fabric"], algo=first["requested_algo"], launch=launch,
+            version=first.get("nccl_version", tuning.DEFAULT_VERSION)) + "\n"
+        + _("# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
+            "busbw as nccl-tests") + "\n"
+        # the column header stays nccl-tests' own, so the rows line up with a pasted run in any language
         f"#{'size':>14s} {'count':>13s} {'type':>6s} {'time(us)':>11s} {'algbw(GB/s)':>12s} {'busbw(GB/s)':>12s}"
         "  algo/proto"
     )
@@ -185,10 +188,10 @@ def run(args: argparse.Namespace) -> int:
         print(_table([d]))
         if args.tuning:
             print(format_text([d], notes, args.tuning))
-        print(f"# {p.regime}: latency {p.latency_s * 1e6:.2f} us + bandwidth {p.bandwidth_s * 1e6:.2f} us")
+        regime = _("latency-bound") if p.regime == "latency-bound" else _("bandwidth-bound")
+        print(_("# {regime}: latency {latency} us + bandwidth {bandwidth} us").format(
+            regime=regime, latency=f"{p.latency_s * 1e6:.2f}", bandwidth=f"{p.bandwidth_s * 1e6:.2f}"))
         if p.host_floor_s > p.device_time_s:
-            print(
-                f"# host-bound ({p.launch}): the host needs {p.host_floor_s * 1e6:.2f} us per call, "
-                f"the GPUs {p.device_time_s * 1e6:.2f} us"
-            )
+            print(_("# host-bound ({launch}): the host needs {host} us per call, the GPUs {device} us").format(
+                launch=p.launch, host=f"{p.host_floor_s * 1e6:.2f}", device=f"{p.device_time_s * 1e6:.2f}"))
     return 0
