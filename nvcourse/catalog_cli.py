@@ -40,18 +40,19 @@ def _systems(args: argparse.Namespace) -> int:
     if args.json:
         print_json([system_record(s) for s in items])
         return 0
-    header = f"{'id':<13} {'GPU':<10} {'GPUs/host':>9} {'NVLink dom.':>11} {'scale-up link':<14} {'links':>5} " \
-             f"{'GB/s/dir':>8} {'NVSwitch':>8} {'in-switch red.':>14} {'NICs/host':>9} {'NIC':<10}"
+    header = f"{'id':<13} {'GPU':<10} {_('GPUs/host'):>9} {_('NVLink dom.'):>11} {_('scale-up link'):<14} " \
+             f"{_('links'):>5} {'GB/s/dir':>8} {'NVSwitch':>8} {_('in-switch red.'):>14} {_('NICs/host'):>9} " \
+             f"{'NIC':<10}"
     print(header)
     print("-" * len(header))
     for s in items:
         print(
             f"{s.id:<13} {s.gpu:<10} {s.gpus_per_host:>9} {s.gpus_per_domain:>11} {s.scale_up_link:<14} "
             f"{s.links_per_gpu:>5} {s.scaleup_GBps_dir:>8.1f} {s.nvswitch_count:>8} "
-            f"{'yes' if s.in_switch_reduction else 'no':>14} {s.nics_per_host:>9} {s.nic_link:<10}"
+            f"{_('yes') if s.in_switch_reduction else _('no'):>14} {s.nics_per_host:>9} {s.nic_link:<10}"
         )
-    print("\nGB/s/dir = line rate of one GPU's scale-up links, 10^9 bytes/s in one direction.")
-    print("Sources: nvcourse systems --json (every figure with its source).")
+    print("\n" + _("GB/s/dir = line rate of one GPU's scale-up links, 10^9 bytes/s in one direction."))
+    print(_("Sources: nvcourse systems --json (every figure with its source)."))
     return 0
 
 
@@ -60,8 +61,8 @@ def _links(args: argparse.Namespace) -> int:
     if args.json:
         print_json([link_record(link) for link in items])
         return 0
-    header = (f"{'id':<10} {'kind':<10} {'line GB/s/dir':>13} {'efficiency':>10} {'achievable':>10} {'alpha µs':>8} "
-              f"{'n½':>10}")
+    header = (f"{'id':<10} {_('kind'):<10} {_('line GB/s/dir'):>13} {_('efficiency'):>10} {_('achievable'):>10} "
+              f"{_('alpha µs'):>8} {'n½':>10}")
     print(header)
     print("-" * len(header))
     for link in items:
@@ -70,7 +71,8 @@ def _links(args: argparse.Namespace) -> int:
             f"{link.achievable_GBps_dir:>10.2f} "
             f"{link.alpha_us:>8.1f} {format_size(link.alpha_s * link.beta_Bps):>10}"
         )
-    print("\nNVLink rows are ONE link; a GPU has several (nvcourse systems). n½ = α·β, the size reaching half of β.")
+    print("\n" + _("NVLink rows are ONE link; a GPU has several (nvcourse systems). n½ = α·β, the size reaching "
+                   "half of β."))
     return 0
 
 

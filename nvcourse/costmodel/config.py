@@ -131,7 +131,8 @@ def _nic(fabric: str | None, sysobj: catalog.System) -> tuple[catalog.Link, int 
         return f.link, f.nics_per_host, f.plugin_latency_us
     if fabric not in nics:
         allowed = ", ".join([*nics, *cloud.fabrics()])
-        raise ValueError(f"fabric must be one of {allowed} (or omitted for the system's own NICs); got {fabric!r}")
+        raise ValueError(_("fabric must be one of {allowed} (or omitted for the system's own NICs); got "
+                           "{value}").format(allowed=allowed, value=repr(fabric)))
     return catalog.get_link(fabric), None, 0.0
 
 

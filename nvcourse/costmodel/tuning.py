@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any, Final
 
 from .._data import load
+from ..i18n import translate as _
 
 __all__ = [
     "PROTOCOLS",
@@ -82,9 +83,8 @@ def resolve_version(version: str | None) -> str:
     minor = ".".join(parts[:2])
     if len(parts) in (2, 3) and all(p.isdigit() for p in parts) and minor in versions():
         return minor
-    raise ValueError(
-        f"nccl_version must be one of {', '.join(versions())} (X.Y, or X.Y.Z of one of them); got {version!r}"
-    )
+    raise ValueError(_("nccl_version must be one of {allowed} (X.Y, or X.Y.Z of one of them); got {value}").format(
+        allowed=", ".join(versions()), value=repr(version)))
 
 
 def newer_or_same(version: str | None, than: str) -> bool:

@@ -43,6 +43,7 @@ from importlib import resources
 from pathlib import Path
 
 from nvcourse import catalog
+from nvcourse.i18n import translate as _
 from nvcourse.nccl.paste import strip_kinds, strip_sequence
 
 from .topo_graph import build_graph
@@ -163,7 +164,7 @@ def _find_header(lines: list[str]) -> tuple[int, list[str], list[str]]:
         return idx, devices, extras
     if first_error is not None:
         raise first_error
-    raise ValueError("line 1: no matrix header found (a line starting with GPU0 GPU1 ...)")
+    raise ValueError(_("line 1: no matrix header found (a line starting with GPU0 GPU1 ...)"))
 
 
 def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None) -> TopoResult:
