@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import costmodel
 from ..costmodel import sweeps, tuning
+from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import Case, Result, check_function, fmt, rng_for, safe_checker, to_number
 
@@ -52,13 +53,13 @@ def _ring_time(n: int, nbytes: float, base_us: float, step_us: float, busbw_GBps
 def _ring_variants(n: int, nbytes: float, base_us: float, step_us: float, busbw_GBps: float) -> dict[str, float]:
     algbw = busbw_GBps * 1e9 * n / (2 * (n - 1))
     return {
-        "You left out NCCL's base latency: it is paid once per call, on top of the 2(n−1) steps.":
+        _("You left out NCCL's base latency: it is paid once per call, on top of the 2(n−1) steps."):
             2 * (n - 1) * step_us * 1e-6 + nbytes / algbw,
-        "A ring all-reduce has 2(n−1) steps (reduce-scatter then all-gather), not n−1.":
+        _("A ring all-reduce has 2(n−1) steps (reduce-scatter then all-gather), not n−1."):
             (base_us + (n - 1) * step_us) * 1e-6 + nbytes / algbw,
-        "busbw is not algbw: the bytes move at algbw = busbw × n / (2(n−1)).":
+        _("busbw is not algbw: the bytes move at algbw = busbw × n / (2(n−1))."):
             (base_us + 2 * (n - 1) * step_us) * 1e-6 + nbytes / (busbw_GBps * 1e9),
-        "The latencies are in µs: multiply by 1e-6 before adding them to the transfer time.":
+        _("The latencies are in µs: multiply by 1e-6 before adding them to the transfer time."):
             (base_us + 2 * (n - 1) * step_us) + nbytes / algbw,
     }
 
@@ -82,7 +83,7 @@ def ring_protocol_time(fn) -> Result:
     cases = [_protocol_case("dgx-h100", 8, s, p) for s in (8, 2**16, 2**24) for p in ("LL", "LL128", "Simple")]
     cases += [_protocol_case("dgx-a100", 4, 2**20, "LL128"), _protocol_case("pcie-8gpu", 8, 2**12, "LL")]
     rng = rng_for("ring_protocol_time")
-    for _ in range(4):
+    for _i in range(4):
         args = (int(rng.integers(2, 73)), float(2 ** rng.integers(3, 33)), float(rng.uniform(5, 15)),
                 float(rng.uniform(0.5, 15)), float(rng.uniform(20, 800)))
         cases.append(Case(args, _ring_time(*args), _ring_variants(*args), "random"))
@@ -91,11 +92,13 @@ def ring_protocol_time(fn) -> Result:
         # 0.1 %: a formula that is off only in the 7th digit (float order, 1e-6 vs /1e6) is right; a row marked
         # wrong then differs in its 4th digit, and 5 digits show it (1.5e-05 vs 1.5e-05 read as right-but-red)
         rtol=1e-3, show=lambda v: f"{v:.5g}",
-        hint="t = (base + 2(n−1) × step) µs + S / algbw, with algbw = busbw × n / (2(n−1)).",
-        success="This is NCCL's own ring formula: the protocol only changes base, step and busbw — "
-                f"LL: {_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} µs but at most {_LL_CAP_HOPPER:g} GB/s of busbw "
-                f"on Hopper; Simple: {_us(_BASE['Simple'])} + 14 × {_us(_STEP['Simple'])} µs at the full "
-                f"{costmodel.configure('dgx-h100', 8).system.scaleup_achievable_GBps_dir:.1f} GB/s.",
+        hint=_("t = (base + 2(n−1) × step) µs + S / algbw, with algbw = busbw × n / (2(n−1))."),
+        success=_("This is NCCL's own ring formula: the protocol only changes base, step and busbw — "
+                  "LL: {ll_base} + 14 × {ll_step} µs but at most {ll_cap} GB/s of busbw "
+                  "on Hopper; Simple: {simple_base} + 14 × {simple_step} µs at the full {full} GB/s.").format(
+            ll_base=_us(_BASE['LL']), ll_step=_us(_STEP['LL']), ll_cap=f"{_LL_CAP_HOPPER:g}",
+            simple_base=_us(_BASE['Simple']), simple_step=_us(_STEP['Simple']),
+            full=f"{costmodel.configure('dgx-h100', 8).system.scaleup_achievable_GBps_dir:.1f}"),
     )  # fmt: skip
 
 
@@ -106,11 +109,11 @@ def _crossover(lat_a_s: float, bw_a_Bps: float, lat_b_s: float, bw_b_Bps: float)
 
 def _crossover_variants(lat_a: float, bw_a: float, lat_b: float, bw_b: float) -> dict[str, float]:
     return {
-        "Set the two times equal and solve for S: S = (lat_b − lat_a) / (1/bw_a − 1/bw_b); you subtracted "
-        "the bandwidths instead of their inverses.": (lat_b - lat_a) * (bw_b - bw_a),
-        "The sign is flipped: the faster-starting line (smaller latency) must be the slower per byte.":
+        _("Set the two times equal and solve for S: S = (lat_b − lat_a) / (1/bw_a − 1/bw_b); you subtracted "
+          "the bandwidths instead of their inverses."): (lat_b - lat_a) * (bw_b - bw_a),
+        _("The sign is flipped: the faster-starting line (smaller latency) must be the slower per byte."):
             -_crossover(lat_a, bw_a, lat_b, bw_b),
-        "The latencies are in seconds and the bandwidths in bytes/s: no 1e9 or 1e6 factor is needed.":
+        _("The latencies are in seconds and the bandwidths in bytes/s: no 1e9 or 1e6 factor is needed."):
             _crossover(lat_a, bw_a, lat_b, bw_b) * 1e9,
     }
 
@@ -132,16 +135,16 @@ def crossover_bytes(fn) -> Result:
         _model_pair_case("dgx-a100", 8, ("ring", "LL"), ("ring", "Simple")),
     ]
     rng = rng_for("crossover_bytes")
-    for _ in range(4):
+    for _i in range(4):
         lat_a, lat_b = sorted(float(x) for x in rng.uniform(1e-6, 1e-4, 2))
         bw_a, bw_b = sorted(float(x) for x in rng.uniform(1e9, 1e12, 2))
         args = (lat_a, bw_a, lat_b, bw_b)
         cases.append(Case(args, _crossover(*args), _crossover_variants(*args), "random"))
     return check_function(
         "crossover_bytes", fn, ["lat_a_s", "algbw_a_Bps", "lat_b_s", "algbw_b_Bps"], cases, what="a size in bytes",
-        rtol=1e-6, hint="Solve lat_a + S/bw_a = lat_b + S/bw_b for S.",
-        success="Every protocol switch of NCCL's tuner is such a crossing: LL → LL128 where LL128's larger latency "
-                "is paid back by its bandwidth, LL128 → Simple further up.",
+        rtol=1e-6, hint=_("Solve lat_a + S/bw_a = lat_b + S/bw_b for S."),
+        success=_("Every protocol switch of NCCL's tuner is such a crossing: LL → LL128 where LL128's larger "
+                  "latency is paid back by its bandwidth, LL128 → Simple further up."),
     )  # fmt: skip
 
 
@@ -168,11 +171,11 @@ def _envelope_case(lat: tuple[float, float], bw: tuple[float, float], min_bytes:
 
 def _switch_variants(sizes: list[int], times: list[float], min_bytes: int, exp: int) -> dict[str, float]:
     no_floor = _kink(sizes, times, 0)
-    out = {"That is the size just before the bend; return the size whose doubling cost the least.":
+    out = {_("That is the size just before the bend; return the size whose doubling cost the least."):
            sizes[sizes.index(exp) - 1]}
     if no_floor != exp:
-        out[f"Start at min_bytes: below it the time is flat (latency), so every doubling is cheap there (you "
-            f"returned {fmt(no_floor)} B)."] = no_floor
+        out[_("Start at min_bytes: below it the time is flat (latency), so every doubling is cheap there (you "
+              "returned {size} B).").format(size=fmt(no_floor))] = no_floor
     return out
 
 
@@ -191,10 +194,11 @@ def protocol_switch(fn) -> Result:
     cases += [_envelope_case((1e-6, 20e-6), (10e9, 100e9), 2**15), _envelope_case((5e-6, 60e-6), (20e9, 400e9), 2**18)]
     return check_function(
         "protocol_switch", fn, ["sizes", "times", "min_bytes"], cases, what="a size in bytes", rtol=0, convert=_to_size,
-        hint="For each size S >= min_bytes (with S/2 >= min_bytes), compute t(S)/t(S/2); return the S where it is "
-             "smallest.",
-        success=f"On the published GB200 run the time grows only {_ratio_text(sizes, times, exp)} from "
-                f"{fmt(prev)} B to {fmt(exp)} B: NCCL moved to a protocol with more bandwidth there.",
+        hint=_("For each size S >= min_bytes (with S/2 >= min_bytes), compute t(S)/t(S/2); return the S where it "
+               "is smallest."),
+        success=_("On the published GB200 run the time grows only {ratio} from {prev} B to {size} B: NCCL moved "
+                  "to a protocol with more bandwidth there.").format(ratio=_ratio_text(sizes, times, exp),
+                                                                     prev=fmt(prev), size=fmt(exp)),
     )  # fmt: skip
 
 
@@ -220,16 +224,16 @@ def _model_first_switch() -> str:
 
 register(Question(
     "04b.kink_protocol",
-    "The published GB200 sweep bends at the size your protocol_switch found. Which switch of the model "
-    "lies nearest to it?",
+    _("The published GB200 sweep bends at the size your protocol_switch found. Which switch of the model "
+      "lies nearest to it?"),
     _model_first_switch,
-    choices={"a": "LL → LL128", "b": "LL128 → Simple", "c": "LL → Simple (no LL128 in between)"},
-    wrong_choice={"b": "Draw the model's lines (protocol_kinks_figure): LL128 → Simple comes later, in the tens of "
-                       "MiB.",
-                  "c": "The model uses LL128 over NVLink on Blackwell: there is an LL128 range in between."},
-    explain="The model switches LL → LL128 between 4 and 8 MiB and LL128 → Simple in the tens of MiB; the published "
-            "run bends at 8 MiB. The *shape* matches NCCL's tuner; the floor (~16 µs measured against 10 µs) is the "
-            "launch cost NCCL's model leaves out.",
+    choices={"a": "LL → LL128", "b": "LL128 → Simple", "c": _("LL → Simple (no LL128 in between)")},
+    wrong_choice={"b": _("Draw the model's lines (protocol_kinks_figure): LL128 → Simple comes later, in the tens "
+                         "of MiB."),
+                  "c": _("The model uses LL128 over NVLink on Blackwell: there is an LL128 range in between.")},
+    explain=_("The model switches LL → LL128 between 4 and 8 MiB and LL128 → Simple in the tens of MiB; the "
+              "published run bends at 8 MiB. The *shape* matches NCCL's tuner; the floor (~16 µs measured against "
+              "10 µs) is the launch cost NCCL's model leaves out."),
 ))  # fmt: skip
 
 
@@ -241,20 +245,23 @@ def _pick_1k() -> str:
 
 register(Question(
     "04b.pick_1k",
-    "Predict before you compute: for a 1 KiB all-reduce on one node of 8 H100, which (algorithm, protocol) does "
-    "NCCL's cost model pick?",
+    _("Predict before you compute: for a 1 KiB all-reduce on one node of 8 H100, which (algorithm, protocol) "
+      "does NCCL's cost model pick?"),
     _pick_1k,
-    choices={"a": "ring / LL", "b": "NVLS / Simple", "c": "ring / Simple", "d": "tree / LL"},
-    wrong_choice={"b": f"NVLS has one step but NCCL charges it {_us(_NVLS_US)} µs per call; the LL ring costs "
-                       f"{_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} = {_BASE['LL'] + 14 * _STEP['LL']:.0f} µs.",
-                  "c": f"Simple pays {_us(_STEP['Simple'])} µs per step "
-                       f"({_BASE['Simple'] + 14 * _STEP['Simple']:.0f} µs in all); for 1 KiB the bandwidth does not "
-                       "matter.",
-                  "d": "Inside one node NCCL's tree is a chain of 7 hops up and 7 down: "
-                       f"{_us(_TREE_BASE_LL)} + 14 × {_us(tuning.hw_latency_us('nvlink', 'tree', 'LL'))} µs, a hair "
-                       f"slower than the ring's {_us(_BASE['LL'])} + 14 × {_us(_STEP['LL'])} µs."},
-    explain="For small buffers only the latency counts, and LL has the smallest per-step latency "
-            f"({_us(_STEP['LL'])} µs over NVLink).",
+    choices={"a": _("ring / LL"), "b": "NVLS / Simple", "c": _("ring / Simple"), "d": _("tree / LL")},
+    wrong_choice={"b": _("NVLS has one step but NCCL charges it {nvls} µs per call; the LL ring costs "
+                         "{base} + 14 × {step} = {total} µs.").format(
+                           nvls=_us(_NVLS_US), base=_us(_BASE['LL']), step=_us(_STEP['LL']),
+                           total=f"{_BASE['LL'] + 14 * _STEP['LL']:.0f}"),
+                  "c": _("Simple pays {step} µs per step ({total} µs in all); for 1 KiB the bandwidth does not "
+                         "matter.").format(step=_us(_STEP['Simple']),
+                                           total=f"{_BASE['Simple'] + 14 * _STEP['Simple']:.0f}"),
+                  "d": _("Inside one node NCCL's tree is a chain of 7 hops up and 7 down: {tree_base} + 14 × "
+                         "{tree_step} µs, a hair slower than the ring's {base} + 14 × {step} µs.").format(
+                           tree_base=_us(_TREE_BASE_LL), tree_step=_us(tuning.hw_latency_us('nvlink', 'tree', 'LL')),
+                           base=_us(_BASE['LL']), step=_us(_STEP['LL']))},
+    explain=_("For small buffers only the latency counts, and LL has the smallest per-step latency "
+              "({step} µs over NVLink).").format(step=_us(_STEP['LL'])),
 ))  # fmt: skip
 
 
@@ -268,23 +275,25 @@ def _nvls_speedup_variants() -> dict[str, float]:
     c = costmodel.configure("gb200-nvl72", 72)
     simple = costmodel.pair_cost("allreduce", "ring", "Simple", c).time(256 * 2**10)
     nvls = costmodel.predict("allreduce", "gb200-nvl72", 72, 256 * 2**10, algo="nvls").time_s
-    return {f"That is the ring with the Simple protocol ({_us(_STEP['Simple'])} µs per step); NCCL runs a small "
-            "ring with LL.":
+    return {_("That is the ring with the Simple protocol ({step} µs per step); NCCL runs a small ring with "
+              "LL.").format(step=_us(_STEP['Simple'])):
             float(simple / nvls)}
 
 
 register(Question(
     "04b.nvls_speedup_72",
-    "By the model, how many times faster than the best ring is NVLS for a 256 KiB all-reduce on 72 GB200 GPUs?",
+    _("By the model, how many times faster than the best ring is NVLS for a 256 KiB all-reduce on 72 GB200 GPUs?"),
     _nvls_speedup_72,
     unit="×",
     rtol=0.05,
     variants=_nvls_speedup_variants,
-    hint="Divide the best ring's time by NVLS's, both from the model at 256 KiB on 72 GPUs; a small ring runs LL.",
-    explain=f"A 72-GPU ring has 142 steps: with LL that is {_us(_BASE['LL'])} + 142 × {_us(_STEP['LL'])} ≈ "
-            f"{_BASE['LL'] + 142 * _STEP['LL']:.0f} µs before any byte moves, against NVLS's {_us(_NVLS_US)} µs. So "
-            f"NVLS wins by a few times, not by the ~{next(iter(_nvls_speedup_variants().values())):.0f}× a "
-            "Simple-only α would suggest.",
+    hint=_("Divide the best ring's time by NVLS's, both from the model at 256 KiB on 72 GPUs; a small ring runs "
+           "LL."),
+    explain=_("A 72-GPU ring has 142 steps: with LL that is {base} + 142 × {step} ≈ {total} µs before any byte "
+              "moves, against NVLS's {nvls} µs. So NVLS wins by a few times, not by the ~{simple}× a Simple-only α "
+              "would suggest.").format(base=_us(_BASE['LL']), step=_us(_STEP['LL']),
+                                       total=f"{_BASE['LL'] + 142 * _STEP['LL']:.0f}", nvls=_us(_NVLS_US),
+                                       simple=f"{next(iter(_nvls_speedup_variants().values())):.0f}"),
 ))  # fmt: skip
 
 
@@ -313,9 +322,9 @@ def _nvls_chunk(nbytes: float, channels: int, heads: int, *, sequential: bool = 
 def _chunk_case(nbytes: int, channels: int, heads: int, why: str) -> Case:
     exp = _nvls_chunk(nbytes, channels, heads)
     variants = {
-        "NCCL applies the three rules one after another, each with the chunk the previous rule left: do not stop "
-        "at the first one that matches.": _nvls_chunk(nbytes, channels, heads, sequential=False),
-        "NCCL applies the rule to each channel's bytes, nbytes / channels; you compared the whole call's bytes.":
+        _("NCCL applies the three rules one after another, each with the chunk the previous rule left: do not "
+          "stop at the first one that matches."): _nvls_chunk(nbytes, channels, heads, sequential=False),
+        _("NCCL applies the rule to each channel's bytes, nbytes / channels; you compared the whole call's bytes."):
             _nvls_chunk(nbytes, channels, heads, whole_call=True),
     }
     return Case((nbytes, channels, heads), exp, {k: v for k, v in variants.items() if v != exp}, why)
@@ -335,18 +344,20 @@ def nvls_chunk_bytes(fn) -> Result:
         _chunk_case(4 * gib, 24, 32, "72 GB200 GPUs at 4 GiB"),
     ]
     rng = rng_for("nvls_chunk_bytes")
-    for _ in range(5):
+    for _i in range(5):
         cases.append(_chunk_case(int(2 ** rng.uniform(10, 34)), int(rng.choice([16, 24, 32])),
                                  int(rng.integers(2, 33)), "random"))
     chunk, shrink = _nvls_rule()
-    rules = "; ".join(f"a channel's bytes (nbytes / channels) below {m} × heads × chunk → {fmt(c)}" for m, c in shrink)
+    rules = "; ".join(_("a channel's bytes (nbytes / channels) below {m} × heads × chunk → {chunk}").format(
+        m=m, chunk=fmt(c)) for m, c in shrink)
     return check_function(
         "nvls_chunk_bytes", fn, ["nbytes", "channels", "heads"], cases, what="a chunk in bytes", rtol=0,
         convert=lambda v: to_number(v, "a chunk size in bytes"),
-        hint=f"Start from {fmt(chunk)} B and apply, in order: {rules} (each rule only if the chunk is still larger).",
-        success="That is src/enqueue.cc's rule. Just below each threshold a call runs twice the loops of one just "
-                "above, and every loop costs a handshake: in the published 8-H100 runs busbw grows least just "
-                "below a threshold (256 to 512 MiB) and more again across it (512 MiB to 1 GiB).",
+        hint=_("Start from {chunk} B and apply, in order: {rules} (each rule only if the chunk is still "
+               "larger).").format(chunk=fmt(chunk), rules=rules),
+        success=_("That is src/enqueue.cc's rule. Just below each threshold a call runs twice the loops of one just "
+                  "above, and every loop costs a handshake: in the published 8-H100 runs busbw grows least just "
+                  "below a threshold (256 to 512 MiB) and more again across it (512 MiB to 1 GiB)."),
     )  # fmt: skip
 
 
@@ -363,17 +374,18 @@ def _bigger_is_faster() -> str:
 
 register(Question(
     "04b.bigger_is_faster",
-    "On 8 H100 with NVLS, how does an all-reduce of 1 GiB − 16 B compare with one of 1 GiB, by the model?",
+    _("On 8 H100 with NVLS, how does an all-reduce of 1 GiB − 16 B compare with one of 1 GiB, by the model?"),
     _bigger_is_faster,
-    choices={"a": "1 GiB − 16 B takes longer", "b": "1 GiB takes longer (16 more bytes)", "c": "the same time"},
-    wrong_choice={"b": "16 bytes cost nothing at 280 GB/s; what changes at 1 GiB is NCCL's chunk (64 → 128 KiB), so "
-                       "no channel runs twice the loops.",
-                  "c": "The bytes are the same to a few picoseconds, but the number of loops is not: the chunk "
-                       "doubles at 1 GiB."},
-    explain=lambda: "NCCL gives fifteen of its sixteen channels exactly 64 MiB (the full 128 KiB chunk, 64 loops) and "
-                    "the last one 64 MiB − 16 B: 64 KiB chunks, 128 loops, each with a Simple step's fixed costs (the "
-                    f"model borrows NCCL's {_us(tuning.hw_latency_us('nvlink', 'ring', 'Simple'))} µs), and the call "
-                    "ends with that channel. The model takes "
-                    f"{_threshold_step_s() * 1e6:.0f} µs longer for the smaller call (the larger fill of the "
-                    "larger chunk takes some back).",
+    choices={"a": _("1 GiB − 16 B takes longer"), "b": _("1 GiB takes longer (16 more bytes)"),
+             "c": _("the same time")},
+    wrong_choice={"b": _("16 bytes cost nothing at 280 GB/s; what changes at 1 GiB is NCCL's chunk (64 → 128 KiB), "
+                         "so no channel runs twice the loops."),
+                  "c": _("The bytes are the same to a few picoseconds, but the number of loops is not: the chunk "
+                         "doubles at 1 GiB.")},
+    explain=lambda: _("NCCL gives fifteen of its sixteen channels exactly 64 MiB (the full 128 KiB chunk, 64 loops) "
+                      "and the last one 64 MiB − 16 B: 64 KiB chunks, 128 loops, each with a Simple step's fixed "
+                      "costs (the model borrows NCCL's {step} µs), and the call ends with that channel. The model "
+                      "takes {extra} µs longer for the smaller call (the larger fill of the larger chunk takes some "
+                      "back).").format(step=_us(tuning.hw_latency_us('nvlink', 'ring', 'Simple')),
+                                       extra=f"{_threshold_step_s() * 1e6:.0f}"),
 ))  # fmt: skip
