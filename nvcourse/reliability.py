@@ -289,7 +289,9 @@ def _policy_levels(name: str) -> tuple[float, float]:
         return pol.step_ratio_warn, pol.step_ratio_critical
     if name == "link_downed":
         return pol.link_downed_warn_per_day, pol.link_downed_critical_per_day
-    raise ValueError(f"policy must be 'step_ratio' or 'link_downed', got {name!r}")
+    if name == "symbol_errors":
+        return pol.symbol_errors_warn_per_hour, pol.symbol_errors_critical_per_hour
+    raise ValueError(f"policy must be 'step_ratio', 'link_downed' or 'symbol_errors', got {name!r}")
 
 
 def alerts() -> list[Alert]:

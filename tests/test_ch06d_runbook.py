@@ -28,7 +28,9 @@ def test_every_fixture_names_its_public_source():
     assert len(files) >= 10
     for f in files:
         first = f.read_text().splitlines()[0]
-        assert re.match(r"%% source: https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+ ", first), f.name
+        # a thread (issue or pull request), or a file pinned at its commit
+        assert re.match(r"%% source: https://github\.com/[\w.-]+/[\w.-]+/((issues|pull)/\d+|blob/[0-9a-f]{40}/\S+) ",
+                        first), f.name
 
 
 def test_every_fixture_is_used_and_every_named_fixture_exists():
@@ -51,7 +53,8 @@ HEALTHY = {
     "acs_redirect": ["`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`",
                      # nccl#606: source validation alone does not redirect peer-to-peer traffic
                      "ACSCtl: SrcValid+ TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"],
-    "pcie_downtrained": ["    LnkCap: Port #0, Speed 16GT/s, Width x16, ASPM L1, Exit Latency L1 <16us"],
+    "pcie_downtrained": ["    LnkCap: Port #0, Speed 16GT/s, Width x16, ASPM L1, Exit Latency L1 <16us",
+                         "LnkSta:\tSpeed 16GT/s (ok), Width x16 (ok)"],  # the drill's healthy A100 link
     "roce_lossy": ["/sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_buffer:0",
                    "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request:0"],
     "gdr_distance": ["learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"],

@@ -14,6 +14,7 @@ from nvcourse._validate import choice
 from nvcourse.i18n import ngettext
 from nvcourse.i18n import translate as _
 from nvcourse.nccl.signatures import match_text
+from nvcourse.observability.counters import ib_link_rule
 from nvcourse.runbook import (
     LAYERS,
     drill_data,
@@ -29,7 +30,8 @@ from nvcourse.tables import table_html
 
 __all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_table_html", "check_cards_html",
            "cloud_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction", "read_lnk", "drill_story_html",
-           "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html", "ib_tc_text"]
+           "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html", "ib_tc_text",
+           "ib_link_rule_html"]
 
 #: One sentence per layer, shown under its summary table: what to look at first in that layer's output.
 LOOK_AT: dict[str, str] = {
@@ -132,6 +134,18 @@ def ib_tc_text() -> str:
              "usually a lossy one.").format(dscp=q["dscp"], priority=q["priority"], ecn_bits=f"{q['ecn']:02b}",
                                             ecn=q["ecn"], tc=q["ib_tc"], wrong_dscp=q["wrong_dscp"],
                                             wrong_bits=f"{q['wrong_ecn']:02b}")
+
+
+def ib_link_rule_html() -> str:
+    """The course's one InfiniBand link-health rule (``data/observability.toml``, shared with chapters 08 and 08b):
+    per counter, what it counts and whether to alert on it or only trend it, with one sentence under it."""
+    words = {"alert": _("alert"), "trend": _("trend, do not page")}
+    rows = [[html.escape(r["counter"]), html.escape(r["counts"]), f"<b>{words[r['action']]}</b>",
+             html.escape(r["when"])] for r in ib_link_rule()]
+    table = table_html([_("counter"), _("what it counts"), _("action"), _("when")], rows,
+                       caption=_("InfiniBand link health: what to page on, what to trend"), align_numbers=False)
+    return table + "<p>" + _("Page on the two <b>alert</b> rows only; the rest show a link's margin shrinking, so "
+                             "they decide which part to replace next, not who is woken up.") + "</p>"
 
 
 def drill_story_html() -> str:

@@ -23,6 +23,7 @@ from .._validate import choice
 __all__ = [
     "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
     "Thresholds", "alert_thresholds", "AlertPolicy", "alert_policy", "bandwidth_fraction", "dcgm_diag_levels",
+    "ib_link_rule",
 ]
 
 
@@ -38,6 +39,20 @@ def signals(layer: str | None = None) -> list[dict[str, str]]:
         return rows
     choice("layer", layer, sorted({s["layer"] for s in rows}))
     return [s for s in rows if s["layer"] == layer]
+
+
+def ib_link_rule() -> list[dict[str, str]]:
+    """The course's one InfiniBand link-health rule (``[[ib_link_rule]]``): per counter, what it counts, whether to
+    ``alert`` or only ``trend`` it, and when. An alert row's ``when`` is filled from the alert policy's levels, so
+    chapters 06d, 08 and 08b print the same words."""
+    pol = alert_policy()
+    levels = {
+        "symbol_errors": f"warn at ≥ {pol.symbol_errors_warn_per_hour:g} new per hour per port, "
+                         f"{pol.symbol_errors_window}; critical at ≥ {pol.symbol_errors_critical_per_hour:g} per hour",
+        "link_downed": f"warn at the first flap in a day ({pol.link_downed_warn_per_day:g}), critical at "
+                       f"{pol.link_downed_critical_per_day:g} in a day",
+    }
+    return [dict(r, when=levels.get(r["when"], r["when"])) for r in raw()["ib_link_rule"]]
 
 
 def counter_bits(name: str) -> int:
@@ -106,6 +121,9 @@ class Thresholds:
     xmit_wait_fraction_warn: float
     link_downed_warn_per_day: float = 1.0
     link_downed_critical_per_day: float = 3.0
+    symbol_errors_warn_per_hour: float = 1.0
+    symbol_errors_critical_per_hour: float = 100.0
+    symbol_errors_window: str = "three hours running"
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(metric, warn, critical, why) for a table."""
@@ -120,11 +138,14 @@ class Thresholds:
             ("link width or speed below nominal (ibdiagnet)", "any", "any",
              f"a 4x link at 2x loses half its bandwidth: {'past' if f < 0.5 else 'within'} this job's tolerable "
              f"loss ({f:.0%}); alert anyway: a down-trained link is a fault (cable, port) that can get worse"),
-            ("SymbolError growth on a port", "rising across samples", "symbol BER over ibdiagnet's threshold",
+            ("SymbolError growth on a port",
+             f"≥ {self.symbol_errors_warn_per_hour:g} new per hour, {self.symbol_errors_window}",
+             f"≥ {self.symbol_errors_critical_per_hour:g} new per hour",
              "errors no FEC or retransmission corrected: judged as a rate, not a single increment; a real fault "
              "(cable, transceiver) that predicts a flap (a job crash), not a slowdown: act before it"),
-            ("raw (pre-FEC) BER on a port (mlxlink -c)", "rising trend", "",
-             "errors FEC corrected: no fault yet, but the link's margin; replace the part before symbol errors start"),
+            ("raw or effective BER on a port (mlxlink -c)", "rising trend", "",
+             "errors FEC corrected (raw) or left for the link's retransmission (effective): no fault yet, but the "
+             "link's margin; trend it, do not page; replace the part before symbol errors start"),
             ("LinkDowned (flaps) on a port", f"≥ {self.link_downed_warn_per_day:g} per day",
              f"≥ {self.link_downed_critical_per_day:g} per day",
              "any flap can kill a collective; repeated flaps: replace the cable"),
@@ -141,6 +162,9 @@ class AlertPolicy:
     warn_margin: float
     link_downed_warn_per_day: float
     link_downed_critical_per_day: float
+    symbol_errors_warn_per_hour: float
+    symbol_errors_critical_per_hour: float
+    symbol_errors_window: str
 
     @property
     def step_ratio_warn(self) -> float:
@@ -161,6 +185,9 @@ def alert_policy() -> AlertPolicy:
         warn_margin=float(pol["warn_margin"]),
         link_downed_warn_per_day=float(pol["link_downed_warn_per_day"]),
         link_downed_critical_per_day=float(pol["link_downed_critical_per_day"]),
+        symbol_errors_warn_per_hour=float(pol["symbol_errors_warn_per_hour"]),
+        symbol_errors_critical_per_hour=float(pol["symbol_errors_critical_per_hour"]),
+        symbol_errors_window=str(pol["symbol_errors_window"]),
     )
 
 
@@ -180,6 +207,9 @@ def alert_thresholds(bandwidth_fraction: float, slowdown: float | None = None) -
         xmit_wait_fraction_warn=m * f,
         link_downed_warn_per_day=pol.link_downed_warn_per_day,
         link_downed_critical_per_day=pol.link_downed_critical_per_day,
+        symbol_errors_warn_per_hour=pol.symbol_errors_warn_per_hour,
+        symbol_errors_critical_per_hour=pol.symbol_errors_critical_per_hour,
+        symbol_errors_window=pol.symbol_errors_window,
     )
 
 
