@@ -193,8 +193,11 @@ def _how_parts_add(est, algorithm: str) -> str:
         text = _("The two overlap: NVLink and network phases run pipelined, so the time is the slower phase plus "
                  "the latencies, not {intra} + {inter}.")
     elif algorithm == "tree":
-        text = _("The two add up to the time: {intra} is the NVLink chain alone, {inter} what the network adds to "
-                 "it (chain and network run pipelined, so the slower sets the pace).")
+        # one statement, true at every setting: the model's tree time is the chain alone plus what the network
+        # costs on top of it (pipelined: its latencies always add, its transfer only where it is the slower)
+        text = _("The two add up to the time: {intra} is the NVLink chain alone, {inter} the extra time the network "
+                 "costs on top of it. Chain and network run pipelined, so the network's latencies always add, but "
+                 "its transfer adds only where the network is slower than the chain.")
     elif algorithm == "ring":
         text = _("The two add up to the time: {inter} for the ring's steps that cross the network, {intra} for its "
                  "steps inside nodes.")

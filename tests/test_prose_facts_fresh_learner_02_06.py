@@ -1,0 +1,102 @@
+"""Chapters 02, 04, 05 and 06: sentences a fresh learner checked against the dashboards and printed outputs hold in
+every state the controls allow (or say when they hold), and words are defined where they first appear.
+
+Markdown cannot compute: each figure below is rebuilt from its source and must appear in the chapter as written
+(line breaks read as spaces), so a change in the data or the model names the sentence to update.
+"""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cells(notebook: str) -> list[dict]:
+    return json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+
+
+@cache
+def prose(notebook: str) -> str:
+    """The Markdown of ``notebooks/<notebook>``, whitespace runs read as one space."""
+    return re.sub(r"\s+", " ", "\n".join("".join(c["source"]) for c in _cells(notebook)
+                                         if c["cell_type"] == "markdown"))
+
+
+def shown(notebook: str) -> str:
+    """Everything the code cells of a notebook show (printed text and HTML), as stored, tags removed."""
+    parts = []
+    for c in _cells(notebook):
+        for o in c.get("outputs", []):
+            parts.append("".join(o.get("text", "")))
+            parts.append("".join(o.get("data", {}).get("text/html", "")))
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", "\n".join(parts)))
+
+
+# ------------------------------------------------------------------------------------------------ 06: fabrics
+_FAB = "06_multinode_fabrics.ipynb"
+
+
+@pytest.mark.parametrize("nodes", [16, 128, 512])
+def test_06_ring_readout_shows_no_negative_time_at_any_size(nodes):
+    # a learner saw '-982 µs inside nodes' for NCCL's ring at 64 KiB on 128 nodes: every part the readout names is
+    # >= 0 and the two add up, from the slider's smallest message to its largest
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+
+    for nbytes in (2**16, 2**19, 2**21, 2**32):
+        _fig, html = allreduce_view(nodes, "ib-ndr", 1.0, "dmodk", "random", "ring", nbytes)
+        text = re.sub(r"<[^>]+>", " ", html)
+        assert not re.search(r"[-−]\s?\d", re.sub(r"2\(p−1\)/p|\d[-–]\d", "", text)), (nodes, nbytes, text)
+        assert "The two add up to the time" in text
+
+
+def test_06_tree_readout_says_one_thing_about_how_its_parts_add():
+    # "add up" and "the slower sets the pace" read as a contradiction: the readout now says the network part is the
+    # extra time on top of the chain, its latencies always, its transfer only where it is the slower
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+    from nvcourse.fabric import allreduce_on_fabric, fat_tree
+
+    _fig, html = allreduce_view(128, "ib-ndr", 1.0, "dmodk", "random", "tree", 2**30)
+    assert "the extra time the network costs on top of it" in html
+    assert "network's latencies always add, but its transfer adds only where the network is slower than the chain" \
+        in html
+    assert "so the slower sets the pace" not in html
+
+    def tree(nodes, nbytes, placement):
+        return allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), nbytes, algorithm="tree",
+                                   routing="dmodk", placement=placement)
+
+    for nbytes in (2**16, 2**30, 2**32):
+        for nodes in (2, 16, 128, 512):
+            e = tree(nodes, nbytes, "random")
+            assert e.intra_s >= 0 and e.inter_s > 0 and e.intra_s + e.inter_s == pytest.approx(e.time_s)
+    # latencies always add: at the smallest message the network's part grows with the number of tree levels
+    small = [tree(n, 2**16, "random").inter_s for n in (2, 16, 128, 512)]
+    assert small == sorted(small)
+    # the transfer adds only where the network is slower: hidden on 2 packed nodes, the larger part on 128 random
+    fast, slow = tree(2, 2**30, "packed"), tree(128, 2**30, "random")
+    assert fast.inter_s < 0.01 * fast.intra_s and slow.inter_s > slow.intra_s
+
+
+def test_06_section_4_says_where_the_chain_sets_the_pace_and_what_the_dashboard_starts_with():
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+
+    text = prose(_FAB)
+    assert "on these 2–16 packed nodes the chain over NVLink, not the NICs" in text  # guarded in test_prose_facts_rest
+    assert ("the extra time the network costs on top of it (\"between nodes\"). At its start, 128 randomly placed "
+            "nodes, the network is the slower and its part is the larger.") in text
+    _fig, html = allreduce_view(128, "ib-ndr", 1.0, "dmodk", "random", "tree")  # the dashboard's start
+    assert "the part between nodes is the larger one" in html
+
+
+def test_06_words_a_fresh_learner_met_undefined_are_defined_or_linked():
+    text = prose(_FAB)
+    assert "(PFC pause frames and ECN congestion marks, [glossary](../docs/glossary.md#pfc-ecn)" in text
+    assert "**double binary tree** between the nodes (two trees, each carrying half the data)" in text
+    assert "(or [NVLSTree](../docs/glossary.md#nvlstree): NVLS inside each node, a tree between nodes)" in text
+    # the course's module and parameter names are not learner words
+    assert "`costmodel`" not in text and 'algo="hierarchical"' not in text
+    assert "its ring and tree formulas" in text and "its hierarchical formula" in text
