@@ -214,3 +214,51 @@ def test_words_met_in_06b_before_their_chapter_are_explained_where_first_used():
     assert "the IOMMU, the unit that translates and checks device addresses," in first["IOMMU"]
     assert "[SRD](../docs/glossary.md#srd)" in first["SRD"]
     assert "CollNet on [SHARP](../docs/glossary.md#sharp) switches" in first["CollNet"]
+
+
+# ------------------------------------------------------------------------------------------------ §1 and §7 agree
+def test_the_pairs_case_states_the_levels_and_the_slow_pair_without_the_bad_node():
+    # the per-pair table of the cited thread, as stored: the prose's two levels and its third slow pair
+    text = cell("c025")
+    assert "near 88 GB/s and near 49 GB/s" in text and "the pair 284–678, which does not contain 644" in text
+    assert "draining 644 alone would leave the job slow" in text
+    rows = [line.split() for line in (ROOT / "tests" / "fixtures" / "runbook" / "slow_node_pairs_nccltests106.txt")
+            .read_text(encoding="utf-8").splitlines() if line.startswith("se02")]
+    busbw = {frozenset(r[0].replace("se02gn", "").split(",")): float(r[1]) for r in rows}
+    slow = {pair for pair, bw in busbw.items() if abs(bw - 49) < 1.5}
+    fast = {pair for pair, bw in busbw.items() if abs(bw - 88) < 1.5}
+    assert slow | fast == set(busbw)
+    assert {p for p in busbw if "644" in p} <= slow and frozenset({"284", "678"}) in slow
+
+
+def test_the_flags_table_and_the_prose_give_g_the_same_meaning():
+    assert "(`-g` is GPUs per thread, `-t` threads per process)" in cell("c004")
+    table = _plain(ch.flags_table_html())
+    assert "-g, --ngpus GPUs per thread (a process drives -t x -g GPUs" in table
+    assert "GPUs driven by each process" not in table
+
+
+def test_the_ladder_measures_one_node_with_one_process_per_gpu_as_the_key_points_say():
+    assert "Run **one process per GPU**" in cell("c026")
+    ladder = _plain(ch.ladder_html())
+    assert "mpirun -np 8 all_reduce_perf -b 8 -e 8G -f 2 -g 1 (one process per GPU" in ladder
+    assert "-g 8" not in ladder
+
+
+def test_code_cells_name_samples_by_their_shown_names_not_file_names():
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert not re.search(r"\.(txt|log)\b", code)
+    for name in re.findall(r'sample_text\("([^"]+)"\)', code):
+        assert name in ch.SAMPLES or name in ch.LOGS
+
+
+def test_the_short_variable_table_groups_every_variable_and_keeps_the_full_one():
+    from nvcourse import _data
+
+    names = set(_data.load("nccl_env")["vars"])
+    grouped = [v for _g, group, _w in ch._ENV_GROUPS for v in group]
+    assert sorted(grouped) == sorted(names)  # each variable in exactly one group
+    assert "The first table groups the variables by why you would touch one" in cell("c018")
+    short, full = ch.env_table_html().split("<details>", 1)
+    assert all(n in short and n in full for n in names)

@@ -37,7 +37,8 @@ _FLAGS = (
     ("-b, --minbytes", _("smallest size S to test"), "-b 8"),
     ("-e, --maxbytes", _("largest size S"), "-e 8G"),
     ("-f, --stepfactor", _("multiply S by this between sizes (or -i for a fixed increment)"), "-f 2"),
-    ("-g, --ngpus", _("GPUs driven by each process (threads x GPUs); use 1 with one process per GPU"), "-g 1"),
+    ("-g, --ngpus", _("GPUs per thread (a process drives -t x -g GPUs, -t being its threads); "
+                      "use 1 with one process per GPU"), "-g 1"),
     ("-n, --iters", _("timed iterations per size"), "-n 20"),
     ("-w, --warmup_iters", _("untimed iterations per size"), "-w 5"),
     ("-c, --check", _("check results (#wrong); 0 skips the check for speed"), "-c 1"),
@@ -51,7 +52,8 @@ _FLAGS = (
 _LADDER = (
     (_("1 GPU pair"), _("p2pBandwidthLatencyTest or nvbandwidth"),
      _("each GPU pair's NVLink/PCIe rate; a slow pair is a bad link or P2P off")),
-    (_("1 node, all GPUs"), _("all_reduce_perf -b 8 -e 8G -f 2 -g 8 (or 8 processes)"),
+    (_("1 node, all GPUs"),
+     _("mpirun -np 8 all_reduce_perf -b 8 -e 8G -f 2 -g 1 (one process per GPU, as the job runs)"),
      _("busbw near the model: NVLink/NVSwitch (and NVLS) work")),
     (_("host plumbing"), "nvidia-smi topo -m; NCCL_DEBUG=INFO",
      _("GPU-NIC pairs on the same PCIe switch (PIX), GDRDMA in the channel lines, right NUMA binding")),
@@ -98,11 +100,29 @@ def flags_table_html() -> str:
                   _("nccl-tests README, Arguments"))
 
 
+#: The variables of nccl_env.toml grouped by why one touches them: the short table the chapter shows first.
+_ENV_GROUPS = (
+    (_("see what NCCL chose"), ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_TOPO_DUMP_FILE"),
+     _("on a first run, after any change, or when the rings or transports look wrong")),
+    (_("measure one choice"), ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE"),
+     _("to benchmark or rule out one algorithm or protocol; unset afterwards")),
+    (_("pick the devices"), ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_NET_GDR_LEVEL"),
+     _("when the log shows a wrong NIC, interface or a missing /GDRDMA")),
+    (_("spread the traffic"), ("NCCL_IB_QPS_PER_CONNECTION", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"),
+     _("when flows collide on the fabric, or channels are too few or take SMs from compute")),
+)
+
+
 def env_table_html() -> str:
+    """The NCCL variables: a short table by purpose, then every variable with what it does and when, collapsed."""
     data = _data.load("nccl_env")
+    short = _table([_("why you touch it"), _("variables"), _("when")],
+                   [[g, ", ".join(names), w] for g, names, w in _ENV_GROUPS], align_numbers=False)
     rows = [[k, v["what"], v["when"]] for k, v in data["vars"].items()]
-    return _table([_("variable"), _("what it does"), _("when to touch it")], rows,
+    full = _table([_("variable"), _("what it does"), _("when to touch it")], rows,
                   _("Source: {source}").format(source=data["source"]))
+    return (short + "<details><summary>" + html.escape(_("Each variable: what it does and when to touch it"))
+            + "</summary>" + full + "</details>")
 
 
 def ladder_html() -> str:
