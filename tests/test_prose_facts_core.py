@@ -1051,3 +1051,54 @@ def test_00_and_03_core_path_agree():
     assert row.split("|")[1].strip().startswith("NVSwitch's crossbar (core);")
     assert "compare the DGX-1's (§1: eight V100s, no switch) all-to-all throughput" in prose(
         "03_topologies_and_nvswitch.ipynb")
+
+
+# 04b fresh-learner walkthrough: the LL128 share, GPU-initiated networking, reference sections marked as such
+
+
+def test_04b_ll128_share_is_nccls_factor_not_the_payload_share():
+    # "92 % in NCCL's model (the data share, 120/128, is 94 %)": 0.92 is the tuner's factor, 120/128 rounds to 94 %
+    assert tuning.efficiency("ring_ll128", gpus_per_node=8) == 0.92
+    assert f"{120 / 128:.0%}" == "94%" and f"{tuning.efficiency('ring_ll128', gpus_per_node=8):.0%}" == "92%"
+    text = prose("04b_predicting_collectives.ipynb")
+    assert "| 92 % in NCCL's model (the data share, 120/128, is 94 %) |" in text
+    assert "≈ 120/128" not in text and "(120/128)" not in text
+
+
+def test_04b_gpu_initiated_networking_is_said_in_words():
+    text = prose("04b_predicting_collectives.ipynb")
+    assert ("over GPU-initiated networking (the GPU's kernel drives the NIC itself, without the CPU proxy thread of "
+            "section 2)") in text
+    assert "NCCL's network proxy (a CPU thread that drives the NIC)" in text  # section 2 defines the proxy first
+    assert text.index("network proxy (a CPU thread") < text.index("GPU-initiated networking")
+
+
+def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
+    from nvcourse.costmodel import sweeps
+    from nvcourse.costmodel.bands import BANDS
+
+    rows = [r for r in sweeps.compare(sweeps.points("held_out")) if r.point.covered]
+    band = sweeps.band_medians(rows)  # median |error| per band
+    for _label, lo, hi in BANDS:  # "the model too fast": the signed median is below zero in every band
+        errs = sorted(r.error for r in rows if lo <= r.point.bytes <= hi)
+        assert errs[len(errs) // 2] < 0, _label
+    text = prose("04b_predicting_collectives.ipynb")
+    table = (f"| ≥ 16 MiB | {band['>= 16 MiB'][0]:.0%} | | 64 KiB – 16 MiB | {band['64 KiB-16 MiB'][0]:.0%} | "
+             f"| below 64 KiB | {band['<= 64 KiB'][0]:.0%} |").replace("%", " %")
+    assert table in text and text.index(table) < text.index("On the two held-out runs drawn")
+    assert "| size (the nine held-out runs the model describes) | median error, the model too fast |" in text
+
+
+def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details():
+    md = {c["id"]: re.sub(r"\s+", " ", "".join(c["source"]))
+          for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")}
+    assert "*Reference: read this section when you need one of these formulas" in md["c008"]
+    assert "*Reference: read this section before you rely on a prediction" in md["800dda6a"]
+    sec8 = md["c008"]
+    for constant in ("network steps of 20.9 µs", "`perChMaxNVLSTreeBw`", "2.8 µs per rank"):
+        assert sec8.index("<details>") < sec8.index(constant), constant
+    sec2b = md["e2115298"]
+    assert sec2b.index("<details>") < sec2b.index("`llMaxBw`")
+    # the per-step latency printout sits in the tree's section (4), not in the core section 2b
+    ids = [c["id"] for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")]
+    assert ids.index("982acff8") == ids.index("b4c06a02") + 1
