@@ -181,6 +181,7 @@ def test_summary_keeps_every_fact_behind_its_details(layer):
     summary, rest = page.split("<details>", 1)
     assert summary.count("<th ") == 3  # check, run, broken looks like: a table a learner can read
     assert ch.LOOK_AT[layer] in summary
+    assert rest.count("<details>") == len(ch.signatures(layer))  # then each check's card collapsed under its title
     for s in ch.signatures(layer):  # nothing deleted: every field of every check is on the page
         for key in ("command", "healthy", "broken", "nccl_tests", "cause", "fix", "source_url"):
             assert _html.escape(s[key]) in rest, (layer, s["id"], key)

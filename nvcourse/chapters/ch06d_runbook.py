@@ -84,7 +84,8 @@ def checks_html(layer: str) -> str:
 
 
 def check_cards_html(layer: str) -> str:
-    """Every field of each check of one layer, as one small two-column card per check."""
+    """Every field of each check of one layer, as one small two-column card per check, each collapsed under its
+    title: a learner opens the one check they need instead of reading every card at once."""
     fields = ((_("run"), "command"), (_("healthy"), "healthy"), (_("broken"), "broken"),
               (_("what nccl-tests / the job shows"), "nccl_tests"), (_("cause"), "cause"), (_("fix"), "fix"))
     cards = []
@@ -92,8 +93,9 @@ def check_cards_html(layer: str) -> str:
         rows = [[name, f"<code>{html.escape(s[key])}</code>" if key == "command" else html.escape(s[key])]
                 for name, key in fields]
         rows.append([_("source"), _link(s["source_url"])])
-        cards.append(table_html([_("field"), _("detail")], rows, caption=s["title"], align_numbers=False))
-    return "<br>".join(cards)
+        cards.append(_details(s["title"], table_html([_("field"), _("detail")], rows, caption=s["title"],
+                                                     align_numbers=False)))
+    return "".join(cards)
 
 
 def checks_table_html(layer: str) -> str:
