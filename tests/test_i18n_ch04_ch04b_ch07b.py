@@ -1,6 +1,6 @@
 """Chapters 04, 04b and 07b speak the learner's language in their outputs: the workers' lines, the notes under the
-measured sweeps, the formulas and prediction dashboards (controls, readouts, figure labels), the published-run
-figures and the overlap dashboard, in French under NVCOURSE_LANG=fr and in English otherwise.
+measured sweeps, the ring replay, the formulas and prediction dashboards (controls, readouts, figure labels), the
+published-run figures and the overlap dashboard, in French under NVCOURSE_LANG=fr and in English otherwise.
 
 Each walk runs in a fresh interpreter (tests/i18n_walks.py); every entry these three modules mark for translation
 must be shown, and in French no English one is left."""
@@ -49,7 +49,13 @@ with ProcessGroup(2) as pg:
     out.append(ch.workers_started(pg))
     out.append(ch.workers_stopped(pg))  # still running
 out.append(ch.workers_stopped(pg))
-controls(ch.ring_dashboard(ch.RingReplay.from_result(traced)))
+replay = ch.RingReplay.from_result(traced)
+ring = ch.ring_dashboard(replay)
+controls(ring)
+for step in (0, 1, replay.nsteps):  # before the call, reduce-scatter, all-gather
+    live, text = ring._render(step)
+    out.append(text)
+    labels(live)
 
 
 class Segments:  # a group whose shared memory was left behind, and whose workers are gone
@@ -148,10 +154,11 @@ def _walk(script: str, language: str) -> str:
 def test_ch04_workers_notes_and_formulas_dashboard_speak_the_language(language):
     shown = _walk(_CH04, language)
     # every algorithm the formulas dashboard draws is listed in ASSUMES: the fallback words never show
-    _speaks(shown, language, ("nvcourse/chapters/ch04_collectives.py",), frozenset({"what its row says"}), least=30)
+    _speaks(shown, language, ("nvcourse/chapters/ch04_collectives.py", "nvcourse/collectives/draw_ring.py"),
+            frozenset({"what its row says"}), least=40)
     if language == "fr":
         assert "processus de calcul démarrés" in shown and "le plus rapide est" in shown
-        assert "segments de mémoire partagée restants\u00a0: 1 (nvc_0)" in shown
+        assert "segments de mémoire partagée restants\u00a0: 1 (nvc_0)" in shown and "Déplacez le curseur." in shown
         assert "worker processes" not in shown and "the fastest is" not in shown
     else:
         assert "2 worker processes started (ranks 0, 1), one per simulated GPU" in shown

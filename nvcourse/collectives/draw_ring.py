@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..i18n import localize_numbers
+from ..i18n import translate as _
 from ..tables import table_html
 from ..units import format_size, format_time
 from . import plan as _plan
@@ -174,12 +176,12 @@ def _draw_ring_static(ax, replay: RingReplay) -> None:
 def _ring_title(replay: RingReplay, k: int) -> str:
     phase = replay.phase(k)
     if k == 0:
-        return "before the call: each rank holds only its own data (one colour per rank)"
+        return _("before the call: each rank holds only its own data (one colour per rank)")
     if phase == "reduce-scatter":
-        return (f"step {k} of {replay.nsteps} — reduce-scatter: each rank receives one chunk from its left "
-                "neighbour\nand adds its own (thick outline = just written)")
-    return (f"step {k} of {replay.nsteps} — all-gather: each rank receives one finished chunk (Σ)\n"
-            "from its left neighbour and stores it (thick outline = just written)")
+        return _("step {k} of {n} — reduce-scatter: each rank receives one chunk from its left neighbour\nand adds its "
+                 "own (thick outline = just written)").format(k=k, n=replay.nsteps)
+    return _("step {k} of {n} — all-gather: each rank receives one finished chunk (Σ)\nfrom its left neighbour and "
+             "stores it (thick outline = just written)").format(k=k, n=replay.nsteps)
 
 
 def _draw_ring_state(ax, replay: RingReplay, k: int) -> list:
@@ -208,10 +210,11 @@ def _draw_ring_state(ax, replay: RingReplay, k: int) -> list:
             artists.append(ax.add_artist(FancyArrowPatch(start, end, connectionstyle="arc3,rad=-0.25", arrowstyle="-|>",
                                                          mutation_scale=16, lw=2.2, color="#333333")))
             am = (a0 + a1) / 2
-            artists.append(ax.text(0.42 * radius * math.cos(am), 0.42 * radius * math.sin(am), f"chunk {t['chunk']}",
-                                   ha="center", va="center", fontsize=8.5,
+            artists.append(ax.text(0.42 * radius * math.cos(am), 0.42 * radius * math.sin(am),
+                                   _("chunk {n}").format(n=t["chunk"]), ha="center", va="center", fontsize=8.5,
                                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="#999999", lw=0.6)))
-    artists.append(ax.text(0, 0, replay.phase(k), ha="center", va="center", fontsize=11, color="#555555",
+    artists.append(ax.text(0, 0, replay.phase(k) if k else _("before the call"), ha="center", va="center", fontsize=11,
+                           color="#555555",
                            style="italic"))
     return artists
 
@@ -264,21 +267,23 @@ def ring_step_html(replay: RingReplay, k: int) -> str:
     """The readout for step ``k``: who sent which chunk to whom, what the receiver now holds, measured times."""
     if k == 0:
         total = replay.frames[-1]["end"] if replay.frames else 0.0
-        return (f"{replay.nprocs} ranks, {format_size(replay.count * replay.itemsize)} each, cut into "
-                f"{replay.nprocs} chunks. {replay.nsteps} steps in all; the recorded call took "
-                f"{html.escape(format_time(total))} from its first to its last action. Move the slider.")
+        return _("{p} ranks, {size} each, cut into {p} chunks. {n} steps in all; the recorded call took {time} from "
+                 "its first to its last action. Move the slider.").format(
+            p=replay.nprocs, size=localize_numbers(format_size(replay.count * replay.itemsize)), n=replay.nsteps,
+            time=html.escape(localize_numbers(format_time(total))))
     frame = replay.frames[k - 1]
     rows = []
     for t in sorted(frame["transfers"], key=lambda t: t["src"]):
         block = replay.states[k][t["dst"]][t["chunk"]]
-        verb = "adds its own → holds" if replay.phase(k) == "reduce-scatter" else "stores"
-        rows.append([f"rank {t['src']} → rank {t['dst']}", f"chunk {t['chunk']}", html.escape(format_size(t["nbytes"])),
+        verb = _("adds its own → holds") if replay.phase(k) == "reduce-scatter" else _("stores")
+        rows.append([_("rank {src} → rank {dst}").format(src=t["src"], dst=t["dst"]),
+                     _("chunk {n}").format(n=t["chunk"]), html.escape(localize_numbers(format_size(t["nbytes"]))),
                      f"{verb} {html.escape(block.label(replay.nprocs))}",
-                     html.escape(format_time(t["end"] - t["start"]))])
-    span = format_time(frame["end"] - frame["start"])
-    return (f"<b>step {k}</b> ({replay.phase(k)}): every rank moves one chunk; in the trace "
-            f"this step spans {html.escape(span)}, as ranks wait for their neighbour to run or to send."
-            + table_html(["transfer", "chunk", "bytes", "receiver", "measured"], rows))
+                     html.escape(localize_numbers(format_time(t["end"] - t["start"])))])
+    span = localize_numbers(format_time(frame["end"] - frame["start"]))
+    return (_("<b>step {k}</b> ({phase}): every rank moves one chunk; in the trace this step spans {span}, as ranks "
+              "wait for their neighbour to run or to send.").format(k=k, phase=replay.phase(k), span=html.escape(span))
+            + table_html([_("transfer"), _("chunk"), _("bytes"), _("receiver"), _("measured")], rows))
 
 
 def render_ring(replay: RingReplay):
