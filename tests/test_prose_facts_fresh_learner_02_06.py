@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from nvcourse import catalog
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -100,3 +102,59 @@ def test_06_words_a_fresh_learner_met_undefined_are_defined_or_linked():
     # the course's module and parameter names are not learner words
     assert "`costmodel`" not in text and 'algo="hierarchical"' not in text
     assert "its ring and tree formulas" in text and "its hierarchical formula" in text
+
+
+# ------------------------------------------------------------------------------------------------ 02: links
+_LINKS = "02_pcie_vs_nvlink.ipynb"
+
+
+def test_02_key_point_small_messages_differ_by_alpha_large_ones_by_bandwidth():
+    # "Small messages are latency-bound on every link: PCIe and NVLink then differ mainly by their α (5.7 against
+    # 3.4 µs per step in the catalog), and only large messages see their difference in bandwidth": on every PCIe and
+    # NVLink curve of the chooser, up to 4 KiB the time ratio is the α ratio (within 5 %), at 1 GiB the β ratio
+    from nvcourse.chapters import ch02_links as ch
+
+    pci, nvl = catalog.get_link("pcie4").alpha_us, catalog.get_link("nvlink4").alpha_us
+    assert (f"Small messages are latency-bound on every link: PCIe and NVLink then differ mainly by their α "
+            f"({pci:g} against {nvl:g} µs per step in the catalog), and only large messages see their difference "
+            "in bandwidth.") in prose(_LINKS)
+    assert "only large messages see the difference between PCIe and NVLink" not in prose(_LINKS)
+    params = {label: ch._curve(label).params for label in ch.PER_GPU_CHOICES}
+    pcie = [p for k, p in params.items() if k.startswith("PCIe")]
+    nvlink = [p for k, p in params.items() if "NVLink" in k]
+    assert pcie and nvlink
+    for a in pcie:
+        assert a.alpha_s * 1e6 == pytest.approx(pci)
+        for b in nvlink:
+            assert b.alpha_s * 1e6 == pytest.approx(nvl)
+            for n in (64, 1024, 4096):
+                assert a.time(n) / b.time(n) == pytest.approx(a.alpha_s / b.alpha_s, rel=0.05)
+            assert a.time(2**30) / b.time(2**30) == pytest.approx(b.beta_Bps / a.beta_Bps, rel=0.05)
+
+
+def test_02_ll128_payload_share_and_ncclS_factor_are_told_apart():
+    from nvcourse.costmodel import tuning
+
+    ring_ll128 = tuning.efficiency("ring_ll128")  # NCCL's 0.92 (tuning.cc), not 120/128
+    assert ring_ll128 != pytest.approx(120 / 128)
+    text = prose(_LINKS)
+    assert (f"so 120/128 ≈ {120 / 128:.0%} of the bytes are data; NCCL's model charges its "
+            f"[rings](../docs/glossary.md#ring) {ring_ll128:.0%} of the bandwidth.").replace("%", " %") in text
+    assert "8-byte flag; 92 % of the bandwidth" not in text
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert f"120 of its 128 bytes are data, ≈ {120 / 128:.0%}".replace("%", " %") in glossary
+
+
+def test_02_kernel_is_said_in_words_at_first_use():
+    text = prose(_LINKS)
+    first = re.search(r"\bkernels?\b", text)
+    assert text[first.start():].startswith("kernel (a function the GPU runs)")
+
+
+# ------------------------------------------------------------------------------------------------ 04: collectives
+def test_04_gloo_and_mpi_are_said_in_words_at_first_use():
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert text.index("gloo") == text.index("its gloo backend on CPUs") + len("its ")
+    assert "(PyTorch's communication layer: its gloo backend on CPUs, NCCL on GPUs)" in text
+    first_mpi = re.search(r"\bMPI\b", text)
+    assert text[first_mpi.start():].startswith("MPI (the standard message-passing library of HPC")
