@@ -181,6 +181,14 @@ def noisy_neighbour_dashboard() -> Dashboard:
                       "is InfiniBand without congestion control: a switch port arbitrates per input port, roughly "
                       "half the link to each job (head-of-line blocking and congestion trees can add to it).</p>"
                       ).format(low=number(port.slowdown, ".2f"), high=number(r.slowdown, ".2f"))
+        if qos == "ets" and duty > 0:  # a share helps only above what per-flow fairness already gives
+            fair = isolation.noisy_neighbour(nbytes, qos="none", duty=duty)
+            k = fair.alone_rate_GBps / fair.shared_rate_GBps
+            verdict = (_("better than") if r.slowdown < fair.slowdown - 1e-9
+                       else _("worse than") if r.slowdown > fair.slowdown + 1e-9 else _("the same as"))
+            text += _("<p>With no QoS the victim would run ×{none}: this share is {verdict} no QoS. Per-flow "
+                      "fairness already gives each victim flow 1/{k} of the link; an ETS share helps only above "
+                      "it.</p>").format(none=number(fair.slowdown, ".2f"), verdict=verdict, k=number(k, ".0f"))
         if qos != "ets":  # say why the share slider changes nothing here
             why = (_("with no QoS every flow gets a fair share") if qos == "none"
                    else _("strict priority gives the victim all it needs"))

@@ -1,0 +1,62 @@
+"""Chapter 08b's sentences next to its dashboards hold in every state their controls allow. Expected values come
+from the chapter's text; the model is swept over the dashboard's whole range. Markdown line breaks read as spaces."""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from nvcourse import isolation
+from nvcourse.chapters import ch08b_security_and_observability as ch
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "08b_security_and_observability.ipynb"
+SHARES = [round(0.1 * i, 1) for i in range(1, 10)]  # the victim-share slider: 0.1 .. 0.9
+DUTIES = [round(0.1 * i, 1) for i in range(0, 11)]  # the neighbour-duty slider: 0 .. 1
+
+
+@cache
+def cell(cid: str) -> str:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return next(re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"] if c["id"] == cid)
+
+
+@pytest.mark.parametrize("exp", range(20, 33, 2))  # the size slider: 1 MiB .. 4 GiB
+def test_an_ets_share_helps_only_above_what_per_flow_fairness_gives(exp):
+    # "helps only when the share is larger than what fairness already gives the victim's flows: here 1/8 of the
+    # link under per-flow fairness ... below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS"
+    text = cell("c014")
+    assert "helps only when the share is larger than what fairness already gives the victim's flows" in text
+    assert "here 1/8 of the link under per-flow fairness" in text
+    assert "below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS" in text
+    assert "Then lower it to 0.1: better or worse than no QoS?" in text  # the predict question
+    key = cell("c033")
+    assert "helps only when it is larger than what fairness already gives the job (1/8 of the link" in key
+    assert "bound it on both" not in key
+    for duty in DUTIES:
+        none = isolation.noisy_neighbour(2**exp, qos="none", duty=duty)
+        fair = none.shared_rate_GBps / none.alone_rate_GBps
+        assert fair == pytest.approx(1 / 8)
+        for share in SHARES:
+            ets = isolation.noisy_neighbour(2**exp, qos="ets", victim_share=share, duty=duty)
+            assert ets.shared_rate_GBps == pytest.approx(share * ets.alone_rate_GBps)  # the share is kept
+            if duty == 0:
+                assert ets.slowdown == pytest.approx(none.slowdown) == pytest.approx(1)
+            elif share > fair:
+                assert ets.slowdown < none.slowdown
+            else:
+                assert ets.slowdown > none.slowdown
+            # the bound: the network part stretches at most 1/share, so the whole at most that too
+            assert ets.slowdown <= 1 + duty * (1 / share - 1) + 1e-9
+
+
+def test_the_ets_readout_compares_with_no_qos_in_words():
+    _fig, text = ch.noisy_neighbour_dashboard()._render(qos="ets", share=0.1, duty=1.0, nbytes=2**28)
+    none = isolation.noisy_neighbour(2**28, qos="none").slowdown
+    assert f"With no QoS the victim would run ×{none:.2f}: this share is worse than no QoS" in text
+    assert "1/8 of the link" in text
+    _fig, text = ch.noisy_neighbour_dashboard()._render(qos="ets", share=0.2, duty=0.5, nbytes=2**20)
+    assert "this share is better than no QoS" in text
+    _fig, text = ch.noisy_neighbour_dashboard()._render(qos="ets", share=0.5, duty=0.0, nbytes=2**28)
+    assert "With no QoS" not in text  # the neighbour never sends: nothing to compare
