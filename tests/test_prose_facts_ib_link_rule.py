@@ -100,3 +100,20 @@ def test_06d_card_and_08b_signal_reading_agree():
     assert "to trend, not to page on" in reading and "judged as a rate" in reading
     assert "rising across readings" in runbook.raw()["signatures"]["ib_link_ber"]["broken"]
     assert ch06d.ib_link_rule_html().split("</table>")[0].count("<b>alert</b>") == 2
+
+
+def test_the_ib_runbook_doc_and_the_log_reader_follow_the_rule():
+    """docs/runbook-ib-ar-sharp.md (linked from 06d) says the same, and ``nvcourse ncclog`` never calls an effective
+    or raw BER a fault, nor one reading of a cumulative symbol-error count."""
+    from nvcourse.nccl.ncclog import read_text
+
+    doc = (ROOT / "docs" / "runbook-ib-ar-sharp.md").read_text(encoding="utf-8")
+    assert "they trend up: the margin is shrinking (trend them, do not page)" in doc
+    assert "they are above zero: the link passes errors on" not in doc
+    rec = runbook.raw()["signatures"]["ib_link_ber"]
+    assert rec["log_patterns"] == [] and any("Symbol Errors" in p for p in rec["counter_patterns"])
+    paste = "Effective Physical Errors : 42\nEffective Physical BER : 3E-12\nRaw Physical BER : 2E-7\n"
+    log = read_text(paste)
+    assert log.signatures == [] and any("not a fault to page on" in n for n in log.notes)
+    assert read_text("Symbol Errors : 5\n").signatures == []
+    assert [s["signature"] for s in read_text("Symbol Errors : 5\nSymbol Errors : 9\n").signatures] == ["ib_link_ber"]

@@ -131,9 +131,15 @@ def test_mlxlink_symbol_errors_effective_errors_and_link_down_counter():
                "Link Error Recovery Counter        : 0\nRaw Physical BER                   : 2E-9\n")
     log = read_text(healthy)
     assert log.signatures == [] and any("read as healthy" in n for n in log.notes)
-    assert _sigs(healthy.replace("Effective Physical Errors          : 0", "Effective Physical Errors : 42"))
-    assert _sigs("Symbol Errors                      : 55\n") == {"ib_link_ber"}
-    assert _sigs("SymbolErrorCounter:..............55\n") == {"ib_link_ber"}
+    # the course's one link-health rule: effective and raw BER are the margin (a note, never a fault), symbol errors
+    # count since the last clear, so only two readings with a rise are a fault
+    margin = read_text(healthy.replace("Effective Physical Errors          : 0", "Effective Physical Errors : 42")
+                       .replace("15E-255", "3E-12"))
+    assert margin.signatures == [] and any("not a fault to page on" in n for n in margin.notes)
+    for line in ("Symbol Errors                      : 55\n", "SymbolErrorCounter:..............55\n"):
+        assert _sigs(line) == set() and "55" in read_text(line).notes[0]
+        assert _sigs(line + line.replace("55", "70")) == {"ib_link_ber"}
+        assert _sigs(line + line) == set()
     down = healthy.replace("Link Down Counter                  : 0", "Link Down Counter                  : 4")
     assert _sigs(down) == set() and "Link Down Counter 4" in read_text(down).notes[0]
     assert _sigs(down + down.replace(": 4", ": 6")) == {"ib_link_ber"}

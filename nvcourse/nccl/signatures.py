@@ -12,7 +12,8 @@ Cumulative counters (pause frames, link-down counts) count since the driver load
 reading says nothing about now: a record's ``counter_patterns`` (each with two groups, the counter's name and its
 value) fire only when the paste holds two readings of the same counter and the second is larger
 (:func:`counter_readings`); a single reading is reported as a reading, not as a fault. ``healthy_patterns`` name
-lines that a reader recognises as this check's output in its healthy state (``notes`` in the reader's JSON).
+lines that a reader recognises as this check's output in its healthy state (``notes`` in the reader's JSON);
+``margin_patterns`` name lines that show a link's margin (raw or effective BER): a trend to watch, never a fault.
 ``peer_patterns`` (groups: a field's name and its state) fire only when GPUs in one paste differ (one GPU at its
 power cap while its peers are not); the same state on every GPU is a note. A record with ``fault = false`` names
 what a line is (a cloud fabric) without calling it wrong: readers list it as a note, not a problem.
@@ -39,7 +40,7 @@ def _compiled() -> tuple[tuple[str, dict, tuple[re.Pattern, ...], tuple[re.Patte
         try:
             logs = tuple(re.compile(p) for p in rec.get("log_patterns", []))
             tests = tuple(re.compile(p) for p in rec.get("nccl_tests_patterns", []))
-            for key in ("counter_patterns", "healthy_patterns", "peer_patterns"):
+            for key in ("counter_patterns", "healthy_patterns", "peer_patterns", "margin_patterns"):
                 [re.compile(p) for p in rec.get(key, [])]
         except re.error as exc:
             raise ValueError(f"runbook.toml [signatures.{sid}]: pattern does not compile ({exc})") from None
@@ -151,6 +152,11 @@ def reading_notes(counters: list[dict], text: str) -> list[str]:
         notes.append(f"{len(still)} counter(s) unchanged between two readings ({still[0]['counter']})")
     for h in healthy_readings(text):
         notes.append(f"{h['lines']} line(s) read as healthy for the check '{h['title']}'")
+    for rec in records().values():
+        margin = [p for p in rec.get("margin_patterns", []) if re.search(p, text, re.M)]
+        if margin:
+            notes.append(f"link margin lines (raw or effective BER) for the check '{rec['title']}': a trend to watch "
+                         "across readings, not a fault to page on")
     for (_sid, name), vals in _readings(text, "peer_patterns").items():
         if len(set(vals)) == 1:
             notes.append(f"{name} {vals[0]} on all {len(vals)} GPU reading(s): a fault only when one GPU differs "
