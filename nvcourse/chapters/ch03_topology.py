@@ -24,7 +24,11 @@ __all__ = [
     "metrics_summary_html",
     "codes_table_html",
     "render_system",
+    "ring_busbw_GBps",
+    "socket_cap_GBps",
+    "socket_capped_rate",
     "render_pasted",
+    "CPU_LABEL",
     "records_table_html",
     "example_text",
     "far_from_nics",
@@ -52,8 +56,28 @@ def system_rows(system_ids=None) -> list[dict]:
             "rings": rings.n_rings,
             "ring total GB/s": rings.total_GBps_dir,
             "ring x efficiency GB/s": rings.total_GBps_dir * link.efficiency,
+            "ring busbw GB/s": ring_busbw_GBps(sid),
         })
     return rows
+
+
+def socket_cap_GBps(system: str) -> float | None:
+    """NCCL's model rate of the CPU-to-CPU link (GB/s per direction) when the system's rings cross it, else None.
+
+    Only a ring over PCIe spans both sockets: NVLink rings (the DGX-1's included) never leave the NVLink mesh."""
+    s = catalog.get_system(system)
+    if s.link.kind != "pcie" or not s.inter_socket_GBps_dir or len(set(s.gpu_socket or ())) < 2:
+        return None
+    return s.inter_socket_GBps_dir
+
+
+def ring_busbw_GBps(system: str) -> float:
+    """The ring all-reduce bus bandwidth NCCL's model reaches on all of a system's GPUs (GB/s): rings x per-ring
+    bandwidth x the link's efficiency, capped at the CPU-to-CPU link's model rate where the rings cross it."""
+    rings = _system_facts(system)[2]
+    total = rings.total_GBps_dir * catalog.get_system(system).link.efficiency
+    cap = socket_cap_GBps(system)
+    return total if cap is None else min(total, cap)
 
 
 def _header(key: str) -> str:
@@ -62,6 +86,7 @@ def _header(key: str) -> str:
             "bisection GB/s": _("bisection GB/s"), "bisection per GPU GB/s": _("bisection per GPU GB/s"),
             "max hops": _("max hops"), "all-to-all per GPU GB/s": _("all-to-all per GPU GB/s"), "rings": _("rings"),
             "ring total GB/s": _("ring total GB/s"), "ring x efficiency GB/s": _("ring x efficiency GB/s"),
+            "ring busbw GB/s": _("ring busbw GB/s"),
             "code": _("code"), "path": _("path"), "what bounds a copy": _("what bounds a copy")}.get(key, key)
 
 
@@ -76,7 +101,9 @@ def records_table_html(rows: list[dict], caption: str = "") -> str:
 def metrics_table_html(system_ids=None) -> str:
     return records_table_html(system_rows(system_ids), _(
         "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
-        "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model)."))
+        "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model); 'ring busbw' is what "
+        "NCCL's model reaches: the same, except on the two-socket PCIe server, where every ring crosses the "
+        "CPU-to-CPU link and NCCL rates that link lower (chapter 04b)."))
 
 
 #: The columns of the short table section 2 shows: what answers "does the fabric limit a GPU?".
@@ -166,8 +193,23 @@ def _system_facts(system: str) -> tuple:
 
 
 @lru_cache(maxsize=None)
+def socket_capped_rate(system: str, pattern: str) -> float:
+    """The most each GPU sends under ``pattern`` (GB/s per direction) with the CPU-to-CPU link at NCCL's model
+    rate (:func:`socket_cap_GBps`) instead of unbounded; the unbounded rate where no ring crosses sockets."""
+    cap = socket_cap_GBps(system)
+    if cap is None:
+        return _pattern_facts(system, pattern)[0]
+    return metrics.pattern_report(build_system_graph(system, smp_GBps_dir=cap), pattern)[0]
+
+
+@lru_cache(maxsize=None)
 def _pattern_facts(system: str, pattern: str) -> tuple[float, list[dict]]:
     return metrics.pattern_report(_system_facts(system)[0], pattern)
+
+
+#: The legend's name for the links inside a CPU and between sockets: the graphs give them no bandwidth, but NCCL's
+#: model rates the CPU-to-CPU link (16 GB/s on AMD hosts), so they are not called "not limiting" here.
+CPU_LABEL = "inside CPU / CPU-CPU (no limit drawn)"
 
 
 def render_system(system: str, pattern: str):
@@ -177,7 +219,7 @@ def render_system(system: str, pattern: str):
     G, bis, rings = _system_facts(system)
     report = _pattern_facts(system, pattern)
     rate, rows = report
-    fig, legend = topology_figure(G, pattern=pattern, report=report)
+    fig, legend = topology_figure(G, pattern=pattern, report=report, cpu_label=CPU_LABEL)
     top = rows[0]
     text = _(
         "<b>{name}</b> — per GPU, per direction: <b>{pattern}</b> at most <b>{rate} GB/s</b> (busiest link "
@@ -187,7 +229,20 @@ def render_system(system: str, pattern: str):
              rate=f"{rate:.4g}", a=html.escape(top["a"]), b=html.escape(top["b"]), bis=f"{bis.GBps_dir:.5g}",
              bidir=f"{bis.GBps_bidir:.5g}", n=rings.n_rings, ring=f"{rings.ring_GBps_dir:g}",
              total=f"{rings.total_GBps_dir:g}")
+    cap = socket_cap_GBps(system)
+    if cap is not None:
+        text += " " + _socket_note(system, pattern, cap)
     return fig, localize_numbers(text) + legend
+
+
+def _socket_note(system: str, pattern: str, cap: float) -> str:
+    """The readout's sentence on the CPU-to-CPU link the drawing leaves unbounded: what NCCL's rate for it does."""
+    if pattern == "ring":
+        return _("The CPU-to-CPU link is drawn without a limit; every ring crosses it, and at NCCL's model rate for "
+                 "it, {cap} GB/s, a ring falls to {cap} GB/s (chapter 04b).").format(cap=f"{cap:g}")
+    return _("The CPU-to-CPU link is drawn without a limit; at NCCL's model rate for it, {cap} GB/s, {pattern} "
+             "falls to {capped} GB/s, and every ring, which crosses it, to {cap} GB/s (chapter 04b).").format(
+        cap=f"{cap:g}", pattern=pattern, capped=f"{socket_capped_rate(system, pattern):.3g}")
 
 
 def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
@@ -223,7 +278,7 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
             bis=f"{bis.GBps_dir:.5g}", a2a=f"{a2a:.4g}")))
     except ValueError as exc:
         parts.append(f"<i>{html.escape(str(exc))}</i>")
-    fig, legend = topology_figure(G, title=_("your nvidia-smi topo -m"))
+    fig, legend = topology_figure(G, title=_("your nvidia-smi topo -m"), cpu_label=CPU_LABEL)
     return fig, _("; ").join(parts) + legend
 
 

@@ -70,6 +70,10 @@ class LegendEntry:
     dashed: bool = False
 
 
+#: The legend's default name for links inside a CPU and between sockets, which the graphs draw without a bandwidth.
+CPU_LINK_LABEL = "inside CPU / CPU-CPU (not limiting)"
+
+
 def _colour_bar_label(pattern: str, rate: float) -> str:
     return f"link utilisation at the maximal {pattern} rate ({rate:.4g} GB/s per GPU per direction)"
 
@@ -131,7 +135,7 @@ def _utilisation(G: nx.Graph, pattern: str | None, member: dict[str, str] | None
 
 def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int = 4, title: str | None = None,
                   legend: bool = True, figsize: tuple[float, float] = (9.0, 4.6),
-                  report: tuple[float, list[dict]] | None = None) -> Figure:
+                  report: tuple[float, list[dict]] | None = None, cpu_label: str = CPU_LINK_LABEL) -> Figure:
     """Draw a topology graph; return the Figure.
 
     Args:
@@ -141,6 +145,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
         title: figure title (default: the system name).
         legend: draw the legend and, with ``pattern``, the utilisation colour bar.
         report: ``metrics.pattern_report(G, pattern)`` if already computed (saves the routing).
+        cpu_label: the legend's name for the links inside a CPU and between sockets (drawn without a bandwidth).
     """
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -150,7 +155,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
     name = title if title is not None else G.graph.get("name", "")
     if is_trays and title is None:
         name += "\n" + _TRAY_NOTE
-    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report)
+    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report, cpu_label=cpu_label)
     if legend:
         ax.legend(handles=[_mpl_handle(e) for e in entries], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                   frameon=False)
@@ -165,7 +170,8 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
 
 def topology_figure(G: nx.Graph, *, pattern: str | None = None, top: int = 4, title: str | None = None,
                     figsize: tuple[float, float] = (8.0, 4.4),
-                    report: tuple[float, list[dict]] | None = None) -> tuple[Figure, str]:
+                    report: tuple[float, list[dict]] | None = None,
+                    cpu_label: str = CPU_LINK_LABEL) -> tuple[Figure, str]:
     """The picture of :func:`draw_topology` for a dashboard: ``(figure, legend as HTML)``.
 
     The legend and the utilisation colour bar go into the HTML (next to the readout) instead of the
@@ -175,7 +181,7 @@ def topology_figure(G: nx.Graph, *, pattern: str | None = None, top: int = 4, ti
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
     name = title if title is not None else G.graph.get("name", "")
-    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report)
+    entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report, cpu_label=cpu_label)
     if G.graph.get("topology") == "nvl72":
         entries.append(LegendEntry(_TRAY_NOTE, "text"))
     return fig, legend_html(entries, colour_bar=None if pattern is None else _colour_bar_label(pattern, rate))
@@ -242,7 +248,7 @@ def _css_colour(colour) -> str:
 
 
 def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
-          report: tuple[float, list[dict]] | None) -> tuple[list[LegendEntry], float]:
+          report: tuple[float, list[dict]] | None, cpu_label: str = CPU_LINK_LABEL) -> tuple[list[LegendEntry], float]:
     """Draw everything but the legend and the colour bar; return the legend's entries and the pattern's rate."""
     member = None
     D = G
@@ -263,7 +269,7 @@ def _draw(G: nx.Graph, ax, *, pattern: str | None, top: int, title: str,
         _draw_nodes(ax, D, pos)
     ax.autoscale_view()
     entries = _legend_entries(D, bws, max_bw, trays=member is not None, util=util, pattern=pattern, note=note,
-                              cmap=cmap)
+                              cmap=cmap, cpu_label=cpu_label)
     ax.set_title(title, fontsize=10, y=1.0)  # a fixed y skips matplotlib's search for tick labels above the axes
     ax.set_axis_off()
     ax.margins(0.08)
@@ -370,7 +376,7 @@ def _draw_nodes(ax, D: nx.Graph, pos: dict) -> None:
 
 
 def _legend_entries(D: nx.Graph, bws: list, max_bw: float, *, trays: bool, util: dict, pattern: str | None,
-                    note: str, cmap) -> list[LegendEntry]:
+                    note: str, cmap, cpu_label: str = CPU_LINK_LABEL) -> list[LegendEntry]:
     """The legend: node kinds, link families (without a pattern), up to three line widths, the busiest colour."""
     entries = []
     kinds = {k for _, k in D.nodes(data="kind")}
@@ -378,7 +384,7 @@ def _legend_entries(D: nx.Graph, bws: list, max_bw: float, *, trays: bool, util:
         if kind in kinds:
             entries.append(LegendEntry(_KIND_NAMES[kind], "marker", face, "s" if trays else marker))
     families = {_edge_family(d) for *_, d in D.edges(data=True)}
-    for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", "inside CPU / CPU-CPU (not limiting)")):
+    for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", cpu_label)):
         if fam in families and not util:
             entries.append(LegendEntry(name, "line", KIND_COLOURS.get(fam, "#555555"), dashed=fam == "cpu"))
     distinct = sorted(set(bws))
