@@ -25,6 +25,7 @@ from .i18n import number as _num
 from .i18n import translate as _
 from .markup import mark_html, md_escape, md_table
 from .tables import table_html
+from .units import percent_spec
 
 __all__ = [
     "Targets",
@@ -233,7 +234,9 @@ def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float
         Gate(
             "efficiency",
             step.efficiency >= targets.min_efficiency,
-            _("{eff} (MFU {mfu})").format(eff=_pct(step.efficiency), mfu=_pct(step.mfu)),
+            _("{eff} (MFU {mfu})").format(eff=_pct(step.efficiency, percent_spec(step.efficiency,
+                                                                            targets.min_efficiency)),
+                                          mfu=_pct(step.mfu)),
             f"≥ {_pct(targets.min_efficiency)}",
             _("fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth"),
         ),
@@ -241,7 +244,8 @@ def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float
             "goodput",
             good >= targets.min_goodput,
             _("{goodput} (MTBI {mtbi} h, checkpoint every {every} min)").format(
-                goodput=_pct(good, ".1%"), mtbi=_num(mtbi_h, ".1f"), every=_num(tau / 60, ".0f")),
+                goodput=_pct(good, max(".1%", percent_spec(good, targets.min_goodput))),  # ".1%" at least
+                mtbi=_num(mtbi_h, ".1f"), every=_num(tau / 60, ".0f")),
             f"≥ {_pct(targets.min_goodput)}",
             _("faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures"),
         ),

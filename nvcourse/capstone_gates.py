@@ -37,6 +37,7 @@ from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat
 from .fabric import data as fabric_data
 from .i18n import translate as _
 from .observability import counters
+from .units import percent_spec
 
 __all__ = [
     "FabricChoice", "FabricResult", "fabric_gate", "NEEDS", "ROUTING_WORDS",
@@ -247,13 +248,14 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     ratio = est.busbw_GBps / ref.busbw_GBps
     gates = (
         Gate("fabric busbw", ratio >= thr,
-             f"{est.busbw_GBps:.0f} GB/s ({ratio:.0%} of {ref.busbw_GBps:.0f}), {est.algorithm}",
+             f"{est.busbw_GBps:.0f} GB/s ({ratio:{percent_spec(ratio, thr)}} of {ref.busbw_GBps:.0f}), {est.algorithm}",
              f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
              _("adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, a topology-aware "
              "scheduler (packed nodes), SHARP (with its aggregation manager and NCCL plugin), less "
              "oversubscription")),
         Gate("fabric step", eff >= report.targets.min_efficiency,
-             f"{eff:.0%} (DP all-reduce {dp_comm:.2f} s, {exposed:.2f} s exposed)",
+             f"{eff:{percent_spec(eff, report.targets.min_efficiency)}} (DP all-reduce {dp_comm:.2f} s, "
+             f"{exposed:.2f} s exposed)",
              f"≥ {report.targets.min_efficiency:.0%}",
              _("more delivered bandwidth (see fabric busbw), a faster NIC, or a larger overlap window (more "
              "micro-batches, ZeRO-3 prefetch)")),

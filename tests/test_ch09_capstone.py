@@ -51,7 +51,7 @@ def test_survey_prices_every_design_on_both_bases_and_gives_the_verdict_on_each(
     page = ch09_capstone.comparison_summary_html(reports)
     assert "$" not in page
     short = html.unescape(page.split("<details>")[0])
-    assert "$M at the data file's prices" in short and f"$M at {date} prices" in short
+    assert "$M at the course's prices" in short and f"$M at {date} prices" in short
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", short)[1:]]
     assert len(rows) == len(reports)
     for r, cells in zip(reports, rows, strict=True):  # the data file's cost, then the same GPU-hours at the month's
@@ -59,8 +59,8 @@ def test_survey_prices_every_design_on_both_bases_and_gives_the_verdict_on_each(
         assert cells[:5] == [r.design.system, str(r.design.gpus), f"{r.cost.hours / 24:.1f}",
                              f"{r.cost.usd / 1e6:.2f}", f"{again.cost.usd / 1e6:.2f}"]
     h100 = training.system_costs("dgx-h100")
-    assert f"The data file prices dgx-h100 as of {h100['usd_date']} ({h100['usd_label']}) and the others as of " \
-           f"{date}" in short
+    assert f"The course's price table prices dgx-h100 as of {h100['usd_date']} ({h100['usd_label']}) and the " \
+           f"others as of {date}" in short
     # the verdict on both bases: the 2,048-GPU H100 design fails the budget at the list price only
     big = next(r for r in reports if r.design.system == "dgx-h100" and r.design.gpus == 2048)
     assert "budget" in [g.name for g in big.failed]
@@ -68,7 +68,7 @@ def test_survey_prices_every_design_on_both_bases_and_gives_the_verdict_on_each(
     assert f"at {date} prices: " in short
     ok = [r for r in reports if r.passed]
     ok_date = [a for a in (capstone.at_price_date(r, date) for r in reports) if a.passed]
-    assert f"{len(ok)} of {len(reports)} designs pass every gate at the data file's prices" in short
+    assert f"{len(ok)} of {len(reports)} designs pass every gate at the course's prices" in short
     same = [(a.design.system, a.design.gpus) for a in ok_date] == [(r.design.system, r.design.gpus) for r in ok]
     assert same == (f"At {date} prices the same designs pass" in short)
 

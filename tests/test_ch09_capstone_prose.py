@@ -104,7 +104,7 @@ def test_the_survey_says_which_price_basis_each_column_uses():
 
 
 def test_the_price_conclusion_holds_on_both_bases():
-    # c012: "at the data file's prices 1,024 H100 GPUs cost $2.84 M and 512 GB200 GPUs $1.50 M, about half; priced in
+    # c012: "at the course's prices 1,024 H100 GPUs cost $2.84 M and 512 GB200 GPUs $1.50 M, about half; priced in
     # the same month, the H100 design costs $1.70 M, only 13 % more — and GB200's price is an assumption. Both designs
     # pass the budget on either basis"
     h100 = job_1024()

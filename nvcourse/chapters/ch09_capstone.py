@@ -16,6 +16,7 @@ from ..i18n import translate as _
 from ..markup import html_escape, mark_html
 from ..plots import new_figure
 from ..tables import table_html
+from ..units import percent_spec
 from ..widgets import Dashboard
 
 __all__ = ["comparison_table_html", "comparison_summary_html", "design_view", "design_dashboard", "price_headroom_html",
@@ -104,11 +105,11 @@ def comparison_summary_html(reports: list[capstone.Report]) -> str:
     head = [_("system"), _("GPUs"), _("days"), _("$M")] + ([_("$M at {date} prices").format(date=date)] if date
                                                            else []) + [_("gates")]
     if date:
-        head[3] = _("$M at the data file's prices")
+        head[3] = _("$M at the course's prices")
     short = table_html(head, rows)
     ok = [r for r in reports if r.passed]
     verdict = (_("{ok} of {total} designs pass every gate").format(ok=len(ok), total=len(reports))
-               + (_(" at the data file's prices") if date else "")
+               + (_(" at the course's prices") if date else "")
                + (_(": {passing}.").format(passing=_passing(reports)) if ok else "."))
     if date:
         alt_ok = _passing([a for a in alts if a is not None])
@@ -120,8 +121,9 @@ def comparison_summary_html(reports: list[capstone.Report]) -> str:
                                                                       label=cost[s]["usd_label"])
                           for s in systems if cost[s]["usd_date"] != date)
         same = "; ".join(f"{s} {capstone.price_on(s, date)[1]}" for s in systems)
-        verdict += _(" The data file prices {older} and the others as of {date}; the {date} column prices every "
-                     "system in that one month, like for like ({same}).").format(older=older, date=date, same=same)
+        verdict += _(" The course's price table prices {older} and the others as of {date}; the {date} column "
+                     "prices every system in that one month, like for like ({same}).").format(
+            older=older, date=date, same=same)
     return (short + f"<p>{html_escape(verdict)} "
             + _("The failing rows name the gates that fail: that is what to change.") + "</p>"
             + _details(_("The full table: layout (TP×PP×DP), efficiency, goodput and power per design"),
@@ -209,7 +211,7 @@ def design_dashboard(targets: capstone.Targets) -> Dashboard:
             "restart_min": w.IntSlider(value=10, min=1, max=120, description=_("restart (min)"),
                                        continuous_update=False),
             "price": w.BoundedFloatText(value=0.0, min=0.0, max=50.0, step=0.1,
-                                        description=_("$/GPU-h (0 = data file)")),
+                                        description=_("$/GPU-h (0 = course price)")),
         },
         render,
         columns=3,
@@ -250,8 +252,9 @@ def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.Fabric
     rows = []
     for name, f in fabrics.items():
         r = gates.fabric_gate(report, f, min_busbw_fraction=min_busbw_fraction)
-        rows.append([html_escape(name), html_escape(f.describe()), number(r.busbw_GBps, ".0f"), _pct(r.ratio),
-                     _pct(r.efficiency),
+        rows.append([html_escape(name), html_escape(f.describe()), number(r.busbw_GBps, ".0f"),
+                     _pct(r.ratio, percent_spec(r.ratio, min_busbw_fraction)),
+                     _pct(r.efficiency, percent_spec(r.efficiency, report.targets.min_efficiency)),
                      mark_html(True, _("all")) if r.passed
                      else mark_html(False, ", ".join(g.name for g in r.gates if not g.passed))])
     return table_html([_("option"), _("fabric"), _("busbw GB/s"), _("of reference"), _("efficiency"), _("gates")],
@@ -338,7 +341,7 @@ def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gat
     header = [_("fabric")] + [h for job in jobs for h in (_("{job}: share").format(job=job),
                                                             _("{job}: gates").format(job=job))]
     rows = [[html_escape(name)] + [c for job in jobs for c in (
-        _pct(results[job][name].ratio),
+        _pct(results[job][name].ratio, percent_spec(results[job][name].ratio, min_busbw_fraction)),
         _gates_mark(results[job][name].passed, [g.name for g in results[job][name].gates if not g.passed],
                     _("all")))]
         for name in fabrics]
