@@ -162,8 +162,8 @@ def _draw_ring_static(ax, replay: RingReplay) -> None:
     ax.add_patch(plt.Circle((0, 0), radius * 0.62, fill=False, ec="#cccccc", lw=1, ls=(0, (3, 3))))
     for r, (x, y) in enumerate(pts):
         x0, y0 = x - p * _W / 2, y - _H / 2
-        ax.text(x, y + _H / 2 + 0.12, f"rank {r} ({rank_letter(r)})", ha="center", va="bottom", fontsize=9,
-                color="black", fontweight="bold")
+        ax.text(x, y + _H / 2 + 0.12, _("rank {r} ({letter})").format(r=r, letter=rank_letter(r)), ha="center",
+                va="bottom", fontsize=9, color="black", fontweight="bold")
         ax.add_patch(plt.Rectangle((x0 - 0.12, y0 - 0.08), p * _W + 0.24, _H + 0.16, fill=False,
                                    ec=RANK_COLOURS[r % len(RANK_COLOURS)], lw=1.5))
     lim = radius + p * _W / 2 + 0.3
