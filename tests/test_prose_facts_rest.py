@@ -1055,6 +1055,30 @@ def test_07b_tp_readout_says_chunking_lengthens_the_communication():
         assert (f"against the unsplit {ch07b._t(unsplit)}" in text) == says
 
 
+
+def test_07b_tp_readout_prints_the_split_against_no_split_the_key_point_uses():
+    # the TP readout's "exposed time N% below (above) no split's", next to the overlapped share: the key point's
+    # measure, in every model, system, chunk count and SM share of the dashboard (none with one chunk)
+    import matplotlib.pyplot as plt
+
+    dash = ch07b.overlap_dashboard()
+    c = dash.controls
+    for model in c["model"].options:
+        for system in c["system"].options:
+            for sm in (0.0, 0.15, 0.3):
+                unsplit = ch07b.tp_case(model, system, 8, chunks=1, sm_fraction=sm).exposed_s
+                for chunks in range(c["chunks"].min, c["chunks"].max + 1):
+                    fig, text = dash._render(scenario=ch07b._SCENARIOS[2], model=model, system=system, nodes=64,
+                                             bucket_mib=25, prefetch=1, chunks=chunks, sm_fraction=sm)
+                    plt.close(fig)
+                    if chunks == 1:
+                        assert "no split's" not in text
+                        continue
+                    change = ch07b.tp_case(model, system, 8, chunks=chunks, sm_fraction=sm).exposed_s / unsplit - 1
+                    word = "below" if change <= 0 else "above"
+                    assert f"exposed time {abs(change):.0%} {word} no split's" in text, (model, system, sm, chunks)
+                    assert "of it overlapped with compute" in text
+
 def test_third_review_wordings_hold():
     # 07c: a connector posting one small descriptor per (layer, page) is bound by its own per-request cost (vLLM
     # #53825: ~0.55 M requests/s), far below what a NIC takes; 06: NCCL_IB_ADAPTIVE_ROUTING only makes NCCL's

@@ -205,10 +205,22 @@ def _pct(fraction: float, spec: str) -> str:
     return number(100 * fraction, spec + "f") + "\u00a0%"
 
 
-def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
+def _vs_unsplit(exposed_s: float, unsplit_s: float) -> str:
+    """A split's exposed time against no split's (both in s), the measure the chapter's key point uses: chunking
+    lengthens the communication, so the overlapped share alone flatters the split."""
+    if unsplit_s <= 0:
+        return ""
+    change = exposed_s / unsplit_s - 1
+    if change <= 0:
+        return _(" · exposed time {share} below no split's").format(share=_pct(-change, ".0"))
+    return _(" · exposed time {share} above no split's").format(share=_pct(change, ".0"))
+
+
+def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0, versus: str = "") -> str:
     """The dashboard's readout: first the answer (the exposed time, split into waiting for communication and the SM
     slowdown, so a number quoted with no SMs taken, the chapter's §2, and the dashboard's default, 15 % taken, can
-    be told apart), then the step's totals, then the setting in small grey text."""
+    be told apart), then the step's totals (``versus``: a split's exposed time against no split's), then the setting
+    in small grey text."""
     slow = max(tl.slowdown_s, 0.0)
     wait = max(tl.exposed_s - slow, 0.0)
     answer = _("<b>exposed {exposed}</b> = waiting for communication {wait} + SM slowdown {slow}").format(
@@ -216,7 +228,8 @@ def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0) -> str:
     totals = (_("step {step} · compute work {work} · communication {comm}").format(
         step=_t(tl.total_s), work=_t(tl.work_s), comm=_t(tl.comm_s))
               + (_(", {share} of it overlapped with compute").format(share=_pct(tl.hidden_fraction, ".1"))
-                 if tl.comm_s > 0 else _(" · no communication")))
+                 if tl.comm_s > 0 else _(" · no communication"))
+              + versus)
     sm = (_("Communication kernels hold {share} of the SMs while they run; set “SMs taken by comm” to 0 for the "
             "exposed time without that cost. ").format(share=_pct(sm_fraction, ".0")) if sm_fraction > 0 else "")
     return f"{answer}<br>{totals}<br><span style=\"color:#555;font-size:90%\">{sm}{extra}</span>"
@@ -247,6 +260,7 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
 
     def render(scenario, model, system, nodes, bucket_mib, prefetch, chunks, sm_fraction):
         scenario = {_scenario_label(s): s for s in _SCENARIOS}.get(scenario, scenario)
+        versus = ""  # the TP scenario's split against no split
         if scenario == _SCENARIOS[0]:
             sc = overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
             tl = sc.timeline(bucket_mib * 2**20, sm_fraction)
@@ -270,10 +284,12 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
                                                               prefetch=prefetch)
             if chunks > 1:  # chunking lengthens the communication, so its overlapped share flatters the split
                 unsplit = tp_case(model, system, 8, chunks=1, sm_fraction=sm_fraction).exposed_s
+                versus = _vs_unsplit(tl.exposed_s, unsplit)
                 extra += _(". Each chunk pays its own latency, so the communication grows with the chunks: judge "
                            "the split by its exposed time against the unsplit {unsplit}, not by the overlapped "
                            "share").format(unsplit=_t(unsplit))
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
-        return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction)
+        return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction,
+                                                                          versus)
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
