@@ -50,7 +50,8 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
     _check_positive("gpus", args.gpus)
     _check_positive("nodes", args.nodes)
     if args.system is not None and args.system not in catalog.systems():
-        raise ValueError(f"--system must be one of {', '.join(catalog.systems())}; got {args.system!r}")
+        raise ValueError(_("{name} must be one of {allowed}; got {value}").format(
+            name="--system", allowed=", ".join(catalog.systems()), value=repr(args.system)))
     text = read_input(args.file)
     run = nccltests.read_text(text)
     if run.nranks is None and args.gpus:
@@ -58,7 +59,7 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
     diag = diagnose(run, system=args.system, gpus=args.gpus, nodes=args.nodes)
     diag.signatures = match_text(text, kind="nccl-tests")
     if args.plot and not run.rows:
-        raise ValueError("--plot needs result rows: this paste has none (it stops before the first size)")
+        raise ValueError(_("--plot needs result rows: this paste has none (it stops before the first size)"))
     if args.plot:
         from .draw import save_overlay
 
@@ -71,37 +72,57 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
 
 
 def format_report(run, diag) -> str:
-    """The human-readable answer: what was read, then findings and verdicts with their sources."""
-    op = run.op or f"unknown (candidates: {', '.join(run.op_candidates) or 'none'})"
-    if run.op is None and tuple(run.op_candidates) == ("scatter", "gather"):
-        op = ("scatter or gather (redop none, a root, busbw = (n-1)/n x algbw: nccl-tests prints the same columns "
-              "for both; the command line, if pasted, names it)")
-    lines = [f"op: {op}" + (f" (from the {run.op_source})" if run.op_source else ""),
-             f"ranks: {run.nranks if run.nranks is not None else 'not printed'}; GPUs: {', '.join(run.gpus) or '-'}; "
-             f"hosts: {len(run.hosts) or '-'}; NCCL {run.nccl_version or 'version not printed'}",
-             f"rows: {len(run.rows)} sizes, {run.rows[0]['bytes']} to {run.rows[-1]['bytes']} B; "
-             f"largest-size busbw {run.rows[-1]['oop_busbw_GBps']} GB/s (out-of-place)"
-             if run.rows else "rows: none (the note below says why)"]
-    if run.avg_busbw_GBps is not None:
-        lines.append(f"Avg bus bandwidth (as printed): {run.avg_busbw_GBps:g} GB/s; out of bounds: {run.out_of_bounds}")
+    """The human-readable answer: what was read, then findings and verdicts with their sources. Labels are in the
+    learner's language; findings, causes and notes that come from the data files stay as written there."""
+    lines = _run_lines(run)
     for n in run.notes:
-        lines.append(f"note: {n}")
+        lines.append(_("note: {note}").format(note=n))
     if diag.system:
-        lines.append(f"model: {diag.system}, {diag.gpus} GPU(s) per node x {diag.nodes} node(s)")
+        lines.append(_("model: {system}, {gpus} GPU(s) per node x {nodes} node(s)").format(
+            system=diag.system, gpus=diag.gpus, nodes=diag.nodes))
     for f in diag.findings:
-        lines.append(f"finding: {f['finding']} -- likely: {f['cause']} [{f['source']}]")
+        lines.append(_("finding: {finding} -- likely: {cause} [{source}]").format(
+            finding=f["finding"], cause=f["cause"], source=f["source"]))
     for b in diag.bands:
         lines.append(f"{b['band']:>10} ({b['sizes'][0]}-{b['sizes'][1]} B): {b['verdict']}")
         for c in b["causes"]:
-            lines.append(f"{'':>12}likely: {c['cause']} [{c['source']}]")
+            lines.append(f"{'':>12}" + _("likely: {cause} [{source}]").format(cause=c["cause"], source=c["source"]))
             if c.get("evidence"):
-                lines.append(f"{'':>14}evidence: {c['evidence']}")
+                lines.append(f"{'':>14}" + _("evidence: {evidence}").format(evidence=c["evidence"]))
     for n in diag.notes:
-        lines.append(f"note: {n}")
+        lines.append(_("note: {note}").format(note=n))
     for sig in diag.signatures:
-        lines.append(f"signature: {sig['title']} ('{sig['line'][:100]}') -- likely: {sig['cause']} [{sig['source']}]")
-        lines.append(f"{'':>11}fix: {sig['fix']}")
+        lines.append(_("signature: {title} ('{line}') -- likely: {cause} [{source}]").format(
+            title=sig["title"], line=sig["line"][:100], cause=sig["cause"], source=sig["source"]))
+        lines.append(f"{'':>11}" + _("fix: {fix}").format(fix=sig["fix"]))
     return "\n".join(lines)
+
+
+def _run_lines(run) -> list[str]:
+    """What the paste says: the operation, ranks, GPUs, hosts, NCCL version, the rows and nccl-tests' footer."""
+    if run.op is None and tuple(run.op_candidates) == ("scatter", "gather"):
+        op = _("scatter or gather (redop none, a root, busbw = (n-1)/n x algbw: nccl-tests prints the same columns "
+               "for both; the command line, if pasted, names it)")
+    elif run.op is None:
+        op = _("unknown (candidates: {candidates})").format(candidates=", ".join(run.op_candidates) or _("none"))
+    else:
+        op = run.op
+    source = _(" (from the {source})").format(source=run.op_source) if run.op_source else ""
+    ranks = run.nranks if run.nranks is not None else _("not printed")
+    lines = [_("op: {op}").format(op=op) + source,
+             _("ranks: {ranks}; GPUs: {gpus}; hosts: {hosts}; NCCL {version}").format(
+                 ranks=ranks, gpus=", ".join(run.gpus) or "-", hosts=len(run.hosts) or "-",
+                 version=run.nccl_version or _("version not printed"))]
+    if run.rows:
+        lines.append(_("rows: {n} sizes, {first} to {last} B; largest-size busbw {busbw} GB/s (out-of-place)").format(
+            n=len(run.rows), first=run.rows[0]["bytes"], last=run.rows[-1]["bytes"],
+            busbw=run.rows[-1]["oop_busbw_GBps"]))
+    else:
+        lines.append(_("rows: none (the note below says why)"))
+    if run.avg_busbw_GBps is not None:
+        lines.append(_("Avg bus bandwidth (as printed): {busbw} GB/s; out of bounds: {oob}").format(
+            busbw=f"{run.avg_busbw_GBps:g}", oob=run.out_of_bounds))
+    return lines
 
 
 def run_ncclog(args: argparse.Namespace) -> int:
@@ -112,7 +133,8 @@ def run_ncclog(args: argparse.Namespace) -> int:
     print(ncclog.explain(log))
     for p in log.problems:
         if p.get("source"):
-            print(f"  - {p['problem']}: likely {p['cause']} [{p['source']}]")
+            print("  - " + _("{problem}: likely {cause} [{source}]").format(
+                problem=p["problem"], cause=p["cause"], source=p["source"]))
             if p.get("fix"):
-                print(f"    fix: {p['fix']}")
+                print("    " + _("fix: {fix}").format(fix=p["fix"]))
     return 0

@@ -55,19 +55,19 @@ def _print_xml_facts(result) -> None:
     """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, NVLinks per GPU, PCIe link widths below x16."""
     nics = result.xml["nics"]
     if nics:
-        print("NIC speeds: " + ", ".join(f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1")
+        print(_("NIC speeds: ") + ", ".join(f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1")
                                           else " (gdr 0)") for n in nics.values() if n["speed_Gbps"] is not None))
     per_gpu = {g: sum(link["count"] for link in d["nvlinks"]) for g, d in result.xml["gpus"].items()}
     if any(per_gpu.values()):
-        print("NVLinks per GPU: " + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))
+        print(_("NVLinks per GPU: ") + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))
     ends = [p for p in result.xml["pcie"] if p["class"] and p["class"].startswith(("0x03", "0x02"))]
     links: dict[str, int] = {}
     for p in ends:
         key = f"{p['link_speed'] or 'speed ?'} x{p['link_width'] if p['link_width'] is not None else '?'}"
         links[key] = links.get(key, 0) + 1
     if links:
-        print("PCIe links of the GPUs and NICs: " + ", ".join(f"{k} ({n})" for k, n in links.items())
-              + (" -- they differ: a link trained lower, or a VM reporting its own" if len(links) > 1 else ""))
+        print(_("PCIe links of the GPUs and NICs: ") + ", ".join(f"{k} ({n})" for k, n in links.items())
+              + (_(" -- they differ: a link trained lower, or a VM reporting its own") if len(links) > 1 else ""))
 
 
 def run_topo(args: argparse.Namespace) -> int:
@@ -83,25 +83,27 @@ def run_topo(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0
-    print(f"GPUs: {len(result.gpus)} ({', '.join(result.gpus)})")
+    print(_("GPUs: {n} ({names})").format(n=len(result.gpus), names=", ".join(result.gpus)))
     if result.nics:
         names = [f"{n}={result.nic_names[n]}" if n in result.nic_names else n for n in result.nics]
-        print(f"NICs: {len(result.nics)} ({', '.join(names)})")
+        print(_("NICs: {n} ({names})").format(n=len(result.nics), names=", ".join(names)))
     counts: dict[str, int] = {}
     for link in result.links():
         if link["a"] in result.gpus and link["b"] in result.gpus:
             counts[link["type"]] = counts.get(link["type"], 0) + 1
-    print("GPU pairs by connection: " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    print(_("GPU pairs by connection: ") + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
     if result.xml is not None:
         _print_xml_facts(result)
     for note in result.notes:
-        print(f"note: {note}")
+        print(_("note: {note}").format(note=note))
     if m is not None:
-        print(f"metrics ({m['scope']}, GB/s per direction): bisection {m['bisection_GBps_dir']:g}, "
-              f"all-to-all per GPU {m['alltoall_GBps_dir_per_gpu']:.4g}, rings {m['rings']} x {m['ring_GBps_dir']:g}, "
-              f"hops {m['hops']['min']}-{m['hops']['max']}")
+        scope = {"NVLink fabric": _("NVLink fabric"), "PCIe tree": _("PCIe tree")}.get(m["scope"], m["scope"])
+        print(_("metrics ({scope}, GB/s per direction): bisection {bisection}, all-to-all per GPU {alltoall}, "
+                "rings {rings} x {ring}, hops {low}-{high}").format(
+            scope=scope, bisection=f"{m['bisection_GBps_dir']:g}", alltoall=f"{m['alltoall_GBps_dir_per_gpu']:.4g}",
+            rings=m["rings"], ring=f"{m['ring_GBps_dir']:g}", low=m["hops"]["min"], high=m["hops"]["max"]))
     elif not (args.nvlink or args.pcie):
-        print("(give --nvlink/--pcie generations to compute bandwidth metrics)")
+        print(_("(give --nvlink/--pcie generations to compute bandwidth metrics)"))
     if args.draw:
-        print(f"drawing written to {args.draw}")
+        print(_("drawing written to {path}").format(path=args.draw))
     return 0
