@@ -971,8 +971,7 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
     for internal in ("nvcourse.costmodel", "nvls_min_gpus", "costmodel.factors"):
         assert internal not in text, internal
     # nor do its printed outputs: the NVLS readout says the catalog's estimate in words
-    nb = json.loads((ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb").read_text(encoding="utf-8"))
-    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    printed = outputs(ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb")  # printed text and the HTML table's details
     nvl72 = catalog.get_system("gb200-nvl72").nvls_min_gpus
     assert "nvls_min_gpus" not in printed and f"the smallest NVL72 group where NVLS pays: {nvl72} GPUs" in printed
     assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72
@@ -1086,7 +1085,11 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     table = (f"| ≥ 16 MiB | {band['>= 16 MiB'][0]:.0%} | | 64 KiB – 16 MiB | {band['64 KiB-16 MiB'][0]:.0%} | "
              f"| below 64 KiB | {band['<= 64 KiB'][0]:.0%} |").replace("%", " %")
     assert table in text and text.index(table) < text.index("On the two held-out runs drawn")
-    assert "| size (the nine held-out runs the model describes) | median error, the model too fast |" in text
+    words = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    n_runs = words[len({r.point.sweep for r in rows}) - 2]
+    assert f"On the {n_runs} held-out runs the model describes: | message size | median error (the model too fast) |" \
+        in text
+    assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
 
 
 def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details():
