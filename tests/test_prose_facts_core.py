@@ -1106,3 +1106,20 @@ def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details()
     # the per-step latency printout sits in the tree's section (4), not in the core section 2b
     ids = [c["id"] for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")]
     assert ids.index("982acff8") == ids.index("b4c06a02") + 1
+
+
+def test_04b_protocol_table_reads_down_the_rows_as_said():
+    # "Read it down the rows: α grows and so does the bandwidth, so LL wins for small messages and Simple for large
+    # ones": per-step α and the charged share both rise LL -> LL128 -> Simple on every link class; on a ring the
+    # protocol NCCL's model picks is LL at 8 B and Simple at 4 GiB, for every system with LL128 (NVLink) and without
+    text = prose("04b_predicting_collectives.ipynb")
+    assert ("Read it down the rows: α grows and so does the bandwidth, so LL wins for small messages and Simple for "
+            "large ones.") in text
+    for link in ("nvlink", "pci", "net"):
+        lat = [tuning.hw_latency_us(link, "ring", p) for p in tuning.PROTOCOLS]
+        assert lat == sorted(lat) and len(set(lat)) == 3, link
+    share = [0.5, tuning.efficiency("ring_ll128", gpus_per_node=8), 1.0]
+    assert share == sorted(share)
+    for sid, g, k in (("dgx-h100", 8, 1), ("pcie-8gpu", 8, 1), ("dgx-a100", 8, 2)):
+        assert predict("allreduce", sid, g, 8, nodes=k, algo="ring").proto == "LL", sid
+        assert predict("allreduce", sid, g, 4 * 2**30, nodes=k, algo="ring").proto == "Simple", sid
