@@ -205,7 +205,8 @@ def long_functions(package: Path, known=None, limit: int = MAX_FUNCTION_LINES) -
     return out
 
 
-HAND_CHOICE = re.compile(r"""raise ValueError\(\s*f?["'][^"'\n]*must be one of""")
+# a message wrapped for translation (raise ValueError(_("... must be one of ..."))) is still written by hand
+HAND_CHOICE = re.compile(r"""raise ValueError\(\s*(?:_\(\s*)?f?["'][^"'\n]*must be one of""")
 
 
 def hand_written_choices(package: Path, known=None) -> list[str]:
