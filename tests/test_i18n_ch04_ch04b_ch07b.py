@@ -139,7 +139,8 @@ for args in (("DDP gradient buckets", "llama3-8b", "dgx-h100", 64, 25, 1, 4, 0.1
              ("DDP gradient buckets", "llama3-70b", "dgx-h100", 1, 25, 1, 4, 0.0),  # one replica
              ("FSDP prefetch", "llama3-8b", "dgx-h100", 8, 25, 2, 4, 0.15),
              ("TP + SP overlap", "llama3-70b", "dgx-h100", 8, 25, 1, 4, 0.15),
-             ("TP + SP overlap", "llama3-70b", "dgx-h100", 8, 25, 1, 1, 0.0)):
+             ("TP + SP overlap", "llama3-70b", "dgx-h100", 8, 25, 1, 1, 0.0),
+             ("TP + SP overlap", "llama3-8b", "dgx-h100", 8, 25, 1, 8, 0.0)):  # 8 chunks expose more than none
     fig, text = board._render(*args)
     out.append(text)
     labels(fig)
