@@ -971,8 +971,7 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
     for internal in ("nvcourse.costmodel", "nvls_min_gpus", "costmodel.factors"):
         assert internal not in text, internal
     # nor do its printed outputs: the NVLS readout says the catalog's estimate in words
-    nb = json.loads((ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb").read_text(encoding="utf-8"))
-    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    printed = outputs(ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb")  # printed text and the HTML table's details
     nvl72 = catalog.get_system("gb200-nvl72").nvls_min_gpus
     assert "nvls_min_gpus" not in printed and f"the smallest NVL72 group where NVLS pays: {nvl72} GPUs" in printed
     assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72

@@ -21,7 +21,8 @@ from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["NVLS_SIZES", "nvls_vs_ring", "ring_vs_nvls_figure", "moe_figure", "moe_view"]
+__all__ = ["NVLS_SIZES", "SUMMARY_CASES", "nvls_vs_ring", "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure",
+           "moe_view"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
@@ -98,6 +99,32 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
     lines.append(_("256 KiB over 8 GPUs: ring/{proto} {ring}, NVLS {nvls}").format(
         proto=r8.proto, ring=_time(r8.time_s), nvls=_time(v8.time_s)))
     return fig, "\n".join(lines)
+
+
+#: The three all-reduces the short table of :func:`ring_vs_nvls_summary` compares: (bytes per GPU, GPUs).
+SUMMARY_CASES = ((2**30, 72), (256 * 2**10, 72), (256 * 2**10, 8))
+
+
+def ring_vs_nvls_summary() -> tuple[Figure, str]:
+    """The ring vs NVLS figure and, under it, a short HTML table: three all-reduces on a GB200 NVL72 (NCCL's model),
+    the ring's time with its protocol, NVLS's time and their ratio, one sentence on what to look at, and the lines
+    of :func:`ring_vs_nvls_figure` (the model's constants, the byte ratios, the Simple-only ring) behind
+    ``<details>``."""
+    fig, lines = ring_vs_nvls_figure()
+    rows = []
+    for nbytes, gpus in SUMMARY_CASES:
+        ring, nvls, gain = nvls_vs_ring(nbytes, gpus)
+        rows.append([_("{size} over {gpus} GPUs").format(size=localize_numbers(format_size(nbytes)), gpus=gpus),
+                     _("{time} ({proto})").format(time=_time(ring.time_s), proto=ring.proto), _time(nvls.time_s),
+                     f"<b>{number(gain, '.2f')}×</b>"])
+    return fig, (
+        table_html([_("all-reduce (NCCL's model)"), _("ring (its protocol)"), _("in-switch (NVLS)"),
+                    _("ring / NVLS")], rows)
+        + _("<p>Look at the last column: above 1, NVLS is the faster. On 72 GPUs it wins at both sizes; on 8 GPUs "
+            "the ring keeps the small buffer.</p>")
+        + _("<details><summary>the model's constants, the byte ratios and the Simple-only ring</summary>")
+        + "<pre>" + _html.escape(lines) + "</pre></details>"
+    )
 
 
 def _time(seconds: float) -> str:
