@@ -40,16 +40,20 @@ def _systems(args: argparse.Namespace) -> int:
     if args.json:
         print_json([system_record(s) for s in items])
         return 0
-    header = f"{'id':<13} {'GPU':<10} {_('GPUs/host'):>9} {_('NVLink dom.'):>11} {_('scale-up link'):<14} " \
-             f"{_('links'):>5} {'GB/s/dir':>8} {'NVSwitch':>8} {_('in-switch red.'):>14} {_('NICs/host'):>9} " \
+    # the _() calls stand outside the f-string: the catalog's extractor does not look inside one
+    per_host, domain, link, links = _("GPUs/host"), _("NVLink dom."), _("scale-up link"), _("links")
+    red, nics = _("in-switch red."), _("NICs/host")
+    header = f"{'id':<13} {'GPU':<10} {per_host:>9} {domain:>11} {link:<14} " \
+             f"{links:>5} {'GB/s/dir':>8} {'NVSwitch':>8} {red:>14} {nics:>9} " \
              f"{'NIC':<10}"
     print(header)
     print("-" * len(header))
+    yes, no = _("yes"), _("no")
     for s in items:
         print(
             f"{s.id:<13} {s.gpu:<10} {s.gpus_per_host:>9} {s.gpus_per_domain:>11} {s.scale_up_link:<14} "
             f"{s.links_per_gpu:>5} {s.scaleup_GBps_dir:>8.1f} {s.nvswitch_count:>8} "
-            f"{_('yes') if s.in_switch_reduction else _('no'):>14} {s.nics_per_host:>9} {s.nic_link:<10}"
+            f"{yes if s.in_switch_reduction else no:>14} {s.nics_per_host:>9} {s.nic_link:<10}"
         )
     print("\n" + _("GB/s/dir = line rate of one GPU's scale-up links, 10^9 bytes/s in one direction."))
     print(_("Sources: nvcourse systems --json (every figure with its source)."))
@@ -61,8 +65,9 @@ def _links(args: argparse.Namespace) -> int:
     if args.json:
         print_json([link_record(link) for link in items])
         return 0
-    header = (f"{'id':<10} {_('kind'):<10} {_('line GB/s/dir'):>13} {_('efficiency'):>10} {_('achievable'):>10} "
-              f"{_('alpha µs'):>8} {'n½':>10}")
+    kind, line, eff, ach, alpha = _("kind"), _("line GB/s/dir"), _("efficiency"), _("achievable"), _("alpha µs")
+    header = (f"{'id':<10} {kind:<10} {line:>13} {eff:>10} {ach:>10} "
+              f"{alpha:>8} {'n½':>10}")
     print(header)
     print("-" * len(header))
     for link in items:

@@ -107,7 +107,11 @@ def _run_lines(run) -> list[str]:
         op = _("unknown (candidates: {candidates})").format(candidates=", ".join(run.op_candidates) or _("none"))
     else:
         op = run.op
-    source = _(" (from the {source})").format(source=run.op_source) if run.op_source else ""
+    sources = {"header": _(" (from the header)"), "command line": _(" (from the command line)"),
+               "busbw/algbw ratio": _(" (from the busbw/algbw ratio)"), "count/size": _(" (from the count/size)")}
+    source = ""
+    if run.op_source:
+        source = sources.get(run.op_source) or _(" (from the {source})").format(source=run.op_source)
     ranks = run.nranks if run.nranks is not None else _("not printed")
     lines = [_("op: {op}").format(op=op) + source,
              _("ranks: {ranks}; GPUs: {gpus}; hosts: {hosts}; NCCL {version}").format(
