@@ -70,8 +70,9 @@ class LegendEntry:
     dashed: bool = False
 
 
-#: The legend's default name for links inside a CPU and between sockets, which the graphs draw without a bandwidth.
-CPU_LINK_LABEL = "inside CPU / CPU-CPU (not limiting)"
+#: The legend's name for links inside a CPU and between sockets, which the graphs draw without a bandwidth; not
+#: "not limiting": NCCL's model rates the CPU-to-CPU link (16 GB/s on AMD hosts) and a ring crossing it is capped there.
+CPU_LINK_LABEL = "inside CPU / CPU-CPU (no limit drawn)"
 
 
 def _colour_bar_label(pattern: str, rate: float) -> str:
