@@ -37,7 +37,9 @@ class Question:
     """A numeric question (``choices`` empty) or a multiple-choice one (``choices``: letter → text).
 
     ``expected`` computes the answer (a number, or the right letter); ``variants`` computes
-    {hint: wrong value} for numeric questions or {letter: why it is wrong} for choices.
+    {hint: wrong value} for numeric questions or {letter: why it is wrong} for choices. ``misconception`` gives
+    the hint (one of those texts, in the current language) that names the misconception the question tests, so
+    the quiz can class an answer without reading the hint's words.
     """
 
     qid: str
@@ -50,6 +52,7 @@ class Question:
     wrong_choice: dict[str, str] = field(default_factory=dict)
     explain: str | Callable[[], str] = ""
     hint: str = ""
+    misconception: Callable[[], str] = field(default=lambda: "")
 
     def explanation(self) -> list[str]:
         text = self.explain() if callable(self.explain) else self.explain
@@ -115,9 +118,9 @@ def answer(qid: str, value: Any) -> Result:
     """Check the answer to question ``qid`` (``value`` may be a function that returns it). A pre-test question
     gets no verdict here: its cell records it (``quiz.record``)."""
     if qid in NO_FEEDBACK:
-        # the quiz is English only (nvcourse.checks.quiz): no translated strings here
-        return Result(f"answer {qid}", ERROR, f"{qid} is a pre-test question: it is recorded, not checked.",
-                      hint="Run its cell as written (check.record); the answers come with the post-test.")
+        return Result(_("answer {qid}").format(qid=qid), ERROR,
+                      _("{qid} is a pre-test question: it is recorded, not checked.").format(qid=qid),
+                      hint=_("Run its cell as written (check.record); the answers come with the post-test."))
     return verdict(qid, value)
 
 

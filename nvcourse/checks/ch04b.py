@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import costmodel
 from ..costmodel import sweeps, tuning
+from ..i18n import number
 from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import Case, Result, check_function, fmt, rng_for, safe_checker, to_number
@@ -33,8 +34,8 @@ KINK_MIN_BYTES = 2**20
 
 
 def _us(x: float) -> str:
-    """A latency constant as the hints write it (0.6, 3.4, 25)."""
-    return f"{x:g}"
+    """A latency constant as the hints write it (0.6, 3.4, 25; 0,6 in French)."""
+    return number(x, "g")
 
 
 # NCCL's constants the hints quote, read from data/nccl_tuning.toml (never typed here)
@@ -166,7 +167,7 @@ def _envelope_case(lat: tuple[float, float], bw: tuple[float, float], min_bytes:
     cross = _crossover(lat[0], bw[0], lat[1], bw[1])
     exp = _kink(sizes, times, min_bytes)
     return Case((sizes, times, min_bytes), exp, _switch_variants(sizes, times, min_bytes, exp),
-                f"two lines crossing at {cross:.3g} B")
+                _("two lines crossing at {size} B").format(size=number(cross, ".3g")))
 
 
 def _switch_variants(sizes: list[int], times: list[float], min_bytes: int, exp: int) -> dict[str, float]:
@@ -335,13 +336,13 @@ def nvls_chunk_bytes(fn) -> Result:
     """``fn(nbytes, channels, heads)`` → the chunk (bytes) NCCL's NVLS all-reduce uses for a call of ``nbytes``."""
     gib, mib = 2**30, 2**20
     cases = [
-        _chunk_case(gib, 16, 8, "8 H100 at 1 GiB"),
-        _chunk_case(gib - 16, 16, 8, "8 H100, 16 B less"),
-        _chunk_case(64 * mib - 16, 16, 8, "8 H100 just below 64 MiB"),
-        _chunk_case(8 * mib - 16, 16, 8, "8 H100 just below 8 MiB"),
-        _chunk_case(gib, 24, 8, "8 GB200 GPUs at 1 GiB"),
-        _chunk_case(6 * gib, 24, 32, "72 GB200 GPUs at 6 GiB"),
-        _chunk_case(4 * gib, 24, 32, "72 GB200 GPUs at 4 GiB"),
+        _chunk_case(gib, 16, 8, _("8 H100 at 1 GiB")),
+        _chunk_case(gib - 16, 16, 8, _("8 H100, 16 B less")),
+        _chunk_case(64 * mib - 16, 16, 8, _("8 H100 just below 64 MiB")),
+        _chunk_case(8 * mib - 16, 16, 8, _("8 H100 just below 8 MiB")),
+        _chunk_case(gib, 24, 8, _("8 GB200 GPUs at 1 GiB")),
+        _chunk_case(6 * gib, 24, 32, _("72 GB200 GPUs at 6 GiB")),
+        _chunk_case(4 * gib, 24, 32, _("72 GB200 GPUs at 4 GiB")),
     ]
     rng = rng_for("nvls_chunk_bytes")
     for _i in range(5):
