@@ -410,3 +410,17 @@ def test_the_quiz_classes_a_french_tell_tale_answer_as_the_misconception(lang, t
     assert french.hint.startswith(f"Idée reçue{NBSP}:")
     assert quiz.class_of(french, "quiz.post.gbps") == "misconception"
     assert quiz.class_of(_answers.verdict("quiz.post.gbps", 50), "quiz.post.gbps") == "other"
+
+
+def test_topo_file_errors_in_french(lang, capsys, tmp_path):
+    missing = str(tmp_path / "missing.txt")
+    code, _, err = _main(capsys, ["topo", missing])
+    assert code == 2 and err == (f"nvcourse: error: FILE {missing!r}: No such file or directory; give a file with the "
+                                 "output of `nvidia-smi topo -m`, or - for standard input\n")
+    lang.setenv("NVCOURSE_LANG", "fr")
+    code, _, err = _main(capsys, ["topo", missing])
+    assert code == 2 and err == (f"nvcourse{NBSP}: erreur{NBSP}: FILE {missing!r}{NBSP}: Aucun fichier ou dossier de "
+                                 f"ce type{NBSP}; donnez un fichier avec la sortie de `nvidia-smi topo -m`, ou - pour "
+                                 "l'entrée standard\n")
+    code, _, err = _main(capsys, ["topo", str(tmp_path)])
+    assert code == 2 and f"{NBSP}: Est un dossier{NBSP}; donnez un fichier" in err

@@ -343,13 +343,17 @@ def read_topo(path: str | Path, **kwargs) -> TopoResult:
         else:
             text = Path(path).read_text(encoding="utf-8")
     except (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError) as exc:
-        raise ValueError(f"FILE {str(path)!r}: {exc.strerror or type(exc).__name__}; give a file with the output "
-                         "of `nvidia-smi topo -m`, or - for standard input") from None
+        # the C library's reason is English; the command line's catalog has the usual ones
+        reason = _(exc.strerror) if exc.strerror else type(exc).__name__
+        raise ValueError(_("FILE {path}: {reason}; give a file with the output of `nvidia-smi topo -m`, or - for "
+                           "standard input").format(path=repr(str(path)), reason=reason)) from None
     except ValueError as exc:  # a path with a NUL byte
         if isinstance(exc, UnicodeDecodeError):
-            raise ValueError(f"FILE {path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
-                             f"{exc.start}); give the text printed by `nvidia-smi topo -m`") from None
-        raise ValueError(f"FILE {str(path)!r}: not a usable file name ({exc})") from None
+            raise ValueError(_("FILE {path}: not UTF-8 text (byte {byte} at position {position}); give the text "
+                               "printed by `nvidia-smi topo -m`").format(
+                path=path, byte=repr(exc.object[exc.start:exc.start + 1]), position=exc.start)) from None
+        raise ValueError(_("FILE {path}: not a usable file name ({error})").format(path=repr(str(path)),
+                                                                                  error=exc)) from None
     return parse_topo(text, **kwargs)
 
 
