@@ -134,3 +134,19 @@ def test_the_time_split_is_never_negative_and_adds_up(nodes, algorithm):
                                 placement="random")
         assert e.intra_s >= 0 and e.inter_s >= 0, (nbytes, e.intra_s, e.inter_s)
         assert e.intra_s + e.inter_s == pytest.approx(e.time_s, rel=1e-9)
+
+
+def test_the_ring_books_what_a_slower_network_adds_between_nodes():
+    """A pipelined ring runs at its slowest link's pace: making only the network worse (packed -> random placement,
+    1:1 -> 4:1) leaves 'inside nodes' unchanged and grows 'between nodes' (a learner saw the inside part grow from
+    8.9 to 41 ms with the network, when the split followed the steps' count)."""
+    from nvcourse.fabric.builders import fat_tree
+    from nvcourse.fabric.collectives import allreduce_on_fabric
+
+    parts = []
+    for placement, over in (("packed", 1.0), ("random", 1.0), ("random", 4.0)):
+        e = allreduce_on_fabric(fat_tree(128, rails=8, port_GBps_dir=50.0, oversubscription=over), 2**30,
+                                algorithm="ring", placement=placement)
+        parts.append((e.intra_s, e.inter_s))
+    assert parts[0][0] == pytest.approx(parts[1][0]) == pytest.approx(parts[2][0])
+    assert parts[0][1] < parts[1][1] < parts[2][1] and parts[2][1] > parts[2][0]

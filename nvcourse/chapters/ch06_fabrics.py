@@ -186,7 +186,7 @@ def _step_text(est, fab, routing: str, algorithm: str) -> str:
 
 def _how_parts_add(est, algorithm: str) -> str:
     """One sentence on how the two parts of the time make the whole, as the fabric model composes them: the tree
-    reports its NVLink chain alone and what the network adds to it; the ring its steps inside and across nodes;
+    reports its NVLink chain alone and what the network adds to it; the ring the same with a network as fast as NVLink;
     the hierarchical scheme its phases in series; SHARP its two phases, which overlap (pipelined)."""
     intra, inter = _time(est.intra_s), _time(est.inter_s)
     if algorithm == "sharp":
@@ -199,8 +199,10 @@ def _how_parts_add(est, algorithm: str) -> str:
                  "costs on top of it. Chain and network run pipelined, so the network's latencies always add, but "
                  "its transfer adds only where the network is slower than the chain.")
     elif algorithm == "ring":
-        text = _("The two add up to the time: {inter} for the ring's steps that cross the network, {intra} for its "
-                 "steps inside nodes.")
+        # a pipelined ring runs at its slowest link's pace: the network's part is what it adds, not its steps
+        text = _("The two add up to the time: {intra} is the same ring with a network as fast as NVLink, {inter} "
+                 "what the real network adds (its latency per step, and its slower links: a ring runs at the pace "
+                 "of its slowest link).")
     else:
         text = _("The two add up to the time: the NVLink phases ({intra}) and the network phase ({inter}) run one "
                  "after the other.")

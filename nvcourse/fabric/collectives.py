@@ -221,13 +221,14 @@ def allreduce_on_fabric(
             intra = min(intra, total)
             inter = total - intra
         elif algorithm == "ring":
-            # the cost model's own terms: 2(N-1) of the ring's 2(p-1) equal steps cross the network, so they take
-            # that share of the bandwidth time, plus the network's per-step latency (scaled as the model scales
-            # the latency at this size); the rest, the call's base latency included, is inside the nodes
-            net_lat = latency_mod.ring_network_latency_s("allreduce", proto, cfg) * (
-                float(c.latency_at(n)) / c.latency_s if c.latency_s else 1.0)
-            inter = (N - 1) / (p - 1) * float(c.bandwidth_time(n)) + net_lat
-            intra = total - inter
+            # a ring is pipelined: every step runs at the pace of its slowest link, so the network's share is not
+            # its share of the steps but what it adds: "inside nodes" is the same ring with a network as fast as
+            # NVLink and no per-step network latency (the cost model's own terms), "between nodes" the rest
+            fast = costmodel.configure(system, g, N, fabric=nic.id, net_Bps_per_gpu=1e18)
+            net_lat = latency_mod.ring_network_latency_s("allreduce", proto, fast)
+            alone = float(costmodel.pair_cost("allreduce", "ring", proto, fast).time(n)) - net_lat
+            intra = min(max(alone, 0.0), total)
+            inter = total - intra
         else:
             inter = total - intra
     return AllReduceEstimate(algorithm, N, p, n, total, intra, inter, latency, net_rate / 1e9, sim)
