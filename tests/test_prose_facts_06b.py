@@ -262,3 +262,52 @@ def test_the_short_variable_table_groups_every_variable_and_keeps_the_full_one()
     assert "The first table groups the variables by why you would touch one" in cell("c018")
     short, full = ch.env_table_html().split("<details>", 1)
     assert all(n in short and n in full for n in names)
+
+
+# ------------------------------------------------------------------------------------------------ §1 launch, §5, §6
+def _shown_srun_lines() -> list[str]:
+    """Every srun command a learner can copy: the English notebooks and docs (not the readers' test pastes)."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
+    texts.append((ROOT / "README.md").read_text(encoding="utf-8"))
+    return [m.group(0) for t in texts for m in re.finditer(r"srun -[^\"\n`]*", t)]
+
+
+def test_the_slurm_command_gives_every_task_its_nodes_gpus():
+    # nccl-tests opens device = local rank (common.cu: gpus[i] = localRank*nThreads*nGpus + i unless
+    # NCCL_TESTS_DEVICE is set); --gpus-per-task=1 binds one GPU per task (device 0): ranks 1-7 fail
+    from nvcourse.nccl.launch import read_launch
+
+    lines = _shown_srun_lines()
+    assert "srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix ./build/all_reduce_perf" in " ".join(lines)
+    for line in lines:
+        assert "--gpus-per-task" not in line or "--gpu-bind=none" in line, line
+    text = cell("c004")
+    assert "With `--gpus-per-task=1` Slurm shows each task only its own GPU, numbered 0" in text
+    assert "add `--gpu-bind=none`" in text
+    launch = read_launch("srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix ./build/all_reduce_perf "
+                         "-b 8 -e 8G -f 2 -g 1\n")
+    assert (launch["launcher"], launch["np"]) == ("srun", 16)
+
+
+def test_the_ib_hca_example_uses_exact_names():
+    # NCCL env.rst, NCCL_IB_HCA: entries are prefixes unless the list starts with '=' (mlx5_1 also takes mlx5_10)
+    from nvcourse import _data
+    from nvcourse.nccl.launch import hca_list
+
+    what = _data.load("nccl_env")["vars"]["NCCL_IB_HCA"]["what"]
+    assert "e.g. =mlx5_0:1,mlx5_1:1" in what and "^=mlx5_9" in what
+    assert hca_list("=mlx5_0:1,mlx5_1:1") == ["mlx5_0", "mlx5_1"] and hca_list("^=mlx5_9") == []
+    assert "e.g. =mlx5_0:1,mlx5_1:1" in _plain(ch.env_table_html())
+
+
+def test_dma_buf_log_line_is_a_probe_and_gdrdma_is_the_proof():
+    # chapter 06d says the same: the start-up line is a probe (nccl-tests#245), /GDRDMA on the channel lines is use
+    text = cell("c022")
+    assert "`DMA-BUF is available on GPU device 0` is only a probe at start-up" in text
+    assert "what proves GPUDirect RDMA is in use is the channel lines ending in `/GDRDMA`" in text
+    assert "only a probe at start-up, not proof" in re.sub(r"\s+", " ", (ROOT / "notebooks" /
+                                                                         "06d_bringup_and_fault_runbook.ipynb")
+                                                            .read_text(encoding="utf-8"))
+    assert "`PHB` = through the CPU's PCIe host bridge" in text
+    assert "EFA, Elastic Fabric Adapter, is AWS's own network card" in cell("c014")
