@@ -27,6 +27,7 @@ def test_source_notes_are_collapsed_and_the_answers_stay_in_view():
     s2 = cells["c006"]
     visible = re.sub(r"<details>.*?</details>", "", s2)
     assert "take from 0.39 (TP 8) to 0.59 (TP 2)" in visible and "0.82–1.49× of the classic path" in visible
+    assert "nccl-tests#333" in visible and "nccl#1940" in visible
     assert "That curve is a model, not a measurement" not in visible and "That curve is a model" in s2
     assert "<summary>MultiShot's multicast" in cells["c004"] and "<summary>The same building blocks in NCCL" in cells[
         "c018"]
