@@ -250,9 +250,9 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
         Gate("fabric busbw", ratio >= thr,
              f"{est.busbw_GBps:.0f} GB/s ({ratio:{percent_spec(ratio, thr)}} of {ref.busbw_GBps:.0f}), {est.algorithm}",
              f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
-             _("adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, a topology-aware "
-             "scheduler (packed nodes), SHARP (with its aggregation manager and NCCL plugin), less "
-             "oversubscription")),
+             _("adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, on RoCE more "
+             "flows for ECMP to hash (NCCL_IB_QPS_PER_CONNECTION, E-ECMP), a topology-aware scheduler (packed "
+             "nodes), SHARP (with its aggregation manager and NCCL plugin), less oversubscription")),
         Gate("fabric step", eff >= report.targets.min_efficiency,
              f"{eff:{percent_spec(eff, report.targets.min_efficiency)}} (DP all-reduce {dp_comm:.2f} s, "
              f"{exposed:.2f} s exposed)",

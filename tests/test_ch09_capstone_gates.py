@@ -78,6 +78,11 @@ def test_serving_summary_and_monitoring_readouts():
     th = mon.thresholds
     assert f"&lt; {th.busbw_ratio_critical:.3f}" in short and f"<b>{th.tolerable_loss:.1%}</b>" in short
     assert all(c in full for c in ("LinkDownedCounter", "Xid 79"))
+    # InfiniBand: 8 of chapter 08b's 9 fault classes (RoCE congestion belongs to the other fabric kind), and it says so
+    from nvcourse.observability import counters
+
+    assert (len(mon.counters), len(counters.signals())) == (8, 9)
+    assert "each of the 8 fault classes that apply to this fabric (chapter 08b lists 9;" in short + full
     row = ch09_capstone.monitoring_entry(mon)
     assert "partition (P_Key) mismatch" in row and "DCGM_FI_DEV" not in row and len(row) < 400
     log = ch09_capstone.decision_log_rows(fabric=fr, serving=plans[0], isolation_result=cg.isolation_requirements(

@@ -161,3 +161,24 @@ def test_the_check_yourself_answer_on_adaptive_routing_quotes_the_gate():
     # the runbook says the same: AR per service level, on by default in NCCL on IB, ibdiagnet reports AR state
     runbook = (ROOT / "docs" / "runbook-ib-ar-sharp.md").read_text(encoding="utf-8")
     assert "per service level (SL)" in runbook and "on by default on IB" in runbook and "AR state" in runbook
+
+
+def test_the_roce_row_says_it_is_one_flow_per_ring_edge_and_more_qps_lift_it():
+    # the capstone's flow model hashes one flow per rail and ring edge; chapter 06c's QP model says what more flows
+    # per connection (NCCL's channels, NCCL_IB_QPS_PER_CONNECTION) give, and the remedies name them
+    from nvcourse.fabric import ecmp_qp
+
+    assert '"RoCE, ECMP (1 flow per rail and ring edge)": capstone_gates.FabricChoice(nic="roce-400g")' \
+        in sources()["g9-02"]
+    share = {q: pct(1 / ecmp_qp.expected_slowdown(32, 32, q)) for q in (1, 4, 16)}
+    text = said("g9-03")
+    assert (f"(32 connections hashed over 32 links) gives {share[1]} of line rate with 1 flow per connection, "
+            f"{share[4]} with 4 and {share[16]} with 16") in text
+    assert share[1] < share[4] < share[16]
+    assert "hashes **one flow per rail and ring edge**" in text and "`NCCL_IB_QPS_PER_CONNECTION`" in text
+    assert "Four things restore the bandwidth" in text and "Three things" not in text
+    gate = cg.fabric_gate(job_1024(), cg.FabricChoice(nic="roce-400g")).gates[0]
+    assert "NCCL_IB_QPS_PER_CONNECTION" in gate.advice
+    # adaptive routing: NCCL's default on InfiniBand, the fabric's only when the subnet manager enables it
+    assert "Adaptive routing is NCCL's default on InfiniBand, and the fabric's only if the subnet manager" in text
+    assert "NVIDIA's reference design for a large DGX cluster" in said("g9-01")

@@ -14,6 +14,7 @@ from .. import capstone_gates as gates
 from ..i18n import language, ngettext, number
 from ..i18n import translate as _
 from ..markup import html_escape, mark_html
+from ..observability import counters
 from ..plots import new_figure
 from ..tables import table_html
 from ..units import percent_spec
@@ -387,8 +388,9 @@ def monitoring_html(monitoring: gates.MonitoringResult) -> str:
     """The job's alert levels in a short table (from its network-bound share c), and the counter to watch per
     fault class behind a toggle."""
     counters_list = "<ul>" + "".join(f"<li>{html_escape(n)}</li>" for n in monitoring.counters) + "</ul>"
-    more = _details(_("The counter to watch first for each of {n} fault classes (chapter 08b)").format(
-        n=len(monitoring.counters)), counters_list)
+    more = _details(_("The counter to watch first for each of the {n} fault classes that apply to this fabric "
+                      "(chapter 08b lists {total}; the rest belong to the other fabric kind)").format(
+        n=len(monitoring.counters), total=len(counters.signals())), counters_list)
     th = monitoring.thresholds
     if th is None:
         return _("<p>No inter-node traffic: watch GPU health only (Xids, ECC, throttling).</p>") + more
