@@ -1140,3 +1140,35 @@ def test_third_review_low_findings_stay_fixed():
     top = max(r["dispatch_GBps"] for r in inference.data()["deepep_normal"])
     line = catalog.get_link("ib-ndr").line_GBps_dir
     assert top > line and f"{top:g} GB/s is more than a CX7's {line:g} GB/s line rate" in text_07c
+
+
+def test_07b_bucket_range_and_chapter_07_quote_hold():
+    # §2: "from 6 MiB, just above the bound printed above, up to a hundred MiB the exposed time is ... under a
+    # millisecond": the bound is below 6 MiB, and every size from 6 to 128 MiB exposes less than 1 ms
+    from nvcourse import overlap
+
+    text = prose("07b_overlapping_communication.ipynb")
+    assert "from 6 MiB, just above the bound printed above, up to a hundred MiB" in text
+    sc = overlap.dp_scenario("llama3-8b", "dgx-h100", 64)
+    assert 5 * 2**20 < sc.min_bucket() < 6 * 2**20
+    assert sc.timeline(int(sc.min_bucket())).exposed_s > 1e-3  # at the bound itself it is not yet under 1 ms
+    assert all(sc.timeline(m * 2**20).exposed_s < 1e-3 for m in range(6, 129))
+    # §5 quotes chapter 07 as it reads: TP traffic "hard" to hide, charged in full (an upper bound)
+    assert "which chapter 07 called hard to hide and charged in full" in text and "impossible to hide" not in text
+    assert "The model here charges all of it (an upper bound)" in prose("07_training_at_scale.ipynb")
+
+
+def test_07_cites_price_sources_by_title_not_by_data_key():
+    # §6: a learner sees the source's title and link, never costs.toml's internal key
+    from nvcourse import _data
+    from nvcourse.chapters import ch07_training as ch07
+
+    nb = json.loads((ROOT / "notebooks" / "07_training_at_scale.ipynb").read_text(encoding="utf-8"))
+    shown = "".join("".join(c["source"]) + json.dumps(c.get("outputs", [])) for c in nb["cells"])
+    for key in _data.load("costs")["sources"]:
+        assert f"`{key}`" not in shown and f">{key}<" not in shown
+    aws = _data.load("costs")["sources"]["aws-capacity-blocks"]
+    assert ch07.price_source_html("aws-capacity-blocks") == (
+        f'<a href="{aws["url"]}">AWS EC2 Capacity Blocks for ML pricing (late 2024)</a>')
+    assert aws["url"] in shown and ch07.price_source_html("assumption:no price").startswith("assumption: no price")
+    assert "DeepSeek-V3 dispatches in FP8, half the bytes" in prose("07_training_at_scale.ipynb")

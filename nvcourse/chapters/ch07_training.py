@@ -9,9 +9,10 @@ import ipywidgets as w
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import catalog, training
+from .. import _data, catalog, training
 from ..i18n import language, number
 from ..i18n import translate as _
+from ..markup import html_escape
 from ..plots import new_figure
 from ..widgets import Dashboard
 
@@ -165,3 +166,13 @@ def step_dashboard(*, models: list[str], systems: list[str], compute_efficiency:
         controls[name].observe(restrict_gpus, names="value")
     restrict_gpus()
     return Dashboard(controls, _render, columns=3)
+
+
+def price_source_html(key: str) -> str:
+    """A price's source for a learner: its title as a link (``data/costs.toml [sources]``), or an assumption's
+    reason in words; never the data file's internal key."""
+    if key.startswith("assumption:"):
+        return html_escape(_("assumption: {why}").format(why=key.split(":", 1)[1].strip()))
+    src = _data.load("costs")["sources"][key]
+    title = src["title"].split(":", 1)[0]
+    return f'<a href="{html_escape(src["url"])}">{html_escape(title)}</a>'
