@@ -96,7 +96,7 @@ def _nvlstree_cap() -> str:
     cap2, cap4 = (tuning.per_channel_max_GBps("nvlstree", "hopper", k) for k in (2, 4))
     algbw = predict("allreduce", "dgx-h100", 8, 16 * 2**30, nodes=2, algo="nvlstree").algbw_GBps
     return (
-        f"({g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three; NCCL's `perChMaxNVLSTreeBw`) — on "
+        f"({g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three: NCCL's per-channel NVLSTree cap) — on "
         f"two H100 nodes it, not the NICs, sets the model's {algbw:.0f} GB/s of algbw"
     )
 

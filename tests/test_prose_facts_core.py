@@ -314,6 +314,62 @@ def test_04_formulas_readout_shows_each_algorithms_assumption():
                 assert "needs a crossbar" in text and "2α with messages" in text and "on paper" in text
 
 
+def test_04_and_04b_say_nccls_direct_all_reduce_needs_registered_buffers():
+    # NCCL 2.27+ (sym_kernels.h): with registered buffers its one-shot (AGxLL) and two-shot (RSxLD_AGxST) kernels
+    # are a direct all-reduce; on ordinary buffers `auto` never picks the course's `direct`
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters import ch04_collectives as ch
+    from nvcourse.collectives.plan import SUPPORTED
+
+    said = ("On ordinary buffers NCCL keeps direct sends for all-to-all and point-to-point and runs rings, trees "
+            "and, on NVLink switches, NVLS for all-reduce; on registered buffers (shared with every GPU in advance) "
+            "its one-shot and two-shot kernels are a direct all-reduce over NVLink")
+    seen = 0
+    for op in SUPPORTED:
+        for p in (2, 4, 64):
+            for size in (2**6, 2**18, 2**30):
+                for alpha, beta in ((0.5, 50.0), (3.4, 370.8), (50.0, 900.0)):
+                    fig, text = ch.render_formulas(p, alpha, beta, size, op)
+                    plt.close(fig)
+                    if "fastest is <b>direct</b>" in text:
+                        seen += 1
+                        assert said in text.replace("&#x27;", "'")
+                    assert "NCCL keeps direct sends for all-to-all and point-to-point;" not in text
+    assert seen
+    kernels = {predict("allreduce", sid, 8, s, registered=True).kernel
+               for sid in ("dgx-h100", "dgx-b200") for s in (8, 2**16, 2**26)}
+    assert all(k.startswith(("AllReduce_AGxLL", "AllReduce_RSxLD")) for k in kernels), kernels
+    assert all(predict("allreduce", "dgx-h100", 8, s).algo != "direct" for s in (8, 2**16, 2**26))
+    text = prose("04b_predicting_collectives.ipynb")
+    assert ("NCCL, on ordinary buffers, keeps direct sends for all-to-all and point-to-point only. On *registered* "
+            "buffers (set up in advance so every GPU can reach them, section 7) its one-shot and two-shot kernels "
+            "are a direct all-reduce over NVLink.") in text
+    assert "and so is `direct` on ordinary buffers: NCCL's default path does not have them, so `auto` never" in text
+    assert "Direct all-reduce, recursive halving-doubling and the serial hierarchical scheme are" not in text
+
+
+def test_04_section_5_says_one_rank_reads_or_writes_a_peers_buffer_as_the_engine_does():
+    # §2's timeline labels "the peer read from" and §3 says ranks read: §5 must not say every send is a write
+    from nvcourse.collectives.plan import build_plan
+
+    text = prose("04_collectives_and_allreduce.ipynb")
+    assert ("moving data is one copy between two ranks' buffers, made by one rank alone: it reads the peer's buffer "
+            "(like an NVLink load") in text and "or writes into it (like an NVLink store)" in text
+    assert "a \"send\" is one copy into the peer's buffer" not in text
+
+    def moves(algo: str) -> set[str]:
+        plan, kinds = build_plan("allreduce", algo, 4, 64), set()
+        for r, steps in enumerate(plan.steps):
+            for a in (a for step in steps for a in step):
+                kinds |= {"read"} if any(x.owner != r for x in a.srcs) else set()
+                kinds |= {"write"} if any(x.owner != r for x in a.dsts) else set()
+        return kinds
+
+    assert moves("ring") == {"read"}  # the §2 timeline: every ring step reads a peer
+    assert set().union(*(moves(a) for a in ("ring", "tree", "rhd", "direct", "naive"))) == {"read", "write"}
+
+
 # ---------------------------------------------------------------- 02: the α-β dashboards
 
 
@@ -612,7 +668,7 @@ def test_04b_ll_against_simple_at_4_gib_is_the_models_ratio():
 def test_04b_ll_cap_is_named_with_its_value_where_check_yourself_uses_it():
     cap = tuning.ll_max_bw_GBps("hopper", 1)
     text = prose("04b_predicting_collectives.ipynb")
-    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node (NCCL's `llMaxBw`)" in text
+    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node (NCCL's LL bandwidth cap)" in text
     assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 2b" in text
     assert f"at most {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s" in text
 
@@ -871,10 +927,15 @@ def test_04b_registered_buffers_gain_on_hopper_and_lose_on_small_blackwell_group
     bw = [v for k, v in sym["blackwell"].items() if k.startswith("base_lat")]
     assert (f"NCCL charges each call a larger fixed cost ({min(bw):g} to {max(bw):g} µs, against {min(hop):g} to "
             f"{max(hop):g} µs on Hopper)") in text
-    assert ("so on 2 to 8 GPUs they are slower than plain buffers at some size up to 1 MiB (on 2 GPUs, at every "
-            "size); only from 12 GPUs of an NVL72 are they faster at every size up to 1 MiB.") in text
+    assert ("so on 2 to 8 GPUs they are slower than plain buffers at some size up to 1 MiB: on 2 to 4 GPUs at "
+            "every size up to 1 MiB (on 2, at every size at all); only from 12 GPUs of an NVL72 are they faster at "
+            "every size up to 1 MiB.") in text
     for sid in ("dgx-b200", "gb200-nvl72"):
         assert all(_registered_over_plain(op, sid, 2, s) > 1 for op in ops for s in SIZES), sid
+        for g in (3, 4):  # every size up to 1 MiB, not every size
+            assert all(_registered_over_plain(op, sid, g, s) > 1 for op in ops for s in mid), (sid, g)
+            assert not all(_registered_over_plain(op, sid, g, s) > 1 for op in ops for s in SIZES), (sid, g)
+        assert not all(_registered_over_plain(op, sid, 5, s) > 1 for op in ops for s in mid), sid
         for g in range(3, 9):
             assert all(max(_registered_over_plain(op, sid, g, s) for s in mid) > 1 for op in ops), (sid, g)
     faster = [g for g in (11, 12, 16, 36, 72)
@@ -984,7 +1045,7 @@ def test_04_direct_caveat_lists_nvls_with_rings_and_trees():
     from nvcourse.chapters import ch04_collectives as ch
 
     _, html_ = ch.render_formulas(64, 3.4, 370.8, 2**18)
-    assert "for all-reduce it runs rings, trees and, on NVLink switches, NVLS (chapter 04b)" in html_
+    assert "runs rings, trees and, on NVLink switches, NVLS for all-reduce;" in html_
     assert "uses NVLS" in prose("04_collectives_and_allreduce.ipynb")
 
 
@@ -1073,23 +1134,46 @@ def test_04b_gpu_initiated_networking_is_said_in_words():
     assert text.index("network proxy (a CPU thread") < text.index("GPU-initiated networking")
 
 
+def _band(label: str) -> tuple[float, float]:
+    from nvcourse.costmodel.bands import BANDS
+
+    return next((lo, hi) for name, lo, hi in BANDS if name == label)
+
+
 def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     from nvcourse.costmodel import sweeps
-    from nvcourse.costmodel.bands import BANDS
 
     rows = [r for r in sweeps.compare(sweeps.points("held_out")) if r.point.covered]
     band = sweeps.band_medians(rows)  # median |error| per band
-    for _label, lo, hi in BANDS:  # "the model too fast": the signed median is below zero in every band
-        errs = sorted(r.error for r in rows if lo <= r.point.bytes <= hi)
-        assert errs[len(errs) // 2] < 0, _label
+    groups = {  # the table's three groups of runs: signed medians, so the direction is the data's
+        "two-node all-gather, Google Cloud": [r for r in rows if r.point.op == "allgather" and r.point.nodes > 1],
+        "two-node all-reduce, AWS EFA": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1],
+        "one node": [r for r in rows if r.point.nodes == 1],
+    }
+    assert sum(len(g) for g in groups.values()) == len(rows)
+    assert {r.point.fabric for r in groups["two-node all-reduce, AWS EFA"]} == {"efa-p5"}
+
+    def signed(group: list, lo: float, hi: float) -> str:
+        errs = sorted(r.error for r in group if lo <= r.point.bytes <= hi)
+        return f"{errs[len(errs) // 2]:+.0%}".replace("%", " %").replace("-", "−")
+
     text = prose("04b_predicting_collectives.ipynb")
-    table = (f"| ≥ 16 MiB | {band['>= 16 MiB'][0]:.0%} | | 64 KiB – 16 MiB | {band['64 KiB-16 MiB'][0]:.0%} | "
-             f"| below 64 KiB | {band['<= 64 KiB'][0]:.0%} |").replace("%", " %")
-    assert table in text and text.index(table) < text.index("On the two held-out runs drawn")
     words = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
     n_runs = words[len({r.point.sweep for r in rows}) - 2]
-    assert f"On the {n_runs} held-out runs the model describes: | message size | median error (the model too fast) |" \
-        in text
+    header = f"| message size | all {n_runs} runs, size of the miss | " + " | ".join(
+        f"{name} ({words[len({r.point.sweep for r in g}) - 2]} runs)" for name, g in groups.items()) + " |"
+    assert header in text, header
+    table = " ".join(f"| {label} | {band[key][0]:.0%} | ".replace("%", " %")
+                     + " | ".join(signed(g, lo, hi) for g in groups.values()) + " |"
+                     for label, key, (lo, hi) in (("≥ 16 MiB", ">= 16 MiB", _band(">= 16 MiB")),
+                                                  ("64 KiB – 16 MiB", "64 KiB-16 MiB", _band("64 KiB-16 MiB")),
+                                                  ("below 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
+    assert table in text and text.index(table) < text.index("On the two held-out runs drawn"), table
+    # "too fast on one cloud's runs and too slow on another's": the small-message signs differ between groups
+    small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]
+    assert small[0].startswith("−") and small[1].startswith("+")
+    assert "for small messages the same model is too fast on one cloud's runs and too slow on another's" in text
+    assert "(the model too fast)" not in text
     assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
 
 
@@ -1099,10 +1183,14 @@ def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details()
     assert "*Reference: read this section when you need one of these formulas" in md["c008"]
     assert "*Reference: read this section before you rely on a prediction" in md["800dda6a"]
     sec8 = md["c008"]
-    for constant in ("network steps of 20.9 µs", "`perChMaxNVLSTreeBw`", "2.8 µs per rank"):
+    for constant in ("network steps of 20.9 µs", "per-channel NVLSTree cap", "2.8 µs per rank"):
         assert sec8.index("<details>") < sec8.index(constant), constant
     sec2b = md["e2115298"]
-    assert sec2b.index("<details>") < sec2b.index("`llMaxBw`")
+    assert sec2b.index("<details>") < sec2b.index("NCCL's LL bandwidth cap")
+    # NCCL's source names are for maintainers (nccl_tuning.toml names them); the chapter says what each is in words
+    text = prose("04b_predicting_collectives.ipynb")
+    for name in ("llMaxBw", "nvlsEfficiency", "perChMaxNVLSTreeBw", "treeCorrectionFactor", "enqueue code"):
+        assert name not in text, name
     # the per-step latency printout sits in the tree's section (4), not in the core section 2b
     ids = [c["id"] for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")]
     assert ids.index("982acff8") == ids.index("b4c06a02") + 1

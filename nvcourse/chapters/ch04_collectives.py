@@ -315,9 +315,10 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     shown_size = localize_numbers(format_size(size))
     title = _("{op}, p = {procs}: model time per algorithm (dots at {size})").format(op=op, procs=procs,
                                                                                      size=shown_size)
-    caveat = (_(" — on paper, if its assumption holds: {assumes}. NCCL keeps direct sends for all-to-all and "
-                "point-to-point; for all-reduce it runs rings, trees and, on NVLink switches, NVLS (chapter "
-                "04b)").format(assumes=html.escape(_assumes(best)))
+    caveat = (_(" — on paper, if its assumption holds: {assumes}. On ordinary buffers NCCL keeps direct sends "
+                "for all-to-all and point-to-point and runs rings, trees and, on NVLink switches, NVLS for "
+                "all-reduce; on registered buffers (shared with every GPU in advance) its one-shot and two-shot "
+                "kernels are a direct all-reduce over NVLink (chapter 04b)").format(assumes=html.escape(_assumes(best)))
               if best == "direct" else _(" (it assumes {assumes})").format(
                   assumes=html.escape(_assumes(best) or _("what its row says"))))
     return title, (_("At {size} the fastest is <b>{best}</b>{caveat}.").format(
