@@ -278,3 +278,33 @@ def test_nvlink_speed_figures_are_told_apart():
     assert f"{link.line_GBps_dir:g} GB/s per direction" in healthy
     assert abs(2 * 106.25 / 8 - 26.5625) < 1e-9 and "2 lanes x 106.25 Gb/s" in healthy
     assert f"about {link.line_GBps_dir * link.efficiency:.1f}" in healthy
+
+
+def _md06d() -> str:
+    import json
+
+    nb = json.loads((ROOT / "notebooks" / "06d_bringup_and_fault_runbook.ipynb").read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_the_gdr_lines_are_net_lines_and_the_course_says_to_turn_net_on():
+    # NCCL prints 'GPU Direct RDMA Enabled/Disabled for HCA' and the '(distance X > Y)' line as INFO(NCCL_NET) (the
+    # distance line NCCL_GRAPH|NCCL_NET from 2.27); the default NCCL_DEBUG_SUBSYS is INIT,BOOTSTRAP,ENV (INIT,ENV
+    # before 2.23), so a default log has neither: the chapter and the check must turn NET on, and the decision table
+    # must have a row for a log without the NIC line.
+    text = _md06d()
+    assert "set `NCCL_DEBUG=INFO` and `NCCL_DEBUG_SUBSYS=INIT,ENV,NET`" in text
+    assert "| no `/GDRDMA` | none | not known yet: the log was taken without `NET`" in text
+    assert "a log taken with the default\nsubsystems never has it, at any version" in text
+    assert "an ordinary `NCCL_DEBUG=INFO` log from 2.30.3" not in text
+    assert "NCCL_DEBUG_SUBSYS=INIT,ENV,NET" in DATA["signatures"]["no_peermem"]["command"]
+    assert "NET" in ch.LOOK_AT["gpu_nic"] and "NCCL_DEBUG_SUBSYS" in ch.LOOK_AT["gpu_nic"]
+
+
+def test_the_drill_opens_on_the_page_not_on_an_answer():
+    # the first command is the learner's prediction: the box shows the page alone until one is picked
+    box = ch.drill_box()
+    first = box.readout.value
+    assert box.last_error is None and "The page:" in first
+    assert "signature:" not in first and "GPU Direct RDMA" not in first
+    assert box.controls["step"].options[1:] == tuple(DATA["drill"]["steps"])

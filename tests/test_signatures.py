@@ -157,3 +157,30 @@ def test_power_cap_is_a_fault_only_when_one_gpu_differs_and_efa_is_not_a_fault()
     assert "efa_libfabric" in {s["signature"] for s in efa.signatures}
     assert "efa_libfabric" not in {p.get("signature") for p in efa.problems}
     assert any(n.startswith("recognised, not a fault: AWS EFA") for n in efa.notes)
+
+
+# Real lines, as printed in public logs (each URL above its line); the wrong-socket case itself is NCCL's own
+# format (src/graph/topo.cc ncclTopoGetCpuAffinity, from 2.28) with a GPU on cores 0-31 and a rank pinned to 32-63:
+# no public paste of it was found.
+_AFFINITY_LINES = [
+    # https://github.com/NVIDIA/nccl/issues/2057 (a VM: NCCL does not know the GPU's cores, so no wrong socket)
+    ("VM-16-64-ubuntu:28471:28471 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is empty, ignoring. "
+     "(GPU affinity =  ; CPU affinity = 0-19).", False),
+    # https://github.com/pytorch/ci-infra/pull/490 (the rank's cores are inside the GPU's: healthy)
+    ("mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202219 [1] NCCL INFO ncclTopoGetCpuAffinity: "
+     "Affinity for GPU 1 is 24-46,72-93. (GPU affinity = 24-47,72-95 ; CPU affinity = 24-46,72-93).", False),
+    # https://github.com/NVIDIA/nccl/issues/1017 (NCCL_IGNORE_CPU_AFFINITY=1 set: NCCL binds to the GPU's cores)
+    ("ib-vm-4:689754:689868 [2] NCCL INFO Setting affinity for GPU 2 to ffffff,ffffffff,ffffffff", False),
+    ("NCCL INFO NCCL_IGNORE_CPU_AFFINITY set by environment to 1.", False),
+    ("host:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is empty, ignoring. "
+     "(GPU affinity = 0-31 ; CPU affinity = 32-63).", True),
+]
+
+
+@pytest.mark.parametrize("line,wrong_socket", _AFFINITY_LINES)
+def test_numa_rule_flags_an_empty_affinity_with_known_gpu_cores_never_the_workaround_variable(line, wrong_socket):
+    found = {s["signature"] for s in signatures.match_text(line)}
+    assert ("numa_affinity" in found) is wrong_socket
+    rec = signatures.records()["numa_affinity"]
+    # the variable is the workaround (NCCL then uses the GPU's own cores), never the fault
+    assert "NCCL_IGNORE_CPU_AFFINITY=1" in rec["fix"] and "do not set" not in rec["fix"]

@@ -43,7 +43,8 @@ LOOK_AT: dict[str, str] = {
               "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>."),
     "gpu_nic": _("Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
                " uses GDR. Without it, the NIC line decides: <code>Disabled for HCA</code> is the peer-memory path, "
-               "<code>Enabled for HCA</code> a distance."),
+               "<code>Enabled for HCA</code> a distance. The NIC line needs <code>NET</code> in "
+               "<code>NCCL_DEBUG_SUBSYS</code>: no NIC line means run again with it."),
     "fabric": _("RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
               "link whose symbol errors rise."),
     "nccl": _("Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "
@@ -183,10 +184,14 @@ def drill_box():
 
     from nvcourse.widgets import Dashboard
 
-    steps = list(drill_data()["steps"])
-    pick = W.Dropdown(options=steps, value=steps[0], description=_("run"))
+    # opens on the page alone: the first command is the learner's prediction, so no output is shown before it
+    start = _("(choose a command)")
+    steps = [start, *drill_data()["steps"]]
+    pick = W.Dropdown(options=steps, value=start, description=_("run"))
 
     def render(step):
+        if step == start:
+            return drill_story_html() + "<p><i>" + _("Pick the command you would run first.") + "</i></p>"
         return drill_story_html() + drill_step_html(step)
 
     return Dashboard({"step": pick}, render, columns=1)
