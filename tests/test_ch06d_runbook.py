@@ -308,3 +308,14 @@ def test_the_drill_opens_on_the_page_not_on_an_answer():
     assert box.last_error is None and "The page:" in first
     assert "signature:" not in first and "GPU Direct RDMA" not in first
     assert box.controls["step"].options[1:] == tuple(DATA["drill"]["steps"])
+
+
+def test_the_distance_versions_are_told_once_in_view():
+    # the per-version distance lines (7 > 4, 8 > 5, 9 > 5, 9 > 6) are shown in §5's one table; the gpu_nic summary
+    # points there, and the full 'broken' text (their data home) stays in the collapsed card
+    html_ = ch.checks_html("gpu_nic")
+    summary, cards = html_.split("<details", 1)
+    assert "distance 8 &gt; 5" not in summary and "section 5" in summary
+    assert "distance 8 &gt; 5" in cards
+    text = _md06d()
+    assert text.count("`distance 8 > 5`") == 1 and "| 2.26 | the same form, `distance 8 > 5` |" in text

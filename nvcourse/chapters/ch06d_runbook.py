@@ -75,8 +75,10 @@ def checks_html(layer: str) -> str:
     what to look at, and every field of every check (healthy, signature, cause, fix, source) behind a collapsed
     ``<details>``."""
     sigs = signatures(layer)
+    # a record may give the summary a shorter 'broken' (``broken_short``) that points to where the chapter tells the
+    # detail once; the full text stays in the collapsed card
     rows = [[f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(_command(s['command']))}</code>",
-             html.escape(s["broken"])] for s in sigs]
+             html.escape(s.get("broken_short", s["broken"]))] for s in sigs]
     summary = table_html([_("check"), _("run"), _("broken looks like")], rows,
                          caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
     which = _("Both checks") if len(sigs) == 2 else _("All {n} checks").format(n=len(sigs))
