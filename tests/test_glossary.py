@@ -32,6 +32,7 @@ TERMS = {
     "protocol": r"\bLL128\b|\bLL\b",
     "p2p": r"peer-to-peer|\bP2P\b|\bPIX\b|\bPXB\b",
     "nvswitch": r"NVSwitch",
+    "hgx": r"\bHGX\b",
     "bisection": r"\bbisection\b",
     "nvl72": r"\bNVL72\b",
     "p2c": r"\bP2C\b",
