@@ -1172,3 +1172,34 @@ def test_07_cites_price_sources_by_title_not_by_data_key():
         f'<a href="{aws["url"]}">AWS EC2 Capacity Blocks for ML pricing (late 2024)</a>')
     assert aws["url"] in shown and ch07.price_source_html("assumption:no price").startswith("assumption: no price")
     assert "DeepSeek-V3 dispatches in FP8, half the bytes" in prose("07_training_at_scale.ipynb")
+
+
+def test_08_goodput_predict_answer_holds():
+    # the dashboard's predict-then-check: halving the checkpoint or the restart at 16,384 GPUs, and the best interval
+    from nvcourse import reliability as rel
+
+    text = prose("08_reliability_and_operations.ipynb")
+    m = rel.cluster_mtbf_hours(16384) * 3600
+    best = {k: rel.best_goodput(checkpoint_s=c, restart_s=r * 60, mtbf_s=m) for k, (c, r) in
+            {"base": (60, 10), "ckpt": (30, 10), "restart": (60, 5)}.items()}
+    assert f"the defaults (a 1-minute checkpoint, a 10-minute restart) give {best['base'][1]:.1%}".replace(
+        "%", " %") in text
+    assert (f"A 30 s checkpoint gives {best['ckpt'][1]:.1%}, a 5-minute restart {best['restart'][1]:.1%}: about the "
+            "same gain").replace("%", " %") in text
+    assert abs(best["ckpt"][1] - best["restart"][1]) < 0.01 < best["restart"][1] - best["base"][1]
+    assert best["base"][0] == best["restart"][0]
+    assert f"The best interval stays at {best['base'][0] / 60:.1f} minutes when only the restart changes" in text
+    assert "**`ncclCommGrow`** (NCCL 2.29) adds ranks" in text
+
+
+def test_08b_names_the_error_counters_chapter_08_alerts_on():
+    # 08b §4 recalls 08's alert table: every error counter it names is a row there, and it no longer says "two"
+    from nvcourse.chapters import ch08_reliability as ch08
+
+    text = prose("08b_security_and_observability.ipynb")
+    assert ("Chapter 08 watched busbw, step times and a few error counters (symbol errors, link flaps, NVLink "
+            "replays, Xids).") in text and "two error counters" not in text
+    table = ch08.alerts_table_html()
+    for row in ("symbol errors", "LinkDownedCounter (link flaps)", "NVLink replay", "XID errors"):
+        assert row in table
+    assert "NVLink SDN, software-defined networking:" in text
