@@ -93,7 +93,9 @@ first = next(iter(ch.SAMPLES))
 for sample, system in ((first, "auto"), (ch._PASTE, "dgx-h100")):
     fig, text = board._render(sample, ch.box_text(first), system, 0, 0)
     out.append(text)
-for box, args in ((board, ("x", " ", "auto", 0, 0)), (ch.ncclog_box(), ("x", " "))):
+cut = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+       "validation: 1 graph: 0\\n")  # a paste cut before its first result row
+for box, args in ((board, ("x", " ", "auto", 0, 0)), (board, ("x", cut, "auto", 0, 0)), (ch.ncclog_box(), ("x", " "))):
     try:
         box._render(*args)
     except ValueError as exc:
