@@ -311,3 +311,14 @@ def test_dma_buf_log_line_is_a_probe_and_gdrdma_is_the_proof():
                                                             .read_text(encoding="utf-8"))
     assert "`PHB` = through the CPU's PCIe host bridge" in text
     assert "EFA, Elastic Fabric Adapter, is AWS's own network card" in cell("c014")
+
+
+def test_the_log_table_shows_the_lines_to_read_first_and_keeps_the_others_one_click_away():
+    text = cell("c014")
+    head, details = text.split("<details>")
+    for line in ("`NCCL version 2.x.y+cudaZ`", "[send] via NET/IB/11/GDRDMA", "`via SHM`", "NVLS multicast support",
+                 "NCCL WARN"):
+        assert line in head, line
+    assert "`Trees [0] ...`" in details and "`Pattern 4, crossNic 0" in details
+    assert "Read them top down: the version, the network, then per peer whether the channel line ends in `/GDRDMA`" \
+        in head
