@@ -1173,6 +1173,11 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]
     assert small[0].startswith("−") and small[1].startswith("+")
     assert "for small messages the same model is too fast on one cloud's runs and too slow on another's" in text
+    # the key point: "for small ones its median miss is about half, too fast on Google Cloud all-gathers and too
+    # slow on AWS EFA all-reduces"
+    assert 0.45 <= band["<= 64 KiB"][0] <= 0.55 and small[0].startswith("−") and small[1].startswith("+")
+    assert ("for small ones its median miss is about half, too fast on Google Cloud all-gathers and too slow on AWS "
+            "EFA all-reduces.") in text
     assert "(the model too fast)" not in text
     assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
 
