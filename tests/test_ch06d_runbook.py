@@ -319,3 +319,15 @@ def test_the_distance_versions_are_told_once_in_view():
     assert "distance 8 &gt; 5" in cards
     text = _md06d()
     assert text.count("`distance 8 > 5`") == 1 and "| 2.26 | the same form, `distance 8 > 5` |" in text
+
+
+def test_the_numa_prose_and_check_name_the_wrong_socket_and_the_variable_as_a_fix():
+    # ncclTopoGetCpuAffinity: NCCL_IGNORE_CPU_AFFINITY=1 uses the GPU's cores (a workaround); the default intersects
+    # the launcher's cores with the GPU's, and an empty intersection prints 'Affinity for GPU N is empty, ignoring'
+    # (from 2.28; up to 2.27 no 'Setting affinity' line)
+    text = _md06d()
+    assert "`NCCL_IGNORE_CPU_AFFINITY=1` is a fix, not the fault" in text
+    assert "`Affinity for GPU 0 is empty, ignoring`" in text
+    numa = DATA["signatures"]["numa_affinity"]
+    assert "NCCL_IGNORE_CPU_AFFINITY=1 set" not in numa["broken"] and "empty, ignoring" in numa["broken"]
+    assert "or set NCCL_IGNORE_CPU_AFFINITY=1" in numa["fix"]
