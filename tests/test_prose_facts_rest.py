@@ -1182,7 +1182,7 @@ def test_08_goodput_predict_answer_holds():
     m = rel.cluster_mtbf_hours(16384) * 3600
     best = {k: rel.best_goodput(checkpoint_s=c, restart_s=r * 60, mtbf_s=m) for k, (c, r) in
             {"base": (60, 10), "ckpt": (30, 10), "restart": (60, 5)}.items()}
-    assert f"the defaults (a 1-minute checkpoint, a 10-minute restart) give {best['base'][1]:.1%}".replace(
+    assert f"the defaults (a 1-minute checkpoint, a 10-minute restart) give {best['base'][1]:.1%}.".replace(
         "%", " %") in text
     assert (f"A 30 s checkpoint gives {best['ckpt'][1]:.1%}, a 5-minute restart {best['restart'][1]:.1%}: about the "
             "same gain").replace("%", " %") in text
