@@ -60,3 +60,28 @@ def test_05_large_buffer_table_rows_are_the_models():
 
 
 # 04b walkthrough fixes
+
+
+def test_06_scaling_efficiency_is_defined_as_the_readout_computes_it():
+    # 06 §6 "What you see": "scaling efficiency: bus bandwidth ÷ its 2-node value"
+    import re
+
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters.ch06_fabrics import allreduce_view
+
+    text = prose("06_multinode_fabrics.ipynb")
+    assert "A table (scaling efficiency: bus bandwidth ÷ its 2-node value);" in text
+    for nodes, nic, placement, algorithm in ((128, "ib-ndr", "random", "tree"), (16, "roce-400g", "packed", "ring"),
+                                             (2, "ib-ndr", "packed", "hierarchical")):
+        routing = "dmodk" if nic.startswith("ib") else "ecmp"
+        fig, html = allreduce_view(nodes, nic, 1.0, routing, placement, algorithm)
+        _fig2, html2 = allreduce_view(2, nic, 1.0, routing, placement, algorithm)
+        plt.close("all")
+        busbw = float(re.search(r"Bus bandwidth ([\d.]+) GB/s", html).group(1))
+        base = float(re.search(r"Bus bandwidth ([\d.]+) GB/s", html2).group(1))
+        shown = int(re.search(r"scaling efficiency vs 2 nodes (\d+)\s*%", html).group(1))
+        assert shown == pytest.approx(100 * busbw / base, abs=1.5), (nodes, nic, placement, algorithm)
+    # the words 06 §1-2 define where they are first used
+    assert "a subnet manager (it computes the routes, §3)" in text
+    assert "A **leaf** switch gives half its ports to nodes and half to the **spine** switches above it" in text
