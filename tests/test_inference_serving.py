@@ -87,3 +87,14 @@ def test_chapter_07c_serving_claims_hold():
     assert "fits" in rows[1]["result"] and "does not fit" in rows[1]["result"]
     lines = ch.measured_vs_model_lines()
     assert [ln.split()[1] for ln in lines] == ["2", "4", "8"] and "4 MiB" in lines[0]
+
+
+def test_the_serving_rows_say_what_graphs_and_drafts_change():
+    # CUDA graphs: host enqueue time, a cost only when the CPU falls behind (not "time saved per token");
+    # speculative decoding: the served model's all-reduces, the draft model's own come on top
+    from nvcourse.chapters import ch07c_inference as ch
+
+    rows = {r["item"]: r["short"] for r in ch.serving_rows()}
+    assert "a cost only when the CPU falls behind the GPU" in rows["CUDA graphs"] and "saved" not in rows["CUDA graphs"]
+    spec = next(v for k, v in rows.items() if k.startswith("speculative decoding"))
+    assert "of the served model's all-reduces" in spec and "the draft model's own come on top" in spec

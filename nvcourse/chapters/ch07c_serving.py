@@ -117,14 +117,16 @@ def serving_rows() -> list[dict]:
                      "tokens wide").format(tokens=number(sd["tokens_per_step"], ".2f"),
                                            per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers,
                                            wide=sd["message_tokens"]),
-         "short": _("{per_token} all-reduces per output token instead of {plain}").format(
+         "short": _("{per_token} of the served model's all-reduces per output token instead of {plain} (the draft "
+                    "model's own come on top)").format(
              per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers),
          "src": "leviathan"},
         {"item": _("CUDA graphs"),
          "arithmetic": _("{calls} NCCL calls × host enqueue per call").format(calls=2 * layers),
          "result": _("{host} of host time per token without graphs, none replayed from a graph").format(
              host=time_text(host)),
-         "short": _("{host} of host time saved per token").format(host=time_text(host)), "src": "derived",
+         "short": _("{host} of host enqueue time per step, a cost only when the CPU falls behind the GPU").format(
+             host=time_text(host)), "src": "derived",
          "cite": launch},
     ]
     for r in rows:
