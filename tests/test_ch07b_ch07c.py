@@ -61,3 +61,18 @@ def test_decode_figure_draws_no_bar_where_the_weights_do_not_fit(model, system, 
     assert len(labels) == missing == len(ch07c_inference.TP_DEGREES) - len(fits)
     slots = {round(p.get_x(), 3) for p in ax.patches}  # one slot per (TP degree that fits, kernel)
     assert len(slots) == len(fits) * len(ch07c_inference.inference.ALLREDUCE_ALGOS)
+
+
+def test_07b_sm_cost_table_is_short_and_its_sentence_holds():
+    # §3: the exposed time per SM share and bucket in a short table; "taking more SMs never lowers the exposed
+    # time" down every column; the SM slowdown and busy time of each case behind the toggle
+    from nvcourse import overlap
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    sc = overlap.dp_scenario("llama3-8b", "dgx-h100", 64)
+    short, full = ch07b.sm_cost_html(sc).split("<details>")
+    assert short.count("<tr>") == 1 + 4 and "never lowers the exposed time" in short
+    for m in (4, 25, 256):
+        col = [sc.timeline(m * 2**20, sm_fraction=f).exposed_s for f in (0.0, 0.05, 0.15, 0.3)]
+        assert all(b >= a * (1 - 1e-9) for a, b in zip(col, col[1:]))
+    assert full.count("(SM slowdown") == 12 and "comm stream busy" in full

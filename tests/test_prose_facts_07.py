@@ -217,7 +217,7 @@ def test_07b_sm_cost_moves_the_best_bucket_up():
         assert tls[0].comm_s > tls[1].comm_s > tls[2].comm_s
         assert tls[2].exposed_s < tls[1].exposed_s  # with SMs counted, 256 MiB beats 25 MiB ...
     assert sc.timeline(25 * mib).exposed_s < sc.timeline(256 * mib).exposed_s  # ... without, 25 MiB wins
-    assert "compare the 25 MiB and 256 MiB rows" in cells("07b_overlapping_communication.ipynb")["c008"]
+    assert "compare the 25 MiB and 256 MiB columns" in cells("07b_overlapping_communication.ipynb")["c008"]
 
 
 def _fsdp_parts(model, system, nodes):

@@ -293,3 +293,22 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
                                                                           versus)
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
+
+
+def sm_cost_html(sc: overlap.DPScenario, fractions: tuple[float, ...] = (0.0, 0.05, 0.15, 0.3),
+                 buckets_mib: tuple[int, ...] = (4, 25, 256)) -> str:
+    """§3's answer: exposed time (s, formatted) per share of SMs taken (rows) and bucket size (columns), in a short
+    table with one sentence under it; the SM slowdown and the communication stream's busy time of every cell behind
+    a collapsed block (nothing dropped)."""
+    tls = {(f, m): sc.timeline(m * 2**20, sm_fraction=f) for f in fractions for m in buckets_mib}
+    rows = [[_pct(f, ".0")] + [_t(tls[f, m].exposed_s) for m in buckets_mib] for f in fractions]
+    table = table_html([_("SMs taken")] + [_("exposed, {size} buckets").format(size=f"{m} MiB") for m in buckets_mib],
+                       rows, escape=True)
+    note = _("<p>Read down a column: taking more SMs never lowers the exposed time, even for buckets whose "
+             "all-reduce itself hides.</p>")
+    full = "<br>".join(html.escape(_("SMs taken {f}, bucket {m} MiB: exposed {e} (SM slowdown {s}, comm stream busy "
+                                     "{c})").format(f=_pct(f, ".0"), m=m, e=_t(t.exposed_s),
+                                                    s=_t(max(t.slowdown_s, 0.0)), c=_t(t.comm_s)))
+                       for (f, m), t in tls.items())
+    return (table + note + f"<details><summary>{html.escape(_('SM slowdown and busy time of each case'))}</summary>"
+            f"<div style='margin-top:6px'>{full}</div></details>")
