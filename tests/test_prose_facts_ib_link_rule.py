@@ -117,3 +117,14 @@ def test_the_ib_runbook_doc_and_the_log_reader_follow_the_rule():
     assert log.signatures == [] and any("not a fault to page on" in n for n in log.notes)
     assert read_text("Symbol Errors : 5\n").signatures == []
     assert [s["signature"] for s in read_text("Symbol Errors : 5\nSymbol Errors : 9\n").signatures] == ["ib_link_ber"]
+
+
+def test_08b_error_counter_threshold_is_the_rule_not_any_growth():
+    """08b §4.1: error counters alert on a growth rate (the SymbolError row, the 06d rule), not on any increment."""
+    src, out = _cells("08b_security_and_observability.ipynb")["c029"][0], _cells(
+        "08b_security_and_observability.ipynb")["c028"][1]
+    assert "symbol errors that keep rising (the table's SymbolError row, the course's one InfiniBand link-health " \
+           "rule from chapter 06d) and any flap" in src
+    assert "The raw and effective BER are only trended." in src and '"growing at all"' not in src
+    row = next(r for r in counters.alert_thresholds(0.5).rows() if r[0] == "SymbolError growth on a port")
+    assert row[1] in out and "do not page" in out  # the stored dashboard output prints the same rule
