@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "PASS_MARK", "FAIL_MARK", "WARN_MARK", "NO_MATH", "NO_MATH_CLASSES", "md_escape", "md_cell", "md_table",
-    "md_no_math", "html_escape", "mark_html",
+    "md_no_math", "html_escape", "mark_html", "details_html",
 ]
 
 PASS_MARK = "\u2714"  # ✔ HEAVY CHECK MARK (DejaVu Sans has it; ✅ is an emoji and needs an emoji font)
@@ -69,6 +69,13 @@ def md_table(header: Sequence[object], rows: Iterable[Sequence[object]], *, mark
 def html_escape(text: object) -> str:
     """``text`` for HTML: ``& < > " '`` as entities and ``$`` as ``&#36;`` (nothing for TeX to find in the source)."""
     return html.escape(str(text)).replace("$", "&#36;")
+
+
+def details_html(summary: str, body: str, *, body_style: str = "") -> str:
+    """``body`` (HTML) behind a collapsed toggle whose line is ``summary`` (plain text, escaped): the full detail a
+    readout keeps without showing it first; ``body_style`` wraps the body in a styled ``<div>``."""
+    inner = f"<div style='{body_style}'>{body}</div>" if body_style else body
+    return f"<details><summary>{html_escape(summary)}</summary>{inner}</details>"
 
 
 def mark_html(passed: bool, word: str | None = None) -> str:

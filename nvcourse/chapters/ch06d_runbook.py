@@ -13,6 +13,7 @@ import html
 from nvcourse._validate import choice
 from nvcourse.i18n import ngettext
 from nvcourse.i18n import translate as _
+from nvcourse.markup import details_html
 from nvcourse.nccl.signatures import match_text
 from nvcourse.observability.counters import ib_link_rule
 from nvcourse.runbook import (
@@ -60,9 +61,8 @@ def _link(url: str, text: str = "") -> str:
 
 
 def _details(summary: str, body: str) -> str:
-    """A collapsed block: ``summary`` (plain text) is the line the reader clicks, ``body`` (HTML) the detail."""
-    return (f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div>"
-            "</details>")
+    """The course's collapsed block, its body set a little below the line the reader clicks (cards and tables)."""
+    return details_html(summary, body, body_style="margin-top:6px")
 
 
 def _command(cmd: str) -> str:

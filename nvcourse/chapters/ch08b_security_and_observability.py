@@ -14,6 +14,7 @@ from IPython.display import HTML
 from .. import isolation
 from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
+from ..markup import details_html
 from ..observability import counters, drill
 from ..plots import new_figure, time_axis
 from ..tables import table_html
@@ -54,11 +55,6 @@ def _pct(fraction: float, spec: str = ".0") -> str:
     if language() != "fr":
         return format(fraction, spec + "%")
     return number(100 * fraction, spec + "f") + "\u00a0%"
-
-
-def _details(summary: str, body: str) -> str:
-    """``body`` (HTML) behind a collapsed toggle: the full detail a readout keeps without showing it first."""
-    return f"<details><summary>{_E(summary)}</summary>{body}</details>"
 
 
 def table(header: list[str], rows: list[list[object]]) -> HTML:
@@ -237,7 +233,7 @@ def cc_table() -> HTML:
                         [[m["arch"], m["what"], cc_ratio(m)] for m in ms])
     full = _text_table([_("architecture"), _("workload"), head, _("what it is"), _("source")],
                        [[m["arch"], m["what"], cc_ratio(m), m["label"], src[m["src"]]["url"]] for m in ms])
-    return HTML(short + _details(_("How each ratio was derived, and its source"), full))
+    return HTML(short + details_html(_("How each ratio was derived, and its source"), full))
 
 
 # ------------------------------------------------------------------------------------------ observability
@@ -263,7 +259,7 @@ def signals_table(layer: str | None = None) -> HTML:
     rows = [[f"{_cell(s['fault'])} <i>({_cell(s['layer'])}, {_cell(s['kind'])})</i>", long(s["counter"]),
              long(s["tool"]), _cell(s["reading"])] for s in sig]
     full = table_html([_("fault (layer, kind)"), _("counters"), _("tool"), _("how to read it")], rows)
-    return HTML(short + _details(_("Every counter and tool, and how to read them ({n} fault classes)").format(
+    return HTML(short + details_html(_("Every counter and tool, and how to read them ({n} fault classes)").format(
         n=len(sig)), full))
 
 
@@ -309,7 +305,7 @@ def thresholds_readout(c: float, t: counters.Thresholds) -> str:
                                                                        loss=_pct(t.tolerable_loss, ".1"))
         + key
         + _("<p>Look at the busbw row: critical is the tolerable loss itself, warn is half of it.</p>")
-        + _details(_("All {n} alert rules, with the reason for each").format(n=len(t.rows())),
+        + details_html(_("All {n} alert rules, with the reason for each").format(n=len(t.rows())),
                    _text_table([_("metric"), _("warn"), _("critical"), _("why")], t.rows()))
     )
 
