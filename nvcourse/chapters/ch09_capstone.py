@@ -13,7 +13,7 @@ from .. import capstone, catalog, training
 from .. import capstone_gates as gates
 from ..i18n import language, ngettext, number
 from ..i18n import translate as _
-from ..markup import html_escape, mark_html
+from ..markup import details_html, html_escape, mark_html
 from ..observability import counters
 from ..plots import new_figure
 from ..tables import table_html
@@ -56,11 +56,6 @@ def comparison_table_html(reports: list[capstone.Report]) -> str:
             for r in reports]
     return table_html([_("system"), _("GPUs"), "TP×PP×DP", _("days"), _("$M"), _("efficiency"), _("goodput"), "MW",
                        _("gates")], rows, escape=True, html_cols=[8])
-
-
-def _details(summary: str, body: str) -> str:
-    """``body`` (HTML) behind a collapsed toggle: the full detail a readout keeps without showing it first."""
-    return f"<details><summary>{html_escape(summary)}</summary>{body}</details>"
 
 
 def _gates_mark(passed: bool, failed_names: list[str], word: str | None = None) -> str:
@@ -127,7 +122,7 @@ def comparison_summary_html(reports: list[capstone.Report]) -> str:
             older=older, date=date, same=same)
     return (short + f"<p>{html_escape(verdict)} "
             + _("The failing rows name the gates that fail: that is what to change.") + "</p>"
-            + _details(_("The full table: layout (TP×PP×DP), efficiency, goodput and power per design"),
+            + details_html(_("The full table: layout (TP×PP×DP), efficiency, goodput and power per design"),
                        comparison_table_html(reports)))
 
 
@@ -353,7 +348,8 @@ def fabric_compare_html(jobs: dict[str, capstone.Report], fabrics: dict[str, gat
                 "non-blocking fabric with adaptive routing (the gate asks for {share}).</p>").format(
                 share=_pct(min_busbw_fraction))
             + needs_html(fabrics)
-            + _details(_("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency"), full))
+            + details_html(_("The full tables: each fabric in words, bus bandwidth in GB/s, the step's efficiency"),
+                           full))
 
 
 def needs_html(fabrics: dict[str, gates.FabricChoice]) -> str:
@@ -376,7 +372,7 @@ def serving_summary_html(plans: list[gates.ServingPlan]) -> str:
              _gates_mark(p.passed, [g.name for g in p.gates if not g.passed], _("all"))] for p in plans]
     short = table_html([_("system"), "TP", _("replicas"), _("GPUs"), _("ms per token"), _("TTFT ms"), _("gates")],
                        rows)
-    return short + _details(_("Every TP candidate per system, and the serving gates"),
+    return short + details_html(_("Every TP candidate per system, and the serving gates"),
                             "".join(serving_html(p) for p in plans))
 
 
@@ -388,7 +384,7 @@ def monitoring_html(monitoring: gates.MonitoringResult) -> str:
     """The job's alert levels in a short table (from its network-bound share c), and the counter to watch per
     fault class behind a toggle."""
     counters_list = "<ul>" + "".join(f"<li>{html_escape(n)}</li>" for n in monitoring.counters) + "</ul>"
-    more = _details(_("The counter to watch first for each of the {n} fault classes that apply to this fabric "
+    more = details_html(_("The counter to watch first for each of the {n} fault classes that apply to this fabric "
                       "(chapter 08b lists {total}; the rest belong to the other fabric kind)").format(
         n=len(monitoring.counters), total=len(counters.signals())), counters_list)
     th = monitoring.thresholds
