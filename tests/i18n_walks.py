@@ -29,6 +29,12 @@ def run_walk(script: str, language: str) -> str:
     return done.stdout + html.unescape(done.stdout)
 
 
+def walk(frame: str, script: str, language: str) -> str:
+    """``run_walk`` of ``frame`` (the helpers a walk's script uses, and its ``out`` list) then ``script``, which
+    appends what a learner would see to ``out``: everything in ``out``, one item per line."""
+    return run_walk(frame + script + "\nsys.stdout.write('\\n'.join(map(str, out)))", language)
+
+
 def entries(*paths: str) -> list[polib.POEntry]:
     """The French catalog's live entries extracted from any of ``paths`` (``nvcourse/...py``)."""
     po = polib.pofile(str(i18n_catalog.po_path("fr", "nvcourse")))

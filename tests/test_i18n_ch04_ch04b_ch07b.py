@@ -8,8 +8,8 @@ must be shown, and in French no English one is left."""
 from __future__ import annotations
 
 import pytest
-from i18n_walks import run_walk
 from i18n_walks import speaks as _speaks
+from i18n_walks import walk
 
 _FRAME = """
 import sys
@@ -148,7 +148,7 @@ for args in (("DDP gradient buckets", "llama3-8b", "dgx-h100", 64, 25, 1, 4, 0.1
 
 
 def _walk(script: str, language: str) -> str:
-    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(out))", language)
+    return walk(_FRAME, script, language)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

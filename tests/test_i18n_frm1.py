@@ -9,8 +9,8 @@ verdicts (nvcourse.nccl) are not this file's: the walks look only for the entrie
 from __future__ import annotations
 
 import pytest
-from i18n_walks import run_walk
 from i18n_walks import speaks as _speaks
+from i18n_walks import walk
 
 #: Shared by every walk: a checker's result, the chapter's questions, a figure's labels, a dashboard's controls.
 _FRAME = """
@@ -154,7 +154,7 @@ for ranks in (2, 8, 72):
 
 
 def _walk(script: str, language: str) -> str:
-    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(out))", language)
+    return walk(_FRAME, script, language)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -8,8 +8,8 @@ imported). A learner function for each known mistake returns that mistake's valu
 from __future__ import annotations
 
 import pytest
-from i18n_walks import run_walk
 from i18n_walks import speaks as _speaks
+from i18n_walks import walk
 
 #: Shared by every walk: the attempts at a checker and at the chapter's questions.
 _FRAME = """
@@ -178,7 +178,7 @@ for args in (("llama3-70b", "dgx-h100", 1, 4096, "nccl", 32768, paths[0]),
 
 
 def _walk(script: str, language: str) -> str:
-    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(map(str, out)))", language)
+    return walk(_FRAME, script, language)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from i18n_walks import run_walk
 from i18n_walks import speaks as _speaks
+from i18n_walks import walk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -285,7 +285,7 @@ out.append(ch._part("EP comm"))  # a part of MoE steps only
 """
 
 def _walk(script: str, language: str) -> str:
-    return run_walk(_FRAME + script + "\nsys.stdout.write('\\n'.join(out))", language)
+    return walk(_FRAME, script, language)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
