@@ -144,6 +144,7 @@ for args in (("DDP gradient buckets", "llama3-8b", "dgx-h100", 64, 25, 1, 4, 0.1
     fig, text = board._render(*args)
     out.append(text)
     labels(fig)
+out.append(ch.sm_cost_html(overlap.dp_scenario("llama3-8b", "dgx-h100", 64)))
 """
 
 

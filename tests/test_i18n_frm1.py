@@ -140,6 +140,7 @@ for step in board.controls["step"].options:
 real = ch.raw()
 ch.raw = lambda: {**real, "sources": dict(list(real["sources"].items())[:1])}  # the singular: one source
 out.append(ch.sources_html())
+out.append(ch.ib_link_rule_html())
 """
 
 _CH10 = """

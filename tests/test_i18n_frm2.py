@@ -112,6 +112,8 @@ out.append(ch.diag_levels_text())
 html(ch.table(["a", "b"], [[1, 2]]))
 for name, args in (("tenancy_dashboard", ((9, 2**26), (1, 2**16), (16, 2**32), (3, 2**26), (1, 2**32))),
                    ("noisy_neighbour_dashboard", (("none", 0.5, 1.0, 2**28), ("ets", 0.3, 0.5, 2**30),
+                                                  ("ets", 0.1, 1.0, 2**28),  # a share below fairness: worse
+                                                  ("ets", 0.125, 1.0, 2**28),  # exactly fairness's 1/8: the same
                                                   ("strict", 0.5, 0.0, 2**20))),
                    ("thresholds_dashboard", ((0.05, 2**30, 4), (0.001, 2**33, 64))),
                    ("drill_dashboard", (("A", "(choose)", "(choose)"), ("B", drill.FAULTS[0], "(choose)"),

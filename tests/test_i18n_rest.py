@@ -83,6 +83,9 @@ ask("05.", c)
 fig, text = ch.ring_vs_nvls_figure()
 out.append(text)
 labels(fig)
+fig, text = ch.ring_vs_nvls_summary()
+out.append(text)
+labels(fig)
 for args in ((7168, 4096, 256, 8, 64, 58), (7168, 4096, 48, 8, 64, 58), (4096, 2048, 24, 2, 16, 10)):
     fig, readout = ch.moe_view(*args)
     out.append(readout)
@@ -188,6 +191,7 @@ labels(ch.placement_figure(st, training.step_time("llama3-70b", "dgx-h100", 1024
                            "title"))
 labels(ch.scaling_efficiency_figure(["llama3-8b"], ["dgx-h100"], [8, 64])[0])
 out.append(ch._part("EP comm"))  # a part of MoE steps only
+out += [ch.price_source_html("mercatus-2026"), ch.price_source_html("assumption:a reason")]
 for args in ((1024, "llama3-70b", "dgx-h100", 8, 4, "tp-first", 0.4, 15.6, 0.0),
              (8, "llama3-405b", "dgx-h100", 1, 1, "tp-first", 0.4, 15.6, 2.5)):
     fig, text = ch._render(*args)
