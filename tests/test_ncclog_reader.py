@@ -4,6 +4,7 @@ Expected values written by reading the fixture text. DEV fixtures were used whil
 ones were tested only after it was written.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -336,6 +337,43 @@ def test_gdr_nic_line_alone_is_not_evidence_of_use_and_mixed_channels_are_counte
     log = read_text(c2c)
     assert log.gdr is True and log.gdr_connections == {"gdrdma": 2}
     assert set(log.transports) <= {"NET/IB/GDRDMA(PCI)", "NET/IB/GDRDMA/Shared"}
+
+
+def test_receive_with_gdrdma_and_send_without_is_the_read_policy_not_peermem():
+    """NCCL decides GDR for sends (a GDR read) apart from receives (NCCL_NET_GDR_READ, src/graph/paths.cc
+    ncclTopoCheckGdr). No public paste with mixed lines was found, so this case is built from the real lines of
+    ib_cumem_gdrdma_2nodes_aks30.log (4 receive and 4 send lines, all /GDRDMA) with '/GDRDMA' taken off the send
+    lines only, as NCCL prints them when GDR reads are off."""
+    real = path("ib_cumem_gdrdma_2nodes_aks30.log").read_text(encoding="utf-8")
+    mixed = re.sub(r"(\[send\] via NET/IB/\d+)/GDRDMA", r"\1", real)
+    assert mixed != real
+    log = read_text(mixed)
+    assert log.gdr_by_direction == {"receive": {"gdrdma": 4}, "send": {"without": 4}}
+    assert log.gdr is False and log.gdr_connections == {"gdrdma": 4, "without": 4}
+    (policy,) = [p for p in log.problems if "GDR" in p["problem"]]
+    assert "4 send connection(s) without /GDRDMA" in policy["problem"] and "off by policy" in policy["problem"]
+    assert "NCCL_NET_GDR_READ" in policy["cause"] and "nvidia-peermem" not in str(policy)
+    assert "no_gdr" not in cases_of(log)
+    assert "NCCL_NET_GDR_READ" in explain(log) and "peer-memory path works" in explain(log)
+    # the same lines with the variable in the paste name it
+    log = read_text("h:1:2 [0] NCCL INFO NCCL_NET_GDR_READ set by environment to 0\n" + mixed)
+    (policy,) = [p for p in log.problems if "GDR" in p["problem"]]
+    assert "NCCL_NET_GDR_READ=0 is set" in policy["cause"]
+    # the real log itself (every line /GDRDMA) reports no GDR problem; a receive without /GDRDMA is not the policy
+    assert not [p for p in load("ib_cumem_gdrdma_2nodes_aks30.log").problems if "GDR" in p["problem"]]
+    both = re.sub(r"(\[(?:send|receive)\] via NET/IB/\d+)/GDRDMA", r"\1", real)
+    assert "no_gdr" in cases_of(read_text(both))
+
+
+@pytest.mark.parametrize(("tc", "flagged"), [("26", True), ("34", True), ("106", False), ("0", False)])
+def test_ib_tc_given_as_a_dscp_is_flagged(tc, flagged):
+    """Chapter 06d section 6: NCCL writes NCCL_IB_TC into the whole traffic-class byte, so 26 sends DSCP 6; 106 is
+    DSCP 26 with ECN bits 2 (26 x 4 + 2)."""
+    log = read_text(f"h:1:2 [0] NCCL INFO NCCL_IB_TC set by environment to {tc}\n")
+    tc_lines = [p["problem"] for p in log.problems if p["problem"].startswith("NCCL_IB_TC=")]
+    assert bool(tc_lines) is flagged
+    if tc == "26":
+        assert "sends DSCP 6" in tc_lines[0] and "NCCL_IB_TC=106" in tc_lines[0]
 
 
 def test_a_sockets_only_log_is_not_told_to_load_nvidia_peermem():

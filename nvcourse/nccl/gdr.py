@@ -15,14 +15,18 @@ Three kinds of line speak about GDR, and only one of them says whether a connect
   any connection uses GDR: the distance rule may still turn it off per GPU.
 
 So the channel lines decide; without them the distance lines; the NIC line alone decides only "off" (a NIC that
-cannot register GPU memory cannot do GDR for anyone).
+cannot register GPU memory cannot do GDR for anyone). Read ``[send]`` and ``[receive]`` lines apart: NCCL decides GDR
+for sends (a GDR *read* of GPU memory) on its own, under NCCL_NET_GDR_READ (default: on from Ampere; before Ampere
+only when the GPU has an NVLink peer or is alone; src/graph/paths.cc ncclTopoCheckGdr). Receive lines with
+``/GDRDMA`` and send lines without it therefore prove the peer-memory path works: the sends are off by that policy.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem"]
+__all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem", "off_problem",
+           "read_policy_problem"]
 
 _DIST_OLD = re.compile(r"GPU Direct RDMA (Disabled|Enabled) for GPU ([0-9a-fA-F]+) / HCA ([0-9a-fA-Fx]+) "
                        r"\(distance (\d+) (>|<=) (\d+)\)")
@@ -50,11 +54,22 @@ def read_gdr_line(log, msg: str) -> None:
         log.gdr_distance.append(entry)
 
 
-def count_connection(log, via: str) -> None:
-    """Count one ``via NET/...`` connection as with or without ``/GDRDMA`` (``GDRDMA(PCI)`` counts as with)."""
+def count_connection(log, via: str, direction: str | None = None) -> None:
+    """Count one ``via NET/...`` connection as with or without ``/GDRDMA`` (``GDRDMA(PCI)`` counts as with), in all
+    and, when the line says ``[send]`` or ``[receive]``, per direction (``log.gdr_by_direction``)."""
     with_gdr = any(p.startswith("GDRDMA") for p in via.split("/"))
     key = "gdrdma" if with_gdr else "without"
     log.gdr_connections[key] = log.gdr_connections.get(key, 0) + 1
+    if direction:
+        per = log.gdr_by_direction.setdefault(direction, {})
+        per[key] = per.get(key, 0) + 1
+
+
+def _sends_off_by_read_policy(log) -> bool:
+    """Every receive connection goes /GDRDMA and every connection without it is a send."""
+    send, recv = log.gdr_by_direction.get("send", {}), log.gdr_by_direction.get("receive", {})
+    n_without = log.gdr_connections.get("without", 0)
+    return bool(recv.get("gdrdma")) and not recv.get("without") and n_without > 0 and send.get("without") == n_without
 
 
 def decide(log) -> bool | None:
@@ -75,6 +90,9 @@ def describe(log) -> str | None:
                 "RoCE).")
     conn = log.gdr_connections
     n_with, n_without = conn.get("gdrdma", 0), conn.get("without", 0)
+    if n_with and n_without and _sends_off_by_read_policy(log):
+        return (f"GPUDirect RDMA is on for every receive connection and off for {n_without} send connection(s): "
+                "NCCL decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works.")
     if n_with and n_without:
         return (f"GPUDirect RDMA is on for {n_with} of {n_with + n_without} network connections "
                 f"(NET/.../GDRDMA) and off for the other {n_without}.")
@@ -100,3 +118,32 @@ def off_by_distance_problem(log, matched: set[str], record: dict) -> dict | None
             "NCCL 2.30.3 the distance line is printed only at TRACE level, so compare `nvidia-smi topo -m`",
             "case": None, "signature": "gdr_distance" if record else None, "cause": record.get("cause"),
             "fix": record.get("fix"), "source": record.get("source_url")}
+
+
+def read_policy_problem(log) -> dict | None:
+    """Receive connections with ``/GDRDMA``, send connections without: GDR reads off by NCCL's policy, not a fault of
+    the peer-memory path (which the receive lines prove works)."""
+    if not _sends_off_by_read_policy(log):
+        return None
+    n_send = log.gdr_by_direction["send"]["without"]
+    env = log.env.get("NCCL_NET_GDR_READ")
+    why = (f"NCCL_NET_GDR_READ={env} is set" if env is not None else "NCCL_NET_GDR_READ's default turns GDR reads "
+           "off on GPUs older than Ampere unless the GPU has an NVLink peer; on Ampere and newer look for "
+           "NCCL_NET_GDR_READ=0")
+    return {"problem": f"{n_send} send connection(s) without /GDRDMA while every receive connection has it: GPUDirect "
+            "RDMA reads (sends) are off by policy, not a missing peer-memory module",
+            "case": None, "signature": None,
+            "cause": f"NCCL decides GDR for sends apart from receives: {why}",
+            "fix": "nothing to reload; if sends should use GDR, set NCCL_NET_GDR_READ=1 and measure",
+            "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-net-gdr-read"}
+
+
+def off_problem(log, matched: set[str], record: dict, no_gdr_case: dict, has_net: bool) -> dict | None:
+    """The one GDR problem to report, if any: sends off by read policy, else off by distance, else GDR off
+    (``no_gdr_case``) on an RDMA network with no matched signature explaining it; TCP sockets never use GDR."""
+    if (policy := read_policy_problem(log)) or (policy := off_by_distance_problem(log, matched, record)):
+        return policy
+    if log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB") and not matched & {
+            "no_peermem", "gdr_distance"}:
+        return {"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **no_gdr_case}
+    return None

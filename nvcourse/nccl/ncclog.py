@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import gdr as _gdr
-from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints
+from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints, tc_problems
 from .paste import clean_line
 from .tuning_table import TableReader, agreement
 
@@ -82,6 +82,8 @@ class NcclLog:
     gdr_hca: bool | None = None
     #: network connections ("via NET/...") with and without /GDRDMA: {"gdrdma": n, "without": m}
     gdr_connections: dict[str, int] = field(default_factory=dict)
+    #: the same per direction, from "[send]" / "[receive]" lines: {"send": {...}, "receive": {...}} (see :mod:`.gdr`)
+    gdr_by_direction: dict[str, dict[str, int]] = field(default_factory=dict)
     #: NCCL's per-GPU distance decisions, both formats (up to 2.28; 2.29 and later, TRACE-only from 2.30.3):
     #: gpu, net, gdr, distance, limit (NCCL's path types), format
     gdr_distance: list[dict] = field(default_factory=list)
@@ -334,7 +336,7 @@ def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None,
         log.transports[kind] = log.transports.get(kind, 0) + 1
         if via.startswith("NET/"):
             parts = via.split("/")
-            _gdr.count_connection(log, via)
+            _gdr.count_connection(log, via, mm.group(6))
             nums = [p for p in parts[1:] if p.isdigit()]
             if host and nums:
                 scan.per_gpu.setdefault(f"{host}[{dev}]", set()).add(nums[0])
@@ -405,11 +407,9 @@ def _problems(log: NcclLog) -> list[dict]:
                         **_case("socket_fallback")})
     has_net = any(k.startswith("NET/") for k in log.transports)
     from .signatures import records
-    if far := _gdr.off_by_distance_problem(log, matched, records().get("gdr_distance", {})):
-        out.append(far)
-    elif log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB") and not matched & {
-            "no_peermem", "gdr_distance"}:  # TCP sockets never use GPUDirect RDMA: not a fault
-        out.append({"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **_case("no_gdr")})
+    if gdr_off := _gdr.off_problem(log, matched, records().get("gdr_distance", {}), _case("no_gdr"), has_net):
+        out.append(gdr_off)
+    out += tc_problems(log)
     if log.nvls["supported"] is False or log.nvls["channels"] == 0:
         out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
     for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",

@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["has_prefixed_lines", "bare_message", "read_p2p_and_hints"]
+from ..runbook import ib_tc, roce_qos_example
+
+__all__ = ["has_prefixed_lines", "bare_message", "read_p2p_and_hints", "tc_problems"]
 
 # how NCCL's INFO messages start (src/init.cc, src/bootstrap.cc, src/transport/net_ib.cc, src/graph/*.cc,
 # src/plugin/*.cc): the ones the reader takes a fact from, and a few common neighbours that carry none
@@ -50,3 +52,21 @@ def read_p2p_and_hints(log: Any, msg: str) -> None:
     err4 = "IB completion error 4 (IBV_WC_LOC_PROT_ERR)"
     if re.search(r"NET/IB\s*:\s*Got completion (?:from peer \S+ )?with error 4,", msg) and err4 not in log.hints:
         log.hints.append(err4)
+
+
+# the named DSCP code points: class selectors CS1-CS7 (RFC 2474), assured forwarding AF11-AF43 (RFC 2597), expedited
+# forwarding EF (RFC 3246); a value below 64 that is one of them was most likely meant as a DSCP
+_NAMED_DSCP = {8, 16, 24, 32, 40, 48, 56, 10, 12, 14, 18, 20, 22, 26, 28, 30, 34, 36, 38, 46}
+
+
+def tc_problems(log: Any) -> list[dict]:
+    """``NCCL_IB_TC`` set to a number that reads as a DSCP: NCCL writes it into the whole traffic-class byte (DSCP × 4
+    + ECN bits), so ``NCCL_IB_TC=26`` sends DSCP 6, not 26 (chapter 06d, section 6)."""
+    value = str(log.env.get("NCCL_IB_TC", "")).strip()
+    if not value.isdigit() or int(value) not in _NAMED_DSCP:
+        return []
+    tc, ecn = int(value), roce_qos_example()["ecn"]
+    return [{"problem": f"NCCL_IB_TC={tc} looks like a DSCP, not the traffic-class byte (DSCP × 4 + ECN): it sends "
+             f"DSCP {tc >> 2} (ECN bits {tc & 3}); DSCP {tc} with ECN bits {ecn} is NCCL_IB_TC={ib_tc(tc, ecn)}",
+             "case": None, "cause": None,
+             "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-tc"}]
