@@ -128,9 +128,11 @@ def codes_table_html() -> str:
     bound = {
         "PIX": _("one PCIe x16 link; the switch may be shared"),
         "PXB": _("PCIe links through a tree of switches: shared uplinks"),
-        "PHB": _("PCIe through the CPU's root complex"),
-        "NODE": _("PCIe plus the fabric between root complexes in one socket"),
-        "SYS": _("PCIe plus the CPU-CPU link; P2P is often disabled, data bounces through host memory"),
+        "PHB": _("PCIe through the CPU's root complex; NCCL copies through host memory here by default (via SHM)"),
+        "NODE": _("PCIe plus the fabric between root complexes in one socket; NCCL copies through host memory by "
+                  "default"),
+        "SYS": _("PCIe plus the CPU-CPU link; NCCL copies through host memory by default, and many platforms "
+                 "disable P2P here"),
     }
     for code in PCIE_CODES:
         rows.append({"code": code, "path": _meaning(code), "what bounds a copy": bound[code]})
@@ -140,7 +142,8 @@ def codes_table_html() -> str:
         rows,
         _("nvidia-smi's path codes, from fastest (NV#) to slowest (SYS), then the path types only NCCL's own topology "
           "uses (its logs print them). NCCL's order, fastest first: NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; "
-          "NODE is nvidia-smi's only."),
+          "NODE is nvidia-smi's only. NCCL uses GPU peer-to-peer only up to PXB by default (NCCL_P2P_LEVEL raises "
+          "it)."),
     )
 
 
