@@ -904,7 +904,7 @@ def _registered_over_plain(op: str, system: str, gpus: int, size: float, launch:
     return sym.time_s / predict(op, system, gpus, size, launch=launch).time_s
 
 
-def test_04b_registered_buffers_gain_on_hopper_and_lose_on_small_blackwell_groups():
+def test_04b_symmetric_estimate_is_lower_on_hopper_and_higher_on_small_blackwell_groups():
     from nvcourse.chapters.ch04b_predicting import SIZES
 
     text = prose("04b_predicting_collectives.ipynb")
@@ -913,7 +913,7 @@ def test_04b_registered_buffers_gain_on_hopper_and_lose_on_small_blackwell_group
     ops = ("allreduce", "allgather", "reducescatter")
     small, mid = [s for s in SIZES if s <= 2**17], [s for s in SIZES if s <= 2**20]
     # Hopper: faster at every size up to 128 KiB, any GPU count, every launch mode but single-process
-    assert "**Hopper**: faster at every size up to 128 KiB, at any GPU count." in text
+    assert "**Hopper**: the symmetric estimate is lower at every size up to 128 KiB, at any GPU count." in text
     for launch in ("device", "process-per-gpu", "cuda-graphs"):
         for sid in ("dgx-h100", "hgx-h200"):
             assert all(_registered_over_plain(op, sid, g, s, launch) < 1
@@ -927,9 +927,9 @@ def test_04b_registered_buffers_gain_on_hopper_and_lose_on_small_blackwell_group
     bw = [v for k, v in sym["blackwell"].items() if k.startswith("base_lat")]
     assert (f"NCCL charges each call a larger fixed cost ({min(bw):g} to {max(bw):g} µs, against {min(hop):g} to "
             f"{max(hop):g} µs on Hopper)") in text
-    assert ("so on 2 to 8 GPUs they are slower than plain buffers at some size up to 1 MiB: on 2 to 4 GPUs at "
-            "every size up to 1 MiB (on 2, at every size at all); only from 12 GPUs of an NVL72 are they faster at "
-            "every size up to 1 MiB.") in text
+    assert ("so on 2 to 8 GPUs the symmetric estimate is higher than the classic one at some size up to 1 MiB: on 2 "
+            "to 4 GPUs at every size up to 1 MiB (on 2, at every size at all); only from 12 GPUs of an NVL72 is it "
+            "lower at every size up to 1 MiB.") in text
     for sid in ("dgx-b200", "gb200-nvl72"):
         assert all(_registered_over_plain(op, sid, 2, s) > 1 for op in ops for s in SIZES), sid
         for g in (3, 4):  # every size up to 1 MiB, not every size
@@ -1061,8 +1061,8 @@ def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are(
     # (data: nccl_tuning.toml [symmetric].cross_node); the chapters that place the kernels in one NVLink domain say so
     cross = tuning.raw()["symmetric"]["cross_node"]
     assert cross["since"] == "2.29.7" and cross["ops"] == ["reducescatter", "allgather"]
-    assert ("From NCCL 2.29 Update 1, NCCL also runs reduce-scatter and all-gather kernels of this kind across nodes"
-            in prose("04b_predicting_collectives.ipynb"))
+    assert ("From NCCL 2.29.2 (all-gather) and 2.29.7 (reduce-scatter), NCCL also runs kernels of this kind across "
+            "nodes" in prose("04b_predicting_collectives.ipynb"))
     assert "from 2.29 Update 1 its reduce-scatter and all-gather ones across nodes too" in prose(
         "06d_bringup_and_fault_runbook.ipynb")
     assert ("NCCL's cross-node symmetric kernels, from 2.29 Update 1, do reduce-scatter and all-gather only"

@@ -45,7 +45,8 @@ _FLAGS = (
     ("-G, --cudagraph", _("capture the iterations in a CUDA graph and replay it this many times"), "-G 0"),
     ("-d, --datatype", _("element type: float, half, bfloat16, int8, double, ..."), "-d float"),
     ("-R, --local_register", _("register the send/recv buffers with NCCL: 0 none (default), 1 local registration, "
-     "2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels, lower small-message latency); "
+     "2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels; published runs show lower small-message "
+     "latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 7); "
      "run -R 0 and -R 2 to see what registration buys"), "-R 2"),
 )
 
