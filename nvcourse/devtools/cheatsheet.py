@@ -62,7 +62,8 @@ def page() -> str:
         "- **MiB** = 2²⁰ B = 1.048576 MB; **GiB** = 2³⁰ B. nccl-tests prints sizes in bytes.",
         "- Line rate × efficiency = achievable (the catalog's efficiencies: "
         + ", ".join(f"{catalog.get_link(k).name.split(' (')[0].split(' x16')[0]} {catalog.get_link(k).efficiency:g}"
-                    for k in ("pcie5", "nvlink4", "ib-ndr")) + "): plan for about 0.9 of the line rate.",
+                    for k in ("pcie5", "nvlink4", "ib-ndr"))
+        + "): plan with each link's own factor, not one figure for all (NVLink's is the lowest).",
         "",
         "## α–β model of one link",
         "- Time: **t(n) = α + n/β**. Effective bandwidth n/t(n) reaches **half of β at n½ = αβ**.",
