@@ -295,11 +295,46 @@ def test_the_gdr_lines_are_net_lines_and_the_course_says_to_turn_net_on():
     # must have a row for a log without the NIC line.
     text = _md06d()
     assert "set `NCCL_DEBUG=INFO` and `NCCL_DEBUG_SUBSYS=INIT,ENV,NET`" in text
-    assert "| no `/GDRDMA` | none | not known yet: the log was taken without `NET`" in text
+    assert "| none ends in `/GDRDMA` | none | not known yet: the log was taken without `NET`" in text
     assert "a log taken with the default\nsubsystems never has it, at any version" in text
     assert "an ordinary `NCCL_DEBUG=INFO` log from 2.30.3" not in text
     assert "NCCL_DEBUG_SUBSYS=INIT,ENV,NET" in DATA["signatures"]["no_peermem"]["command"]
     assert "NET" in ch.LOOK_AT["gpu_nic"] and "NCCL_DEBUG_SUBSYS" in ch.LOOK_AT["gpu_nic"]
+
+
+def test_send_and_receive_gdr_lines_are_read_apart_in_the_table_and_by_the_reader():
+    # NCCL decides GDR for sends (a GDR read) under NCCL_NET_GDR_READ, apart from receives (src/graph/paths.cc
+    # ncclTopoCheckGdr: NET_GDR_READ default -2, reads off before compute capability 8.0 without an NVLink peer or a
+    # lone GPU). The table's row, the sentence under the layer table and the reader must all say so, for the same
+    # lines: the real aks30 log's receive lines with /GDRDMA and its send lines with /GDRDMA removed.
+    import re
+
+    from nvcourse.nccl.ncclog import read_text
+
+    text = _md06d()
+    assert ("| `[receive]` lines end in `/GDRDMA`, `[send]` lines do not | Enabled, or none | GDR works; NCCL keeps it "
+            "off for sends by policy (`NCCL_NET_GDR_READ`): not a fault |") in text
+    assert "NCCL_NET_GDR_READ" in ch.LOOK_AT["gpu_nic"] and "[send]" in ch.LOOK_AT["gpu_nic"]
+    real = (ROOT / "nvcourse" / "data" / "nccl" / "ib_cumem_gdrdma_2nodes_aks30.log").read_text(encoding="utf-8")
+    log = read_text(re.sub(r"(\[send\] via NET/IB/\d+)/GDRDMA", r"\1", real))
+    assert log.gdr_by_direction["receive"] == {"gdrdma": 4} and log.gdr_by_direction["send"] == {"without": 4}
+    gdr = [p for p in log.problems if "GDR" in p["problem"]]
+    assert len(gdr) == 1 and "off by policy" in gdr[0]["problem"] and "peermem" not in str(gdr[0])
+
+
+def test_the_pcie_layer_checks_the_iommu_with_its_commands_and_fix():
+    # bare-metal GPUDirect RDMA needs 1:1 addresses (CUDA GPUDirect RDMA guide, Supported Systems); with the Intel
+    # IOMMU on, Linux requests ACS at boot (commit 50310600ebda)
+    rec = DATA["signatures"]["iommu_translation"]
+    assert rec["layer"] == "pcie"
+    for word in ("/proc/cmdline", "dmesg | grep -e DMAR -e IOMMU", "/sys/kernel/iommu_groups", "iommu=pt"):
+        assert word in rec["command"]
+    assert "pass-through" in rec["fix"] and "ATS" in rec["fix"] and "ACS back on at every boot" in rec["cause"]
+    assert {"cuda-gdr", "linux-vtd-acs"} <= {x.strip() for x in rec["src"].split(",")}
+    assert all(x.strip() in DATA["sources"] for x in rec["src"].split(","))
+    pcie = ch.checks_html("pcie")
+    assert "The IOMMU translates device addresses" in pcie and "iommu" in ch.LOOK_AT["pcie"].lower()
+    assert "`iommu=pt`" in _md06d()
 
 
 def test_the_drill_opens_on_the_page_not_on_an_answer():

@@ -38,12 +38,15 @@ __all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_tabl
 LOOK_AT: dict[str, str] = {
     "host": _("Look for the one GPU whose clock reasons or CPU binding differ from its peers': a collective runs at "
             "the speed of its slowest rank."),
-    "pcie": _("Only two marks mean trouble here: a <code>+</code> after <code>ReqRedir</code> or "
-              "<code>CmpltRedir</code>, and the word <code>(downgraded)</code> in <code>LnkSta</code>."),
+    "pcie": _("In <code>lspci</code> only two marks mean trouble: a <code>+</code> after <code>ReqRedir</code> or "
+              "<code>CmpltRedir</code>, and the word <code>(downgraded)</code> in <code>LnkSta</code>. On bare "
+              "metal the IOMMU must be off or in pass-through (<code>iommu=pt</code>)."),
     "nvlink": _("One command per piece: the fabric state must read <code>Completed</code>, every link a speed (never "
               "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>."),
     "gpu_nic": _("Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
-               " uses GDR. Without it, the NIC line decides: <code>Disabled for HCA</code> is the peer-memory path, "
+               " uses GDR. Only <code>[send]</code> lines without it: NCCL's read policy "
+               "(<code>NCCL_NET_GDR_READ</code>), not a fault. No line with it: the NIC line decides: "
+               "<code>Disabled for HCA</code> is the peer-memory path, "
                "<code>Enabled for HCA</code> a distance. The NIC line needs <code>NET</code> in "
                "<code>NCCL_DEBUG_SUBSYS</code>: no NIC line means run again with it."),
     "fabric": _("RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
