@@ -300,7 +300,8 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
     text = (
         "- **Collective cost model** (`nvcourse predict`): NCCL's protocols (LL, LL128, Simple) and algorithms (ring, "
         "tree, NVLS, NVLSTree, PAT; CollNet by name) with the tuning tables of the NCCL release a run used "
-        f"(`--nccl-version X.Y`, 2.8-{tuning.versions()[-1]}, default {tuning.DEFAULT_VERSION}), each table cited with "
+        f"(`--nccl-version X.Y`, 2.8-{tuning.versions()[-1]}, default {tuning.DEFAULT_VERSION}: NCCL's behaviour as "
+        f"of {tuning.raw()['source']['version']}), each table cited with "
         "file, lines and commit ([`nccl_tuning.toml`](nvcourse/data/nccl_tuning.toml), "
         "[`nccl_versions.toml`](nvcourse/data/nccl_versions.toml), read from NCCL's git history by "
         "`python -m nvcourse.costmodel.nccl_history`); symmetric-memory kernels for registered buffers "
