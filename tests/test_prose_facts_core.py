@@ -1057,16 +1057,18 @@ def test_04_needs_only_03s_core_section():
 
 
 def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are():
-    # NCCL 2.29 Update 1 added cross-node (GIN) symmetric kernels for reduce-scatter and all-gather, not all-reduce
-    # (data: nccl_tuning.toml [symmetric].cross_node); the chapters that place the kernels in one NVLink domain say so
+    # NCCL added cross-node (GIN) symmetric kernels for all-gather in 2.29.2 and reduce-scatter in 2.29.7, not
+    # all-reduce (data: nccl_tuning.toml [symmetric].cross_node); the chapters that place the kernels in one NVLink
+    # domain say so, each with the two releases the data gives
     cross = tuning.raw()["symmetric"]["cross_node"]
-    assert cross["since"] == "2.29.7" and cross["ops"] == ["reducescatter", "allgather"]
-    assert ("From NCCL 2.29.2 (all-gather) and 2.29.7 (reduce-scatter), NCCL also runs kernels of this kind across "
+    ag, rs = cross["allgather_since"], cross["since"]
+    assert (ag, rs, cross["ops"]) == ("2.29.2", "2.29.7", ["reducescatter", "allgather"])
+    assert (f"From NCCL {ag} (all-gather) and {rs} (reduce-scatter), NCCL also runs kernels of this kind across "
             "nodes" in prose("04b_predicting_collectives.ipynb"))
-    assert "from 2.29 Update 1 its reduce-scatter and all-gather ones across nodes too" in prose(
+    assert f"its all-gather (from {ag}) and reduce-scatter (from {rs}) ones across nodes too" in prose(
         "06d_bringup_and_fault_runbook.ipynb")
-    assert ("NCCL's cross-node symmetric kernels, from 2.29 Update 1, do reduce-scatter and all-gather only"
-            in prose("10_other_interconnects_and_numerics.ipynb"))
+    assert (f"NCCL's cross-node symmetric kernels, all-gather from {ag} and reduce-scatter from {rs}, do those two "
+            "only" in prose("10_other_interconnects_and_numerics.ipynb"))
 
 
 def test_02_pcie_against_nvlink_is_several_times_not_an_order_of_magnitude():
