@@ -374,6 +374,8 @@ def test_ib_tc_given_as_a_dscp_is_flagged(tc, flagged):
     assert bool(tc_lines) is flagged
     if tc == "26":
         assert "sends DSCP 6" in tc_lines[0] and "NCCL_IB_TC=106" in tc_lines[0]
+        (p,) = [p for p in log.problems if p["problem"].startswith("NCCL_IB_TC=")]
+        assert p["cause"] and "traffic-class byte" in p["cause"] and p["fix"].endswith("NCCL_IB_TC=106")
 
 
 def test_a_sockets_only_log_is_not_told_to_load_nvidia_peermem():

@@ -68,5 +68,6 @@ def tc_problems(log: Any) -> list[dict]:
     tc, ecn = int(value), roce_qos_example()["ecn"]
     return [{"problem": f"NCCL_IB_TC={tc} looks like a DSCP, not the traffic-class byte (DSCP × 4 + ECN): it sends "
              f"DSCP {tc >> 2} (ECN bits {tc & 3}); DSCP {tc} with ECN bits {ecn} is NCCL_IB_TC={ib_tc(tc, ecn)}",
-             "case": None, "cause": None,
+             "case": None, "cause": "NCCL copies NCCL_IB_TC into the packets' whole traffic-class byte, whose upper six"
+             " bits are the DSCP", "fix": f"if DSCP {tc} was meant, set NCCL_IB_TC={ib_tc(tc, ecn)}",
              "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-tc"}]
