@@ -128,8 +128,8 @@ def read_policy_problem(log) -> dict | None:
     n_send = log.gdr_by_direction["send"]["without"]
     env = log.env.get("NCCL_NET_GDR_READ")
     why = (f"NCCL_NET_GDR_READ={env} is set" if env is not None else "NCCL_NET_GDR_READ's default turns GDR reads "
-           "off on GPUs older than Ampere unless the GPU has an NVLink peer; on Ampere and newer look for "
-           "NCCL_NET_GDR_READ=0")
+           "off on GPUs older than Ampere unless the GPU has an NVLink peer (or is the only GPU); on Ampere "
+           "and newer look for NCCL_NET_GDR_READ=0")
     return {"problem": f"{n_send} send connection(s) without /GDRDMA while every receive connection has it: GPUDirect "
             "RDMA reads (sends) are off by policy, not a missing peer-memory module",
             "case": None, "signature": None,
