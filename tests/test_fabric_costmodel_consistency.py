@@ -56,9 +56,11 @@ def test_intra_node_phases_are_the_cost_models_reducescatter_and_allgather(nodes
     cfg = costmodel.configure("dgx-h100", 8)
     rs = costmodel.cost("reducescatter", "ring", cfg).time(n)
     ag = costmodel.cost("allgather", "ring", cfg).time(n)
+    # SHARP on NVSwitch nodes that reduce in the switch: NCCL runs the in-node phases with NVLink SHARP (NVLS)
+    nvls = costmodel.pair_cost("allreduce", "nvls", "Simple", cfg).time(n)
     for algo in ("hierarchical", "sharp"):
         e = allreduce_on_fabric(_ideal(nodes), n, algorithm=algo, system="dgx-h100", routing="ideal")
-        assert e.intra_s == pytest.approx(rs + ag, rel=1e-12)
+        assert e.intra_s == pytest.approx(rs + ag if algo == "hierarchical" else nvls, rel=1e-12)
         if algo == "hierarchical":  # the course's scheme: phases one after the other
             assert e.time_s == pytest.approx(e.intra_s + e.inter_s, rel=1e-12)
         else:  # CollNet pipelines them: the slower phase plus both latencies
@@ -150,3 +152,12 @@ def test_the_ring_books_what_a_slower_network_adds_between_nodes():
         parts.append((e.intra_s, e.inter_s))
     assert parts[0][0] == pytest.approx(parts[1][0]) == pytest.approx(parts[2][0])
     assert parts[0][1] < parts[1][1] < parts[2][1] and parts[2][1] > parts[2][0]
+
+
+def test_sharp_keeps_nvlink_rings_inside_nodes_that_cannot_reduce_in_the_switch():
+    n = 2**30
+    cfg = costmodel.configure("dgx-a100", 8)
+    rs = costmodel.cost("reducescatter", "ring", cfg).time(n)
+    ag = costmodel.cost("allgather", "ring", cfg).time(n)
+    e = allreduce_on_fabric(_ideal(4), n, algorithm="sharp", system="dgx-a100", routing="ideal")
+    assert e.intra_s == pytest.approx(rs + ag, rel=1e-12)

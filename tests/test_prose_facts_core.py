@@ -1004,9 +1004,11 @@ def test_06_sharp_gain_at_one_gib_is_what_the_prose_says():
     res = allreduce_scaling(nodes, 2**30, routing="dmodk")
     gains = [1 - res["sharp"][i].time_s / min(res["ring"][i].time_s, res["tree"][i].time_s)
              for i in range(len(nodes))]
-    assert round(min(gains) * 100) == 8 and round(max(gains) * 100) == 16
+    # on DGX H100 nodes the in-node phases are NVLink SHARP (NCCL's NVLS), which still sets the pace at 1 GiB
+    assert round(min(gains) * 100) == 29 and round(max(gains) * 100) == 34
     text = prose("06_multinode_fabrics.ipynb")
-    assert "yet at 1 GiB it beats the faster of ring and tree by only 8–16 %: the NVLink phase sets the pace" in text
+    assert ("yet at 1 GiB it saves only 29–34 % of the faster of ring's and tree's time: the in-node phase sets "
+            "the pace") in text and "NVLink SHARP, the switch's own reduction" in text
     assert "smaller than this ideal" not in text
 
 

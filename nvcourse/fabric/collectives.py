@@ -194,6 +194,11 @@ def allreduce_on_fabric(
                 f"{nic.kind}"
             )
         net_rate = port_Bps
+        if sysm.in_switch_reduction and g > 2:
+            # on NVSwitch nodes that reduce in the switch, NCCL (2.18+) runs the in-node phases of SHARP with NVLink
+            # SHARP (its NVLS algorithm), not NVLink rings: the cost model's NVLS all-reduce inside one node
+            nv = costmodel.pair_cost("allreduce", "nvls", "Simple", costmodel.configure(system, g, fabric=nic.id))
+            intra, lat_i = float(nv.time(n)), nv.latency_s
         inter_lat = data.collnet_alpha_s()
         inter = (n / g) / net_rate + inter_lat
         latency = lat_i + inter_lat
