@@ -65,8 +65,23 @@ def test_04b_nvls_busbw_is_one_figure_in_section_7_and_the_check_question():
     text = prose("04b_predicting_collectives.ipynb")
     assert f"${b:.1f} \\times 0.85 \\times 8/9 = {algbw:.0f}$ GB/s" in text
     assert f"$= 1.75 \\times {algbw:.0f} = {busbw:.0f}$ GB/s" in text
-    assert f"(~{busbw:.0f} GB/s, section 7) above the {b:.1f} GB/s" in text
+    assert f"(up to ~{busbw:.0f} GB/s, section 7) above the {b:.1f} GB/s" in text
     assert "~480" not in text
+
+
+def test_04b_nvls_busbw_only_approaches_its_limit_for_the_largest_buffers():
+    """The dashboard (8 B to 16 GiB) stays below the bandwidth-only busbw and shows the 1 GiB figure the prose gives."""
+    import numpy as np
+
+    from nvcourse.costmodel import predict_sweep
+
+    _, _, limit = _nvls_8_h100()
+    sizes = 2.0 ** np.arange(3, 35)
+    sw = predict_sweep("allreduce", "dgx-h100", 8, sizes)
+    busbw = dict(zip(sizes, sw.busbw_GBps))
+    text = prose("04b_predicting_collectives.ipynb")
+    assert f"= {limit:.0f}$ GB/s for the largest buffers ({busbw[2.0**30]:.0f} at 1 GiB)" in text
+    assert max(busbw.values()) < limit and busbw[2.0**34] > 0.99 * limit
 
 
 def test_04b_nvls_offer_and_pick_follow_the_model():
@@ -884,12 +899,12 @@ def test_01_readout_counts_gpus_and_heads_in_good_english():
 
 
 def test_04b_check4_the_ll_ring_holds_to_3_mib_then_nvls():
-    # Check yourself 4: "S ≈ 1.2 MB; the tuner keeps ring/LL up to 3 MiB and moves to NVLS at 4 MiB" (8 H100, auto)
+    # Check yourself 4 names only sizes the dashboard offers (powers of two): ring/LL at 2 MiB, NVLS at 4 MiB
     cap = tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14 * 1e9
     lat = predict("allreduce", "dgx-h100", 8, 8, algo="ring", proto="LL").time_s
     assert round(lat * cap / 1e5) / 10 == 1.2  # S = t_LL x algbw_max, in MB
     text = prose("04b_predicting_collectives.ipynb")
-    assert "S ≈ 1.2 MB; the tuner keeps ring/LL up to 3 MiB and moves to NVLS at 4 MiB." in text
+    assert "S ≈ 1.2 MB; the dashboard shows ring/LL at 2 MiB and NVLS at 4 MiB." in text and "3 MiB" not in text
     assert "moved on to LL128 or NVLS" not in text
     for size in (1.2e6, 2**21, 3 * 2**20):
         p = predict("allreduce", "dgx-h100", 8, size)
