@@ -140,7 +140,11 @@ def test_heldout_efa_mpirun_tagged_plugin_without_gdr():
     assert log.rings == {0: [0, 1], 1: [0, 1]}
     assert log.transports == {"NET/AWS Libfabric": 8} and log.gdr is False
     assert log.trees[1] == [{"rank": 1, "parent": -1, "children": [0]}, {"rank": 0, "parent": 1, "children": []}]
-    assert "no_gdr" in cases_of(log) and log.env["NCCL_SHM_DISABLE"] == "0"
+    # GDR off, but the log was taken with the default debug subsystems (no NET lines: no NIC or distance line), so
+    # it cannot tell a missing peer-memory module from NCCL's policy: the reader says so and asks for NET
+    (gdr,) = [p for p in log.problems if "GDRDMA" in p["problem"]]
+    assert "cannot say why" in gdr["problem"] and "NCCL_DEBUG_SUBSYS=INIT,ENV,NET" in gdr["fix"]
+    assert "no_gdr" not in cases_of(log) and log.env["NCCL_SHM_DISABLE"] == "0"
 
 
 # ---------------------------------------------------------------- behaviour
@@ -362,7 +366,12 @@ def test_receive_with_gdrdma_and_send_without_is_the_read_policy_not_peermem():
     # the real log itself (every line /GDRDMA) reports no GDR problem; a receive without /GDRDMA is not the policy
     assert not [p for p in load("ib_cumem_gdrdma_2nodes_aks30.log").problems if "GDR" in p["problem"]]
     both = re.sub(r"(\[(?:send|receive)\] via NET/IB/\d+)/GDRDMA", r"\1", real)
-    assert "no_gdr" in cases_of(read_text(both))
+    assert "no_gdr" not in cases_of(read_text(both))  # no NIC line in this default-subsystem log: cause unknown
+    assert any("cannot say why" in p["problem"] for p in read_text(both).problems)
+    # with the NET line that says the NIC cannot register GPU memory, the peer-memory signature is the diagnosis
+    nic_off = read_text("h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n" + both)
+    assert not any("cannot say why" in p["problem"] for p in nic_off.problems)
+    assert "no_peermem" in {sig["signature"] for sig in nic_off.signatures}
 
 
 @pytest.mark.parametrize(("tc", "flagged"), [("26", True), ("34", True), ("106", False), ("0", False)])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem", "off_problem",
+           "unknown_cause_problem",
            "read_policy_problem"]
 
 _DIST_OLD = re.compile(r"GPU Direct RDMA (Disabled|Enabled) for GPU ([0-9a-fA-F]+) / HCA ([0-9a-fA-Fx]+) "
@@ -145,5 +146,20 @@ def off_problem(log, matched: set[str], record: dict, no_gdr_case: dict, has_net
         return policy
     if log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB") and not matched & {
             "no_peermem", "gdr_distance"}:
+        if log.gdr_hca is None and not log.gdr_distance:
+            return unknown_cause_problem()
         return {"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **no_gdr_case}
     return None
+
+
+def unknown_cause_problem() -> dict:
+    """GDR off in a log taken with NCCL's default debug subsystems: the NIC and distance lines that tell a missing
+    peer-memory module from a distance or policy decision are NET lines, absent by default (src/debug.cc: INIT,
+    BOOTSTRAP, ENV), so the log cannot say which; chapter 06d's table says to rerun with NET first."""
+    return {"problem": "network connections without GDRDMA: GPUDirect RDMA is off, and this log cannot say why",
+            "case": None, "signature": None,
+            "cause": "the lines that tell a missing peer-memory module from NCCL's distance or read policy ('GPU "
+                     "Direct RDMA ... for HCA', the distance line) are NET-subsystem lines, not printed with the "
+                     "default NCCL_DEBUG_SUBSYS",
+            "fix": "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET, then follow what the NIC line says",
+            "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug-subsys"}
