@@ -64,11 +64,20 @@ def test_03_ring_busbw_claim_holds_on_every_system_of_the_explorer():
             if s.link.kind == "pcie":
                 assert ch.socket_capped_rate(sid, pattern) <= ch._pattern_facts(sid, pattern)[0]
                 assert f"{cap:g} GB/s (chapter 04b)" in readout
+                # the bisection is stated both ways: as drawn, and at NCCL's rate (a socket split crosses that link)
+                assert ch.socket_capped_bisection_GBps(sid) == cap < ch._system_facts(sid)[1].GBps_dir
+                assert f"both directions) with the CPU-to-CPU link unbounded, {cap:g} GB/s at NCCL's rate" in readout
+            else:
+                assert "link unbounded" not in readout
         if s.link.kind == "pcie":
             assert ch.ring_busbw_GBps(sid) == cap < rings.total_GBps_dir * s.link.efficiency
             assert model.algo == "ring" and model.busbw_GBps == pytest.approx(cap, rel=0.01)
         else:
             assert ch.ring_busbw_GBps(sid) == pytest.approx(rings.total_GBps_dir * s.link.efficiency)
+    # §7's printed line on the pasted PCIe matrix says the same
+    drawn = ch._system_facts("pcie-8gpu")[1].GBps_dir
+    assert (f"per direction with the CPU-to-CPU link unbounded (same as the catalog's pcie-8gpu model: {drawn:g}; "
+            f"{cap:g} at NCCL's {cap:g} GB/s for that link)") in outputs("03_topologies_and_nvswitch.ipynb")
     # the all-to-all sentence of §5: capped by the uplinks as drawn, lower with the CPU-to-CPU link at NCCL's rate
     assert "at NCCL's 16 GB/s for the CPU-to-CPU link (which the drawing leaves unbounded) that link caps it" in text
     assert ch.socket_capped_rate("pcie-8gpu", "all-to-all") < ch._pattern_facts("pcie-8gpu", "all-to-all")[0]

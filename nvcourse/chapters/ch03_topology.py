@@ -26,6 +26,7 @@ __all__ = [
     "render_system",
     "ring_busbw_GBps",
     "socket_cap_GBps",
+    "socket_capped_bisection_GBps",
     "socket_capped_rate",
     "render_pasted",
     "CPU_LABEL",
@@ -206,6 +207,16 @@ def socket_capped_rate(system: str, pattern: str) -> float:
 
 
 @lru_cache(maxsize=None)
+def socket_capped_bisection_GBps(system: str) -> float:
+    """Bisection bandwidth (GB/s per direction) with the CPU-to-CPU link at NCCL's model rate
+    (:func:`socket_cap_GBps`); the unbounded graph's bisection where no ring crosses sockets."""
+    cap = socket_cap_GBps(system)
+    if cap is None:
+        return _system_facts(system)[1].GBps_dir
+    return metrics.bisection_bandwidth(build_system_graph(system, smp_GBps_dir=cap)).GBps_dir
+
+
+@lru_cache(maxsize=None)
 def _pattern_facts(system: str, pattern: str) -> tuple[float, list[dict]]:
     return metrics.pattern_report(_system_facts(system)[0], pattern)
 
@@ -224,15 +235,21 @@ def render_system(system: str, pattern: str):
     rate, rows = report
     fig, legend = topology_figure(G, pattern=pattern, report=report, cpu_label=CPU_LABEL)
     top = rows[0]
-    text = _(
+    cap = socket_cap_GBps(system)
+    template = _(
         "<b>{name}</b> — per GPU, per direction: <b>{pattern}</b> at most <b>{rate} GB/s</b> (busiest link "
         "{a}–{b}); bisection <b>{bis} GB/s</b> ({bidir} both directions); "
         "NCCL-style rings side by side: {n} × {ring} = {total} GB/s."
-    ).format(name=html.escape(G.graph["name"]), pattern=_("one ring") if pattern == "ring" else pattern,
-             rate=f"{rate:.4g}", a=html.escape(top["a"]), b=html.escape(top["b"]), bis=f"{bis.GBps_dir:.5g}",
-             bidir=f"{bis.GBps_bidir:.5g}", n=rings.n_rings, ring=f"{rings.ring_GBps_dir:g}",
-             total=f"{rings.total_GBps_dir:g}")
-    cap = socket_cap_GBps(system)
+    ) if cap is None else _(
+        "<b>{name}</b> — per GPU, per direction: <b>{pattern}</b> at most <b>{rate} GB/s</b> (busiest link "
+        "{a}–{b}); bisection <b>{bis} GB/s</b> ({bidir} both directions) with the CPU-to-CPU link unbounded, "
+        "{capped_bis} GB/s at NCCL's rate for it; NCCL-style rings side by side: {n} × {ring} = {total} GB/s."
+    )
+    text = template.format(
+        name=html.escape(G.graph["name"]), pattern=_("one ring") if pattern == "ring" else pattern,
+        rate=f"{rate:.4g}", a=html.escape(top["a"]), b=html.escape(top["b"]), bis=f"{bis.GBps_dir:.5g}",
+        bidir=f"{bis.GBps_bidir:.5g}", n=rings.n_rings, ring=f"{rings.ring_GBps_dir:g}",
+        total=f"{rings.total_GBps_dir:g}", capped_bis=f"{socket_capped_bisection_GBps(system):.5g}")
     if cap is not None:
         text += " " + _socket_note(system, pattern, cap)
     return fig, localize_numbers(text) + legend
