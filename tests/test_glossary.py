@@ -106,6 +106,7 @@ TERMS = {
     "bf16": r"\bBF16\b|\bFP32\b|\bFP8\b",
     "gt-s": r"\bGT/s\b",
     "gpu-generations": r"\bVolta\b|\bAmpere\b|\bHopper\b|\bBlackwell\b",
+    "ib-generations": r"\b(EDR|HDR|NDR|XDR)\b",
     "max-min": r"[Mm]ax-min fair",
     "proxy-thread": r"\b[Pp]roxy threads?\b",
     "copy-engine": r"\b[Cc]opy engines?\b",

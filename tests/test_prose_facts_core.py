@@ -1235,3 +1235,12 @@ def test_04b_protocol_table_reads_down_the_rows_as_said():
     for sid, g, k in (("dgx-h100", 8, 1), ("pcie-8gpu", 8, 1), ("dgx-a100", 8, 2)):
         assert predict("allreduce", sid, g, 8, nodes=k, algo="ring").proto == "LL", sid
         assert predict("allreduce", sid, g, 4 * 2**30, nodes=k, algo="ring").proto == "Simple", sid
+
+
+def test_glossary_infiniband_generations_are_the_catalogs_port_rates():
+    """02 links NDR and HDR to the glossary before chapter 06 explains them: the rates there are the catalog's."""
+    rates = ", ".join(f"{n.upper()} {catalog.get_link(f'ib-{n}').line_Gbps_dir:g}" for n in ("edr", "hdr", "ndr"))
+    xdr = catalog.get_link("ib-xdr").line_Gbps_dir
+    text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert f"{rates} and XDR {xdr:g} Gb/s per direction" in text
+    assert "glossary.md#ib-generations) port" in prose("02_pcie_vs_nvlink.ipynb")
