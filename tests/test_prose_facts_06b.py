@@ -213,7 +213,7 @@ def test_words_met_in_06b_before_their_chapter_are_explained_where_first_used():
     assert "DMA-BUF (the Linux kernel's generic way for two devices to share a buffer)" in first["DMA-BUF"]
     assert "the IOMMU, the unit that translates and checks device addresses," in first["IOMMU"]
     assert "[SRD](../docs/glossary.md#srd)" in first["SRD"]
-    assert "CollNet on [SHARP](../docs/glossary.md#sharp) switches" in first["CollNet"]
+    assert "in-network reduction, on [SHARP](../docs/glossary.md#sharp) switches" in first["CollNet"]
 
 
 # ------------------------------------------------------------------------------------------------ §1 and §7 agree
@@ -322,3 +322,18 @@ def test_the_log_table_shows_the_lines_to_read_first_and_keeps_the_others_one_cl
     assert "`Trees [0] ...`" in details and "`Pattern 4, crossNic 0" in details
     assert "Read them top down: the version, the network, then per peer whether the channel line ends in `/GDRDMA`" \
         in head
+
+
+def test_footer_share_and_factor_one_answer_and_words():
+    """06b §2: the footer of the RoCE sample is about 28 % of its largest size; Check yourself 5 names the 2-rank
+    all-reduce (factor 2(n−1)/n = 1) as a candidate; PHB/NODE/SYS and CollNet are glossed or linked."""
+    nb = json.loads((ROOT / "notebooks" / "06b_nccl_in_practice.ipynb").read_text(encoding="utf-8"))
+    text = {c["id"]: re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"]}
+    run = ch.read_sample("2 nodes x 8 A100 (RoCE)")
+    share = run.avg_busbw_GBps / run.rows[-1]["oop_busbw_GBps"]
+    assert f"{share:.0%}" == "28%"
+    assert "this sweep from 8 B reports about 28 % of what the fabric delivers at its largest size" in text["c009"]
+    assert 2 * (2 - 1) / 2 == 1
+    assert "on 2 ranks an all-reduce's 2(n−1)/n is also 1, so it is a candidate too" in text["c026"]
+    assert "at `PHB`, `NODE` or `SYS` ([glossary](../docs/glossary.md#p2p))" in text["c004"]
+    assert "CollNet, NCCL's path for in-network reduction, on [SHARP]" in text["c012"]

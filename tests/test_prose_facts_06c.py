@@ -39,3 +39,14 @@ def test_e_ecmp_is_defined_before_the_tables_use_it():
     assert "**E-ECMP** (enhanced ECMP), has the switch hash fields inside the RoCE header too" in c06c["ab0d5c40"]
     assert all("E-ECMP" not in c06c[cid] for cid in order[:defined])
     assert "E-ECMP" in ch.facts_table(["Entropy fixes"])  # the table right after the definition
+
+
+def test_one_qp_share_of_the_fabric_is_about_28_percent():
+    """06c §2: with one QP on 32 uplinks the step runs at "a little over a quarter (about 28 %)" of the fabric."""
+    from nvcourse.fabric import ecmp_qp
+
+    share = 1 / ecmp_qp.expected_slowdown(32, 32, 1)
+    assert f"{share:.0%}" == "28%" and 0.25 < share < 1 / 3
+    text = cells("06c_multinode_lab.ipynb")["12947629"]
+    assert "runs at a little over a quarter (about 28 %) of the fabric's speed" in text
+    assert "roughly a third of the fabric's speed" not in text

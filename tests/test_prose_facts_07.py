@@ -514,3 +514,25 @@ def test_07b_more_sms_taken_moves_waiting_into_sm_slowdown_in_every_ddp_state():
     assert "| waiting for communication | 143 ms | 58 ms | 0.2 ms |" in text
     assert "| exposed | 143 ms | 143 ms | 187 ms |" in text
     assert "the exposed time moves from *waiting* into *SM slowdown*" in text
+
+
+# ------------------------------------------------------------------------------------------ memory assumes ZeRO-1
+def test_memory_model_states_its_distributed_optimizer_assumption():
+    """07, 07b and 09 say the memory model assumes a distributed optimizer (ZeRO-1), the model's default; and plain
+    DDP (ZeRO-0) would not fit the 8B model's 16 bytes per parameter on an 80 GB GPU."""
+    from nvcourse.capstone import Design
+    from nvcourse.training.step_config import Recipe
+
+    assert Recipe().zero_stage == 1
+    assert Design.__dataclass_fields__["zero_stage"].default == 1
+    ch07_text = " ".join(cells("07_training_at_scale.ipynb").values())
+    assert "the model assumes a distributed optimizer (ZeRO-1: Adam's states sharded over data-parallel" in ch07_text
+    assert "https://arxiv.org/abs/1910.02054" in ch07_text
+    assert "plain [DDP](../docs/glossary.md#ddp) holds 16 bytes per parameter of its share" in ch07_text
+    assert training.memory.BYTES_PER_PARAM == 16
+    assert training.training_memory_bytes(8e9, zero_stage=0).total / 1e9 > 80
+    assert "8B with DP and a distributed optimizer (ZeRO-1" in " ".join(
+        cells("07b_overlapping_communication.ipynb").values())
+    assert "pure DDP" not in " ".join(cells("07b_overlapping_communication.ipynb").values())
+    assert "the memory gate, like chapter 07, assumes a distributed optimizer, ZeRO-1" in " ".join(
+        cells("09_capstone_design_a_cluster.ipynb").values())

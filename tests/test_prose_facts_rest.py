@@ -621,7 +621,14 @@ def test_07c_kernel_comparisons_hold_where_the_prose_says():
         return None
 
     assert (overtakes(8), overtakes(4), overtakes(2)) == (128 * 2**10, 512 * 2**10, None)
-    assert "overtake them from 128 KiB on TP 8, 512 KiB on TP 4" in text
+
+    def sym_wins(tp: int, n: int) -> bool:
+        t = {a: inference.allreduce_time("dgx-h100", tp, n, a) for a in inference.ALLREDUCE_ALGOS}
+        return t["nccl-sym"] < min(t["oneshot"], t["twoshot"])
+
+    # "beat them below 16 KiB": every power of two from 8 B to 8 KiB on TP 8, none on TP 4
+    assert all(sym_wins(8, 2**k) for k in range(3, 14)) and not any(sym_wins(4, 2**k) for k in range(3, 14))
+    assert "beat them below 16 KiB and again from 128 KiB on TP 8, and from 512 KiB on TP 4" in text
     lo = min(h100["nccl_over_custom"][0], b200["nccl_over_custom"][0])
     hi = max(h100["nccl_over_custom"][1], b200["nccl_over_custom"][1])
     assert f"takes {lo:.1f}–{hi:.1f}× as long as the faster of them" in text
