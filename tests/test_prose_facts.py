@@ -120,7 +120,8 @@ FACTS = {
     ),
     "02: an NDR port each way": (
         "02_pcie_vs_nvlink.ipynb",
-        lambda: "a {} Gb/s NDR port moves at most {} GB/s each way".format(*_ndr()[:2]),
+        lambda: "a {} Gb/s [NDR](../docs/glossary.md#ib-generations) port moves at most {} GB/s each way".format(
+            *_ndr()[:2]),
     ),
     "02: H100 NVLink per direction and in total": (
         "02_pcie_vs_nvlink.ipynb",

@@ -39,7 +39,8 @@ def test_nccl_uses_p2p_only_up_to_pxb_by_default_in_02_03_and_06b():
         assert "NCCL copies through host memory" in rows[code], code
     for code in ("NV#", "PIX", "PXB"):
         assert "host memory" not in rows[code], code
-    assert ("between GPUs that reach each other only through the CPU, at `PHB`, `NODE` or `SYS`, `via SHM` is NCCL's "
+    assert ("between GPUs that reach each other only through the CPU, at `PHB`, `NODE` or `SYS` "
+            "([glossary](../docs/glossary.md#p2p)), `via SHM` is NCCL's "
             "default") in text("06b_nccl_in_practice.ipynb")
 
 

@@ -279,9 +279,13 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
     ar_runs = len({r.point.sweep for r in har_all})
     if har:
         # the described runs first, then every run: the described multi-node ones may be a single fabric
+        multi = {r.point.fabric or f"{r.point.system}'s NICs" for r in har if r.point.nodes > 1}
         ar_text = (f"all-reduce {_bands_text(har)} (model/measured {_ratio_text(har)}; targets 25 / 25 / 5 %: "
-                   f"{_met(har, 'allreduce')}; over all {ar_runs} held-out all-reduce runs, described or not: "
-                   f"{_bands_text(har_all)})")  # fmt: skip
+                   f"{_met(har, 'allreduce')}; the described multi-node runs are all on "
+                   f"{', '.join(sorted(multi)) or 'none'}"
+                   + (", so no held-out run checks the model on InfiniBand, RoCE or NVL72 across nodes"
+                      if all(f.startswith("efa") for f in multi) else "")
+                   + f"; over all {ar_runs} held-out all-reduce runs, described or not: {_bands_text(har_all)})")
     elif har_all:
         ar_text = (f"all-reduce: none of its {ar_runs} all-reduce runs is one the model describes (their fabrics "
                    f"and jobs are out of scope); over all of them {_bands_text(har_all)}, model/measured "
