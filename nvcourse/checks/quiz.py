@@ -76,8 +76,7 @@ def _gbps(form: str, link_id: str, fabric: str) -> Question:
         return _("Misconception: '{g}G means {g} GB/s'. Network rates are in bits per second: divide by 8.").format(
             g=g)
 
-    return Question(
-        qid_for("quiz.gbps", form),
+    return Question(qid_for("quiz.gbps", form),
         _("A NIC is sold as **{g}G** ({fabric}). How many **GB/s** can it send in **one direction**, at line "
           "rate?").format(g=g, fabric=fabric),
         lambda: link.line_GBps_dir, unit="GB/s",
@@ -102,8 +101,7 @@ def _nvlink_direction(form: str, gpu_id: str, system_id: str) -> Question:
         return _("Misconception: 'a GPU can send {headline}'. The {headline} adds both directions; one direction "
                  "is half.").format(headline=headline)
 
-    return Question(
-        qid_for("quiz.nvlink_direction", form),
+    return Question(qid_for("quiz.nvlink_direction", form),
         _("NVIDIA quotes **{headline}** of NVLink for one {gpu}. How many GB/s can it send to its peers in "
           "**one direction**?").format(headline=headline, gpu=short),
         lambda: system.scaleup_GBps_dir, unit="GB/s",
@@ -125,8 +123,7 @@ def _busbw(form: str, algbw: float, ranks: int) -> Question:
     def why() -> str:
         return _("Misconception: 'busbw and algbw are the same'. For all-reduce busbw = algbw × 2(n−1)/n.")
 
-    return Question(
-        qid_for("quiz.busbw", form),
+    return Question(qid_for("quiz.busbw", form),
         _("nccl-tests prints **algbw = {algbw} GB/s** for an all-reduce on **{ranks} GPUs**. What **busbw** does "
           "it print?").format(algbw=number(algbw, "g"), ranks=ranks),
         lambda: algbw * factor, unit="GB/s",
@@ -147,8 +144,7 @@ def _bisection(form: str, gpus: int, link_GBps: float) -> Question:
         return _("Misconception: 'bisection = sum of all links'. Only the links the cut crosses count (two, for a "
                  "ring).")
 
-    return Question(
-        qid_for("quiz.bisection", form),
+    return Question(qid_for("quiz.bisection", form),
         _("Take a **ring** of {gpus} GPUs; every ring link carries {link} GB/s per direction. Cut it into two "
           "halves of {half} GPUs. How many GB/s cross the cut in **one direction**?").format(
             gpus=gpus, link=number(link_GBps, "g"), half=gpus // 2),
@@ -172,13 +168,11 @@ def _dense_tflops(form: str, gpu_id: str, page: str) -> Question:
         return _("Misconception: 'headline TFLOPS are what training gets'. The headline assumes 2:4 sparsity: "
                  "dense is half.")
 
-    return Question(
-        qid_for("quiz.dense_tflops", form),
+    return Question(qid_for("quiz.dense_tflops", form),
         _("{page} lists **{tflops} TFLOPS BF16** for the {gpu}, with a footnote \"with sparsity\". What **dense** "
           "BF16 peak applies to training?").format(page=page, tflops=number(gpu.bf16_sparse_TFLOPS, ",.0f"), gpu=short),
         lambda: gpu.bf16_TFLOPS, unit="TFLOPS",
-        variants=lambda: {why(): gpu.bf16_sparse_TFLOPS},
-        misconception=why,
+        variants=lambda: {why(): gpu.bf16_sparse_TFLOPS}, misconception=why,
         explain=lambda: _("Dense BF16 is {tflops} TFLOPS, and real jobs reach 30-50 % of it (MFU).").format(
             tflops=number(gpu.bf16_TFLOPS, "g")))
 
@@ -198,8 +192,7 @@ def _achievable(form: str, link_id: str) -> Question:
         return _("Misconception: 'line rate is what you get'. Packet headers, encoding and flow control take their "
                  "share: plan for about 0.9 of the line rate.")
 
-    return Question(
-        qid_for("quiz.achievable", form),
+    return Question(qid_for("quiz.achievable", form),
         _("A {link} slot has a line rate of **{rate} GB/s** per direction. You copy a large buffer from host "
           "memory to the GPU. About how many GB/s per direction should you **plan for**?").format(
             link=link.name, rate=number(link.line_GBps_dir, "g")),
@@ -231,14 +224,12 @@ def _faster_link(form: str, gpu_id: str, size: str) -> Question:
         return _("Misconception: 'a faster link makes every message faster in proportion'. This message is far "
                  "below n½ = αβ: the time is almost all α.")
 
-    return Question(
-        qid_for("quiz.faster_link", form),
+    return Question(qid_for("quiz.faster_link", form),
         _("A **{size}** message goes between two {gpu}s over their {n} {link} links. If the bandwidth β "
           "**doubled** (same α), by what factor would its time fall?").format(
             size=size.replace('KiB', ' KiB'), gpu=short, n=gpu.nvlink_links, link=link_name),
         speedup, unit="×", rtol=0.02,
-        variants=lambda: {why(): 2.0},
-        misconception=why,
+        variants=lambda: {why(): 2.0}, misconception=why,
         explain=lambda: _("Only {speedup}×: below n½ ({half} MB) a message is latency-bound.").format(
             speedup=number(speedup(), ".3f"), half=number(params.half_bandwidth_bytes / 1e6, ".1f")))
 
@@ -249,13 +240,11 @@ def _mib(form: str, mib: int) -> Question:
     def why() -> str:
         return _("Misconception: '{mib} MiB = {mib} MB'. MiB is 2^20 bytes; MB is 10^6.").format(mib=mib)
 
-    return Question(
-        qid_for("quiz.mib", form),
+    return Question(qid_for("quiz.mib", form),
         _("How many **MB** (10⁶ bytes) are **{mib} MiB**, the size nccl-tests prints as {nbytes}?").format(
             mib=mib, nbytes=mib * 2**20),
         lambda: parse_size(f"{mib}MiB") / 1e6, unit="MB", rtol=0.001,
-        variants=lambda: {why(): float(mib)},
-        misconception=why,
+        variants=lambda: {why(): float(mib)}, misconception=why,
         explain=_("{mib} × 2^20 B = {mb} MB: a 5 % error that would reappear in every busbw.").format(
             mib=mib, mb=number(mib * 2**20 / 1e6, "g")))
 
@@ -271,8 +260,7 @@ def _more_gpus(form: str, small: int, large: int) -> Question:
     def why() -> str:
         return _("Misconception: 'more GPUs, same reliability'. Failures add up: the interval falls as 1/N.")
 
-    return Question(
-        qid_for("quiz.more_gpus", form),
+    return Question(qid_for("quiz.more_gpus", form),
         _("A job on {small} GPUs is interrupted on average every *M* hours. Same GPUs, same failure rate per GPU: "
           "what **fraction of M** is the mean time between interruptions on **{large} GPUs**?").format(
             small=number(small, ","), large=number(large, ",")),
@@ -297,8 +285,7 @@ def _ecmp(form: str, n: int) -> Question:
         return _("Misconception: 'ECMP spreads traffic evenly'. Hashing is balls into bins: collisions are almost "
                  "certain ({n}!/{n}^{n} is the chance of none).").format(n=n)
 
-    return Question(
-        qid_for("quiz.ecmp", form),
+    return Question(qid_for("quiz.ecmp", form),
         _("ECMP hashes **{n} flows** onto **{n} equal uplinks** at random. What is the probability that **at least "
           "two flows share** an uplink?").format(n=n),
         p_collision, rtol=0.005,
@@ -336,8 +323,7 @@ _WHY = {
 
 def _benchmark(form: str, c: _Choices) -> Question:
     letters = dict(zip("abc", c.order))
-    return Question(
-        qid_for("quiz.benchmark", form),
+    return Question(qid_for("quiz.benchmark", form),
         c.scenario + _(" What must you know **first**, before comparing it with your own job?"),
         lambda: next(k for k, v in letters.items() if v == "setting"),
         choices={k: _OPTIONS[v] for k, v in letters.items()},
