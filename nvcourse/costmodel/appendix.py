@@ -106,9 +106,9 @@ def _pct(x: float) -> str:
 
 
 def _band_table(rows: list[sweeps.Point]) -> list[str]:
-    out = ["| collective | runs | band | points | median abs. error | model / measured | target | met "
-           "| every run: runs | every run: median abs. error |",
-           "|---|---:|---|---:|---:|---:|---:|---|---:|---:|"]  # fmt: skip
+    out = ["| collective | band | every run: runs | every run: median abs. error | described: runs | points "
+           "| described: median abs. error | model / measured | target | met |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     ops = sorted({r.point.op for r in rows}, key=lambda o: (o != "allreduce", o))
     for op in ops:
         every = [r for r in rows if r.point.op == op]
@@ -120,8 +120,8 @@ def _band_table(rows: list[sweeps.Point]) -> list[str]:
         for label, (med, n) in sweeps.band_medians(sub).items():
             met = "yes" if med <= target[label] else "**no**"
             med_all = _pct(all_bands[label][0]) if label in all_bands else "-"
-            out.append(f"| {op} | {nruns} | {label} | {n} | {_pct(med)} | x{ratio[label]:.2f} | "
-                       f"{target[label]:.0%} | {met} | {nall} | {med_all} |")  # fmt: skip
+            out.append(f"| {op} | {label} | {nall} | {med_all} | {nruns} | {n} | {_pct(med)} | x{ratio[label]:.2f} | "
+                       f"{target[label]:.0%} | {met} |")  # fmt: skip
     return out
 
 
@@ -184,9 +184,9 @@ def _section(title: str, rows: list[sweeps.Point], raw: dict[str, dict[str, Any]
     covered = {r.point.sweep for r in rows if r.point.covered}
     nruns = len({r.point.sweep for r in rows})
     lines = [f"## {title}", "", f"{nruns} runs ({len(covered)} the model describes), {len(rows)} published points. "
-             "Median |error| of time over the runs the model describes, and (last two columns) over every run:",
-             ""]  # fmt: skip
-    lines += [*_band_table(rows), "", *_multinode_allreduce(rows, raw), "Per run (median |error| per band):", "",
+             "Median |error| of time over every run first, then over the runs the model describes (a subset judged "
+             "with the errors in view, so the every-run columns are the held-out figure):", ""]  # fmt: skip
+    lines += [*_multinode_allreduce(rows, raw), *_band_table(rows), "", "Per run (median |error| per band):", "",
               *_run_table(rows, raw), ""]
     lines += ["Misses (a band over its target) and what the run's data says:", "", *_misses(rows, raw), ""]
     return lines
@@ -285,7 +285,7 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
                    f"{', '.join(sorted(multi)) or 'none'}"
                    + (", so no held-out run checks the model on InfiniBand, RoCE or NVL72 across nodes"
                       if all(f.startswith("efa") for f in multi) else "")
-                   + f"; over all {ar_runs} held-out all-reduce runs, described or not: {_bands_text(har_all)})")
+                   + ")")
     elif har_all:
         ar_text = (f"all-reduce: none of its {ar_runs} all-reduce runs is one the model describes (their fabrics "
                    f"and jobs are out of scope); over all of them {_bands_text(har_all)}, model/measured "
@@ -294,10 +294,14 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
         ar_text = "all-reduce: no run yet"
     other = (f"; {', '.join(ops)} {_bands_text(hot)} (model/measured {_ratio_text(hot)}; targets 25 / 25 / 10 %: "
              f"{_met(hot, 'other')})" if hot else "")  # fmt: skip
+    every = (f"over every run, all-reduce {_bands_text(har_all)} ({ar_runs} runs), "
+             f"{', '.join(sorted({r.point.op for r in held if r.point.op != 'allreduce'}))} "
+             f"{_bands_text([r for r in held if r.point.op != 'allreduce'])}; ") if held else ""
     held_text = (
         f"**Held out** ({runs} published nccl-tests sweeps gathered apart and never used to change the model; "
         f"`python -m nvcourse.costmodel.sweeps`, {REPORT_DATE}), median |error| of **time** at <= 64 KiB / "
-        f"64 KiB-16 MiB / >= 16 MiB over the runs the model describes: {ar_text}{other}; every run, including the "
+        f"64 KiB-16 MiB / >= 16 MiB {every}over the runs the model describes (a subset judged with the errors in "
+        f"view): {ar_text}{other}; every run, including the "
         f"{len({r.point.sweep for r in held if not r.point.covered})} it does not describe, in the appendix."
         if held else "**Held out**: no held-out sweep is in the data yet."
     )
