@@ -147,3 +147,14 @@ def test_bench_cli_pipes_into_nccl_tests():
     assert d["op"] == "allgather" and d["nranks"] == 3
     assert [r["bytes"] for r in d["rows"]] == [3072, 6144, 12288]
     assert [r["count"] for r in d["rows"]] == [256, 512, 1024]  # per-rank count, as nccl-tests prints for allgather
+
+
+def test_a_paste_cut_before_its_first_row_is_read_and_plot_refuses_it(capsys, tmp_path):
+    # nccl-tests#313 (held-out set 3): command, UCX warnings, header and 8 device lines, cut at the column header
+    paste = FIX / "pasted_heldout3" / "nccltests313_alltoall_g8_h20_ucx_warns_cut_at_column_header.txt"
+    code, out, err = run_cli(["nccl-tests", str(paste)], capsys)
+    assert code == 0 and "op: alltoall (from the command line)" in out and "ranks: 8" in out
+    assert "rows: none" in out and "note: no complete result row" in out and "Traceback" not in out + err
+    code, out, err = run_cli(["nccl-tests", str(paste), "--plot", str(tmp_path / "x.png")], capsys)
+    assert code == 2 and "--plot needs result rows" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.png").exists()
