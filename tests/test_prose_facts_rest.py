@@ -1117,7 +1117,8 @@ def test_third_review_wordings_hold():
     assert "only the subnet manager enables it" in prose("06_multinode_fabrics.ipynb")
     assert "(`-g` is GPUs per thread, `-t` threads per process)" in prose("06b_nccl_in_practice.ipynb")
     text_06c = prose("06c_multinode_lab.ipynb")
-    assert ("set only `NCCL_IB_TC` (the traffic-class byte, DSCP × 4 + ECN: §1): leave `NCCL_IB_GID_INDEX` unset "
+    assert ("set `NCCL_IB_TC` (the traffic-class byte, DSCP × 4 + ECN: §1; and `NCCL_IB_FIFO_TC` where the small "
+            "control messages have a class of their own): leave `NCCL_IB_GID_INDEX` unset "
             "(from NCCL 2.21 NCCL picks a RoCE v2 GID itself)") \
         in text_06c and "`NCCL_IB_ADDR_FAMILY=AF_INET6` if the fabric runs IPv6" in text_06c
     assert "sometimes needs it pinned" not in text_06c and "so leave it unset rather than pin an index" in text_06c

@@ -88,4 +88,16 @@ def test_06c_gives_nccl_ib_tc_as_the_traffic_class_byte():
     assert "(06d_bringup_and_fault_runbook.ipynb) §6 and the [RoCE QoS runbook](../docs/runbook-roce-qos.md)" in t06c
     assert "## 6. Fabric: RoCE and InfiniBand" in text("06d_bringup_and_fault_runbook.ipynb")
     assert (ROOT / "docs" / "runbook-roce-qos.md").is_file()
-    assert "set only `NCCL_IB_TC` (the traffic-class byte, DSCP × 4 + ECN: §1)" in t06c
+    # NCCL_IB_TC is not the only class knob: NCCL_IB_FIFO_TC gives the CTS/FIFO control messages their own
+    # (src/transport/net_ib/connect.cc), so the chapter names both and never says "only"
+    assert "set `NCCL_IB_TC` (the traffic-class byte, DSCP × 4 + ECN: §1; and `NCCL_IB_FIFO_TC`" in t06c
+    assert "set only `NCCL_IB_TC`" not in t06c
+
+
+# LL128 has two conditions in NCCL's tuner (src/graph/tuning.cc): NVLink inside the node, and a GPU-to-NIC path
+# that stays off the CPU for the steps across the network (<= PXB, or <= PXN on Hopper/Blackwell); a NIC at PHB/SYS
+# gets no LL128 across the network, so 02 must not say LL128 runs on "the steps across the network too"
+def test_02_says_when_ll128_crosses_the_network():
+    t02 = text("02_pcie_vs_nvlink.ipynb")
+    assert "the steps across the network too" not in t02
+    assert "a NIC reached through the CPU gets no LL128" in " ".join(t02.split())
