@@ -25,13 +25,17 @@ becomes bits). English keeps Python's formatting (``1.12``, ``16,384``).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import gettext
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["DOMAIN", "LOCALES", "language", "translate", "ngettext", "number", "localize_numbers"]
+__all__ = ["DOMAIN", "LOCALES", "language", "english", "translate", "data_text", "ngettext", "number",
+           "localize_numbers"]
 
 DOMAIN = "nvcourse"
 #: locales/<lang>/LC_MESSAGES/<domain>.mo at the repository root (nvcourse is installed editable).
@@ -43,12 +47,19 @@ NNBSP = "\u202f"  # narrow no-break space: French thousands separator
 NBSP = "\u00a0"  # no-break space: between a number and its unit
 
 
+#: set by :func:`english`: the language forced for the code inside it, whatever the environment says
+_FORCED: contextvars.ContextVar[str | None] = contextvars.ContextVar("nvcourse_language", default=None)
+
+
 def _pick(value: str) -> str:
     return "fr" if value.strip().lower().startswith("fr") else "en"
 
 
 def language() -> str:
-    """``"fr"`` or ``"en"``: NVCOURSE_LANG, else the first set of LC_ALL, LC_MESSAGES, LANG, else English."""
+    """``"fr"`` or ``"en"``: English inside :func:`english`; else NVCOURSE_LANG, else the first set of LC_ALL,
+    LC_MESSAGES, LANG, else English."""
+    if (forced_here := _FORCED.get()) is not None:
+        return forced_here
     forced = os.environ.get("NVCOURSE_LANG", "").strip()
     if forced:
         return _pick(forced)
@@ -70,6 +81,25 @@ def _translations(lang: str, localedir: str) -> gettext.NullTranslations:
 def translate(message: str) -> str:
     """``message`` in the current language (English when no translation exists)."""
     return _translations(language(), str(LOCALES)).gettext(message)
+
+
+@contextlib.contextmanager
+def english() -> Iterator[None]:
+    """English for everything computed inside, whatever the environment says: the values of ``--json`` (a stable
+    interface, English in every language) are built inside it, the text shown to a person outside it."""
+    token = _FORCED.set("en")
+    try:
+        yield
+    finally:
+        _FORCED.reset(token)
+
+
+def data_text(text: str) -> str:
+    """A string field of a data file (``nvcourse/data/*.toml``) shown to a learner, in the current language.
+
+    The extractor collects the displayed fields (``i18n_catalog.DATA_FIELDS``) into ``nvcourse.po``, so the data
+    files stay English, the one source, and a French reader sees the translation; not translated yet: English."""
+    return translate(text) if text else text
 
 
 _ = translate  # the conventional gettext name, for ``from nvcourse import i18n; i18n._(...)``

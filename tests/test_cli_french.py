@@ -308,7 +308,8 @@ _TOPO_XML = os.path.join(FIXTURES, "topo_xml", "h100_vsi_8nic_roce_ibm_cloud.xml
      ["op: ", "ranks: ", "rows: ", "model: ", "likely: ", "evidence: ", "note: ", "Avg bus bandwidth (as printed)"]),
     (["ncclog", _NCCLOG],
      ["(a local protection error): PCIe ACS breaking GPUDirect RDMA is the usual cause: likely a local"],
-     [f"is the usual cause{NBSP}: cause probable a local protection error"], [": likely "]),
+     [f"l'ACS PCIe qui casse GPUDirect RDMA en est la cause habituelle{NBSP}: cause probable "],
+     [": likely ", "What looks wrong", "is the usual cause"]),
     (["topo", _TOPO_XML],
      ["GPU pairs by connection: NV18 x28", "NVLinks per GPU: GPU0 18", "PCIe links of the GPUs and NICs: ",
       "(give --nvlink/--pcie generations to compute bandwidth metrics)"],
@@ -331,7 +332,7 @@ def test_the_readers_text_reports_in_french_json_unchanged(lang, capsys, args, e
     missing = [line for line in french if line not in out]
     assert missing == []
     left = [label for label in labels if label in out]
-    assert left == []  # every fixed label is French; findings and causes from the data files stay as written
+    assert left == []  # every fixed label, finding and problem is French
     assert _main(capsys, [*args, "--json"]) == json_en  # field names and values
 
 

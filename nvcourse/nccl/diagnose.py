@@ -12,7 +12,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from .. import _data
+from .. import _data, i18n
+from ..i18n import translate as _
 from .nccltests import NcclTestsRun
 
 __all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "pcie_GBps", "recognise_system"]
@@ -36,7 +37,12 @@ def cases() -> dict[str, dict]:
 
 def _cause(case_id: str) -> dict:
     c = cases()[case_id]
-    return {"case": case_id, "cause": c["cause"], "source": c["source"]}
+    return {"case": case_id, "cause": i18n.data_text(c["cause"]), "source": c["source"]}
+
+
+def _f(value: float, spec: str) -> str:
+    """A number of a verdict, in the reader's style (``0.85`` / ``0,85``)."""
+    return i18n.number(value, spec)
 
 
 def recognise_system(run: NcclTestsRun) -> tuple[str, int, int] | None:
@@ -69,10 +75,14 @@ class Diagnosis:
     notes: list[str] = field(default_factory=list)
     #: failure signatures from the runbook data matched in the pasted text (see :mod:`.signatures`)
     signatures: list[dict] = field(default_factory=list)
+    #: the same diagnosis in English when this one speaks another language: what ``to_json`` gives
+    english: Diagnosis | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {"system": self.system, "gpus": self.gpus, "nodes": self.nodes, "overlay": self.overlay,
-                "bands": self.bands, "findings": self.findings, "notes": self.notes, "signatures": self.signatures}
+        """The fields, English whatever the language (``--json`` is a stable interface)."""
+        e = self.english or self
+        return {"system": e.system, "gpus": e.gpus, "nodes": e.nodes, "overlay": e.overlay,
+                "bands": e.bands, "findings": e.findings, "notes": e.notes, "signatures": self.signatures}
 
 
 def nic_GBps_per_node(system: str, gpus: int) -> float | None:
@@ -95,13 +105,13 @@ def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis
 
     sizes = [r["bytes"] for r in run.rows if r["bytes"] > 0]
     if not sizes or run.op is None:
-        d.notes.append("no model overlay: the operation is unknown" if run.op is None else "no sizes > 0")
+        d.notes.append(_("no model overlay: the operation is unknown") if run.op is None else _("no sizes > 0"))
         return
     try:
         sw = predict_sweep(run.op, system, gpus, sizes, nodes=nodes)
         ring = predict_sweep(run.op, system, gpus, sizes, nodes=nodes, algo="ring")
     except ValueError as exc:
-        d.notes.append(f"no model overlay: {exc}")
+        d.notes.append(_("no model overlay: {error}").format(error=exc))
         return
     rows = [r for r in run.rows if r["bytes"] > 0]
     for i, r in enumerate(rows):
@@ -164,36 +174,42 @@ def _ranked_causes(meas: float, lv: dict[str, float], nodes: int, op: str | None
     level = None
     if nodes == 1 and ring and pcie and ring > 3 * pcie and meas <= 2 * pcie and meas <= ring / 3:
         level = "pcie"
-        out.append(_cause_with("pcie_plateau", f"{meas:.0f} GB/s is within PCIe reach (one direction {pcie:.0f} "
-                               f"GB/s) and {meas / ring:.2f}x the NVLink ring level ({ring:.0f} GB/s): the traffic "
-                               "is not on NVLink (P2P off, ACS, a VM, or NCCL_P2P_LEVEL)"))
+        out.append(_cause_with("pcie_plateau", _(
+            "{meas} GB/s is within PCIe reach (one direction {pcie} GB/s) and {ratio}x the NVLink ring level ({ring} "
+            "GB/s): the traffic is not on NVLink (P2P off, ACS, a VM, or NCCL_P2P_LEVEL)").format(
+                meas=_f(meas, ".0f"), pcie=_f(pcie, ".0f"), ratio=_f(meas / ring, ".2f"), ring=_f(ring, ".0f"))))
     elif ring and 0.8 * ring <= meas <= 1.15 * ring:
         level = "ring"
         if nvls and op == "allreduce" and meas < 0.85 * nvls:
-            out.append(_cause_with("nvls_missing", f"{meas:.0f} GB/s is at the ring level ({ring:.0f} GB/s), "
-                                   f"not the NVLS level ({nvls:.0f} GB/s)"))
+            out.append(_cause_with("nvls_missing", _("{meas} GB/s is at the ring level ({ring} GB/s), not the NVLS "
+                                                     "level ({nvls} GB/s)").format(
+                meas=_f(meas, ".0f"), ring=_f(ring, ".0f"), nvls=_f(nvls, ".0f"))))
     elif nvls and meas >= 0.85 * nvls:
         level = "nvls"
     if nodes > 1 and nic:
         if meas < 0.1 * nic:
-            out += [_cause_with("socket_fallback", f"{meas:.1f} GB/s is under a tenth of the node's NICs "
-                                f"({nic:.0f} GB/s): TCP-socket territory"),
-                    _cause_with("no_gdr", "GPUDirect RDMA off also caps the NIC path")]
+            out += [_cause_with("socket_fallback", _("{meas} GB/s is under a tenth of the node's NICs ({nic} GB/s): "
+                                                     "TCP-socket territory").format(meas=_f(meas, ".1f"),
+                                                                                    nic=_f(nic, ".0f"))),
+                    _cause_with("no_gdr", _("GPUDirect RDMA off also caps the NIC path"))]
         elif meas < nic / 3:
-            out += [_cause_with("no_gdr", f"{meas:.0f} GB/s is {meas / nic:.2f}x the node's NICs ({nic:.0f} "
-                                "GB/s): a copy through host memory on every transfer fits"),
-                    _cause_with("socket_fallback", "less likely: sockets usually sit lower still")]
+            out += [_cause_with("no_gdr", _("{meas} GB/s is {ratio}x the node's NICs ({nic} GB/s): a copy through "
+                                            "host memory on every transfer fits").format(
+                meas=_f(meas, ".0f"), ratio=_f(meas / nic, ".2f"), nic=_f(nic, ".0f"))),
+                    _cause_with("socket_fallback", _("less likely: sockets usually sit lower still"))]
         elif meas < 0.8 * nic:
-            out += [_cause_with("slow_rank", f"{meas:.0f} GB/s is {meas / nic:.2f}x the node's NICs ({nic:.0f} "
-                                "GB/s): some NICs or rails slower or unused, or one slow rank"),
-                    _cause_with("no_gdr", "less likely at this level: check for /GDRDMA in the log")]
+            out += [_cause_with("slow_rank", _("{meas} GB/s is {ratio}x the node's NICs ({nic} GB/s): some NICs or "
+                                               "rails slower or unused, or one slow rank").format(
+                meas=_f(meas, ".0f"), ratio=_f(meas / nic, ".2f"), nic=_f(nic, ".0f"))),
+                    _cause_with("no_gdr", _("less likely at this level: check for /GDRDMA in the log"))]
         elif level is None and meas <= 1.2 * nic:
             level = "nic"
     if ring and level is None and meas < 0.8 * ring and not out:
-        out.append(_cause_with("slow_rank", f"{meas:.0f} GB/s is {meas / ring:.2f}x the ring level ({ring:.0f} "
-                               "GB/s) without matching a narrower path: one slow rank or fewer channels"))
+        out.append(_cause_with("slow_rank", _("{meas} GB/s is {ratio}x the ring level ({ring} GB/s) without "
+                                              "matching a narrower path: one slow rank or fewer channels").format(
+            meas=_f(meas, ".0f"), ratio=_f(meas / ring, ".2f"), ring=_f(ring, ".0f"))))
     elif not any(c["case"] == "slow_rank" for c in out) and meas < 0.85 * lv["model"]:
-        out.append(_cause_with("slow_rank", "a slow GPU, NIC or link also gives a plateau under the model"))
+        out.append(_cause_with("slow_rank", _("a slow GPU, NIC or link also gives a plateau under the model")))
     return level, out
 
 
@@ -205,18 +221,19 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
     out = {"band": name, "sizes": [pts[0]["bytes"], pts[-1]["bytes"]], "busbw_GBps": meas, "model_busbw_GBps": model,
            "ratio": ratio, "time_ratio": t_ratio, "causes": []}
     if name == "latency":
-        out["verdict"] = (f"small sizes take {t_ratio:.1f}x the model's time (latency-bound: launch and "
-                          "synchronisation costs dominate; busbw means little here)")
+        out["verdict"] = _("small sizes take {ratio}x the model's time (latency-bound: launch and synchronisation "
+                           "costs dominate; busbw means little here)").format(ratio=_f(t_ratio, ".1f"))
         return out
     if ratio is None:
-        out["verdict"] = "no model figure"
+        out["verdict"] = _("no model figure")
         return out
     lv = _levels(pts, d)
     if name != "bandwidth":  # mid sizes: latency and NCCL's channel ramp weigh in, so no plateau to match
         out["verdict"] = _verdict_text(ratio, meas, None, {}, pts)
         if ratio < 0.85:
-            out["causes"] = [_cause_with("slow_rank", f"mid sizes at {ratio:.2f}x the model; read the large sizes "
-                                         "first (the bandwidth band) for the path")]
+            out["causes"] = [_cause_with("slow_rank", _("mid sizes at {ratio}x the model; read the large sizes "
+                                                        "first (the bandwidth band) for the path").format(
+                ratio=_f(ratio, ".2f")))]
         _extra_notes(out, run, d, pts, meas, lv)
         return out
     # the plateau: the median of the three largest sizes, judged against the model's own plateau (a band median
@@ -237,25 +254,31 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
 
 
 def _verdict_text(ratio: float, plateau: float, level: str | None, lv: dict, pts: list[dict]) -> str:
+    r = _f(ratio, ".2f")
     if ratio > 1.15:
-        text = f"above the model ({ratio:.2f}x)"
+        text = _("above the model ({ratio}x)").format(ratio=r)
     elif ratio >= 0.85:
-        text = f"as the model expects ({ratio:.2f}x)"
+        text = _("as the model expects ({ratio}x)").format(ratio=r)
     elif ratio >= 0.6:
-        text = f"somewhat below the model ({ratio:.2f}x)"
+        text = _("somewhat below the model ({ratio}x)").format(ratio=r)
     else:
-        text = f"well below the model ({ratio:.2f}x)"
-    names = {"pcie": "PCIe level", "ring": "ring level", "nvls": "NVLS level", "nic": "level of the node's NICs"}
+        text = _("well below the model ({ratio}x)").format(ratio=r)
+    names = {"pcie": _("PCIe level"), "ring": _("ring level"), "nvls": _("NVLS level"),
+             "nic": _("level of the node's NICs")}
     if level == "pcie":
-        text += (f"; plateau {plateau:.0f} GB/s is at the PCIe level (at most 2 x {lv['pcie']:.0f} GB/s, one "
-                 f"direction), {plateau / lv['ring']:.2f}x the NVLink ring level ({lv['ring']:.0f} GB/s)")
+        text += _("; plateau {plateau} GB/s is at the PCIe level (at most 2 x {pcie} GB/s, one direction), {ratio}x "
+                  "the NVLink ring level ({ring} GB/s)").format(
+            plateau=_f(plateau, ".0f"), pcie=_f(lv["pcie"], ".0f"), ratio=_f(plateau / lv["ring"], ".2f"),
+            ring=_f(lv["ring"], ".0f"))
     elif level is not None and level != "model":
-        text += f"; plateau {plateau:.0f} GB/s is at the {names[level]} ({lv[level]:.0f} GB/s)"
+        text += _("; plateau {plateau} GB/s is at the {level} ({value} GB/s)").format(
+            plateau=_f(plateau, ".0f"), level=names[level], value=_f(lv[level], ".0f"))
     elif ratio < 0.85 and lv:
-        text += f"; plateau {plateau:.0f} GB/s matches none of the levels (" + ", ".join(
-            f"{names.get(k, k)} {v:.0f}" for k, v in lv.items() if k != "model") + " GB/s)"
+        text += _("; plateau {plateau} GB/s matches none of the levels ({levels} GB/s)").format(
+            plateau=_f(plateau, ".0f"),
+            levels=", ".join(f"{names.get(k, k)} {_f(v, '.0f')}" for k, v in lv.items() if k != "model"))
     if level == "nvls" or (lv.get("nvls") and plateau > 1.1 * lv.get("ring", plateau)):
-        text += ": NVLS (in-switch reduction) is at work"
+        text += _(": NVLS (in-switch reduction) is at work")
     return text
 
 
@@ -264,19 +287,32 @@ def _extra_notes(out: dict, run: NcclTestsRun, d: Diagnosis, pts: list[dict], me
     nic = nic_GBps_per_node(d.system, d.gpus or 1) if d.system else None
     top = max(p["busbw_GBps"] for p in pts)
     if run.op == "allreduce" and nodes == 2 and nic and top > nic:
-        out["verdict"] += f"; busbw {top:.0f} GB/s is above the {nic:.0f} GB/s all the node's NICs carry"
+        out["verdict"] += _("; busbw {top} GB/s is above the {nic} GB/s all the node's NICs carry").format(
+            top=_f(top, ".0f"), nic=_f(nic, ".0f"))
         out["causes"] = [c for c in out["causes"] if c["case"] not in ("no_gdr", "socket_fallback")]
-        out["causes"].insert(0, _cause_with("tree_beats_nic", "2 nodes and busbw above every NIC of the node"))
+        out["causes"].insert(0, _cause_with("tree_beats_nic", _("2 nodes and busbw above every NIC of the node")))
     if run.op == "alltoall" and nodes > 1:
-        out["causes"].append(_cause_with("alltoall_one_nic", "all-to-all across nodes"))
+        out["causes"].append(_cause_with("alltoall_one_nic", _("all-to-all across nodes")))
 
 
 def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = None,
              nodes: int | None = None) -> Diagnosis:
     """Findings for the whole run, a model overlay and per-band verdicts when a system is given or recognised.
 
-    ``gpus``: GPUs per node; ``nodes``: number of nodes. Missing values come from the device lines.
+    ``gpus``: GPUs per node; ``nodes``: number of nodes. Missing values come from the device lines. The texts
+    (findings, verdicts, evidence, notes) are in the reader's language; ``to_json`` gives the English ones.
     """
+    with i18n.english():
+        d = _diagnose(run, system, gpus, nodes)
+    if i18n.language() == "en":
+        return d
+    shown = _diagnose(run, system, gpus, nodes)
+    shown.english = d
+    return shown
+
+
+def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: int | None) -> Diagnosis:
+    """:func:`diagnose` in the current language."""
     rec = recognise_system(run)
     if system is None and rec:
         system = rec[0]
@@ -289,24 +325,27 @@ def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = No
     d = Diagnosis(system=system, gpus=gpus, nodes=nodes)
     wrong = sum((r.get("oop_wrong") or 0) + (r.get("ip_wrong") or 0) for r in run.rows)
     if wrong or (run.out_of_bounds or 0) > 0:
-        d.findings.append({"finding": f"#wrong total {wrong}, out of bounds {run.out_of_bounds}: results are "
-                           "wrong; bandwidth does not matter until this is fixed", **_cause("wrong_nonzero")})
+        d.findings.append({"finding": _("#wrong total {wrong}, out of bounds {oob}: results are wrong; bandwidth "
+                                        "does not matter until this is fixed").format(wrong=wrong,
+                                                                                      oob=run.out_of_bounds),
+                           **_cause("wrong_nonzero")})
     if any("built without MPI" in n for n in run.notes):
-        d.findings.append({"finding": "every process printed its own Rank 0", **_cause("non_mpi_build")})
+        d.findings.append({"finding": _("every process printed its own Rank 0"), **_cause("non_mpi_build")})
     big = [r for r in run.rows if r["bytes"] >= BANDS[2][1]]
     if run.avg_busbw_GBps is not None and big:
         top = max(r["oop_busbw_GBps"] for r in big)
         if top > 0 and run.avg_busbw_GBps < 0.5 * top:
-            d.findings.append({"finding": f"Avg bus bandwidth {run.avg_busbw_GBps:g} GB/s averages every size; "
-                               f"the large sizes reach {top:g} GB/s", **_cause("avg_hides")})
+            d.findings.append({"finding": _("Avg bus bandwidth {avg} GB/s averages every size; the large sizes "
+                                            "reach {top} GB/s").format(avg=_f(run.avg_busbw_GBps, "g"),
+                                                                       top=_f(top, "g")), **_cause("avg_hides")})
     if run.op == "alltoall" and run.nranks == 1:
-        d.findings.append({"finding": "one rank: busbw is 0 by definition", **_cause("avg_hides")})
+        d.findings.append({"finding": _("one rank: busbw is 0 by definition"), **_cause("avg_hides")})
     if system is None:
-        d.notes.append("system not given and not recognised from the GPU names: no model overlay "
-                       "(pass --system, --gpus and --nodes)")
+        d.notes.append(_("system not given and not recognised from the GPU names: no model overlay (pass --system, "
+                         "--gpus and --nodes)"))
         return d
     if not gpus or not nodes:
-        d.notes.append("ranks per node unknown: pass --gpus (per node) and --nodes")
+        d.notes.append(_("ranks per node unknown: pass --gpus (per node) and --nodes"))
         return d
     _overlay(run, system, gpus, nodes, d)
     for name, lo, hi in BANDS:
@@ -332,13 +371,15 @@ def _settle_transition(bands: list[dict]) -> None:
     if plateau is not None and plateau < 0.85:
         for c in mid["causes"]:
             if c["case"] == "slow_rank":
-                c["evidence"] = (f"mid sizes at {mid['ratio']:.2f}x the model and the large-size plateau short too "
-                                 f"({plateau:.2f}x): read the bandwidth band for the path")
+                c["evidence"] = _("mid sizes at {ratio}x the model and the large-size plateau short too ({plateau}x):"
+                                  " read the bandwidth band for the path").format(
+                    ratio=_f(mid["ratio"], ".2f"), plateau=_f(plateau, ".2f"))
         return
     mid["causes"] = [c for c in mid["causes"] if c["case"] != "slow_rank"]
     if plateau is None:
-        mid["verdict"] += ("; this run has no sizes of 32 MiB and up, so it cannot tell a slow path from the ramp up "
-                           "to the plateau: run to larger sizes")
+        mid["verdict"] += _("; this run has no sizes of 32 MiB and up, so it cannot tell a slow path from the ramp "
+                            "up to the plateau: run to larger sizes")
     else:
-        mid["verdict"] += (f"; the large sizes reach the model's plateau ({plateau:.2f}x), so this is the ramp up to "
-                           "it (this run reaches its plateau at larger sizes than the model does), not a slow rank")
+        mid["verdict"] += _("; the large sizes reach the model's plateau ({plateau}x), so this is the ramp up to it "
+                            "(this run reaches its plateau at larger sizes than the model does), not a slow rank"
+                            ).format(plateau=_f(plateau, ".2f"))

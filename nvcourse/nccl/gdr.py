@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import re
 
+from .. import i18n
+from ..i18n import translate as _
+
 __all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem", "off_problem",
            "unknown_cause_problem",
            "read_policy_problem"]
@@ -87,23 +90,24 @@ def decide(log) -> bool | None:
 def describe(log) -> str | None:
     """One sentence on GDR for :func:`~nvcourse.nccl.ncclog.explain`; None when the paste says nothing about it."""
     if log.net_kind == "Socket":
-        return ("The network is TCP sockets, which never use GPUDirect RDMA (that needs an RDMA NIC: InfiniBand or "
-                "RoCE).")
+        return _("The network is TCP sockets, which never use GPUDirect RDMA (that needs an RDMA NIC: InfiniBand "
+                 "or RoCE).")
     conn = log.gdr_connections
     n_with, n_without = conn.get("gdrdma", 0), conn.get("without", 0)
     if n_with and n_without and _sends_off_by_read_policy(log):
-        return (f"GPUDirect RDMA is on for every receive connection and off for {n_without} send connection(s): "
-                "NCCL decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works.")
+        return _("GPUDirect RDMA is on for every receive connection and off for {n} send connection(s): NCCL "
+                 "decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works."
+                 ).format(n=n_without)
     if n_with and n_without:
-        return (f"GPUDirect RDMA is on for {n_with} of {n_with + n_without} network connections "
-                f"(NET/.../GDRDMA) and off for the other {n_without}.")
+        return _("GPUDirect RDMA is on for {n_with} of {total} network connections (NET/.../GDRDMA) and off for "
+                 "the other {n_without}.").format(n_with=n_with, total=n_with + n_without, n_without=n_without)
     if log.gdr is True:
-        return "GPUDirect RDMA is on (NET/.../GDRDMA)."
+        return _("GPUDirect RDMA is on (NET/.../GDRDMA).")
     if log.gdr is False:
-        return "GPUDirect RDMA is off."
+        return _("GPUDirect RDMA is off.")
     if log.gdr_hca:
-        return ("The NIC can register GPU memory ('GPU Direct RDMA Enabled for HCA'); whether a connection uses "
-                "GPUDirect RDMA shows only in the channel lines (via NET/.../GDRDMA), which this paste lacks.")
+        return _("The NIC can register GPU memory ('GPU Direct RDMA Enabled for HCA'); whether a connection uses "
+                 "GPUDirect RDMA shows only in the channel lines (via NET/.../GDRDMA), which this paste lacks.")
     return None
 
 
@@ -114,11 +118,13 @@ def off_by_distance_problem(log, matched: set[str], record: dict) -> dict | None
     if not n_without or not log.gdr_hca or matched & {"no_peermem", "gdr_distance"}:
         return None
     total = n_without + log.gdr_connections.get("gdrdma", 0)
-    return {"problem": f"{n_without} of {total} network connection(s) without /GDRDMA although the NIC supports it "
-            "('GPU Direct RDMA Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); from "
-            "NCCL 2.30.3 the distance line is printed only at TRACE level, so compare `nvidia-smi topo -m`",
-            "case": None, "signature": "gdr_distance" if record else None, "cause": record.get("cause"),
-            "fix": record.get("fix"), "source": record.get("source_url")}
+    return {"problem": _("{n} of {total} network connection(s) without /GDRDMA although the NIC supports it ('GPU "
+                         "Direct RDMA Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); "
+                         "from NCCL 2.30.3 the distance line is printed only at TRACE level, so compare "
+                         "`nvidia-smi topo -m`").format(n=n_without, total=total),
+            "case": None, "signature": "gdr_distance" if record else None,
+            "cause": i18n.data_text(record.get("cause")), "fix": i18n.data_text(record.get("fix")),
+            "source": record.get("source_url")}
 
 
 def read_policy_problem(log) -> dict | None:
@@ -128,14 +134,14 @@ def read_policy_problem(log) -> dict | None:
         return None
     n_send = log.gdr_by_direction["send"]["without"]
     env = log.env.get("NCCL_NET_GDR_READ")
-    why = (f"NCCL_NET_GDR_READ={env} is set" if env is not None else "NCCL_NET_GDR_READ's default turns GDR reads "
-           "off on GPUs older than Ampere unless the GPU has an NVLink peer (or is the only GPU); on Ampere "
-           "and newer look for NCCL_NET_GDR_READ=0")
-    return {"problem": f"{n_send} send connection(s) without /GDRDMA while every receive connection has it: GPUDirect "
-            "RDMA reads (sends) are off by policy, not a missing peer-memory module",
+    why = (_("NCCL_NET_GDR_READ={value} is set").format(value=env) if env is not None else _(
+        "NCCL_NET_GDR_READ's default turns GDR reads off on GPUs older than Ampere unless the GPU has an NVLink peer "
+        "(or is the only GPU); on Ampere and newer look for NCCL_NET_GDR_READ=0"))
+    return {"problem": _("{n} send connection(s) without /GDRDMA while every receive connection has it: GPUDirect "
+                         "RDMA reads (sends) are off by policy, not a missing peer-memory module").format(n=n_send),
             "case": None, "signature": None,
-            "cause": f"NCCL decides GDR for sends apart from receives: {why}",
-            "fix": "nothing to reload; if sends should use GDR, set NCCL_NET_GDR_READ=1 and measure",
+            "cause": _("NCCL decides GDR for sends apart from receives: {why}").format(why=why),
+            "fix": _("nothing to reload; if sends should use GDR, set NCCL_NET_GDR_READ=1 and measure"),
             "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-net-gdr-read"}
 
 
@@ -148,7 +154,7 @@ def off_problem(log, matched: set[str], record: dict, no_gdr_case: dict, has_net
             "no_peermem", "gdr_distance"}:
         if log.gdr_hca is None and not log.gdr_distance:
             return unknown_cause_problem()
-        return {"problem": "network connections without GDRDMA: GPUDirect RDMA is off", **no_gdr_case}
+        return {"problem": _("network connections without GDRDMA: GPUDirect RDMA is off"), **no_gdr_case}
     return None
 
 
@@ -156,10 +162,10 @@ def unknown_cause_problem() -> dict:
     """GDR off in a log taken with NCCL's default debug subsystems: the NIC and distance lines that tell a missing
     peer-memory module from a distance or policy decision are NET lines, absent by default (src/debug.cc: INIT,
     BOOTSTRAP, ENV), so the log cannot say which; chapter 06d's table says to rerun with NET first."""
-    return {"problem": "network connections without GDRDMA: GPUDirect RDMA is off, and this log cannot say why",
+    return {"problem": _("network connections without GDRDMA: GPUDirect RDMA is off, and this log cannot say why"),
             "case": None, "signature": None,
-            "cause": "the lines that tell a missing peer-memory module from NCCL's distance or read policy ('GPU "
-                     "Direct RDMA ... for HCA', the distance line) are NET-subsystem lines, not printed with the "
-                     "default NCCL_DEBUG_SUBSYS",
-            "fix": "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET, then follow what the NIC line says",
+            "cause": _("the lines that tell a missing peer-memory module from NCCL's distance or read policy ('GPU "
+                       "Direct RDMA ... for HCA', the distance line) are NET-subsystem lines, not printed with the "
+                       "default NCCL_DEBUG_SUBSYS"),
+            "fix": _("rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET, then follow what the NIC line says"),
             "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug-subsys"}

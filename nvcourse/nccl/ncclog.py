@@ -17,12 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .. import i18n
 from . import gdr as _gdr
-from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints, tc_problems
+from .ncclog_explain import explain, problems
+from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints
 from .paste import clean_line
-from .tuning_table import TableReader, agreement
+from .tuning_table import TableReader
 
-__all__ = ["NcclLog", "read_text"]
+__all__ = ["NcclLog", "read_text", "explain"]
 
 _LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
                    r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
@@ -120,10 +122,14 @@ class NcclLog:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """The fields, with ``problems`` and ``explanation`` in English whatever the language (``--json`` is a
+        stable interface); ``problems`` on the object and :func:`explain` speak the reader's language."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["rings"] = {str(k): v for k, v in self.rings.items()}
         d["trees"] = {str(k): v for k, v in self.trees.items()}
-        d["explanation"] = explain(self)
+        with i18n.english():
+            d["problems"] = problems(self)
+            d["explanation"] = explain(self)
         return d
 
 
@@ -209,7 +215,7 @@ def _finish(log: NcclLog, scan: _Scan) -> None:
     log.jobs = max(1, len(scan.comm_ids), len(scan.versions))
     log.tuning_tables = scan.table.tables()
     log.gdr = _gdr.decide(log)
-    log.problems = _problems(log)
+    log.problems = problems(log)
 
 
 def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str,
@@ -355,145 +361,3 @@ def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None,
             entry = {"rank": rank, "parent": parent, "children": [c for c in (c0, c1, c2) if c >= 0]}
             if entry not in log.trees.setdefault(ch, []):
                 log.trees[ch].append(entry)
-
-
-def _case(case_id: str) -> dict:
-    from .diagnose import cases
-
-    c = cases()[case_id]
-    return {"case": case_id, "cause": c["cause"], "source": c["source"]}
-
-
-def _signature_problems(log: NcclLog) -> list[dict]:
-    from .signatures import records
-    faults = [s for s in log.signatures if records().get(s["signature"], {}).get("fault", True)]
-    return [{"problem": f"{s['title']}: '{s['line'][:160]}'", "case": None, "signature": s["signature"],
-             "cause": s["cause"], "fix": s["fix"], "source": s["source"]} for s in faults]
-
-
-def _shm_problem(log: NcclLog) -> list[dict]:
-    """Connections through host memory (SHM) join GPUs of one node: NCCL found no P2P path between them."""
-    shm = sum(v for k, v in log.transports.items() if k.startswith("SHM"))
-    if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
-        return []
-    from .signatures import records
-
-    acs = records().get("acs_redirect", {})
-    return [{"problem": f"{shm} connection(s) between GPUs of one node go via SHM (host memory): P2P is off for "
-             "them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without P2P support)",
-             "case": None, "signature": "acs_redirect" if acs else None, "cause": acs.get("cause"),
-             "source": acs.get("source_url")}]
-
-
-def _problems(log: NcclLog) -> list[dict]:
-    """What looks wrong, each with a cited case where one exists: matched runbook signatures first."""
-    out: list[dict] = _signature_problems(log) + _shm_problem(log)
-    if log.p2p_disabled_pairs:
-        pairs = ", ".join(f"{a}-{b}" for a, b in log.p2p_disabled_pairs[:6])
-        more = ", ..." if len(log.p2p_disabled_pairs) > 6 else ""
-        out.append({"problem": f"NCCL says P2P is disabled between {len(log.p2p_disabled_pairs)} GPU pair(s) "
-                    f"({pairs}{more})", **_case("p2p_disabled_pair")})
-    if any("ACS is enabled" in h or "error 4" in h for h in log.hints):
-        out.append({"problem": "IB completion error 4 (a local protection error): PCIe ACS breaking GPUDirect RDMA "
-                    "is the usual cause", **_case("acs_hint")})
-    matched = {s["signature"] for s in log.signatures}
-    covered = " ".join(s["line"] for s in log.signatures)
-    nodes = log.nnodes or (len(log.hosts) if log.hosts else None)
-    if log.net_kind == "Socket":
-        if any(d.startswith("lo:") or d == "lo" for d in log.net_devices):
-            out.append({"problem": "sockets bound to the loopback interface lo", **_case("socket_loopback")})
-        elif log.ib_found is False:
-            out.append({"problem": "no RDMA device found: traffic between nodes goes over TCP sockets",
-                        **_case("socket_fallback")})
-    has_net = any(k.startswith("NET/") for k in log.transports)
-    from .signatures import records
-    if gdr_off := _gdr.off_problem(log, matched, records().get("gdr_distance", {}), _case("no_gdr"), has_net):
-        out.append(gdr_off)
-    out += tc_problems(log)
-    if log.nvls["supported"] is False or log.nvls["channels"] == 0:
-        out.append({"problem": "NVLS unavailable (no multicast support or 0 nvls channels)", **_case("nvls_missing")})
-    for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",
-                "NCCL_PROTO", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE"):
-        if var in log.env and not (var.endswith("_DISABLE") and log.env[var].strip() == "0") and var not in covered:
-            # *_DISABLE=0 is NCCL's default (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): no change
-            out.append({"problem": f"{var}={log.env[var]} set by the environment: results differ from NCCL's "
-                        "defaults; remove it unless it is there on purpose", "case": None, "cause": None,
-                        "source": None})
-    if log.warnings:
-        out.append({"problem": f"{len(log.warnings)} WARN line(s): {log.warnings[0][:120]}", "case": None,
-                    "cause": None, "source": None})
-    if nodes and nodes > 1 and log.net_kind is None and not has_net:
-        out.append({"problem": "several nodes but no network line in the log (filtered paste?)", "case": None,
-                    "cause": None, "source": None})
-    return out
-
-
-def _graph_text(g: dict) -> str:
-    """'ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's
-    links, so no total."""
-    bw, n = g["bw_intra_GBps"], g["channels"]
-    if n == 0:
-        return f"{g['name']}: none found (paths {g['type_intra']}/{g['type_inter']})"
-    if g["pattern"] == 5:
-        text = f"NVLS: {n} head(s) x {bw:g} GB/s"
-    else:
-        text = f"{g['name']}: {n} channel(s) x {bw:g} GB/s" + (f" = {n * bw:g} GB/s" if n > 1 else "")
-    if g["bw_inter_GBps"] != bw:
-        text += f", {g['bw_inter_GBps']:g} GB/s inter"
-    return text + f" (paths {g['type_intra']}/{g['type_inter']})"
-
-
-def explain(log: NcclLog) -> str:
-    """One paragraph: what the log says and what looks wrong."""
-    parts = []
-    if log.lines == 0:
-        found = ("; it matches failure signature(s): "
-                 + "; ".join(f"{s['title']} ('{s['line'][:120]}')" for s in log.signatures)) if log.signatures else ""
-        notes = (" Read: " + "; ".join(log.notes) + ".") if log.notes else ""
-        return f"No NCCL debug line in the paste{found}." + notes
-    who = f"NCCL {log.version}" if log.version else "NCCL (version not in the paste)"
-    scale = []
-    if log.nranks:
-        scale.append(f"{log.nranks} ranks")
-    if log.hosts:
-        more = ", ..." if len(log.hosts) > 4 else ""
-        scale.append(f"{len(log.hosts)} host(s) seen ({', '.join(log.hosts[:4])}{more})")
-    parts.append(who + (" with " + " on ".join(scale) if scale else "") + ".")
-    if log.net:
-        nd = f" over {len(log.net_devices)} device(s) ({', '.join(log.net_devices[:4])})" if log.net_devices else ""
-        parts.append(f"Network: {log.net}{nd}.")
-    if gdr_words := _gdr.describe(log):
-        parts.append(gdr_words)
-    if log.dmabuf:
-        parts.append("DMA-BUF is available for GPU memory registration.")
-    if log.transports:
-        t = ", ".join(f"{k} x{v}" for k, v in sorted(log.transports.items(), key=lambda kv: -kv[1]))
-        parts.append(f"Connections by transport: {t}.")
-    if log.channels:
-        parts.append(f"{log.channels} channel(s).")
-    if log.graphs:
-        parts.append("Topology search, per channel: " + "; ".join(_graph_text(g) for g in log.graphs) + ".")
-    if log.nvls["supported"] is not None or log.nvls["channels"] is not None:
-        s = {True: "supported", False: "NOT supported", None: "support not stated"}[log.nvls["supported"]]
-        ch = f", {log.nvls['channels']} nvls channels" if log.nvls["channels"] is not None else ""
-        parts.append(f"NVLS: {s}{ch}.")
-    if log.tuning_tables:
-        t = log.tuning_tables[0]
-        parts.append(f"TUNING table ({len(log.tuning_tables)} printed): {len(t['algorithms'])} algorithm(s) "
-                     f"({', '.join(t['algorithms'])}) x {len(t['protocols'])} protocol(s) for "
-                     f"{', '.join(t['collectives'])}" + (" (cut in the paste)" if t["truncated"] else "")
-                     + "; `nvcourse predict OP ... --tuning FILE` shows NCCL's pick per size from it.")
-    if log.tuning_picks:
-        parts.append(f"NCCL's own pick printed for {len(log.tuning_picks)} call(s).")
-        if log.tuning_tables and (agree := agreement(log.tuning_tables[0], log.tuning_picks))["calls"]:
-            parts.append(f"The table's cheapest (algorithm, protocol) is NCCL's printed pick for {agree['matches']} "
-                         f"of {agree['calls']} call(s).")
-    if log.jobs > 1:
-        parts.append(f"The paste mixes {log.jobs} jobs or communicators.")
-    if log.notes:
-        parts.append("Read: " + "; ".join(log.notes) + ".")
-    if log.problems:
-        parts.append("What looks wrong: " + "; ".join(p["problem"] for p in log.problems) + ".")
-    else:
-        parts.append("Nothing in these lines looks wrong.")
-    return " ".join(parts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..i18n import translate as _
 from ..runbook import ib_tc, roce_qos_example
 
 __all__ = ["has_prefixed_lines", "bare_message", "read_p2p_and_hints", "tc_problems"]
@@ -66,8 +67,10 @@ def tc_problems(log: Any) -> list[dict]:
     if not value.isdigit() or int(value) not in _NAMED_DSCP:
         return []
     tc, ecn = int(value), roce_qos_example()["ecn"]
-    return [{"problem": f"NCCL_IB_TC={tc} looks like a DSCP, not the traffic-class byte (DSCP × 4 + ECN): it sends "
-             f"DSCP {tc >> 2} (ECN bits {tc & 3}); DSCP {tc} with ECN bits {ecn} is NCCL_IB_TC={ib_tc(tc, ecn)}",
-             "case": None, "cause": "NCCL copies NCCL_IB_TC into the packets' whole traffic-class byte, whose upper six"
-             " bits are the DSCP", "fix": f"if DSCP {tc} was meant, set NCCL_IB_TC={ib_tc(tc, ecn)}",
+    return [{"problem": _("NCCL_IB_TC={tc} looks like a DSCP, not the traffic-class byte (DSCP × 4 + ECN): it sends "
+                          "DSCP {dscp} (ECN bits {bits}); DSCP {tc} with ECN bits {ecn} is NCCL_IB_TC={meant}").format(
+                              tc=tc, dscp=tc >> 2, bits=tc & 3, ecn=ecn, meant=ib_tc(tc, ecn)),
+             "case": None, "cause": _("NCCL copies NCCL_IB_TC into the packets' whole traffic-class byte, whose upper "
+                                      "six bits are the DSCP"),
+             "fix": _("if DSCP {tc} was meant, set NCCL_IB_TC={meant}").format(tc=tc, meant=ib_tc(tc, ecn)),
              "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-tc"}]

@@ -1,0 +1,203 @@
+"""What an NCCL log shows and what looks wrong, in words (:mod:`.ncclog`'s paragraph and problem list).
+
+The words are in the reader's language (``_()``; causes and fixes from the data files through
+:func:`~nvcourse.i18n.data_text`); :meth:`.NcclLog.to_json` builds them inside :func:`~nvcourse.i18n.english`, so
+``--json`` stays English in every language.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import i18n
+from ..i18n import translate as _
+from . import gdr as _gdr
+from .ncclog_lines import tc_problems
+from .tuning_table import agreement
+
+if TYPE_CHECKING:
+    from .ncclog import NcclLog
+
+__all__ = ["explain", "problems"]
+
+
+def _num(value: float) -> str:
+    return i18n.number(value, "g")
+
+
+def _join(items) -> str:
+    """Items of a list in a sentence, ``a; b`` (French: a no-break space before the semicolon)."""
+    return (f"{i18n.NBSP}; " if i18n.language() == "fr" else "; ").join(items)
+
+
+def _case(case_id: str) -> dict:
+    from .diagnose import cases
+
+    c = cases()[case_id]
+    return {"case": case_id, "cause": i18n.data_text(c["cause"]), "source": c["source"]}
+
+
+def _signature_problems(log: NcclLog) -> list[dict]:
+    from .signatures import records
+    faults = [s for s in log.signatures if records().get(s["signature"], {}).get("fault", True)]
+    return [{"problem": f"{i18n.data_text(s['title'])}: '{s['line'][:160]}'", "case": None,
+             "signature": s["signature"], "cause": i18n.data_text(s["cause"]), "fix": i18n.data_text(s["fix"]),
+             "source": s["source"]} for s in faults]
+
+
+def _shm_problem(log: NcclLog) -> list[dict]:
+    """Connections through host memory (SHM) join GPUs of one node: NCCL found no P2P path between them."""
+    shm = sum(v for k, v in log.transports.items() if k.startswith("SHM"))
+    if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
+        return []
+    from .signatures import records
+
+    acs = records().get("acs_redirect", {})
+    return [{"problem": _("{n} connection(s) between GPUs of one node go via SHM (host memory): P2P is off for "
+                          "them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without P2P "
+                          "support)").format(n=shm),
+             "case": None, "signature": "acs_redirect" if acs else None, "cause": i18n.data_text(acs.get("cause")),
+             "source": acs.get("source_url")}]
+
+
+def _env_problems(log: NcclLog, covered: str) -> list[dict]:
+    out = []
+    for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_ALGO",
+                "NCCL_PROTO", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE"):
+        if var in log.env and not (var.endswith("_DISABLE") and log.env[var].strip() == "0") and var not in covered:
+            # *_DISABLE=0 is NCCL's default (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): no change
+            out.append({"problem": _("{var}={value} set by the environment: results differ from NCCL's defaults; "
+                                     "remove it unless it is there on purpose").format(var=var, value=log.env[var]),
+                        "case": None, "cause": None, "source": None})
+    return out
+
+
+def problems(log: NcclLog) -> list[dict]:
+    """What looks wrong, each with a cited case where one exists: matched runbook signatures first."""
+    out: list[dict] = _signature_problems(log) + _shm_problem(log)
+    if log.p2p_disabled_pairs:
+        pairs = ", ".join(f"{a}-{b}" for a, b in log.p2p_disabled_pairs[:6])
+        more = ", ..." if len(log.p2p_disabled_pairs) > 6 else ""
+        out.append({"problem": _("NCCL says P2P is disabled between {n} GPU pair(s) ({pairs})").format(
+            n=len(log.p2p_disabled_pairs), pairs=pairs + more), **_case("p2p_disabled_pair")})
+    if any("ACS is enabled" in h or "error 4" in h for h in log.hints):
+        out.append({"problem": _("IB completion error 4 (a local protection error): PCIe ACS breaking GPUDirect "
+                                 "RDMA is the usual cause"), **_case("acs_hint")})
+    matched = {s["signature"] for s in log.signatures}
+    covered = " ".join(s["line"] for s in log.signatures)
+    nodes = log.nnodes or (len(log.hosts) if log.hosts else None)
+    if log.net_kind == "Socket":
+        if any(d.startswith("lo:") or d == "lo" for d in log.net_devices):
+            out.append({"problem": _("sockets bound to the loopback interface lo"), **_case("socket_loopback")})
+        elif log.ib_found is False:
+            out.append({"problem": _("no RDMA device found: traffic between nodes goes over TCP sockets"),
+                        **_case("socket_fallback")})
+    has_net = any(k.startswith("NET/") for k in log.transports)
+    from .signatures import records
+    if gdr_off := _gdr.off_problem(log, matched, records().get("gdr_distance", {}), _case("no_gdr"), has_net):
+        out.append(gdr_off)
+    out += tc_problems(log)
+    if log.nvls["supported"] is False or log.nvls["channels"] == 0:
+        out.append({"problem": _("NVLS unavailable (no multicast support or 0 nvls channels)"),
+                    **_case("nvls_missing")})
+    out += _env_problems(log, covered)
+    if log.warnings:
+        out.append({"problem": _("{n} WARN line(s): {line}").format(n=len(log.warnings), line=log.warnings[0][:120]),
+                    "case": None, "cause": None, "source": None})
+    if nodes and nodes > 1 and log.net_kind is None and not has_net:
+        out.append({"problem": _("several nodes but no network line in the log (filtered paste?)"), "case": None,
+                    "cause": None, "source": None})
+    return out
+
+
+def _graph_text(g: dict) -> str:
+    """'ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's
+    links, so no total."""
+    bw, n = g["bw_intra_GBps"], g["channels"]
+    paths = _(" (paths {intra}/{inter})").format(intra=g["type_intra"], inter=g["type_inter"])
+    if n == 0:
+        return _("{name}: none found").format(name=g["name"]) + paths
+    if g["pattern"] == 5:
+        text = _("NVLS: {n} head(s) x {bw} GB/s").format(n=n, bw=_num(bw))
+    else:
+        text = _("{name}: {n} channel(s) x {bw} GB/s").format(name=g["name"], n=n, bw=_num(bw)) + (
+            _(" = {total} GB/s").format(total=_num(n * bw)) if n > 1 else "")
+    if g["bw_inter_GBps"] != bw:
+        text += _(", {bw} GB/s inter").format(bw=_num(g["bw_inter_GBps"]))
+    return text + paths
+
+
+def _empty(log: NcclLog) -> str:
+    """The paragraph of a paste with no NCCL debug line (signatures or counters only)."""
+    found = (_("; it matches failure signature(s): {list}").format(list=_join(
+        f"{i18n.data_text(s['title'])} ('{s['line'][:120]}')" for s in log.signatures)) if log.signatures else "")
+    notes = (" " + _("Read: {notes}.").format(notes=_join(log.notes))) if log.notes else ""
+    return _("No NCCL debug line in the paste{found}.").format(found=found) + notes
+
+
+def _opening(log: NcclLog) -> str:
+    """'NCCL 2.19.3 with 16 ranks on 2 host(s) seen (a, b).'"""
+    who = _("NCCL {version}").format(version=log.version) if log.version else _("NCCL (version not in the paste)")
+    scale = []
+    if log.nranks:
+        scale.append(_("{n} ranks").format(n=log.nranks))
+    if log.hosts:
+        more = ", ..." if len(log.hosts) > 4 else ""
+        scale.append(_("{n} host(s) seen ({hosts})").format(n=len(log.hosts), hosts=", ".join(log.hosts[:4]) + more))
+    return who + ((_(" with ") + _(" on ").join(scale)) if scale else "") + "."
+
+
+def _tuning(log: NcclLog) -> list[str]:
+    parts = []
+    if log.tuning_tables:
+        t = log.tuning_tables[0]
+        parts.append(_("TUNING table ({printed} printed): {na} algorithm(s) ({algorithms}) x {np} protocol(s) for "
+                       "{collectives}").format(printed=len(log.tuning_tables), na=len(t["algorithms"]),
+                                               algorithms=", ".join(t["algorithms"]), np=len(t["protocols"]),
+                                               collectives=", ".join(t["collectives"]))
+                     + (_(" (cut in the paste)") if t["truncated"] else "")
+                     + _("; `nvcourse predict OP ... --tuning FILE` shows NCCL's pick per size from it."))
+    if log.tuning_picks:
+        parts.append(_("NCCL's own pick printed for {n} call(s).").format(n=len(log.tuning_picks)))
+        if log.tuning_tables and (agree := agreement(log.tuning_tables[0], log.tuning_picks))["calls"]:
+            parts.append(_("The table's cheapest (algorithm, protocol) is NCCL's printed pick for {matches} of "
+                           "{calls} call(s).").format(matches=agree["matches"], calls=agree["calls"]))
+    return parts
+
+
+def explain(log: NcclLog) -> str:
+    """One paragraph: what the log says and what looks wrong, in the reader's language."""
+    if log.lines == 0:
+        return _empty(log)
+    parts = [_opening(log)]
+    if log.net:
+        nd = _(" over {n} device(s) ({devices})").format(
+            n=len(log.net_devices), devices=", ".join(log.net_devices[:4])) if log.net_devices else ""
+        parts.append(_("Network: {net}{devices}.").format(net=log.net, devices=nd))
+    if gdr_words := _gdr.describe(log):
+        parts.append(gdr_words)
+    if log.dmabuf:
+        parts.append(_("DMA-BUF is available for GPU memory registration."))
+    if log.transports:
+        t = ", ".join(f"{k} x{v}" for k, v in sorted(log.transports.items(), key=lambda kv: -kv[1]))
+        parts.append(_("Connections by transport: {list}.").format(list=t))
+    if log.channels:
+        parts.append(_("{n} channel(s).").format(n=log.channels))
+    if log.graphs:
+        parts.append(_("Topology search, per channel: {graphs}.").format(
+            graphs=_join(_graph_text(g) for g in log.graphs)))
+    if log.nvls["supported"] is not None or log.nvls["channels"] is not None:
+        s = {True: _("supported"), False: _("NOT supported"), None: _("support not stated")}[log.nvls["supported"]]
+        ch = _(", {n} nvls channels").format(n=log.nvls["channels"]) if log.nvls["channels"] is not None else ""
+        parts.append(_("NVLS: {support}{channels}.").format(support=s, channels=ch))
+    parts += _tuning(log)
+    if log.jobs > 1:
+        parts.append(_("The paste mixes {n} jobs or communicators.").format(n=log.jobs))
+    if log.notes:
+        parts.append(_("Read: {notes}.").format(notes=_join(log.notes)))
+    shown = problems(log) if log.problems else []  # in the reader's language (log.problems may be English)
+    if shown:
+        parts.append(_("What looks wrong: {list}.").format(list=_join(p["problem"] for p in shown)))
+    else:
+        parts.append(_("Nothing in these lines looks wrong."))
+    return " ".join(parts)
