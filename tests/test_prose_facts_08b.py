@@ -6,6 +6,7 @@ import re
 from functools import cache
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 
 from nvcourse import isolation
@@ -26,7 +27,7 @@ def cell(cid: str) -> str:
 def test_an_ets_share_helps_only_above_what_per_flow_fairness_gives(exp):
     # "helps only when the share is larger than what fairness already gives the victim's flows: here 1/8 of the
     # link under per-flow fairness ... below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS"
-    text = cell("c014")
+    text = cell("c014a")  # section 1.5, the QoS question
     assert "helps only when the share is larger than what fairness already gives the victim's flows" in text
     assert "here 1/8 of the link under per-flow fairness" in text
     assert "below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS" in text
@@ -60,3 +61,46 @@ def test_the_ets_readout_compares_with_no_qos_in_words():
     assert "this share is better than no QoS" in text
     _fig, text = ch.noisy_neighbour_dashboard()._render(qos="ets", share=0.5, duty=0.0, nbytes=2**28)
     assert "With no QoS" not in text  # the neighbour never sends: nothing to compare
+
+
+def test_the_qos_look_for_sentence_holds_in_every_state():
+    # 1.5: "What to look for: the first line, the victim's slowdown; with ETS shares (while the neighbour sends) the
+    # last line compares it with no QoS."
+    text = cell("c014a")
+    assert ("What to look for: the first line, the victim's slowdown; with ETS shares (while the neighbour sends) the "
+            "last line compares it with no QoS.") in text
+    dash = ch.noisy_neighbour_dashboard()
+    for exp in range(20, 33, 4):
+        for duty in (0.0, 0.5, 1.0):
+            for qos in isolation.QOS_MODES:
+                for share in (0.1, 0.5, 0.9):
+                    fig, out = dash._render(qos=qos, share=share, duty=duty, nbytes=2**exp)
+                    plt.close(fig)
+                    assert out.startswith("<p>Victim all-reduce: <b>×")
+                    last = out.rsplit("<p>", 1)[-1]
+                    assert last.startswith("With no QoS the victim would run") == (qos == "ets" and duty > 0)
+
+
+def test_a_longer_compute_tolerates_a_larger_loss_at_every_setting():
+    # 4.1's answer: "At every setting of the dashboard, a longer compute tolerates a larger loss."
+    from nvcourse.observability import counters
+
+    text = cell("c029")
+    assert "At every setting of the dashboard, a longer compute tolerates a larger loss." in text
+    assert "f* = s/(c + s) grows as c shrinks" in text
+    computes = [10 ** (-3 + 0.1 * i) for i in range(31)]  # the compute slider: 1 ms .. 1 s, step 0.1 in log10
+    for exp in range(24, 34):  # the gradients slider
+        for nodes in (1, 2, 4, 16, 64):  # the nodes menu
+            losses = [counters.alert_thresholds(
+                counters.bandwidth_fraction("dgx-h100", 8, 2**exp, c, nodes=nodes)).tolerable_loss for c in computes]
+            assert all(b > a for a, b in zip(losses, losses[1:])), (exp, nodes)
+
+
+def test_each_dashboard_says_what_its_model_leaves_out():
+    # one short "What this model leaves out" per model-driven dashboard (tenancy, neighbour, thresholds)
+    for cid, says in (("c006", "No published run compares 36-way with 72-way in-switch reduction."),
+                      ("c014", "for a real NCCL job ×4.45 likely understates the slowdown"),
+                      ("c029", "a job that hides part of its communication behind compute (chapter 07b) has a "
+                               "smaller c, and tolerates more")):
+        text = cell(cid)
+        assert "What this model leaves out" in text and says in text, cid
