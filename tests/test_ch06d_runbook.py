@@ -367,3 +367,38 @@ def test_the_numa_prose_and_check_name_the_wrong_socket_and_the_variable_as_a_fi
     numa = DATA["signatures"]["numa_affinity"]
     assert "NCCL_IGNORE_CPU_AFFINITY=1 set" not in numa["broken"] and "empty, ignoring" in numa["broken"]
     assert "or set NCCL_IGNORE_CPU_AFFINITY=1" in numa["fix"]
+
+
+def test_the_order_table_names_each_section_it_points_to():
+    # §1's map of the bring-up order: each row's section number is the "## N." section of that layer, in order
+    import re
+
+    text = _md06d()
+    rows = re.findall(r"^\| (\d) \| ([^|]+) \| [^|]+ \| (\d) \|$", text, flags=re.M)
+    assert [int(r[0]) for r in rows] == [1, 2, 3, 4, 5, 6]
+    for _order, layer, section in rows:
+        heading = re.search(rf"^## {section}\. (.+)$", text, flags=re.M).group(1)
+        assert heading.lower().startswith(layer.strip().split()[0].lower()), (layer, heading)
+
+
+def test_the_worked_gdr_fault_is_the_cited_case():
+    # §5's worked fault (NVIDIA/nccl#1676): its numbers and its log line are the stored excerpt's, its diagnosis the
+    # peer-memory record's (a module NCCL 2.22 and older do not see; NCCL 2.23 or later)
+    fixture = (ROOT / "tests" / "fixtures" / "runbook" / "gdr_disabled_peermem_nccl1676.log").read_text()
+    text = " ".join(_md06d().split())
+    assert "~180GB/s to ~10GB/s for 1GB message size" in fixture
+    assert "an all-reduce of 1 GB fell from about 180 GB/s to about 10 GB/s" in text
+    assert "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" in fixture
+    assert "NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" in text
+    rec = DATA["signatures"]["no_peermem"]
+    assert rec["source_url"] == "https://github.com/NVIDIA/nccl/issues/1676"
+    assert "upgrade NCCL to 2.23 or later if the module is loaded but not seen" in rec["fix"]
+    assert "The fix was NCCL 2.23 or later" in text and "NCCL 2.22 and older do not look for" in text
+    # the version notes it no longer carries are on the reference page the chapter links
+    ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
+    assert "](../docs/runbook-reference.md)" in text
+    for moved in ("NCCL's default debug subsystems are `INIT,BOOTSTRAP,ENV` (`INIT,ENV` before NCCL 2.23)",
+                  "A send is a GDR *read* of GPU memory", "driver 515.43 and CUDA 11.7 or later",
+                  "`NCCL_CROSS_NIC`", "SR-IOV", "`-R 2` registers them symmetrically", "`NCCL_DEBUG_FILE`",
+                  "Linux also turns ACS back on at every boot", "`NCCL_NET_GDR_C2C` is 1, its default; hence `> 6`"):
+        assert moved in ref and moved not in text, moved

@@ -923,17 +923,21 @@ def test_06d_distance_lines_in_the_prose_are_the_runbooks():
 
 
 def test_06d_gdr_default_distance_agrees_across_the_section():
-    # §5 says when a NIC behind a Grace CPU gets GDR by default: from 2.27 through NCCL_NET_GDR_C2C=1 (its
-    # default), from 2.29 because P2C is the default limit; "More on this layer" says the same 2.27. The NCCL
-    # source note the runbook cites carries both versions.
+    # §5 says a NIC behind a Grace CPU gets GDR by default from 2.27; its reference page says how: from 2.27
+    # through NCCL_NET_GDR_C2C=1 (its default), from 2.29 because P2C is the default limit, and the same 2.27 for
+    # GH200. The NCCL source note the runbook cites carries both versions.
     from nvcourse import _data
 
     cited = " ".join(s["title"] for s in _data.load("runbook")["sources"].values())
     assert "on by default from 2.27" in cited and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in cited
     text = prose("06d_bringup_and_fault_runbook.ipynb")
-    assert "from NCCL 2.27 through `NCCL_NET_GDR_C2C=1`, the default, and from 2.29 because `P2C` became" in text
-    assert "from NCCL 2.27 `NCCL_NET_GDR_C2C` (default 1) turns GDR through the Grace CPU on" in text
-    assert "or from NCCL 2.29 behind a Grace CPU" not in text
+    assert "(`PXB`) or, from NCCL 2.27, a NIC behind a Grace CPU (`P2C`)" in " ".join(text.split())
+    # the two versions and the Grace-based history are on the chapter's reference page, which §5 links
+    ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
+    assert "](../docs/runbook-reference.md)" in text
+    assert "from NCCL 2.27 through `NCCL_NET_GDR_C2C=1`, the default, and from 2.29 because `P2C` became" in ref
+    assert "from NCCL 2.27 `NCCL_NET_GDR_C2C` (default 1) turns GDR through the Grace CPU on" in ref
+    assert "or from NCCL 2.29 behind a Grace CPU" not in text + ref
 
 
 def test_07b_key_point_on_hiding_tp_holds_on_the_dashboard():
