@@ -92,3 +92,25 @@ def test_the_readme_bullet_is_fresh():
     assert sweeps.readme_bullet() in readme, (
         "README's cost-model bullet is stale: run python -m nvcourse.costmodel.sweeps --readme README.md"
     )
+
+
+def test_a_repeated_run_counts_once_in_the_medians():
+    # a second run of a configuration already held out (same node, launch, release, command) adds spread, not a new
+    # test of the model: pooling its points would let an easy configuration run twice pull the medians down
+    held = sweeps.compare(sweeps.points("held_out"))
+    repeats = {r.point.sweep for r in held if r.point.repeat_of}
+    assert repeats, "the data holds repeats (the Together H100 runs of 20260305_220944)"
+    firsts = sweeps.first_runs(held)
+    assert not repeats & {r.point.sweep for r in firsts}
+    ids = {r.point.sweep for r in held}
+    assert all(r.point.repeat_of in ids for r in held if r.point.repeat_of), "repeat_of names a held-out run"
+    page = (ROOT.parent / "docs" / "model-validation.md").read_text(encoding="utf-8")
+    section = page.split("## Held-out runs")[1].split("## In-sample runs")[0]
+    assert f"{len({r.point.sweep for r in firsts})} runs (" in section
+    assert f"{len(repeats)} more runs repeat one of these" in section
+    for run in repeats:  # still shown per run, marked
+        assert f"[{run}](" in section and "spread only, not in the medians" in section
+    # the band medians are the first runs' alone
+    allreduce = [r for r in firsts if r.point.op == "allreduce"]
+    med = sweeps.band_medians(allreduce)["<= 64 KiB"][0]
+    assert f"| allreduce | <= 64 KiB | {len({r.point.sweep for r in allreduce})} | {med:.1%} |" in section

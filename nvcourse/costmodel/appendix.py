@@ -158,6 +158,7 @@ def _run_table(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list
         cells = [(_pct(bands[b][0]) if b in bands else "-") for b, *_ in sweeps.BANDS]
         big = _pct(large[run][0]) if run in large else "-"
         mark = "" if s.get("covered", True) else " (not covered)"
+        mark += f" (repeat of {s['repeat_of']}: spread only, not in the medians)" if s.get("repeat_of") else ""
         ver = s["nccl_version"] or "not stated"
         launch = "CUDA graphs" if s["cuda_graphs"] else s["launch"]
         fabric = f", {s['fabric']}" if s.get("fabric") else ""
@@ -183,12 +184,18 @@ def _misses(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[st
 def _section(title: str, rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[str]:
     if not rows:
         return [f"## {title}", "", "No run of this role is in the data yet.", ""]
-    covered = {r.point.sweep for r in rows if r.point.covered}
-    nruns = len({r.point.sweep for r in rows})
-    lines = [f"## {title}", "", f"{nruns} runs ({len(covered)} the model describes), {len(rows)} published points. "
-             "Median |error| of time over every run first, then over the runs the model describes (a subset judged "
-             "with the errors in view, so the every-run columns are the held-out figure):", ""]  # fmt: skip
-    lines += [*_multinode_allreduce(rows, raw), *_band_table(rows), "", "Per run (median |error| per band):", "",
+    firsts = sweeps.first_runs(rows)
+    covered = {r.point.sweep for r in firsts if r.point.covered}
+    nruns = len({r.point.sweep for r in firsts})
+    repeats = len({r.point.sweep for r in rows}) - nruns
+    again = (f" {repeats} more run{'s' if repeats != 1 else ''} repeat{'' if repeats != 1 else 's'} one of these "
+             "(same system, launch, release and command, run again): shown per run as run-to-run spread and left "
+             "out of the medians, so a configuration counts once." if repeats else "")
+    lines = [f"## {title}", "",
+             f"{nruns} runs ({len(covered)} the model describes), {len(firsts)} published points.{again} Median "
+             "|error| of time over every run first, then over the runs the model describes (a subset judged with the "
+             "errors in view, so the every-run columns are the held-out figure):", ""]  # fmt: skip
+    lines += [*_multinode_allreduce(firsts, raw), *_band_table(firsts), "", "Per run (median |error| per band):", "",
               *_run_table(rows, raw), ""]
     lines += ["Misses (a band over its target) and what the run's data says:", "", *_misses(rows, raw), ""]
     return lines
@@ -274,6 +281,7 @@ def _met(rows: list[sweeps.Point], op: str) -> str:
 
 def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_median: float) -> str:
     """The README's "Collective cost model" bullet, with today's held-out and in-sample figures (held-out first)."""
+    held, calib = sweeps.first_runs(held), sweeps.first_runs(calib)  # a repeated configuration counts once
     hc = [r for r in held if r.point.covered]
     cc = [r for r in calib if r.point.covered]
     har = [r for r in hc if r.point.op == "allreduce"]

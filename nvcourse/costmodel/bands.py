@@ -14,7 +14,7 @@ import numpy as np
 from . import tuning
 
 __all__ = [
-    "BANDS", "TARGETS", "OTHER_TARGETS", "LARGE_BYTES", "SweepPoint", "Point", "band_of", "band_medians",
+    "BANDS", "TARGETS", "OTHER_TARGETS", "LARGE_BYTES", "SweepPoint", "Point", "band_of", "band_medians", "first_runs",
     "system_medians", "run_medians", "signed_medians", "targets_for",
 ]  # fmt: skip
 
@@ -55,6 +55,9 @@ class SweepPoint:
     role: str = "calibration"
     #: buffers registered as a symmetric window (nccl-tests -R 2): NCCL's symmetric kernels where they run
     registered: bool = False
+    #: the id of the run this one repeats (same system, launch, release and command, run again): shown per run as
+    #: run-to-run spread, left out of the band medians so that a configuration counts once however often it ran
+    repeat_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,11 @@ class Point:
     @property
     def error(self) -> float:
         return self.predicted_s / self.point.time_s - 1.0
+
+
+def first_runs(rows: list[Point]) -> list[Point]:
+    """``rows`` without the points of runs that repeat another run (the rows every median is taken over)."""
+    return [r for r in rows if r.point.repeat_of is None]
 
 
 def band_of(nbytes: int) -> str:

@@ -39,6 +39,7 @@ from .bands import (
     SweepPoint,
     band_medians,
     band_of,
+    first_runs,
     run_medians,
     signed_medians,
     system_medians,
@@ -49,8 +50,8 @@ from .prediction import predict
 
 __all__ = [
     "BANDS", "TARGETS", "OTHER_TARGETS", "LARGE_BYTES", "ROLES", "SweepPoint", "Point", "points", "launch_of",
-    "model_version", "compare", "band_of", "band_medians", "system_medians", "run_medians", "signed_medians",
-    "targets_for", "report", "markdown_page", "readme_bullet", "main",
+    "model_version", "compare", "band_of", "band_medians", "first_runs", "system_medians", "run_medians",
+    "signed_medians", "targets_for", "report", "markdown_page", "readme_bullet", "main",
 ]  # fmt: skip
 
 #: A sweep's role: calibration (data/measurements.toml) or held_out (data/measurements_heldout.toml).
@@ -97,6 +98,7 @@ def points(role: str = "calibration") -> list[SweepPoint]:
                     fabric=s.get("fabric"), launch=s["launch"], cuda_graphs=bool(s["cuda_graphs"]),
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
                     covered=bool(s.get("covered", True)), role=s["role"], registered=bool(s.get("registered", False)),
+                    repeat_of=s.get("repeat_of"),
                 )
             )  # fmt: skip
     return out
@@ -154,9 +156,13 @@ def _section(title: str, rows: list[Point]) -> list[str]:
     lines = [f"== {title} ==", f"runs: {len({r.point.sweep for r in rows})}, points: {len(rows)}"]
     if not rows:
         return [*lines, "  (none)"]
-    ops = sorted({r.point.op for r in rows}, key=lambda o: (o != "allreduce", o))
+    firsts = first_runs(rows)
+    if len(firsts) < len(rows):
+        lines.append(f"repeats of another run, per run only (not in the medians): "
+                     f"{len({r.point.sweep for r in rows}) - len({r.point.sweep for r in firsts})}")
+    ops = sorted({r.point.op for r in firsts}, key=lambda o: (o != "allreduce", o))
     for op in ops:
-        sub = [r for r in rows if r.point.op == op]
+        sub = [r for r in firsts if r.point.op == op]
         covered = [r for r in sub if r.point.covered]
         lines.append(f"{op}, runs the model describes ({len({r.point.sweep for r in covered})} runs):")
         lines += _band_lines(covered, op)
@@ -172,7 +178,9 @@ def _section(title: str, rows: list[Point]) -> list[str]:
         )
         big = f"{large[run][0]:6.1%}" if run in large else "   -  "
         ver, tab, cov = used[run]
-        lines.append(f"  {run:46s} {cells}  >=1GiB {big}  NCCL {ver} -> {tab}{'' if cov else '  (not covered)'}")
+        again = next((f"  (repeat of {r.point.repeat_of})" for r in rows
+                      if r.point.sweep == run and r.point.repeat_of), "")
+        lines.append(f"  {run:46s} {cells}  >=1GiB {big}  NCCL {ver} -> {tab}{'' if cov else '  (not covered)'}{again}")
     return lines
 
 
