@@ -3,7 +3,9 @@
 * ``locales/notebooks.pot``: one entry per paragraph, heading, list item and table of ``notebooks/*.ipynb`` and
   ``solutions/*.ipynb`` (the quizzes too; :mod:`.i18n_markdown` cuts them), located by ``path:cell-id``.
 * ``locales/nvcourse.pot``: every ``_("...")`` / ``ngettext(...)`` string of ``nvcourse/`` (Babel's extractor),
-  located by file (no line numbers: moving code does not make the template stale).
+  located by file (no line numbers: moving code does not make the template stale); then the string fields of the
+  data files shown to learners (``DATA_FIELDS``), located by ``file:table.key.field``, which display code passes
+  through :func:`nvcourse.i18n.data_text` (the data files stay English, the one source).
 * ``locales/<lang>/LC_MESSAGES/{notebooks,nvcourse}.po``: the translations; ``nvcourse.mo`` is compiled from
   ``nvcourse.po`` (the notebooks' catalog is applied at build time, it needs no .mo).
 
@@ -13,6 +15,7 @@ Templates carry no dates, so extracting twice gives the same bytes and ``--check
 from __future__ import annotations
 
 import difflib
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -33,6 +36,13 @@ WRAP = 100
 HEADER = {"Project-Id-Version": "nvcourse", "MIME-Version": "1.0",
           "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
 PLURAL_FORMS = {"fr": "nplurals=2; plural=(n > 1);"}
+#: The displayed string fields of ``nvcourse/data/*.toml``: file -> ((table, fields), ...); each record of the table
+#: gives one entry per field. A display site shows them through ``i18n.data_text``.
+DATA_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "nccl_cases.toml": (("cases", ("cause",)),),
+    "runbook.toml": (("signatures", ("title", "cause", "fix")),),
+    "nccl_env.toml": (("vars", ("what", "when")),),
+}
 #: Fuzzy matching: how alike an old English text must be to offer its translation for a changed one.
 FUZZY_RATIO = 0.6
 
@@ -75,7 +85,8 @@ def notebooks_template(root: Path = ROOT) -> polib.POFile:
 
 
 def python_template(root: Path = ROOT) -> polib.POFile:
-    """Every ``_()`` / ``ngettext()`` literal of ``nvcourse/`` (Babel's Python extractor), in file order."""
+    """Every ``_()`` / ``ngettext()`` literal of ``nvcourse/`` (Babel's Python extractor), in file order, then the
+    displayed data-file fields (``DATA_FIELDS``)."""
     po, index = _new_file(), {}
     for path in sorted((root / "nvcourse").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -86,7 +97,19 @@ def python_template(root: Path = ROOT) -> polib.POFile:
                 _add(po, index, message[0], rel, plural=message[1])
             elif message:
                 _add(po, index, message, rel)
+    _add_data_fields(po, index, root)
     return po
+
+
+def _add_data_fields(po: polib.POFile, index: dict, root: Path) -> None:
+    """``DATA_FIELDS``' strings, in file and record order."""
+    for name, tables in DATA_FIELDS.items():
+        data = tomllib.loads((root / "nvcourse" / "data" / name).read_text(encoding="utf-8"))
+        for table, fields in tables:
+            for key, record in data[table].items():
+                for field in fields:
+                    if isinstance(record.get(field), str) and record[field]:
+                        _add(po, index, record[field], f"nvcourse/data/{name}:{table}.{key}.{field}")
 
 
 def templates(root: Path = ROOT) -> dict[str, polib.POFile]:
