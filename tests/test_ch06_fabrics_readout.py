@@ -85,3 +85,42 @@ def test_the_time_split_says_whether_its_parts_add_up_or_overlap(algorithm, node
         assert e.time_s < max(e.intra_s, e.inter_s) + e.latency_s + 1e-12
     else:
         assert "The two add up to the time" in html and e.intra_s + e.inter_s == pytest.approx(e.time_s)
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "hierarchical", "sharp"])
+@pytest.mark.parametrize(("nodes", "placement", "nbytes"), [(2, "packed", 2**16), (16, "random", 2**30),
+                                                            (128, "random", 2**32), (512, "packed", 2**20)])
+def test_only_one_sentence_shows_under_the_table_and_it_holds(algorithm, nodes, placement, nbytes):
+    """The visible part of the readout is the table and one sentence; SHARP's sentence says its two parts overlap
+    (the time is less than their sum), which the model must make true; how the parts combine and why an efficiency
+    can pass 100 % are in the collapsed detail."""
+    from nvcourse.fabric import allreduce_on_fabric
+
+    _fig, html = allreduce_view(nodes, "ib-ndr", 1.0, "dmodk", placement, algorithm, nbytes)
+    head, rest = html.split("<details>")
+    sentence = re.sub(r"<[^>]+>", "", head.split("</table>")[1]).strip()
+    assert sentence.count(". ") == 0 and sentence.endswith(".")
+    assert ("the two overlap, so the time is less than their sum" in sentence) == (algorithm == "sharp")
+    assert ("The two overlap" if algorithm == "sharp" else "The two add up to the time") in rest
+    e = allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), nbytes, algorithm=algorithm,
+                            routing="dmodk", placement=placement)
+    if algorithm == "sharp":
+        assert e.time_s < e.intra_s + e.inter_s
+    over = "(over 100 %: why, in the details below)" in head
+    assert over == ("Efficiency above 100 %" in rest)
+
+
+def test_section_4_prediction_at_64_mib_has_the_answer_the_figure_shows():
+    """§4 step 3 asks whose time grows faster with the node count at 64 MiB: the flat ring's, on every doubling."""
+    import json
+    from pathlib import Path
+
+    from nvcourse.fabric import allreduce_scaling
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    res = allreduce_scaling(nodes, 64 * 2**20, routing="dmodk")
+    ring, tree = ([r.time_s for r in res[a]] for a in ("ring", "tree"))
+    assert all(r2 / r1 > t2 / t1 for r1, r2, t1, t2 in zip(ring, ring[1:], tree, tree[1:]))
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "06_multinode_fabrics.ipynb").read_text())
+    text = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "whose time grows faster at 64 MiB, the flat ring's or the tree's?" in re.sub(r"\s+", " ", text)

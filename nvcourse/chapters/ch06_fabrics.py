@@ -214,7 +214,8 @@ def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
     eff = est.busbw_GBps / base.busbw_GBps
     rows = [[_("all-reduce time"), f"<b>{_time(est.time_s)}</b>"],
             [_("bus bandwidth"), localize_numbers(f"{est.busbw_GBps:.3g} GB/s")],
-            [_("scaling efficiency vs 2 nodes"), _pct(eff)]]
+            [_("scaling efficiency vs 2 nodes"),
+             _pct(eff) if eff <= 1.0 else _("{pct} (over 100 %: why, in the details below)").format(pct=_pct(eff))]]
     if est.sim is not None:
         rows += [[_("slowest network flow"), _("{rate} of {line} GB/s").format(
                      rate=_rate(est.sim.min_rate_GBps), line=number(fab.port_GBps_dir, "g"))],
@@ -228,10 +229,14 @@ def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
         _("<b>{algorithm}</b>, {size} per GPU on {gpus} GPUs, {nic} NICs:").format(
             algorithm=ALGO_LABELS[algorithm], size=localize_numbers(format_size(est.nbytes)), gpus=est.gpus,
             nic=_html.escape(link.name)) + table_html(["", ""], rows)
-        + _("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
-            "{small}).").format(big=big, big_time=_time(parts[big]), small_time=_time(parts[small]), small=small)
-        + f" {how}{_above_100(eff, est, base)}"
+        + (_("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
+             "{small}).") if algorithm != "sharp" else
+           _("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
+             "{small}); the two overlap, so the time is less than their sum.")).format(
+            big=big, big_time=_time(parts[big]), small_time=_time(parts[small]), small=small)
+        # one sentence visible; how the parts combine and why a ratio can pass 100 % open on demand
         + _("<details><summary>the fabric, the time split and the model</summary>")
+        + f"{how}{_above_100(eff, est, base)}<br>"
         + f"<i>{_html.escape(fab.describe())}</i><br>"
         + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency}. Bus bandwidth {busbw} GB/s, "
             "scaling efficiency vs 2 nodes {eff}.").format(
