@@ -131,8 +131,11 @@ class Report:
         return [g for g in self.gates if not g.passed]
 
     def text(self) -> str:
+        # the _() calls stay outside the f-string, where the extractor sees them
+        marks, target = {True: _("PASS"), False: _("FAIL")}, _("target")
+        width = max(len(m) for m in marks.values())
         lines = [
-            f"{'PASS' if g.passed else 'FAIL'}  {g.name:<10} {g.measured:<28} {_('target')} {g.target}"
+            f"{marks[g.passed]:<{width}}  {g.name:<10} {g.measured:<28} {target} {g.target}"
             + ("" if g.passed else f"  -> {g.advice}")
             for g in self.gates
         ]
