@@ -50,9 +50,9 @@ def test_ring_vs_nvls_figure_draws_the_model_and_prints_its_numbers():
     lines = lines[:1] + lines[2:]
     assert lines[0] == (
         f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
-        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); the course's estimate of the smallest NVL72 "
-        f"group where NVLS pays: {catalog.get_system('gb200-nvl72').nvls_min_gpus} GPUs (NCCL itself enables NVLS "
-        "from 2)"
+        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); on an NVL72, where the Simple-only formula "
+        f"says NVLS starts to pay: {catalog.get_system('gb200-nvl72').nvls_min_gpus} GPUs (the course's estimate; "
+        "NCCL itself enables NVLS from 2)"
     )
     assert "2(g-1)/(g+1) = 1.95" in lines[2] and "ring latencies 2(g-1) = 142" in lines[2]
     ring, insw = (predict("allreduce", "gb200-nvl72", 72, 2**30, algo=a) for a in ("ring", "nvls"))  # NCCL's model

@@ -183,8 +183,9 @@ QUANTITIES = {
         (r"LinkDowned|link flaps|flaps",),
         r"LinkDowned(?:Counter)?\)? ?(?:>|≥|>=) ?(\d+)|(?:≥|>=|>) ?(\d+) (?:per day|a day|/day|flaps?)", _link_downed),
     # chapter 05 and the catalog: where the course lets NVLS start (an estimate, not NCCL's rule)
-    "nvls_min_gpus as stated": Quantity((r"nvls_min_gpus|where NVLS pays",),
-                                        r"(?:nvls_min_gpus ?=? ?|where NVLS pays: )(\d+)", _nvls_min),
+    "nvls_min_gpus as stated": Quantity((r"nvls_min_gpus|where NVLS pays|NVLS starts to pay",),
+                                        r"(?:nvls_min_gpus ?=? ?|where NVLS pays: |NVLS starts to pay: )(\d+)",
+                                        _nvls_min),
     # chapter 06b: what the NICs of a DGX A100 carry together (catalog)
     "DGX A100 / 2 x 8 A100 NICs together (GB/s)": Quantity(
         (r"A100|NICs (?:carry|together)", r"NICs?\b", r"carry|together"), rf"({NUM}) GB/s", _a100_nics,

@@ -1053,7 +1053,8 @@ def test_05_names_no_course_internals_and_its_opening_agrees_with_03():
     # nor do its printed outputs: the NVLS readout says the catalog's estimate in words
     printed = outputs(ROOT / "notebooks" / "05_nvl72_rack_scale.ipynb")  # printed text and the HTML table's details
     nvl72 = catalog.get_system("gb200-nvl72").nvls_min_gpus
-    assert "nvls_min_gpus" not in printed and f"the smallest NVL72 group where NVLS pays: {nvl72} GPUs" in printed
+    assert "nvls_min_gpus" not in printed
+    assert f"where the Simple-only formula says NVLS starts to pay: {nvl72} GPUs" in printed
     assert "Chapter 03 stopped at the edge of an 8-GPU node" not in text  # 03 §6 is the NVL72
     assert "## 6. The NVL72 rack" in prose("03_topologies_and_nvswitch.ipynb")
 

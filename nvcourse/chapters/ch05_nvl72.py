@@ -70,8 +70,9 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
 
     eta = factors.NVLS_EFFICIENCY
     lines = [
-        _("NVLS latency L = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); the course's estimate of "
-          "the smallest NVL72 group where NVLS pays: {min_gpus} GPUs (NCCL itself enables NVLS from 2)").format(
+        _("NVLS latency L = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); on an NVL72, where the "
+          "Simple-only formula says NVLS starts to pay: {min_gpus} GPUs (the course's estimate; NCCL itself enables "
+          "NVLS from 2)").format(
             lat=number(factors.NVLS_LATENCY_US, ".0f"), hopper=number(eta["hopper"]),
             blackwell=number(eta["blackwell"]), min_gpus=catalog.get_system(system).nvls_min_gpus),
         # which source each system's estimate has: the learner met nccl#1455's H100 run in the prose
