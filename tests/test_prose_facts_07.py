@@ -447,8 +447,8 @@ def test_07b_section_3_announces_the_dashboards_default_exposed_time():
 
 def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
     # §5's table (70B, TP 8, DGX H100): exposed 111/70 µs with no SMs taken and 267/226 µs at 15 % against no split's
-    # 349 µs; under half of no split up to about 7/11 %; slower than no split from about 21/24 %, "and above 24 %
-    # every split is" (every chunk count the dashboard offers, at every slider step above 24 %)
+    # 349 µs; under half of no split up to about 7/11 % (in the toggle); slower than no split from about 21/24 %,
+    # "and above 24 % every split is" (every chunk count the dashboard offers, at every slider step above 24 %)
     from nvcourse.chapters import ch07b_overlap as ch07b
 
     def tp(c, f=0.0):
@@ -462,15 +462,19 @@ def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
 
     c011, c012 = (cells("07b_overlapping_communication.ipynb")[k] for k in ("c011", "c012"))
     assert 'setting="4 chunks, 15 % of the SMs taken by communication"' in c011 and "sm_fraction=0.15)" in c011
-    assert "less than no split" in c011 and "of the communication hidden" not in c011  # one quantity, named
+    details = ch07b.tp_split_details_html("llama3-70b", "dgx-h100", 8)  # the printout, behind c011's toggle
+    assert "tp_split_details_html(" in c011 and details.startswith("<details>")
+    assert "less than no split" in details and "of the communication hidden" not in details  # one quantity, named
     assert f"Judge a split by its exposed time against no split ({us(tp(1))} here)" in c012
     assert f"| exposed, no SMs taken | {us(tp(4))} | {us(tp(8))} |" in c012
     assert f"| exposed, 15 % taken (the figure) | {us(tp(4, 0.15))} | {us(tp(8, 0.15))} |" in c012
     assert [us(tp(1)), us(tp(4)), us(tp(8)), us(tp(4, .15)), us(tp(8, .15))] == \
         ["349 µs", "111 µs", "70 µs", "267 µs", "226 µs"]
     half, even = (lim(4, 0.5), lim(8, 0.5)), (lim(4, 1), lim(8, 1))
-    assert f"| under half of no split up to | about {half[0]:.0%} taken | about {half[1]:.0%} taken |".replace(
-        "%", " %") in c012
+    for c, h, e in zip((4, 8), half, even, strict=True):  # the halving shares sit in the toggle, named in c012
+        assert f"{c} chunks halve the unsplit exposed time up to {h:.0%} of SMs taken, beat no split up to {e:.0%}" in \
+            details
+    assert "The toggle above the figure gives every chunk count, and the shares of SMs up to which a split" in c012
     assert f"| slower than no split from | about {even[0]:.0%} taken | about {even[1]:.0%} taken |".replace(
         "%", " %") in c012
     assert [f"{x:.0%}" for x in half + even] == ["7%", "11%", "21%", "24%"]

@@ -32,6 +32,7 @@ __all__ = [
     "roofline_table_html",
     "fsdp_case",
     "tp_case",
+    "tp_split_details_html",
     "smallest_keeping_up",
     "bucket_hint",
     "overlap_dashboard",
@@ -312,3 +313,29 @@ def sm_cost_html(sc: overlap.DPScenario, fractions: tuple[float, ...] = (0.0, 0.
                        for (f, m), t in tls.items())
     return (table + note + f"<details><summary>{html.escape(_('SM slowdown and busy time of each case'))}</summary>"
             f"<div style='margin-top:6px'>{full}</div></details>")
+
+
+def tp_split_details_html(model: str = "llama3-70b", system: str = "dgx-h100", tp: int = 8,
+                          fractions: tuple[float, ...] = (0.0, 0.15), chunks: tuple[int, ...] = (1, 2, 4, 8)) -> str:
+    """§5's full printout behind a collapsed block: the bytes per GPU of a plain all-reduce against sequence
+    parallelism's pair, then for each SM share and chunk count the fused GEMM + reduce-scatter time and its exposed
+    time (s, formatted) against no split, and the SM shares (%) up to which 4 and 8 chunks halve or beat no split."""
+    spec = training.get_model(model)
+    sp = overlap.sp_bytes(spec.seq * spec.hidden * 2, tp)
+    lines = [_("bytes per GPU: all-reduce {ar}, reduce-scatter + all-gather {sp}").format(
+        ar=format_size(sp["allreduce"]), sp=format_size(sp["sp_total"]))]
+    for f in fractions:
+        unsplit = tp_case(model, system, tp, chunks=1, sm_fraction=f).exposed_s
+        for c in chunks:
+            t = tp_case(model, system, tp, chunks=c, sm_fraction=f)
+            lines.append(_("{f} of SMs taken, {c} chunk(s): GEMM + reduce-scatter {total}, exposed {e} ({less} less "
+                           "than no split)").format(f=_pct(f, ".0"), c=c, total=_t(t.total_s), e=_t(t.exposed_s),
+                                                    less=_pct(1 - t.exposed_s / unsplit, ".0")))
+    for c in (4, 8):
+        half, even = (tp_sm_limit(model, system, tp, chunks=c, exposed_share=x) for x in (0.5, 1.0))
+        lines.append(_("{c} chunks halve the unsplit exposed time up to {half} of SMs taken, beat no split up to "
+                       "{even}").format(c=c, half=_pct(half, ".0"), even=_pct(even, ".0")))
+    body = "<br>".join(html.escape(line) for line in lines)
+    summary = _("Every chunk count at 0 % and 15 % of the SMs, and the SM shares up to which a split halves or beats "
+                "no split")
+    return f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div></details>"
