@@ -2,6 +2,9 @@
 traceback whatever the controls say."""
 
 import itertools
+import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +79,35 @@ def test_07b_sm_cost_table_is_short_and_its_sentence_holds():
         col = [sc.timeline(m * 2**20, sm_fraction=f).exposed_s for f in (0.0, 0.05, 0.15, 0.3)]
         assert all(b >= a * (1 - 1e-9) for a, b in zip(col, col[1:]))
     assert full.count("(SM slowdown") == 12 and "comm stream busy" in full
+
+
+def _md(notebook: str) -> dict[str, str]:
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / notebook).read_text(encoding="utf-8"))
+    return {c["id"]: re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"]}
+
+
+def test_07b_sections_open_with_their_question_and_name_each_scenario_for_what_it_is():
+    cells = _md("07b_overlapping_communication.ipynb")
+    for cid, text in cells.items():
+        for section in re.split(r"(?:^|\s)## ", text)[1:]:
+            if re.match(r"\d+\. ", section):
+                title_end = re.search(r"\d+\. .*? (This section)", section)
+                assert title_end and section.index("This section") < 120, (cid, section[:80])
+    # the 8B scenario runs DP with a distributed optimizer (ZeRO-1), not DDP, and is labelled so
+    joined = " ".join(cells.values())
+    assert "8B, DDP over 512" not in joined and "8B DDP," not in joined
+    assert '"Llama 3 8B, ZeRO-1 DP over 512 GPUs"' in cells["c005"] and "ZeRO-1 DP, 8,192 tokens/GPU" in cells["c015"]
+    # §7: the flat ring does not reduce inside the node first; the algorithms that do are named
+    assert "NCCL reduces inside the node first" not in cells["c014"]
+    assert ("NCCL's flat ring does not reduce inside the node first" in cells["c014"]
+            and "The tree, NVLS-tree and hierarchical algorithms are the ones that reduce inside the node first" in
+            cells["c014"])
+    # the FSDP/TP/EP derivations and §8's SM-share nuance sit behind toggles, after the sentence that names them
+    assert "<details><summary>Where the FSDP, TP and EP rows come from" in cells["c014"]
+    assert "<details><summary>Why taking more SMs can cut the waiting but never the exposed time" in cells["c016"]
+
+
+def test_07c_key_point_scopes_the_classic_path_ratio_to_the_model():
+    cells = _md("07c_communication_for_inference.ipynb")
+    assert "in the course's model, at 16 KiB NCCL's classic path takes" in cells["c022"]
+    assert "## 10. Reference:" in cells["c07cref"] and "## 10." not in cells["c022"]
