@@ -1,11 +1,13 @@
 """The one-page cheat sheet (``docs/cheatsheet.md``): units, α–β and n½, busbw factors, ring costs, Young/Daly.
 
-    python -m nvcourse.devtools.cheatsheet            # rewrite docs/cheatsheet.md from the catalog and the models
-    python -m nvcourse.devtools.cheatsheet --check    # exit 1 if the page is stale (the tests run this)
+    python -m nvcourse.devtools.cheatsheet            # rewrite docs/cheatsheet.md (and docs/fr/cheatsheet.md)
+    python -m nvcourse.devtools.cheatsheet --check    # exit 1 if a page is stale (the tests run this)
+    python -m nvcourse.devtools.cheatsheet --lang fr  # one language's page only
 
 Every number on the page comes from the catalog or a model (a link's α and β, a busbw factor, a failure rate),
 so the sheet cannot disagree with the course; the formulas are the ones the chapters derive. ``tasks.py
-handouts`` prints it on one A4 page.
+handouts`` prints it on one A4 page. The French page is the same code run with the French catalog (its sentences
+are ``_()`` strings of nvcourse.po, numbers written the French way).
 """
 
 from __future__ import annotations
@@ -14,95 +16,126 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import catalog, linkmodel, reliability
+from .. import catalog, i18n, linkmodel, reliability
 from ..costmodel import busbw_factor
+from ..i18n import translate as _
 from ..units import format_size, format_time
 from . import generated
+from .kit_edition import speaking
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "cheatsheet.md"
-LINKS = (("nvlink4", 18, "H100, 18 × NVLink 4"), ("pcie5", 1, "PCIe Gen5 x16"), ("ib-ndr", 1, "InfiniBand NDR NIC"))
+#: the page of each language: English at docs/, a translation at docs/<lang>/ (its strings in nvcourse.po)
+PAGES = {"en": PAGE, "fr": ROOT / "docs" / "fr" / "cheatsheet.md"}
+LINKS = (("nvlink4", 18), ("pcie5", 1), ("ib-ndr", 1))
+
+
+def _n(value: float, spec: str = "g") -> str:
+    """A number in the page's language (``1.75`` / ``1,75``)."""
+    return i18n.number(value, spec)
 
 
 def _link_rows() -> list[str]:
-    rows = ["| link (one GPU's worth) | α | β per direction | n½ = αβ |", "|---|--:|--:|--:|"]
-    for link_id, links, name in LINKS:
+    names = {"nvlink4": _("H100, 18 × NVLink 4"), "pcie5": "PCIe Gen5 x16", "ib-ndr": _("InfiniBand NDR NIC")}
+    rows = [_("| link (one GPU's worth) | α | β per direction | n½ = αβ |"), "|---|--:|--:|--:|"]
+    for link_id, links in LINKS:
         p = linkmodel.link_params(link_id, links=links)
-        rows.append(f"| {name} | {format_time(p.alpha_s)} | {p.beta_Bps / 1e9:.0f} GB/s | "
-                    f"{format_size(p.half_bandwidth_bytes)} |")
+        rows.append(f"| {names[link_id]} | " + i18n.localize_numbers(
+            f"{format_time(p.alpha_s)} | {p.beta_Bps / 1e9:.0f} GB/s | {format_size(p.half_bandwidth_bytes)} |"))
     return rows
 
 
 def _busbw_rows(n: int = 8) -> list[str]:
-    rows = [f"| collective | busbw / algbw | on {n} GPUs |", "|---|---|--:|"]
+    rows = [_("| collective | busbw / algbw | on {n} GPUs |").format(n=n), "|---|---|--:|"]
     for op, formula in (("allreduce", "2(n−1)/n"), ("reducescatter", "(n−1)/n"), ("allgather", "(n−1)/n"),
                         ("alltoall", "(n−1)/n"), ("broadcast", "1"), ("reduce", "1"), ("sendrecv", "1")):
-        rows.append(f"| {op} | {formula} | {busbw_factor(op, n):g} |")
+        rows.append(f"| {op} | {formula} | {_n(busbw_factor(op, n))} |")
     return rows
 
 
-def page() -> str:
-    """The cheat sheet's Markdown."""
+def _units() -> list[str]:
     ndr, h100 = catalog.get_link("ib-ndr"), catalog.get_gpu("h100")
+    efficiencies = ", ".join(
+        f"{catalog.get_link(k).name.split(' (')[0].split(' x16')[0]} {_n(catalog.get_link(k).efficiency)}"
+        for k in ("pcie5", "nvlink4", "ib-ndr"))
+    return [
+        _("## Units"),
+        _("- **GB/s** = 10⁹ bytes/s, **per direction** (nccl-tests' convention). **Gb/s** = bits: a {line}G NIC is "
+          "{line} Gb/s ÷ 8 = {bytes} GB/s each way.").format(line=_n(ndr.line_Gbps_dir), bytes=_n(ndr.line_GBps_dir)),
+        _("- NVIDIA's NVLink headline adds both directions: H100 {bidir} GB/s = {dir} GB/s each way.").format(
+            bidir=_n(h100.nvlink_GBps_bidir), dir=_n(h100.nvlink_GBps_bidir / 2)),
+        _("- **MiB** = 2²⁰ B = 1.048576 MB; **GiB** = 2³⁰ B. nccl-tests prints sizes in bytes."),
+        _("- Line rate × efficiency = achievable (the catalog's efficiencies: {list}): plan with each link's own "
+          "factor, not one figure for all (NVLink's is the lowest).").format(list=efficiencies),
+    ]
+
+
+def page() -> str:
+    """The cheat sheet's Markdown, in the current language (``i18n.language()``)."""
     record = reliability.failure_record()
     rate = reliability.failure_rate_per_gpu_hour()
     mtbf_16k = reliability.cluster_mtbf_hours(16_384)
     ckpt_s = 60.0
     tau = reliability.young_interval(ckpt_s, mtbf_16k * 3600)
     lines = [
-        "# nvcourse cheat sheet",
+        _("# nvcourse cheat sheet"),
         "",
-        "*Generated by `python -m nvcourse.devtools.cheatsheet` from the catalog and the models; do not edit.*",
+        _("*Generated by `python -m nvcourse.devtools.cheatsheet` from the catalog and the models; do not edit.*"),
         "",
-        "## Units",
-        f"- **GB/s** = 10⁹ bytes/s, **per direction** (nccl-tests' convention). **Gb/s** = bits: a "
-        f"{ndr.line_Gbps_dir:g}G NIC is {ndr.line_Gbps_dir:g} Gb/s ÷ 8 = {ndr.line_GBps_dir:g} GB/s each way.",
-        f"- NVIDIA's NVLink headline adds both directions: H100 {h100.nvlink_GBps_bidir:g} GB/s = "
-        f"{h100.nvlink_GBps_bidir / 2:g} GB/s each way.",
-        "- **MiB** = 2²⁰ B = 1.048576 MB; **GiB** = 2³⁰ B. nccl-tests prints sizes in bytes.",
-        "- Line rate × efficiency = achievable (the catalog's efficiencies: "
-        + ", ".join(f"{catalog.get_link(k).name.split(' (')[0].split(' x16')[0]} {catalog.get_link(k).efficiency:g}"
-                    for k in ("pcie5", "nvlink4", "ib-ndr"))
-        + "): plan with each link's own factor, not one figure for all (NVLink's is the lowest).",
+        *_units(),
         "",
-        "## α–β model of one link",
-        "- Time: **t(n) = α + n/β**. Effective bandwidth n/t(n) reaches **half of β at n½ = αβ**.",
-        "- Below n½ a message is latency-bound (a faster link barely helps); above it, bandwidth-bound.",
+        _("## α–β model of one link"),
+        _("- Time: **t(n) = α + n/β**. Effective bandwidth n/t(n) reaches **half of β at n½ = αβ**."),
+        _("- Below n½ a message is latency-bound (a faster link barely helps); above it, bandwidth-bound."),
         "",
         *_link_rows(),
         "",
-        "## Collectives on n GPUs",
-        "- algbw = S / t (S: the buffer nccl-tests calls size). **busbw = algbw × factor**: comparable with the link "
-        "rate whatever n is.",
-        "- Ring all-reduce: **t ≈ 2(n−1)·α + 2(n−1)/n · S/β**. NCCL's tree: a chain inside each node and a double "
-        "binary tree across nodes, so its latency grows with the log of the node count, not with n.",
-        "- Hierarchical (nodes of g GPUs): reduce-scatter in the node, all-reduce of S/g across nodes, all-gather.",
+        _("## Collectives on n GPUs"),
+        _("- algbw = S / t (S: the buffer nccl-tests calls size). **busbw = algbw × factor**: comparable with the "
+          "link rate whatever n is."),
+        _("- Ring all-reduce: **t ≈ 2(n−1)·α + 2(n−1)/n · S/β**. NCCL's tree: a chain inside each node and a double "
+          "binary tree across nodes, so its latency grows with the log of the node count, not with n."),
+        _("- Hierarchical (nodes of g GPUs): reduce-scatter in the node, all-reduce of S/g across nodes, all-gather."),
         "",
         *_busbw_rows(),
         "",
-        "## Reliability",
-        f"- Interruptions add up: mean time between them falls as **1/N GPUs**. Llama 3's record "
-        f"({record.name}): {rate * 1e6:.2f} per million GPU-hours → every {mtbf_16k:.1f} h on 16,384 GPUs.",
-        f"- Checkpoint every **τ ≈ √(2·δ·M)** (Young; δ: time to write one, M: mean time between interruptions). "
-        f"δ = {ckpt_s:.0f} s, M = {mtbf_16k:.1f} h → τ ≈ {tau / 60:.0f} min. Daly adds a correction when δ is not "
-        "small next to M.",
+        _("## Reliability"),
+        _("- Interruptions add up: mean time between them falls as **1/N GPUs**. Llama 3's record ({name}): {rate} "
+          "per million GPU-hours → every {mtbf} h on {gpus} GPUs.").format(
+            name=record.name, rate=_n(rate * 1e6, ".2f"), mtbf=_n(mtbf_16k, ".1f"), gpus=_n(16_384, ",")),
+        _("- Checkpoint every **τ ≈ √(2·δ·M)** (Young; δ: time to write one, M: mean time between interruptions). "
+          "δ = {delta} s, M = {mtbf} h → τ ≈ {tau} min. Daly adds a correction when δ is not small next to M.").format(
+            delta=_n(ckpt_s, ".0f"), mtbf=_n(mtbf_16k, ".1f"), tau=_n(tau / 60, ".0f")),
         "",
     ]
     return "\n".join(lines)
 
 
+def _pages(lang: str | None) -> dict[str, str]:
+    """Language -> the page's text in it (every language with a page when ``lang`` is None)."""
+    out = {}
+    for code in [lang] if lang else list(PAGES):
+        with speaking(code):
+            out[code] = page()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvcourse.devtools.cheatsheet", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/cheatsheet.md is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is stale")
+    parser.add_argument("--lang", choices=sorted(PAGES), help="one language's page (default: every one: "
+                        + ", ".join(str(p.relative_to(ROOT)) for p in PAGES.values()) + ")")
     args = parser.parse_args(argv)
+    texts = _pages(args.lang)
     if args.check:
-        if generated.is_stale(PAGE, page()):
-            print("cheatsheet: docs/cheatsheet.md is stale; run python -m nvcourse.devtools.cheatsheet",
+        stale = [PAGES[code] for code, text in texts.items() if generated.is_stale(PAGES[code], text)]
+        for path in stale:
+            print(f"cheatsheet: {path.relative_to(ROOT)} is stale; run python -m nvcourse.devtools.cheatsheet",
                   file=sys.stderr)
-            return 1
-        return 0
-    generated.refresh(PAGE, page(), check=False)
-    print(f"cheatsheet: wrote {PAGE.relative_to(ROOT)}")
+        return 1 if stale else 0
+    for code, text in texts.items():
+        generated.refresh(PAGES[code], text, check=False)
+        print(f"cheatsheet: wrote {PAGES[code].relative_to(ROOT)}")
     return 0
 
 

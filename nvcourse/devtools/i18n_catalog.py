@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ROOT / "locales"
 SOURCE_DIRS = ("notebooks", "solutions")
 DOMAINS = ("notebooks", "nvcourse")
-#: Python files whose strings are not for learners (maintainers' tools).
+#: Python files whose strings are not for learners (maintainers' tools)...
 SKIP_PY = ("nvcourse/devtools/",)
+#: ...except the generators of pages learners read in every language (the cheat sheet)
+LEARNER_PY = ("nvcourse/devtools/cheatsheet.py",)
 KEYWORDS = {"_": None, "ngettext": (1, 2)}
 WRAP = 100
 HEADER = {"Project-Id-Version": "nvcourse", "MIME-Version": "1.0",
@@ -90,7 +92,7 @@ def python_template(root: Path = ROOT) -> polib.POFile:
     po, index = _new_file(), {}
     for path in sorted((root / "nvcourse").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith(SKIP_PY):
+        if rel.startswith(SKIP_PY) and rel not in LEARNER_PY:
             continue
         for _line, message, _comments, _ctx in extract_from_file("python", path, keywords=KEYWORDS):
             if isinstance(message, tuple):
