@@ -631,10 +631,11 @@ def test_04b_short_of_time_names_the_core_path_the_reading_tool_measures():
                    if c["cell_type"] == "markdown")
     sections = set(re.findall(r"^## (\w+)\.", md, re.M))
     refs = {r.split()[1].rstrip(".") for r in PATH["04b"]}
-    assert sections - refs == {"2", "2b", "7", "9"} and refs == {"1", "3", "4", "5", "6", "8", "10", "11"}
+    assert sections - refs == {"2", "2b", "7", "9"} and refs == {"1", "3", "4", "5", "6", "8", "10", "11", "12"}
     text = prose("04b_predicting_collectives.ipynb")
     assert "Sections 2, 2b, 7 and 9 are the core" in text
     assert "Sections 1 and 3–6 derive each algorithm's formula" in text and "8, 10 and 11 are reference" in text
+    assert "Section 12 holds the details behind them." in text
 
 
 def test_04b_picks_table_reads_as_the_prose_says():
@@ -685,7 +686,7 @@ def test_04b_ll_cap_is_named_with_its_value_where_check_yourself_uses_it():
     cap = tuning.ll_max_bw_GBps("hopper", 1)
     text = prose("04b_predicting_collectives.ipynb")
     assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node (NCCL's LL bandwidth cap)" in text
-    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 2b" in text
+    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 12" in text
     assert f"at most {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s" in text
 
 
@@ -925,7 +926,10 @@ def test_04b_symmetric_estimate_is_lower_on_hopper_and_higher_on_small_blackwell
 
     text = prose("04b_predicting_collectives.ipynb")
     assert "much faster small and mid-size calls" not in text
-    assert "With both buffers registered NCCL always runs them." in text
+    # NCCL runs them only where ncclSymkAvailable finds a kernel (op, reduction, type, size; all-NVLink GPUs)
+    assert ("With both buffers registered NCCL runs them whenever it has a kernel for the operation, the reduction, "
+            "the data type and the size, on GPUs that all reach each other over NVLink; otherwise the call takes the "
+            "classic path.") in text and "always runs them" not in text
     ops = ("allreduce", "allgather", "reducescatter")
     small, mid = [s for s in SIZES if s <= 2**17], [s for s in SIZES if s <= 2**20]
     # Hopper: faster at every size up to 128 KiB, any GPU count, every launch mode but single-process
@@ -975,7 +979,10 @@ def test_04b_the_published_pcie_run_is_named_as_a_faster_gen5_box():
 
 def test_04b_nvls_from_two_gpus_names_the_version_as_chapter_05_does():
     text = prose("04b_predicting_collectives.ipynb")
-    assert "it offers NVLS from 2 GPUs (since NCCL 2.28.7; earlier, from 3)" in text
+    # nvls.cc: 2.17 returns only for localRanks <= 1, 2.18 to 2.28.3 for gpuCount <= 2, 2.28.7 for gpuCount < 2
+    assert "it offers NVLS from 2 GPUs and picks it where its estimate is the smallest" in text
+    assert ("NVLS arrived in NCCL 2.17, which ran it from 2 GPUs; versions 2.18 to 2.28.6 needed 3 or more; since "
+            "2.28.7 NCCL offers it from 2 GPUs again, as the model does.") in text
     assert "from version 2.28.7; versions 2.18 to 2.28.6 needed 3 or more" in prose("05_nvl72_rack_scale.ipynb")
 
 
@@ -1214,7 +1221,15 @@ def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details()
     for constant in ("network steps of 20.9 µs", "per-channel NVLSTree cap", "2.8 µs per rank"):
         assert sec8.index("<details>") < sec8.index(constant), constant
     sec2b = md["e2115298"]
-    assert sec2b.index("<details>") < sec2b.index("NCCL's LL bandwidth cap")
+    assert "NCCL's LL bandwidth cap" not in sec2b and "NCCL's LL bandwidth cap" in md["b4c06a12"]
+    # the core sections (2b, 7, 9) carry no NCCL release numbers: their history is in reference section 12
+    for cid in ("e2115298", "b4c06a05", "b4c06a06"):
+        assert not re.search(r"\b2\.\d\d\b", md[cid]), cid  # 2.17, 2.27, 2.28.7, 2.29.2, 2.30.7
+    sec12 = md["b4c06a12"]
+    assert sec12.startswith("## 12. Reference:")
+    for moved in ("as of NCCL 2.30.7", "From NCCL 2.27, a buffer", "From NCCL 2.29.2 (all-gather)",
+                  "NVLS arrived in NCCL 2.17", "reaches about 45 GB/s of bus bandwidth"):
+        assert moved in sec12, moved
     # NCCL's source names are for maintainers (nccl_tuning.toml names them); the chapter says what each is in words
     text = prose("04b_predicting_collectives.ipynb")
     for name in ("llMaxBw", "nvlsEfficiency", "perChMaxNVLSTreeBw", "treeCorrectionFactor", "enqueue code"):
@@ -1248,3 +1263,23 @@ def test_glossary_infiniband_generations_are_the_catalogs_port_rates():
     text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     assert f"{rates} and XDR {xdr:g} Gb/s per direction" in text
     assert "glossary.md#ib-generations) port" in prose("02_pcie_vs_nvlink.ipynb")
+
+
+def test_04b_ll128_network_clause_nvlstree_depth_and_rank_count():
+    # tuning.cc: LL128 stays on for a graph's inter-node path up to PXN (Hopper and later) or PXB (before), so a
+    # GPU-NIC path through the CPU (PHB, SYS) turns it off across the network
+    from nvcourse.costmodel import configure
+    from nvcourse.costmodel.latency import latency_s
+
+    text = prose("04b_predicting_collectives.ipynb")
+    assert ("NCCL then uses it for the network steps too, except where a GPU reaches its NIC only through the CPU (a "
+            "PHB or SYS path, [glossary](../docs/glossary.md#p2p))") in text
+    assert "$2\\lfloor\\log_2 k\\rfloor$ network steps of" in text and "$2\\log_2 k$ network steps" not in text
+    base = tuning.base_latency_us("nvlstree", "Simple")
+    intra, net = (tuning.hw_latency_us(link, "nvlstree", "Simple") for link in ("nvlink", "net"))
+    for k in (2, 3, 5, 6):  # floor and the exact log differ at 3, 5 and 6
+        expected = base + intra + 2 * math.floor(math.log2(k)) * net
+        got = latency_s("allreduce", "nvlstree", "Simple", configure("dgx-h100", 8, k)) * 1e6
+        assert got == pytest.approx(expected)
+    assert "$n$ is the number of GPUs, or ranks, the $p$ of chapters 02 and 04" in text
+    assert "on $n$ GPUs (the $p$ of chapters 02 and 04)" in text
