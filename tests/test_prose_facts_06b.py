@@ -105,7 +105,8 @@ def test_the_h800_log_answers_the_predict_question():
 
 
 def test_the_log_reader_takes_every_paste_shape_the_prose_lists():
-    text = cell("c017")
+    assert "§8 lists the shapes and wordings it reads" in cell("c017")
+    text = cell("r4c06b01")
     for words in ("with or without `host:pid:tid` prefixes", "with mpirun's `[1,0]<stdout>:` tags", "grep-filtered",
                   "NCCL 2.7 wording", "2.2x"):
         assert words in text
@@ -171,7 +172,7 @@ def test_q5_asks_only_what_the_chapter_teaches():
 def test_acs_prose_names_the_redirect_bits_the_runbook_checks():
     from nvcourse import _data
 
-    text = cell("c022")
+    text = cell("r4c06b01")  # the reference section (§8) reads the ACS line
     assert "shows `SrcValid+` where it is on" not in text
     assert "a `+` after `ReqRedir` or `CmpltRedir`" in text and "`SrcValid+` alone only validates" in text
     acs = _data.load("runbook")["signatures"]["acs_redirect"]
@@ -335,5 +336,23 @@ def test_footer_share_and_factor_one_answer_and_words():
     assert "this sweep from 8 B reports about 28 % of what the fabric delivers at its largest size" in text["c009"]
     assert 2 * (2 - 1) / 2 == 1
     assert "on 2 ranks an all-reduce's 2(n−1)/n is also 1, so it is a candidate too" in text["c026"]
-    assert "at `PHB`, `NODE` or `SYS` ([glossary](../docs/glossary.md#p2p))" in text["c004"]
-    assert "CollNet, NCCL's path for in-network reduction, on [SHARP]" in text["c012"]
+    assert "at `PHB`, `NODE` or `SYS` ([glossary](../docs/glossary.md#p2p))" in text["r4c06b01"]  # §8
+    assert "CollNet, NCCL's path for in-network reduction, on [SHARP]" in text["r4c06b01"]
+    assert "CollNet" not in " ".join(t for k, t in text.items() if k in ("c004", "c012"))  # named first in §8
+
+
+def test_data_direct_line_is_quoted_per_release_and_one_grep_finds_every_form():
+    """§8 quotes the Data Direct line as each NCCL release prints it (NVIDIA/nccl, src/transport/net_ib.cc at
+    v2.27.3-1: no prefix, NET subsystem only; v2.27.5-1: also INIT; v2.27.6-1 and v2.27.7-1: 'NET/IB: ' prefix,
+    'device:%s'; v2.28.3-1 on: 'device %s'), and the grep it gives matches every quoted form."""
+    text = cell("r4c06b01")
+    grep = "Data Direct DMA Interface is detected"
+    assert f"grep for `{grep}`, which all of them contain" in text
+    forms = {"2.27.3": "`Data Direct DMA Interface is detected for device:mlx5_0`",
+             "2.27.6, 2.27.7": "`NET/IB: Data Direct DMA Interface is detected for device:mlx5_0`",
+             "2.28 and later": "`NET/IB: Data Direct DMA Interface is detected for device mlx5_0`"}
+    for release, line in forms.items():
+        assert f"| {release} | {line}" in text and grep in line
+    assert "logged only when `NCCL_DEBUG_SUBSYS` includes `NET` (the default is `INIT,BOOTSTRAP,ENV`)" in text
+    body = " ".join(cell(c) for c in ("c020", "c022"))
+    assert "Data Direct DMA Interface" not in body and "**P2C** and **Data Direct** (§8)" in body
