@@ -104,3 +104,13 @@ def test_each_dashboard_says_what_its_model_leaves_out():
                                "smaller c, and tolerates more")):
         text = cell(cid)
         assert "What this model leaves out" in text and says in text, cid
+
+
+def test_the_tenancy_predicts_are_not_answered_before_their_check():
+    # 1.1: the 9 + 9 predict (c004) and the dashboard's predict (c006) come before the time summary (c007a)
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    order = [c["id"] for c in nb["cells"]]
+    assert order.index("c004") < order.index("c005") < order.index("c006") < order.index("c007") < order.index("c007a")
+    for cid in ("c004", "c006"):
+        assert "within 7 %" not in cell(cid) and "2.4×" not in cell(cid), cid
+    assert "From 1 GiB up a tenant's collective time stays within 7 % of the rack's." in cell("c007a")

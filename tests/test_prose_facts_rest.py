@@ -976,10 +976,11 @@ def test_07b_key_point_on_hiding_tp_holds_on_the_dashboard():
 
 
 def test_08b_what_a_tenant_loses_in_time_holds_over_the_dashboard_range():
-    # "From 1 GiB up its collective time stays within 7 % of the rack's. Below that it can go either way: ... up to
-    # 2.4× faster on small messages, while some splits are up to 10 % slower": both tenants, every tray count, size
+    # "From 1 GiB up a tenant's collective time stays within 7 % of the rack's. Below that it can go either way: ...
+    # up to 2.4× faster on small messages, while some splits are up to 10 % slower": both tenants, every tray count,
+    # size (the summary under the tenancy dashboard, cell c007a)
     text = prose("08b_security_and_observability.ipynb")
-    assert "From 1 GiB up its collective time stays within 7 % of the rack's." in text
+    assert "From 1 GiB up a tenant's collective time stays within 7 % of the rack's." in text
     assert "it can be up to 2.4× faster on small messages, while some splits are up to 10 % slower" in text
     assert "changes little, and not always for the worse" not in text
     ratios = [(t.time_s / whole.time_s, e) for _tr, e, a, b, whole in _splits() for t in (a, b)]
