@@ -117,9 +117,10 @@ def build_notebook(src: Path, dst: Path, table: dict[str, str], lang: str, prese
 
 
 def edition(lang: str, table: dict[str, str], root: Path = ROOT) -> tuple[list[Path], set[Path]]:
-    """The English sources of the edition and every path the edition will have (its notebooks and exercises)."""
+    """The English sources of the edition and every path the edition will have (its notebooks and exercises, and
+    the translated pages of ``docs/<lang>/``, such as the glossary: a chapter's link goes to them)."""
     sources = planned(lang, table, root)
-    present = {edition_path(s, lang) for s in sources}
+    present = {edition_path(s, lang) for s in sources} | set((root / "docs" / lang).glob("*.md"))
     present |= {root / "exercises" / lang / s.name for s in sources
                 if s.parent.name == "solutions" and s.name.endswith("_exercises.ipynb")}
     return sources, present
