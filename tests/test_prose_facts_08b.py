@@ -27,11 +27,13 @@ def cell(cid: str) -> str:
 def test_an_ets_share_helps_only_above_what_per_flow_fairness_gives(exp):
     # "helps only when the share is larger than what fairness already gives the victim's flows: here 1/8 of the
     # link under per-flow fairness ... below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS"
-    text = cell("c014a")  # section 1.5, the QoS question
+    text = cell("c015a")  # section 1.5's rule, under its dashboard
     assert "helps only when the share is larger than what fairness already gives the victim's flows" in text
     assert "here 1/8 of the link under per-flow fairness" in text
     assert "below it (a share of 0.1 on RoCE) the victim is worse off than with no QoS" in text
-    assert "Then lower it to 0.1: better or worse than no QoS?" in text  # the predict question
+    predict = cell("c014a")
+    assert "Then lower it to 0.1: better or worse than no QoS?" in predict  # the predict question ...
+    assert "worse off" not in predict and "1/8" not in predict  # ... not answered before its check
     key = cell("c033")
     assert "helps only when it is larger than what fairness already gives the job (1/8 of the link" in key
     assert "bound it on both" not in key
@@ -114,3 +116,17 @@ def test_the_tenancy_predicts_are_not_answered_before_their_check():
     for cid in ("c004", "c006"):
         assert "within 7 %" not in cell(cid) and "2.4×" not in cell(cid), cid
     assert "From 1 GiB up a tenant's collective time stays within 7 % of the rack's." in cell("c007a")
+
+
+@pytest.mark.parametrize("exp", range(20, 33))  # the size slider: 1 MiB .. 4 GiB
+def test_a_share_of_0_9_leaves_the_victim_just_above_1x(exp):
+    # 1.5: "a share of 0.9 caps the victim's flows at 0.9 of the link, so while the neighbour sends the slowdown
+    # stays just above 1× (×1.06 at most)"
+    text = cell("c015a")
+    assert ("a share of 0.9 caps the victim's flows at 0.9 of the link, so while the neighbour sends the slowdown "
+            "stays just above 1× (×1.06 at most)") in text
+    for duty in DUTIES:
+        r = isolation.noisy_neighbour(2**exp, qos="ets", victim_share=0.9, duty=duty)
+        assert r.shared_rate_GBps == pytest.approx(0.9 * r.alone_rate_GBps)
+        if duty > 0:
+            assert 1 < r.slowdown and round(r.slowdown, 2) <= 1.06
