@@ -70,6 +70,20 @@ def test_03_section_4_tells_the_main_line_and_section_8_keeps_the_fine_print():
     assert not any("Grace" in md[i] for i in ids[:ids.index("c019")])
 
 
+def test_03_codes_table_shows_nvidia_smis_six_codes_and_keeps_nccls_behind_details():
+    # §7: "Under the table, a collapsed second table gives NCCL's own path types"
+    from nvcourse.chapters import ch03_topology as ch
+
+    html_ = ch.codes_table_html()
+    shown, hidden = html_.split("<details>")
+    for code in ("NV#", "PIX", "PXB", "PHB", "NODE", "SYS"):
+        assert f">{code}<" in shown, code
+    for code in ("NVB", "C2C", "P2C", "PXN"):
+        assert "(NCCL only)" not in shown and f"{code} (NCCL only)" in hidden, code
+    assert "Under the table, a collapsed second table gives NCCL's own path types" in prose(
+        "03_topologies_and_nvswitch.ipynb")
+
+
 
 def test_03_ring_busbw_claim_holds_on_every_system_of_the_explorer():
     """03 §4 and the key points: rings × per-ring bandwidth × efficiency is the ring all-reduce busbw on the NVLink

@@ -13,6 +13,7 @@ from nvcourse import catalog
 
 from ..i18n import localize_numbers
 from ..i18n import translate as _
+from ..markup import details_html
 from ..tables import table_html
 from ..topology import metrics, rings
 from ..topology.builders import build_system_graph
@@ -137,14 +138,18 @@ def codes_table_html() -> str:
     }
     for code in PCIE_CODES:
         rows.append({"code": code, "path": _meaning(code), "what bounds a copy": bound[code]})
-    rows += [{"code": _("{code} (NCCL only)").format(code=code), "path": _(path), "what bounds a copy": _(what)}
-             for code, path, what in NCCL_ONLY_PATHS]
+    nccl = [{"code": _("{code} (NCCL only)").format(code=code), "path": _(path), "what bounds a copy": _(what)}
+            for code, path, what in NCCL_ONLY_PATHS]
+    # nvidia-smi's six codes answer the section's question; NCCL's own path types (reference, section 8) wait
+    # behind a collapsed toggle
     return records_table_html(
         rows,
-        _("nvidia-smi's path codes, from fastest (NV#) to slowest (SYS), then the path types only NCCL's own topology "
-          "uses (its logs print them). NCCL's order, fastest first: NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; "
-          "NODE is nvidia-smi's only. NCCL uses GPU peer-to-peer only up to PXB by default (NCCL_P2P_LEVEL raises "
-          "it)."),
+        _("nvidia-smi's path codes, from fastest (NV#) to slowest (SYS). NCCL uses GPU peer-to-peer only up to PXB "
+          "by default (NCCL_P2P_LEVEL raises it)."),
+    ) + details_html(
+        _("NCCL's own path types, which its logs print: NVB, C2C, P2C, PXN"),
+        records_table_html(nccl, _("Path types only NCCL's own topology uses. NCCL's order, fastest first: NVL, NVB, "
+                                   "C2C, PIX, PXB, P2C, PXN, PHB, SYS; NODE is nvidia-smi's only.")),
     )
 
 
