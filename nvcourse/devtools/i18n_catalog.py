@@ -39,11 +39,14 @@ HEADER = {"Project-Id-Version": "nvcourse", "MIME-Version": "1.0",
           "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
 PLURAL_FORMS = {"fr": "nplurals=2; plural=(n > 1);"}
 #: The displayed string fields of ``nvcourse/data/*.toml``: file -> ((table, fields), ...); each record of the table
-#: gives one entry per field. A display site shows them through ``i18n.data_text``.
+#: (or of the array of tables, located by its index) gives one entry per field. A display site shows them through
+#: ``i18n.data_text``.
 DATA_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "nccl_cases.toml": (("cases", ("cause",)),),
-    "runbook.toml": (("signatures", ("title", "cause", "fix")),),
+    "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
     "nccl_env.toml": (("vars", ("what", "when")),),
+    "observability.toml": (("signals", ("fault", "reading")), ("ib_link_rule", ("counts",))),
+    "security.toml": (("cc_measurements", ("what",)),),
 }
 #: Fuzzy matching: how alike an old English text must be to offer its translation for a changed one.
 FUZZY_RATIO = 0.6
@@ -108,7 +111,8 @@ def _add_data_fields(po: polib.POFile, index: dict, root: Path) -> None:
     for name, tables in DATA_FIELDS.items():
         data = tomllib.loads((root / "nvcourse" / "data" / name).read_text(encoding="utf-8"))
         for table, fields in tables:
-            for key, record in data[table].items():
+            records = data[table]  # a table of records by key, or an array of tables (keyed by position)
+            for key, record in records.items() if isinstance(records, dict) else enumerate(records):
                 for field in fields:
                     if isinstance(record.get(field), str) and record[field]:
                         _add(po, index, record[field], f"nvcourse/data/{name}:{table}.{key}.{field}")
