@@ -11,10 +11,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load", "load_file", "TOMLDecodeError"]
+__all__ = ["load", "load_file", "shown", "DISPLAYED", "TOMLDecodeError"]
 
 #: what a malformed TOML file raises (callers catch it without importing tomllib themselves)
 TOMLDecodeError = tomllib.TOMLDecodeError
+
+
+#: The string fields of the data files shown to learners: file -> ((table, fields), ...); each record of the table
+#: (or of the array of tables, located by its index) gives one catalog entry per field. The extractor
+#: (``devtools/i18n_catalog``) collects them into nvcourse.pot; :func:`shown` gives a record with them translated.
+DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "nccl_cases.toml": (("cases", ("cause",)),),
+    "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
+    "nccl_env.toml": (("vars", ("what", "when")),),
+    "observability.toml": (("signals", ("fault", "reading")), ("ib_link_rule", ("counts",))),
+    "security.toml": (("cc_measurements", ("what",)),),
+}
 
 
 @cache
@@ -26,3 +38,12 @@ def load(name: str) -> dict[str, Any]:
 def load_file(path: str | Path) -> dict[str, Any]:
     """A TOML file outside the package's data (e.g. a fixture set's ``EXPECTED.toml``), parsed (not cached)."""
     return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def shown(name: str, table: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``record`` (of ``table`` in ``data/<name>.toml``) whose displayed fields (:data:`DISPLAYED`) are in
+    the reader's language (:func:`nvcourse.i18n.data_text`); the same values in English."""
+    from .i18n import data_text
+
+    fields = dict(DISPLAYED.get(f"{name}.toml", ())).get(table, ())
+    return {k: data_text(v) if k in fields and isinstance(v, str) else v for k, v in record.items()}

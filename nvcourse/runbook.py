@@ -30,8 +30,9 @@ def raw() -> dict:
 
 
 def signatures(layer: str | None = None) -> list[dict]:
-    """The signature records in file order, optionally those of one ``layer`` (a key of :data:`LAYERS`)."""
-    sigs = list(raw()["signatures"].values())
+    """The signature records in file order (copies, their displayed texts in the reader's language), optionally
+    those of one ``layer`` (a key of :data:`LAYERS`)."""
+    sigs = [_data.shown("runbook", "signatures", s) for s in raw()["signatures"].values()]  # texts: reader's language
     if layer is None:
         return sigs
     choice("layer", layer, list(LAYERS))

@@ -22,6 +22,7 @@ import nbformat
 import polib
 from babel.messages.extract import extract_from_file
 
+from .._data import DISPLAYED
 from . import generated
 from .i18n_markdown import units
 
@@ -38,16 +39,8 @@ WRAP = 100
 HEADER = {"Project-Id-Version": "nvcourse", "MIME-Version": "1.0",
           "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
 PLURAL_FORMS = {"fr": "nplurals=2; plural=(n > 1);"}
-#: The displayed string fields of ``nvcourse/data/*.toml``: file -> ((table, fields), ...); each record of the table
-#: (or of the array of tables, located by its index) gives one entry per field. A display site shows them through
-#: ``i18n.data_text``.
-DATA_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "nccl_cases.toml": (("cases", ("cause",)),),
-    "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
-    "nccl_env.toml": (("vars", ("what", "when")),),
-    "observability.toml": (("signals", ("fault", "reading")), ("ib_link_rule", ("counts",))),
-    "security.toml": (("cc_measurements", ("what",)),),
-}
+#: The displayed string fields of ``nvcourse/data/*.toml`` (defined beside the data reader, which translates them)
+DATA_FIELDS = DISPLAYED
 #: Fuzzy matching: how alike an old English text must be to offer its translation for a changed one.
 FUZZY_RATIO = 0.6
 

@@ -34,7 +34,7 @@ def raw() -> dict[str, Any]:
 
 def signals(layer: str | None = None) -> list[dict[str, str]]:
     """Fault class → counters, kind (error / congestion / health / config), tool, how to read it."""
-    rows = [dict(s) for s in raw()["signals"]]
+    rows = [_data.shown("observability", "signals", s) for s in raw()["signals"]]  # fault, reading: reader's language
     if layer is None:
         return rows
     choice("layer", layer, sorted({s["layer"] for s in rows}))
@@ -52,7 +52,8 @@ def ib_link_rule() -> list[dict[str, str]]:
         "link_downed": f"warn at the first flap in a day ({pol.link_downed_warn_per_day:g}), critical at "
                        f"{pol.link_downed_critical_per_day:g} in a day",
     }
-    return [dict(r, when=levels.get(r["when"], r["when"])) for r in raw()["ib_link_rule"]]
+    return [dict(_data.shown("observability", "ib_link_rule", r), when=levels.get(r["when"], r["when"]))
+            for r in raw()["ib_link_rule"]]
 
 
 def counter_bits(name: str) -> int:
