@@ -201,6 +201,16 @@ def moe_layer_time(cfg: MoEConfig, ep: int, system: str, *, backward: bool = Tru
     return {"alltoall_s": one.time_s, "per_layer_s": per_layer, "per_step_s": per_layer * cfg.moe_layers, "bottleneck": one.bottleneck}
 
 
+
+def _below_nvls_minimum(system: str, minimum: int, gpus: int) -> ValueError:
+    """The one error for an NVLS all-reduce asked below the catalog's nvls_min_gpus (where the Simple-only formula
+    says NVLS starts to pay; NCCL itself enables NVLS from 2 GPUs)."""
+    return ValueError(
+        f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {minimum} GPUs on {system} "
+        "(catalog nvls_min_gpus: where the Simple-only formula says NVLS starts to pay; NCCL itself enables it from "
+        f"2 GPUs); got gpus={gpus}; use in_switch=False (the ring)"
+    )
+
 def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: bool = False) -> float:
     """All-reduce of ``nbytes`` per GPU among ``gpus`` GPUs of one NVLink domain (tensor parallelism), seconds.
 
@@ -231,10 +241,7 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
         raise ValueError(f"{system} has no in-switch reduction; use in_switch=False")
     if in_switch and s.nvls_min_gpus is not None and gpus < s.nvls_min_gpus:
         # the cost model runs NVLS from 2 GPUs, as NCCL does; the dashboard keeps the course's threshold
-        raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {s.nvls_min_gpus} GPUs "
-                         f"on {system} (catalog nvls_min_gpus: the course's estimate of where NVLS pays; NCCL itself enables it from "
-                         f"2 GPUs); got gpus={gpus}; "
-                         "use in_switch=False (the ring)")
+        raise _below_nvls_minimum(system, s.nvls_min_gpus, gpus)
     try:
         # the textbook α-β form (Simple per-step α, no protocol choice), as the docstring states
         cfg = costmodel.configure(system, gpus)
@@ -243,8 +250,5 @@ def domain_allreduce_time(system: str, nbytes: float, gpus: int, *, in_switch: b
         if not in_switch:
             raise
         if s.nvls_min_gpus is not None and gpus < s.nvls_min_gpus:
-            raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which needs at least {s.nvls_min_gpus} GPUs "
-                             f"on {system} (catalog nvls_min_gpus: the course's estimate of where NVLS pays; NCCL itself enables it from "
-                             f"2 GPUs); got gpus={gpus}; "
-                             "use in_switch=False (the ring)") from e
+            raise _below_nvls_minimum(system, s.nvls_min_gpus, gpus) from e
         raise ValueError(f"in_switch=True is the cost model's NVLS all-reduce, which cannot run here: {e}") from e
