@@ -878,8 +878,8 @@ def test_01_the_nic_ratio_names_its_gpu():
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
     assert round(_nic_ratio("h100")) == round(_nic_ratio("h200")) == 8 and round(_nic_ratio("b200")) == 15
     assert _nic_ratio("a100-pcie") < 1
-    assert ("it is eight times longer on an H100 (15× on a B200; a PCIe-only A100's NIC column beats PCIe, but a "
-            "real NIC sits on that PCIe)") in text
+    assert ("it is eight times longer on an H100 and 15× on a B200. (On a PCIe-only A100 the NIC column beats "
+            "PCIe, but a real NIC sits on that PCIe.)") in text
     assert "NIC is even faster than its PCIe link" not in text
     assert "~8× less bandwidth than an H100's NVLinks (15× less than a B200's)" in text
     assert "~8× less bandwidth than NVLink " not in text

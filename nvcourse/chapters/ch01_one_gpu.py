@@ -122,7 +122,8 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
         head += " " + _("TP {tp} is more than the model's {heads} attention heads: each GPU would hold less than "
                         "one head, and tensor parallelism splits by heads.").format(tp=tp, heads=m.heads)
     foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
-             "transfer at achievable bandwidth (chapter 04 adds the collective's structure).").format(
+             "transfer at achievable bandwidth (the line rate × an efficiency: <a href='../docs/glossary.md#line-rate'>"
+             "glossary</a>, chapter 02; chapter 04 adds the collective's structure).").format(
         seq=SEQ, micro_batches=max(pp, 1) * 2)
     note = zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ""
     return fig, f"{head}<br>{table}<small>{foot} {note}</small>"
