@@ -25,8 +25,11 @@ def test_01_tp_shards_activations_and_pp_does_not():
 def test_02_key_point_efficiencies_are_the_catalogs():
     # "0.88 for PCIe copies, 0.94–0.98 for NICs": the §1 table's efficiency column, per link family
     text = prose("02_pcie_vs_nvlink.ipynb")
-    assert "(≈ 0.8 for NVLink in NCCL, 0.88 for PCIe copies, 0.94–0.98 for NICs)" in text
+    assert ("(≈ 0.8 for NVLink 2–5 in NCCL, 0.9 for the P100's NVLink 1, 0.88 for PCIe copies, 0.94–0.98 for "
+            "NICs)") in text
     links = catalog.links().values()
+    nvlink = {lk.generation: lk.efficiency for lk in links if lk.kind == "nvlink"}
+    assert nvlink[1] == 0.9 and all(abs(e - 0.8) < 0.025 for g, e in nvlink.items() if g > 1)
     assert {lk.efficiency for lk in links if lk.kind == "pcie"} == {0.88}
     nics = [lk.efficiency for lk in links if lk.kind in ("infiniband", "ethernet")]
     assert min(nics) == 0.94 and round(max(nics), 2) == 0.98
