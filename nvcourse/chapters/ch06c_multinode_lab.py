@@ -14,7 +14,7 @@ import statistics
 import ipywidgets as w
 import numpy as np
 
-from .. import _data
+from .. import _data, catalog
 from ..cluster import model as cm
 from ..cluster import record
 from ..fabric import ecmp_qp
@@ -52,16 +52,38 @@ def facts() -> dict:
     return _data.load("ethernet_ai")
 
 
-def facts_table(topics: list[str] | None = None) -> str:
-    """HTML table: topic, statement, linked sources."""
+def facts_table(topics: list[str] | None = None, *, collapsed: bool = False) -> str:
+    """HTML table: topic, statement, linked sources.
+
+    ``collapsed`` puts the table behind a closed ``<details>`` whose summary names the topics: the section's prose
+    already teaches them, and the table keeps the fine print and the sources one click away."""
     d = facts()
-    rows = []
+    rows, names = [], []
     for f in d["facts"]:
         if topics and f["topic"] not in topics:
             continue
         links = ", ".join(f'<a href="{_esc(d["sources"][s]["url"])}" target="_blank">{_esc(s)}</a>' for s in f["src"])
         rows.append([f"<b>{_esc(f['topic'])}</b>", _esc(f["fact"]), links])
-    return table_html([_("topic"), _("what to know"), _("source")], rows)
+        names.append(_esc(f["topic"]))
+    table = table_html([_("topic"), _("what to know"), _("source")], rows)
+    if not collapsed:
+        return table
+    summary = _("Details and sources: {topics}").format(topics=", ".join(names))
+    return f"<details><summary>{summary}</summary>{table}</details>"
+
+
+def nvlink_vs_nic(system_id: str = "dgx-h100") -> str:
+    """One line: a system's NVLink against its NIC per GPU, per direction, achievable first, then line rate (GB/s).
+
+    Achievable is the rate chapters 01 and 02 use (about 8x on a DGX H100); the line rates give 9x."""
+    s = catalog.get_system(system_id)
+    nvl = catalog.get_link(s.scale_up_link).achievable_GBps_dir * s.links_per_gpu
+    nic = catalog.get_link(s.nic_link).achievable_GBps_dir
+    return _("{name} per GPU, per direction: NVLink {nvl} vs NIC {nic} GB/s achievable, about {ratio}x "
+             "({ratio_line}x at line rate: {nvl_line} vs {nic_line} GB/s)").format(
+        name=s.name, nvl=number(nvl, ".0f"), nic=number(nic, ".0f"), ratio=number(nvl / nic, ".0f"),
+        ratio_line=number(s.scaleup_GBps_dir / s.scaleout_GBps_dir_per_gpu, ".0f"),
+        nvl_line=number(s.scaleup_GBps_dir, ".0f"), nic_line=number(s.scaleout_GBps_dir_per_gpu, ".0f"))
 
 
 def llama3_case() -> str:
