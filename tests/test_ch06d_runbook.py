@@ -342,8 +342,11 @@ def test_the_drill_opens_on_the_page_not_on_an_answer():
     box = ch.drill_box()
     first = box.readout.value
     assert box.last_error is None and "The page:" in first
-    assert "signature:" not in first and "GPU Direct RDMA" not in first
-    assert box.controls["step"].options[1:] == tuple(DATA["drill"]["steps"])
+    assert "signature:" not in first and "GPU Direct RDMA Disabled" not in first
+    # each choice shows the command itself; its value is the step name the exercise takes
+    steps = DATA["drill"]["steps"]
+    assert [v for _label, v in box.controls["step"].options[1:]] == list(steps)
+    assert [label for label, _v in box.controls["step"].options[1:]] == [s["command"] for s in steps.values()]
 
 
 def test_the_distance_versions_are_told_once_in_view():
@@ -382,18 +385,20 @@ def test_the_order_table_names_each_section_it_points_to():
 
 
 def test_the_worked_gdr_fault_is_the_cited_case():
-    # §5's worked fault (NVIDIA/nccl#1676): its numbers and its log line are the stored excerpt's, its diagnosis the
-    # peer-memory record's (a module NCCL 2.22 and older do not see; NCCL 2.23 or later)
-    fixture = (ROOT / "tests" / "fixtures" / "runbook" / "gdr_disabled_peermem_nccl1676.log").read_text()
+    # §5's worked fault is a distance (NVIDIA/nccl#1151), not the drill's case (nccl#1676, a missing peer-memory
+    # path): its log line is the stored excerpt's, its diagnosis the distance record's
+    fixture = (ROOT / "tests" / "fixtures" / "runbook" / "gdr_distance_nccl1151.log").read_text()
     text = " ".join(_md06d().split())
-    assert "~180GB/s to ~10GB/s for 1GB message size" in fixture
-    assert "an all-reduce of 1 GB fell from about 180 GB/s to about 10 GB/s" in text
-    assert "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" in fixture
-    assert "NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" in text
-    rec = DATA["signatures"]["no_peermem"]
-    assert rec["source_url"] == "https://github.com/NVIDIA/nccl/issues/1676"
-    assert "upgrade NCCL to 2.23 or later if the module is loaded but not seen" in rec["fix"]
-    assert "The fix was NCCL 2.23 or later" in text and "NCCL 2.22 and older do not look for" in text
+    assert "NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)" in fixture
+    assert "NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)" in text
+    assert "one GPU and one RDMA NIC per machine, not on one PCIe switch" in fixture
+    assert "each with one GPU and one RDMA NIC that do not share a PCIe switch" in text
+    rec = DATA["signatures"]["gdr_distance"]
+    assert rec["source_url"] == "https://github.com/NVIDIA/nccl/issues/1151"
+    assert "PXB 4 and SYS 7 up to 2.25" in rec["healthy"]
+    assert "(7, through the CPU) is longer than the default limit (4, `PXB`, in that version)" in text
+    peer = DATA["signatures"]["no_peermem"]
+    assert "upgrade NCCL to 2.23 or later if the module is loaded but not seen" in peer["fix"]
     # the version notes it no longer carries are on the reference page the chapter links
     ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
     assert "](../docs/runbook-reference.md)" in text

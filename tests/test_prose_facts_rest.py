@@ -103,9 +103,9 @@ def test_08b_tenant_readout_words_follow_the_model_in_every_state():
 def test_08b_tenancy_prose_holds_over_the_dashboard_range():
     text = prose("08b_security_and_observability.ipynb")
     # "a small partition runs a ring ... faster than the rack for small messages. ... at 64 KiB those of 1 to 4
-    # trays, from 256 MiB only a single tray. From 1 GiB up every split is within 7 % of the rack's time."
+    # trays, from 128 MiB only a single tray. From 1 GiB up every split is within 7 % of the rack's time."
     # the list lives in the chapter's reference section (6.1), one bullet per claim
-    assert ("Which partitions do depends on the size: at 64 KiB those of 1 to 4 trays, from 256 MiB only a single "
+    assert ("Which partitions do depends on the size: at 64 KiB those of 1 to 4 trays, from 128 MiB only a single "
             "tray.") in text
     assert ("Below 1 GiB a ring partition of 1 to 3 trays is faster than the rack, the more so the fewer its "
             "trays; one of 4 trays takes about the same time.") in text
@@ -117,7 +117,8 @@ def test_08b_tenancy_prose_holds_over_the_dashboard_range():
     for trays, e, a, _b, whole in _splits():
         if a.algo == "ring":
             ring.setdefault(e, {})[trays] = a.time_s / whole.time_s
-    assert set(ring[16]) == {1, 2, 3, 4} and all(set(ring[e]) == {1} for e in range(28, 33))
+    assert set(ring[16]) == {1, 2, 3, 4} and all(set(ring[e]) == {1} for e in range(27, 33))
+    assert set(ring[26]) != {1}  # 64 MiB: still 1 or 2 trays, so 128 MiB is where it starts
     for e, by in ring.items():
         if e < 30:
             small = [by[t] for t in sorted(by) if t <= 3]
@@ -836,7 +837,7 @@ def test_05_simple_only_ratio_and_where_the_64_mib_tie_is_printed():
     ids = [c["id"] for c in cells]
     heading4 = next(i for i, c in enumerate(cells) if "\n## 4." in "\n" + "".join(c["source"]))
     assert ids.index("c007") == heading4 - 1 and "act = 4096 * 8192 * 2" in "".join(cells[ids.index("c007")]["source"])
-    assert "level, as printed at the end of §3 below" in text and "as printed above)" not in text
+    assert "level, as printed at the end of §3)" in text and "as printed above)" not in text
 
 
 def test_05_says_which_nvls_rule_each_model_applies_and_each_minimums_source():
@@ -931,7 +932,8 @@ def test_06d_gdr_default_distance_agrees_across_the_section():
     cited = " ".join(s["title"] for s in _data.load("runbook")["sources"].values())
     assert "on by default from 2.27" in cited and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in cited
     text = prose("06d_bringup_and_fault_runbook.ipynb")
-    assert "(`PXB`) or, from NCCL 2.27, a NIC behind a Grace CPU (`P2C`)" in " ".join(text.split())
+    assert ("(`PXB`), or a NIC behind a Grace CPU (`P2C`): from NCCL 2.27 through `NCCL_NET_GDR_C2C`, from 2.29 as "
+            "the default level") in " ".join(text.split())
     # the two versions and the Grace-based history are on the chapter's reference page, which §5 links
     ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
     assert "](../docs/runbook-reference.md)" in text

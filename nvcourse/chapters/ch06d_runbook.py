@@ -49,11 +49,13 @@ LOOK_AT: dict[str, str] = {
                "<code>Disabled for HCA</code> is the peer-memory path, "
                "<code>Enabled for HCA</code> a distance. The NIC line needs <code>NET</code> in "
                "<code>NCCL_DEBUG_SUBSYS</code>: no NIC line means run again with it."),
-    "fabric": _("RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as one "
-              "link whose symbol errors rise."),
+    "fabric": _("RoCE faults show as WARN lines or error counters that climb during a run; an InfiniBand fault as a "
+              "port that is not Active, or a link whose symbol errors or flaps keep rising."),
     "nccl": _("Read the <code>set by environment</code> lines first; if none is a leftover workaround, time node pairs "
             "to find a slow node."),
-    "cloud": _("The <code>Using network</code> line names the plugin, and the plugin decides which of this "
+    "cloud": _("Each fabric shows in the log in its own way (the last column): EFA by its plugin's "
+               "<code>Using network Libfabric</code> line, Google's fabrics by their plugin's lines or variables, "
+               "Azure by the same <code>NET/IB</code> lines as bare metal. The plugin decides which of this "
                "chapter's checks apply."),
 }
 
@@ -180,18 +182,20 @@ def drill_step_html(step: str) -> str:
               else _("no failure signature"))
     return (f"<p><code>$ {html.escape(s['command'])}</code></p>"
             f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
-            + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>")
+            + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>"
+            + "<p>" + _("Step name (for the exercise): <code>{step}</code>").format(step=html.escape(step)) + "</p>")
 
 
 def drill_box():
-    """A dropdown of the commands you can run on the broken cluster; each shows its real output."""
+    """A dropdown of the commands you can run on the broken cluster, each shown as the command itself (its step
+    name, which the exercise takes, is printed under its output); each shows its output, quoted from a public case."""
     import ipywidgets as W
 
     from nvcourse.widgets import Dashboard
 
     # opens on the page alone: the first command is the learner's prediction, so no output is shown before it
     start = _("(choose a command)")
-    steps = [start, *drill_data()["steps"]]
+    steps = [(start, start), *((d["command"], key) for key, d in drill_data()["steps"].items())]
     pick = W.Dropdown(options=steps, value=start, description=_("run"))
 
     def render(step):
