@@ -15,14 +15,13 @@ Templates carry no dates, so extracting twice gives the same bytes and ``--check
 from __future__ import annotations
 
 import difflib
-import tomllib
 from pathlib import Path
 
 import nbformat
 import polib
 from babel.messages.extract import extract_from_file
 
-from .._data import DISPLAYED
+from .._data import DISPLAYED, load_file
 from . import generated
 from .i18n_markdown import units
 
@@ -102,7 +101,7 @@ def python_template(root: Path = ROOT) -> polib.POFile:
 def _add_data_fields(po: polib.POFile, index: dict, root: Path) -> None:
     """``DATA_FIELDS``' strings, in file and record order."""
     for name, tables in DATA_FIELDS.items():
-        data = tomllib.loads((root / "nvcourse" / "data" / name).read_text(encoding="utf-8"))
+        data = load_file(root / "nvcourse" / "data" / name)  # root may be a checkout other than the package's
         for table, fields in tables:
             records = data[table]  # a table of records by key, or an array of tables (keyed by position)
             for key, record in records.items() if isinstance(records, dict) else enumerate(records):
