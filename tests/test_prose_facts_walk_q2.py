@@ -72,3 +72,39 @@ def test_09_symbols_and_names_carried_from_earlier_chapters_are_glossed_where_us
     assert "(\"tp-first\" in it: each TP group's ranks sit inside one node, chapter 07)" in text
     assert "HPC-X, NVIDIA's bundle of HPC communication libraries" in text
 
+
+# ---------------------------------------------------------------- 07b: the bucket hint, words, §6's short answer
+NB07B = "07b_overlapping_communication.ipynb"
+
+
+def test_07b_bucket_hint_says_it_holds_with_no_sms_taken():
+    # the learner's settings: the hint names a size from which buckets keep up, yet the readout (SMs taken) waits
+    # at a smaller size; the hint is computed with no SMs taken and now says so
+    for model, system, nodes, tp in (("llama3-70b", "gb200-nvl72", 64, 8), ("llama3-8b", "dgx-h100", 64, 1)):
+        sc = overlap.dp_scenario(model, system, nodes, tp=tp)
+        hint = ch07b.bucket_hint(sc)
+        assert "keep up with the backward when no SMs are taken" in hint
+        first = ch07b.smallest_keeping_up(sc)
+        assert sc.timeline(first * 2**20, 0.0).comm_s <= sc.backward_s
+    assert ch07b.bucket_hint(overlap.dp_scenario("llama3-70b", "dgx-h100", 64, tp=8)).startswith(
+        "no offered bucket size keeps up with the backward, even with no SMs taken")
+
+
+def test_07b_roofline_dense_and_async_tp_are_explained_where_first_used():
+    text = prose(NB07B)
+    assert ("communication rooflines (bounds that compare the compute time with the transfer time: $T \\ge C/W$ "
+            "and friends)") in text
+    said = "An H100 at 55 % of its [dense](../docs/glossary.md#dense) peak (no sparsity speed-up)"
+    assert text.index(said) == text.index("dense") - len("An H100 at 55 % of its [")
+    assert "PyTorch's asynchronous TP, async-TP)" in text
+
+
+def test_07b_section_6_short_answer_matches_the_threshold_it_summarises():
+    from nvcourse import rooflines
+
+    C, W = rooflines.gpu_rates("dgx-h100", link="nvlink", efficiency=0.55)
+    r = overlap.cp_ring_attention(seq=8192, cp=8, hidden=8192, kv_hidden=1024, flops_per_s=C, link_Bps=W)
+    assert 100 <= r["threshold_tokens_per_gpu"] < 1000  # "a few hundred"
+    assert ("hides its sends once each GPU holds enough of the sequence's tokens: a few hundred for Llama 3 70B "
+            "over NVLink.") in prose(NB07B)
+

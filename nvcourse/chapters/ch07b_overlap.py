@@ -178,9 +178,10 @@ def bucket_hint(sc: overlap.DPScenario) -> str:
     bound = _("none hides it") if mb == float("inf") else "≥ " + localize_numbers(format_size(mb))
     first = smallest_keeping_up(sc)
     if first is None:
-        return _("no offered bucket size keeps up with the backward (α–β bound of §2: {bound})").format(bound=bound)
-    return _("buckets ≥ {first} MiB keep up with the backward (α–β bound of §2: {bound})").format(first=first,
-                                                                                                   bound=bound)
+        return _("no offered bucket size keeps up with the backward, even with no SMs taken (α–β bound of §2: "
+                 "{bound})").format(bound=bound)
+    return _("buckets ≥ {first} MiB keep up with the backward when no SMs are taken (α–β bound of §2: "
+             "{bound})").format(first=first, bound=bound)
 
 
 # ------------------------------------------------------------------------------------------------
