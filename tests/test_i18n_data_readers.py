@@ -120,3 +120,16 @@ sys.stdout.write("\n".join(out))
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_every_reader_verdict_and_problem_speaks_the_language(language):
     speaks(run_walk(WALK, language), language, PATHS, UNREACHABLE, least=90)
+
+
+def test_nccl_tests_signatures_speak_french_and_json_stays_english():
+    # a real EKS p4d paste whose log lines match the runbook's EFA signature: its title, cause and fix come from
+    # runbook.toml; the text report shows their translation, --json the data file's English, byte for byte
+    paste = "tests/fixtures/heldout_sweeps/aws-eks-p4d-a100-2node-efa-allreduce-nccl2.8.txt"
+    fr, en = _cli(["nccl-tests", paste], "fr"), _cli(["nccl-tests", paste], "en")
+    assert fr.returncode == en.returncode == 0, fr.stderr + en.stderr
+    assert "signature: AWS EFA: NCCL through the aws-ofi-nccl plugin" in en.stdout
+    assert f"signature{NBSP}: AWS EFA{NBSP}: NCCL via le plugin aws-ofi-nccl" in fr.stdout
+    assert f"correctif{NBSP}: installez le plugin" in fr.stdout and "fix: install the plugin" not in fr.stdout
+    jfr, jen = _cli(["nccl-tests", paste, "--json"], "fr"), _cli(["nccl-tests", paste, "--json"], "en")
+    assert jfr.stdout == jen.stdout and "AWS EFA: NCCL through the aws-ofi-nccl plugin" in jen.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import catalog
+from ..i18n import data_text
 from ..i18n import translate as _
 from ..textio import print_json, read_input
 from . import ncclog, nccltests
@@ -72,8 +73,8 @@ def run_nccl_tests(args: argparse.Namespace) -> int:
 
 
 def format_report(run, diag) -> str:
-    """The human-readable answer: what was read, then findings and verdicts with their sources. Labels are in the
-    learner's language; findings, causes and notes that come from the data files stay as written there."""
+    """The human-readable answer: what was read, then findings and verdicts with their sources, in the learner's
+    language (texts from the data files through their translation; ``--json`` keeps them in English)."""
     lines = _run_lines(run)
     for n in run.notes:
         lines.append(_("note: {note}").format(note=n))
@@ -92,9 +93,10 @@ def format_report(run, diag) -> str:
     for n in diag.notes:
         lines.append(_("note: {note}").format(note=n))
     for sig in diag.signatures:
+        # the signature's words come from runbook.toml, English in --json; shown here in the reader's language
         lines.append(_("signature: {title} ('{line}') -- likely: {cause} [{source}]").format(
-            title=sig["title"], line=sig["line"][:100], cause=sig["cause"], source=sig["source"]))
-        lines.append(f"{'':>11}" + _("fix: {fix}").format(fix=sig["fix"]))
+            title=data_text(sig["title"]), line=sig["line"][:100], cause=data_text(sig["cause"]), source=sig["source"]))
+        lines.append(f"{'':>11}" + _("fix: {fix}").format(fix=data_text(sig["fix"])))
     return "\n".join(lines)
 
 
