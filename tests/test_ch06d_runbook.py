@@ -350,14 +350,17 @@ def test_the_drill_opens_on_the_page_not_on_an_answer():
 
 
 def test_the_distance_versions_are_told_once_in_view():
-    # the per-version distance lines (7 > 4, 8 > 5, 9 > 5, 9 > 6) are shown in §5's one table; the gpu_nic summary
-    # points there, and the full 'broken' text (their data home) stays in the collapsed card
+    # the per-version distance lines (7 > 4, 8 > 5, 9 > 5, 9 > 6) are shown in one table, on the reference page §5
+    # links; the gpu_nic summary points there, and the full 'broken' text (their data home) stays in the card
     html_ = ch.checks_html("gpu_nic")
     summary, cards = html_.split("<details", 1)
-    assert "distance 8 &gt; 5" not in summary and "section 5" in summary
+    assert "distance 8 &gt; 5" not in summary and "the reference page linked in section 5" in summary
     assert "distance 8 &gt; 5" in cards
     text = _md06d()
-    assert text.count("`distance 8 > 5`") == 1 and "| 2.26 | the same form, `distance 8 > 5` |" in text
+    ref = (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8")
+    assert "`distance 8 > 5`" not in text and "| 2.26 | the same form, `distance 8 > 5` |" in ref
+    assert "(../docs/runbook-reference.md#the-distance-line-in-each-nccl-version)" in text
+    assert "### The distance line in each NCCL version" in ref
 
 
 def test_the_numa_prose_and_check_name_the_wrong_socket_and_the_variable_as_a_fix():

@@ -913,11 +913,12 @@ def test_08b_ethernet_tags_and_classes_as_the_prose_counts_them():
 
 
 def test_06d_distance_lines_in_the_prose_are_the_runbooks():
-    # §5 quotes NCCL's per-version GDR distance lines; the runbook's signature (with its sources) is their one home
+    # §5 and its reference page quote NCCL's per-version GDR distance lines; the runbook's signature (with its
+    # sources) is their one home
     from nvcourse import _data
 
     broken = _data.load("runbook")["signatures"]["gdr_distance"]["broken"]
-    text = prose("06d_bringup_and_fault_runbook.ipynb")
+    text = prose("06d_bringup_and_fault_runbook.ipynb") + (ROOT / "docs" / "runbook-reference.md").read_text()
     for quoted in re.findall(r"`(GPU Direct RDMA Disabled for GPU[^`]+)`", text):
         assert quoted in broken, quoted
     assert "(distance 9 > 6)" in text and "(distance 9 > 6)" in broken
