@@ -108,3 +108,58 @@ def test_07b_section_6_short_answer_matches_the_threshold_it_summarises():
     assert ("hides its sends once each GPU holds enough of the sequence's tokens: a few hundred for Llama 3 70B "
             "over NVLink.") in prose(NB07B)
 
+
+# ---------------------------------------------------------------- 07c: the MoE key point, rail and RoCE linked
+NB07C = "07c_communication_for_inference.ipynb"
+
+
+def test_07c_key_point_states_the_moe_byte_cut_section_7_shows():
+    from nvcourse.chapters import ch07c_inference as ch07c
+
+    rows = {r["routing"]: r for r in ch07c.moe_dispatch_rows() if r["system"] == "dgx-h100"}
+    cut = rows["every copy"]["network_bytes"] / rows["dedup + ≤ 4 nodes"]["network_bytes"]
+    assert round(cut) == 2 and f"{cut:.1f}" == "2.2"  # "about 2×" here, "2.2×" in §7
+    text = prose(NB07C)
+    assert "node-limited routing caps the nodes: about 2× fewer bytes than the naive count" in text
+    assert "several-fold fewer bytes" not in text and "2.2× fewer bytes" in text
+
+
+def test_07c_links_rail_and_roce_at_first_use():
+    text = prose(NB07C)
+    for word, anchor in (("rail", "rail"), ("RoCE", "roce")):
+        first = text.index(word)
+        assert text[first - 1:first + len(word) + 1] == f"[{word}]", word
+        assert text[first + len(word) + 1:].startswith(f"(../docs/glossary.md#{anchor})"), word
+
+
+
+def test_07c_serving_table_shows_the_rows_its_question_asks_about_and_keeps_the_rest_behind_toggles():
+    import html
+    import re
+
+    from nvcourse.chapters import ch07c_serving
+
+    page = ch07c_serving.serving_html()
+    in_view = re.sub(r"<details>.*?</details>", "", page, flags=re.S)
+    rows = ch07c_serving.serving_rows()
+    assert {r["key"] for r in rows} >= set(ch07c_serving.IN_VIEW) and len(rows) == 7
+    for r in rows:  # every short result is on the page; only the three the predict reads are in view
+        assert html.escape(r["short"]) in page
+        assert (html.escape(r["short"]) in in_view) == (r["key"] in ("mla", "paged", "speculative")), r["key"]
+    text = prose(NB07C)
+    assert "MLA's cache is about a fifth of the GQA one per token" in text  # read off a row in view
+    assert "the lines under the table open the other techniques' results and the arithmetic with its sources" in text
+
+
+def test_07c_moe_rack_paragraph_follows_the_techniques_it_uses():
+    # "wide expert parallelism" and "data-parallel attention" are §8's list items; the paragraph that spreads a
+    # 671B model over many nodes now closes §8 instead of preceding it
+    import json
+
+    from test_prose_facts_core import ROOT
+
+    cells = json.loads((ROOT / "notebooks" / NB07C).read_text(encoding="utf-8"))["cells"]
+    ids = [c["id"] for c in cells]
+    assert ids.index("c020a") < ids.index("c020c") < ids.index("c020") < ids.index("c021")
+    rack = "".join(cells[ids.index("c020")]["source"])
+    assert rack.startswith("**Why spread a model that fits one node?**") and "## 9. The dashboard" in rack

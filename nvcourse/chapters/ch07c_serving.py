@@ -1,4 +1,4 @@
-"""Chapter 07c, section 9 — serving as engines run it today: one row per technique (MLA's compressed KV, FP8
+"""Chapter 07c, section 8 — serving as engines run it today: one row per technique (MLA's compressed KV, FP8
 weights, attention-DP with wide-EP, paged KV transfers, prefill TP ≠ decode TP, speculative decoding, CUDA graphs),
 each with its arithmetic from :mod:`nvcourse.serving` and a sourced figure; and the chapter's text helpers (times and
 sizes written the learner's language's way, a collapsed block), which :mod:`.ch07c_inference` uses too.
@@ -14,7 +14,7 @@ from ..i18n import translate as _
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["serving_rows", "serving_html", "serving_table_html", "time_text", "size_text", "details"]
+__all__ = ["IN_VIEW", "serving_rows", "serving_html", "serving_table_html", "time_text", "size_text", "details"]
 
 
 def time_text(seconds: float, **kw) -> str:
@@ -34,7 +34,7 @@ def details(summary: str, body: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# serving as engines run it today (section 9)
+# serving as engines run it today (section 8)
 
 
 #: How each source key of the serving table reads to a learner: a short citation (the URL is the data file's).
@@ -70,14 +70,14 @@ def serving_rows() -> list[dict]:
     bound = {"descriptors": _("descriptors-bound"), "link": _("link-bound")}
     gb = "\u00a0GB" if language() == "fr" else " GB"
     rows = [
-        {"item": _("MLA's compressed KV (DeepSeek-V3)"),
+        {"key": "mla", "item": _("MLA's compressed KV (DeepSeek-V3)"),
          "arithmetic": _("{layers} layers × ({rank} + {rope}) × bytes").format(
              layers=mla_cfg["layers"], rank=mla_cfg["kv_lora_rank"], rope=mla_cfg["qk_rope_head_dim"]),
          "result": _("{mla} per token in BF16, {mla8} in FP8; Llama 3 70B's GQA cache: {gqa}").format(
              mla=size_text(mla), mla8=size_text(mla8), gqa=size_text(gqa)),
          "short": _("{mla} per token vs {gqa} (GQA)").format(mla=size_text(mla), gqa=size_text(gqa)),
          "src": "deepseek-v3-config"},
-        {"item": _("FP8 weights: {weights}B on one {gpus} × H200 node").format(
+        {"key": "fp8", "item": _("FP8 weights: {weights}B on one {gpus} × H200 node").format(
             weights=number(fp8["weights_GB"], ".0f"), gpus=h200.gpus_per_host),
          "arithmetic": _("params × 1 B vs {gpus} × {memory}").format(
              gpus=h200.gpus_per_host, memory=number(h200.gpu_spec.memory_GB, ".0f") + gb),
@@ -87,14 +87,14 @@ def serving_rows() -> list[dict]:
          "short": _("{weights} of {hbm}: fits").format(weights=number(fp8["weights_GB"], ".0f"),
                                                       hbm=number(fp8["hbm_GB"], ",.0f") + gb),
          "src": "sglang-deepseek"},
-        {"item": _("attention-DP with wide-EP"),
+        {"key": "attention-dp", "item": _("attention-DP with wide-EP"),
          "arithmetic": _("TP replicates MLA's latent on every GPU; DP attention keeps each request's cache on one GPU"),
          "result": _("{tp} M vs {dp} M tokens of FP8 KV in the same node").format(
              tp=number(fp8["kv_tokens_tp"] / 1e6, ".1f"), dp=number(fp8["kv_tokens_dp_attention"] / 1e6, ".1f")),
          "short": _("{ratio}× the tokens of KV cache").format(
              ratio=number(fp8["kv_tokens_dp_attention"] / fp8["kv_tokens_tp"], ".0f")),
          "src": "sglang-deepseek"},
-        {"item": _("paged KV transfer, one descriptor per (layer, page)"),
+        {"key": "paged", "item": _("paged KV transfer, one descriptor per (layer, page)"),
          "arithmetic": _("max(bytes / NIC, descriptors × {us} µs)").format(
              us=number(small["per_descriptor_s"] * 1e6, ".2f")),
          "result": _("16 KiB descriptors: {small} ({small_bound}); 1 MiB: {page} ({page_bound}), one rank's share of "
@@ -104,14 +104,14 @@ def serving_rows() -> list[dict]:
          "short": _("16 KiB descriptors: {ratio}× slower than 1 MiB ones").format(
              ratio=number(small["time_s"] / page["time_s"], ".1f")),
          "src": "vllm-53825"},
-        {"item": _("prefill TP 2 → decode TP 8"),
+        {"key": "reshard", "item": _("prefill TP 2 → decode TP 8"),
          "arithmetic": _("8 KV heads: 4 per prefill rank, 1 per decode rank"),
          "result": ngettext("every page cut into {split} messages of {heads} head",
                             "every page cut into {split} messages of {heads} heads", rs["heads_per_message"]).format(
              split=number(rs["split"], ".0f"), heads=rs["heads_per_message"]),
          "short": _("every page sent as {split} smaller messages").format(split=number(rs["split"], ".0f")),
          "src": "derived", "cite": _("worked out from Llama 3 70B's 8 KV heads")},
-        {"item": _("speculative decoding (3 drafts, 70 % accepted)"),
+        {"key": "speculative", "item": _("speculative decoding (3 drafts, 70 % accepted)"),
          "arithmetic": _("(1 − a^(k+1)) / (1 − a) tokens per step"),
          "result": _("{tokens} tokens per step: {per_token} all-reduces per token instead of {plain}, each {wide} "
                      "tokens wide").format(tokens=number(sd["tokens_per_step"], ".2f"),
@@ -121,7 +121,7 @@ def serving_rows() -> list[dict]:
                     "model's own come on top)").format(
              per_token=number(sd["allreduces_per_token"], ".0f"), plain=2 * layers),
          "src": "leviathan"},
-        {"item": _("CUDA graphs"),
+        {"key": "graphs", "item": _("CUDA graphs"),
          "arithmetic": _("{calls} NCCL calls × host enqueue per call").format(calls=2 * layers),
          "result": _("{host} of host time per token without graphs, none replayed from a graph").format(
              host=time_text(host)),
@@ -134,13 +134,23 @@ def serving_rows() -> list[dict]:
     return rows
 
 
-def serving_html() -> str:
-    """Each serving technique and its one result; the arithmetic, full result and source of each behind a
-    collapsed block."""
-    summary = table_html([_("technique"), _("what it changes (Llama 3 70B or DeepSeek-V3)")],
-                         [[html.escape(r["item"]), html.escape(r["short"])] for r in serving_rows()],
-                         align_numbers=False)
-    return summary + details(_("The arithmetic, full result and source of each row"), serving_table_html())
+#: The rows §8's predict question and the sentences under the table read (MLA's cache, descriptor size, drafting);
+#: the other techniques' results wait behind a collapsed block.
+IN_VIEW = ("mla", "paged", "speculative")
+
+
+def serving_html(in_view: tuple[str, ...] = IN_VIEW) -> str:
+    """The results of the techniques ``in_view`` (keys of :func:`serving_rows`) in a short table; the other
+    techniques' results, and the arithmetic, full result and source of every row, behind collapsed blocks."""
+    rows = serving_rows()
+    head = [_("technique"), _("what it changes (Llama 3 70B or DeepSeek-V3)")]
+
+    def short(keep: bool) -> str:
+        return table_html(head, [[html.escape(r["item"]), html.escape(r["short"])] for r in rows
+                                 if (r["key"] in in_view) == keep], align_numbers=False)
+
+    return (short(True) + details(_("The other techniques' results"), short(False))
+            + details(_("The arithmetic, full result and source of each row"), serving_table_html()))
 
 
 def serving_table_html() -> str:
