@@ -19,7 +19,7 @@ NBSP = "\u00a0"
 NCCLOG = "tests/fixtures/ncclog/ib_error4_gdr_vm_nccl660.log"
 NCCL_TESTS = "tests/fixtures/nccl_tests/allreduce_h100_2nodes_srun_label_nccltests290.txt"
 PATHS = ("nvcourse/nccl/ncclog_explain.py", "nvcourse/nccl/diagnose.py", "nvcourse/nccl/gdr.py",
-         "nvcourse/nccl/ncclog_lines.py")
+         "nvcourse/nccl/ncclog_lines.py", "nvcourse/nccl/signatures.py")
 UNREACHABLE = frozenset({
     "no model figure",  # the model gives a busbw above 0 for every size it covers
     # _settle_transition always replaces this evidence (large sizes short too) or drops the cause (they are not)
@@ -97,6 +97,15 @@ for text in (sends_off, H + "NCCL_NET_GDR_READ set by environment to 0\n" + send
              H + "32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer\n",
              H + "NCCL_IB_TC set by environment to 26\n",
              H + "NCCL version 2.18.3+cuda12.1\n" + H + "NCCL version 2.19.3+cuda12.3\n"):
+    show_log(text)
+# the notes a paste of counters gets (tests/test_signatures.py): read once, unchanged, healthy, margin, peers
+once = "     rx_prio3_pause: 1843\n     tx_prio3_pause: 12\n"
+healthy = ("Physical Counters and BER Info\n------------------------------\n"
+           "Effective Physical Errors          : 0\nEffective Physical BER             : 15E-255\n"
+           "Link Down Counter                  : 0\nRaw Physical BER                   : 2E-9\n")
+margin = healthy.replace("Effective Physical Errors          : 0", "Effective Physical Errors : 42").replace(
+    "15E-255", "3E-12")
+for text in (once, once + once, healthy, margin, "        SW Power Cap                      : Active\n" * 4):
     show_log(text)
 single = nccltests.read_text(open("nvcourse/data/nccl/h100_8gpu_single_node_markdown_indented.txt").read())
 ring_level = copy.deepcopy(single)  # the same run at the ring level: NVLS not at work

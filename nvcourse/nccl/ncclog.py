@@ -195,7 +195,10 @@ def read_text(text: str) -> NcclLog:
 
     log.signatures = match_text(text)
     log.counters = counter_readings(text)
-    log.notes = reading_notes(log.counters, text)
+    with i18n.english():  # the field (and --json) in English, a stable interface
+        log.notes = reading_notes(log.counters, text)
+    # the same notes in the reader's language, for the paragraph a person reads (not a field: not in --json)
+    log.notes_shown = {"en": log.notes, i18n.language(): reading_notes(log.counters, text)}
     if log.lines == 0 and not log.signatures and not log.notes:
         raise ValueError(
             "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "

@@ -127,11 +127,16 @@ def _graph_text(g: dict) -> str:
     return text + paths
 
 
+def _notes(log: NcclLog) -> list[str]:
+    """The reader's notes in the current language where the reader kept them in it, else as read (English)."""
+    return getattr(log, "notes_shown", {}).get(i18n.language(), log.notes)
+
+
 def _empty(log: NcclLog) -> str:
     """The paragraph of a paste with no NCCL debug line (signatures or counters only)."""
     found = (_("; it matches failure signature(s): {list}").format(list=_join(
         f"{i18n.data_text(s['title'])} ('{s['line'][:120]}')" for s in log.signatures)) if log.signatures else "")
-    notes = (" " + _("Read: {notes}.").format(notes=_join(log.notes))) if log.notes else ""
+    notes = (" " + _("Read: {notes}.").format(notes=_join(_notes(log)))) if log.notes else ""
     return _("No NCCL debug line in the paste{found}.").format(found=found) + notes
 
 
@@ -194,7 +199,7 @@ def explain(log: NcclLog) -> str:
     if log.jobs > 1:
         parts.append(_("The paste mixes {n} jobs or communicators.").format(n=log.jobs))
     if log.notes:
-        parts.append(_("Read: {notes}.").format(notes=_join(log.notes)))
+        parts.append(_("Read: {notes}.").format(notes=_join(_notes(log))))
     shown = problems(log) if log.problems else []  # in the reader's language (log.problems may be English)
     if shown:
         parts.append(_("What looks wrong: {list}.").format(list=_join(p["problem"] for p in shown)))

@@ -28,6 +28,8 @@ import re
 from functools import cache
 from importlib import resources
 
+from ..i18n import data_text
+from ..i18n import translate as _
 from .paste import clean_line
 
 __all__ = ["records", "match_text", "counter_readings", "healthy_readings", "reading_notes"]
@@ -141,27 +143,31 @@ def healthy_readings(text: str) -> list[dict]:
 
 def reading_notes(counters: list[dict], text: str) -> list[str]:
     """What a reader recognised that is not a fault, or that one paste cannot decide: counters read once (cumulative,
-    so no rate), counters unchanged between two readings, and lines that show a check healthy."""
+    so no rate), counters unchanged between two readings, and lines that show a check healthy; in the current
+    language (a check's title through its translation)."""
     notes = []
     if once := [c for c in counters if c["delta"] is None and c["values"][0] > 0]:
         shown = ", ".join(f"{c['counter']} {c['values'][0]}" for c in once[:4]) + (", ..." if len(once) > 4 else "")
-        notes.append(f"counters read once ({shown}): cumulative since the driver loaded or the last clear (and pauses "
-                     "on a lossless priority are normal), so one reading cannot tell a fault from health; paste two "
-                     "readings taken a few seconds apart during the run")
+        notes.append(_("counters read once ({counters}): cumulative since the driver loaded or the last clear (and "
+                       "pauses on a lossless priority are normal), so one reading cannot tell a fault from health; "
+                       "paste two readings taken a few seconds apart during the run").format(counters=shown))
     if still := [c for c in counters if c["delta"] == 0]:
-        notes.append(f"{len(still)} counter(s) unchanged between two readings ({still[0]['counter']})")
+        notes.append(_("{count} counter(s) unchanged between two readings ({counter})").format(
+            count=len(still), counter=still[0]["counter"]))
     for h in healthy_readings(text):
-        notes.append(f"{h['lines']} line(s) read as healthy for the check '{h['title']}'")
+        notes.append(_("{count} line(s) read as healthy for the check '{title}'").format(
+            count=h["lines"], title=data_text(h["title"])))
     for rec in records().values():
         margin = [p for p in rec.get("margin_patterns", []) if re.search(p, text, re.M)]
         if margin:
-            notes.append(f"link margin lines (raw or effective BER) for the check '{rec['title']}': a trend to watch "
-                         "across readings, not a fault to page on")
+            notes.append(_("link margin lines (raw or effective BER) for the check '{title}': a trend to watch "
+                           "across readings, not a fault to page on").format(title=data_text(rec["title"])))
     for (_sid, name), vals in _readings(text, "peer_patterns").items():
         if len(set(vals)) == 1:
-            notes.append(f"{name} {vals[0]} on all {len(vals)} GPU reading(s): a fault only when one GPU differs "
-                         "from its peers (at its power limit under load, every GPU may show it)")
+            notes.append(_("{name} {value} on all {count} GPU reading(s): a fault only when one GPU differs from its "
+                           "peers (at its power limit under load, every GPU may show it)").format(
+                name=name, value=vals[0], count=len(vals)))
     for rec in records().values():
         if rec.get("fault") is False and any(re.search(p, text) for p in rec.get("log_patterns", [])):
-            notes.append(f"recognised, not a fault: {rec['title']}")
+            notes.append(_("recognised, not a fault: {title}").format(title=data_text(rec["title"])))
     return notes
