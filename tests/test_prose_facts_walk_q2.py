@@ -163,3 +163,13 @@ def test_07c_moe_rack_paragraph_follows_the_techniques_it_uses():
     assert ids.index("c020a") < ids.index("c020c") < ids.index("c020") < ids.index("c021")
     rack = "".join(cells[ids.index("c020")]["source"])
     assert rack.startswith("**Why spread a model that fits one node?**") and "## 9. The dashboard" in rack
+
+# ---------------------------------------------------------------- 10 §3: one idea per paragraph
+
+
+def test_10_fp32_accumulation_paragraph_says_one_thing_each():
+    text = prose("10_other_interconnects_and_numerics.ipynb")
+    assert ("Since version 2.27, NCCL has two ways to add everything in FP32 and round once. For an all-reduce, both "
+            "work only inside one NVLink domain:") in text
+    assert ("So across nodes an all-reduce still rounds at every hop, whatever NCCL's version: its inter-node part "
+            "runs a ring or a tree.") in text
