@@ -86,3 +86,63 @@ def test_06c_ends_with_its_exercises_and_the_next_chapter_like_every_chapter():
         " · next: [06d — bring-up and fault runbook](06d_bringup_and_fault_runbook.ipynb)")
     assert (ROOT / "exercises" / "06c_multinode_lab_exercises.ipynb").is_file()
     assert (ROOT / "notebooks" / "06d_bringup_and_fault_runbook.ipynb").is_file()
+
+
+# ---------------------------------------------------------------- 07
+
+N07 = "07_training_at_scale.ipynb"
+
+
+def test_07_node_means_the_nvlink_domain_and_the_search_goes_past_a_gb200_host():
+    # §4: "TP up to the **node**, which in this model means the NVLink domain or, on PCIe, the server (8 GPUs on a DGX
+    # or PCIe server, up to 64 of an NVL72 rack's 72 GPUs)": node_size is max(host, domain), TP a power of two in it
+    from nvcourse import training
+    from nvcourse.training.step import _pow2_upto
+
+    text = cells(N07)["c008"]
+    assert ("TP up to the **node**, which in this model means the NVLink domain or, on PCIe, the server (8 GPUs on a "
+            "DGX or PCIe server, up to 64 of an NVL72 rack's 72 GPUs)") in text
+    for sid, size in (("pcie-8gpu", 8), ("dgx-h100", 8), ("gb200-nvl72", 72)):
+        assert training.node_size(sid) == size
+    assert catalog.get_system("pcie-8gpu").gpus_per_host == 8
+    assert _pow2_upto(training.node_size("gb200-nvl72"))[-1] == 64
+    nvl72 = catalog.get_system("gb200-nvl72")
+    assert training.best_config("llama3-8b", "gb200-nvl72", 8192).tp > nvl72.gpus_per_host  # t16 on 4-GPU hosts
+
+
+def test_07_defines_global_batch_virtual_stages_and_recomputation_before_they_are_used():
+    c = cells(N07)
+    order = list(c)
+    assert ("One optimizer step processes the **global batch**, the sequences all replicas see before the weights "
+            "change") in c["c004"]
+    assert all("global batch" not in c[cid] for cid in order[:order.index("c004")])
+    definition = ("In an **interleaved** schedule each GPU holds $v$ separate chunks of layers (**virtual stages**) "
+                  "instead of one block, so the pipeline fills and drains $v$ times faster.")
+    assert definition in c["c004"]
+    text = c["c004"]
+    assert text.index(definition) < text.index("We assume 4 interleaved virtual stages")
+    assert "(bubble, exposed communication, recomputation: forward layers run again in the backward pass to save " \
+           "memory)" in text
+    assert order.index("c004") < order.index("c005")  # virtual_stages=4 in the cell after the definition
+
+
+def test_07_prose_names_no_course_function():
+    md = {c["id"] for c in json.loads((ROOT / "notebooks" / N07).read_text(encoding="utf-8"))["cells"]
+          if c["cell_type"] == "markdown"}
+    prose07 = " ".join(v for k, v in cells(N07).items() if k in md)
+    assert "`best_config`" not in prose07 and "`training.step_time(" not in prose07
+    assert "the cell below passes the expert count, top-k and active parameters" in cells(N07)["c011a"]
+
+
+def test_07_reference_section_keeps_what_left_section_2():
+    from nvcourse.devtools.reading_time import PATH
+
+    assert "## 8." in PATH["07"]
+    ref, sec2 = cells(N07)["c016a"], cells(N07)["c004"] + cells(N07)["c006"]
+    assert ref.startswith("## 8. Reference: how the model times collectives, and the first stage's memory")
+    for moved in ("Collective times** come from the course's collective cost model (chapters 04b and 06)",
+                  "Meta's H100s each had one 400 Gb/s **RoCE** (Ethernet) port rather than InfiniBand",
+                  "plain [DDP](../docs/glossary.md#ddp) holds 16 bytes per parameter of its share",
+                  "ignores Meta's fix, balancing layers away from the first and last stages"):
+        assert moved in ref and moved not in sec2, moved
+    assert "(Meta's were Ethernet: §8)" in sec2 and "exceeds an H100's 80 GB; §8 says why" in sec2

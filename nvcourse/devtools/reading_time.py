@@ -60,7 +60,7 @@ PATH: dict[str, str | tuple[str, ...]] = {
     "06b": "reference",
     "06c": "reference",
     "06d": "reference",
-    "07": ("## 5.",),
+    "07": ("## 5.", "## 8."),
     "07b": "reference",
     "07c": "reference",
     "08": ("## 4.", "## 6.", "## 7."),
