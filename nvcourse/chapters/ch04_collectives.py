@@ -315,15 +315,20 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     shown_size = localize_numbers(format_size(size))
     title = _("{op}, p = {procs}: model time per algorithm (dots at {size})").format(op=op, procs=procs,
                                                                                      size=shown_size)
-    caveat = (_(" — on paper, if its assumption holds: {assumes}. On ordinary buffers NCCL keeps direct sends "
-                "for all-to-all and point-to-point and runs rings, trees and, on NVLink switches, NVLS for "
-                "all-reduce; on registered buffers (shared with every GPU in advance) its one-shot and two-shot "
-                "kernels are a direct all-reduce over NVLink (chapter 04b)").format(assumes=html.escape(_assumes(best)))
-              if best == "direct" else _(" (it assumes {assumes})").format(
+    # direct wins on paper at every setting: its long caveat (what it assumes, what NCCL runs) sits once behind the
+    # toggle instead of leading every readout
+    direct = best == "direct"
+    caveat = (_(" — on paper, if its assumption holds (it needs a crossbar: see “what each algorithm assumes” "
+                "below)") if direct else _(" (it assumes {assumes})").format(
                   assumes=html.escape(_assumes(best) or _("what its row says"))))
+    nccl = ("<p>" + _("On ordinary buffers NCCL keeps direct sends for all-to-all and point-to-point and runs rings, "
+                      "trees and, on NVLink switches, NVLS for all-reduce; on registered buffers (shared with every "
+                      "GPU in advance) its one-shot and two-shot kernels are a direct all-reduce over NVLink "
+                      "(chapter 04b)") + " (" + "<a href='../docs/glossary.md#nvls'>" + _("NVLS: the switch adds the "
+                      "data itself") + "</a>).</p>") if direct else ""
     return title, (_("At {size} the fastest is <b>{best}</b>{caveat}.").format(
         size=html.escape(shown_size), best=best, caveat=caveat) + f" {table}<details><summary>"
-        + _("what each algorithm assumes") + f"</summary>{assumes}</details>")
+        + _("what each algorithm assumes") + f"</summary>{assumes}{nccl}</details>")
 
 
 def _formula_axes(ax) -> None:
