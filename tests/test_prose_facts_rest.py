@@ -147,7 +147,7 @@ def test_08b_noisy_neighbour_range_and_its_order(duty, exp):
 
 def test_08b_noisy_neighbour_prose_names_the_fairness_it_assumes():
     text = prose("08b_security_and_observability.ipynb")
-    assert "RoCE and DCQCN" in text and "InfiniBand" in text
+    assert "RoCE and [DCQCN](../docs/glossary.md#pfc-ecn)" in text and "InfiniBand" in text
     # "more than 2× for an all-reduce of 16 MiB or more (with the neighbour sending all the time), rising to ×4.45
     # at 4 GiB; at 1 MiB it is only ×1.13" — over the dashboard's whole size range (1 MiB .. 4 GiB)
     slow = {e: isolation.noisy_neighbour(2**e, qos="none").slowdown for e in range(20, 33)}
