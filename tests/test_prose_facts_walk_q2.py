@@ -73,6 +73,21 @@ def test_09_symbols_and_names_carried_from_earlier_chapters_are_glossed_where_us
     assert "HPC-X, NVIDIA's bundle of HPC communication libraries" in text
 
 
+
+def test_09_fabric_configuration_detail_sits_behind_toggles_and_the_advice_stays_in_view():
+    import re
+
+    text = said("g9-03")
+    in_view = re.sub(r"<details>.*?</details>", "", text)
+    assert "NCCL does not use it by default: count on SHARP only once a test job's log shows it in use." in in_view
+    assert "Why the RoCE row is a floor: it hashes **one flow per rail and ring edge**, and real jobs open more." \
+        in in_view
+    for moved in ("Aggregation Manager (`sharp_am`)", "`NCCL_COLLNET_ENABLE=1`", "Chapter 06c's QP model",
+                  "hashed on extra header fields (E-ECMP)"):
+        assert moved in text and moved not in in_view, moved
+    assert "<summary>What SHARP needs configured</summary>" in text
+    assert "<summary>How many flows NCCL opens, and what more flows buy</summary>" in text
+
 # ---------------------------------------------------------------- 07b: the bucket hint, words, §6's short answer
 NB07B = "07b_overlapping_communication.ipynb"
 
@@ -163,6 +178,28 @@ def test_07c_moe_rack_paragraph_follows_the_techniques_it_uses():
     assert ids.index("c020a") < ids.index("c020c") < ids.index("c020") < ids.index("c021")
     rack = "".join(cells[ids.index("c020")]["source"])
     assert rack.startswith("**Why spread a model that fits one node?**") and "## 9. The dashboard" in rack
+
+
+def test_07c_kv_transfer_measurement_sits_in_the_reference_section_and_section_6_points_there():
+    import json
+
+    from test_prose_facts_core import ROOT
+
+    from nvcourse import inference
+
+    cells = json.loads((ROOT / "notebooks" / NB07C).read_text(encoding="utf-8"))["cells"]
+    ids = [c["id"] for c in cells]
+    src = {c["id"]: "".join(c["source"]) for c in cells}
+    assert ids.index("c07cref") < ids.index("c07cmoon") < ids.index("c015") < ids.index("c07cmoon2") < ids.index(
+        "c022")
+    assert "Mooncake's vLLM connector moved a 32,768-token" in src["c07cmoon"]
+    assert "the KV transfer model against\nMooncake's measurement (§6)" in src["c07cref"]
+    assert "(§10\ncompares this model with a published measurement.)" in src["c016"]
+    m = inference.data()["kv_transfer"]["mooncake-qwen3-8b-32k"]
+    x = inference.kv_transfer_time(m["model"], m["tokens"], "dgx-h100", path="rdma", nic=m["nic_link"],
+                                   nics=m["nics"])
+    assert round(x["time_s"] * 1e3 / m["transfer_ms"] - 1, 2) == -0.19  # "about a fifth too fast"
+    assert "The model is about a fifth too fast" in src["c07cmoon2"] and "71 % of line rate" in src["c07cmoon2"]
 
 # ---------------------------------------------------------------- 10 §3: one idea per paragraph
 
