@@ -146,3 +146,47 @@ def test_07_reference_section_keeps_what_left_section_2():
                   "ignores Meta's fix, balancing layers away from the first and last stages"):
         assert moved in ref and moved not in sec2, moved
     assert "(Meta's were Ethernet: §8)" in sec2 and "exceeds an H100's 80 GB; §8 says why" in sec2
+
+
+# ---------------------------------------------------------------- 08
+
+N08 = "08_reliability_and_operations.ipynb"
+
+
+def test_08_introduces_mtbi_before_the_readout_prints_it():
+    c, out = cells(N08), shown(N08)
+    order = list(c)
+    assert "job's **mean time between interruptions** (**MTBI**) is" in c["c004"]
+    assert all("MTBI" not in c[cid] and "MTBI" not in out.get(cid, "") for cid in order[:order.index("c004")])
+    # the goodput dashboard (cell c011) prints "MTBI ... h" in its readout; it comes after the definition
+    import matplotlib.pyplot as plt
+
+    from nvcourse.chapters import ch08_reliability as ch08
+
+    _live, readout = ch08.GoodputView()(16384, 60, 10, 1.0)
+    plt.close("all")
+    assert "MTBI" in readout and order.index("c004") < order.index("c011") and "ch.goodput_dashboard()" in c["c011"]
+
+
+def test_08_alert_table_collapses_the_long_counter_note_and_says_what_ufm_is():
+    from nvcourse import reliability as rel
+    from nvcourse.chapters import ch08_reliability as ch08
+
+    table = ch08.alerts_table_html()
+    sym = next(a for a in rel.alerts() if a.counter.startswith("SymbolErrorCounter"))
+    name, note = sym.counter.split(": ", 1)
+    assert len(note.split()) > 40  # the long explanation the learner met inside a code cell
+    assert f'overflow-wrap:anywhere">{name}</code><details><summary>what it counts</summary>' in table
+    assert "<code" not in table.split(name, 1)[1].split("</details>", 1)[0]  # the note is prose, not code
+    ufm = "<p>UFM, in the counter names, is NVIDIA's Unified Fabric Manager"
+    assert ufm in table and "glossary.md#ufm" in table
+    assert ufm in shown(N08)["c017"]  # the stored output is the table the module renders now
+
+
+def test_08_recovery_features_come_one_per_bullet_and_collnet_is_explained():
+    text = cells(N08)["c024"]
+    for item in ("- **RAS** (since NCCL 2.24)", "- **`ncclCommShrink`** (NCCL 2.27)",
+                 "- Its partner **`ncclCommGrow`** (NCCL 2.29)", "- **Non-blocking communicators**: every call"):
+        assert item in text, item
+    assert "NCCL has four features that make recovery cheaper at scale" in text
+    assert "CollNet (NCCL's use of [InfiniBand SHARP](../docs/glossary.md#sharp), switches that add the data)" in text

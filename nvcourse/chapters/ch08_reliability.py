@@ -179,15 +179,27 @@ def _code(text: str) -> str:
     return f'<code style="overflow-wrap:anywhere">{escape(text)}</code>'
 
 
+def _counter_cell(counter: str) -> str:
+    """A counter's name as code; an explanation after its first ``": "`` goes behind a closed ``<details>``."""
+    name, sep, note = counter.partition(": ")
+    if not sep:
+        return _code(counter)
+    return _code(name) + f"<details><summary>{_('what it counts')}</summary>{escape(note)}</details>"
+
+
 def alerts_table_html() -> str:
-    """The monitoring rules (:func:`nvcourse.reliability.alerts`): metric, counter, warn and critical levels."""
+    """The monitoring rules (:func:`nvcourse.reliability.alerts`): metric, counter, warn and critical levels.
+
+    A long explanation of a counter is collapsed under its name; one line under the table says what UFM is."""
     rows = []
     for a in rel.alerts():
         sign = "<" if a.direction == "below" else "≥"
-        rows.append([a.metric, _code(a.counter), f"{sign} " + number(a.warn, "g"), f"{sign} " + number(a.critical, "g"),
-                     a.unit, a.action])
-    return table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
-                      escape=True, html_cols=[1])
+        rows.append([a.metric, _counter_cell(a.counter), f"{sign} " + number(a.warn, "g"),
+                     f"{sign} " + number(a.critical, "g"), a.unit, a.action])
+    table = table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
+                       escape=True, html_cols=[1])
+    return table + _("<p>UFM, in the counter names, is NVIDIA's Unified Fabric Manager, the management server of an "
+                     "InfiniBand fabric (<a href='../docs/glossary.md#ufm'>glossary</a>).</p>")
 
 
 def signals_table_html() -> str:
