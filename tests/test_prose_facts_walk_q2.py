@@ -210,3 +210,19 @@ def test_10_fp32_accumulation_paragraph_says_one_thing_each():
             "work only inside one NVLink domain:") in text
     assert ("So across nodes an all-reduce still rounds at every hop, whatever NCCL's version: its inter-node part "
             "runs a ring or a tree.") in text
+
+
+def test_07b_dashboard_default_sm_share_is_said_once_where_the_dashboard_starts():
+    import json
+
+    from test_prose_facts_core import ROOT
+
+    cells = {c["id"]: "".join(c["source"]) for c in json.loads(
+        (ROOT / "notebooks" / NB07B).read_text(encoding="utf-8"))["cells"]}
+    c = ch07b.overlap_dashboard().controls
+    assert c["sm_fraction"].value == 0.15
+    s8 = cells["c016"][cells["c016"].index("## 8."):]
+    said8 = s8[:s8.index("<details>")]
+    assert "It starts with 15 % of the SMs taken (§3), so its exposed times include the SM slowdown" in said8
+    assert said8.count("15 %") == 1
+    assert "These thresholds are at the dense peak: at 55 % of it the thresholds are 0.55× as large." in cells["c016"]
