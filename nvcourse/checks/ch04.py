@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import collectives, reliability
+from ..i18n import language, localize_numbers, number
+from ..i18n import translate as _
 from ._answers import Question, answer, register
 from ._core import (
     ERROR,
@@ -47,13 +49,13 @@ OPS = ("allreduce", "reducescatter", "allgather", "broadcast")
 
 def _pair(value: Any) -> tuple[float, float]:
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        return to_number(value[0], "algbw in GB/s"), to_number(value[1], "busbw in GB/s")
+        return to_number(value[0], _("algbw in GB/s")), to_number(value[1], _("busbw in GB/s"))
     if isinstance(value, (tuple, list)):
-        raise CheckError(f"your code returned {len(value)} values; expected two: (algbw_GBps, busbw_GBps).",
-                         "Return a tuple: `return algbw, busbw`.")
+        raise CheckError(_("your code returned {count} values; expected two: (algbw_GBps, busbw_GBps).").format(
+            count=len(value)), _("Return a tuple: `return algbw, busbw`."))
     to_number(value)  # None, strings... get their own message
-    raise CheckError(f"your code returned one number ({fmt(value)}); expected two: (algbw_GBps, busbw_GBps).",
-                     "Return a tuple: `return algbw, busbw`.")
+    raise CheckError(_("your code returned one number ({value}); expected two: (algbw_GBps, busbw_GBps).").format(
+        value=fmt(value)), _("Return a tuple: `return algbw, busbw`."))
 
 
 @safe_checker
@@ -63,7 +65,7 @@ def algbw_busbw(fn) -> Result:
     rng = rng_for("algbw_busbw")
     cases = [("allreduce", 2**30, 5.2e-3, 8), ("allreduce", 64 * 2**20, 410e-6, 2), ("allgather", 2**28, 1.9e-3, 8),
              ("reducescatter", 2**26, 2.5e-4, 4), ("broadcast", 2**24, 1e-4, 16), ("allreduce", 8 * 2**20, 3e-4, 72)]
-    for _ in range(4):
+    for _i in range(4):
         cases.append((str(rng.choice(OPS)), int(2 ** rng.integers(10, 33)), float(10 ** rng.uniform(-5, -1)),
                       int(rng.integers(2, 129))))
     ok, wrong, hints = 0, [], []
@@ -74,13 +76,13 @@ def algbw_busbw(fn) -> Result:
         try:
             got_a, got_b = _pair(call_learner(fn, op, nbytes, t, n))
         except LearnerRaised as raised:
-            wrong.append(f"{label} raised {describe_exception(raised.exc)}")
+            wrong.append(_("{call} raised {error}").format(call=label, error=describe_exception(raised.exc)))
             hints.append(exception_hint(raised.exc))
             continue
         except CheckError as err:
             if err.status == "todo":
                 raise
-            wrong.append(f"{label}: {err.message}")
+            wrong.append(_("{call}: {problem}").format(call=label, problem=err.message))
             hints.append(err.hint)
             continue
         good_a, good_b = close(got_a, algbw, 1e-6), close(got_b, busbw, 1e-6)
@@ -88,30 +90,35 @@ def algbw_busbw(fn) -> Result:
             ok += 1
             continue
         if close(got_a, busbw, 1e-6) and close(got_b, algbw, 1e-6) and algbw != busbw:
-            wrong.append(f"{label} returned ({fmt(got_a)}, {fmt(got_b)}): swapped")
-            hints.append("Return (algbw, busbw) in that order.")
+            wrong.append(_("{call} returned ({algbw}, {busbw}): swapped").format(call=label, algbw=fmt(got_a),
+                                                                                busbw=fmt(got_b)))
+            hints.append(_("Return (algbw, busbw) in that order."))
             continue
         if not good_a:
-            wrong.append(f"{label}: algbw {fmt(got_a)}, expected {fmt(algbw)}")
-            hints.append(diagnose(got_a, algbw, {"algbw = S / t: a rate, not a time.": t / nbytes * 1e9}))
+            wrong.append(_("{call}: algbw {got}, expected {expected}").format(call=label, got=fmt(got_a),
+                                                                             expected=fmt(algbw)))
+            hints.append(diagnose(got_a, algbw, {_("algbw = S / t: a rate, not a time."): t / nbytes * 1e9}))
             continue
-        wrong.append(f"{label}: busbw {fmt(got_b)}, expected {fmt(busbw)}")
+        wrong.append(_("{call}: busbw {got}, expected {expected}").format(call=label, got=fmt(got_b),
+                                                                         expected=fmt(busbw)))
         f = collectives.busbw_factor(op, n)
         hints.append(diagnose(got_b, busbw, {
-            "busbw = algbw × a factor that depends on the operation (all-reduce 2(n−1)/n).": algbw if f != 1 else None,
-            "All-reduce uses 2(n−1)/n; reduce-scatter and all-gather (n−1)/n; broadcast 1.":
+            _("busbw = algbw × a factor that depends on the operation (all-reduce 2(n−1)/n)."):
+                algbw if f != 1 else None,
+            _("All-reduce uses 2(n−1)/n; reduce-scatter and all-gather (n−1)/n; broadcast 1."):
                 algbw * (n - 1) / n if op == "allreduce" else (algbw * 2 * (n - 1) / n if f != 1 else None),
-            "n−1 vs n: the factor is 2(n−1)/n (or (n−1)/n), not 2n/(n−1).": algbw * 2 * n / (n - 1),
+            _("n−1 vs n: the factor is 2(n−1)/n (or (n−1)/n), not 2n/(n−1)."): algbw * 2 * n / (n - 1),
         }))
     total = len(cases)
     if not wrong:
-        return Result("algbw_busbw", PASS, f"right on all {total} inputs.",
-                      notes=["busbw lets you compare with the link speed whatever the number of GPUs."])
-    return Result("algbw_busbw", FAIL, f"wrong on {len(wrong)} of {total} inputs.",
-                  right=[f"right on {ok} of {total} inputs"] if ok else [], wrong=wrong[:3],
+        return Result("algbw_busbw", PASS, _("right on all {total} inputs.").format(total=total),
+                      notes=[_("busbw lets you compare with the link speed whatever the number of GPUs.")])
+    return Result("algbw_busbw", FAIL, _("wrong on {wrong} of {total} inputs.").format(wrong=len(wrong), total=total),
+                  right=[_("right on {ok} of {total} inputs").format(ok=ok, total=total)] if ok else [],
+                  wrong=wrong[:3],
                   hint=best_hint(hints,
-                                 "algbw = S / t / 1e9 (GB/s = 10^9 B/s); busbw = algbw × factor(op, n) "
-                                 "(nccl-tests PERFORMANCE.md)."))
+                                 _("algbw = S / t / 1e9 (GB/s = 10^9 B/s); busbw = algbw × factor(op, n) "
+                                   "(nccl-tests PERFORMANCE.md).")))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -122,13 +129,15 @@ def _simulate(schedule: Any, p: int) -> tuple[list[str], list[str], str]:
     """Check the structure of a ring all-reduce schedule and run it on numpy data. Returns (right, wrong, hint)."""
     right: list[str] = []
     if not isinstance(schedule, (list, tuple)):
-        raise CheckError(f"your function returned a {type(schedule).__name__}; expected a list of steps.",
-                         "Return a list with one entry per step; each entry a list of (src, dst, chunk) tuples.")
+        raise CheckError(_("your function returned a {type}; expected a list of steps.").format(
+            type=type(schedule).__name__),
+            _("Return a list with one entry per step; each entry a list of (src, dst, chunk) tuples."))
     steps = 2 * (p - 1)
     if len(schedule) != steps:
-        hint = ("A ring all-reduce has p−1 reduce-scatter steps then p−1 all-gather steps: 2(p−1) in all."
-                if len(schedule) in (p - 1, p, 2 * p) else "Count the steps: 2(p−1) for p ranks.")
-        return right, [f"p={p}: {len(schedule)} steps, expected 2(p−1) = {steps}"], hint
+        hint = (_("A ring all-reduce has p−1 reduce-scatter steps then p−1 all-gather steps: 2(p−1) in all.")
+                if len(schedule) in (p - 1, p, 2 * p) else _("Count the steps: 2(p−1) for p ranks."))
+        return right, [_("p={p}: {got} steps, expected 2(p−1) = {steps}").format(p=p, got=len(schedule),
+                                                                                steps=steps)], hint
     rng = np.random.default_rng(p)
     data = rng.integers(-50, 50, size=(p, p, 3)).astype(np.int64)  # data[rank, chunk, elements]
     expected = data.sum(axis=0)
@@ -136,30 +145,32 @@ def _simulate(schedule: Any, p: int) -> tuple[list[str], list[str], str]:
     for s, step in enumerate(schedule):
         phase = "reduce-scatter" if s < p - 1 else "all-gather"
         if not isinstance(step, (list, tuple)):
-            return right, [f"p={p}, step {s}: {fmt(step)} is not a list of (src, dst, chunk)"], \
-                "Each step is a list of (src, dst, chunk) tuples."
+            return right, [_("p={p}, step {s}: {step} is not a list of (src, dst, chunk)").format(
+                p=p, s=s, step=fmt(step))], _("Each step is a list of (src, dst, chunk) tuples.")
         try:
             msgs = [tuple(int(x) for x in m) for m in step]
         except (TypeError, ValueError):
             return (
                 right,
-                [f"p={p}, step {s}: entries must be (src, dst, chunk) tuples of ints; got {fmt(list(step))}"],
-                "Each message is a tuple of three ints: (src, dst, chunk).",
+                [_("p={p}, step {s}: entries must be (src, dst, chunk) tuples of ints; got {got}").format(
+                    p=p, s=s, got=fmt(list(step)))],
+                _("Each message is a tuple of three ints: (src, dst, chunk)."),
             )
         if any(len(m) != 3 for m in msgs):
-            return right, [f"p={p}, step {s}: every message needs 3 numbers (src, dst, chunk)"], ""
+            return right, [_("p={p}, step {s}: every message needs 3 numbers (src, dst, chunk)").format(p=p, s=s)], ""
         if any(not (0 <= x < p) for m in msgs for x in m):
-            return right, [f"p={p}, step {s}: ranks and chunks must be from 0 to {p - 1}; got {fmt(msgs)}"], \
-                "Use `% p` to wrap around the ring."
+            return right, [_("p={p}, step {s}: ranks and chunks must be from 0 to {last}; got {got}").format(
+                p=p, s=s, last=p - 1, got=fmt(msgs))], _("Use `% p` to wrap around the ring.")
         not_ring = [m for m in msgs if m[1] != (m[0] + 1) % p]
         if not_ring:
-            return right, [f"p={p}, step {s}: {fmt(not_ring[0])} does not go to the right-hand neighbour"], \
-                "In a ring, rank r only sends to (r + 1) % p."
+            return right, [_("p={p}, step {s}: {message} does not go to the right-hand neighbour").format(
+                p=p, s=s, message=fmt(not_ring[0]))], _("In a ring, rank r only sends to (r + 1) % p.")
         senders = Counter(m[0] for m in msgs)
         if len(msgs) != p or len(senders) != p:
-            return right, [f"p={p}, step {s}: {len(msgs)} messages from {len(senders)} distinct ranks; "
-                           f"expected every rank to send exactly one chunk"], \
-                "In every step every rank sends one chunk (1/p of the buffer) and receives one: all links busy."
+            return right, [_("p={p}, step {s}: {messages} messages from {senders} distinct ranks; expected every "
+                             "rank to send exactly one chunk").format(p=p, s=s, messages=len(msgs),
+                                                                     senders=len(senders))], \
+                _("In every step every rank sends one chunk (1/p of the buffer) and receives one: all links busy.")
         snapshot = buf.copy()  # all sends of a step happen at once
         for src, dst, c in msgs:
             if phase == "reduce-scatter":
@@ -170,16 +181,18 @@ def _simulate(schedule: Any, p: int) -> tuple[list[str], list[str], str]:
             owners = [r for r in range(p) if any(np.array_equal(buf[r, c], expected[c]) for c in range(p))]
             if len(owners) != p:
                 missing = sorted(set(range(p)) - set(owners))
-                return right, [f"p={p}: after the reduce-scatter phase ranks {missing} hold no fully reduced chunk"], \
-                    ("In reduce-scatter step s rank r should pass on the chunk it has accumulated longest: "
-                     "chunk (r − s) % p — the one it received in the previous step.")
-            right.append(f"p={p}: after p−1 steps every rank owns one fully reduced chunk")
+                return right, [_("p={p}: after the reduce-scatter phase ranks {ranks} hold no fully reduced "
+                                 "chunk").format(p=p, ranks=missing)], \
+                    _("In reduce-scatter step s rank r should pass on the chunk it has accumulated longest: "
+                      "chunk (r − s) % p — the one it received in the previous step.")
+            right.append(_("p={p}: after p−1 steps every rank owns one fully reduced chunk").format(p=p))
     bad = [r for r in range(p) if not np.array_equal(buf[r], expected)]
     if bad:
-        return right, [f"p={p}: after all steps ranks {bad} do not hold the full sum"], \
-            ("In all-gather step t rank r forwards the reduced chunk it got most recently: the one it owned "
-             "after reduce-scatter at t = 0, then the one it just received.")
-    right.append(f"p={p}: every rank ends with the sum of all inputs ({steps} steps, each link busy every step)")
+        return right, [_("p={p}: after all steps ranks {ranks} do not hold the full sum").format(p=p, ranks=bad)], \
+            _("In all-gather step t rank r forwards the reduced chunk it got most recently: the one it owned "
+              "after reduce-scatter at t = 0, then the one it just received.")
+    right.append(_("p={p}: every rank ends with the sum of all inputs ({steps} steps, each link busy every "
+                   "step)").format(p=p, steps=steps))
     return right, [], ""
 
 
@@ -208,30 +221,31 @@ def ring_schedule(fn, trace: Any = None) -> Result:
         try:
             schedule = call_learner(fn, p)
         except LearnerRaised as raised:
-            return Result("ring_schedule", ERROR, f"ring_schedule({p}) raised {describe_exception(raised.exc)}.",
+            return Result("ring_schedule", ERROR, _("ring_schedule({p}) raised {error}.").format(
+                              p=p, error=describe_exception(raised.exc)),
                           right=right, hint=exception_hint(raised.exc))
         got_right, wrong, hint = _simulate(schedule, p)
         right += got_right
         if wrong:
-            return Result("ring_schedule", FAIL, f"the schedule for p={p} does not all-reduce.",
+            return Result("ring_schedule", FAIL, _("the schedule for p={p} does not all-reduce.").format(p=p),
                           right=right[-1:], wrong=wrong, hint=hint)
-    right = ["p = 2, 3, 4, 5, 8: after p−1 steps every rank owns one fully reduced chunk, after 2(p−1) steps "
-             "every rank holds the full sum; every link busy at every step"]
+    right = [_("p = 2, 3, 4, 5, 8: after p−1 steps every rank owns one fully reduced chunk, after 2(p−1) steps "
+               "every rank holds the full sum; every link busy at every step")]
     notes = []
     if trace is not None:
         if getattr(trace, "trace", None) and getattr(trace, "algo", "") == "ring" and trace.op == "allreduce":
             p, real = _trace_schedule(trace)
             mine = {s: {tuple(int(x) for x in m) for m in step} for s, step in enumerate(call_learner(fn, p))}
             if mine == real:
-                right.append(f"p={p}: identical to the {sum(len(v) for v in real.values())} transfers the "
-                             f"{p} CPU processes made (same peer and chunk at every step)")
+                right.append(_("p={p}: identical to the {transfers} transfers the {p} CPU processes made (same peer "
+                               "and chunk at every step)").format(p=p, transfers=sum(len(v) for v in real.values())))
             else:
-                notes.append(f"p={p}: your schedule is correct but orders the chunks differently from nvcourse's ring "
-                             "(chunk numbering is a convention; the traffic per link is the same).")
+                notes.append(_("p={p}: your schedule is correct but orders the chunks differently from nvcourse's "
+                               "ring (chunk numbering is a convention; the traffic per link is the same).").format(p=p))
         else:
-            notes.append("trace= needs the result of pg.run('allreduce', algo='ring', trace=True).")
-    return Result("ring_schedule", PASS, "a correct ring all-reduce for p = 2, 3, 4, 5 and 8.", right=right,
-                  notes=notes + ["Every rank sends 2(p−1) chunks of S/p: 2(p−1)/p·S, the busbw factor."])
+            notes.append(_("trace= needs the result of pg.run('allreduce', algo='ring', trace=True)."))
+    return Result("ring_schedule", PASS, _("a correct ring all-reduce for p = 2, 3, 4, 5 and 8."), right=right,
+                  notes=notes + [_("Every rank sends 2(p−1) chunks of S/p: 2(p−1)/p·S, the busbw factor.")])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -240,6 +254,13 @@ def ring_schedule(fn, trace: Any = None) -> Result:
 #: A prediction within this fraction of the α-β model is right: the measurement on an emulated link lands up to
 #: about this far above the model (the model is a lower bound: copies and process wake-ups add to every step).
 PREDICTION_RTOL = 0.15
+#: the same tolerance in percent, as the feedback writes it (``15``)
+_RTOL_PCT = f"{PREDICTION_RTOL * 100:.0f}"
+
+
+def _ms(seconds: float) -> str:
+    """``seconds`` in milliseconds as the feedback writes them (4 significant digits), in the language's style."""
+    return localize_numbers(fmt(seconds * 1e3))
 
 
 @safe_checker
@@ -253,18 +274,19 @@ def ring_time(fn) -> Result:
     for n, p, a, b in combos:
         exp = reliability.ring_allreduce_time(n, p, alpha_s=a, beta_Bps=b)
         cases.append(Case((n, p, a, b), exp, {
-            "Only p−1 steps: that is a reduce-scatter; the all-reduce adds an all-gather (2(p−1) steps).":
+            _("Only p−1 steps: that is a reduce-scatter; the all-reduce adds an all-gather (2(p−1) steps)."):
                 (p - 1) * (a + n / p / b),
             # first: with p = 8 the ×8 of bits equals the ×p of the whole buffer; the other cases tell them apart
-            "Bits vs bytes: nbytes is in bytes and β in bytes per second; no factor 8.":
+            _("Bits vs bytes: nbytes is in bytes and β in bytes per second; no factor 8."):
                 2 * (p - 1) * (a + 8 * n / p / b),
-            "Each step moves one chunk of S/p, not the whole buffer S.": 2 * (p - 1) * (a + n / b),
-            "2p steps: a ring of p ranks needs 2(p−1).": 2 * p * (a + n / p / b),
-            "The latency α is paid at every one of the 2(p−1) steps, not once.": a + 2 * (p - 1) * n / p / b,
+            _("Each step moves one chunk of S/p, not the whole buffer S."): 2 * (p - 1) * (a + n / b),
+            _("2p steps: a ring of p ranks needs 2(p−1)."): 2 * p * (a + n / p / b),
+            _("The latency α is paid at every one of the 2(p−1) steps, not once."): a + 2 * (p - 1) * n / p / b,
         }))
-    return check_function("ring_time", fn, ["nbytes", "p", "alpha_s", "beta_Bps"], cases, what="a time in seconds",
-                          hint="2(p−1) steps; each costs α + (S/p)/β.",
-                          success="t = 2(p−1)·α + 2(p−1)/p · S/β: latency grows with p, bandwidth term does not.")
+    return check_function("ring_time", fn, ["nbytes", "p", "alpha_s", "beta_Bps"], cases, what=_("a time in seconds"),
+                          hint=_("2(p−1) steps; each costs α + (S/p)/β."),
+                          success=_("t = 2(p−1)·α + 2(p−1)/p · S/β: latency grows with p, bandwidth term does "
+                                    "not."))
 
 
 def _learner_prediction(predicted_s: Any, name: str) -> float | Result:
@@ -273,66 +295,70 @@ def _learner_prediction(predicted_s: Any, name: str) -> float | Result:
         try:
             predicted_s = call_learner(predicted_s)
         except LearnerRaised as raised:
-            return Result(name, ERROR, f"your prediction raised {describe_exception(raised.exc)}.",
+            return Result(name, ERROR,
+                          _("your prediction raised {error}.").format(error=describe_exception(raised.exc)),
                           hint=exception_hint(raised.exc))
-    return to_number(predicted_s, "a time in seconds")
+    return to_number(predicted_s, _("a time in seconds"))
 
 
 @safe_checker
 def record_prediction(predicted_s: Any) -> Result:
     """Record a prediction (seconds) before running the experiment; it is compared afterwards."""
-    name = "prediction"
+    name = _("prediction")
     pred = _learner_prediction(predicted_s, name)
     if isinstance(pred, Result):
         return pred
     if pred <= 0:
-        raise CheckError(f"a time must be positive; your prediction is {fmt(pred)} s.")
-    return Result(name, RECORDED, f"{fmt(pred * 1e3)} ms. Now run the experiment below; the check there "
-                  "compares your prediction with the model and the measurement.")
+        raise CheckError(_("a time must be positive; your prediction is {value} s.").format(value=fmt(pred)))
+    return Result(name, RECORDED, _("{ms} ms. Now run the experiment below; the check there compares your "
+                                    "prediction with the model and the measurement.").format(ms=_ms(pred)))
 
 
 @safe_checker
 def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, beta_Bps: float) -> Result:
     """Compare the learner's prediction and a measured ``ProcessGroup.run`` result with the α-β model."""
-    name = "prediction vs measurement"
+    name = _("prediction vs measurement")
     pred = _learner_prediction(predicted_s, name)
     if isinstance(pred, Result):
         return pred
     if not hasattr(result, "time_s") or not hasattr(result, "procs"):
-        raise CheckError("the second argument must be the result of pg.run(...).", status=ERROR)
+        raise CheckError(_("the second argument must be the result of pg.run(...)."), status=ERROR)
     model = reliability.ring_allreduce_time(result.nbytes, result.procs, alpha_s=alpha_s, beta_Bps=beta_Bps)
     measured = result.time_s
     right, wrong, notes = [], [], []
     lo, hi = sorted((model, measured))
     if close(pred, model, 0.01):
-        right.append(f"your prediction {fmt(pred * 1e3)} ms matches the model ({fmt(model * 1e3)} ms)")
+        right.append(_("your prediction {pred} ms matches the model ({model} ms)").format(pred=_ms(pred),
+                                                                                       model=_ms(model)))
         status = PASS
     elif close(pred, model, PREDICTION_RTOL) or lo <= pred <= hi:
-        right.append(f"your prediction {fmt(pred * 1e3)} ms is close: the model gives {fmt(model * 1e3)} ms, the run "
-                     f"{fmt(measured * 1e3)} ms, and a prediction within {PREDICTION_RTOL:.0%} of the model or between "
-                     "the two is right (the model's own error on these emulated runs)")
+        right.append(_("your prediction {pred} ms is close: the model gives {model} ms, the run {measured} ms, and "
+                       "a prediction within {rtol}% of the model or between the two is right (the model's own error "
+                       "on these emulated runs)").format(pred=_ms(pred), model=_ms(model), measured=_ms(measured),
+                                                         rtol=_RTOL_PCT))
         status = PASS
     else:
-        wrong.append(f"your prediction {fmt(pred * 1e3)} ms; the α-β model gives {fmt(model * 1e3)} ms "
-                     f"(within {PREDICTION_RTOL:.0%} counts as right)")
+        wrong.append(_("your prediction {pred} ms; the α-β model gives {model} ms (within {rtol}% counts as "
+                       "right)").format(pred=_ms(pred), model=_ms(model), rtol=_RTOL_PCT))
         status = FAIL
     ratio = measured / model
-    notes.append(f"measured {fmt(measured * 1e3)} ms = {ratio:.2f} × the model "
-                 f"(correct result: {result.correct}).")
+    notes.append(_("measured {measured} ms = {ratio} × the model (correct result: {correct}).").format(
+        measured=_ms(measured), ratio=number(ratio, ".2f"),
+        correct=(_("yes") if result.correct else _("no")) if language() == "fr" else result.correct))
     if ratio < 0.9:
         notes.append(
-            "Faster than the model: the emulated link delay overlaps with other work, or steps run in parallel."
+            _("Faster than the model: the emulated link delay overlaps with other work, or steps run in parallel.")
         )
     elif ratio > 1.5:
-        notes.append("Slower than the model: real copies, process wake-ups and spin-waiting on few CPU cores add to "
-                     "every step. The model is a lower bound on this machine.")
+        notes.append(_("Slower than the model: real copies, process wake-ups and spin-waiting on few CPU cores add "
+                       "to every step. The model is a lower bound on this machine."))
     else:
-        notes.append("Within 50 % of the model: the emulated α and β dominate.")
+        notes.append(_("Within 50 % of the model: the emulated α and β dominate."))
     hint = "" if status == PASS else (diagnose(pred, model, {
-        "You counted p−1 steps (a reduce-scatter); an all-reduce has 2(p−1).":
+        _("You counted p−1 steps (a reduce-scatter); an all-reduce has 2(p−1)."):
             (result.procs - 1) * (alpha_s + result.nbytes / result.procs / beta_Bps),
-    }) or "Use your ring_time function with the same nbytes, p, α and β as the run.")
-    return Result(name, status, "prediction checked against the model; measurement shown for comparison.",
+    }) or _("Use your ring_time function with the same nbytes, p, α and β as the run."))
+    return Result(name, status, _("prediction checked against the model; measurement shown for comparison."),
                   right=right, wrong=wrong, hint=hint, notes=notes)
 
 
@@ -342,17 +368,18 @@ def prediction_vs_measurement(predicted_s: Any, result: Any, *, alpha_s: float, 
 register(
     Question(
         "04.busbw_meaning",
-        "nccl-tests reports an all-reduce busbw of 370 GB/s on 8 GPUs. What does busbw tell you?",
+        _("nccl-tests reports an all-reduce busbw of 370 GB/s on 8 GPUs. What does busbw tell you?"),
         lambda: "c",
         choices={
-            "a": "the bytes of the buffer divided by the time",
-            "b": "the total bytes all GPUs sent, divided by the time",
-            "c": "the rate each GPU's link had to sustain, comparable with the link's bandwidth whatever the GPU count",
+            "a": _("the bytes of the buffer divided by the time"),
+            "b": _("the total bytes all GPUs sent, divided by the time"),
+            "c": _("the rate each GPU's link had to sustain, comparable with the link's bandwidth whatever the GPU "
+                   "count"),
         },
         wrong_choice={
-            "a": "That is algbw = S / t.",
-            "b": "That grows with the number of GPUs; busbw is per GPU (algbw × 2(n−1)/n).",
+            "a": _("That is algbw = S / t."),
+            "b": _("That grows with the number of GPUs; busbw is per GPU (algbw × 2(n−1)/n)."),
         },
-        explain="busbw = algbw × 2(n−1)/n for all-reduce: the per-link rate, so you compare it directly with β.",
+        explain=_("busbw = algbw × 2(n−1)/n for all-reduce: the per-link rate, so you compare it directly with β."),
     )
 )
