@@ -21,7 +21,8 @@ def test_readout_is_a_short_table_one_sentence_and_collapsed_detail(nodes, nic, 
     rows = head.count("<tr>") - 1  # less the header row
     assert 3 <= rows <= 5 and ("slowest network flow" in head) == (algorithm != "sharp")
     sentence = re.sub(r"<[^>]+>", "", head.split("</table>")[1])
-    assert sentence.startswith("Look at the time and where it goes: the part ")
+    assert sentence.startswith("Look at the time and " + ("what sets its pace: " if algorithm in ("ring", "tree")
+                                                         else "where it goes: the part "))
     assert rest.endswith("</details>") and "latency terms" in rest and "max-min fairly" in rest
 
 
@@ -29,9 +30,9 @@ def test_the_sentence_names_the_larger_part_of_the_time():
     from nvcourse.fabric import allreduce_on_fabric
 
     for placement in ("packed", "random"):
-        _fig, html = allreduce_view(64, "ib-ndr", 2.0, "dmodk", placement, "ring")
+        _fig, html = allreduce_view(64, "ib-ndr", 2.0, "dmodk", placement, "hierarchical")
         e = allreduce_on_fabric(fat_tree(64, rails=8, port_GBps_dir=50.0, oversubscription=2.0), 2**30,
-                                algorithm="ring", routing="dmodk", placement=placement)
+                                algorithm="hierarchical", routing="dmodk", placement=placement)
         big = "between nodes" if e.inter_s > e.intra_s else "inside nodes"
         assert f"the part {big}" in html
 
@@ -124,3 +125,60 @@ def test_section_4_prediction_at_64_mib_has_the_answer_the_figure_shows():
     nb = json.loads((Path(__file__).parents[1] / "notebooks" / "06_multinode_fabrics.ipynb").read_text())
     text = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "whose time grows faster at 64 MiB, the flat ring's or the tree's?" in re.sub(r"\s+", " ", text)
+
+
+def _visible(html: str) -> str:
+    return re.sub(r"<[^>]+>", " ", html.split("<details>")[0])
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree"])
+@pytest.mark.parametrize(("nodes", "placement", "nbytes"), [(2, "packed", 2**30), (16, "packed", 2**30),
+                                                            (128, "random", 2**30), (16, "packed", 2**20)])
+@pytest.mark.parametrize("nic", ["ib-hdr", "ib-ndr"])
+def test_the_pipelined_sentence_names_what_sets_the_pace_and_it_holds(algorithm, nodes, placement, nbytes, nic):
+    """For NCCL's pipelined ring and tree the sentence says whether NVLink or the network sets the pace (ranking
+    the two reported parts pointed at NVLink on 16 HDR nodes, where a faster NIC still saves half the time). It
+    holds: where the network sets the pace a faster NIC (XDR) shortens the all-reduce; where NVLink does, a faster
+    NIC leaves it as it is."""
+    from nvcourse.fabric import allreduce_on_fabric
+
+    _fig, html = allreduce_view(nodes, nic, 1.0, "ideal", placement, algorithm, nbytes)
+    head = _visible(html)
+    network = "so this network sets the pace" in head
+    assert network != ("so NVLink sets the pace" in head)
+    times = [allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=port), nbytes, algorithm=algorithm,
+                                 nic_link=link, routing="ideal", placement=placement).time_s
+             for link, port in ((nic, 25.0 if nic == "ib-hdr" else 50.0), ("ib-xdr", 100.0))]
+    if network:
+        assert times[1] < times[0] * 0.999
+    else:
+        assert times[1] == pytest.approx(times[0], rel=2e-3)
+
+
+def test_16_hdr_nodes_the_network_sets_the_pace_and_on_ndr_nvlink_does():
+    assert "so this network sets the pace" in _visible(allreduce_view(16, "ib-hdr", 1.0, "dmodk", "packed", "tree")[1])
+    assert "so NVLink sets the pace" in _visible(allreduce_view(16, "ib-ndr", 1.0, "dmodk", "packed", "tree")[1])
+
+
+@pytest.mark.parametrize("nodes", [128, 256, 512])
+@pytest.mark.parametrize(("nic", "routing"), [("ib-ndr", "dmodk"), ("roce-400g", "ecmp")])
+@pytest.mark.parametrize("placement", ["packed", "random"])
+def test_the_busiest_cable_count_agrees_with_the_slowest_flow(nodes, nic, routing, placement):
+    """Max-min fair sharing gives every flow at least the line rate over the flows on its busiest cable, so the
+    slowest flow can never be below line / (the most flows on one cable): the count must include every tier,
+    spine–core cables on the 3-level 512-node fabric too (it once counted leaf–spine only: 5 flows next to 50/6)."""
+    _fig, html = allreduce_view(nodes, nic, 1.0, routing, placement, "tree")
+    head = _visible(html)
+    rate = float(re.search(r"slowest network flow\s+([\d.]+) of 50 GB/s", head).group(1))
+    m = re.search(r"up to (\d+) flows? (?:hashed|routed) onto one cable( \(spine–core\))?", head)
+    if m is None:
+        assert "no flow crosses a leaf–spine cable" in head and rate == pytest.approx(50.0, rel=1e-3)
+        return
+    worst = int(m.group(1))
+    assert rate >= 50.0 / worst * 0.995
+    assert (m.group(2) is not None) <= (nodes == 512)
+
+
+def test_512_random_static_routes_count_six_flows_on_a_spine_core_cable():
+    head = _visible(allreduce_view(512, "ib-ndr", 1.0, "dmodk", "random", "tree")[1])
+    assert "up to 6 flows routed onto one cable (spine–core)" in head and "8.33 of 50 GB/s" in head

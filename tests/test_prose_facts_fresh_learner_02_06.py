@@ -88,10 +88,10 @@ def test_06_section_4_says_where_the_chain_sets_the_pace_and_what_the_dashboard_
 
     text = prose(_FAB)
     assert "on these 2–16 packed nodes the chain over NVLink, not the NICs" in text  # guarded in test_prose_facts_rest
-    assert ("the extra time the network costs on top of it (\"between nodes\"). At its start (128 random nodes) the "
+    assert ("the extra time the network costs on top of it, \"between nodes\"). At its start (128 random nodes) the "
             "network is the slower.") in text
     _fig, html = allreduce_view(128, "ib-ndr", 1.0, "dmodk", "random", "tree")  # the dashboard's start
-    assert "the part between nodes is the larger one" in html
+    assert "so this network sets the pace" in html
 
 
 def test_06_words_a_fresh_learner_met_undefined_are_defined_or_linked():

@@ -800,7 +800,7 @@ def test_06_one_gib_ring_is_the_faster_default_on_2_nodes_and_sharp_beats_both()
     assert "of the algorithms NCCL runs by default, the flat ring is the faster on 2 nodes" in text
     assert "which NCCL runs only when CollNet is switched on, beats both" in text
     assert "the flat ring is the fastest on a few nodes" not in text
-    assert "shows the tree's time in two parts that add up" in text
+    assert "its details show the two parts that add up" in text
 
 
 # ------------------------------------------------------------------------------------------------ 08: words, sources

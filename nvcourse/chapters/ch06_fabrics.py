@@ -146,22 +146,41 @@ def _above_100(eff: float, est, base) -> str:
         here=number(2 * (est.gpus - 1) / est.gpus, ".2f"), ratio=number(est.time_s / base.time_s, ".2f"))
 
 
-def cable_sharing(sim, routing: str) -> str:
-    """How the step's flows share the leaf–spine cables, in words: the most flows on one cable (hashed or static
-    routes), or the busiest cable's load (adaptive routing, where every flow is spread over all up-links)."""
+#: The switch-to-switch tiers of a fat-tree, both directions of each, with the name the readout gives them.
+_SWITCH_TIERS = ((("leaf→spine", "spine→leaf"), _("leaf–spine")), (("spine→core", "core→spine"), _("spine–core")))
+
+
+def _busiest_cable(sim) -> tuple[int, float, str, bool]:
+    """The most flows on one switch-to-switch cable over every tier (leaf–spine and, on three levels, spine–core),
+    the busiest such cable's utilisation, the tier holding the most flows, and whether the fabric has a core tier."""
     tiers = sim.tier_summary()
-    up, down = tiers.get("leaf→spine") or {}, tiers.get("spine→leaf") or {}
-    worst = max(up.get("max_flows", 0), down.get("max_flows", 0))
-    busiest = max(up.get("max_util", 0), down.get("max_util", 0))
+    worst, busiest, where, three = 0, 0.0, _SWITCH_TIERS[0][1], False
+    for names, label in _SWITCH_TIERS:
+        found = [tiers[n] for n in names if n in tiers]
+        three = three or (bool(found) and label == _SWITCH_TIERS[1][1])
+        flows = max((t.get("max_flows", 0) for t in found), default=0)
+        busiest = max([busiest] + [t.get("max_util", 0.0) for t in found])
+        if flows > worst:
+            worst, where = flows, label
+    return worst, busiest, where, three
+
+
+def cable_sharing(sim, routing: str) -> str:
+    """How the step's flows share the switch-to-switch cables, in words: the most flows on one cable (hashed or
+    static routes), or the busiest cable's load (adaptive routing, where every flow is spread over all up-links).
+    Every tier counts (a three-level fabric's spine–core cables too), and there the tier is named."""
+    worst, busiest, where, three = _busiest_cable(sim)
     if worst == 0 or busiest == 0:
         return _("no flow crosses a leaf–spine cable")
     if routing not in ("ecmp", "dmodk"):
         return _("every flow spread over all up-links, busiest cable at {load}").format(load=_pct(busiest))
     if routing == "ecmp":
-        return ngettext("up to {n} flow hashed onto one cable", "up to {n} flows hashed onto one cable",
+        text = ngettext("up to {n} flow hashed onto one cable", "up to {n} flows hashed onto one cable",
                         worst).format(n=worst)
-    return ngettext("up to {n} flow routed onto one cable", "up to {n} flows routed onto one cable",
-                    worst).format(n=worst)
+    else:
+        text = ngettext("up to {n} flow routed onto one cable", "up to {n} flows routed onto one cable",
+                        worst).format(n=worst)
+    return text + (f" ({where})" if three else "")
 
 
 def routing_title(routing: str, sim) -> str:
@@ -209,7 +228,41 @@ def _how_parts_add(est, algorithm: str) -> str:
     return text.format(intra=intra, inter=inter)
 
 
-def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
+def _pace(est, fab, link, system: str, algorithm: str) -> tuple[float, bool]:
+    """For NCCL's pipelined ring and tree: the time the same all-reduce would take with a network as fast as NVLink
+    (the same protocol and latencies, the network's bandwidth unlimited), and whether this network's bandwidth sets
+    the pace (the real time is longer than that). Ranking the two reported parts does not say it: the tree's
+    "inside nodes" is the NVLink chain alone, and the network's part adds its latencies even when NVLink is slower."""
+    from .. import costmodel
+
+    g, N = fab.rails, fab.nodes
+    real = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=est.net_rate_GBps * 1e9)
+    fast = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=1e18)
+    proto = min(("LL", "LL128", "Simple"),
+                key=lambda pr: costmodel.pair_cost("allreduce", algorithm, pr, real).time(est.nbytes))
+    alone = float(costmodel.pair_cost("allreduce", algorithm, proto, fast).time(est.nbytes))
+    return alone, est.time_s > alone * 1.001
+
+
+def _look_at(est, fab, link, system: str, algorithm: str) -> str:
+    """The one sentence under the readout's table: for the pipelined ring and tree, which of NVLink and the network
+    sets the pace; for the hierarchical scheme (phases in series) and SHARP, which part of the time is the larger."""
+    if algorithm in ("ring", "tree") and est.sim is not None and fab.rails > 1:
+        alone, network = _pace(est, fab, link, system, algorithm)
+        return (_("Look at the time and what sets its pace: with a network as fast as NVLink it would take {alone}, "
+                  "so this network sets the pace.") if network else
+                _("Look at the time and what sets its pace: with a network as fast as NVLink it would take the same "
+                  "{alone}, so NVLink sets the pace.")).format(alone=_time(alone))
+    parts = {_("between nodes"): est.inter_s, _("inside nodes"): est.intra_s}
+    big, small = sorted(parts, key=parts.get, reverse=True)
+    return (_("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
+              "{small}).") if algorithm != "sharp" else
+            _("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
+              "{small}); the two overlap, so the time is less than their sum.")).format(
+        big=big, big_time=_time(parts[big]), small_time=_time(parts[small]), small=small)
+
+
+def _readout(est, base, fab, link, routing: str, algorithm: str, system: str = "dgx-h100") -> str:
     """Four or five figures in a table, one sentence on what to look at, the rest behind ``<details>``."""
     eff = est.busbw_GBps / base.busbw_GBps
     rows = [[_("all-reduce time"), f"<b>{_time(est.time_s)}</b>"],
@@ -219,9 +272,7 @@ def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
     if est.sim is not None:
         rows += [[_("slowest network flow"), _("{rate} of {line} GB/s").format(
                      rate=_rate(est.sim.min_rate_GBps), line=number(fab.port_GBps_dir, "g"))],
-                 [_("leaf–spine cables"), cable_sharing(est.sim, routing)]]
-    parts = {_("between nodes"): est.inter_s, _("inside nodes"): est.intra_s}
-    big, small = sorted(parts, key=parts.get, reverse=True)
+                 [_("switch-to-switch cables"), cable_sharing(est.sim, routing)]]
     how = _how_parts_add(est, algorithm)
     return (
         # the NIC named: two NICs of the same line rate (NDR, RoCE 400) give the same numbers, and without
@@ -229,11 +280,7 @@ def _readout(est, base, fab, link, routing: str, algorithm: str) -> str:
         _("<b>{algorithm}</b>, {size} per GPU on {gpus} GPUs, {nic} NICs:").format(
             algorithm=ALGO_LABELS[algorithm], size=localize_numbers(format_size(est.nbytes)), gpus=est.gpus,
             nic=_html.escape(link.name)) + table_html(["", ""], rows)
-        + (_("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
-             "{small}).") if algorithm != "sharp" else
-           _("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
-             "{small}); the two overlap, so the time is less than their sum.")).format(
-            big=big, big_time=_time(parts[big]), small_time=_time(parts[small]), small=small)
+        + _look_at(est, fab, link, system, algorithm)
         # one sentence visible; how the parts combine and why a ratio can pass 100 % open on demand
         + _("<details><summary>the fabric, the time split and the model</summary>")
         + f"{how}{_above_100(eff, est, base)}<br>"
@@ -275,7 +322,7 @@ def allreduce_view(
     # The fabric's description goes in the readout, not a title: matplotlib lays out and rasterises text glyph
     # by glyph, and a two-line title was ~15 ms of every slider change.
     draw_fabric(fab, fig.subplots(), est.sim)
-    return fig, _readout(est, base, fab, link, routing, algorithm)
+    return fig, _readout(est, base, fab, link, routing, algorithm, system)
 
 
 def fabric_dashboard(*, system: str = "dgx-h100"):
