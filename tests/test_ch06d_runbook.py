@@ -399,7 +399,8 @@ def test_the_worked_gdr_fault_is_the_cited_case():
     rec = DATA["signatures"]["gdr_distance"]
     assert rec["source_url"] == "https://github.com/NVIDIA/nccl/issues/1151"
     assert "PXB 4 and SYS 7 up to 2.25" in rec["healthy"]
-    assert "(7, through the CPU) is longer than the default limit (4, `PXB`, in that version)" in text
+    assert "(7, `SYS`: through the CPUs) is longer than the default limit (4, `PXB`, in that version)" in text
+    assert "SYS 7 up to 2.25" in rec["healthy"]
     peer = DATA["signatures"]["no_peermem"]
     assert "upgrade NCCL to 2.23 or later if the module is loaded but not seen" in peer["fix"]
     # the version notes it no longer carries are on the reference page the chapter links
