@@ -270,10 +270,11 @@ def test_03_ring_vs_all_to_all_sentence_matches_the_dashboard():
     s = catalog.get_system("dgx-1-v100")
     links = s.links_per_gpu * s.link.line_GBps_dir
     text = prose("03_topologies_and_nvswitch.ipynb")
-    assert f"to one neighbour over one link, {ring:g} GB/s" in text and ring == s.link.line_GBps_dir
+    assert f"the ring runs at its slowest hop, a single link: {ring:g} GB/s" in text and ring == s.link.line_GBps_dir
     assert f"gets more ({a2a:.4g} GB/s), yet far less than the {links:g} GB/s of a GPU's six links" in text
     assert ring < a2a < links / 2 and s.links_per_gpu == 6
-    assert f"NCCL runs {rings.n_rings} rings side by side" in text and f"all {rings.total_GBps_dir:g} GB/s" in text
+    assert f"NCCL runs {rings.n_rings} rings side by side" in text
+    assert f"all {rings.total_GBps_dir:g} GB/s of line" in text
     assert rings.total_GBps_dir == links
     _, readout = ch.render_system("dgx-1-v100", "ring")
     assert "one ring</b> at most" in readout and f"{rings.total_GBps_dir:g} GB/s." in readout

@@ -39,7 +39,7 @@ def test_05_small_buffers_on_8_gpus_say_where_nvls_starts_per_system():
     # 05 §2: the ring up to 64 MiB on 8 B200, NVLS from 128 MiB; on 8 H100 NVLS from 4–16 MiB (auto, the model)
     text = prose("05_nvl72_rack_scale.ipynb")
     assert ("The LL ring beats NVLS's fixed cost per call. In the model the tuner keeps the ring up to 64 MiB on 8 "
-            "B200 (there the two are level, as printed at the end of §3 below) and picks NVLS from 128 MiB, but on "
+            "B200 (there the two are level, as printed at the end of §3) and picks NVLS from 128 MiB, but on "
             "8 H100, whose NVLS runs at η = 0.85, from 4–16 MiB (chapter 04b).") in text
     assert "keeps the ring on 8 GPUs and switches to NVLS only for large buffers" not in text
     b200 = {k: predict("allreduce", "dgx-b200", 8, 2**k).algo for k in range(3, 32)}

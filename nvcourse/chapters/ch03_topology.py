@@ -104,7 +104,8 @@ def metrics_table_html(system_ids=None) -> str:
     return records_table_html(system_rows(system_ids), _(
         "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
         "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model); 'ring busbw' is what "
-        "NCCL's model reaches: the same, except on the two-socket PCIe server, where every ring crosses the "
+        "NCCL's model reaches for large messages, without the per-step latency (chapter 05 adds it, which lowers "
+        "the NVL72's figure at 4 GiB): the same, except on the two-socket PCIe server, where every ring crosses the "
         "CPU-to-CPU link and NCCL rates that link lower (chapter 04b)."))
 
 
@@ -252,12 +253,18 @@ def render_system(system: str, pattern: str):
     )
     text = template.format(
         name=html.escape(G.graph["name"]), pattern=_("one ring") if pattern == "ring" else pattern,
-        rate=f"{rate:.4g}", a=html.escape(top["a"]), b=html.escape(top["b"]), bis=f"{bis.GBps_dir:.5g}",
+        rate=f"{rate:.4g}", a=html.escape(_node_label(G, top["a"])), b=html.escape(_node_label(G, top["b"])),
+        bis=f"{bis.GBps_dir:.5g}",
         bidir=f"{bis.GBps_bidir:.5g}", n=rings.n_rings, ring=f"{rings.ring_GBps_dir:g}",
         total=f"{rings.total_GBps_dir:g}", capped_bis=f"{socket_capped_bisection_GBps(system):.5g}")
     if cap is not None:
         text += " " + _socket_note(system, pattern, cap)
     return fig, localize_numbers(text) + legend
+
+
+def _node_label(G, node: str) -> str:
+    """The name the drawing gives ``node`` (its label on one line), so the readout names what the learner sees."""
+    return " ".join(str(G.nodes[node].get("label", node)).replace("NVSwitch", "NVS").split())
 
 
 def _socket_note(system: str, pattern: str, cap: float) -> str:
@@ -302,7 +309,11 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         parts.append(localize_numbers(_("bisection {bis} GB/s per direction, all-to-all {a2a} GB/s per GPU").format(
             bis=f"{bis.GBps_dir:.5g}", a2a=f"{a2a:.4g}")))
     except ValueError as exc:
-        parts.append(f"<i>{html.escape(str(exc))}</i>")
+        # an unknown link generation: the learner answers with the menus, not with a keyword argument
+        unknown = "has no known bandwidth" in str(exc)
+        note = _("the links have no bandwidth until you pick their generation: pick an NVLink (and PCIe) "
+                 "generation in the menus above") if unknown else str(exc)
+        parts.append(f"<i>{html.escape(note)}</i>")
     fig, legend = topology_figure(G, title=_("your nvidia-smi topo -m"), cpu_label=CPU_LABEL)
     return fig, _("; ").join(parts) + legend
 
