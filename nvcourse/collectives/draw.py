@@ -20,12 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._validate import choice
+from ..i18n import english, number
+from ..i18n import translate as _
 from .fit import median_abs_error
 from .group import TraceEvent
 
 __all__ = [
     "COLLECTIVES",
     "TITLES",
+    "titles",
     "RANK_COLOURS",
     "Block",
     "rank_letter",
@@ -41,15 +44,23 @@ __all__ = [
 #: Operations drawn by :func:`draw_collectives`, in teaching order.
 COLLECTIVES: tuple[str, ...] = ("broadcast", "reduce", "allreduce", "reducescatter", "allgather", "alltoall")
 
-#: Title and one-line meaning of each picture.
-TITLES: dict[str, tuple[str, str]] = {
-    "broadcast": ("broadcast (root 0)", "the root's buffer is copied to every rank"),
-    "reduce": ("reduce (root 0)", "the sum of all buffers lands on the root"),
-    "allreduce": ("all-reduce", "every rank gets the sum of all buffers"),
-    "reducescatter": ("reduce-scatter", "rank r gets chunk r of the sum"),
-    "allgather": ("all-gather", "every rank gets every rank's chunk"),
-    "alltoall": ("all-to-all", "rank r's chunk j goes to rank j (a transpose)"),
-}
+
+
+def titles() -> dict[str, tuple[str, str]]:
+    """Title and one-line meaning of each picture, in the current language."""
+    return {
+        "broadcast": (_("broadcast (root 0)"), _("the root's buffer is copied to every rank")),
+        "reduce": (_("reduce (root 0)"), _("the sum of all buffers lands on the root")),
+        "allreduce": ("all-reduce", _("every rank gets the sum of all buffers")),
+        "reducescatter": ("reduce-scatter", _("rank r gets chunk r of the sum")),
+        "allgather": ("all-gather", _("every rank gets every rank's chunk")),
+        "alltoall": ("all-to-all", _("rank r's chunk j goes to rank j (a transpose)")),
+    }
+
+
+with english():
+    #: Title and one-line meaning of each picture, in English (the figures use :func:`titles`).
+    TITLES: dict[str, tuple[str, str]] = titles()
 
 #: One colour per rank (Okabe–Ito, colour-blind safe), reused by the ring animation.
 RANK_COLOURS: tuple[str, ...] = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
@@ -96,23 +107,23 @@ def collective_blocks(
     p = nprocs
     everyone = tuple(range(p))
     full = [[_own(r, c) for c in range(p)] for r in range(p)]
-    empty = [[None] * p for _ in range(p)]
+    empty = [[None] * p for _r in range(p)]
     total = [Block(everyone, c) for c in range(p)]
     if op == "broadcast":
         before = [list(full[root]) if r == root else [None] * p for r in range(p)]
-        after = [list(full[root]) for _ in range(p)]
+        after = [list(full[root]) for _r in range(p)]
     elif op == "reduce":
         before = full
         after = [list(total) if r == root else [None] * p for r in range(p)]
     elif op == "allreduce":
         before = full
-        after = [list(total) for _ in range(p)]
+        after = [list(total) for _r in range(p)]
     elif op == "reducescatter":
         before = full
         after = [[total[c] if c == r else None for c in range(p)] for r in range(p)]
     elif op == "allgather":
         before = [[_own(r, r) if c == r else None for c in range(p)] for r in range(p)]
-        after = [[_own(c, c) for c in range(p)] for _ in range(p)]
+        after = [[_own(c, c) for c in range(p)] for _r in range(p)]
     else:  # alltoall: slot j of rank r receives rank j's chunk r
         before = full
         after = [[_own(j, r) for j in range(p)] for r in range(p)]
@@ -157,20 +168,20 @@ def draw_collective(op: str, nprocs: int = 4, *, ax=None, root: int = 0):
 
     before, after = collective_blocks(op, nprocs, root)
     if ax is None:
-        _, ax = plt.subplots(figsize=(5.4, 0.55 * nprocs + 0.9), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(5.4, 0.55 * nprocs + 0.9), layout="constrained")
     p = nprocs
     gap = 1.6
     x_after = p + gap
     for r in range(p):
         y = p - 1 - r
-        ax.text(-0.15, y + 0.4, f"rank {r}", ha="right", va="center", fontsize=8)
+        ax.text(-0.15, y + 0.4, _("rank {r}").format(r=r), ha="right", va="center", fontsize=8)
         draw_buffer(ax, 0, y, before[r], p)
         draw_buffer(ax, x_after, y, after[r], p)
     ax.annotate("", xy=(x_after - 0.2, p / 2), xytext=(p + 0.2, p / 2),
                 arrowprops=dict(arrowstyle="-|>", lw=1.5, color="#333333"))
-    ax.text(p / 2, p + 0.05, "before", ha="center", va="bottom", fontsize=8, color="#333333")
-    ax.text(x_after + p / 2, p + 0.05, "after", ha="center", va="bottom", fontsize=8, color="#333333")
-    title, meaning = TITLES[op]
+    ax.text(p / 2, p + 0.05, _("before"), ha="center", va="bottom", fontsize=8, color="#333333")
+    ax.text(x_after + p / 2, p + 0.05, _("after"), ha="center", va="bottom", fontsize=8, color="#333333")
+    title, meaning = titles()[op]
     ax.set_title(f"{title}\n{meaning}", fontsize=9.5)
     ax.set_xlim(-1.3, x_after + p + 0.1)
     ax.set_ylim(-0.2, p + 0.45)
@@ -208,9 +219,9 @@ def plot_timeline(trace: Sequence[TraceEvent], *, iteration: int | None = 0, ax=
 
     events = [e for e in trace if iteration is None or e.iteration == iteration]
     if ax is None:
-        _, ax = plt.subplots(figsize=(9, 0.5 + 0.5 * (1 + max((e.rank for e in events), default=0))))
+        _fig, ax = plt.subplots(figsize=(9, 0.5 + 0.5 * (1 + max((e.rank for e in events), default=0))))
     if not events:
-        ax.set_title(title or "no trace events (run with trace=True)")
+        ax.set_title(title or _("no trace events (run with trace=True)"))
         return ax
     t0 = min(e.start for e in events)
     span = max(e.end for e in events) - t0
@@ -224,10 +235,10 @@ def plot_timeline(trace: Sequence[TraceEvent], *, iteration: int | None = 0, ax=
             ax.text((e.start - t0 + (e.end - e.start) / 2) * 1e6, e.rank, f"←{e.peer}",
                     ha="center", va="center", fontsize=7)
     ranks = sorted({e.rank for e in events})
-    ax.set_yticks(ranks, [f"rank {r}" for r in ranks])
+    ax.set_yticks(ranks, [_("rank {r}").format(r=r) for r in ranks])
     ax.invert_yaxis()
-    ax.set_xlabel("time (µs)")
-    ax.set_title(title or "trace: one bar per step (colour = step, label = peer)")
+    ax.set_xlabel(_("time (µs)"))
+    ax.set_title(title or _("trace: one bar per step (colour = step, label = peer)"))
     return ax
 
 
@@ -267,7 +278,7 @@ def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5))
+        _fig, ax = plt.subplots(figsize=(8, 5))
     algos = list(dict.fromkeys(r["algo"] for r in rows))
     procs = sorted({r["procs"] for r in rows})
     cmap = plt.get_cmap("tab10")
@@ -281,18 +292,17 @@ def plot_measured_vs_machine(rows, ax=None, *, title: str | None = None):
                 continue
             x = [q[0] for q in pts]
             ax.plot(x, [q[2] * 1e6 for q in pts], styles[j % 4], color=cmap(i % 10), lw=1.2,
-                    label=f"N={p} {a} model")
+                    label=_("N={p} {algo} model").format(p=p, algo=a))
             ax.plot(x, [q[1] * 1e6 for q in pts], markers[j % 5], color=cmap(i % 10), ms=5, mfc="none",
-                    label=f"N={p} {a} measured")
+                    label=_("N={p} {algo} measured").format(p=p, algo=a))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("message size S (bytes)")
-    ax.set_ylabel("time per call (µs)")
+    ax.set_xlabel(_("message size S (bytes)"))
+    ax.set_ylabel(_("time per call (µs)"))
     if rows:
-        med = median_abs_error(rows) * 100
-        ax.set_title(
-            title or f"{rows[0]['op']}: measured (markers) vs machine model (lines); median |error| {med:.0f} %"
-        )
+        med = number(median_abs_error(rows) * 100, ".0f")
+        ax.set_title(title or _("{op}: measured (markers) vs machine model (lines); median |error| {med} %").format(
+            op=rows[0]["op"], med=med))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return ax
