@@ -168,4 +168,8 @@ def test_readout_is_a_short_table_with_the_rest_collapsed():
             p = predict(state[0], state[2], state[3], size, nodes=state[4], algo=state[1])
             assert f"{p.algo}/{p.proto}" in head and format_time(p.time_s) in head
         assert "algbw" not in head and "algbw" in rest and rest.endswith("</details>")
-        assert "Look at how the pick changes from 8 B to 1 GiB" in head
+        # the sentence under the table says whether the pick changes between the two sizes
+        small, big = (predict(state[0], state[2], state[3], size, nodes=state[4], algo=state[1]) for size in (8, 2**30))
+        changes = (small.algo, small.proto) != (big.algo, big.proto)
+        assert ("Look at how the pick changes from 8 B to 1 GiB" in head) == changes
+        assert ("The pick is the same at both sizes" in head) == (not changes)

@@ -69,7 +69,7 @@ def _tree_ll_two_h100_nodes() -> str:
     a, b = (predict("allreduce", "dgx-h100", 8, s, nodes=2) for s in (4096, 8192))
     assert (a.algo, a.proto) == ("tree", "LL")
     ea, eb = (p.candidates_estimate_s["tree/LL"] for p in (a, b))
-    return f"Rebuilt with NCCL's formulas, NCCL's estimate comes out at {us(ea)} and {us(eb)} µs"
+    return f"| NCCL's estimate, rebuilt with NCCL's formulas | {us(ea)} µs | {us(eb)} µs |"
 
 
 def _domain(system: str, gpus: int) -> str:
@@ -94,10 +94,10 @@ def _nvls_72() -> str:
 
 def _nvlstree_cap() -> str:
     cap2, cap4 = (tuning.per_channel_max_GBps("nvlstree", "hopper", k) for k in (2, 4))
-    algbw = predict("allreduce", "dgx-h100", 8, 16 * 2**30, nodes=2, algo="nvlstree").algbw_GBps
+    # the 246 GB/s it sets on two H100 nodes: tests/test_prose_facts_walk_q4.py
     return (
-        f"({g(cap2)} GB/s on Hopper with two nodes, {g(cap4)} GB/s from three: NCCL's per-channel NVLSTree cap) — on "
-        f"two H100 nodes it, not the NICs, sets the model's {algbw:.0f} GB/s of algbw"
+        f"two nodes (NCCL's per-channel NVLSTree cap, measured rather than derived) | {g(cap2)} GB/s | | NVLSTree | "
+        f"the same cap from three nodes | {g(cap4)} GB/s |"
     )
 
 
@@ -174,7 +174,12 @@ FACTS = {
             f"charges {hw('net', 'ring', 'Simple')} µs per network step against {hw('nvlink', 'ring', 'Simple')} µs"
         ),
     ),
-    "04b: the catalog's α per link class": ("04b_predicting_collectives.ipynb", _alphas),
+    "04b: the catalog's α per link class": (  # the Simple row of section 2b's table carries all three
+        "04b_predicting_collectives.ipynb",
+        lambda: "| 100 % | {} / {} / {} µs |".format(
+            *(g(catalog.get_link(k).alpha_us) for k in ("nvlink4", "pcie4", "ib-ndr"))
+        ),
+    ),
     "04b: protocol table, LL": (
         "04b_predicting_collectives.ipynb",
         lambda: " / ".join(hw(k, "ring", "LL") for k in ("nvlink", "pci", "net")) + " µs",
@@ -189,15 +194,16 @@ FACTS = {
     ),
     "04b: ring base latencies": (
         "04b_predicting_collectives.ipynb",
-        lambda: "(ring: {} µs LL, {} µs LL128, {} µs Simple)".format(
-            *(g(tuning.base_latency_us("ring", p)) for p in tuning.PROTOCOLS)
-        ),
+        # the last column of section 2b's protocol table, LL row (every row: tests/test_prose_facts_walk_q4.py)
+        lambda: " / ".join(hw(k, "ring", "LL") for k in ("nvlink", "pci", "net"))
+        + " µs | {} µs |".format(g(tuning.base_latency_us("ring", "LL"))),
     ),
     "04b: NVLS efficiency and latency": (
         "04b_predicting_collectives.ipynb",
         lambda: (
-            f"= {g(tuning.nvls_efficiency('hopper'))} on Hopper and {g(tuning.nvls_efficiency('blackwell'))} "
-            f"on Blackwell and α_NVLS = {hw('nvlink', 'nvls', 'Simple')} µs"
+            f"| Hopper | {g(tuning.nvls_efficiency('hopper'))} | {hw('nvlink', 'nvls', 'Simple')} µs | "
+            f"| Blackwell | {g(tuning.nvls_efficiency('blackwell'))} | "
+            f"{hw('nvlink', 'nvls', 'Simple')} µs |"
         ),
     ),
     "04b: 8 B on 8 H100": (

@@ -63,8 +63,9 @@ def _nvls_8_h100() -> tuple[float, float, float]:
 def test_04b_nvls_busbw_is_one_figure_in_section_7_and_the_check_question():
     b, algbw, busbw = _nvls_8_h100()
     text = prose("04b_predicting_collectives.ipynb")
-    assert f"${b:.1f} \\times 0.85 \\times 8/9 = {algbw:.0f}$ GB/s" in text
-    assert f"$= 1.75 \\times {algbw:.0f} = {busbw:.0f}$ GB/s" in text
+    assert f"| NVLS algbw: ${b:.1f} \\times 0.85 \\times 8/9$ | {algbw:.0f} |" in text
+    assert f"| NVLS busbw, largest buffers: $1.75 \\times {algbw:.0f}$ | {busbw:.0f} |" in text
+    assert f"| $B$: 18 links × 20.6 GB/s achievable each way (the line rate is 450) | {b:.1f} |" in text
     assert f"(up to ~{busbw:.0f} GB/s, section 7) above the {b:.1f} GB/s" in text
     assert "~480" not in text
 
@@ -80,7 +81,8 @@ def test_04b_nvls_busbw_only_approaches_its_limit_for_the_largest_buffers():
     sw = predict_sweep("allreduce", "dgx-h100", 8, sizes)
     busbw = dict(zip(sizes, sw.busbw_GBps))
     text = prose("04b_predicting_collectives.ipynb")
-    assert f"= {limit:.0f}$ GB/s for the largest buffers ({busbw[2.0**30]:.0f} at 1 GiB)" in text
+    assert f"$1.75 \\times {limit / 1.75:.0f}$ | {limit:.0f} |" in text
+    assert f"| NVLS busbw at 1 GiB (the dashboard) | {busbw[2.0**30]:.0f} |" in text
     assert max(busbw.values()) < limit and busbw[2.0**34] > 0.99 * limit
 
 
@@ -103,15 +105,17 @@ def test_04b_nvls_offer_and_pick_follow_the_model():
     i = picks.index(("nvls", "Simple"))
     assert picks[i + 1] == ("ring", "LL128") and all(a == "nvls" for a, _ in picks[i + 2:])
     at, ring_at, again = (format_size(sizes[j]) for j in (i, i + 1, i + 2))
-    assert (f"on H100 from {picked} GPUs, for the largest messages (from {format_size(first)} on {picked} GPUs). "
-            f"On 8 it picks NVLS at {at}, the ring with LL128 at {ring_at}, then NVLS from {again} on: the two "
-            "estimates stay within 7 % of each other there and cross twice.") in text
+    # section 7's table: one row per GPU count
+    assert f"| {picked - 2} or {picked - 1} | at no size: the ring wins |" in text
+    assert f"| {picked} | from {format_size(first)} | only the largest messages |" in text
+    assert (f"| 8 | at {at}, then from {again} on (the ring with LL128 at {ring_at}) | the two estimates stay within "
+            "7 % of each other there and cross twice |") in text
     for s in sizes[i:i + 3]:
         t = [predict("allreduce", "dgx-h100", 8, s, algo=a).time_s for a in ("nvls", "ring")]
         assert max(t) / min(t) < 1.07
     assert (f"`dgx-h100` with {picked - 1} then {picked} GPUs (NVLS switches on from {format_size(first)}), "
-            f"then 8 (the \"picked\" legend flips NVLS, ring, NVLS at {at.split()[0]}, {ring_at.split()[0]} and "
-            f"{again}: the tuner takes the smaller of two estimates that cross twice)") in text
+            "then 8 (the \"picked\" legend flips from NVLS to the ring and back in the megabytes, as section 7's "
+            "table says: the tuner takes the smaller of two estimates that cross twice)") in text
     assert "few MiB" not in text
 
 
@@ -159,9 +163,10 @@ def test_04b_runs_figure_sentences_hold_for_every_run_drawn():
     n_described = len({r.point.sweep for r in held_rows})
     assert n_described > len(held)
     band = sweeps.band_medians(held_rows)
-    assert (f"over all {words[n_described - 2]} held-out runs it describes the medians are "
-            f"{band['>= 16 MiB'][0]:.0%} at ≥ 16 MiB, {band['<= 64 KiB'][0]:.0%} below 64 KiB and "
-            f"{band['64 KiB-16 MiB'][0]:.0%} in between, too fast").replace("%", " %") in text
+    # the medians stand once, in section 11's table (test_04b_section_11_opens_with_...); this bullet points there
+    assert (f"Over all {words[n_described - 2]} held-out runs it describes (their medians: section 11's table) it is "
+            "too fast on the all-gather and send/recv runs") in text
+    assert f"| ≥ 16 MiB | {band['>= 16 MiB'][0]:.0%} |".replace("%", " %") in text
     n_held = len({r.point.sweep for r in all_held})
     others = sweeps.run_medians([r for r in all_held if not r.point.covered])
     worst = max(b[">= 16 MiB"][0] for b in others.values())
@@ -538,9 +543,9 @@ def test_04b_symmetric_kernels_figures():
     assert (a8.algo, a8.proto) == ("ring", "LL") and s8.algo == "symmetric" and "AGxLL" in s8.kernel
     assert "MC" in s8.kernel  # the multicast (NVLS) one-shot
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"an 8-byte all-reduce takes {s8.time_s * 1e6:.1f} µs with the one-shot multicast kernel against "
-            f"{a8.time_s * 1e6:.0f} µs for the LL ring, and a 64 KiB one {s64.time_s * 1e6:.1f} µs against "
-            f"{a64.time_s * 1e6:.1f} µs") in text
+    assert (f"| all-reduce on 8 H100 | symmetric (the one-shot multicast kernel) | classic | |---|---|---| "
+            f"| 8 B | {s8.time_s * 1e6:.1f} µs | {a8.time_s * 1e6:.0f} µs (the LL ring) | "
+            f"| 64 KiB | {s64.time_s * 1e6:.1f} µs | {a64.time_s * 1e6:.1f} µs |") in text
 
 
 def test_04b_buffers_menu_sentence_matches_where_the_model_runs_symmetric_kernels():
@@ -666,7 +671,7 @@ def test_04b_eight_byte_times_side_by_side_are_the_models():
     forced = predict("allreduce", "dgx-h100", 8, 8, proto="Simple")
     assert forced.algo == "nvls" and ll.time_s < forced.time_s < ring.time_s
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"| $6.6 + 14 \\times 0.6 = {ll.time_s * 1e6:.0f}$ µs | "
+    assert (f"| 8 B | $6.6 + 14 \\times 0.6 = {ll.time_s * 1e6:.0f}$ µs | "
             f"$8.4 + 14\\times 3.4 = {ring.time_s * 1e6:.0f}$ µs | "
             f"{forced.time_s * 1e6:.0f} µs: NVLS, not the ring (section 7) |") in text
     lat = [tuning.hw_latency_us("nvlink", "ring", p) for p in ("LL", "Simple")]
@@ -677,9 +682,11 @@ def test_04b_ll_against_simple_at_4_gib_is_the_models_ratio():
     gib4 = 4 * 2**30
     ll = predict("allreduce", "dgx-h100", 8, gib4, algo="ring", proto="LL").time_s * 1e3
     simple = predict("allreduce", "dgx-h100", 8, gib4, algo="ring", proto="Simple").time_s * 1e3
+    forced = predict("allreduce", "dgx-h100", 8, gib4, proto="Simple")  # NCCL_PROTO=Simple alone: NVLS
+    assert forced.algo == "nvls" and forced.time_s * 1e3 < simple
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"a 4 GiB one takes {ll:.0f} ms with LL against {simple:.0f} ms with Simple: {ll / simple:.1f}× faster "
-            "with Simple") in text
+    assert (f"| 4 GiB | {ll:.0f} ms | {simple:.0f} ms | {forced.time_s * 1e3:.1f} ms: NVLS again |") in text
+    assert f"at 4 GiB the ring is {ll / simple:.1f}× faster with Simple than with LL" in text
     assert "twice as fast with Simple" not in text
 
 
@@ -707,8 +714,9 @@ def test_04b_nccl_estimate_and_model_time_are_named_apart():
     used = [ramp.channels * float(ramp.factor(s)) for s in sizes]
     assert used == [1, 2]
     text = prose("04b_predicting_collectives.ipynb")
-    assert f"NCCL's estimate comes out at {est[0]:.1f} and {est[1]:.1f} µs" in text
-    assert f"**The model's time**, the one the dashboard shows, is {model.pop()} µs at both sizes" in text
+    assert f"| NCCL's estimate, rebuilt with NCCL's formulas | {est[0]:.1f} µs | {est[1]:.1f} µs |" in text
+    m = model.pop()
+    assert f"| **the model's time** (the dashboard's) | {m} µs | {m} µs |" in text
     assert f"runs on only one or two of NCCL's {ramp.channels} channels" in text
     assert "Every time on the dashboard is the course model's prediction" in text
 
@@ -716,8 +724,8 @@ def test_04b_nccl_estimate_and_model_time_are_named_apart():
 def test_04b_ring_plateau_factors_are_ncclss():
     plateau = tuning.raw()["size_correction"]
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"pays its latency {plateau['ring_plateau']['ampere_and_later']:g} times over from Ampere on "
-            f"({plateau['ring_plateau']['before_ampere']:g} before) once each rank's share per channel reaches "
+    assert (f"its latency counts {plateau['ring_plateau']['ampere_and_later']:g} times from Ampere on "
+            f"({plateau['ring_plateau']['before_ampere']:g} before), once each rank's share per channel reaches "
             f"{plateau['ring_plateau_min_bytes']:g} bytes") in text
 
 
@@ -854,8 +862,8 @@ def test_04b_the_ring_plateau_is_an_all_reduce_correction():
     from nvcourse.costmodel import corrections
     from nvcourse.costmodel.config import configure
 
-    assert "a ring all-reduce across nodes with Simple pays its latency 1.4 times over" in prose(
-        "04b_predicting_collectives.ipynb")
+    assert ("| a ring all-reduce across nodes with Simple | its latency counts 1.4 times from Ampere on" in prose(
+        "04b_predicting_collectives.ipynb"))
     c = configure("dgx-h100", 8, nodes=4)
     assert corrections.for_pair("allreduce", "ring", "Simple", c).latency_multiplier == 1.4
     assert all(corrections.for_pair(op, "ring", "Simple", c) is None for op in ("allgather", "reducescatter"))
@@ -946,11 +954,13 @@ def test_04b_symmetric_estimate_is_lower_on_hopper_and_higher_on_small_blackwell
     sym = tuning.raw()["symmetric"]
     hop = [v for k, v in sym["hopper"].items() if k.startswith("base_lat")]
     bw = [v for k, v in sym["blackwell"].items() if k.startswith("base_lat")]
-    assert (f"NCCL charges each call a larger fixed cost ({min(bw):g} to {max(bw):g} µs, against {min(hop):g} to "
-            f"{max(hop):g} µs on Hopper)") in text
-    assert ("so on 2 to 8 GPUs the symmetric estimate is higher than the classic one at some size up to 1 MiB: on 2 "
-            "to 4 GPUs at every size up to 1 MiB (on 2, at every size at all); only from 12 GPUs of an NVL72 is it "
-            "lower at every size up to 1 MiB.") in text
+    assert "NCCL charges each call a larger fixed cost (the table below)" in text
+    assert (f"| from the cheapest kernel to the dearest | {min(hop):g} to {max(hop):g} µs | {min(bw):g} to "
+            f"{max(bw):g} µs |") in text
+    assert ("so on 2 to 8 GPUs the symmetric estimate is higher than the classic one at some size up to "
+            "1 MiB.") in text
+    assert ("| 2 | higher at every size (and above 1 MiB too) | | 3 or 4 | higher at every size | | 5 to 8 | higher "
+            "at some size | | 12 or more, in an NVL72 | lower at every size |") in text
     for sid in ("dgx-b200", "gb200-nvl72"):
         assert all(_registered_over_plain(op, sid, 2, s) > 1 for op in ops for s in SIZES), sid
         for g in (3, 4):  # every size up to 1 MiB, not every size
@@ -1207,8 +1217,8 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     # the key point: "for small ones its median miss is about half, too fast on Google Cloud all-gathers and too
     # slow on AWS EFA all-reduces"
     assert 0.45 <= band["<= 64 KiB"][0] <= 0.55 and small[0].startswith("−") and small[1].startswith("+")
-    assert ("for small ones its median miss is about half, too fast on Google Cloud all-gathers and too slow on AWS "
-            "EFA all-reduces.") in text
+    assert ("for small ones its median miss is about half, too fast on Google Cloud all-gathers and too slow on "
+            "all-reduces over AWS's own network (EFA).") in text
     assert "(the model too fast)" not in text
     assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
 

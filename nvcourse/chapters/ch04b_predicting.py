@@ -151,11 +151,13 @@ def readout_html(op: str, system: str, gpus: int, nodes: int, algo: str, launch:
     # "most": where the pick changes (e.g. 4 GPUs per node) a size or two inside the grey span is bandwidth-bound
     where = (_("at most sizes up to ≈ {bound} (grey) the α term is the larger one").format(bound=bound) if bound
              else _("no size is latency-bound here"))
+    changes = (small.algo, small.proto) != (p.algo, p.proto)
     regime = {"latency-bound": _("latency-bound"), "bandwidth-bound": _("bandwidth-bound")}.get(p.regime, p.regime)
     return (_("<b>{op}</b> on {gpus} × {nodes} {system}, launch {launch}:").format(
                 op=op, gpus=gpus, nodes=nodes, system=system, launch=launch)
             + table_html([_("size"), _("pick"), _("time"), "busbw"], rows)
-            + _("Look at how the pick changes from 8 B to 1 GiB: {where}.").format(where=where)
+            + (_("Look at how the pick changes from 8 B to 1 GiB: {where}.") if changes
+               else _("The pick is the same at both sizes: {where}.")).format(where=where)
             + "<details><summary>" + _("all the figures") + "</summary>"
             + _("<b>1 GiB</b>: {pick}, {time}, algbw {algbw} GB/s, busbw {busbw} GB/s ({regime}). ").format(
                 pick=f"{p.algo}/{p.proto}", time=_l(format_time(p.time_s)), algbw=number(p.algbw_GBps, ".1f"),
@@ -212,8 +214,9 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
                            description=_("buffers"), tooltip=_("registered: a symmetric window (nccl-tests -R 2), "
                                                                "NCCL 2.27+'s symmetric kernels"))
     launch_w = w.Dropdown(options=list(LAUNCH_MODES), value="device", description=_("launch"),
-                          description_allow_html=False, tooltip=_("device: GPU time only (NCCL's tuner); "
-                          "single-process = nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G"))
+                          description_allow_html=False,
+                          tooltip=_("device: GPU time only (what NCCL's tuner estimates); single-process = "
+                                    "nccl-tests -g N; process-per-gpu = mpirun/srun; cuda-graphs = -G"))
 
     def sync(_=None) -> None:
         """Keep the controls valid: GPU range from the system, algorithms from what can run."""
