@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from . import catalog, reliability, training
 from ._validate import number
-from .i18n import language
+from .i18n import english, language, ngettext
 from .i18n import number as _num
 from .i18n import translate as _
 from .markup import mark_html, md_escape, md_table
@@ -39,6 +39,9 @@ __all__ = [
     "at_price_date",
     "decision_log_template",
     "decision_log",
+    "decision_log_fields",
+    "gate_name",
+    "verdict_word",
 ]
 
 
@@ -134,25 +137,43 @@ class Report:
         # the _() calls stay outside the f-string, where the extractor sees them
         marks, target = {True: _("PASS"), False: _("FAIL")}, _("target")
         width = max(len(m) for m in marks.values())
+        names = {g.name: gate_name(g.name) for g in self.gates}
+        name_width = max([10, *map(len, names.values())])
         lines = [
-            f"{marks[g.passed]:<{width}}  {g.name:<10} {g.measured:<28} {target} {g.target}"
+            f"{marks[g.passed]:<{width}}  {names[g.name]:<{name_width}} {g.measured:<28} {target} {g.target}"
             + ("" if g.passed else f"  -> {g.advice}")
             for g in self.gates
         ]
+        n = len(self.failed)
         verdict = (
             _("all gates pass")
             if self.passed
-            else _("{n} gate(s) fail: ").format(n=len(self.failed)) + ", ".join(g.name for g in self.failed)
+            # English keeps its one form for both counts; French has a singular and a plural
+            else ngettext("{n} gate(s) fail: ", "{n} gate(s) fail: ", n).format(n=n)
+            + ", ".join(names[g.name] for g in self.failed)
         )
         return "\n".join(lines + [verdict])
 
     def html(self) -> str:
         """The gates as an HTML table: marks in colour and words (no emoji), text escaped, no TeX."""
         rows = [
-            (mark_html(g.passed), g.name, g.measured, g.target, "" if g.passed else g.advice) for g in self.gates
+            (mark_html(g.passed, verdict_word(g.passed)), gate_name(g.name), g.measured, g.target,
+             "" if g.passed else g.advice) for g in self.gates
         ]
         return table_html(["", _("gate"), _("design"), _("target"), _("what to try")], rows, escape=True,
                           html_cols=[0], align_numbers=False)
+
+
+def gate_name(name: str) -> str:
+    """A gate's name (``Gate.name``, English: the stable key of ``as_dict``) in the current language."""
+    shown = {"memory": _("memory"), "placement": _("placement"), "time": _("time"), "budget": _("budget"),
+             "efficiency": _("efficiency"), "goodput": _("goodput"), "power": _("power")}
+    return shown.get(name, name)
+
+
+def verdict_word(passed: bool) -> str:
+    """``pass`` or ``FAIL``, in the current language (the word beside a gate's mark)."""
+    return _("pass") if passed else _("FAIL")
 
 
 def evaluate(design: Design, targets: Targets) -> Report:
@@ -216,7 +237,8 @@ def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float
         Gate(
             "placement",
             design.tp <= node and not step.placements["tp"].crosses_nodes,
-            _("TP {tp} on {nodes} node(s)").format(tp=design.tp, nodes=step.placements["tp"].nodes),
+            ngettext("TP {tp} on {nodes} node(s)", "TP {tp} on {nodes} node(s)", step.placements["tp"].nodes).format(
+                tp=design.tp, nodes=step.placements["tp"].nodes),
             _("TP inside one NVLink domain / node ({node} GPUs)").format(node=node),
             _("keep tp ≤ the node size and use placement='tp-first'"),
         ),
@@ -315,25 +337,30 @@ def at_price_date(report: Report, date: str) -> Report | None:
     return evaluate(replace(report.design, usd_per_gpu_hour=price[0]), report.targets)
 
 
-DECISION_LOG_FIELDS = (
-    ("Decision", "what was chosen (system, size, layout, checkpoint plan)"),
-    ("Targets", "set before the choice: time, budget, goodput, efficiency, power"),
-    ("Options considered", "at least two, with the evidence for each"),
-    ("Evidence", "gates passed / failed, with the model or measurement behind each number"),
-    (
-        "Assumptions",
-        "every input that is not sourced (prices, efficiency, failure rate) and how sensitive the result is",
-    ),
-    ("Risks", "what could make this wrong; what would we see first"),
-    ("Validation plan", "benchmarks at job scale and message sizes before the full run; canary; thresholds"),
-    ("Rollback", "what we do if a gate fails in production"),
-    ("Owner and review date", "who decides, and when the decision is revisited"),
-)
+def decision_log_fields() -> tuple[tuple[str, str], ...]:
+    """The decision log's rows (name, what to write in it), in the current language."""
+    return (
+        (_("Decision"), _("what was chosen (system, size, layout, checkpoint plan)")),
+        (_("Targets"), _("set before the choice: time, budget, goodput, efficiency, power")),
+        (_("Options considered"), _("at least two, with the evidence for each")),
+        (_("Evidence"), _("gates passed / failed, with the model or measurement behind each number")),
+        (_("Assumptions"),
+         _("every input that is not sourced (prices, efficiency, failure rate) and how sensitive the result is")),
+        (_("Risks"), _("what could make this wrong; what would we see first")),
+        (_("Validation plan"), _("benchmarks at job scale and message sizes before the full run; canary; thresholds")),
+        (_("Rollback"), _("what we do if a gate fails in production")),
+        (_("Owner and review date"), _("who decides, and when the decision is revisited")),
+    )
+
+
+with english():
+    #: The decision log's rows in English: their names give :func:`decision_log`'s keyword names.
+    DECISION_LOG_FIELDS = decision_log_fields()
 
 
 def decision_log_template() -> str:
     """An empty decision log as a Markdown table to copy into a notebook cell."""
-    return md_table(["field", "entry"], [(f"**{name}**", f"_{hint}_") for name, hint in DECISION_LOG_FIELDS],
+    return md_table([_("field"), _("entry")], [(f"**{name}**", f"_{hint}_") for name, hint in decision_log_fields()],
                     markdown_cols=[0, 1])
 
 
@@ -343,25 +370,42 @@ def decision_log(report: Report, **entries: str) -> str:
     Keyword names are the field names in lower case with underscores (``options_considered=...``).
     Unknown names raise ValueError listing the allowed ones.
     """
-    keys = {name.lower().replace(" ", "_"): name for name, _ in DECISION_LOG_FIELDS}
+    keys = {name.lower().replace(" ", "_"): name for name, _hint in DECISION_LOG_FIELDS}
     unknown = set(entries) - set(keys)
     if unknown:
         raise ValueError(f"unknown decision-log fields {sorted(unknown)}; allowed: {', '.join(keys)}")
-    d, t = report.design, report.targets
-    auto = {
-        "decision": f"{d.gpus} GPUs of {d.system}, TP {d.tp} × PP {d.pp} × DP {report.step.dp} ({d.placement}), "
-        f"checkpoint every {report.checkpoint_interval_s / 60:.0f} min",
-        "targets": f"≤ {t.max_days:g} days, ≤ ${t.max_usd / 1e6:.2f} M, goodput ≥ {t.min_goodput:.0%}, "
-        f"efficiency ≥ {t.min_efficiency:.0%}"
-        + (f", ≤ {t.max_MW:g} MW" if t.max_MW else ""),
-        "evidence": "; ".join(f"{g.name} {'pass' if g.passed else 'FAIL'} ({g.measured})" for g in report.gates),
-    }
+    auto = _decision_log_auto(report)
+    shown = dict(zip(keys, decision_log_fields()))  # key -> (name, hint) in the current language
     rows = []
-    for key, name in keys.items():
+    for key in keys:
         # what the model wrote is text (escaped: its "$" must not start TeX); what the learner wrote is Markdown
-        text = entries.get(key) or (md_escape(auto[key]) if key in auto else f"_{dict(DECISION_LOG_FIELDS)[name]}_")
+        name, hint = shown[key]
+        text = entries.get(key) or (md_escape(auto[key]) if key in auto else f"_{hint}_")
         rows.append((f"**{name}**", text))
-    return md_table(["field", "entry"], rows, markdown_cols=[0, 1])
+    return md_table([_("field"), _("entry")], rows, markdown_cols=[0, 1])
+
+
+def _decision_log_auto(report: Report) -> dict[str, str]:
+    """The decision log's rows the model can fill (decision, targets, evidence), in the current language."""
+    d, t = report.design, report.targets
+    french = language() == "fr"
+    gpus = _num(d.gpus, ",d") if french else str(d.gpus)
+    targets = [_("≤ {days} days").format(days=_num(t.max_days, "g")),
+               _("≤ ${usd} M").format(usd=_num(t.max_usd / 1e6, ".2f")),
+               _("goodput ≥ {share}").format(share=_pct(t.min_goodput)),
+               _("efficiency ≥ {share}").format(share=_pct(t.min_efficiency))]
+    if t.max_MW:
+        targets.append(_("≤ {MW} MW").format(MW=_num(t.max_MW, "g")))
+    return {
+        "decision": _("{gpus} GPUs of {system}, TP {tp} × PP {pp} × DP {dp} ({placement}), checkpoint every "
+                      "{minutes} min").format(gpus=gpus, system=d.system, tp=d.tp, pp=d.pp, dp=report.step.dp,
+                                              placement=d.placement,
+                                              minutes=_num(report.checkpoint_interval_s / 60, ".0f")),
+        "targets": ", ".join(targets),
+        "evidence": ("\u00a0; " if french else "; ").join(
+            _("{gate} {verdict} ({measured})").format(gate=gate_name(g.name), verdict=verdict_word(g.passed),
+                                                      measured=g.measured) for g in report.gates),
+    }
 
 
 def as_dict(report: Report) -> dict:

@@ -21,6 +21,8 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from .i18n import translate as _
+
 __all__ = [
     "PASS_MARK", "FAIL_MARK", "WARN_MARK", "NO_MATH", "NO_MATH_CLASSES", "md_escape", "md_cell", "md_table",
     "md_no_math", "html_escape", "mark_html", "details_html",
@@ -81,5 +83,5 @@ def details_html(summary: str, body: str, *, body_style: str = "") -> str:
 def mark_html(passed: bool, word: str | None = None) -> str:
     """A pass/fail mark in colour *and* words: ``✔ pass`` in green, ``✘ FAIL`` in red (or ``word``)."""
     colour, mark = ("#2e7d32", PASS_MARK) if passed else ("#c62828", FAIL_MARK)
-    text = word if word is not None else ("pass" if passed else "FAIL")
+    text = word if word is not None else (_("pass") if passed else _("FAIL"))
     return f'<span style="color:{colour};font-weight:600;white-space:nowrap">{mark} {html_escape(text)}</span>'
