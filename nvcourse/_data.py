@@ -11,6 +11,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .i18n import data_text
+
 __all__ = ["load", "load_file", "shown", "DISPLAYED", "TOMLDecodeError"]
 
 #: what a malformed TOML file raises (callers catch it without importing tomllib themselves)
@@ -24,8 +26,10 @@ DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "nccl_cases.toml": (("cases", ("cause",)),),
     "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
     "nccl_env.toml": (("vars", ("what", "when")),),
-    "observability.toml": (("signals", ("fault", "reading")), ("ib_link_rule", ("counts",))),
+    "observability.toml": (("signals", ("fault", "reading", "kind")), ("ib_link_rule", ("counts",))),
     "security.toml": (("cc_measurements", ("what",)),),
+    "reliability.toml": (("alerts", ("metric", "counter", "unit", "action")), ("runs", ("name",))),
+    "interconnects.toml": (("sources", ("title",)),),
 }
 
 
@@ -43,7 +47,5 @@ def load_file(path: str | Path) -> dict[str, Any]:
 def shown(name: str, table: str, record: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``record`` (of ``table`` in ``data/<name>.toml``) whose displayed fields (:data:`DISPLAYED`) are in
     the reader's language (:func:`nvcourse.i18n.data_text`); the same values in English."""
-    from .i18n import data_text
-
     fields = dict(DISPLAYED.get(f"{name}.toml", ())).get(table, ())
     return {k: data_text(v) if k in fields and isinstance(v, str) else v for k, v in record.items()}

@@ -7,16 +7,19 @@ The words are in the reader's language (``_()``; causes and fixes from the data 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .. import i18n
 from ..i18n import translate as _
 from . import gdr as _gdr
+from .diagnose import cases
 from .ncclog_lines import tc_problems
+from .signatures import records
 from .tuning_table import agreement
 
-if TYPE_CHECKING:
-    from .ncclog import NcclLog
+#: an :class:`~nvcourse.nccl.ncclog.NcclLog`, typed loosely (as in :mod:`.ncclog_lines`) so this module does not import
+#: the one that imports it
+NcclLog = Any
 
 __all__ = ["explain", "problems"]
 
@@ -31,14 +34,11 @@ def _join(items) -> str:
 
 
 def _case(case_id: str) -> dict:
-    from .diagnose import cases
-
     c = cases()[case_id]
     return {"case": case_id, "cause": i18n.data_text(c["cause"]), "source": c["source"]}
 
 
 def _signature_problems(log: NcclLog) -> list[dict]:
-    from .signatures import records
     faults = [s for s in log.signatures if records().get(s["signature"], {}).get("fault", True)]
     return [{"problem": f"{i18n.data_text(s['title'])}: '{s['line'][:160]}'", "case": None,
              "signature": s["signature"], "cause": i18n.data_text(s["cause"]), "fix": i18n.data_text(s["fix"]),
@@ -50,8 +50,6 @@ def _shm_problem(log: NcclLog) -> list[dict]:
     shm = sum(v for k, v in log.transports.items() if k.startswith("SHM"))
     if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
         return []
-    from .signatures import records
-
     acs = records().get("acs_redirect", {})
     return [{"problem": _("{n} connection(s) between GPUs of one node go via SHM (host memory): P2P is off for "
                           "them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without P2P "
@@ -93,7 +91,6 @@ def problems(log: NcclLog) -> list[dict]:
             out.append({"problem": _("no RDMA device found: traffic between nodes goes over TCP sockets"),
                         **_case("socket_fallback")})
     has_net = any(k.startswith("NET/") for k in log.transports)
-    from .signatures import records
     if gdr_off := _gdr.off_problem(log, matched, records().get("gdr_distance", {}), _case("no_gdr"), has_net):
         out.append(gdr_off)
     out += tc_problems(log)
