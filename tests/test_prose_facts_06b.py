@@ -42,7 +42,7 @@ def test_size_bands_are_where_the_prose_puts_them():
 
 def test_the_a100_sample_prints_the_nics_rate_and_the_tree_cause_the_prose_promises():
     assert 'Pick the sample "2 nodes x 8 A100" below' in cell("c010")
-    assert "the verdict below prints it too" in cell("c010")
+    assert "(the verdict below prints it;" in cell("c010")
     assert any(name.startswith("2 nodes x 8 A100") for name in ch.SAMPLES)
     b = _band("2 nodes x 8 A100 (RoCE)", "bandwidth")
     assert "is above the 192 GB/s all the node's NICs carry" in b["verdict"]  # 8 x 24 GB/s, c010
@@ -63,10 +63,17 @@ def test_the_one_node_h100_sample_is_above_the_ring_bound_and_called_nvls():
 def test_unrecognised_gpus_ask_for_the_controls_the_prose_names():
     assert "give `system`, GPUs per node and nodes when the GPU names are not recognised" in cell("c012")
     box = ch.nccl_tests_box()
-    box.controls["sample"].value = "2 nodes x 1 A40 (no op line: which test ran?)"
+    box.controls["sample"].value = "2 nodes x 1 T4 over AWS EFA (with NCCL INFO lines)"
     text = _plain(box.readout.value)
     assert box.last_error is None and "not recognised from the GPU names" in text
     assert "pick the system, GPUs/node and nodes above" in text
+    # a send/recv run: the model has no ring for it, so no control gives an overlay and none is offered
+    box.controls["sample"].value = "2 nodes x 1 A40 (no op line: which test ran?)"
+    text = _plain(box.readout.value)
+    assert box.last_error is None and "not recognised from the GPU names" in text
+    assert "pick the system" not in text and "the model has no overlay for sendrecv, whatever the system" in text
+    box.controls["system"].value = "dgx-a100"
+    assert "cannot run here" in _plain(box.readout.value)
 
 
 BAD_TESTS_PASTES = {
@@ -355,4 +362,6 @@ def test_data_direct_line_is_quoted_per_release_and_one_grep_finds_every_form():
         assert f"| {release} | {line}" in text and grep in line
     assert "logged only when `NCCL_DEBUG_SUBSYS` includes `NET` (the default is `INIT,BOOTSTRAP,ENV`)" in text
     body = " ".join(cell(c) for c in ("c020", "c022"))
-    assert "Data Direct DMA Interface" not in body and "**P2C** and **Data Direct** (§8)" in body
+    assert "Data Direct DMA Interface" not in body
+    assert "- **Grace systems (GB200, GB300)** attach the GPU to its CPU by NVLink-C2C instead of PCIe: §8." in body
+    assert "NCCL has two Grace-only paths for it, **P2C** and **Data Direct**." in text

@@ -63,9 +63,10 @@ def test_04b_and_06b_say_the_blackwell_ratio_is_two_models_and_measurements_beat
             for registered in (False, True):
                 assert predict("allreduce", system, gpus, size, registered=registered).time_s * 1e6 > measured_us
     table = _plain(ch06b.flags_table_html())
-    assert ("2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels; published runs show lower "
-            "small-message latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 7)"
-            ) in table
+    assert "2 symmetric memory (NCCL 2.27 and later; section 8 says what it changes)" in table
+    assert ("NCCL's [symmetric kernels](../docs/glossary.md#symmetric-kernels); published runs show lower "
+            "small-message latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 7."
+            ) in text("06b_nccl_in_practice.ipynb")
 
 
 def test_04b_and_the_readme_date_ncclss_behaviour_by_the_release_the_tables_come_from():

@@ -10,7 +10,7 @@ import html as _html
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import catalog
+from .. import catalog, costmodel
 from ..fabric import ecmp
 from ..fabric.builders import fat_tree
 from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
@@ -233,8 +233,6 @@ def _pace(est, fab, link, system: str, algorithm: str) -> tuple[float, bool]:
     (the same protocol and latencies, the network's bandwidth unlimited), and whether this network's bandwidth sets
     the pace (the real time is longer than that). Ranking the two reported parts does not say it: the tree's
     "inside nodes" is the NVLink chain alone, and the network's part adds its latencies even when NVLink is slower."""
-    from .. import costmodel
-
     g, N = fab.rails, fab.nodes
     real = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=est.net_rate_GBps * 1e9)
     fast = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=1e18)

@@ -22,7 +22,8 @@ from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
-    "report_html", "overlay_figure", "diagnosis_text", "diagnosis_png", "diagnosis_image", "log_html",
+    "report_html", "ranks_note", "UNMODELLED_OPS", "overlay_figure", "diagnosis_text", "diagnosis_png",
+    "diagnosis_image", "log_html",
     "nccl_tests_box", "ncclog_box",
     "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts",
 ]  # fmt: skip
@@ -45,9 +46,8 @@ _FLAGS = (
     ("-G, --cudagraph", _("capture the iterations in a CUDA graph and replay it this many times"), "-G 0"),
     ("-d, --datatype", _("element type: float, half, bfloat16, int8, double, ..."), "-d float"),
     ("-R, --local_register", _("register the send/recv buffers with NCCL: 0 none (default), 1 local registration, "
-     "2 symmetric memory (NCCL 2.27 and later: NCCL's symmetric kernels; published runs show lower small-message "
-     "latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 7); "
-     "run -R 0 and -R 2 to see what registration buys"), "-R 2"),
+     "2 symmetric memory (NCCL 2.27 and later; section 8 says what it changes); run -R 0 and -R 2 to see what "
+     "registration buys"), "-R 2"),
 )
 
 _LADDER = (
@@ -119,7 +119,8 @@ def env_table_html() -> str:
     data = _data.load("nccl_env")
     short = _table([_("why you touch it"), _("variables"), _("when")],
                    [[g, ", ".join(names), w] for g, names, w in _ENV_GROUPS], align_numbers=False)
-    rows = [[k, v["what"], v["when"]] for k, v in data["vars"].items()]
+    shown = {k: _data.shown("nccl_env", "vars", v) for k, v in data["vars"].items()}  # in the reader's language
+    rows = [[k, v["what"], v["when"]] for k, v in shown.items()]
     full = _table([_("variable"), _("what it does"), _("when to touch it")], rows,
                   _("Source: {source}").format(source=data["source"]))
     return (short + "<details><summary>" + html.escape(_("Each variable: what it does and when to touch it"))
@@ -142,20 +143,39 @@ def band_counts(run) -> dict[str, int]:
     return {name: sum(lo <= r["bytes"] < hi for r in run.rows) for name, lo, hi in BANDS}
 
 
+#: Operations whose model overlay needs an algorithm the cost model has no formula for here (it compares with a
+#: ring): nccl-tests' send/recv and all-to-all runs get the reader's verdicts but no overlay, whatever the system.
+UNMODELLED_OPS = ("sendrecv", "alltoall")
+
+
+def ranks_note(run, gpus: int | None, nodes: int | None) -> str | None:
+    """A note when the GPUs per node and nodes given disagree with the ranks the paste printed (the model then
+    describes another job than the one measured), else None."""
+    if not gpus or not nodes or not run.nranks or gpus * nodes == run.nranks:
+        return None
+    return _("GPUs/node x nodes = {given}, but the paste has {ranks} ranks: the model below describes {given} "
+             "GPUs, not the run").format(given=gpus * nodes, ranks=run.nranks)
+
+
 def report_html(run, diag) -> str:
     """What was read and the verdicts, as HTML (sources as links)."""
     esc = html.escape
     unprinted = _("not printed")
     op = run.op or _("unknown (candidates: {names})").format(names=", ".join(run.op_candidates) or _("none"))
-    source = _(" (from the {source})").format(source=run.op_source) if run.op_source else ""
+    source = (_(" (from the busbw/algbw ratio and the redop and in-place columns)")
+              if run.op_source == "busbw/algbw ratio" else
+              _(" (from the {source})").format(source=run.op_source) if run.op_source else "")
     parts = [_("<b>op</b> {op}{source}; <b>ranks</b> {ranks}; <b>GPUs</b> {gpus}; <b>NCCL</b> {version}; "
                "<b>sizes</b> {sizes}; <b>Avg bus bandwidth</b> {busbw}").format(
         op=esc(op), source=esc(source), ranks=run.nranks if run.nranks is not None else unprinted,
         gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted), sizes=len(run.rows),
         busbw=(localize_numbers(f"{run.avg_busbw_GBps:g} GB/s") if run.avg_busbw_GBps is not None else unprinted))]
+    # the notes name the CLI's flags; in the paste box the same settings are its controls, except for an operation
+    # the model has no ring for (send/recv, all-to-all): there no setting gives an overlay, so none is offered
+    invite = (_("pick the system, GPUs/node and nodes above") if run.op not in UNMODELLED_OPS else
+              _("the model has no overlay for {op}, whatever the system").format(op=run.op))
     for n in run.notes + diag.notes:
-        # the notes name the CLI's flags; in the paste box the same settings are its controls
-        n = (n.replace("pass --system, --gpus and --nodes", "pick the system, GPUs/node and nodes above")
+        n = (n.replace("(pass --system, --gpus and --nodes)", "(" + invite + ")")
               .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
         parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
     items = [(f["finding"], [f]) for f in diag.findings]
@@ -296,6 +316,9 @@ def nccl_tests_box():
                                "there); expected rows such as '  1048576  262144  float  sum  -1  27.5 ...' "
                                "below the header"))
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
+        note = ranks_note(run, gpus or None, nodes or None)
+        if note:
+            diag.notes.append(note)
         hint = _PASTE_HINT if sample == _PASTE else ""
         return overlay_figure(run, diag), hint + report_html(run, diag)
 
