@@ -116,7 +116,7 @@ def failure_record(run_id: str = "llama3-405b") -> FailureRecord:
     causes = tuple((c["component"], c["category"], int(c["count"])) for c in r["causes"])
     return FailureRecord(
         id=run_id,
-        name=r["name"],
+        name=_data.shown("reliability", "runs", r)["name"],  # in the reader's language
         gpus=int(r["gpus"]),
         gpus_per_node=int(r["gpus_per_node"]),
         days=float(r["days"]),
@@ -295,11 +295,12 @@ def _policy_levels(name: str) -> tuple[float, float]:
 
 
 def alerts() -> list[Alert]:
-    """The monitoring rules of ``data/reliability.toml`` (thresholds are labelled assumptions). A rule with a
-    ``policy`` takes its warn and critical levels from the course's one alert policy, shared with 08b and 09."""
+    """The monitoring rules of ``data/reliability.toml`` (thresholds are labelled assumptions), their texts in the
+    reader's language. A rule with a ``policy`` takes its warn and critical levels from the course's one alert
+    policy, shared with 08b and 09."""
     out = []
     for a in raw()["alerts"]:
-        a = dict(a)
+        a = _data.shown("reliability", "alerts", a)  # metric, counter, unit, action: in the reader's language
         if "policy" in a:
             a["warn"], a["critical"] = _policy_levels(a.pop("policy"))
         out.append(Alert(**a))
