@@ -30,6 +30,7 @@ DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "security.toml": (("cc_measurements", ("what",)),),
     "reliability.toml": (("alerts", ("metric", "counter", "unit", "action")), ("runs", ("name",))),
     "interconnects.toml": (("sources", ("title",)),),
+    "costs.toml": (("sources", ("title",)),),
 }
 
 

@@ -1,8 +1,8 @@
 """Data-file texts a learner reads, in the learner's language (nvcourse/_data.py ``DISPLAYED``): chapter 08's alert
 rules (metric, counter, unit, action: ``reliability.alerts()``, the 08 §5 table), the failure record's name
-(``reliability.failure_record()``), the kind of each fault signal (``observability.counters.signals()``) and chapter
-10's sources (``interconnects.toml``, read through ``_data.shown``). The data files stay English, the one source;
-English readers see them byte for byte.
+(``reliability.failure_record()``), the kind of each fault signal (``observability.counters.signals()``), chapter
+10's sources (``interconnects.toml``) and the price and power sources (``costs.toml``), read through
+``_data.shown``. The data files stay English, the one source; English readers see them byte for byte.
 
 The walk (tests/i18n_walks.py) shows every displayed field of these tables; each catalog entry must be shown in
 its language, and in French no English one is left."""
@@ -22,7 +22,8 @@ NBSP = "\u00a0"
 MINE = (("reliability.toml", "alerts", ("metric", "counter", "unit", "action")),
         ("reliability.toml", "runs", ("name",)),
         ("observability.toml", "signals", ("kind",)),
-        ("interconnects.toml", "sources", ("title",)))
+        ("interconnects.toml", "sources", ("title",)),
+        ("costs.toml", "sources", ("title",)))
 
 _FRAME = """
 import sys
@@ -37,7 +38,8 @@ for a in reliability.alerts():
     out += [a.metric, a.counter, a.unit, a.action]
 out.append(reliability.failure_record().name)
 out += [s["kind"] for s in counters.signals()]
-out += [_data.shown("interconnects", "sources", s)["title"] for s in _data.load("interconnects")["sources"].values()]
+for name in ("interconnects", "costs"):
+    out += [_data.shown(name, "sources", s)["title"] for s in _data.load(name)["sources"].values()]
 out.append(ch08_reliability.alerts_table_html())
 """
 
