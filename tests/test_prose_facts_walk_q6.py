@@ -167,3 +167,18 @@ def test_06b_the_variables_what_and_when_go_through_the_data_catalogue(monkeypat
     html = ch.env_table_html()
     n = len(_data.load("nccl_env")["vars"])
     assert seen == [("nccl_env", "vars")] * n and html.count("@@") == 2 * n
+
+
+def test_06b_the_one_node_h100_readout_prints_the_ring_bound_it_is_above():
+    """§3 says busbw above the ring bound means NVLS: the readout now prints that bound, and the plateau is above it."""
+    import re
+
+    from nvcourse.chapters import ch06b_nccl_in_practice as ch
+    from nvcourse.nccl import diagnose, read_nccl_tests
+
+    run = read_nccl_tests(ch.sample_text("8x H100, one node (NVSwitch)"))
+    html = _plain(ch.report_html(run, diagnose(run)))
+    m = re.search(r"plateau (\d+) GB/s is at the NVLS level \((\d+) GB/s\).*\(ring level (\d+) GB/s\)", html)
+    assert m and int(m.group(1)) > int(m.group(3)) and html.count("ring level") == 1
+    two = read_nccl_tests(ch.sample_text("2 nodes x 8 H100 (InfiniBand)"))  # already names it: not twice
+    assert _plain(ch.report_html(two, diagnose(two))).count("ring level") == 1

@@ -157,6 +157,15 @@ def ranks_note(run, gpus: int | None, nodes: int | None) -> str | None:
              "GPUs, not the run").format(given=gpus * nodes, ranks=run.nranks)
 
 
+def _verdict(band: dict) -> str:
+    """A band's verdict, with the model's ring level (the ring bound, GB/s of busbw) added where the verdict compares
+    with a level but does not print that one (a busbw above the NVLS level or the NICs' is also above the ring's)."""
+    ring = ((band.get("level") or {}).get("levels_GBps") or {}).get("ring")
+    if ring is None or _("ring level") in band["verdict"]:
+        return band["verdict"]
+    return band["verdict"] + _(" (ring level {ring} GB/s)").format(ring=localize_numbers(f"{ring:.0f}"))
+
+
 def report_html(run, diag) -> str:
     """What was read and the verdicts, as HTML (sources as links)."""
     esc = html.escape
@@ -179,7 +188,7 @@ def report_html(run, diag) -> str:
               .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
         parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
     items = [(f["finding"], [f]) for f in diag.findings]
-    items += [(b["band"] + localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + b["verdict"], b["causes"])
+    items += [(b["band"] + localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + _verdict(b), b["causes"])
               for b in diag.bands]
     for text, causes in items:
         links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
@@ -201,7 +210,7 @@ def diagnosis_text(diag) -> str:
     words them."""
     lines = []
     for b in diag.bands:
-        lines += _wrap(f"{b['band']:>10}: {b['verdict']}", 12)
+        lines += _wrap(f"{b['band']:>10}: {_verdict(b)}", 12)
         for c in b["causes"]:
             lines += _wrap(f"{'':>12}" + _("likely: {cause}").format(cause=c["cause"]), 20)
             lines.append(f"{'':>20}" + _("case: {url}").format(url=c["source"]))
