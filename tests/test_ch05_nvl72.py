@@ -49,7 +49,7 @@ def test_ring_vs_nvls_figure_draws_the_model_and_prints_its_numbers():
     )
     lines = lines[:1] + lines[2:]
     assert lines[0] == (
-        f"NVLS latency L = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
+        f"NVLS latency α_NVLS = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
         f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); on an NVL72, where the Simple-only formula "
         f"says NVLS starts to pay: {catalog.get_system('gb200-nvl72').nvls_min_gpus} GPUs (the course's estimate; "
         "NCCL itself enables NVLS from 2)"

@@ -20,6 +20,7 @@ TERMS = {
     "collectives": r"\breduce-scatter\b|\ball-gather\b|\ball-to-all\b",
     "parallelism": r"\b(DP|TP|PP|EP)\b|[Tt]ensor parallel|[Pp]ipeline parallel|[Ee]xpert parallel",
     "moe": r"\bMoE\b|mixture of experts",
+    "dispatch": r"\bdispatch\b|\bcombine\b",
     "dense": r"\bdense\b",
     "zero": r"\bZeRO\b|\bFSDP\b",
     "hbm": r"\bHBM\b",

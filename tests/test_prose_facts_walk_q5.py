@@ -17,8 +17,10 @@ CH05 = "05_nvl72_rack_scale.ipynb"
 
 
 def test_03_vllm_server_has_one_pix_pair_per_socket():
-    # §7: "one pair of GPUs per socket shares a leaf switch (PIX), the other two GPUs sit on switches of their own"
-    assert ("one pair of GPUs per socket shares a leaf switch (`PIX`), the other two GPUs sit on switches of their "
+    # §7: "one pair of GPUs per socket shares a bottom-level PCIe switch (PIX), the other two GPUs sit on switches of
+    # their own"
+    assert ("one pair of GPUs per socket shares a bottom-level PCIe switch (`PIX`), the other two GPUs sit on "
+            "switches of their "
             "own; `PXB` within a socket, `SYS` across.") in prose(CH03)
     codes = parse_topo(ch03.example_text("pcie-8gpu-vllm")).codes
     pix = {frozenset(p) for p, c in codes.items() if c == "PIX"}
@@ -39,8 +41,9 @@ def test_03_dgx1_ring_runs_at_its_single_link_hops():
 
 
 def test_03_six_rings_use_the_line_rate_and_reach_about_120_at_efficiency():
-    # §5: "together they use all 150 GB/s of line rate (about 120 GB/s at NCCL's efficiency, section 4)"
-    assert "use all 150 GB/s of line rate (about 120 GB/s at NCCL's efficiency, section 4)" in prose(CH03)
+    # §5: "together they use all 150 GB/s of line rate, the readout's last figure (about 120 GB/s at NCCL's ..."
+    assert ("use all 150 GB/s of line rate, the readout's last figure (about 120 GB/s at NCCL's efficiency, "
+            "section 4)") in prose(CH03)
     rings = ch03._system_facts("dgx-1-v100")[2]
     assert rings.total_GBps_dir == 150
     assert ch03.ring_busbw_GBps("dgx-1-v100") == pytest.approx(120, rel=0.01)
@@ -132,11 +135,11 @@ def test_05_section_2_body_keeps_one_ratio_story_and_section_6_the_rest():
 
 
 def test_05_eta_explains_the_h100_gap_and_the_nvl72_gap_has_other_reasons():
-    # §2: "that explains the 8 × H100 gap: the model's 1.31× against the published 1.30×"; key point: 1.44× at g = 72
+    # §2: "On 8 H100 the model agrees: 1.31× against the published 1.30×"; key point: 1.44× at g = 72
     from nvcourse.costmodel import tuning, validation
 
     text = prose(CH05)
-    assert "that explains the 8 × H100 gap: the model's 1.31× against the published 1.30×." in text
+    assert "the model agrees: 1.31× against the published 1.30×" in text
     rows = {r.case.id: r for r in validation.compare([k for k in validation.cases() if "allreduce" in k.id
                                                       and k.id.startswith(("h100-8gpu", "nvl72"))])}
     h_nvls, h_ring = rows["h100-8gpu-allreduce-nvls"], rows["h100-8gpu-allreduce-ring"]
@@ -158,7 +161,7 @@ def test_05_tp_key_point_says_the_all_reduce_keeps_its_size():
 
     text = prose(CH05)
     assert "shrink per GPU while their latency does not" not in text
-    assert ("every all-reduce keeps its size, tokens × hidden, and pays $2(t-1)$ steps") in text
+    assert ("every all-reduce keeps its size, tokens × hidden, and, on a ring, pays $2(t-1)$ steps") in text
     act = 4096 * 8192 * 2
     r8, r16 = ch.nvls_vs_ring(act, 8)[0], ch.nvls_vs_ring(act, 16)[0]
     assert r8.time_s < r16.time_s  # the same bytes on more GPUs: more steps, more time

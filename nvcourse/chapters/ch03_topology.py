@@ -277,6 +277,18 @@ def _socket_note(system: str, pattern: str, cap: float) -> str:
         cap=f"{cap:g}", pattern=pattern, capped=f"{socket_capped_rate(system, pattern):.3g}")
 
 
+def _crosses_sockets_note(res, pcie_only: bool) -> str:
+    """The qualifier after a PCIe-only readout whose GPU pairs cross sockets (``SYS``): the drawing leaves the
+    CPU-to-CPU link unbounded, as §5's readout says; NCCL's model rate for it (GB/s per direction) is the catalog's
+    two-socket PCIe server's. Empty where the GPUs have NVLink or share a socket."""
+    if not pcie_only or not any(code == "SYS" for (a, b), code in res.codes.items()
+                                if a in res.gpus and b in res.gpus):
+        return ""
+    cap = catalog.get_system("pcie-8gpu").inter_socket_GBps_dir
+    return localize_numbers(_(" (CPU-to-CPU link unbounded; NCCL's model rates it {cap} GB/s per direction on AMD "
+                              "hosts)").format(cap=f"{cap:g}"))
+
+
 def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None):
     """Dashboard render function for pasted ``nvidia-smi topo -m`` output: the picture; a readout and the legend."""
     from ..topology.draw import topology_figure
@@ -307,7 +319,7 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
         bis = metrics.bisection_bandwidth(fabric, closed_form_first=True)  # live widget: skip 35 max-flows when exact
         a2a = metrics.alltoall_throughput(fabric)
         parts.append(localize_numbers(_("bisection {bis} GB/s per direction, all-to-all {a2a} GB/s per GPU").format(
-            bis=f"{bis.GBps_dir:.5g}", a2a=f"{a2a:.4g}")))
+            bis=f"{bis.GBps_dir:.5g}", a2a=f"{a2a:.4g}")) + _crosses_sockets_note(res, fabric is G))
     except ValueError as exc:
         # an unknown link generation: the learner answers with the menus, not with a keyword argument
         unknown = "has no known bandwidth" in str(exc)

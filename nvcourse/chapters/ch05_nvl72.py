@@ -70,7 +70,7 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
 
     eta = factors.NVLS_EFFICIENCY
     lines = [
-        _("NVLS latency L = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); on an NVL72, where the "
+        _("NVLS latency α_NVLS = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); on an NVL72, where the "
           "Simple-only formula says NVLS starts to pay: {min_gpus} GPUs (the course's estimate; NCCL itself enables "
           "NVLS from 2)").format(
             lat=number(factors.NVLS_LATENCY_US, ".0f"), hopper=number(eta["hopper"]),
