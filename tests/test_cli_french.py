@@ -298,9 +298,10 @@ _TOPO_XML = os.path.join(FIXTURES, "topo_xml", "h100_vsi_8nic_roce_ibm_cloud.xml
 
 @pytest.mark.parametrize("args, english, french, labels", [
     (["nccl-tests", _NCCL_TESTS, "--system", "dgx-h100"],
-     ["op: allreduce (from the busbw/algbw ratio)", "ranks: 16; GPUs: NVIDIA H100 80GB HBM3; hosts: 2; NCCL version "
-      "not printed", "rows: 11 sizes, 8388608 to 8589934592 B", "model: dgx-h100, 8 GPU(s) per node x 2 node(s)"],
-     [f"opération{NBSP}: allreduce (d'après le rapport busbw/algbw)",
+     ["op: allreduce (from the busbw/algbw ratio and the redop and in-place columns)",
+      "ranks: 16; GPUs: NVIDIA H100 80GB HBM3; hosts: 2; NCCL version not printed",
+      "rows: 11 sizes, 8388608 to 8589934592 B", "model: dgx-h100, 8 GPU(s) per node x 2 node(s)"],
+     [f"opération{NBSP}: allreduce (d'après le rapport busbw/algbw et les colonnes redop et in-place)",
       f"rangs{NBSP}: 16{NBSP}; GPU{NBSP}: NVIDIA H100 80GB HBM3{NBSP}; hôtes{NBSP}: 2{NBSP}; NCCL version non affichée",
       f"lignes{NBSP}: 11 tailles, de 8388608 à 8589934592{NBSP}B",
       f"modèle{NBSP}: dgx-h100, 8 GPU par nœud x 2 nœud(s)",

@@ -158,3 +158,14 @@ def test_a_paste_cut_before_its_first_row_is_read_and_plot_refuses_it(capsys, tm
     code, out, err = run_cli(["nccl-tests", str(paste), "--plot", str(tmp_path / "x.png")], capsys)
     assert code == 2 and "--plot needs result rows" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["--system", "dgx-h100", "--gpus", "1", "--nodes", "1"]])
+def test_an_operation_without_a_model_ring_is_never_told_to_pass_system(extra, capsys):
+    # a real RTX 5090 all-to-all paste: the model has no ring for all-to-all, so no --system gives an overlay;
+    # the note says so instead of sending the reader to flags that cannot help
+    paste = str(FIX / "nccl_tests" / "alltoall_rtx5090_1gpu_na.txt")
+    code, out, err = run_main(["nccl-tests", paste, *extra], capsys)
+    assert code == 0, err
+    assert "note: the model has no overlay for alltoall, whatever the system" in out
+    assert "pass --system" not in out and "no model overlay:" not in out

@@ -16,7 +16,7 @@ from pathlib import Path
 from nvcourse import _data
 from nvcourse.i18n import localize_numbers
 from nvcourse.i18n import translate as _
-from nvcourse.nccl.diagnose import BANDS
+from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
 from nvcourse.tables import table_html
 
@@ -145,7 +145,7 @@ def band_counts(run) -> dict[str, int]:
 
 #: Operations whose model overlay needs an algorithm the cost model has no formula for here (it compares with a
 #: ring): nccl-tests' send/recv and all-to-all runs get the reader's verdicts but no overlay, whatever the system.
-UNMODELLED_OPS = ("sendrecv", "alltoall")
+UNMODELLED_OPS = NO_OVERLAY_OPS  # the reader's own list: the paste box offers no controls for them
 
 
 def ranks_note(run, gpus: int | None, nodes: int | None) -> str | None:

@@ -110,7 +110,8 @@ def _run_lines(run) -> list[str]:
     else:
         op = run.op
     sources = {"header": _(" (from the header)"), "command line": _(" (from the command line)"),
-               "busbw/algbw ratio": _(" (from the busbw/algbw ratio)"), "count/size": _(" (from the count/size)")}
+               "busbw/algbw ratio": _(" (from the busbw/algbw ratio and the redop and in-place columns)"),
+               "count/size": _(" (from the count/size)")}
     source = ""
     if run.op_source:
         source = sources.get(run.op_source) or _(" (from the {source})").format(source=run.op_source)

@@ -16,7 +16,8 @@ from .. import _data, i18n
 from ..i18n import translate as _
 from .nccltests import NcclTestsRun
 
-__all__ = ["BANDS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "pcie_GBps", "recognise_system"]
+__all__ = ["BANDS", "NO_OVERLAY_OPS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "pcie_GBps",
+           "recognise_system"]
 
 BANDS: tuple[tuple[str, int, float], ...] = (
     ("latency", 0, 64 * 1024),
@@ -28,6 +29,10 @@ BANDS: tuple[tuple[str, int, float], ...] = (
 # PCIe or cut-down parts such as H800 or "H200 NVL" are not recognised, since their links differ).
 _GPU_TO_SYSTEM = (("H100 80GB HBM3", "dgx-h100"), ("H100-SXM", "dgx-h100"), ("A100-SXM4", "dgx-a100"),
                   ("V100-SXM2", "dgx-1-v100"), ("H200", "hgx-h200"), ("GB200", "gb200-nvl72"), ("B200", "dgx-b200"))
+
+
+#: operations the model has no ring for (send/recv, all-to-all): no setting gives them a model overlay
+NO_OVERLAY_OPS: tuple[str, ...] = ("sendrecv", "alltoall")
 
 
 def cases() -> dict[str, dict]:
@@ -340,6 +345,9 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
                                                                        top=_f(top, "g")), **_cause("avg_hides")})
     if run.op == "alltoall" and run.nranks == 1:
         d.findings.append({"finding": _("one rank: busbw is 0 by definition"), **_cause("avg_hides")})
+    if run.op in NO_OVERLAY_OPS:  # no ring in the model: no system, GPU count or node count gives an overlay
+        d.notes.append(_("the model has no overlay for {op}, whatever the system").format(op=run.op))
+        return d
     if system is None:
         d.notes.append(_("system not given and not recognised from the GPU names: no model overlay (pass --system, "
                          "--gpus and --nodes)"))
