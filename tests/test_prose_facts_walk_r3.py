@@ -150,3 +150,19 @@ def test_03_dgx1_last_figure_is_the_line_rate_and_words_are_defined():
             "without overfilling a link.") in text
     assert "leaf switch" not in text and "unicast" not in text
     assert "(a root sending one copy to each GPU)" in text
+
+
+def test_03_section_4_defines_busbw_before_using_it():
+    import math
+
+    text = prose(CH03)
+    sec4 = text[text.index("## 4."):text.index("## 5.")]
+    assert sec4.index("**Bus bandwidth.** *busbw* is the figure nccl-tests prints") < sec4.index("busbw NCCL can reach")
+    # "the link rate a ring would need to finish in the measured time": nccl-tests' busbw = algbw x 2(n-1)/n, and a
+    # ring all-reduce sends 2(n-1)/n of the buffer over each GPU's outgoing link (chapter 04)
+    from nvcourse.collectives import model
+
+    n, size, t = 8, 2**30, 1e-2
+    ring_bytes = model.predict("allreduce", "ring", n, size, 0.0, 1.0)  # with beta = 1 B/s, time = bytes per link
+    assert math.isclose(ring_bytes, 2 * (n - 1) / n * size)
+    assert math.isclose(ring_bytes / t, size / t * 2 * (n - 1) / n)
