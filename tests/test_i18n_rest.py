@@ -254,6 +254,7 @@ for args in ((512, "dgx-h100", 8, 2, 60, 10, 0.0), (64, "pcie-8gpu", 1, 1, 600, 
     labels(fig)
 report = capstone.evaluate(capstone.Design(system="dgx-h100", gpus=512, tp=8, pp=2), targets)
 out += [r.text() for r in reports]
+out += [capstone.decision_log(report), capstone.decision_log_template()]  # the decision log: field names and hints
 dear = capstone.evaluate(capstone.Design(system="dgx-h100", gpus=512, tp=8, pp=2, usd_per_gpu_hour=20.0), targets)
 out += [ch.prices_html(["pcie-8gpu", "dgx-h100", "gb200-nvl72"]), ch.price_headroom_html(report),
         ch.price_headroom_html(dear)]
