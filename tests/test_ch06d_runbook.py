@@ -141,7 +141,9 @@ def test_tables_and_drill_render():
             assert t.count("<tr>") >= 2 and "href=" in t
     assert "SRD" in ch.cloud_table_html()
     assert "GPU Direct RDMA Disabled" in ch.drill_step_html("nccl_log")
-    assert "nccl1676" in ch.sources_html()
+    assert "https://github.com/NVIDIA/nccl/issues/1676" in ch.sources_html()
+    # the data file's record keys are internals: the table shows each source's title only
+    assert "nccl1676<" not in ch.sources_html() and ">key<" not in ch.sources_html()
 
 
 def test_drill_box_follows_its_control():
@@ -368,7 +370,7 @@ def test_the_numa_prose_and_check_name_the_wrong_socket_and_the_variable_as_a_fi
     # the launcher's cores with the GPU's, and an empty intersection prints 'Affinity for GPU N is empty, ignoring'
     # (from 2.28; up to 2.27 no 'Setting affinity' line)
     text = _md06d()
-    assert "`NCCL_IGNORE_CPU_AFFINITY=1` is a fix, not the fault" in text
+    assert "If you find `NCCL_IGNORE_CPU_AFFINITY=1` set, it is a fix, not a leftover to remove" in text
     assert "`Affinity for GPU 0 is empty, ignoring`" in text
     numa = DATA["signatures"]["numa_affinity"]
     assert "NCCL_IGNORE_CPU_AFFINITY=1 set" not in numa["broken"] and "empty, ignoring" in numa["broken"]
@@ -411,3 +413,31 @@ def test_the_worked_gdr_fault_is_the_cited_case():
                   "`NCCL_CROSS_NIC`", "SR-IOV", "`-R 2` registers them symmetrically", "`NCCL_DEBUG_FILE`",
                   "Linux also turns ACS back on at every boot", "`NCCL_NET_GDR_C2C` is 1, its default; hence `> 6`"):
         assert moved in ref and moved not in text, moved
+
+
+def test_roce_drop_counters_are_read_as_counters_one_reading_a_note_two_a_rise():
+    # the chapter's rule (section 6): one reading of a cumulative counter is a reading, two readings are a rise.
+    # The paste below is the nccl#394 fixture's lines; the second reading is written for the test.
+    from nvcourse.nccl.ncclog import read_text
+
+    once = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/local_ack_timeout_err:91316\n"
+    log = read_text(once)
+    assert log.signatures == [] and log.problems == [] and "one reading cannot tell" in log.notes[0]
+    flat = read_text(once + once)
+    assert flat.signatures == [] and "unchanged between two readings" in flat.notes[0]
+    rise = read_text(once + once.replace("91316", "91400"))
+    assert [s["signature"] for s in rise.signatures] == ["roce_lossy"]
+    assert "rose by 84" in rise.signatures[0]["line"]
+    # the storm counters stay the exception: the NIC's stall detector should never count at all
+    assert DATA["signatures"]["pfc_storm"]["log_patterns"]
+
+
+def test_drill_counters_step_shows_the_fault_lines_and_its_source():
+    out = DATA["drill"]["steps"]["counters"]["output"]
+    for name in ("local_ack_timeout_err:91316", "out_of_sequence:6140236", "packet_seq_err:929974"):
+        assert name in out
+    for step in DATA["drill"]["steps"].values():
+        url = DATA["sources"][step["src"]]["url"]
+        assert url in (FIX / step["fixture"]).read_text().splitlines()[0]
+    page = ch.drill_step_html("counters")
+    assert "https://github.com/NVIDIA/nccl/issues/394" in page and "counters read once" in page

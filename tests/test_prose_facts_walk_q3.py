@@ -107,7 +107,7 @@ def test_the_gid_rule_keeps_a_provider_set_index():
     assert "NCCL_IB_GID_INDEX=3 set by the profile" in DATA["cloud"]["gcp_gib"]["log_says"]
     text = prose(NB)
     assert ("a hard-coded index left in a job script is a cause in itself (unless the provider's profile set it, as "
-            "Google's gIB does: section 8)") in text
+            "Google's gIB network plugin does: section 8)") in text
     assert "value; keep one the cloud provider's profile sets) and let NCCL pick" in text
 
 
@@ -124,7 +124,7 @@ def test_the_grace_default_names_both_versions():
     text = prose(NB)
     ref = (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8")
     assert "| 2.27 and 2.28 | the same form, `distance 9 > 5` |" in ref
-    assert ("a NIC behind a Grace CPU (`P2C`): from NCCL 2.27 through `NCCL_NET_GDR_C2C`, from 2.29 as the default "
+    assert ("its chip-to-chip link, NVLink-C2C): from NCCL 2.27 through `NCCL_NET_GDR_C2C`, from 2.29 as the default "
             "level") in text
     src = DATA["sources"]["nccl-src"]["title"]
     assert "on by default from 2.27" in src and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in src
@@ -148,7 +148,7 @@ def test_every_drill_output_is_what_its_grep_would_print():
         if m:
             assert all(m.group(1) in line for line in step["output"].splitlines()), key
     assert DATA["drill"]["steps"]["nccl_log"]["command"] == "grep 'GPU Direct RDMA' nccl.log"
-    assert "an excerpt as posted, cut to a few lines" in _flat(_section(9))
+    assert "an excerpt as posted, cut to the lines that matter" in _flat(_section(9))
     assert "shows the real output of the public case" not in prose(NB)
 
 

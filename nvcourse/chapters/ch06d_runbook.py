@@ -14,7 +14,7 @@ from nvcourse._validate import choice
 from nvcourse.i18n import ngettext
 from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
-from nvcourse.nccl.signatures import match_text
+from nvcourse.nccl.signatures import counter_readings, match_text, reading_notes
 from nvcourse.observability.counters import ib_link_rule
 from nvcourse.runbook import (
     LAYERS,
@@ -172,16 +172,22 @@ def drill_signatures(step: str) -> list[str]:
 
 
 def drill_step_html(step: str) -> str:
-    """What one step (a command on the broken cluster) prints: real output quoted from a public case, and what the
-    course's reader (``nvcourse ncclog``) recognises in it."""
+    """What one step (a command on the broken cluster) prints: real output quoted from a public case with a link to
+    it, and what the course's reader (``nvcourse ncclog``) recognises in it (its signatures, and its notes: a
+    counter read once is a reading, not a fault)."""
     steps = drill_data()["steps"]
     choice("step", step, list(steps))
     s = steps[step]
     titles = [raw()["signatures"][f]["title"] for f in drill_signatures(step)]
     reader = (_("signature: {titles}").format(titles="; ".join(html.escape(t) for t in titles)) if titles
               else _("no failure signature"))
+    notes = reading_notes(counter_readings(s["output"]), s["output"])
+    if notes:
+        reader += "; " + _("note: {notes}").format(notes="; ".join(html.escape(n) for n in notes))
+    src = raw()["sources"][s["src"]]
     return (f"<p><code>$ {html.escape(s['command'])}</code></p>"
             f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
+            + "<p>" + _("Quoted from: {link}").format(link=_link(src["url"], src["title"])) + "</p>"
             + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>"
             + "<p>" + _("Step name (for the exercise): <code>{step}</code>").format(step=html.escape(step)) + "</p>")
 
@@ -209,7 +215,7 @@ def drill_box():
 def sources_html() -> str:
     """Every source the runbook cites, once, with its link."""
     srcs = raw()["sources"]
-    rows = [[html.escape(k), _link(v["url"], v["title"])] for k, v in srcs.items()]
-    table = table_html([_("key"), _("source")], rows, caption=_("Sources"), align_numbers=False)
+    rows = [[_link(v["url"], v["title"])] for v in srcs.values()]
+    table = table_html([_("source")], rows, caption=_("Sources"), align_numbers=False)
     return _details(ngettext("The {n} source, with its link", "The {n} sources, each with its link",
                              len(srcs)).format(n=len(srcs)), table)
