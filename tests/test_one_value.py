@@ -126,6 +126,13 @@ def _a100_nics() -> set[str]:
     return {f"{s.nics_per_host * catalog.get_link(s.nic_link).achievable_GBps_dir:.1f}"}
 
 
+def _roce200_nics() -> set[str]:
+    from nvcourse import catalog
+
+    nic = catalog.get_link("roce-200g").achievable_GBps_dir
+    return {f"{8 * nic:g}"}
+
+
 def _nvl72_switch_chips() -> set[str]:
     from nvcourse import catalog
 
@@ -189,7 +196,10 @@ QUANTITIES = {
     # chapter 06b: what the NICs of a DGX A100 carry together (catalog)
     "DGX A100 / 2 x 8 A100 NICs together (GB/s)": Quantity(
         (r"A100|NICs (?:carry|together)", r"NICs?\b", r"carry|together"), rf"({NUM}) GB/s", _a100_nics,
-        exclude=(r"busbw 238", r"376", r"NDR")),
+        exclude=(r"busbw 238", r"376", r"NDR", r"RoCE NICs carry")),
+    # chapter 06b: the same node's run on RoCE 200 GbE NICs (catalog roce-200g, achievable), eight of them
+    "8 x RoCE 200 GbE NICs together (GB/s)": Quantity(
+        (r"RoCE NICs carry",), rf"= ({NUM}) GB/s", _roce200_nics),
     # chapters 03, 05, code comments: NVSwitch chips in an NVL72
     "NVSwitch chips in an NVL72": Quantity(
         (r"NVL72|72 GPUs",), r"(?<![-\d])(\d+) (?:NVLink )?(?:NVSwitch|switch) chips(?! (?:each|per))",

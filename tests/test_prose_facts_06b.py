@@ -42,7 +42,7 @@ def test_size_bands_are_where_the_prose_puts_them():
 
 def test_the_a100_sample_prints_the_nics_rate_and_the_tree_cause_the_prose_promises():
     assert 'Pick the sample "2 nodes x 8 A100" below' in cell("c010")
-    assert "(the verdict below prints it;" in cell("c010")
+    assert "the figure the verdict below prints." in cell("c010")
     assert any(name.startswith("2 nodes x 8 A100") for name in ch.SAMPLES)
     b = _band("2 nodes x 8 A100 (RoCE)", "bandwidth")
     assert "is above the 192 GB/s all the node's NICs carry" in b["verdict"]  # 8 x 24 GB/s, c010
