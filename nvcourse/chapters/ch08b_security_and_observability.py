@@ -12,7 +12,7 @@ import numpy as np
 from IPython.display import HTML
 
 from .. import isolation
-from ..i18n import language, localize_numbers, number
+from ..i18n import data_text, language, localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
 from ..observability import counters, drill
@@ -230,9 +230,10 @@ def cc_table() -> HTML:
     ms = isolation.cc_measurements()
     head = _("throughput with CC ÷ without, whole workload")
     short = _text_table([_("architecture"), _("workload (one published setup)"), head],
-                        [[m["arch"], m["what"], cc_ratio(m)] for m in ms])
+                        [[m["arch"], data_text(m["what"]), cc_ratio(m)] for m in ms])
     full = _text_table([_("architecture"), _("workload"), head, _("what it is"), _("source")],
-                       [[m["arch"], m["what"], cc_ratio(m), m["label"], src[m["src"]]["url"]] for m in ms])
+                       [[m["arch"], data_text(m["what"]), cc_ratio(m), m["label"], src[m["src"]]["url"]]
+                        for m in ms])
     return HTML(short + details_html(_("How each ratio was derived, and its source"), full))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from nvcourse import _data, catalog
 from nvcourse._validate import integer
-from nvcourse.i18n import language, number
+from nvcourse.i18n import data_text, language, number
 from nvcourse.i18n import translate as _
 from nvcourse.tables import table_html
 
@@ -132,6 +132,6 @@ def numerics_box():
 
 def sources_html() -> str:
     """Every source the chapter's facts come from, once, as a list of links (titles say what each supports)."""
-    items = "".join(f'<li><a href="{html.escape(s["url"])}" target="_blank">{html.escape(s["title"])}</a></li>'
-                    for s in raw()["sources"].values())
+    items = "".join(f'<li><a href="{html.escape(s["url"])}" target="_blank">'
+                    f'{html.escape(data_text(s["title"]))}</a></li>' for s in raw()["sources"].values())
     return f"<ul>{items}</ul>"
