@@ -121,7 +121,8 @@ def metrics_summary_html(system_ids=None) -> str:
     short = records_table_html([{k: r[k] for k in SUMMARY_COLUMNS} for r in rows])
     note = _("GB/s per direction, at line rate. Compare the two bandwidth columns: where all-to-all falls short of "
              "the GPU's links, the wiring is the bottleneck.")
-    return (short + f"<div>{html.escape(note)}</div><details><summary>{html.escape(_('every metric'))}</summary>"
+    every = _("every metric")  # outside the f-string, where the extractor sees it
+    return (short + f"<div>{html.escape(note)}</div><details><summary>{html.escape(every)}</summary>"
             + metrics_table_html(system_ids) + "</details>")
 
 

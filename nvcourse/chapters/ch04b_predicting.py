@@ -238,7 +238,8 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
 
 def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
     """Plain text: the (algorithm/protocol) the model picks for ``op`` at each size, one configuration a row."""
-    lines = [f"{_('configuration'):22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
+    label = _("configuration")  # outside the f-string, where the extractor sees it
+    lines = [f"{label:22s}" + "".join(f"{format_size(s):>16s}" for s in sizes)]
     for sid, g, k in configs:
         sw = predict_sweep(op, sid, g, sizes, nodes=k)
         cells = "".join(f"{a + '/' + p:>16s}" for a, p in zip(sw.algo, sw.proto, strict=True))
