@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from nvcourse._validate import choice
-from nvcourse.i18n import ngettext
+from nvcourse.i18n import data_text, ngettext
 from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
 from nvcourse.nccl.signatures import counter_readings, match_text, reading_notes
@@ -178,7 +178,7 @@ def drill_step_html(step: str) -> str:
     steps = drill_data()["steps"]
     choice("step", step, list(steps))
     s = steps[step]
-    titles = [raw()["signatures"][f]["title"] for f in drill_signatures(step)]
+    titles = [data_text(raw()["signatures"][f]["title"]) for f in drill_signatures(step)]
     reader = (_("signature: {titles}").format(titles="; ".join(html.escape(t) for t in titles)) if titles
               else _("no failure signature"))
     notes = reading_notes(counter_readings(s["output"]), s["output"])
