@@ -59,8 +59,10 @@ def _nvl72_tray() -> str:
 
 
 def _alphas() -> str:
-    nv, pci, ib = (catalog.get_link(k).alpha_us for k in ("nvlink4", "pcie4", "ib-ndr"))
-    return f"{g(nv)} µs per NVLink step, {g(pci)} µs per PCIe step, {g(ib)} µs per network step"
+    # 02 §2's table: the catalog's α (NCCL's Simple constant) and NCCL's LL constant, one row per link class
+    rows = (("NVLink", "nvlink4", "nvlink"), ("PCIe", "pcie4", "pci"), ("network", "ib-ndr", "net"))
+    return " ".join(f"| {name} | {g(catalog.get_link(k).alpha_us)} µs | {hw(t, 'ring', 'LL')} µs |"
+                    for name, k, t in rows)
 
 
 def _tree_ll_two_h100_nodes() -> str:
@@ -162,11 +164,9 @@ FACTS = {
         lambda: "at about {} GB/s achievable".format(_ndr()[2]),
     ),
     "02: the catalog's α per link class": ("02_pcie_vs_nvlink.ipynb", _alphas),
-    "02: LL per-step latencies": (
+    "02: LL per-step latencies": (  # the LL column of the table _alphas checks, and the catalog's column
         "02_pcie_vs_nvlink.ipynb",
-        lambda: (
-            f"NCCL's model {hw('nvlink', 'ring', 'LL')}, {hw('pci', 'ring', 'LL')} and {hw('net', 'ring', 'LL')} µs"
-        ),
+        lambda: "| one step over | Simple: the catalog's α | LL |",
     ),
     "02: network vs NVLink Simple step": (
         "02_pcie_vs_nvlink.ipynb",

@@ -9,6 +9,7 @@ or a live run as root).
 from __future__ import annotations
 
 import html
+import re
 import statistics
 
 import ipywidgets as w
@@ -52,6 +53,20 @@ def facts() -> dict:
     return _data.load("ethernet_ai")
 
 
+def _short_title(title: str) -> str:
+    """A short citation for link text: 'Zhu et al., 2015' for a paper, else the title up to its first , : or (."""
+    if m := re.match(r"(\w[\w-]* et al\.)", title):
+        year = re.search(r"\b(19|20)\d\d\b", title)
+        return f"{m.group(1)}, {year.group(0)}" if year else m.group(1)
+    return re.split(r"[,:(]", title, maxsplit=1)[0].strip()
+
+
+def _source_link(src: dict) -> str:
+    """A source as a link whose text is its short citation and whose tooltip is its full title."""
+    return (f'<a href="{_esc(src["url"])}" title="{_esc(src["title"])}" target="_blank">'
+            f'{_esc(_short_title(src["title"]))}</a>')
+
+
 def facts_table(topics: list[str] | None = None, *, collapsed: bool = False) -> str:
     """HTML table: topic, statement, linked sources.
 
@@ -62,7 +77,7 @@ def facts_table(topics: list[str] | None = None, *, collapsed: bool = False) -> 
     for f in d["facts"]:
         if topics and f["topic"] not in topics:
             continue
-        links = ", ".join(f'<a href="{_esc(d["sources"][s]["url"])}" target="_blank">{_esc(s)}</a>' for s in f["src"])
+        links = ", ".join(_source_link(d["sources"][s]) for s in f["src"])
         rows.append([f"<b>{_esc(f['topic'])}</b>", _esc(f["fact"]), links])
         names.append(_esc(f["topic"]))
     table = table_html([_("topic"), _("what to know"), _("source")], rows)
@@ -237,7 +252,9 @@ def lab_reading(rec: dict, key: str = "hier") -> str:
     """One paragraph that says, from the run shown (recorded or live), whether hierarchical beat flat and why."""
     v = hier_verdict(rec, key)
     n, won = len(v["sizes"]), len(v["wins"])
-    lo, hi = min(v["gain"]), max(v["gain"])
+    # in the mixed case the range describes the sizes where hierarchical lost, as the sentence says
+    lost = [g for g in v["gain"] if g <= 1] if 0 < len(v["wins"]) < n else v["gain"]
+    lo, hi = min(lost or v["gain"]), max(lost or v["gain"])
     share = statistics.median(v["local_share"])
     kept = (_("most of the gain survived") if share < 0.5 else _("they ate much of the gain") if share < 1
             else _("they ate all of the gain, or more"))

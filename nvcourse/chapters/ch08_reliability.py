@@ -248,8 +248,13 @@ class GoodputView:
 
         self.curve.set_ydata([goodput(t) for t in INTERVALS_S])
         labels = []
+        daly_applies = checkpoint_s < 2 * mtbf_s  # Daly's formula holds only for δ < 2M
         for marker, name, tau in ((self.young, "Young", rel.young_interval(checkpoint_s, mtbf_s)),
                                   (self.daly, "Daly", rel.daly_interval(checkpoint_s, mtbf_s))):
+            if marker is self.daly and not daly_applies:  # no marker for a formula that does not apply
+                marker.set_data([], [])
+                labels.append(_("{name}: n/a").format(name=name))
+                continue
             marker.set_data([tau / 60], [goodput(tau)])
             labels.append(_("{name}: {minutes} min").format(name=name, minutes=number(tau / 60, ".0f")))
         if self.legend is not None:
@@ -257,10 +262,12 @@ class GoodputView:
         self.legend = self.ax.legend([self.young, self.daly], labels, loc="best")
         self.live.animate(self.legend)
         tau, best = rel.best_goodput(checkpoint_s=checkpoint_s, restart_s=restart_s, mtbf_s=mtbf_s)
-        text = _("MTBI {mtbi} h · best goodput {best} at {minutes} min · {per_day} interruptions per day").format(
+        text = (_("MTBI {mtbi} h · best goodput {best} at {minutes} min · {per_day} interruptions per day")
+                if daly_applies else
+                _("MTBI {mtbi} h · best goodput {best}, no useful interval · {per_day} interruptions per day")).format(
             mtbi=number(mtbf_s / 3600, ".2f"), best=_pct(best, ".1"), minutes=number(tau / 60, ".0f"),
             per_day=number(24 * 3600 / mtbf_s, ".1f"))
-        if checkpoint_s >= 2 * mtbf_s:  # outside Daly's formula (δ < 2M): say so rather than show its fallback
+        if not daly_applies:  # outside Daly's formula (δ < 2M): say so rather than show its fallback
             text += _("<br>The checkpoint takes at least twice the time between interruptions: Daly's formula no "
                       "longer applies, and no interval keeps even 5 % of the time as progress.")
         return self.live, text
