@@ -195,6 +195,27 @@ def _best_allreduce(fab, nbytes: float, system: str, nic: str, routing: str, pla
     return min(ests, key=lambda e: e.time_s)
 
 
+@dataclass(frozen=True)
+class _RailAllReduce:
+    """The DP all-reduce when TP fills the node: one ring (or SHARP tree) per rail, ``nbytes`` per GPU."""
+
+    algorithm: str
+    busbw_GBps: float
+
+
+def _per_rail_allreduce(fab, nbytes: float, system: str, nic: str, routing: str, placement: str, seed: int,
+                        sharp: bool) -> _RailAllReduce:
+    """With one DP rank per node, each GPU's DP group is the same-rail GPU of every other node: the all-reduce
+    never crosses NVLink, and all the rails' rings run at once. Its pace is the slowest NIC flow of those rings
+    on the simulated fabric (contention included). SHARP sends the buffer up once and gets it back once, half
+    a ring's NIC bytes. busbw as nccl-tests defines it for ``nodes`` ranks."""
+    algo = "sharp" if sharp else "ring"
+    est = allreduce_on_fabric(fab, nbytes, algorithm=algo, system=system, nic_link=nic, routing=routing,
+                              placement=placement, seed=seed)
+    factor = 2 * (fab.nodes - 1) / fab.nodes
+    return _RailAllReduce(algo, est.net_rate_GBps * (factor if sharp else 1.0))
+
+
 def _dp_window_s(step: training.StepTime, zero_stage: int) -> float:
     """Compute the DP collective can hide behind, as in :func:`nvcourse.training.step_time`."""
     if zero_stage == 3:
@@ -208,9 +229,11 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     ``"fabric step"`` (scaling efficiency with that bandwidth >= the targets' ``min_efficiency``).
 
     The all-reduce runs over every NIC of the job's ``gpus / gpus_per_host`` nodes at the DP gradient buffer per
-    GPU (``params / (tp·pp) · 2`` bytes). The step's DP all-reduce is scaled by (bus bandwidth the training model
-    assumed: the system's own NIC, reference fabric) / (delivered bus bandwidth), an approximation good for the
-    large, bandwidth-bound gradient buffers. A node is a host of ``nics_per_host`` NICs; for GB200 NVL72 that is
+    GPU (``params / (tp·pp) · 2`` bytes). When TP fills the node (one DP rank per node), it is one ring per rail
+    across the nodes, paced by the NIC (:func:`_per_rail_allreduce`); otherwise NCCL's pick over all the GPUs.
+    The step's DP all-reduce is scaled by (bus bandwidth the training model assumed: the system's own NIC,
+    reference fabric) / (delivered bus bandwidth), an approximation good for the large, bandwidth-bound gradient
+    buffers. A node is a host of ``nics_per_host`` NICs; for GB200 NVL72 that is
     a tray of 4 GPUs, so traffic between the trays of one rack is counted as fabric traffic although it could
     stay on NVLink (pessimistic for NVL72).
     """
@@ -234,13 +257,15 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
         return fat_tree(nodes, radix=radix, port_GBps_dir=port_GBps, rails=sysm.nics_per_host, layout=layout,
                         oversubscription=oversub)
 
-    est = _best_allreduce(build(link.line_GBps_dir, fabric.layout, fabric.oversubscription), nbytes, d.system,
-                          fabric.nic, fabric.routing_used, fabric.placement, fabric.seed, fabric.sharp)
-    ref = _best_allreduce(build(link.line_GBps_dir, "rail", 1.0), nbytes, d.system, fabric.nic, "ideal", "packed",
-                          fabric.seed, False)
+    # TP filling the node leaves one DP rank per node: per-rail rings, paced by the NIC, not NVLink
+    allreduce = _per_rail_allreduce if step.placements["dp"].per_node == 1 else _best_allreduce
+    est = allreduce(build(link.line_GBps_dir, fabric.layout, fabric.oversubscription), nbytes, d.system,
+                    fabric.nic, fabric.routing_used, fabric.placement, fabric.seed, fabric.sharp)
+    ref = allreduce(build(link.line_GBps_dir, "rail", 1.0), nbytes, d.system, fabric.nic, "ideal", "packed",
+                    fabric.seed, False)
     own = catalog.get_link(sysm.nic_link)
-    assumed = ref if own.id == link.id else _best_allreduce(build(own.line_GBps_dir, "rail", 1.0), nbytes, d.system,
-                                                             own.id, "ideal", "packed", fabric.seed, False)
+    assumed = ref if own.id == link.id else allreduce(build(own.line_GBps_dir, "rail", 1.0), nbytes, d.system,
+                                                      own.id, "ideal", "packed", fabric.seed, False)
     dp_comm = step.dp_comm_s * assumed.busbw_GBps / est.busbw_GBps
     exposed = max(0.0, dp_comm - window)
     total = step.total_s - step.dp_exposed_s + exposed

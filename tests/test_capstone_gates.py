@@ -129,8 +129,11 @@ def test_more_bandwidth_never_fails_a_fabric_gate_that_passed():
         slow = cg.fabric_gate(rep, cg.FabricChoice(nic="ib-ndr", **kw))
         fast = cg.fabric_gate(rep, cg.FabricChoice(nic="ib-xdr", **kw))  # twice the port rate
         assert fast.busbw_GBps >= slow.busbw_GBps
-        for gs, gf in zip(slow.gates, fast.gates, strict=True):
-            assert gf.passed or not gs.passed, (kw, rep.design, gs, gf)
+        # the busbw gate is a share of each NIC's own reference: a faster NIC on other switches (another radix,
+        # other static routes) can deliver the same GB/s as a smaller share, but never a slower step
+        gs, gf = (next(g for g in r.gates if g.name == "fabric step") for r in (slow, fast))
+        assert gf.passed or not gs.passed, (kw, rep.design, gs, gf)
+        assert fast.dp_comm_s <= slow.dp_comm_s * (1 + 1e-9)
     # a lower threshold never fails what a higher one passed
     ratios = [cg.fabric_gate(A, min_busbw_fraction=f).gates[0].passed for f in (0.2, 0.4, 0.6, 0.8, 1.0)]
     assert ratios == sorted(ratios, reverse=True)
