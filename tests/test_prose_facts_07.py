@@ -155,7 +155,10 @@ def test_07_scaling_curves_read_as_the_bullets_say():
     assert first == {"pcie-8gpu": 256, "dgx-h100": 256, "gb200-nvl72": 64}
     memory = {s: catalog.get_system(s).gpu_spec.memory_GB for s in SYSTEMS}
     assert memory == {"pcie-8gpu": 80, "dgx-h100": 80, "gb200-nvl72": 186}
-    assert "405B needs 256 GPUs of 80 GB, or 64 of the NVL72's 186 GB GPUs" in text
+    # the counts sit in the reference section 8; the bullet points there
+    ref = cells("07_training_at_scale.ipynb")["c016a"]
+    assert "405B needs 256 GPUs of 80 GB, or 64 of the NVL72's 186 GB GPUs" in ref
+    assert "(§8 gives the smallest counts)" in text
 
 
 def test_07_the_70b_nvl72_dip_at_8_gpus_is_tp_8():
@@ -169,7 +172,7 @@ def test_07_the_70b_nvl72_dip_at_8_gpus_is_tp_8():
         except ValueError:
             pass
     assert "only TP 8 fits in memory there, and its all-reduces add about 40 % to the compute" in cells(
-        "07_training_at_scale.ipynb")["c010"]
+        "07_training_at_scale.ipynb")["c016a"]  # reference section 8; §4's bullet points there
 
 
 # ------------------------------------------------------------------------------------------------ 07b

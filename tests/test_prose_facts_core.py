@@ -240,7 +240,8 @@ def test_01_zero_key_point_holds_for_every_micro_batch_count():
     from nvcourse import training
 
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
-    assert "stage 3 moves 1.5× with one micro-batch and more with gradient accumulation" in text
+    assert ("stage 3 moves 1.5× with one micro-batch and more with "
+            "[gradient accumulation](../docs/glossary.md#gradient-accumulation)") in text
     assert "at most 1.5×" not in text
     kw = {"dp": 8, "tp": 1, "pp": 1, "layers": 80, "hidden": 8192, "seq": 4096, "micro_batch": 1}
     for m in (1, 2, 4, 16):
@@ -730,7 +731,8 @@ def test_04b_ring_plateau_factors_are_ncclss():
 
 
 def test_00_says_where_reference_sections_are_marked_as_they_are():
-    """00 names the path column as where reference sections are marked; only 04b repeats its core at its top."""
+    """00 names the path column as where reference sections are marked, and makes no remark about which chapters
+    repeat it (a remark about the course's structure, not for the learner)."""
     from nvcourse.devtools.reading_time import PATH
 
     text = prose("00_start_here.ipynb")
@@ -740,7 +742,7 @@ def test_00_says_where_reference_sections_are_marked_as_they_are():
     marks = [n for n in ("01_why_one_gpu_is_not_enough", "02_pcie_vs_nvlink", "03_topologies_and_nvswitch",
                          "04_collectives_and_allreduce", "04b_predicting_collectives", "05_nvl72_rack_scale")
              if "Short of time?" in prose(n + ".ipynb")]
-    assert marks == ["04b_predicting_collectives"] and "only 04b repeats this at its top" in text
+    assert marks == ["04b_predicting_collectives"] and "only 04b repeats this" not in text
 
 
 def test_01_and_03_define_their_words_where_first_used():

@@ -127,3 +127,34 @@ def test_02_check_yourself_mb_and_mib_are_the_same_value():
 
     n = linkmodel.link_params("nvlink4", links=18).half_bandwidth_bytes
     assert f"{n / 1e6:.2f}" == "1.26" and format_size(n) == "1.2 MiB"
+
+
+# ---------------------------------------------------------------------------------------------------- 00
+def test_00_glossary_promise_covers_the_words_the_walkthrough_missed():
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    for anchor in ("veth", "incast", "gradient-accumulation", "watchdog", "sxm", "thread-block", "top-k", "rdma"):
+        assert f'<a id="{anchor}"></a>' in glossary, anchor
+    c = cells(N00)
+    assert "explained where it first appears or in the [glossary](../docs/glossary.md)" in c["c000"]
+    assert "only 04b repeats this" not in c["c001"]
+
+
+# ---------------------------------------------------------------------------------------------------- 07
+def test_07_dense_numbers_of_sections_4_and_6_moved_to_the_reference_section():
+    c = cells(N07)
+    ref = c["c016a"]
+    for moved in ("405B needs 256 GPUs of 80 GB", "only TP 8 fits in memory there",
+                  "AWS EC2 Capacity Blocks list price for p5", "about $2.95 per GPU-hour"):
+        assert moved in ref and all(moved not in c[k] for k in ("c010", "c012", "c015")), moved
+    assert "at a price of the same kind and date the DGX H100 run becomes the cheaper one (§8)" in c["c015"]
+    assert "top-$k$ experts (its $k$ best-scoring ones, [glossary](../docs/glossary.md#top-k))" in c["c010"]
+
+
+def test_07_same_date_price_makes_the_dgx_run_the_cheaper_one():
+    from nvcourse import training
+
+    tokens = training.data()["reference_runs"]["llama3-405b-16k"]["training_tokens"]
+    pcie, dgx = (training.best_config("llama3-8b", s, 64) for s in ("pcie-8gpu", "dgx-h100"))
+    market = training.system_costs("dgx-h100")["usd_per_gpu_hour_market"]
+    assert training.run_cost(dgx, tokens, usd_per_gpu_hour=market).usd < training.run_cost(pcie, tokens).usd
+    assert training.run_cost(dgx, tokens).usd > training.run_cost(pcie, tokens).usd  # at the table's prices: more
