@@ -98,10 +98,12 @@ def test_07b_sections_open_with_their_question_and_name_each_scenario_for_what_i
     assert "8B, DDP over 512" not in joined and "8B DDP," not in joined
     assert '"Llama 3 8B, ZeRO-1 DP over 512 GPUs"' in cells["c005"] and "ZeRO-1 DP, 8,192 tokens/GPU" in cells["c015"]
     # §7: the flat ring does not reduce inside the node first; the algorithms that do are named
-    assert "NCCL reduces inside the node first" not in cells["c014"]
-    assert ("NCCL's flat ring does not reduce inside the node first" in cells["c014"]
+    # (the note sits in the reference section §9, which §7's DP row points to)
+    assert "NCCL reduces inside the node first" not in cells["c014"] + cells["c07bref"]
+    assert "(§9: which NCCL algorithms reduce inside the node first.)" in cells["c014"]
+    assert ("NCCL's flat ring does not reduce inside the node first" in cells["c07bref"]
             and "The tree, NVLS-tree and hierarchical algorithms are the ones that reduce inside the node first" in
-            cells["c014"])
+            cells["c07bref"])
     # the FSDP/TP/EP derivations and §8's SM-share nuance sit behind toggles, after the sentence that names them
     assert "<details><summary>Where the FSDP, TP and EP rows come from" in cells["c014"]
     assert "<details><summary>Why taking more SMs can cut the waiting but never the exposed time" in cells["c016"]

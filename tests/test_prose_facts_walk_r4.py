@@ -156,3 +156,20 @@ def test_07c_dashboard_answers_are_the_dashboards():
 def test_07c_deepep_is_said_before_it_is_used():
     text = prose(C)
     assert text.index("DeepEP, DeepSeek's open-source expert-parallel communication library") == text.index("DeepEP")
+
+
+def test_07b_reference_section_holds_what_sections_2_3_and_7_moved_there():
+    from nvcourse import overlap
+
+    text = prose(B)
+    start = text.index("## 9. Reference: sources and caveats behind sections 2, 3 and 7")
+    ref = text[start:text.index("## Key points")]
+    for moved in ("The DDP paper measures iteration time against bucket size",
+                  "DeepSeek-V3 reports dedicating 20 of the 132 SMs of the H800",
+                  "`NCCL_MAX_NCHANNELS` caps the SMs NCCL takes",
+                  "NCCL's flat ring does not reduce inside the node first"):
+        assert moved in ref, moved
+    sm = overlap.data()["sm"]
+    assert (sm["deepseek_comm_sms"], sm["h100_sms"]) == (20, 132) and round(20 / 132, 2) == 0.15
+    assert ("DeepSeek-V3 gives 20 of its 132 SMs to communication, the 15 % printed below (§9 has the source, and "
+            "what takes fewer SMs).") in text
