@@ -80,6 +80,12 @@ for name in ch.SAMPLES:
     run = ch.read_sample(name)
     diag = diagnose(run)
     out += [ch.report_html(run, diag), ch.diagnosis_text(diag)]
+# the reader's own notes, as the CLI prints them (the box swaps their flag words for its controls)
+plain = ch.read_sample(next(n for n in ch.SAMPLES if "T4" in n))  # GPUs the reader does not recognise
+out += diagnose(plain).notes
+plain.nranks = None  # a paste whose rank count was not printed
+out += diagnose(plain, system="dgx-h100").notes
+out.append(ch.report_html(plain, diagnose(plain, system="dgx-h100")))  # the box's words for the same note
 run.op, run.op_source, run.op_candidates = None, "", ["all_reduce_perf", "reduce_scatter_perf"]  # op not printed
 run.nranks, run.nccl_version, run.avg_busbw_GBps = None, "", None
 out += [ch.report_html(run, diag)]
@@ -90,8 +96,9 @@ out += [ch._nvls_words(None), ch._nvls_words({"supported": True, "channels": 16,
 board = ch.nccl_tests_box()
 controls(board)
 first = next(iter(ch.SAMPLES))
-for sample, system in ((first, "auto"), (ch._PASTE, "dgx-h100")):
-    fig, text = board._render(sample, ch.box_text(first), system, 0, 0)
+for sample, system, gpus, nodes in ((first, "auto", 0, 0), (ch._PASTE, "dgx-h100", 0, 0),
+                                    (first, "dgx-h100", 8, 2)):  # the last: controls that disagree with the paste
+    fig, text = board._render(sample, ch.box_text(first), system, gpus, nodes)
     out.append(text)
 cut = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
        "validation: 1 graph: 0\\n")  # a paste cut before its first result row
@@ -135,7 +142,7 @@ for layer in ch.LAYERS:
 out += [ch.cloud_html(), ch.ib_tc_text(), ch.drill_story_html(), ch.sources_html()]
 board = ch.drill_box()
 controls(board)
-for step in board.controls["step"].options:
+for _label, step in board.controls["step"].options:  # (the command shown, the step's name)
     out.append(board._render(step))
 real = ch.raw()
 ch.raw = lambda: {**real, "sources": dict(list(real["sources"].items())[:1])}  # the singular: one source

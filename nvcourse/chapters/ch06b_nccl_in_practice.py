@@ -179,13 +179,14 @@ def report_html(run, diag) -> str:
         op=esc(op), source=esc(source), ranks=run.nranks if run.nranks is not None else unprinted,
         gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted), sizes=len(run.rows),
         busbw=(localize_numbers(f"{run.avg_busbw_GBps:g} GB/s") if run.avg_busbw_GBps is not None else unprinted))]
-    # the notes name the CLI's flags; in the paste box the same settings are its controls, except for an operation
-    # the model has no ring for (send/recv, all-to-all): there no setting gives an overlay, so none is offered
-    invite = (_("pick the system, GPUs/node and nodes above") if run.op not in UNMODELLED_OPS else
-              _("the model has no overlay for {op}, whatever the system").format(op=run.op))
+    # the notes name the CLI's flags; in the paste box the same settings are its controls (an operation the model
+    # has no ring for gets no such note: the reader says no setting gives it an overlay); the flags' words are
+    # replaced in the reader's language, so each is its own message, worded as inside the whole note
+    flags = ((_("pass --system, --gpus and --nodes"), _("pick the system, GPUs/node and nodes above")),
+             (_("pass --gpus (per node) and --nodes"), _("set GPUs/node and nodes above")))
     for n in run.notes + diag.notes:
-        n = (n.replace("(pass --system, --gpus and --nodes)", "(" + invite + ")")
-              .replace("pass --gpus (per node) and --nodes", "set GPUs/node and nodes above"))
+        for cli_words, controls in flags:
+            n = n.replace(cli_words, controls)
         parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
     items = [(f["finding"], [f]) for f in diag.findings]
     items += [(b["band"] + localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + _verdict(b), b["causes"])
