@@ -114,7 +114,8 @@ for args in (("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain"),
              ("allreduce", "auto", "dgx-h100", 8, 2, "single-process", "registered"),  # none runs: why
              ("allreduce", "auto", "dgx-h100", 8, 1, "cuda-graphs", "plain"),  # no host time per call
              ("allreduce", "auto", "dgx-h100", 2, 1, "process-per-gpu", "plain"),
-             ("broadcast", "auto", "pcie-8gpu", 8, 256, "single-process", "plain")):
+             ("broadcast", "auto", "pcie-8gpu", 8, 256, "single-process", "plain"),
+             ("allreduce", "auto", "gb200-nvl72", 72, 1, "device", "plain")):  # the pick is the same at both sizes
     live, text = board._render(*args)
     out.append(text)
     labels(live)
