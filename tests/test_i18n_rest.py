@@ -314,7 +314,9 @@ def test_ch06_checkers_questions_readouts_and_figures_speak_the_language(languag
     shown = _walk(_CH06, language)
     _speaks(shown, language, ("nvcourse/checks/ch06.py", "nvcourse/chapters/ch06_fabrics.py"), least=70)
     if language == "fr":
-        assert "bande passante de bus" in shown and "routage adaptatif" in shown and "feuille–épine" in shown
+        # the glossary's words: leaf/spine as « feuille–spine » (docs/fr/glossaire.md), never « épine »
+        assert "bande passante" in shown and "routage adaptatif" in shown and "feuille–spine" in shown
+        assert "épine" not in shown
         assert "Look at the time" not in shown and "slowest flow" not in shown
     else:
         assert "Look at the time and where it goes" in shown and "slowest flow" in shown
