@@ -14,8 +14,10 @@ def _cells() -> dict[str, str]:
 
 
 def test_the_predict_questions_words_are_defined_outside_the_toggle():
-    s8 = _cells()["c020a"]
-    short, _details = s8.split("<details>", 1)
+    cells = _cells()
+    s8 = short = cells["c020a"]  # the more-on-each detail sits in the reference section §10
+    assert "<details>" not in s8 and "(§10 says more on each)" in s8
+    assert cells["c07cmore"].startswith("**§8's techniques in more detail.**") and "- **MLA.**" in cells["c07cmore"]
     predict = s8.split("**Predict**", 1)[1]
     assert "GQA" in predict and "descriptors" in predict
     assert "Llama 3's **GQA** (grouped-query attention) caches a key and a value per KV head" in short
