@@ -146,6 +146,7 @@ for args in (("DDP gradient buckets", "llama3-8b", "dgx-h100", 64, 25, 1, 4, 0.1
     out.append(text)
     labels(fig)
 out.append(ch.sm_cost_html(overlap.dp_scenario("llama3-8b", "dgx-h100", 64)))
+out.append(ch.tp_split_details_html())  # §5's full printout, behind its toggle
 """
 
 

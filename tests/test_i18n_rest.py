@@ -148,7 +148,8 @@ for fn in (cm.hier_network_s, lambda S, n, a, b: cm.hier_network_s(S, n, a, b) -
            lambda S, n, a, b: (n - 1) * a + (n - 1) / n * S / b, lambda *args: 1.2345e-7):
     show(c.hier_network_time(fn))
 rec = ch.recorded()
-out += [ch.facts_table(), ch.llama3_case(), ch.lab_table(rec), ch.lab_reading(rec), ch.contention_html(rec),
+out += [ch.facts_table(), ch.facts_table(collapsed=True), ch.nvlink_vs_nic(), ch.llama3_case(), ch.lab_table(rec),
+        ch.lab_reading(rec), ch.contention_html(rec),
         ch.straggler_html(rec)]
 for wins, share in (([1, 2], 0.3), ([], 0.7), ([1], 1.5)):  # every verdict and every share of the gain
     ch.hier_verdict = lambda rec, key="hier", wins=wins, share=share: {
