@@ -365,7 +365,7 @@ def test_ch07b_checkers_speak_the_language(language):
 def test_ch09_survey_dashboards_and_gate_tables_speak_the_language(language):
     shown = _walk(_CH09, language)
     _speaks(shown, language, ("nvcourse/chapters/ch09_capstone.py", "nvcourse/capstone.py",
-                              "nvcourse/capstone_gates.py"), least=80)
+                              "nvcourse/capstone_gates.py", "nvcourse/capstone_serving.py"), least=80)
     if language == "fr":
         assert "critères" in shown and "que tenter" in shown and "secondes par pas" in shown
         assert "what to try" not in shown and "every gate passes" not in shown

@@ -77,7 +77,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             ("costmodel", "fabric"), "ch05", _sol("05_nvl72_rack_scale"),
             _tests("ch05_nvl72", "fabric_moe", "fabric_moe_routing", "checks_ch05_ch07")),
     Chapter("06", _nb("06_multinode_fabrics"), "Multi-node fabrics", "ch06_fabrics",
-            ("fabric",), "ch06", _sol("06_multinode_fabrics"),
+            ("fabric", "costmodel"), "ch06", _sol("06_multinode_fabrics"),
             _tests("fabric_builders", "fabric_flows", "fabric_draw", "fabric_solver", "ch06_fabrics_readout",
                    "checks")),
     Chapter("06b", _nb("06b_nccl_in_practice"), "NCCL in practice", "ch06b_nccl_in_practice",
