@@ -160,12 +160,15 @@ def format_size(nbytes: float, *, binary: bool = True, digits: int = 3) -> str:
 
 
 def format_rate(bytes_per_s: float, *, bits: bool = False, digits: int = 3) -> str:
-    """Format a rate given in B/s as GB/s-style decimal units (or Gb/s with ``bits=True``)."""
+    """Format a rate given in B/s as GB/s-style decimal units (or Gb/s with ``bits=True``).
+
+    The value is rounded to ``digits`` significant digits before the unit is chosen, so a rate that rounds up to
+    the next unit rolls over: ``format_rate(999.6e6) == '1 GB/s'``, never ``'1e+03 MB/s'``."""
+    value = bytes_per_s * 8 if bits else bytes_per_s
+    value = float(f"{value:.{digits}g}")  # round first: 999.6 MB/s must read 1 GB/s
     if bits:
-        return _format(
-            bytes_per_s * 8, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")], digits
-        )
-    return _format(bytes_per_s, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")], digits)
+        return _format(value, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")], digits)
+    return _format(value, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")], digits)
 
 
 def format_time(seconds: float, *, digits: int = 3) -> str:
