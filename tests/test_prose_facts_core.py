@@ -437,11 +437,11 @@ def test_02_the_chooser_claims_hold_for_every_link_it_offers():
     params = {label: ch._curve(label).params for label in ch.PER_GPU_CHOICES}
     betas = [p.beta_Bps for p in params.values()]
     text = prose("02_pcie_vs_nvlink.ipynb")
-    assert f"The ceilings on the plot differ by up to {max(betas) / min(betas):.0f}×" in text
+    assert f"The ceilings on the first plot differ by up to {max(betas) / min(betas):.0f}×" in text
     lowest = min(params, key=lambda k: params[k].half_bandwidth_bytes)  # "Below ~150 KiB every link is latency-bound"
     n_half_kib = params[lowest].half_bandwidth_bytes / 2**10
     assert (f"**Below ~{round(n_half_kib, -1):.0f} KiB every link is latency-bound**: that is the smallest n½ on "
-            f"the plot ({lowest.split(' x16')[0]}'s)") in text
+            f"the first plot ({lowest.split(' x16')[0]}'s)") in text
     assert "Below ~64 KiB bandwidth hardly matters" not in text
     # below n½ the α term is the larger, so t = α + S/β <= 2α: more bandwidth can at most halve the time
     assert all(p.alpha_s >= 64 * 2**10 / p.beta_Bps for p in params.values())  # 64 KiB: latency-bound everywhere
@@ -1135,9 +1135,9 @@ def test_02_plot_sentences_are_about_the_nine_choices_on_it():
     assert "shows every link" not in text
     params = {k: linkmodel.link_params(i, links=n) for k, (i, n) in ch.PER_GPU_CHOICES.items()}
     smallest = min(params, key=lambda k: params[k].alpha_s * params[k].beta_Bps)
-    assert smallest == "PCIe Gen4 x16" and "the smallest n½ on the plot (PCIe Gen4's)" in text
+    assert smallest == "PCIe Gen4 x16" and "the smallest n½ on the first plot (PCIe Gen4's)" in text
     ceilings = [p.beta_Bps for p in params.values()]
-    assert round(max(ceilings) / min(ceilings)) == 30 and "differ by up to 30×" in text
+    assert round(max(ceilings) / min(ceilings)) == 30 and "ceilings on the first plot differ by up to 30×" in text
 
 
 def test_03_paste_readout_counts_one_nic_in_the_singular():
@@ -1294,5 +1294,7 @@ def test_04b_ll128_network_clause_nvlstree_depth_and_rank_count():
         expected = base + intra + 2 * math.floor(math.log2(k)) * net
         got = latency_s("allreduce", "nvlstree", "Simple", configure("dgx-h100", 8, k)) * 1e6
         assert got == pytest.approx(expected)
-    assert "$n$ is the number of GPUs, or ranks, the $p$ of chapters 02 and 04" in text
-    assert "on $n$ GPUs (the $p$ of chapters 02 and 04)" in text
+    assert ("$n$ is the number of GPUs, or ranks, the $p$ of chapter 04; careful: chapters 02, 04, 05 and 06 use "
+            "$n$ for bytes") in text
+    assert "on $n$ GPUs (the $p$ of chapter 04; elsewhere $n$ counts bytes)" in text
+    assert "chapters 02 and 04)" not in text

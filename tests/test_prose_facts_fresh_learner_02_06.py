@@ -222,7 +222,7 @@ def test_05_section_2_one_idea_per_paragraph_and_the_second_rule_in_the_referenc
     paragraphs = [p for p in re.split(r"\n\s*\n", section) if p.strip() and not p.startswith("$$")]
     assert max(len(p.split()) for p in paragraphs) < 90
     ref = text[text.index("## 6. Reference: the fine print of §2"):text.index("## Key points")]
-    assert "**From how many GPUs NVLS wins at every size.**" in ref and "minimum" not in text
+    assert "**From how many GPUs NVLS wins at every size in the Simple-only formula.**" in ref and "minimum" not in text
     h100, nvl72 = (catalog.get_system(s).nvls_min_gpus for s in ("dgx-h100", "gb200-nvl72"))
     assert f"it is {h100}, from one published run" in ref and f"For B200 and the NVL72 it is {nvl72}" in ref
     assert "## 6." in PATH["05"] and "## 5." in PATH["05"]
