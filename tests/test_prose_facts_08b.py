@@ -102,8 +102,8 @@ def test_each_dashboard_says_what_its_model_leaves_out():
     # one short "What this model leaves out" per model-driven dashboard (tenancy, neighbour, thresholds)
     for cid, says in (("c006", "No published run compares 36-way with 72-way in-switch reduction."),
                       ("c014", "for a real NCCL job ×4.45 likely understates the slowdown"),
-                      ("c029", "a job that hides part of its communication behind compute (chapter 07b) has a "
-                               "smaller c, and tolerates more")):
+                      ("c029", "a job that hides part of its communication behind compute (chapter 07b) tolerates "
+                               "more: the hidden part absorbs some of the loss before the step slows")):
         text = cell(cid)
         assert "What this model leaves out" in text and says in text, cid
 

@@ -305,8 +305,9 @@ def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
         mistake = "Right node, wrong GPU: read the per-GPU rows."
     elif not comp_ok and run.fault == "congested uplink" and "/mlx5_" in component:
         mistake = "That host port waits because its leaf's uplinks are full: follow the wait upstream to the leaf."
-    elif not comp_ok and run.fault == "mis-set P_Key" and component.startswith(run.component + "/"):
-        mistake = "A partition is set per node by the subnet manager: name the node, all its ports are out."
+    elif fault_ok and not comp_ok and run.fault == "mis-set P_Key" and component.startswith(run.component + "/"):
+        mistake = ("In this incident every port of one node lost the job's P_Key: name the node (the subnet manager "
+                   "writes the table port by port).")
     elif not comp_ok and set(run.gpus.get(component) or {}) == {"ecc_sbe"}:
         mistake = ("One corrected single-bit ECC error is background noise, not a fault: look for the component "
                    "whose counters moved with the step times.")
