@@ -314,14 +314,16 @@ def test_send_and_receive_gdr_lines_are_read_apart_in_the_table_and_by_the_reade
     from nvcourse.nccl.ncclog import read_text
 
     text = _md06d()
-    assert ("| `[receive]` lines end in `/GDRDMA`, `[send]` lines do not | Enabled, or none | GDR works; NCCL keeps it "
-            "off for sends by policy (`NCCL_NET_GDR_READ`): not a fault |") in text
+    assert ("| `[receive]` lines end in `/GDRDMA`, `[send]` lines do not | Enabled, or none | GDR works for receives; "
+            "sends are off by NCCL's read policy (`NCCL_NET_GDR_READ`, on by default from Ampere): not a missing "
+            "module. `nvcourse ncclog` shows GDR as off and lists the sends under what looks wrong") in text
     assert "NCCL_NET_GDR_READ" in ch.LOOK_AT["gpu_nic"] and "[send]" in ch.LOOK_AT["gpu_nic"]
     real = (ROOT / "nvcourse" / "data" / "nccl" / "ib_cumem_gdrdma_2nodes_aks30.log").read_text(encoding="utf-8")
     log = read_text(re.sub(r"(\[send\] via NET/IB/\d+)/GDRDMA", r"\1", real))
     assert log.gdr_by_direction["receive"] == {"gdrdma": 4} and log.gdr_by_direction["send"] == {"without": 4}
     gdr = [p for p in log.problems if "GDR" in p["problem"]]
     assert len(gdr) == 1 and "off by policy" in gdr[0]["problem"] and "peermem" not in str(gdr[0])
+    assert log.gdr is False     # as the row says: the reader shows GDR off and lists the sends as a problem
 
 
 def test_the_pcie_layer_checks_the_iommu_with_its_commands_and_fix():

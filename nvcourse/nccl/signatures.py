@@ -153,7 +153,7 @@ def reading_notes(counters: list[dict], text: str) -> list[str]:
                        "paste two readings taken a few seconds apart during the run").format(counters=shown))
     if still := [c for c in counters if c["delta"] == 0]:
         notes.append(_("{count} counter(s) unchanged between two readings ({counter})").format(
-            count=len(still), counter=still[0]["counter"]))
+            count=len(still), counter=", ".join(c["counter"] for c in still)))
     for h in healthy_readings(text):
         notes.append(_("{count} line(s) read as healthy for the check '{title}'").format(
             count=h["lines"], title=data_text(h["title"])))
