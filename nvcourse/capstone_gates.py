@@ -328,7 +328,7 @@ class IsolationResult:
 def isolation_requirements(report: Report, fabric: FabricChoice | None = None,
                            targets: IsolationTargets | None = None) -> IsolationResult:
     """The noisy-neighbour slowdown of the job's DP gradient all-reduce (chapter 08b's two-tenant fabric:
-    :func:`nvcourse.isolation.noisy_neighbour` on the design's system and its own NIC, 2:1 top-of-rack) with
+    :func:`nvcourse.isolation.noisy_neighbour` on the design's system, 2:1 top-of-rack, whatever ``fabric`` is) with
     ``qos="none"`` and with the targets' QoS; where the rendezvous address is reachable from; the partitioning
     the fabric's kind offers (``fabric.nic``)."""
     fabric = FabricChoice() if fabric is None else fabric
