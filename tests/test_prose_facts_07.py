@@ -248,12 +248,18 @@ def test_07b_deeper_prefetch_helps_only_when_a_gather_outlasts_a_layer():
                 if three < 0.99 * one:
                     fwd, ag = _fsdp_parts(model, system, nodes)
                     assert ag > fwd, (model, system, nodes)
+                    assert three >= 0.85 * one, (model, system, nodes)  # "at most about 15 % in this dashboard"
     case = [ch07b.fsdp_case("llama3-8b", "dgx-h100", 8, prefetch=p).exposed_s for p in (0, 1, 2)]
     assert case[1] < 0.05 * case[0] and case[2] == pytest.approx(case[1])  # "one layer ahead hides nearly all"
     fwd, ag = _fsdp_parts("llama3-8b", "dgx-h100", 8)
     assert ag < fwd
-    assert "a deeper prefetch only helps when a single gather is *longer* than a layer" in cells(
-        "07b_overlapping_communication.ipynb")["c010"]
+    # "try the 8B model on 64 NVL72 racks": gathers outlast layers and no depth hides them
+    fwd, ag = _fsdp_parts("llama3-8b", "gb200-nvl72", 64)
+    deep = [ch07b.fsdp_case("llama3-8b", "gb200-nvl72", 64, prefetch=p).exposed_s for p in (1, 3)]
+    assert ag > fwd and deep[1] == pytest.approx(deep[0]) and deep[1] > 0.5
+    assert ("when one gather is longer than one layer's compute, the network is the bound: a deeper prefetch trims "
+            "only a little of what stays exposed (at most about 15 % in this dashboard) and no depth hides it (try "
+            "the 8B model on 64 NVL72 racks)") in cells("07b_overlapping_communication.ipynb")["c010"]
 
 
 def test_07b_roofline_sides_and_the_efficiency_scaling():

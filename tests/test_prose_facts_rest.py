@@ -1179,7 +1179,7 @@ def test_07b_bucket_range_and_chapter_07_quote_hold():
     assert all(sc.timeline(m * 2**20).exposed_s < 1e-3 for m in range(6, 129))
     # §5 quotes chapter 07 as it reads: TP traffic "hard" to hide, charged in full (an upper bound)
     assert "which chapter 07 called hard to hide and charged in full" in text and "impossible to hide" not in text
-    assert "The model here charges all of it (an upper bound)" in prose("07_training_at_scale.ipynb")
+    assert "The model charges all of it (upper bound)" in prose("07_training_at_scale.ipynb")
 
 
 def test_07_cites_price_sources_by_title_not_by_data_key():
