@@ -125,6 +125,8 @@ def test_08b_error_counter_threshold_is_the_rule_not_any_growth():
         "08b_security_and_observability.ipynb")["c028"][1]
     assert "symbol errors that keep rising (the table's SymbolError row, the course's one InfiniBand link-health " \
            "rule from chapter 06d) and any flap" in src
-    assert "The raw and effective BER are only trended." in src and '"growing at all"' not in src
+    # (the effective BER is defined in passing, so the sentence carries a parenthesis now)
+    assert "The raw and effective BER (effective: errors left after FEC" in src and "are only trended." in src
+    assert '"growing at all"' not in src
     row = next(r for r in counters.alert_thresholds(0.5).rows() if r[0] == "SymbolError growth on a port")
     assert row[1] in out and "do not page" in out  # the stored dashboard output prints the same rule
