@@ -30,3 +30,19 @@ def test_a_short_aside_stays_and_a_sentence_too_long_without_asides_is_still_cut
     assert kept.startswith("LL (small messages):") and kept.endswith("end.")
     cut = deck_split.item_text("A sentence " + "word " * 60 + "end.")
     assert cut.endswith("…") and len(cut.split()) == deck_split.ITEM_WORD_CAP + 1
+
+
+def test_a_details_block_inside_a_cell_stays_in_its_row_and_counts_as_its_summary():
+    # chapter 08's alert table folds a long note into its counter cell: that <details> belongs to the row (it is
+    # not the folded prose after the table), and a slide shows only its summary line, so the rows are split by
+    # what a slide shows, and no row is cut from its note
+    note = "<details><summary>what it counts</summary>" + "a long explanation " * 60 + "</details>"
+    rows = "".join(f"<tr><td>metric {i}</td><td><code style='overflow-wrap:anywhere'>Counter_{i}</code>{note}</td>"
+                   f"<td>{'an action to take ' * 12}</td></tr>" for i in range(8))
+    head = "<thead><tr><th>metric</th><th>counter</th><th>action</th></tr></thead>"
+    table = f"<table>{head}<tbody>{rows}</tbody></table>"
+    pieces = deck_split.split_html_table(table)
+    assert len(pieces) > 1  # split, not returned whole
+    assert all(p.count("<details>") == p.count("</details>") == p.count("<tr>") - 1 for p in pieces)
+    assert sum(p.count("<tr>") - 1 for p in pieces) == 8
+    assert deck_split._width_chars(f"<code style='x'>{'y' * 10}</code>{note}") < 40  # the summary, code wider

@@ -99,9 +99,15 @@ def _text(cell: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split())
 
 
+def _shown(cell: str) -> str:
+    """A cell as a slide shows it: a closed ``<details>`` shows its summary line only."""
+    return re.sub(r"<details[^>]*>\s*<summary[^>]*>(.*?)</summary>.*?</details>", r"\1<br>", cell, flags=re.S)
+
+
 def _width_chars(cell: str) -> float:
     """A cell's text length in characters of the table font: code (HTML or Markdown) is monospace, wider."""
-    spans = re.findall(r"<code>(.*?)</code>|`([^`]*)`", cell, flags=re.S)
+    cell = _shown(cell)
+    spans = re.findall(r"<code[^>]*>(.*?)</code>|`([^`]*)`", cell, flags=re.S)  # <code style=...> too
     code = sum(len(_text(html_span or md_span)) for html_span, md_span in spans)
     return len(_text(cell).replace("`", "")) + 0.3 * code
 
@@ -148,7 +154,8 @@ def split_html_table(table_html: str) -> list[str]:
     """A printed HTML table (one ``<table>`` with ``<thead>`` and ``<tbody>``, then maybe prose and folded
     ``<details>``) as one or more pieces that each fit a slide: head and caption repeated, what follows the
     table on the last piece; anything else is returned whole."""
-    fold = table_html.find("<details")
+    end = table_html.find("</table>")
+    fold = table_html.find("<details", end if end >= 0 else 0)  # a <details> inside a cell is part of its row
     main, folded = (table_html, "") if fold < 0 else (table_html[:fold], table_html[fold:])
     m = re.search(r"^(.*?<tbody[^>]*>)(.*?)(</tbody>.*)$", main, flags=re.S)
     if not m or main.count("<table") != 1:
