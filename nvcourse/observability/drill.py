@@ -25,6 +25,8 @@ import numpy as np
 from .. import catalog, costmodel, isolation, reliability
 from .._validate import choice
 from ..fabric import TIER_NAMES, fat_tree, max_min_rates, ring_flows
+from ..i18n import english, number
+from ..i18n import translate as _
 
 __all__ = ["FAULTS", "INCIDENTS", "DrillRun", "Verdict", "incident", "verdict", "components", "baseline_step_s"]
 
@@ -140,7 +142,7 @@ def incident(name: str, seed: int = 0) -> DrillRun:
     where, from which step and how strong are all drawn from the seed."""
     choice("name", name, INCIDENTS)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+        raise ValueError(_("seed must be an integer >= 0; got {seed}").format(seed=repr(seed)))
     order = np.random.default_rng([int(seed), 8]).permutation(len(FAULTS))
     fault = FAULTS[int(order[INCIDENTS.index(name)])]
     rng = np.random.default_rng([int(seed), INCIDENTS.index(name)])
@@ -248,46 +250,55 @@ class Verdict:
 
 
 def _evidence(run: DrillRun) -> list[str]:
+    """What the evidence was, in the learner's language (counter names and log words stay as the tools print
+    them)."""
     c = run.component
     slow = np.nanmedian(run.step_s[run.onset :]) / run.baseline_s if np.isfinite(run.step_s).any() else float("nan")
+    ratio, onset = number(slow, ".2f"), run.onset
     if run.fault == "flapping link":
         p = run.ports[c]
         return [
-            f"{c}: LinkDownedCounter +{p['LinkDownedCounter']} (the link went down and came back), "
-            f"SymbolErrorCounter +{p['SymbolErrorCounter']} (a physical-layer problem: cable or transceiver)",
-            "isolated step-time spikes at the same steps as the 'link down' log lines: "
-            "the QP retried until the link was back",
-            "no other port's SymbolErrorCounter moved; a raw (pre-FEC) BER on another port is errors FEC corrected: "
-            "margin to trend, not this fault",
+            _("{component}: LinkDownedCounter +{downed} (the link went down and came back), "
+              "SymbolErrorCounter +{symbol} (a physical-layer problem: cable or transceiver)").format(
+                component=c, downed=p["LinkDownedCounter"], symbol=p["SymbolErrorCounter"]),
+            _("isolated step-time spikes at the same steps as the 'link down' log lines: "
+              "the QP retried until the link was back"),
+            _("no other port's SymbolErrorCounter moved; a raw (pre-FEC) BER on another port is errors FEC corrected: "
+              "margin to trend, not this fault"),
         ]
     if run.fault == "congested uplink":
         return [
-            f"{c}: PortXmitWait {run.leaves[c]['xmit_wait_pct']} % of the time on its uplinks, no error counter moved",
-            f"step time x{slow:.2f} from step {run.onset} on, steadily (congestion, not a failure)",
-            "the host port below it waits less: back-pressure from the leaf, not the cause",
+            _("{component}: PortXmitWait {wait} % of the time on its uplinks, no error counter moved").format(
+                component=c, wait=number(run.leaves[c]["xmit_wait_pct"], "")),
+            _("step time x{ratio} from step {onset} on, steadily (congestion, not a failure)").format(
+                ratio=ratio, onset=onset),
+            _("the host port below it waits less: back-pressure from the leaf, not the cause"),
         ]
     if run.fault == "throttling GPU":
         g = run.gpus[c]
         return [
-            f"{c}: clock at {g['clock_ratio']:.0%} of its maximum, {g['thermal_violation_s']} s of thermal violation",
-            f"step time x{slow:.2f} from step {run.onset}: every rank waits for the slowest GPU",
-            "network counters clean: the fabric is not the problem",
+            _("{component}: clock at {clock} of its maximum, {seconds} s of thermal violation").format(
+                component=c, clock=number(g["clock_ratio"], ".0%"), seconds=number(g["thermal_violation_s"], "")),
+            _("step time x{ratio} from step {onset}: every rank waits for the slowest GPU").format(
+                ratio=ratio, onset=onset),
+            _("network counters clean: the fabric is not the problem"),
         ]
     if run.fault == "mis-set P_Key":
         return [
-            f"{c}: PortRcvConstraintErrors on all its ports: its packets carry a P_Key not in the job's partition",
-            "the bootstrap (TCP, management network) worked, the first all-reduce over IB never completed: "
-            "the watchdog timed out, no step time",
-            "fix the partition in the subnet manager (partitions.conf), not the node",
+            _("{component}: PortRcvConstraintErrors on all its ports: its packets carry a P_Key not in the job's "
+              "partition").format(component=c),
+            _("the bootstrap (TCP, management network) worked, the first all-reduce over IB never completed: "
+              "the watchdog timed out, no step time"),
+            _("fix the partition in the subnet manager (partitions.conf), not the node"),
         ]
     g = run.gpus[c]
     return [
-        f"{c}: NVLink CRC {g['nvlink_crc_flit_errors']}, replays {g['nvlink_replay_errors']}, "
-        f"recoveries {g['nvlink_recovery_errors']}; Xid 74 in the kernel log",
-        f"step time x{slow:.2f} from step {run.onset}: replays cut that node's NVLink bandwidth, "
-        "and the in-node phases "
-        "of every all-reduce wait for it",
-        "InfiniBand counters clean",
+        _("{component}: NVLink CRC {crc}, replays {replays}, recoveries {recoveries}; Xid 74 in the kernel log").format(
+            component=c, crc=g["nvlink_crc_flit_errors"], replays=g["nvlink_replay_errors"],
+            recoveries=g["nvlink_recovery_errors"]),
+        _("step time x{ratio} from step {onset}: replays cut that node's NVLink bandwidth, and the in-node phases "
+          "of every all-reduce wait for it").format(ratio=ratio, onset=onset),
+        _("InfiniBand counters clean"),
     ]
 
 
@@ -302,38 +313,45 @@ def verdict(run: DrillRun, fault: str, component: str) -> Verdict:
         and run.fault in ("throttling GPU", "NVLink errors")
         and component.startswith(run.component.split("/")[0])
     ):
-        mistake = "Right node, wrong GPU: read the per-GPU rows."
+        mistake = _("Right node, wrong GPU: read the per-GPU rows.")
     elif not comp_ok and run.fault == "congested uplink" and "/mlx5_" in component:
-        mistake = "That host port waits because its leaf's uplinks are full: follow the wait upstream to the leaf."
+        mistake = _("That host port waits because its leaf's uplinks are full: follow the wait upstream to the leaf.")
     elif fault_ok and not comp_ok and run.fault == "mis-set P_Key" and component.startswith(run.component + "/"):
-        mistake = ("In this incident every port of one node lost the job's P_Key: name the node (the subnet manager "
-                   "writes the table port by port).")
+        mistake = _("In this incident every port of one node lost the job's P_Key: name the node (the subnet "
+                    "manager writes the table port by port).")
     elif not comp_ok and set(run.gpus.get(component) or {}) == {"ecc_sbe"}:
-        mistake = ("One corrected single-bit ECC error is background noise, not a fault: look for the component "
-                   "whose counters moved with the step times.")
+        mistake = _("One corrected single-bit ECC error is background noise, not a fault: look for the component "
+                    "whose counters moved with the step times.")
     elif not comp_ok and set(run.ports.get(component) or {}) <= {"raw_ber", "xmit_wait_pct"} and (
         (run.ports.get(component) or {}).get("raw_ber", 0.0) >= RAW_BER_SHOWN
     ):
-        mistake = ("A raw (pre-FEC) BER counts errors FEC corrected: the link's margin to trend, not a fault. "
-                   "A bad link shows SymbolErrorCounter growth (errors nothing corrected) or LinkDowned.")
+        mistake = _("A raw (pre-FEC) BER counts errors FEC corrected: the link's margin to trend, not a fault. "
+                    "A bad link shows SymbolErrorCounter growth (errors nothing corrected) or LinkDowned.")
     elif not fault_ok and fault == "flapping link" and run.fault != "flapping link":
-        mistake = ("A flap needs LinkDownedCounter growth and 'link down' log lines at the spiking steps; a raw "
-                   "(pre-FEC) BER alone is errors FEC corrected, not a flap.")
+        mistake = _("A flap needs LinkDownedCounter growth and 'link down' log lines at the spiking steps; a raw "
+                    "(pre-FEC) BER alone is errors FEC corrected, not a flap.")
     elif not fault_ok:  # a nudge: what the fault picked would have looked like, to compare with what moved
-        mistake = f"Check the signature: {SIGNATURES[fault]} Is that what moved here?"
+        mistake = _("Check the signature: {signature} Is that what moved here?").format(signature=signature(fault))
     return Verdict(fault_ok, comp_ok, _evidence(run), mistake)
 
 
-#: What each fault looks like in the drill (the evidence :func:`_evidence` lists), for a wrong answer's nudge.
-SIGNATURES = {
-    "flapping link": "a flap shows as isolated step-time spikes, with LinkDownedCounter and SymbolErrorCounter "
-                     "growing on one host port and 'link down' log lines at the same steps.",
-    "congested uplink": "congestion is a steady step-time rise with PortXmitWait high on a leaf's uplinks and no "
-                        "error counter moving.",
-    "throttling GPU": "a throttling GPU is a steady step-time rise with one GPU's clock below its maximum and "
-                      "thermal violation time, network counters clean.",
-    "mis-set P_Key": "a wrong partition stops the job before its first step: PortRcvConstraintErrors on all of one "
-                     "node's ports and a watchdog timeout, no step times.",
-    "NVLink errors": "NVLink errors show as CRC, replay and recovery counts on one GPU and Xid 74 in the kernel "
-                     "log, with a steady step-time rise and InfiniBand counters clean.",
-}
+def signature(fault: str) -> str:
+    """What ``fault`` (one of :data:`FAULTS`) looks like in the drill (the evidence :func:`_evidence` lists), in the
+    learner's language, for a wrong answer's nudge."""
+    return {
+        "flapping link": _("a flap shows as isolated step-time spikes, with LinkDownedCounter and SymbolErrorCounter "
+                           "growing on one host port and 'link down' log lines at the same steps."),
+        "congested uplink": _("congestion is a steady step-time rise with PortXmitWait high on a leaf's uplinks and "
+                              "no error counter moving."),
+        "throttling GPU": _("a throttling GPU is a steady step-time rise with one GPU's clock below its maximum and "
+                            "thermal violation time, network counters clean."),
+        "mis-set P_Key": _("a wrong partition stops the job before its first step: PortRcvConstraintErrors on all of "
+                           "one node's ports and a watchdog timeout, no step times."),
+        "NVLink errors": _("NVLink errors show as CRC, replay and recovery counts on one GPU and Xid 74 in the kernel "
+                           "log, with a steady step-time rise and InfiniBand counters clean."),
+    }[fault]
+
+
+#: English text of :func:`signature` by fault (kept for code that reads the table).
+with english():
+    SIGNATURES = {f: signature(f) for f in FAULTS}
