@@ -32,10 +32,13 @@ from dataclasses import dataclass
 
 from . import catalog, isolation, training
 from ._validate import choice, fraction, number
-from .capstone import Gate, Report
+from .capstone import Gate, Report, gate_name, verdict_word
+from .capstone import _pct as pct
 from .capstone_serving import ServingPlan, ServingTargets, serving_plan  # serving's gates, re-exported
 from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
 from .fabric import data as fabric_data
+from .i18n import english
+from .i18n import number as num
 from .i18n import translate as _
 from .observability import counters
 from .units import percent_spec
@@ -63,20 +66,34 @@ def _gates_passed(gates: tuple[Gate, ...]) -> bool:
 # ------------------------------------------------------------------------------------------------ fabric
 
 
-#: The non-default routings in words ("ideal" is named by the NIC kind: adaptive routing or packet spraying).
-ROUTING_WORDS = {"dmodk": "static routes (adaptive routing off in the switches)", "ecmp": "ECMP hashing"}
-#: What each choice needs configured to deliver what the model gives it (docs/runbook-ib-ar-sharp.md; NCCL's
-#: environment variables page; NVIDIA's SHARP documentation; ethernet_ai.toml for packet spraying).
-NEEDS = {
-    "adaptive routing": "adaptive routing enabled in the switches by the subnet manager (UFM or OpenSM) on the job's "
-                        "service level (NCCL_IB_SL); NCCL uses it by default on InfiniBand",
-    "packet spraying": "switches that spray packets over all paths and NICs that accept them out of order "
-                       "(AI Ethernet such as Spectrum-X)",
-    "SHARP": "SHARP-capable switches with the Aggregation Manager running, the NCCL SHARP plugin "
-             "(nccl-rdma-sharp-plugins, from HPC-X) and NCCL_COLLNET_ENABLE=1 (off by default); the switches' "
-             "aggregation trees and buffers are shared between jobs, and a job that gets none runs without SHARP",
-    "packed": "a topology-aware scheduler that gives the job nodes under as few leaf switches as it can",
-}
+def routing_word(routing: str) -> str:
+    """A routing in words, in the current language: ``"dmodk"``, ``"ecmp"``, ``"adaptive routing"`` or
+    ``"packet spraying"`` (what ``"ideal"`` is called on InfiniBand and on Ethernet)."""
+    return {"dmodk": _("static routes (adaptive routing off in the switches)"), "ecmp": _("ECMP hashing"),
+            "adaptive routing": _("adaptive routing"), "packet spraying": _("packet spraying")}[routing]
+
+
+def need_text(need: str) -> str:
+    """What a choice (a key of :data:`NEEDS`) needs configured, in the current language."""
+    return {
+        "adaptive routing": _("adaptive routing enabled in the switches by the subnet manager (UFM or OpenSM) on the "
+                              "job's service level (NCCL_IB_SL); NCCL uses it by default on InfiniBand"),
+        "packet spraying": _("switches that spray packets over all paths and NICs that accept them out of order "
+                             "(AI Ethernet such as Spectrum-X)"),
+        "SHARP": _("SHARP-capable switches with the Aggregation Manager running, the NCCL SHARP plugin "
+                   "(nccl-rdma-sharp-plugins, from HPC-X) and NCCL_COLLNET_ENABLE=1 (off by default); the switches' "
+                   "aggregation trees and buffers are shared between jobs, and a job that gets none runs without "
+                   "SHARP"),
+        "packed": _("a topology-aware scheduler that gives the job nodes under as few leaf switches as it can"),
+    }[need]
+
+
+with english():  # the tables in English, for code that reads them; the text shown goes through the functions above
+    #: The non-default routings in words ("ideal" is named by the NIC kind: adaptive routing or packet spraying).
+    ROUTING_WORDS = {r: routing_word(r) for r in ("dmodk", "ecmp")}
+    #: What each choice needs configured to deliver what the model gives it (docs/runbook-ib-ar-sharp.md; NCCL's
+    #: environment variables page; NVIDIA's SHARP documentation; ethernet_ai.toml for packet spraying).
+    NEEDS = {n: need_text(n) for n in ("adaptive routing", "packet spraying", "SHARP", "packed")}
 
 
 @dataclass(frozen=True)
@@ -111,8 +128,8 @@ class FabricChoice:
             choice("routing", self.routing, ROUTINGS)
         choice("placement", self.placement, NODE_PLACEMENTS)
         if self.sharp and not self.switch.in_network_reduction:
-            raise ValueError(f"sharp=True needs a switch with in-network reduction; the {self.kind} switch "
-                             f"{self.switch.id!r} has none: use sharp=False")
+            raise ValueError(_("sharp=True needs a switch with in-network reduction; the {kind} switch {switch} "
+                               "has none: use sharp=False").format(kind=self.kind, switch=repr(self.switch.id)))
 
     @property
     def kind(self) -> str:
@@ -126,21 +143,22 @@ class FabricChoice:
 
     @property
     def routing_words(self) -> str:
-        """The routing in words (the kind decides what ``"ideal"`` is called)."""
+        """The routing in words, in the current language (the kind decides what ``"ideal"`` is called)."""
         if self.routing_used == "ideal":
-            return "adaptive routing" if self.kind == "infiniband" else "packet spraying"
-        return ROUTING_WORDS[self.routing_used]
+            return routing_word("adaptive routing" if self.kind == "infiniband" else "packet spraying")
+        return routing_word(self.routing_used)
 
     @property
     def needs(self) -> tuple[str, ...]:
-        """What must be configured beyond cables and NICs for the model's figure to hold, in words."""
+        """What must be configured beyond cables and NICs for the model's figure to hold, in words (the current
+        language)."""
         out = []
         if self.routing_used == "ideal":
-            out.append(NEEDS["adaptive routing" if self.kind == "infiniband" else "packet spraying"])
+            out.append(need_text("adaptive routing" if self.kind == "infiniband" else "packet spraying"))
         if self.sharp:
-            out.append(NEEDS["SHARP"])
+            out.append(need_text("SHARP"))
         if self.placement == "packed":
-            out.append(NEEDS["packed"])
+            out.append(need_text("packed"))
         return tuple(out)
 
     @property
@@ -150,15 +168,18 @@ class FabricChoice:
         same = [s for s in sw if s.port_link == self.nic]
         kind = [s for s in sw if s.link.kind == self.kind]
         if not (same or kind):
-            raise ValueError(f"nic must be an InfiniBand or Ethernet link with a switch in the fabric data; got "
-                             f"{self.nic!r}")
+            raise ValueError(_("nic must be an InfiniBand or Ethernet link with a switch in the fabric data; got "
+                               "{nic}").format(nic=repr(self.nic)))
         return (same or kind)[0]
 
     def describe(self) -> str:
+        """The fabric in words, in the current language (the link's catalog name as the catalog writes it)."""
         link = catalog.get_link(self.nic)
-        return (f"{link.name}, {'rail-optimised' if self.layout == 'rail' else 'top-of-rack'}, "
-                f"{self.oversubscription:g}:1, {self.routing_words}" + (", SHARP" if self.sharp else "")
-                + f", {self.placement} placement")
+        layout = _("rail-optimised") if self.layout == "rail" else _("top-of-rack")
+        placement = {"random": _("random placement"), "packed": _("packed placement")}.get(
+            self.placement, self.placement)
+        return (f"{link.name}, {layout}, {num(self.oversubscription, 'g')}:1, {self.routing_words}"
+                + (", SHARP" if self.sharp else "") + f", {placement}")
 
 
 @dataclass(frozen=True)
@@ -249,8 +270,9 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     radix = fabric.switch.ports
     window = _dp_window_s(step, d.zero_stage)
     if nodes < 2:
-        gates = (Gate("fabric busbw", True, "one node: no fabric traffic", f"≥ {thr:.0%} of reference"),
-                 Gate("fabric step", True, f"{step.efficiency:.0%}", f"≥ {report.targets.min_efficiency:.0%}"))
+        gates = (Gate("fabric busbw", True, _("one node: no fabric traffic"),
+                      _("≥ {share} of reference").format(share=pct(thr))),
+                 Gate("fabric step", True, pct(step.efficiency), f"≥ {pct(report.targets.min_efficiency)}"))
         return FabricResult(fabric, nodes, nbytes, "none", math.nan, math.nan, step.dp_comm_s, step.dp_exposed_s,
                             step.total_s, step.efficiency, gates)
 
@@ -274,15 +296,20 @@ def fabric_gate(report: Report, fabric: FabricChoice | None = None, *, min_busbw
     ratio = est.busbw_GBps / ref.busbw_GBps
     gates = (
         Gate("fabric busbw", ratio >= thr,
-             f"{est.busbw_GBps:.0f} GB/s ({ratio:{percent_spec(ratio, thr)}} of {ref.busbw_GBps:.0f}), {est.algorithm}",
-             f"≥ {thr:.0%} of non-blocking + adaptive routing, {nodes} nodes, {fabric.placement} placement",
+             _("{busbw} GB/s ({share} of {reference}), {algorithm}").format(
+                 busbw=num(est.busbw_GBps, ".0f"), share=pct(ratio, percent_spec(ratio, thr)),
+                 reference=num(ref.busbw_GBps, ".0f"), algorithm=est.algorithm),
+             _("≥ {share} of non-blocking + adaptive routing, {nodes} nodes, {placement}").format(
+                 share=pct(thr), nodes=nodes, placement=_("random placement") if fabric.placement == "random"
+                 else _("packed placement")),
              _("adaptive routing (on InfiniBand: enabled in the switches) or packet spraying, on RoCE more "
              "flows for ECMP to hash (NCCL_IB_QPS_PER_CONNECTION, E-ECMP), a topology-aware scheduler (packed "
              "nodes), SHARP (with its aggregation manager and NCCL plugin), less oversubscription")),
         Gate("fabric step", eff >= report.targets.min_efficiency,
-             f"{eff:{percent_spec(eff, report.targets.min_efficiency)}} (DP all-reduce {dp_comm:.2f} s, "
-             f"{exposed:.2f} s exposed)",
-             f"≥ {report.targets.min_efficiency:.0%}",
+             _("{efficiency} (DP all-reduce {comm} s, {exposed} s exposed)").format(
+                 efficiency=pct(eff, percent_spec(eff, report.targets.min_efficiency)), comm=num(dp_comm, ".2f"),
+                 exposed=num(exposed, ".2f")),
+             f"≥ {pct(report.targets.min_efficiency)}",
              _("more delivered bandwidth (see fabric busbw), a faster NIC, or a larger overlap window (more "
              "micro-batches, ZeRO-3 prefetch)")),
     )
@@ -341,25 +368,37 @@ def isolation_requirements(report: Report, fabric: FabricChoice | None = None,
     where = isolation.exposure(t.master_addr)
     raw = isolation.raw()
     if fabric.kind == "infiniband":
-        partition = (f"one P_Key partition per tenant ({raw['infiniband']['partition_number_bits']}-bit partition "
-                     "numbers), job ports full members; P_Keys do not isolate bandwidth: QoS by VL arbitration")
+        partition = _("one P_Key partition per tenant ({bits}-bit partition numbers), job ports full members; "
+                      "P_Keys do not isolate bandwidth: QoS by VL arbitration").format(
+            bits=raw["infiniband"]["partition_number_bits"])
     else:
-        partition = (f"one VLAN (of {raw['ethernet']['vlan_ids_usable']}) or VRF per tenant, ACLs, and one ETS "
-                     f"traffic class per tenant (of {raw['ethernet']['priorities']} priorities)")
+        partition = _("one VLAN (of {vlans}) or VRF per tenant, ACLs, and one ETS traffic class per tenant (of "
+                      "{priorities} priorities)").format(vlans=raw["ethernet"]["vlan_ids_usable"],
+                                                         priorities=raw["ethernet"]["priorities"])
     if d.system in raw["nvlink_partitions"]:
         p = isolation.partition_sizes(d.system)
-        partition += f"; NVLink partitions in whole trays of {p['gpus_per_tray']} GPUs ({p['manager']})"
+        partition += _("; NVLink partitions in whole trays of {gpus} GPUs ({manager})").format(
+            gpus=p["gpus_per_tray"], manager=p["manager"])
     slow = qos if t.shared_fabric else 1.0
     gates = (
         Gate("neighbour", slow - 1 <= t.max_slowdown,
-             (f"×{qos:.2f} with QoS {t.qos} (×{none:.2f} without)" if t.shared_fabric else "dedicated fabric"),
-             f"≤ +{t.max_slowdown:.0%}", _("a dedicated fabric or partition of leaves, a larger ETS share, or "
+             (_("×{qos} with QoS {mode} (×{none} without)").format(qos=num(qos, ".2f"), mode=t.qos,
+                                                                    none=num(none, ".2f"))
+              if t.shared_fabric else _("dedicated fabric")),
+             f"≤ +{pct(t.max_slowdown)}", _("a dedicated fabric or partition of leaves, a larger ETS share, or "
              "strict priority for the job's class")),
-        Gate("control plane", where in ("this host only", "private network"), f"MASTER_ADDR {t.master_addr}: {where}",
-             "this host or a private management network", _("bind the rendezvous to the management network "
+        Gate("control plane", where in ("this host only", "private network"),
+             f"MASTER_ADDR {t.master_addr}: {exposure_words(where)}",
+             _("this host or a private management network"), _("bind the rendezvous to the management network "
              "(MASTER_ADDR, NCCL_SOCKET_IFNAME), firewall the port")),
     )
     return IsolationResult(t, none, qos, where, partition, gates)
+
+
+def exposure_words(where: str) -> str:
+    """Who can reach an address (:func:`nvcourse.isolation.exposure`'s English answer), in the current language."""
+    return {"this host only": _("this host only"), "every interface": _("every interface"),
+            "private network": _("private network"), "internet": _("internet")}.get(where, where)
 
 
 # ------------------------------------------------------------------------------------------------ monitoring
@@ -372,13 +411,17 @@ class MonitoringResult:
     counters: tuple[str, ...]
 
     def text(self) -> str:
+        """The monitoring requirement in one line, in the current language."""
         if self.thresholds is None:
-            return "no inter-node traffic: GPU health (XIDs, ECC, throttling) only"
+            return _("no inter-node traffic: GPU health (XIDs, ECC, throttling) only")
         th = self.thresholds
-        return (f"network-bound share of the step c = {self.bandwidth_fraction:.2f}: a link may lose "
-                f"f* = s/(c+s) = {th.tolerable_loss:.1%}; alert busbw/baseline < {th.busbw_ratio_warn:.3f} (warn), "
-                f"< {th.busbw_ratio_critical:.3f} (critical), step/baseline > {th.step_ratio_warn:.3f} / "
-                f"{th.step_ratio_critical:.3f}; counters: " + "; ".join(self.counters))
+        return _("network-bound share of the step c = {c}: a link may lose f* = s/(c+s) = {loss}; alert "
+                 "busbw/baseline < {warn} (warn), < {critical} (critical), step/baseline > {step_warn} / "
+                 "{step_critical}; counters: {counters}").format(
+            c=num(self.bandwidth_fraction, ".2f"), loss=pct(th.tolerable_loss, ".1%"),
+            warn=num(th.busbw_ratio_warn, ".3f"), critical=num(th.busbw_ratio_critical, ".3f"),
+            step_warn=num(th.step_ratio_warn, ".3f"), step_critical=num(th.step_ratio_critical, ".3f"),
+            counters="; ".join(self.counters))
 
 
 def monitoring_requirements(fabric_result: FabricResult, *, slowdown: float | None = None) -> MonitoringResult:
@@ -400,7 +443,9 @@ def monitoring_requirements(fabric_result: FabricResult, *, slowdown: float | No
 
 
 def _gate_text(gates: tuple[Gate, ...]) -> str:
-    return "; ".join(f"{g.name} {'pass' if g.passed else 'FAIL'} ({g.measured}; target {g.target})" for g in gates)
+    """The gates in one line: name, verdict, what the design gives and the target, in the current language."""
+    return "; ".join(_("{gate} {verdict} ({measured}; target {target})").format(
+        gate=gate_name(g.name), verdict=verdict_word(g.passed), measured=g.measured, target=g.target) for g in gates)
 
 
 def decision_log_entries(*, fabric: FabricResult | None = None, serving: ServingPlan | None = None,
@@ -410,16 +455,19 @@ def decision_log_entries(*, fabric: FabricResult | None = None, serving: Serving
     rows = []
     if fabric is not None:
         needs = "; ".join(fabric.fabric.needs)
-        rows.append(("Fabric gate", f"{fabric.fabric.describe()}" + (f" (needs: {needs})" if needs else "") + ": "
+        rows.append((_("Fabric gate"), fabric.fabric.describe() + (_(" (needs: {needs})").format(needs=needs)
+                                                                      if needs else "") + ": "
                      + _gate_text(fabric.gates)))
     if serving is not None:
-        head = (f"{serving.targets.model} on {serving.system}: TP {serving.tp} × {serving.replicas} replicas = "
-                f"{serving.gpus} GPUs for {serving.targets.tokens_per_s:g} tokens/s" if serving.tp is not None
-                else f"{serving.targets.model} on {serving.system}: no TP meets the targets")
-        rows.append(("Serving gate", head + "; " + _gate_text(serving.gates)))
+        head = (_("{model} on {system}: TP {tp} × {replicas} replicas = {gpus} GPUs for {rate} tokens/s").format(
+                    model=serving.targets.model, system=serving.system, tp=serving.tp, replicas=serving.replicas,
+                    gpus=serving.gpus, rate=num(serving.targets.tokens_per_s, "g")) if serving.tp is not None
+                else _("{model} on {system}: no TP meets the targets").format(model=serving.targets.model,
+                                                                              system=serving.system))
+        rows.append((_("Serving gate"), head + "; " + _gate_text(serving.gates)))
     if isolation_result is not None:
-        rows.append(("Isolation", isolation_result.partition + "; " + _gate_text(isolation_result.gates)))
+        rows.append((_("Isolation"), isolation_result.partition + "; " + _gate_text(isolation_result.gates)))
     if monitoring is not None:
-        rows.append(("Monitoring", monitoring.text()))
+        rows.append((_("Monitoring"), monitoring.text()))
     body = "\n".join(f"| **{name}** | {escape_md(text)} |" for name, text in rows)
-    return "| requirement | entry |\n|---|---|\n" + body
+    return "| {requirement} | {entry} |\n|---|---|\n".format(requirement=_("requirement"), entry=_("entry")) + body

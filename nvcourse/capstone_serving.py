@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from . import catalog, inference, training
 from ._validate import choice, integer, number
 from .capstone import Gate
+from .capstone import _pct as pct
+from .i18n import number as num
 from .i18n import translate as _
 
 __all__ = ["ServingTargets", "ServingPlan", "serving_plan"]
@@ -92,14 +94,20 @@ def serving_plan(targets: ServingTargets, system: str, *, batch: int = 1, algo: 
     tp, token_ms, ttft_ms, fits = best
     replicas = math.ceil(targets.tokens_per_s / steps[tp].tokens_per_s)
     gates = (
-        Gate("serving memory", fits, f"TP {tp}: weights + KV of batch {batch} fit" if fits else f"TP {tp}: no fit",
-             f"≤ {training.HEADROOM:.0%} of {sysm.gpu_spec.memory_GB:g} GB", _("a GPU with more HBM or a larger TP")),
-        Gate("token latency", token_ms <= targets.max_token_ms, f"{token_ms:.1f} ms at TP {tp}, batch {batch}",
-             f"≤ {targets.max_token_ms:g} ms", _("a smaller batch, a larger TP, custom all-reduce kernels "
+        Gate("serving memory", fits,
+             (_("TP {tp}: weights + KV of batch {batch} fit") if fits else _("TP {tp}: no fit")).format(
+                 tp=tp, batch=batch),
+             _("≤ {share} of {capacity} GB").format(share=pct(training.HEADROOM),
+                                                   capacity=num(sysm.gpu_spec.memory_GB, "g")),
+             _("a GPU with more HBM or a larger TP")),
+        Gate("token latency", token_ms <= targets.max_token_ms,
+             _("{ms} ms at TP {tp}, batch {batch}").format(ms=num(token_ms, ".1f"), tp=tp, batch=batch),
+             f"≤ {num(targets.max_token_ms, 'g')} ms", _("a smaller batch, a larger TP, custom all-reduce kernels "
              "(algo='oneshot'), or faster HBM")),
-        Gate("TTFT", ttft_ms <= targets.max_ttft_ms, f"{ttft_ms:.0f} ms for {targets.prompt_tokens} tokens",
-             f"≤ {targets.max_ttft_ms:g} ms", _("a larger TP for prefill, disaggregated prefill with layer-wise "
-             "KV streaming, or shorter prompts")),
+        Gate("TTFT", ttft_ms <= targets.max_ttft_ms,
+             _("{ms} ms for {tokens} tokens").format(ms=num(ttft_ms, ".0f"), tokens=num(targets.prompt_tokens, "")),
+             f"≤ {num(targets.max_ttft_ms, 'g')} ms",
+             _("a larger TP for prefill, disaggregated prefill with layer-wise KV streaming, or shorter prompts")),
     )
     if not ok:
         tp = None
