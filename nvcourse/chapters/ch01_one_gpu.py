@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, training
-from ..i18n import localize_numbers, number
+from ..i18n import localize_numbers, ngettext, number
 from ..i18n import translate as _
 from ..linkmodel import time_to_move
 from ..plots import new_figure
@@ -35,6 +35,8 @@ __all__ = [
     "plot_memory_breakdown",
     "memory_dashboard",
     "zero_traffic_note",
+    "memory_lines",
+    "one_gpu_years",
 ]
 
 def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200", "b200")) -> Figure:
@@ -177,3 +179,36 @@ def memory_dashboard() -> Dashboard:
         },
         _render,
     )
+
+
+def memory_lines(params: float = 70e9, gpu_ids: tuple[str, ...] = ("a100", "h100", "h200", "b200")) -> str:
+    """The model states of a ``params``-parameter model trained in mixed precision with Adam (decimal bytes), then
+    for each GPU its HBM (GB, 10⁹ bytes) and the fewest GPUs that hold those states: one line each."""
+    m = training.training_memory_bytes(params)
+    lines = [_("{n}B parameters: weights {weights}, gradients {grads}, optimizer {optimizer} -> {total}").format(
+        n=number(params / 1e9, "g"), weights=_size(m.weights), grads=_size(m.grads), optimizer=_size(m.optimizer),
+        total=_size(m.total))]
+    for gid in gpu_ids:
+        gpu, need = catalog.get_gpu(gid), gpus_needed(params, gid)
+        lines.append(ngettext("{gpu} {memory} GB of HBM -> at least {n} GPU",
+                              "{gpu} {memory} GB of HBM -> at least {n} GPUs", need).format(
+            gpu=f"{gpu.name:<40}", memory=f"{number(gpu.memory_GB, 'g'):>5}", n=f"{need:>3}"))
+    return "\n".join(lines)
+
+
+def _eng(x: float) -> str:
+    """``x`` in engineering notation as a reader types it (``405e9``, ``15.6e12``)."""
+    e = int(math.floor(math.log10(abs(x)) / 3) * 3) if x else 0
+    return f"{x / 10**e:g}e{e}"
+
+
+def one_gpu_years(params: float = 405e9, tokens: float = 15.6e12, gpu_id: str = "h100") -> str:
+    """The training compute 6 × ``params`` × ``tokens`` (FLOPs) and how many years one ``gpu_id`` takes at its dense
+    BF16 peak (365.25-day years): one line."""
+    gpu = catalog.get_gpu(gpu_id)
+    flops = 6 * params * tokens
+    years = flops / (gpu.bf16_TFLOPS * 1e12) / (365.25 * 24 * 3600)
+    return _("6 x {params} x {tokens} = {flops} FLOPs; one {gpu} at {tflops} TFLOPS dense BF16 peak: "
+             "{years} years").format(params=_eng(params), tokens=_eng(tokens), flops=number(flops, ".2e"),
+                                     gpu=gpu_id.upper(), tflops=number(gpu.bf16_TFLOPS, "g"),
+                                     years=number(years, ",.0f"))

@@ -14,6 +14,7 @@ from ..i18n import language, number
 from ..i18n import translate as _
 from ..markup import html_escape
 from ..plots import new_figure
+from ..tables import table_html
 from ..widgets import Dashboard
 
 __all__ = [
@@ -24,6 +25,11 @@ __all__ = [
     "placement_figure",
     "scaling_efficiency_figure",
     "step_dashboard",
+    "compute_days_lines",
+    "breakdown_lines",
+    "price_table_html",
+    "cost_lines",
+    "placement_title",
 ]
 
 #: One colour per part of a training step, shared by every figure of chapter 07.
@@ -174,5 +180,90 @@ def price_source_html(key: str) -> str:
     if key.startswith("assumption:"):
         return html_escape(_("assumption: {why}").format(why=key.split(":", 1)[1].strip()))
     src = _data.load("costs")["sources"][key]
-    title = src["title"].split(":", 1)[0]
+    title = _data.shown("costs", "sources", src)["title"].split(":", 1)[0].strip()
     return f'<a href="{html_escape(src["url"])}">{html_escape(title)}</a>'
+
+
+def compute_days_lines(ref_id: str = "llama3-405b-16k", gpu_id: str = "h100") -> str:
+    """The training compute 6ND (FLOPs) of a reference run (``data/training.toml``) and its days of pure compute on
+    its GPU count at ``gpu_id``'s dense BF16 peak × the course's compute efficiency: two lines."""
+    ref = training.data()["reference_runs"][ref_id]
+    spec, gpu = training.get_model(ref["model"]), catalog.get_gpu(gpu_id)
+    flops = training.training_flops(spec.params, ref["training_tokens"])
+    eff = training.data()["defaults"]["compute_efficiency"]
+    days = training.compute_time_s(flops, ref["gpus"], peak_TFLOPS=gpu.bf16_TFLOPS, efficiency=eff) / 86400
+    return "\n".join([
+        _("{model} on {tokens} tokens: 6ND = {flops} FLOPs").format(
+            model=spec.name, tokens=number(ref["training_tokens"], ".3g"), flops=number(flops, ".3g")),
+        _("on {gpus} x {gpu} at {tflops} TFLOPS x {eff}: {days} days of pure compute").format(
+            gpus=number(ref["gpus"], ","), gpu=gpu.name, tflops=number(gpu.bf16_TFLOPS, ".0f"), eff=number(eff, "g"),
+            days=number(days, ".0f"))])
+
+
+def breakdown_lines(step: training.StepTime, reported_mfu: float | None = None) -> str:
+    """Where a step's seconds go (s and share of the step), its data-parallel degree and micro-batches, the model
+    FLOPs utilisation (MFU; beside ``reported_mfu``, a fraction, when given) and the first pipeline stage's
+    memory (GB, 10⁹ bytes) against the GPU's: one line each."""
+    lines = [f"{_part(part):>20}: {number(seconds, '6.3f')} s  ({_pct(seconds / step.total_s, '5.1%')})"
+             for part, seconds in step.breakdown().items()]
+    lines.append(_("{step}: {seconds} s   dp = {dp}, micro-batches per replica m = {m}").format(
+        step=format(_("step"), ">20"), seconds=number(step.total_s, "6.3f"), dp=step.dp, m=step.micro_batches))
+    mfu = _("model MFU = {mfu}").format(mfu=_pct(step.mfu, ".1%"))
+    if reported_mfu is not None:
+        mfu += "   " + _("(reported by Meta: {mfu})").format(mfu=_pct(reported_mfu, ".0%"))
+    lines.append(mfu)
+    lines.append(_("memory of the first pipeline stage: {used} GB of {capacity} GB").format(
+        used=number(step.memory.total / 1e9, ".0f"), capacity=number(step.memory_capacity_GB, ".0f")))
+    return "\n".join(lines)
+
+
+def _label(label: str) -> str:
+    """A price's or a power's kind (``data/costs.toml``: spec, meas, est, assumption) in the current language."""
+    names = {"spec": _("spec"), "meas": _("meas"), "est": _("est"), "assumption": _("assumption")}
+    return names.get(label, label)
+
+
+def price_table_html(systems: list[str]) -> str:
+    """The price per GPU-hour (US$) and the power per GPU (kW, its share of the system's) of each system, with
+    each figure's kind, date and source (``data/costs.toml``): an HTML table."""
+    rows = []
+    for sid in systems:
+        c = training.system_costs(sid)
+        rows.append((sid, f"${number(c['usd_per_gpu_hour'], '.2f')}", _label(c["usd_label"]), c["usd_date"],
+                     price_source_html(c["src"]["usd_per_gpu_hour"]),
+                     f"{number(c['kW_per_gpu'], '.2f')} kW ({_label(c['kW_label'])})"))
+    return table_html([_("system"), _("price per GPU-hour"), _("kind"), _("date"), _("price source"),
+                       _("power per GPU (system share)")], rows, escape=True, html_cols=[4])
+
+
+def cost_lines(table: dict, model_ids: list[str], systems: list[str], tokens: float, gpus: int = 4096) -> str:
+    """Days, rent (US$), energy (GWh), electricity (US$) and power (MW) of training each model on ``tokens`` tokens
+    on ``gpus`` GPUs of each system (``table``: the best step per (model, system, GPUs), as the scaling figure
+    returns it), then a small job on which both clusters scale well: a fixed-width text table."""
+    lines = [_("Training on {tokens} tokens (Llama 3 405B's token count, used for every model here):").format(
+        tokens=number(tokens, ".3g")),
+        "".join(format(head, f">{width}s") for head, width in ((_("days"), 50), (_("rent"), 11), (_("energy"), 11),
+                                                                  (_("electricity"), 13), (_("power"), 9)))]
+    for mid in model_ids:
+        for sid in systems:
+            if (b := table.get((mid, sid, gpus))) is None:
+                continue
+            c = training.run_cost(b, tokens)
+            where = _("{model} on {gpus} GPUs of {system}").format(model=f"{mid:>12}", gpus=number(gpus, ","),
+                                                                   system=f"{sid:<12}")
+            lines.append(f"{where}:{number(c.hours / 24, '8.1f')}{'$' + number(c.usd / 1e6, '.1f') + ' M':>11s}"
+                         f"{number(c.energy_MWh / 1e3, '.1f') + ' GWh':>11s}"
+                         f"{'$' + number(c.energy_usd / 1e6, '.2f') + ' M':>13s}"
+                         f"{number(c.energy_MWh / c.hours, '.1f') + ' MW':>9s}")
+    lines.append("\n" + _("A small job on which both scale well: llama3-8b on 64 GPUs, same tokens"))
+    for sid in ("pcie-8gpu", "dgx-h100"):
+        c = training.run_cost(training.best_config("llama3-8b", sid, 64), tokens)
+        lines.append(_("{system}: {days} days, ${usd} M").format(
+            system=f"{sid:>12}", days=number(c.hours / 24, "6.1f"), usd=number(c.usd / 1e6, "5.2f")))
+    return "\n".join(lines)
+
+
+def placement_title(step: training.StepTime, gpu_id: str = "h100") -> str:
+    """The placement figure's title: the step's model, its GPU count and GPU (short name)."""
+    return _("{model}, {gpus} {gpu}: same degrees, two placements").format(
+        model=training.get_model(step.model).name, gpus=number(step.gpus, ","), gpu=gpu_id.upper())
