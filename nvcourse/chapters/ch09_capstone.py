@@ -36,6 +36,16 @@ def _pct(fraction: float, spec: str = ".0%") -> str:
     return number(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
 
 
+def price_label(label: str) -> str:
+    """A price's or a power figure's label in ``data/costs.toml`` (spec, est, assumption) in the current language."""
+    return {"spec": _("spec"), "est": _("est"), "assumption": _("assumption")}.get(label, label)
+
+
+def _names(gate_list) -> str:
+    """The names of the gates, in the current language, comma-separated."""
+    return ", ".join(capstone.gate_name(g.name) for g in gate_list)
+
+
 def _part(part: str) -> str:
     """The legend's name of a part of the step (a key of :meth:`nvcourse.training.StepTime.breakdown`)."""
     names = {"compute": _("compute"), "pipeline bubble": _("pipeline bubble"), "TP comm": _("TP comm"),
@@ -52,14 +62,16 @@ def comparison_table_html(reports: list[capstone.Report]) -> str:
     rows = [[r.design.system, r.design.gpus, f"{r.design.tp}×{r.design.pp}×{r.step.dp}",
              number(r.cost.hours / 24, ".1f"), number(r.cost.usd / 1e6, ".2f"), _pct(r.step.efficiency),
              _pct(r.goodput, ".1%"), number(r.MW, ".2f"),
-             mark_html(True, _("all pass")) if r.passed else mark_html(False, ", ".join(g.name for g in r.failed))]
+             mark_html(True, _("all pass")) if r.passed else mark_html(False, _names(r.failed))]
             for r in reports]
     return table_html([_("system"), _("GPUs"), "TP×PP×DP", _("days"), _("$M"), _("efficiency"), _("goodput"), "MW",
                        _("gates")], rows, escape=True, html_cols=[8])
 
 
 def _gates_mark(passed: bool, failed_names: list[str], word: str | None = None) -> str:
-    return mark_html(True, word or _("all pass")) if passed else mark_html(False, ", ".join(failed_names))
+    """All pass (or ``word``), else the failing gates (their ``Gate.name`` keys) named in the current language."""
+    return (mark_html(True, word or _("all pass")) if passed
+            else mark_html(False, ", ".join(map(capstone.gate_name, failed_names))))
 
 
 def _survey_row(r: capstone.Report, alt: capstone.Report | None, date: str | None) -> list:
@@ -114,9 +126,9 @@ def comparison_summary_html(reports: list[capstone.Report]) -> str:
         systems = list(dict.fromkeys(r.design.system for r in reports))
         cost = {s: training.system_costs(s) for s in systems}
         older = ", ".join(_("{system} as of {date} ({label})").format(system=s, date=cost[s]["usd_date"],
-                                                                      label=cost[s]["usd_label"])
+                                                                      label=price_label(cost[s]["usd_label"]))
                           for s in systems if cost[s]["usd_date"] != date)
-        same = "; ".join(f"{s} {capstone.price_on(s, date)[1]}" for s in systems)
+        same = "; ".join(f"{s} {price_label(capstone.price_on(s, date)[1])}" for s in systems)
         verdict += _(" The course's price table prices {older} and the others as of {date}; the {date} column "
                      "prices every system in that one month, like for like ({same}).").format(
             older=older, date=date, same=same)
@@ -135,9 +147,9 @@ def prices_html(systems: list[str]) -> str:
         c = training.system_costs(s)
         same = capstone.price_on(s, date) if date else None
         rows.append([html_escape(s), f"&#36;{number(c['usd_per_gpu_hour'], '.2f')}",
-                     f"{c['usd_label']}, {c['usd_date']}",
-                     "—" if same is None else f"&#36;{number(same[0], '.2f')} ({same[1]})",
-                     f"{number(c['kW_per_gpu'], 'g')} ({c['kW_label']})"])
+                     f"{price_label(c['usd_label'])}, {c['usd_date']}",
+                     "—" if same is None else f"&#36;{number(same[0], '.2f')} ({price_label(same[1])})",
+                     f"{number(c['kW_per_gpu'], 'g')} ({price_label(c['kW_label'])})"])
     return table_html([_("system"), _("price used, per GPU-h"), _("label, date"),
                        _("price of {date}").format(date=date or "—"), _("kW per GPU")], rows)
 
@@ -182,10 +194,11 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
                                                         restart=number(restart_min, "g"),
                                                         goodput=_pct(r.goodput, ".2%"),
                                                         mtbi=number(r.mtbi_hours, ".1f"))
-    failed = ", ".join(_("{gate} ({measured}, target {target})").format(gate=g.name, measured=g.measured,
-                                                                        target=g.target) for g in r.failed)
+    failed = ", ".join(_("{gate} ({measured}, target {target})").format(
+        gate=capstone.gate_name(g.name), measured=g.measured, target=g.target) for g in r.failed)
     first = (mark_html(True, _("every gate passes")) if r.passed
-             else mark_html(False, _("{n} gate(s) fail").format(n=len(r.failed))) + " " + html_escape(failed))
+             else mark_html(False, ngettext("{n} gate(s) fail", "{n} gate(s) fail", len(r.failed)).format(
+                 n=len(r.failed))) + " " + html_escape(failed))
     return fig, f"<p>{first}</p>" + head + r.html()
 
 
@@ -235,7 +248,8 @@ FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
 
 def gates_html(gate_list) -> str:
     """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
-    rows = [[mark_html(g.passed), html_escape(g.name), html_escape(g.measured), html_escape(g.target),
+    rows = [[mark_html(g.passed), html_escape(capstone.gate_name(g.name)), html_escape(g.measured),
+             html_escape(g.target),
              "" if g.passed else html_escape(g.advice)] for g in gate_list]
     # sentences, as in Report.html: left-aligned (a cell that starts with a figure went right, the column ragged)
     return table_html(["", _("gate"), _("design"), _("target"), _("what to try")], rows, align_numbers=False)
@@ -252,7 +266,7 @@ def fabric_options_html(report: capstone.Report, fabrics: dict[str, gates.Fabric
                      _pct(r.ratio, percent_spec(r.ratio, min_busbw_fraction)),
                      _pct(r.efficiency, percent_spec(r.efficiency, report.targets.min_efficiency)),
                      mark_html(True, _("all")) if r.passed
-                     else mark_html(False, ", ".join(g.name for g in r.gates if not g.passed))])
+                     else mark_html(False, _names(g for g in r.gates if not g.passed))])
     return table_html([_("option"), _("fabric"), _("busbw GB/s"), _("of reference"), _("efficiency"), _("gates")],
                       rows)
 
@@ -406,11 +420,14 @@ def monitoring_entry(monitoring: gates.MonitoringResult) -> str:
     """The decision log's monitoring row in one readable sentence (plain text; the fault classes by name)."""
     th = monitoring.thresholds
     if th is None:
-        return "no inter-node traffic: GPU health (Xids, ECC, throttling) only"
-    return (f"c = {monitoring.bandwidth_fraction:.2f}, f* = {th.tolerable_loss:.1%}; alert when busbw/baseline < "
-            f"{th.busbw_ratio_warn:.3f} (warn) or < {th.busbw_ratio_critical:.3f} (critical), step/baseline > "
-            f"{th.step_ratio_warn:.3f} or > {th.step_ratio_critical:.3f}; one counter per fault class "
-            f"({_counter_faults(monitoring)}; chapter 08b's table)")
+        return _("no inter-node traffic: GPU health (Xids, ECC, throttling) only")
+    return _("c = {c}, f* = {loss}; alert when busbw/baseline < {warn} (warn) or < {critical} (critical), "
+             "step/baseline > {step_warn} or > {step_critical}; one counter per fault class ({faults}; chapter "
+             "08b's table)").format(
+        c=number(monitoring.bandwidth_fraction, ".2f"), loss=_pct(th.tolerable_loss, ".1%"),
+        warn=number(th.busbw_ratio_warn, ".3f"), critical=number(th.busbw_ratio_critical, ".3f"),
+        step_warn=number(th.step_ratio_warn, ".3f"), step_critical=number(th.step_ratio_critical, ".3f"),
+        faults=_counter_faults(monitoring))
 
 
 def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
@@ -418,7 +435,8 @@ def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
     """The decision log's rows for section 8 (:func:`nvcourse.capstone_gates.decision_log_entries`), its
     monitoring row written as :func:`monitoring_entry`."""
     table = gates.decision_log_entries(fabric=fabric, serving=serving, isolation_result=isolation_result)
-    return table + f"\n| **Monitoring** | {gates.escape_md(monitoring_entry(monitoring))} |"
+    name = _("Monitoring")  # outside the f-string, where the extractor sees it
+    return table + f"\n| **{name}** | {gates.escape_md(monitoring_entry(monitoring))} |"
 
 
 __all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
