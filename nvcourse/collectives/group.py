@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validate import choice
 from ..errors import RuntimeFailure, Terminated
+from ..i18n import translate as _
 from ..units import format_size, parse_size
 from . import _worker
 from . import plan as _plan
@@ -84,9 +85,10 @@ class ProcessGroup:
         recover_on_interrupt: bool = True,
     ) -> None:
         if isinstance(nprocs, bool) or not isinstance(nprocs, int) or not 1 <= nprocs <= _plan.MAX_PROCS:
-            raise ValueError(f"procs must be an integer from 1 to {_plan.MAX_PROCS}; got {nprocs!r}")
+            raise ValueError(_("procs must be an integer from 1 to {most}; got {value}").format(
+                most=_plan.MAX_PROCS, value=repr(nprocs)))
         if not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
-            raise ValueError(f"timeout_s must be a number of seconds > 0; got {timeout_s!r}")
+            raise ValueError(_("timeout_s must be a number of seconds > 0; got {value}").format(value=repr(timeout_s)))
         self.nprocs = nprocs
         self.timeout_s = float(timeout_s)
         self.emulation = emulation
@@ -180,11 +182,12 @@ class ProcessGroup:
                     try:
                         c.recv()
                     except (EOFError, OSError):
-                        raise CollectiveError(f"rank {r} died while abandoning the interrupted call") from None
+                        raise CollectiveError(_("rank {rank} died while abandoning the interrupted call").format(
+                            rank=r)) from None
                 if any(p.exitcode is not None for p in self._res.procs):
-                    raise CollectiveError("a worker died while abandoning the interrupted call")
+                    raise CollectiveError(_("a worker died while abandoning the interrupted call"))
             if self._busy:
-                raise CollectiveError("workers did not abandon the interrupted call in time")
+                raise CollectiveError(_("workers did not abandon the interrupted call in time"))
             ctl = self._ctl_shm.buf.cast("q")  # every worker idle: start every counter again from 0
             try:
                 for i in range(len(ctl)):
@@ -213,7 +216,8 @@ class ProcessGroup:
         """Kill worker ``rank`` (SIGKILL) — fault injection; the next call raises :class:`CollectiveError`."""
         self._check_open()
         if not 0 <= rank < self.nprocs:
-            raise ValueError(f"rank must be from 0 to {self.nprocs - 1}; got {rank!r}")
+            raise ValueError(_("rank must be from 0 to {last}; got {value}").format(last=self.nprocs - 1,
+                                                                                   value=repr(rank)))
         proc = self._res.procs[rank]
         proc.kill()
         proc.join(5.0)
@@ -221,7 +225,7 @@ class ProcessGroup:
     # -- control path ----------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise CollectiveError("the process group is closed (after close() or a failed call); make a new one")
+            raise CollectiveError(_("the process group is closed (after close() or a failed call); make a new one"))
 
     def _counters(self) -> list[int]:
         """Steps completed by each rank (from the shared control block); no view outlives the call."""
@@ -244,7 +248,8 @@ class ProcessGroup:
     def _check_alive(self, what: str) -> None:
         for r, p in enumerate(self._res.procs):
             if p.exitcode is not None:
-                self._fail(f"rank {r} (pid {p.pid}) died with exit code {p.exitcode} before {what}")
+                self._fail(_("rank {rank} (pid {pid}) died with exit code {code} before {what}").format(
+                    rank=r, pid=p.pid, code=p.exitcode, what=what))
 
     def _collect(self, cmd: tuple, what: str, timeout_s: float | None = None, send: bool = True) -> list:
         """Send ``cmd`` to every worker and wait for every reply; turn failures into CollectiveError."""
@@ -273,26 +278,27 @@ class ProcessGroup:
                         elif status == "aborted":
                             replies[r] = None
                         else:
-                            self._fail(f"rank {r} (pid {procs[r].pid}) raised during {what}: {payload}")
+                            self._fail(_("rank {rank} (pid {pid}) raised during {what}: {error}").format(
+                                rank=r, pid=procs[r].pid, what=what, error=payload))
                 for obj in ready:
                     if obj in by_sentinel:
                         r = by_sentinel[obj]
                         procs[r].join(0.5)
                         if r in replies and what == "stop":
                             continue
-                        self._fail(
-                            f"rank {r} (pid {procs[r].pid}) died with exit code {procs[r].exitcode} during {what}"
-                        )
+                        self._fail(_("rank {rank} (pid {pid}) died with exit code {code} during {what}").format(
+                            rank=r, pid=procs[r].pid, code=procs[r].exitcode, what=what))
                 now = time.monotonic()
                 prog = self._progress()
                 if prog != last_progress:
                     last_progress, t_last = prog, now
                 elif now - t_last > timeout_s:
                     stuck = [r for r in range(len(conns)) if r not in replies]
-                    self._fail(
-                        f"{what} timed out: no progress for {timeout_s:g} s; ranks {stuck} did not finish "
-                        f"(pids {[procs[r].pid for r in stuck]}; steps done per rank {self._counters()})"
-                    )
+                    # "(pid N)" and "pids [...]" as written here: chapter 08's fault_message strips them
+                    self._fail(_("{what} timed out: no progress for {seconds} s; ranks {ranks} did not finish "
+                                 "(pids {pids}; steps done per rank {steps})").format(
+                        what=what, seconds=format(timeout_s, "g"), ranks=stuck, pids=[procs[r].pid for r in stuck],
+                        steps=self._counters()))
         except KeyboardInterrupt as exc:  # from the terminal or the notebook kernel
             self._interrupted(exc)
             raise
@@ -311,7 +317,8 @@ class ProcessGroup:
             except (BrokenPipeError, ConnectionError, OSError):
                 self._res.procs[r].join(1.0)
                 self._check_alive(what)
-                self._fail(f"rank {r} (pid {self._res.procs[r].pid}) stopped listening before {what}")
+                self._fail(_("rank {rank} (pid {pid}) stopped listening before {what}").format(
+                    rank=r, pid=self._res.procs[r].pid, what=what))
 
     def barrier(self) -> None:
         """All workers meet once (a control-path check that the group is alive)."""
@@ -443,18 +450,20 @@ class ProcessGroup:
             algo = DEFAULT_ALGO[op] if algo == "auto" else algo
             _plan.check_args(op, algo, self.nprocs, dtype)
         elif self.nprocs < 2:
-            raise ValueError(f"procs must be at least 2 for a ping-pong; got {self.nprocs}")
+            raise ValueError(_("procs must be at least 2 for a ping-pong; got {value}").format(value=self.nprocs))
         choice("dtype", dtype, _plan.DTYPES)
         nbytes = parse_size(nbytes, what="nbytes")
         for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_ITERS:
-                raise ValueError(f"{name} must be an integer from {low} to {MAX_ITERS}; got {value!r}")
+                raise ValueError(_("{name} must be an integer from {low} to {high}; got {value}").format(
+                    name=name, low=low, high=MAX_ITERS, value=repr(value)))
         emu = emulation_tuple(emulation if emulation is not None else self.emulation)
         if fault is not None:
             if not isinstance(fault, Fault):
-                raise ValueError(f"fault must be a Fault or None; got {type(fault).__name__}")
+                raise ValueError(_("fault must be a Fault or None; got {type}").format(type=type(fault).__name__))
             if not 0 <= fault.rank < self.nprocs:
-                raise ValueError(f"fault rank must be from 0 to {self.nprocs - 1}; got {fault.rank}")
+                raise ValueError(_("fault rank must be from 0 to {last}; got {value}").format(
+                    last=self.nprocs - 1, value=fault.rank))
         return algo, nbytes, emu
 
     def _dispatch(self, spec: dict, fault: Fault | None) -> list[dict]:
