@@ -366,5 +366,52 @@ def test_data_direct_line_is_quoted_per_release_and_one_grep_finds_every_form():
     assert "logged only when `NCCL_DEBUG_SUBSYS` includes `NET` (the default is `INIT,BOOTSTRAP,ENV`)" in text
     body = " ".join(cell(c) for c in ("c020", "c022"))
     assert "Data Direct DMA Interface" not in body
-    assert "- **Grace systems (GB200, GB300)** attach the GPU to its CPU by NVLink-C2C instead of PCIe: §8." in body
+    assert ("Two variations are in §8: **PXN** ([glossary](../docs/glossary.md#pxn)), where a GPU sends through "
+            "another GPU's NIC, and **Grace systems (GB200, GB300)**, which attach the GPU to its CPU by "
+            "NVLink-C2C instead of PCIe.") in body
     assert "NCCL has two Grace-only paths for it, **P2C** and **Data Direct**." in text
+
+
+# ------------------------------------------------------------------------------------------------ readouts, short first
+def test_host_plumbing_rows_say_one_nic_each_and_the_numa_node_of_each_half():
+    """§6: "each GPU has one NIC on its own PCIe switch, and GPUs 0–3 run best on NUMA node 0, GPUs 4–7 on node 1",
+    read from the stored `nvidia-smi topo -m` (PIX pairs and the NUMA Affinity column), not from the table's text."""
+    assert ("each GPU has one NIC on its own PCIe switch (\"one each\"), and GPUs 0–3 run best on NUMA node 0, "
+            "GPUs 4–7 on node 1") in cell("c022")
+    res, _fig, _legend = ch.hopper_topology()
+    for g in res.gpus:
+        pix = [n for n in res.nics if "PIX" in (res.codes.get((g, n)), res.codes.get((n, g)))]
+        assert len(pix) == 1, g
+        assert res.affinity[g]["numa_affinity"] == ("0" if int(g[3:]) < 4 else "1"), g
+    short, full = ch.affinity_table_html(res).split("<details>")
+    assert _plain(short).count("one each") == 2 and "GPU0, GPU1, GPU2, GPU3" in short and "mlx5_1" in full
+    # the PXN definition and the link-level tools moved, not lost: §8 and §7
+    assert "`NCCL_PXN_DISABLE=1` turns it off" in cell("r4c06b01")
+    assert "`ib_write_bw` from perftest between two hosts (add `--use_cuda=<gpu>`" in cell("c025")
+
+
+def test_log_readout_shows_five_fields_first_and_labels_the_host_name():
+    from nvcourse.nccl.ncclog import read_text as read_log
+
+    log = read_log(ch.sample_text("8x H800: NVLS not available"))
+    html = ch.log_html(log)
+    short, rest = html.split("<details>")
+    for field in ("net", "GDR", "transports", "NVLS", "WARN lines"):
+        assert f">{field}</td>" in short, field
+    for field in ("version", "ranks", "hosts", "channels"):
+        assert f">{field}</td>" in rest and f">{field}</td>" not in short, field
+    assert "(host name in the log: 036260b61d3a)" in _plain(short) and "host name in the log: 036260b61d3a" in rest
+    assert "(036260b61d3a)" not in html and "(host name in the log: 036260b61d3a)" in ch.log_explanation(log)
+    # a log read for its topology search keeps the search graphs in the short table
+    h20 = ch.log_html(read_log(ch.sample_text("H20 node: the topology search's ring graph, crossNic 1")))
+    assert ">search graphs</td>" in h20.split("<details>")[0]
+
+
+def test_box_with_gpus_per_node_from_the_device_lines_still_checks_the_ranks_and_hides_a_zero_ring_level():
+    box = ch.nccl_tests_box()
+    box.controls["sample"].value = "8x H100, one node (NVSwitch)"  # 8 ranks on 1 host: 8 GPUs/node
+    box.controls["nodes"].value = 100000
+    text = _plain(box.readout.value)
+    assert "GPUs/node x nodes = 800000, but the paste has 8 ranks" in text and "ring level 0 GB/s" not in text
+    box.controls["nodes"].value = 1
+    assert "but the paste has" not in _plain(box.readout.value)

@@ -16,6 +16,7 @@ from pathlib import Path
 from nvcourse import _data
 from nvcourse.i18n import localize_numbers
 from nvcourse.i18n import translate as _
+from nvcourse.markup import details_html
 from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
 from nvcourse.tables import table_html
@@ -23,7 +24,7 @@ from nvcourse.tables import table_html
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
     "report_html", "ranks_note", "UNMODELLED_OPS", "overlay_figure", "diagnosis_text", "diagnosis_png",
-    "diagnosis_image", "log_html",
+    "diagnosis_image", "log_html", "log_explanation",
     "nccl_tests_box", "ncclog_box",
     "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts",
 ]  # fmt: skip
@@ -150,7 +151,10 @@ UNMODELLED_OPS = NO_OVERLAY_OPS  # the reader's own list: the paste box offers n
 
 def ranks_note(run, gpus: int | None, nodes: int | None) -> str | None:
     """A note when the GPUs per node and nodes given disagree with the ranks the paste printed (the model then
-    describes another job than the one measured), else None."""
+    describes another job than the one measured), else None. GPUs per node not given (0 or None) is taken from the
+    paste: its ranks per host."""
+    if not gpus and nodes and run.nranks and run.hosts:  # GPUs/node left at 0: the device lines give it
+        gpus = run.nranks // len(run.hosts)
     if not gpus or not nodes or not run.nranks or gpus * nodes == run.nranks:
         return None
     return _("GPUs/node x nodes = {given}, but the paste has {ranks} ranks: the model below describes {given} "
@@ -161,7 +165,7 @@ def _verdict(band: dict) -> str:
     """A band's verdict, with the model's ring level (the ring bound, GB/s of busbw) added where the verdict compares
     with a level but does not print that one (a busbw above the NVLS level or the NICs' is also above the ring's)."""
     ring = ((band.get("level") or {}).get("levels_GBps") or {}).get("ring")
-    if ring is None or _("ring level") in band["verdict"]:
+    if ring is None or round(ring) == 0 or _("ring level") in band["verdict"]:  # a level that rounds to 0 says nothing
         return band["verdict"]
     return band["verdict"] + _(" (ring level {ring} GB/s)").format(ring=localize_numbers(f"{ring:.0f}"))
 
@@ -174,11 +178,15 @@ def report_html(run, diag) -> str:
     source = (_(" (from the busbw/algbw ratio and the redop and in-place columns)")
               if run.op_source == "busbw/algbw ratio" else
               _(" (from the {source})").format(source=run.op_source) if run.op_source else "")
-    parts = [_("<b>op</b> {op}{source}; <b>ranks</b> {ranks}; <b>GPUs</b> {gpus}; <b>NCCL</b> {version}; "
-               "<b>sizes</b> {sizes}; <b>Avg bus bandwidth</b> {busbw}").format(
+    # first what identifies the run (operation, ranks, sizes); the other fields read stay one click away
+    also = _("<b>GPUs</b> {gpus}; <b>NCCL</b> {version}; <b>Avg bus bandwidth</b> {busbw}").format(
+        gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted),
+        busbw=(localize_numbers(f"{run.avg_busbw_GBps:g} GB/s") if run.avg_busbw_GBps is not None else unprinted))
+    parts = [_("<b>op</b> {op}{source}; <b>ranks</b> {ranks}; <b>sizes</b> {sizes}").format(
         op=esc(op), source=esc(source), ranks=run.nranks if run.nranks is not None else unprinted,
-        gpus=esc(", ".join(run.gpus) or "-"), version=esc(run.nccl_version or unprinted), sizes=len(run.rows),
-        busbw=(localize_numbers(f"{run.avg_busbw_GBps:g} GB/s") if run.avg_busbw_GBps is not None else unprinted))]
+        sizes=len(run.rows))
+        + "<details><summary>" + esc(_("also read: GPUs, NCCL version, Avg bus bandwidth"))
+        + "</summary>" + also + "</details>"]
     # the notes name the CLI's flags; in the paste box the same settings are its controls (an operation the model
     # has no ring for gets no such note: the reader says no setting gives it an overlay); the flags' words are
     # replaced in the reader's language, so each is its own message, worded as inside the whole note
@@ -188,14 +196,15 @@ def report_html(run, diag) -> str:
         for cli_words, controls in flags:
             n = n.replace(cli_words, controls)
         parts.append(_("<i>note:</i> {note}").format(note=esc(n)))
-    items = [(f["finding"], [f]) for f in diag.findings]
-    items += [(b["band"] + localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + _verdict(b), b["causes"])
+    items = [("", f["finding"], [f]) for f in diag.findings]
+    items += [(b["band"], localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + _verdict(b), b["causes"])
               for b in diag.bands]
-    for text, causes in items:
+    for band, text, causes in items:  # a band's name in bold: the verdicts read as a list by size band
         links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
                         + f" <a href='{esc(c['source'])}' target='_blank'>" + _("[case]") + "</a></li>"
                         for c in causes)
-        parts.append(f"{esc(text)}<ul>{links}</ul>" if links else esc(text))
+        line = (f"<b>{esc(band)}</b>" if band else "") + esc(text)
+        parts.append(f"{line}<ul>{links}</ul>" if links else line)
     return "<br>".join(parts)
 
 
@@ -270,21 +279,44 @@ def _nvls_words(nvls) -> str:
     return words + (f" ({', '.join(extra)})" if extra else "")
 
 
+def log_explanation(log) -> str:
+    """The reader's one-paragraph explanation of a log, with the host names it quotes labelled as such (a bare
+    container host name such as ``036260b61d3a`` reads like a hash to a learner)."""
+    text = log.to_json()["explanation"]
+    seen = ", ".join(log.hosts[:4])
+    if not seen or f"({seen}" not in text:
+        return text
+    return text.replace(f"({seen}", f"({_host_label(log)}{seen}", 1)
+
+
+def _host_label(log) -> str:
+    return _("host name in the log: ") if len(log.hosts) == 1 else _("host names in the log: ")
+
+
 def log_html(log) -> str:
+    """What a log says, as HTML: the explanation, the five fields that answer "what did NCCL choose and did it
+    work" in a short table, and every other field it read behind a collapsed toggle."""
     esc = html.escape
-    rows = [[_("version"), log.version or "-"], [_("ranks"), log.nranks or "-"],
-            [_("hosts"), ", ".join(log.hosts[:6]) or "-"], [_("net"), log.net or "-"],
-            ["GDR", {True: _("on"), False: _("off"), None: _("not shown")}[log.gdr]],
-            [_("transports"), ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
-            [_("channels"), str(log.channels or "-")],
-            [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x "
-                                           + localize_numbers(f"{g['bw_intra_GBps']:g} GB/s")
-                                           for g in log.graphs) or "-"],
-            ["NVLS", _nvls_words(log.nvls)], [_("WARN lines"), str(len(log.warnings))]]
+    hosts = ", ".join(log.hosts[:6])
+    short = [[_("net"), log.net or "-"],
+             ["GDR", {True: _("on"), False: _("off"), None: _("not shown")}[log.gdr]],
+             [_("transports"), ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
+             ["NVLS", _nvls_words(log.nvls)], [_("WARN lines"), str(len(log.warnings))]]
+    rest = [[_("version"), log.version or "-"], [_("ranks"), log.nranks or "-"],
+            [_("hosts"), _host_label(log) + hosts if hosts else "-"],
+            [_("channels"), str(log.channels or "-")]]
+    graphs = [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x "
+                                            + localize_numbers(f"{g['bw_intra_GBps']:g} GB/s")
+                                            for g in log.graphs) or "-"]
+    (short if log.graphs else rest).append(graphs)  # a log that prints the search's plan is read for it
     srcs = "".join(f"<li>{esc(p['problem'])} <a href='{esc(p['source'])}' target='_blank'>" + _("[case]")
                    + "</a></li>" for p in log.problems if p.get("source"))
-    table = _table([_("field"), _("value")], rows, align_numbers=False)  # a list of fields: all left-aligned
-    return f"<p>{esc(log.to_json()['explanation'])}</p>{table}<ul>{srcs}</ul>"
+    head = [_("field"), _("value")]
+    table = _table(head, short, align_numbers=False)  # a list of fields: all left-aligned
+    look = _("Look at GDR (it should be on when ranks talk across nodes), the transports, NVLS and the WARN count.")
+    more = details_html(_("The other fields read: {names}").format(names=", ".join(r[0] for r in rest)),
+                        _table(head, rest, align_numbers=False))
+    return f"<p>{esc(log_explanation(log))}</p>{table}<p>{esc(look)}</p>{more}<ul>{srcs}</ul>"
 
 
 def _systems() -> list[str]:
@@ -380,12 +412,20 @@ def hopper_topology(nvlink: str = "nvlink4", pcie: str = "pcie5"):
 
 
 def affinity_table_html(res) -> str:
-    """Per GPU: its nearest NIC (PIX), the CPUs and NUMA node to bind its process to."""
-    rows = []
+    """Per group of GPUs that share a CPU affinity: their nearest NICs (PIX), the CPUs and NUMA node to bind their
+    processes to; then the same per GPU, collapsed."""
+    rows, groups = [], {}
     for g in res.gpus:
         pix = [n for n in res.nics if res.codes.get((g, n)) == "PIX" or res.codes.get((n, g)) == "PIX"]
         nic = ", ".join(f"{n} ({res.nic_names.get(n, '?')})" for n in pix) or _("none on its switch")
         aff = res.affinity.get(g, {})
-        rows.append([g, nic, aff.get("cpu_affinity", "-"), aff.get("numa_affinity", "-")])
-    return _table(["GPU", _("NIC on the same PCIe switch"), _("CPU affinity"), _("NUMA node")], rows,
-                  _("read off the `nvidia-smi topo -m` of an 8× H20 HGX board, as posted in a public SGLang issue"))
+        cpu, numa = aff.get("cpu_affinity", "-"), aff.get("numa_affinity", "-")
+        rows.append([g, nic, cpu, numa])
+        groups.setdefault((cpu, numa), []).append((g, len(pix)))
+    short = [[", ".join(g for g, _n in members),
+              _("one each") if all(n == 1 for _g, n in members) else
+              ", ".join(str(n) for _g, n in members), cpu, numa] for (cpu, numa), members in groups.items()]
+    source = _("read off the `nvidia-smi topo -m` of an 8× H20 HGX board, as posted in a public SGLang issue")
+    full = _table(["GPU", _("NIC on the same PCIe switch"), _("CPU affinity"), _("NUMA node")], rows, source)
+    return (_table([_("GPUs"), _("NICs on their PCIe switch"), _("CPU affinity"), _("NUMA node")], short, source)
+            + details_html(_("Each GPU: the name of its NIC, its CPUs and NUMA node"), full))
