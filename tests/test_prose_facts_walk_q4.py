@@ -74,10 +74,17 @@ def test_04b_protocol_table_carries_every_ring_base_latency():
         alphas = " / ".join(
             f"{x:.1f}" if x < 10 else f"{x:g}"
             for x in (tuning.hw_latency_us(k, "ring", proto) for k in ("nvlink", "pci", "net")))
-        pattern = r"\| " + re.escape(name) + r" \|[^|]*\|[^|]*\| ([^|]*) \| ([^|]*) \|"
-        row = re.search(pattern, _cells(NB04B)["e2115298"])
+        # the full constants sit behind the section's <details>; the short table above it shows the NVLink α
+        short, folded = _cells(NB04B)["e2115298"].split("<details>")
+        pattern = r"\| " + re.escape(name) + r" \|[^|]*\| ([^|]*) \| ([^|]*) \|"
+        row = re.search(pattern, folded)
         assert row, proto
         assert row.group(1) == f"{alphas} µs" and row.group(2) == f"{tuning.base_latency_us('ring', proto):g} µs"
+        nvlink = alphas.split(" / ")[0]
+        assert re.search(r"\| " + re.escape(name) + r" \|[^|]*\|[^|]*\| " + re.escape(nvlink) + r" µs \|", short)
+    # "on a ring, 6.6 µs with LL and 8.4 µs with Simple", said before the folded table
+    ll, simple = (f"{tuning.base_latency_us('ring', p):g}" for p in ("LL", "Simple"))
+    assert f"on a ring, {ll} µs with LL and {simple} µs with Simple." in short
     # section 2's one figure is the catalog's NVLink α, the Simple protocol's
     assert (f"the one it runs for large messages: {catalog.get_link('nvlink4').alpha_us:g} µs per NVLink step"
             in _cells(NB04B)["c004"])
@@ -164,7 +171,9 @@ def test_04b_nvls_rows_two_and_three_gpus_never_pick_nvls():
 def test_04b_channels_example_moved_to_the_reference_section():
     cells = _cells(NB04B)
     assert "8 H800s, the export H100 with 8 NVLinks instead of 18, run 16 channels" in cells["b4c06a12"]
-    assert "over all of a GPU's NVLinks (an example: section 12)." in cells["e2115298"]
+    assert ("over all of a GPU's NVLinks. 8 H800s, the export H100 with 8 NVLinks instead of 18, run 16 channels."
+            in cells["b4c06a12"])
+    assert "How many it runs, and what they limit: section 12." in cells["e2115298"]
 
 
 # ---------------------------------------------------------------------------------------------------------- 08b
