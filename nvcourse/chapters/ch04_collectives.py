@@ -18,13 +18,26 @@ import numpy as np
 from ..collectives import model as _model
 from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
-from ..collectives.plan import SUPPORTED, is_power_of_two
+from ..collectives.plan import SUPPORTED
 from ..collectives.results import format_table
 from ..i18n import localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
 from ..widgets import Dashboard
+from .ch04_lines import (
+    algorithms_for,
+    busbw_lines,
+    emulated_label,
+    emulated_link_line,
+    exchange_lines,
+    model_table_lines,
+    no_engine_lines,
+    ring_trace_lines,
+    run_lines,
+    sweep_title,
+    timeline_title,
+)
 
 __all__ = [
     "ALGO_COLOURS",
@@ -46,12 +59,17 @@ __all__ = [
     "FormulasView",
     "RingReplay",
     "ring_dashboard",
+    "exchange_lines",
+    "ring_trace_lines",
+    "model_table_lines",
+    "busbw_lines",
+    "run_lines",
+    "sweep_title",
+    "timeline_title",
+    "emulated_label",
+    "emulated_link_line",
+    "no_engine_lines",
 ]
-
-
-def algorithms_for(op: str, nprocs: int) -> list[str]:
-    """The shared-memory algorithms that can run ``op`` on ``nprocs`` ranks (rhd needs a power of two)."""
-    return [a for a in SUPPORTED[op] if a != "rhd" or is_power_of_two(nprocs)]
 
 
 def measure(group, op: str, sizes, algos=None, *, iters: int = 3, warmup: int = 1,

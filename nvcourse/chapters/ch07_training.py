@@ -218,8 +218,8 @@ def breakdown_lines(step: training.StepTime, reported_mfu: float | None = None) 
 
 
 def _label(label: str) -> str:
-    """A price's or a power's kind (``data/costs.toml``: spec, meas, est, assumption) in the current language."""
-    names = {"spec": _("spec"), "meas": _("meas"), "est": _("est"), "assumption": _("assumption")}
+    """A price's or a power's kind (``data/costs.toml``: spec, est, assumption) in the current language."""
+    names = {"spec": _("spec"), "est": _("est"), "assumption": _("assumption")}
     return names.get(label, label)
 
 

@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .. import catalog
 from .. import reliability as rel
-from ..i18n import language, localize_numbers, number
+from ..i18n import language, localize_numbers, ngettext, number
 from ..i18n import translate as _
 from ..observability import counters
 from ..plots import new_figure
@@ -28,7 +28,7 @@ __all__ = [
     "INTERVALS_S", "GPU_COUNTS", "JOB_SIZES", "RECOVERY_SCENARIOS", "DEGRADED_LINK_PROBABILITIES", "ALERT_COLOURS",
     "GoodputView", "goodput_dashboard", "mtbf_figure", "goodput_by_size_figure", "hero_busbw_figure",
     "drift_alert_figure", "quiet_failure_lines", "alerts_table_html", "signals_table_html", "more_signals_html",
-    "fault_message",
+    "fault_message", "failure_record_lines", "checkpoint_lines", "checkpoint_saved_line", "restart_line", "done_line",
 ]  # fmt: skip
 
 #: Checkpoint intervals plotted: 30 s .. 48 h of compute between checkpoints.
@@ -296,3 +296,57 @@ def more_signals_html() -> str:
              "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>). In the table, GSP is the GPU System "
              "Processor, which runs much of the driver on the GPU itself "
              "(<a href='../docs/glossary.md#gsp'>glossary</a>).</p>") + signals_table_html()
+
+
+def _category(name: str) -> str:
+    """A failure category of the record (``data/reliability.toml``) in the current language."""
+    names = {"gpu": _("gpu"), "software": _("software"), "network": _("network"), "maintenance": _("maintenance"),
+             "host": _("host"), "unknown": _("unknown")}
+    return names.get(name, name)
+
+
+def failure_record_lines() -> str:
+    """The published failure record: its unexpected interruptions and mean time between them (h), the rate per GPU
+    (per GPU-year of 8,766 h) and per 8-GPU server (per 1,000 node-days), then the count and share of each
+    category of cause, largest first."""
+    r = rel.failure_record()
+    by_cat: dict[str, int] = {}
+    for _component, category, count in r.causes:
+        by_cat[category] = by_cat.get(category, 0) + count
+    lines = [_("{name}: {n} unexpected interruptions, one every {hours} h").format(
+                 name=r.name, n=r.unexpected_interruptions, hours=number(r.mtbf_hours, ".2f")),
+             _("per GPU: {gpu_year} per GPU-year; per 8-GPU server: {node} per 1,000 node-days").format(
+                 gpu_year=number(r.rate_per_gpu_hour() * 8766, ".2f"), node=number(r.per_1000_node_days(), ".1f"))]
+    for cat, n in sorted(by_cat.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {_category(cat):>11}: {n:3d} ({_pct(n / r.unexpected_interruptions, '5.1')})")
+    return "\n".join(lines)
+
+
+def checkpoint_lines(gpus: int = 16384, checkpoints_s: tuple[int, ...] = (60, 300), restart_s: int = 600) -> str:
+    """For a cluster of ``gpus`` GPUs at the record's failure rate (mean time between interruptions M, h) and each
+    checkpoint time (s): Young's and Daly's checkpoint intervals (min) and the best goodput with ``restart_s``."""
+    m = rel.cluster_mtbf_hours(gpus) * 3600
+    return "\n".join(_("M = {m} h, checkpoint {checkpoint} min: Young {young} min, Daly {daly} min, best goodput "
+                       "{goodput} (restart {restart} min)").format(
+        m=number(m / 3600, ".2f"), checkpoint=delta // 60, young=number(rel.young_interval(delta, m) / 60, ".1f"),
+        daly=number(rel.daly_interval(delta, m) / 60, ".1f"),
+        goodput=_pct(rel.best_goodput(checkpoint_s=delta, restart_s=restart_s, mtbf_s=m)[1], ".1"),
+        restart=restart_s // 60) for delta in checkpoints_s)
+
+
+def checkpoint_saved_line(step: int) -> str:
+    """The training loop's line when it saves a checkpoint after ``step``."""
+    return _("step {step}: checkpoint saved").format(step=f"{step:2d}")
+
+
+def restart_line(step: int, err: Exception, checkpoint_step: int) -> str:
+    """The training loop's lines when a collective fails at ``step``: the failure, then where it restarts from."""
+    return _("step {step}: {error}\n         -> restart from the checkpoint of step {checkpoint}").format(
+        step=f"{step:2d}", error=fault_message(err), checkpoint=checkpoint_step)
+
+
+def done_line(steps: int, attempts: int, lost: int) -> str:
+    """The training loop's last line: steps done, attempts, and the steps of work lost to failures."""
+    return ngettext("done: {steps} steps, {attempts} attempts, work lost: {lost} step",
+                    "done: {steps} steps, {attempts} attempts, work lost: {lost} steps", lost).format(
+        steps=steps, attempts=attempts, lost=lost)

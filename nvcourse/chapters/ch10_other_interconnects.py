@@ -18,7 +18,7 @@ from nvcourse.i18n import translate as _
 from nvcourse.tables import table_html
 
 __all__ = ["raw", "pair_bandwidth_rows", "contrast_table_html", "to_bf16", "ring_vs_fp32_error", "order_changes_bits",
-           "numerics_box", "sources_html"]
+           "numerics_box", "sources_html", "pair_bandwidth_lines", "numerics_lines"]
 
 
 def raw() -> dict:
@@ -135,3 +135,23 @@ def sources_html() -> str:
     items = "".join(f'<li><a href="{html.escape(s["url"])}" target="_blank">'
                     f'{html.escape(data_text(s["title"]))}</a></li>' for s in raw()["sources"].values())
     return f"<ul>{items}</ul>"
+
+
+def pair_bandwidth_lines() -> str:
+    """:func:`pair_bandwidth_rows` as text: per system, GB/s (10⁹ B/s) per direction to one peer and to all peers."""
+    return "\n".join(_("{system}: to one peer {one} GB/s, to all peers {all} GB/s (per direction)").format(
+        system=f"{r['system']:40s}", one=number(r["one_peer_GBps"], "5.0f"), all=number(r["all_peers_GBps"], "5.0f"))
+        for r in pair_bandwidth_rows())
+
+
+def numerics_lines(ranks: tuple[int, ...] = (2, 8, 72)) -> str:
+    """For each rank count: the relative RMS error of a BF16 ring all-reduce's sum and of one that accumulates in
+    FP32 (:func:`ring_vs_fp32_error`), and the share of results that change with the ring's start rank."""
+    lines = []
+    for n in ranks:
+        e, changed = ring_vs_fp32_error(n), order_changes_bits(n)
+        share = f"{changed:.0%}" if language() != "fr" else number(100 * changed, ".0f") + "\u00a0%"
+        lines.append(_("{n} ranks: ring in BF16 {bf16}, FP32 accumulation {fp32} (relative RMS error of the sum); "
+                       "{share} of results change with the ring's start").format(
+            n=f"{n:3d}", bf16=number(e["ring_bf16"], ".2e"), fp32=number(e["fp32_accumulate"], ".2e"), share=share))
+    return "\n".join(lines)
