@@ -261,7 +261,18 @@ def signals_table(layer: str | None = None) -> HTML:
              long(s["tool"]), _cell(s["reading"])] for s in sig]
     full = table_html([_("fault (layer, kind)"), _("counters"), _("tool"), _("how to read it")], rows)
     return HTML(short + details_html(_("Every counter and tool, and how to read them ({n} fault classes)").format(
-        n=len(sig)), full))
+        n=len(sig)), full + _signal_words_html()))
+
+
+def _signal_words_html() -> str:
+    """The full signals table's abbreviations, spelled out under it (the glossary has them too)."""
+    words = (("GSP", _("the GPU System Processor: the processor on the GPU that runs the driver's firmware "
+                       "(Xid 119/120 report that it timed out or failed)")),
+             ("RMA", _("return merchandise authorisation: sending a part back to the vendor for replacement")),
+             ("ICRC/VCRC", _("the two checksums of an InfiniBand packet, invariant (end to end) and variant "
+                             "(recomputed on every link); a bad one means the packet was damaged on the way")))
+    items = "".join(f"<li><b>{_E(k)}</b>, {_E(v)}</li>" for k, v in words)
+    return f"<p>{_E(_('Words in this table:'))}</p><ul>{items}</ul>"
 
 
 def thresholds_dashboard() -> Dashboard:
