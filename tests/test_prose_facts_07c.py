@@ -1,5 +1,6 @@
 """Chapter 07c reads one idea at a time: the words §8's predict question uses are defined in the short list it
-follows, and the source notes of §2 and §7 sit in the reference section §10 or behind closed toggles."""
+follows (the three techniques its table shows; §10 lists all seven), §2 says what a time model is before it compares
+two, and the source notes of §2 and §7 sit in the reference section §10 or behind closed toggles."""
 
 import json
 import re
@@ -54,3 +55,30 @@ def test_source_notes_are_collapsed_and_the_answers_stay_in_view():
     ids = [c["id"] for c in nb["cells"]]
     assert ids.index("c019") == ids.index("c07cref") + 1 and "These are **logical** bytes" in ref
     assert "§10 compares this model with DeepEP" in cells["c018"]
+
+
+def test_section_8_lists_the_three_techniques_its_table_shows_and_section_10_all_seven():
+    # §8's short list is the table's rows in view; §10's list holds every technique, including what §8's list said
+    # of the four it no longer lists (FP8's fit, CUDA graphs' replay)
+    from nvcourse.chapters import ch07c_serving
+
+    cells = _cells()
+    s8, more = cells["c020a"], cells["c07cmore"]
+    items = re.findall(r"(?:^|\s)\d\. \*\*([^*]+)\*\*", s8.split("**Predict**", 1)[0])
+    assert items == ["MLA", "Paged KV transfers", "Speculative decoding"]
+    assert ch07c_serving.IN_VIEW == ("mla", "paged", "speculative") and "The table below shows three of them:" in s8
+    bullets = re.findall(r"- \*\*([^*]+?)\.\*\*", more)
+    assert len(bullets) == len(ch07c_serving.serving_rows()) == 7
+    assert "FP8 weights take 1 byte per parameter instead of 2, so the 671B model fits one 8 × H200 node" in more
+    assert "A graph records a decode step once and replays it, so the host no longer enqueues each NCCL call" in more
+    fit = {r["key"]: r for r in ch07c_serving.serving_rows()}
+    assert "fits" in next(r["short"] for r in fit.values() if r["item"].startswith("FP8"))
+
+
+def test_section_2_says_what_a_time_model_is_before_it_compares_two():
+    cells = _cells()
+    s2 = cells["c006"]
+    assert "It is NCCL's own *time model* of those kernels: the formula NCCL uses" in cells["c004"]
+    assert s2.index("NCCL has two time models") < s2.index("NCCL never compares the two") < s2.index(
+        "Look at its second row")
+    assert s2.index("Look at its second row") < s2.index("| NCCL's symmetric kernels ÷ the faster custom kernel |")
