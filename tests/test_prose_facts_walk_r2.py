@@ -56,7 +56,8 @@ def test_the_drill_quotes_the_lines_that_carry_its_source_s_fault_and_links_it()
 
 def test_gdr_needs_the_pcie_settings_too_and_the_last_key_point_says_transport():
     text = _md()
-    assert "Beyond the PCIe settings of section 3 (ACS, IOMMU), it needs two things." in text
+    assert ("Beyond the PCIe settings of section 3 (ACS, IOMMU), it needs two things: a peer-memory path and a "
+            "short PCIe path.") in text
     assert "On clouds, the log shows the transport:" in text and "the log shows the plugin" not in text
 
 

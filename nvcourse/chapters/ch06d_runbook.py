@@ -147,15 +147,23 @@ def ib_tc_text() -> str:
 
 
 def ib_link_rule_html() -> str:
-    """The course's one InfiniBand link-health rule (``data/observability.toml``, shared with chapters 08 and 08b):
-    per counter, what it counts and whether to alert on it or only trend it, with one sentence under it."""
+    """The course's one InfiniBand link-health rule (``data/observability.toml``, shared with chapters 08 and 08b),
+    readable first: per counter its short name, whether to alert on it or only trend it, and when; one sentence
+    under it; what each counter counts and its names in each tool behind a collapsed ``<details>``."""
     words = {"alert": _("alert"), "trend": _("trend, do not page")}
+    rule = ib_link_rule()
+    # the short name is the counter's name before its aliases in brackets (mlxlink, sysfs, UFM): the full table has them
+    short = table_html([_("counter"), _("action"), _("when")],
+                       [[html.escape(r["counter"].split(" (", 1)[0]), f"<b>{words[r['action']]}</b>",
+                         html.escape(r["when"])] for r in rule],
+                       caption=_("InfiniBand link health: what to page on, what to trend"), align_numbers=False)
     rows = [[html.escape(r["counter"]), html.escape(r["counts"]), f"<b>{words[r['action']]}</b>",
-             html.escape(r["when"])] for r in ib_link_rule()]
+             html.escape(r["when"])] for r in rule]
     table = table_html([_("counter"), _("what it counts"), _("action"), _("when")], rows,
                        caption=_("InfiniBand link health: what to page on, what to trend"), align_numbers=False)
-    return table + "<p>" + _("Page on the two <b>alert</b> rows only; the rest show a link's margin shrinking, so "
-                             "they decide which part to replace next, not who is woken up.") + "</p>"
+    more = _details(_("Each counter in full: what it counts, and its names in the tools that show it"), table)
+    return short + "<p>" + _("Page on the two <b>alert</b> rows only; the rest show a link's margin shrinking, so "
+                             "they decide which part to replace next, not who is woken up.") + "</p>" + more
 
 
 def drill_story_html() -> str:
