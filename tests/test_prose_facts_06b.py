@@ -415,3 +415,13 @@ def test_box_with_gpus_per_node_from_the_device_lines_still_checks_the_ranks_and
     assert "GPUs/node x nodes = 800000, but the paste has 8 ranks" in text and "ring level 0 GB/s" not in text
     box.controls["nodes"].value = 1
     assert "but the paste has" not in _plain(box.readout.value)
+
+
+def test_the_flags_table_shows_the_sweep_gpus_and_check_first_and_folds_the_others():
+    assert ("The flags that set the sweep, the GPUs per process and the check come first; the others are one click "
+            "away:") in cell("c002")
+    short, more = ch.flags_table_html().split("<details>")
+    for flag in ("-b, --minbytes", "-e, --maxbytes", "-f, --stepfactor", "-g, --ngpus", "-c, --check"):
+        assert flag in short and flag not in more, flag
+    for flag in ("-n, --iters", "-w, --warmup_iters", "-G, --cudagraph", "-d, --datatype", "-R, --local_register"):
+        assert flag in more and flag not in short, flag

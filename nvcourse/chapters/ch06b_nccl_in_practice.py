@@ -97,9 +97,18 @@ def _table(head: list[str], rows: list[list[object]], caption: str = "", *, alig
                       align_numbers=align_numbers)
 
 
+#: The flags that set the sweep, the processes and the check: the short table; the others fold under it.
+_FIRST_FLAGS = ("-b, --minbytes", "-e, --maxbytes", "-f, --stepfactor", "-g, --ngpus", "-c, --check")
+
+
 def flags_table_html() -> str:
-    return _table([_("flag"), _("meaning"), _("example")], [list(f) for f in _FLAGS],
-                  _("nccl-tests README, Arguments"))
+    """The nccl-tests flags: the five that set the sweep, the GPUs per process and the check, then the others
+    (iterations, CUDA graphs, data type, buffer registration) collapsed."""
+    head, source = [_("flag"), _("meaning"), _("example")], _("nccl-tests README, Arguments")
+    first = [list(f) for f in _FLAGS if f[0] in _FIRST_FLAGS]
+    more = [list(f) for f in _FLAGS if f[0] not in _FIRST_FLAGS]
+    return _table(head, first, source) + details_html(
+        _("More flags: iterations, CUDA graphs, data type, buffer registration"), _table(head, more, source))
 
 
 #: The variables of nccl_env.toml grouped by why one touches them: the short table the chapter shows first.
