@@ -4,7 +4,9 @@ chapter's dashboards, its readers or another chapter now says when it holds, or 
 Markdown cannot compute: the sentence must appear in the chapter as written (line breaks read as spaces).
 """
 
-from test_prose_facts_core import prose
+import json
+
+from test_prose_facts_core import ROOT, prose
 
 from nvcourse.chapters import ch06c_multinode_lab as ch06c
 from nvcourse.cluster import record
@@ -103,3 +105,19 @@ def test_log_reader_names_every_unchanged_counter():
     notes = read_text(once + once).notes
     (still,) = [n for n in notes if "unchanged between two readings" in n]
     assert still.startswith("2 counter(s)") and "out_of_sequence" in still and "packet_seq_err" in still
+
+
+def test_06d_gdr_table_is_read_by_its_first_column():
+    # §5: "the NIC line decides only when no channel line ends in /GDRDMA": in the table, the rows whose channel
+    # lines carry /GDRDMA accept any NIC line, and the rows without it differ only by the NIC line
+    text = prose(RUN)
+    assert "Read the table by its first column: the NIC line decides only when no channel line ends in `/GDRDMA`." \
+        in text
+    nb = json.loads((ROOT / "notebooks" / RUN).read_text(encoding="utf-8"))
+    raw = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in raw.split("\n")
+            if line.startswith("| ") and "GDRDMA" in line.split("|")[1]]
+    with_gdr = [r for r in rows if not r[0].startswith("none")]
+    without = [r for r in rows if r[0].startswith("none")]
+    assert len(with_gdr) == 2 and all(r[1] == "Enabled, or none" for r in with_gdr)
+    assert len(without) == 3 and len({r[1] for r in without}) == 3 and len({r[2] for r in without}) == 3
