@@ -167,11 +167,7 @@ class Report:
 def gate_name(name: str) -> str:
     """A gate's name (``Gate.name``, English: the stable key of ``as_dict``) in the current language."""
     shown = {"memory": _("memory"), "placement": _("placement"), "time": _("time"), "budget": _("budget"),
-             "efficiency": _("efficiency"), "goodput": _("goodput"), "power": _("power"),
-             # the gates of nvcourse.capstone_gates and capstone_serving
-             "fabric busbw": _("fabric busbw"), "fabric step": _("fabric step"), "serving memory": _("serving memory"),
-             "token latency": _("token latency"), "TTFT": _("TTFT"), "neighbour": _("neighbour"),
-             "control plane": _("control plane")}
+             "efficiency": _("efficiency"), "goodput": _("goodput"), "power": _("power")}
     return shown.get(name, name)
 
 

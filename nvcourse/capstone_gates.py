@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import catalog, isolation, training
+from . import capstone, catalog, isolation, training
 from ._validate import choice, fraction, number
-from .capstone import Gate, Report, gate_name, verdict_word
+from .capstone import Gate, Report, verdict_word
 from .capstone import _pct as pct
 from .capstone_serving import ServingPlan, ServingTargets, serving_plan  # serving's gates, re-exported
 from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
@@ -48,7 +48,7 @@ __all__ = [
     "ServingTargets", "ServingPlan", "serving_plan",
     "IsolationTargets", "IsolationResult", "isolation_requirements",
     "MonitoringResult", "monitoring_requirements",
-    "decision_log_entries", "escape_md",
+    "decision_log_entries", "escape_md", "gate_name",
 ]
 
 
@@ -57,6 +57,15 @@ def escape_md(text: str) -> str:
     tag."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("$", "&#36;").replace(
         "|", "\\|")
+
+
+def gate_name(name: str) -> str:
+    """A gate's name (``Gate.name``, English: a stable key) in the current language: this module's and
+    capstone_serving's gates, else the training gates' (:func:`nvcourse.capstone.gate_name`)."""
+    shown = {"fabric busbw": _("fabric busbw"), "fabric step": _("fabric step"),
+             "serving memory": _("serving memory"), "token latency": _("token latency"), "TTFT": _("TTFT"),
+             "neighbour": _("neighbour"), "control plane": _("control plane")}
+    return shown[name] if name in shown else capstone.gate_name(name)
 
 
 def _gates_passed(gates: tuple[Gate, ...]) -> bool:

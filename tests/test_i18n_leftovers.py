@@ -24,7 +24,7 @@ from nvcourse.devtools import i18n_catalog
 DRILL = "nvcourse/observability/drill.py"
 GATES = ("nvcourse/capstone_gates.py", "nvcourse/capstone_serving.py", "nvcourse/chapters/ch09_capstone.py")
 GROUP = "nvcourse/collectives/group.py"
-#: capstone.py's names of the gates of capstone_gates and capstone_serving (the rest: test_i18n_f2_capstone.py)
+#: the names of the gates of capstone_gates and capstone_serving (the training gates': test_i18n_f2_capstone.py)
 GATE_NAMES = ("fabric busbw", "fabric step", "serving memory", "token latency", "TTFT", "neighbour", "control plane")
 
 #: Messages no walk reaches without interrupting a call or breaking a worker's pipe (the paths exist for a
@@ -196,9 +196,9 @@ def test_every_message_is_shown_in_each_language(template, french, name, paths, 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_gates_names_are_shown_in_each_language(template, french, language):
-    names = [e for e in _entries(template, "nvcourse/capstone.py") if e.msgid in GATE_NAMES]
+    names = [e for e in _entries(template, "nvcourse/capstone_gates.py") if e.msgid in GATE_NAMES]
     assert len(names) == len(GATE_NAMES)
-    script = "from nvcourse.capstone import gate_name\nout = [gate_name(n) for n in %r]\n" % (GATE_NAMES,)
+    script = "from nvcourse.capstone_gates import gate_name\nout = [gate_name(n) for n in %r]\n" % (GATE_NAMES,)
     shown = run_walk(script + "print('\\n'.join(out))", language).splitlines()
     assert shown[:len(GATE_NAMES)] == [_forms(e, language, french)[0] for e in sorted(
         names, key=lambda e: GATE_NAMES.index(e.msgid))]

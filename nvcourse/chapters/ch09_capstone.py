@@ -43,7 +43,7 @@ def price_label(label: str) -> str:
 
 def _names(gate_list) -> str:
     """The names of the gates, in the current language, comma-separated."""
-    return ", ".join(capstone.gate_name(g.name) for g in gate_list)
+    return ", ".join(gates.gate_name(g.name) for g in gate_list)
 
 
 def _part(part: str) -> str:
@@ -71,7 +71,7 @@ def comparison_table_html(reports: list[capstone.Report]) -> str:
 def _gates_mark(passed: bool, failed_names: list[str], word: str | None = None) -> str:
     """All pass (or ``word``), else the failing gates (their ``Gate.name`` keys) named in the current language."""
     return (mark_html(True, word or _("all pass")) if passed
-            else mark_html(False, ", ".join(map(capstone.gate_name, failed_names))))
+            else mark_html(False, ", ".join(map(gates.gate_name, failed_names))))
 
 
 def _survey_row(r: capstone.Report, alt: capstone.Report | None, date: str | None) -> list:
@@ -195,7 +195,7 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
                                                         goodput=_pct(r.goodput, ".2%"),
                                                         mtbi=number(r.mtbi_hours, ".1f"))
     failed = ", ".join(_("{gate} ({measured}, target {target})").format(
-        gate=capstone.gate_name(g.name), measured=g.measured, target=g.target) for g in r.failed)
+        gate=gates.gate_name(g.name), measured=g.measured, target=g.target) for g in r.failed)
     first = (mark_html(True, _("every gate passes")) if r.passed
              else mark_html(False, ngettext("{n} gate(s) fail", "{n} gate(s) fail", len(r.failed)).format(
                  n=len(r.failed))) + " " + html_escape(failed))
@@ -248,7 +248,7 @@ FABRIC_NICS = ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")
 
 def gates_html(gate_list) -> str:
     """A table of :class:`nvcourse.capstone.Gate` rows (the same columns as :meth:`capstone.Report.html`)."""
-    rows = [[mark_html(g.passed), html_escape(capstone.gate_name(g.name)), html_escape(g.measured),
+    rows = [[mark_html(g.passed), html_escape(gates.gate_name(g.name)), html_escape(g.measured),
              html_escape(g.target),
              "" if g.passed else html_escape(g.advice)] for g in gate_list]
     # sentences, as in Report.html: left-aligned (a cell that starts with a figure went right, the column ragged)
