@@ -74,11 +74,35 @@ def test_07b_sm_cost_table_is_short_and_its_sentence_holds():
 
     sc = overlap.dp_scenario("llama3-8b", "dgx-h100", 64)
     short, full = ch07b.sm_cost_html(sc).split("<details>")
-    assert short.count("<tr>") == 1 + 4 and "never lowers the exposed time" in short
+    # the short table: 0 % and 15 % of the SMs (rows) for 25 MiB and 256 MiB buckets (columns), four numbers
+    assert short.count("<tr>") == 1 + 2 and short.count("<td") == 2 * 3 and "never lowers the exposed time" in short
     for m in (4, 25, 256):
         col = [sc.timeline(m * 2**20, sm_fraction=f).exposed_s for f in (0.0, 0.05, 0.15, 0.3)]
         assert all(b >= a * (1 - 1e-9) for a, b in zip(col, col[1:]))
+    # "it costs the 25 MiB buckets more than the 256 MiB ones": at 15 % the 25 MiB cell is the larger, and so is
+    # its rise over no SMs taken
+    (a0, b0), (a15, b15) = [[sc.timeline(m * 2**20, sm_fraction=f).exposed_s for m in (25, 256)] for f in (0.0, 0.15)]
+    assert a15 > b15 and a15 - a0 > b15 - b0
+    assert "it costs the 25 MiB buckets more than the 256 MiB ones" in short
+    # nothing dropped: every share (0, 5, 15, 30 %) and bucket (4, 25, 256 MiB) behind the toggle
     assert full.count("(SM slowdown") == 12 and "comm stream busy" in full
+    assert all(f"SMs taken {f}, bucket {m} MiB" in full for f in ("0%", "5%", "15%", "30%") for m in (4, 25, 256))
+
+
+def test_07b_roofline_table_is_short_and_its_sentence_holds():
+    # §7: C/W per system over NVLink and over the NIC (six numbers); "over the NIC a GPU needs about 8 to 15 times
+    # more tokens to hide its traffic than over NVLink"; C and W of every row behind the toggle
+    from nvcourse import rooflines
+    from nvcourse.chapters import ch07b_overlap as ch07b
+
+    systems = ("dgx-h100", "dgx-b200", "gb200-nvl72")
+    short, full = ch07b.roofline_table_html(systems).split("<details>")
+    assert short.count("<tr>") == 1 + 3 and short.count("<td") == 3 * 3
+    rows = {(r["system"], r["link"]): r for r in rooflines.worked_table(systems)}
+    ratios = [rows[s, "nic"]["C_over_W"] / rows[s, "nvlink"]["C_over_W"] for s in systems]
+    assert 7.5 <= min(ratios) and max(ratios) < 15.5
+    assert "about 8 to 15 times more tokens to hide its traffic than over NVLink" in short
+    assert full.count("<tr>") == 1 + 6 and "C (TFLOP/s, BF16 dense)" in full and "W (GB/s, achievable)" in full
 
 
 def _md(notebook: str) -> dict[str, str]:

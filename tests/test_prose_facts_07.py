@@ -276,6 +276,25 @@ def test_07b_roofline_sides_and_the_efficiency_scaling():
     assert "fall on either side of the line" in text and "the thresholds are 0.55× as large" in text
 
 
+def test_07b_section_3_yes_by_far_and_section_7_short_answers():
+    from nvcourse import rooflines
+
+    # §3: "Yes, by far": at 15 % of the SMs the 25 MiB case exposes many times §2's tail
+    sc = _dp()
+    at0, at15 = (sc.timeline(25 * 2**20, sm_fraction=f).exposed_s for f in (0.0, 0.15))
+    assert at15 > 10 * at0
+    assert 'Yes, by far: "fully hidden" communication still costs compute time.' in cells(
+        "07b_overlapping_communication.ipynb")["c008"]
+    # §7: "FSDP has DP's threshold, Llama 3 70B's MLP can hide on TP 8 over NVLink, and DeepSeek-V3's experts cannot
+    # over InfiniBand"
+    C, W = rooflines.gpu_rates("dgx-h100", link="nic")
+    Cn, Wn = rooflines.gpu_rates("dgx-h100", link="nvlink")
+    assert not rooflines.tp_roofline(28672, 8, Cn, Wn).comm_bound
+    assert rooflines.ep_roofline(2048, C, W, remote_fraction=7 / 8).comm_bound
+    assert ("In short: FSDP has DP's threshold, Llama 3 70B's MLP can hide on TP 8 over NVLink, and DeepSeek-V3's "
+            "experts cannot over InfiniBand.") in cells("07b_overlapping_communication.ipynb")["c014"]
+
+
 # ------------------------------------------------------------------------------------------------ 07b §8 dashboard
 def test_07b_dashboard_opens_where_the_questions_assume():
     from nvcourse import overlap
@@ -385,11 +404,13 @@ def test_07b_words_are_defined_or_linked_where_first_used():
 
 def test_07b_roofline_symbols_are_all_defined_and_b_is_only_the_batch():
     text = cells("07b_overlapping_communication.ipynb")["c014"]
-    table = text[text.index("| parallelism |"):text.index("**DP:**")]
-    legend = text[text.index("The symbols:"):text.index("| parallelism |")]
+    # DP's symbols in the DP paragraphs, the others in the toggle's list, all before the four-row table
+    table = text[text.index("| parallelism |"):text.index("**FSDP** moves")]
+    legend = text[text.index("**DP**, the case to remember"):text.index("| parallelism |")]
     for sym in ("P", "T", "r", "t", "h", "F", "m", "k", r"\rho", "F_e"):
         assert f"${sym}$" in legend, sym
-    assert "$C$" in text[:text.index("The symbols:")] and "$W$" in text[:text.index("The symbols:")]
+    before = text[:text.index("**DP**, the case to remember")]
+    assert "$C$" in before and "$W$" in before
     assert "b" not in re.sub(r"\\frac|\\rho|\\cdot|\\ge|\\times", "", "".join(re.findall(r"\$[^$]+\$", table)))
     assert r"$b$ sequences of $s$ tokens" in cells("07b_overlapping_communication.ipynb")["c012"]
 
@@ -484,8 +505,8 @@ def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
         assert f"{c} chunks halve the unsplit exposed time up to {h:.0%} of SMs taken, beat no split up to {e:.0%}" in \
             details
     assert "The toggle above the figure gives every chunk count, and the shares of SMs up to which a split" in c012
-    assert f"| slower than no split from | about {even[0]:.0%} taken | about {even[1]:.0%} taken |".replace(
-        "%", " %") in c012
+    assert (f"4 chunks are slower than no split from about {even[0]:.0%} of the SMs taken, 8 chunks from about "
+            f"{even[1]:.0%}").replace("%", " %") in c012
     assert [f"{x:.0%}" for x in half + even] == ["7%", "11%", "21%", "24%"]
     assert ("4 chunks are slower than no split from about 21 % of the SMs taken, 8 chunks from about 24 %, and "
             "above 24 % every split is.") in c012

@@ -100,11 +100,22 @@ def bucket_sweep_figure(scenarios: dict[str, overlap.DPScenario], sizes_mib: lis
 
 
 def roofline_table_html(systems: tuple[str, ...] = ("dgx-h100", "dgx-b200", "gb200-nvl72")) -> str:
-    """C/W per system and link: the tokens per GPU above which DP/FSDP can hide their traffic (at peak)."""
+    """C/W (tokens per GPU) per system over NVLink and over the NIC, the tokens per GPU above which DP/FSDP can hide
+    their traffic (at peak), in a short table with one sentence under it; C (TFLOP/s) and W (GB/s) of each row
+    behind a collapsed block (nothing dropped)."""
+    worked = rooflines.worked_table(systems)
+    ratio = {(r["system"], r["link"]): r["C_over_W"] for r in worked}
+    short = table_html([_("system"), _("C/W over NVLink (tokens per GPU)"), _("C/W over the NIC (tokens per GPU)")],
+                       [[html.escape(x), number(ratio[x, "nvlink"], ",.0f"), number(ratio[x, "nic"], ",.0f")]
+                        for x in systems])
+    note = _("<p>Compare the two columns: over the NIC a GPU needs about 8 to 15 times more tokens to hide its traffic "
+             "than over NVLink.</p>")
     rows = [[html.escape(r["system"]), html.escape(r["link"]), number(r["C_TFLOPS"], ",.0f"),
-             number(r["W_GBps"], ",.1f"), number(r["C_over_W"], ",.0f")] for r in rooflines.worked_table(systems)]
-    return table_html([_("system"), _("link"), _("C (TFLOP/s, BF16 dense)"), _("W (GB/s, achievable)"),
+             number(r["W_GBps"], ",.1f"), number(r["C_over_W"], ",.0f")] for r in worked]
+    full = table_html([_("system"), _("link"), _("C (TFLOP/s, BF16 dense)"), _("W (GB/s, achievable)"),
                        _("C/W (tokens per GPU)")], rows)
+    summary = _("C and W behind each ratio")
+    return short + note + f"<details><summary>{html.escape(summary)}</summary>{full}</details>"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -180,8 +191,8 @@ def bucket_hint(sc: overlap.DPScenario) -> str:
     if first is None:
         return _("no offered bucket size keeps up with the backward, even with no SMs taken (α–β bound of §2: "
                  "{bound})").format(bound=bound)
-    return _("buckets ≥ {first} MiB keep up with the backward when no SMs are taken (α–β bound of §2: "
-             "{bound})").format(first=first, bound=bound)
+    return _("of the offered sizes, buckets ≥ {first} MiB keep up with the backward when no SMs are taken (α–β "
+             "bound of §2: {bound})").format(first=first, bound=bound)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -298,21 +309,27 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
 
 
 def sm_cost_html(sc: overlap.DPScenario, fractions: tuple[float, ...] = (0.0, 0.05, 0.15, 0.3),
-                 buckets_mib: tuple[int, ...] = (4, 25, 256)) -> str:
-    """§3's answer: exposed time (s, formatted) per share of SMs taken (rows) and bucket size (columns), in a short
-    table with one sentence under it; the SM slowdown and the communication stream's busy time of every cell behind
-    a collapsed block (nothing dropped)."""
+                 buckets_mib: tuple[int, ...] = (4, 25, 256), short: tuple[tuple[float, ...], tuple[int, ...]] = (
+                     (0.0, 0.15), (25, 256))) -> str:
+    """§3's answer: exposed time (s, formatted) at no SMs and at the dashboard's 15 % (rows) for DDP's 25 MiB and a
+    large bucket (columns), in a short table with one sentence under it; every share of SMs taken and bucket size,
+    with each case's SM slowdown and communication stream busy time, behind a collapsed block (nothing dropped)."""
     tls = {(f, m): sc.timeline(m * 2**20, sm_fraction=f) for f in fractions for m in buckets_mib}
-    rows = [[_pct(f, ".0")] + [_t(tls[f, m].exposed_s) for m in buckets_mib] for f in fractions]
-    table = table_html([_("SMs taken")] + [_("exposed, {size} buckets").format(size=f"{m} MiB") for m in buckets_mib],
+    for f in short[0]:
+        for m in short[1]:
+            tls.setdefault((f, m), sc.timeline(m * 2**20, sm_fraction=f))
+    rows = [[_pct(f, ".0")] + [_t(tls[f, m].exposed_s) for m in short[1]] for f in short[0]]
+    table = table_html([_("SMs taken")] + [_("exposed, {size} buckets").format(size=f"{m} MiB") for m in short[1]],
                        rows, escape=True)
-    note = _("<p>Read down a column: taking more SMs never lowers the exposed time, even for buckets whose "
-             "all-reduce itself hides.</p>")
+    note = _("<p>Read down a column: taking SMs never lowers the exposed time, and it costs the 25 MiB buckets "
+             "more than the 256 MiB ones.</p>")
     full = "<br>".join(html.escape(_("SMs taken {f}, bucket {m} MiB: exposed {e} (SM slowdown {s}, comm stream busy "
                                      "{c})").format(f=_pct(f, ".0"), m=m, e=_t(t.exposed_s),
                                                     s=_t(max(t.slowdown_s, 0.0)), c=_t(t.comm_s)))
-                       for (f, m), t in tls.items())
-    return (table + note + f"<details><summary>{html.escape(_('SM slowdown and busy time of each case'))}</summary>"
+                       for (f, m), t in tls.items() if f in fractions and m in buckets_mib)
+    summary = _("Every share of SMs taken (0 to 30 %) and bucket size (4 to 256 MiB): exposed time, SM slowdown and "
+                "busy time")
+    return (table + note + f"<details><summary>{html.escape(summary)}</summary>"
             f"<div style='margin-top:6px'>{full}</div></details>")
 
 
