@@ -425,3 +425,16 @@ def test_the_flags_table_shows_the_sweep_gpus_and_check_first_and_folds_the_othe
         assert flag in short and flag not in more, flag
     for flag in ("-n, --iters", "-w, --warmup_iters", "-G, --cudagraph", "-d, --datatype", "-R, --local_register"):
         assert flag in more and flag not in short, flag
+
+
+def test_the_nccl_tests_readout_points_at_the_bandwidth_band_only_where_there_is_one():
+    look = "Read the bandwidth band first: it compares the large sizes with the model."
+    for name in ch.SAMPLES:
+        run = ch.read_sample(name)
+        diag = diagnose(run)
+        has_band = any(b["band"] == "bandwidth" for b in diag.bands)
+        html = _plain(ch.report_html(run, diag))
+        assert (look in html) == has_band, name
+        assert not has_band or html.index(look) < html.index("bandwidth (")
+    assert any(any(b["band"] == "bandwidth" for b in diagnose(ch.read_sample(n)).bands) for n in ch.SAMPLES)
+    assert not all(any(b["band"] == "bandwidth" for b in diagnose(ch.read_sample(n)).bands) for n in ch.SAMPLES)

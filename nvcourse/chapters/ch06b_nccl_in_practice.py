@@ -208,6 +208,9 @@ def report_html(run, diag) -> str:
     items = [("", f["finding"], [f]) for f in diag.findings]
     items += [(b["band"], localize_numbers(f" ({b['sizes'][0]:,}-{b['sizes'][1]:,} B): ") + _verdict(b), b["causes"])
               for b in diag.bands]
+    if any(b["band"] == BANDS[-1][0] for b in diag.bands):  # where the model gives the large sizes a verdict
+        parts.append("<i>" + esc(_("Read the bandwidth band first: it compares the large sizes with the model."))
+                     + "</i>")
     for band, text, causes in items:  # a band's name in bold: the verdicts read as a list by size band
         links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
                         + f" <a href='{esc(c['source'])}' target='_blank'>" + _("[case]") + "</a></li>"
