@@ -173,3 +173,28 @@ def test_readout_is_a_short_table_with_the_rest_collapsed():
         changes = (small.algo, small.proto) != (big.algo, big.proto)
         assert ("Look at how the pick changes from 8 B to 1 GiB" in head) == changes
         assert ("The pick is the same at both sizes" in head) == (not changes)
+
+
+def test_building_blocks_table_shows_b_and_the_ring_and_folds_the_nics_and_alpha():
+    # section 2: "Compare the ring column with $B$: equal everywhere but on the PCIe server."
+    import json
+    import re
+    from pathlib import Path
+
+    from nvcourse.chapters.ch04b_predicting import BUILDING_BLOCK_SYSTEMS, building_blocks_html
+    from nvcourse.costmodel import configure
+    from nvcourse.units import format_rate, format_time
+
+    head, rest = building_blocks_html().split("<details>")
+    assert head.count("<tr>") == 1 + len(BUILDING_BLOCK_SYSTEMS) and "NICs per GPU" not in head
+    assert "NICs per GPU" in rest and "α per step (Simple)" in rest and rest.endswith("</details>")
+    for sid in BUILDING_BLOCK_SYSTEMS:
+        s = catalog.get_system(sid)
+        c = configure(sid, max(s.gpus_per_host, s.gpus_per_domain))
+        assert format_rate(c.dom.gpu_Bps) in head and format_rate(c.dom.ring_Bps) in head
+        assert format_rate(c.nic_Bps_per_gpu) in rest and format_time(c.dom.alpha_s) in rest
+        assert (abs(c.dom.ring_Bps - c.dom.gpu_Bps) < 1e-6 * c.dom.gpu_Bps) == (sid != "pcie-8gpu"), sid
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "04b_predicting_collectives.ipynb").read_text())
+    md = {c["id"]: re.sub(r"\s+", " ", "".join(c["source"])) for c in nb["cells"]}
+    assert "Compare the ring column with $B$: equal everywhere but on the PCIe server." in md["b4c06a01"]
+    assert "ch.building_blocks_html()" in md["c005"]

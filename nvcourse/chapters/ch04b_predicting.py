@@ -18,6 +18,7 @@ from ..costmodel.prediction import Prediction, predict, predict_sweep
 from ..costmodel.validation import Comparison, median_abs_error
 from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
+from ..markup import details_html
 from ..plots import ALGO_COLOURS, bytes_axis, label_points, new_figure, rate_axis, time_axis
 from ..tables import table_html
 from ..units import format_rate, format_size, format_time
@@ -26,6 +27,8 @@ from ..widgets import Dashboard, LiveFigure, new_live_figure
 __all__ = [
     "SIZES",
     "SweepView",
+    "BUILDING_BLOCK_SYSTEMS",
+    "building_blocks_html",
     "symmetric_times",
     "predict_dashboard",
     "readout_html",
@@ -234,6 +237,28 @@ def predict_dashboard(*, op: str = "allreduce", system: str = "dgx-h100", gpus: 
     controls = {"op": op_w, "algo": algo_w, "system": sys_w, "gpus": gpus_w, "nodes": nodes_w, "launch": launch_w,
                 "buffers": buffers_w}
     return Dashboard(controls, SweepView(), columns=3)
+
+
+#: Section 2's systems, from the PCIe server to the NVL72 rack.
+BUILDING_BLOCK_SYSTEMS = ("pcie-8gpu", "dgx-1-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
+
+
+def building_blocks_html(systems: tuple[str, ...] = BUILDING_BLOCK_SYSTEMS) -> str:
+    """Section 2's table, for each system at its full node: the scale-up bandwidth B per GPU and what NCCL's rings
+    reach inside the node (both per direction). Each GPU's share of the node's NICs (per direction) and the Simple
+    protocol's α per NVLink or PCIe step sit behind a collapsed note: the section's sentence compares the first two."""
+    from ..costmodel import configure
+
+    rows, detail = [], []
+    for sid in systems:
+        s = catalog.get_system(sid)
+        c = configure(sid, max(s.gpus_per_host, s.gpus_per_domain))
+        rows.append([sid, localize_numbers(format_rate(c.dom.gpu_Bps)), localize_numbers(format_rate(c.dom.ring_Bps))])
+        detail.append([sid, localize_numbers(format_rate(c.nic_Bps_per_gpu)),
+                       localize_numbers(format_time(c.dom.alpha_s))])
+    table = table_html([_("system"), _("B per GPU"), _("ring inside the node")], rows, escape=True)
+    note = table_html([_("system"), _("NICs per GPU"), _("α per step (Simple)")], detail, escape=True)
+    return table + details_html(_("Each GPU's share of the NICs, and α"), note)
 
 
 def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str = "allreduce") -> str:
