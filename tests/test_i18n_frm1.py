@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
+from test_i18n_prints import CH10 as _PRINTS_CH10  # the chapter's printed lines, also in its module
 
 #: Shared by every walk: a checker's result, the chapter's questions, a figure's labels, a dashboard's controls.
 _FRAME = """
@@ -190,7 +191,7 @@ def test_ch06d_checkers_and_runbook_tables_speak_the_language(language):
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch10_contrast_table_and_numerics_readout_speak_the_language(language):
-    shown = _walk(_CH10, language)
+    shown = _walk(_CH10 + _PRINTS_CH10, language)
     _speaks(shown, language, ("nvcourse/chapters/ch10_other_interconnects.py",), least=18)
     if language == "fr":
         assert "maillage complet" in shown and "2,2x moins" in shown and "62\u00a0%" in shown

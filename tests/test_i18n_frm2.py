@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
+from test_i18n_prints import CH08 as _PRINTS_CH08  # the chapter's printed lines, also in its module
 
 #: Shared by every walk: the attempts at a checker and at the chapter's questions.
 _FRAME = """
@@ -185,7 +186,7 @@ def _walk(script: str, language: str) -> str:
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch08_checkers_questions_readouts_and_figures_speak_the_language(language):
-    shown = _walk(_CH08, language)
+    shown = _walk(_CH08 + _PRINTS_CH08, language)
     _speaks(shown, language, ("nvcourse/checks/ch08.py", "nvcourse/chapters/ch08_reliability.py"), least=55)
     if language == "fr":
         assert "131\u202f072\u00a0GPU" in shown or "131\u202f072 GPU" in shown

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
+from test_i18n_prints import CH07 as _PRINTS_CH07  # the chapter's printed lines, also in its module
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -336,7 +337,7 @@ def test_ch06c_checkers_lab_readouts_and_figures_speak_the_language(language):
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch07_checkers_questions_readouts_and_figures_speak_the_language(language):
-    shown = _walk(_CH07, language)
+    shown = _walk(_CH07 + _PRINTS_CH07, language)
     # no input of exposed_dp_time has an all-reduce longer than the backward pass of the whole step (4/6 of the
     # compute), the only inputs where these two mistakes give a number that is not 0
     whole_step = frozenset({"Not the whole step: gradients are final only during the backward pass of the last "
