@@ -214,7 +214,7 @@ def evaluate(design: Design, targets: Targets) -> Report:
     return Report(design, targets, step, good, tau, mtbi_h, cost, MW, tuple(gates))
 
 
-def _pct(fraction: float, spec: str = ".0%") -> str:
+def percent(fraction: float, spec: str = ".0%") -> str:
     """``0.9`` as ``90%`` (English, as Python writes it) or ``90 %`` (French)."""
     if language() != "fr":
         return format(fraction, spec)
@@ -230,7 +230,7 @@ def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float
             "memory",
             step.fits,
             _("{mem} GB per GPU").format(mem=_num(step.memory.total / 1e9, ".0f")),
-            _("≤ {share} of {capacity} GB").format(share=_pct(training.HEADROOM),
+            _("≤ {share} of {capacity} GB").format(share=percent(training.HEADROOM),
                                                    capacity=_num(step.memory_capacity_GB, ".0f")),
             _("raise tp or pp, use ZeRO (zero_stage 2-3), or full recomputation"),
         ),
@@ -259,19 +259,19 @@ def _gates(design: Design, targets: Targets, step, cost, good: float, tau: float
         Gate(
             "efficiency",
             step.efficiency >= targets.min_efficiency,
-            _("{eff} (MFU {mfu})").format(eff=_pct(step.efficiency, percent_spec(step.efficiency,
+            _("{eff} (MFU {mfu})").format(eff=percent(step.efficiency, percent_spec(step.efficiency,
                                                                             targets.min_efficiency)),
-                                          mfu=_pct(step.mfu)),
-            f"≥ {_pct(targets.min_efficiency)}",
+                                          mfu=percent(step.mfu)),
+            f"≥ {percent(targets.min_efficiency)}",
             _("fewer GPUs per replica of the batch, a bigger NVLink domain, interleaved stages, or more NIC bandwidth"),
         ),
         Gate(
             "goodput",
             good >= targets.min_goodput,
             _("{goodput} (MTBI {mtbi} h, checkpoint every {every} min)").format(
-                goodput=_pct(good, max(".1%", percent_spec(good, targets.min_goodput))),  # ".1%" at least
+                goodput=percent(good, max(".1%", percent_spec(good, targets.min_goodput))),  # ".1%" at least
                 mtbi=_num(mtbi_h, ".1f"), every=_num(tau / 60, ".0f")),
-            f"≥ {_pct(targets.min_goodput)}",
+            f"≥ {percent(targets.min_goodput)}",
             _("faster checkpoints (asynchronous, in memory), faster restarts, fewer GPUs, or fewer failures"),
         ),
     ]
@@ -392,8 +392,8 @@ def _decision_log_auto(report: Report) -> dict[str, str]:
     gpus = _num(d.gpus, ",d") if french else str(d.gpus)
     targets = [_("≤ {days} days").format(days=_num(t.max_days, "g")),
                _("≤ ${usd} M").format(usd=_num(t.max_usd / 1e6, ".2f")),
-               _("goodput ≥ {share}").format(share=_pct(t.min_goodput)),
-               _("efficiency ≥ {share}").format(share=_pct(t.min_efficiency))]
+               _("goodput ≥ {share}").format(share=percent(t.min_goodput)),
+               _("efficiency ≥ {share}").format(share=percent(t.min_efficiency))]
     if t.max_MW:
         targets.append(_("≤ {MW} MW").format(MW=_num(t.max_MW, "g")))
     return {

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from . import capstone, catalog, isolation, training
 from ._validate import choice, fraction, number
 from .capstone import Gate, Report, verdict_word
-from .capstone import _pct as pct
+from .capstone import percent as pct
 from .capstone_serving import ServingPlan, ServingTargets, serving_plan  # serving's gates, re-exported
 from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
 from .fabric import data as fabric_data

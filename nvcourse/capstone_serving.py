@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from . import catalog, inference, training
 from ._validate import choice, integer, number
 from .capstone import Gate
-from .capstone import _pct as pct
+from .capstone import percent as pct
 from .i18n import number as num
 from .i18n import translate as _
 
