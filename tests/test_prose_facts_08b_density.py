@@ -63,3 +63,17 @@ def test_the_full_signals_table_spells_out_its_abbreviations():
         assert f"<li><b>{term}</b>, {says}" in words, term
     assert "are behind the toggle" in flat("c023") and "(GSP, RMA, ICRC/VCRC;" in flat("c023")
     assert "6.2" not in flat("c023") and "### 6.2" not in raw("c034")
+
+
+def test_the_neighbour_readout_shows_its_numbers_first_and_folds_the_why():
+    dash = ch.noisy_neighbour_dashboard()
+    for qos in ("none", "ets", "strict"):
+        for duty in (0.0, 0.5, 1.0):
+            _fig, text = dash._render(qos=qos, share=0.5, duty=duty, nbytes=2**28)
+            shown = re.sub(r"<details>.*?</details>", "", text)
+            # visible: the slowdown, the two rates, and at most the one-line comparison or share note
+            assert shown.startswith("<p>Victim all-reduce: <b>×") and shown.count("<tr>") == 3
+            assert "hierarchical" not in shown and "Range under the two sharing rules" not in shown
+            folded = "".join(re.findall(r"<details>.*?</details>", text))
+            assert ("Range under the two sharing rules" in folded) == (qos == "none")
+            assert ("the all-reduce is hierarchical" in folded) == (qos != "strict" and duty > 0)

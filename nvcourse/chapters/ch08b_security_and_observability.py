@@ -168,15 +168,16 @@ def noisy_neighbour_dashboard() -> Dashboard:
             + _text_table([_("network rate per victim flow"), "GB/s"], [
                 [_("alone"), number(r.alone_rate_GBps, ".1f")],
                 [_("while the neighbour sends"), number(r.shared_rate_GBps, ".2f")]])
-            + _why_less_than_flows(r)
         )
+        why, span = _why_less_than_flows(r), ""
         if qos == "none":  # the fairness the model assumes, and the other fabric as a range
             port = isolation.noisy_neighbour(nbytes, qos="ets", victim_share=0.5, duty=duty)
-            text += _("<p>Range under the two sharing rules: ×{low}–×{high}. The upper end assumes per-flow max-min "
+            span = _("<p>Range under the two sharing rules: ×{low}–×{high}. The upper end assumes per-flow max-min "
                       "fairness: Ethernet with RoCE and DCQCN (per-QP rate control), or TCP. The lower end, ×{low}, "
                       "is InfiniBand without congestion control: a switch port arbitrates per input port, roughly "
                       "half the link to each job (head-of-line blocking and congestion trees can add to it).</p>"
                       ).format(low=number(port.slowdown, ".2f"), high=number(r.slowdown, ".2f"))
+        text += _neighbour_details(why, span)
         if qos == "ets" and duty > 0:  # a share helps only above what per-flow fairness already gives
             fair = isolation.noisy_neighbour(nbytes, qos="none", duty=duty)
             k = fair.alone_rate_GBps / fair.shared_rate_GBps
@@ -193,6 +194,18 @@ def noisy_neighbour_dashboard() -> Dashboard:
         return fig, text
 
     return Dashboard({"qos": qos, "share": share, "duty": duty, "nbytes": size}, render)
+
+
+def _neighbour_details(why: str, span: str) -> str:
+    """The readout's explanations behind one toggle, so that its first lines stay the slowdown and the two rates:
+    why the all-reduce slows less than its flows, and the range under InfiniBand's per-port sharing (either may be
+    empty)."""
+    if not (why or span):
+        return ""
+    summary = (_("Why the all-reduce slows less than its flows, and the range under InfiniBand's sharing")
+               if why and span else _("Why the all-reduce slows less than its flows") if why
+               else _("The range under InfiniBand's sharing"))
+    return details_html(summary, why + span)
 
 
 def _why_less_than_flows(r: isolation.NoisyNeighbour) -> str:
