@@ -112,7 +112,9 @@ html(ch.signals_table())
 out.append(ch.diag_levels_text())
 html(ch.table(["a", "b"], [[1, 2]]))
 for name, args in (("tenancy_dashboard", ((9, 2**26), (1, 2**16), (16, 2**32), (3, 2**26), (1, 2**32))),
-                   ("noisy_neighbour_dashboard", (("none", 0.5, 1.0, 2**28), ("ets", 0.3, 0.5, 2**30),
+                   ("noisy_neighbour_dashboard", (("none", 0.5, 1.0, 2**28),
+                                                  ("none", 0.5, 0.0, 2**28),  # only the range
+                                                  ("ets", 0.3, 0.5, 2**30),
                                                   ("ets", 0.1, 1.0, 2**28),  # a share below fairness: worse
                                                   ("ets", 0.125, 1.0, 2**28),  # exactly fairness's 1/8: the same
                                                   ("strict", 0.5, 0.0, 2**20))),
