@@ -7,8 +7,6 @@ import re
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 from nvcourse import rooflines
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
