@@ -91,7 +91,8 @@ class MoEConfig:
 def _check_ep(cfg: MoEConfig, ep: int) -> int:
     _posint("ep", ep)
     if ep > cfg.experts:
-        raise ValueError(f"ep (GPUs holding experts) must be <= experts ({cfg.experts}): each GPU needs at least one expert, got {ep}")
+        raise ValueError(f"ep (GPUs holding experts) must be <= experts ({cfg.experts}): each GPU needs at least one "
+                         f"expert, got {ep}")
     return ep
 
 
@@ -198,7 +199,8 @@ def moe_layer_time(cfg: MoEConfig, ep: int, system: str, *, backward: bool = Tru
     """
     one = moe_alltoall_time(cfg, ep, system, dedup=dedup, max_nodes=max_nodes)
     per_layer = (4 if backward else 2) * one.time_s
-    return {"alltoall_s": one.time_s, "per_layer_s": per_layer, "per_step_s": per_layer * cfg.moe_layers, "bottleneck": one.bottleneck}
+    return {"alltoall_s": one.time_s, "per_layer_s": per_layer, "per_step_s": per_layer * cfg.moe_layers,
+            "bottleneck": one.bottleneck}
 
 
 
