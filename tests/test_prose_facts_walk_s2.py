@@ -46,7 +46,8 @@ def test_06c_key_point_says_when_more_qps_help_slowly_and_when_a_few_suffice():
 
 def test_06c_flat_ring_error_range_and_where_it_is_closest():
     text = prose(LAB)
-    assert "The flat ring stays within 3–11 % of the model at every size, closest from 64 MiB up" in text
+    assert ("In the recorded run the flat ring stays within 3–11 % of the model at every size, closest from 64 MiB "
+            "up") in text
     rows = record.compare_hier(record.load(), "hier")
     shown = [int(ch06c._pct(r["flat_err"]).rstrip("%")) for r in rows]
     assert (min(shown), max(shown)) == (3, 11)

@@ -219,38 +219,50 @@ def _how_parts_add(est, algorithm: str) -> str:
                  "its transfer adds only where the network is slower than the chain.")
     elif algorithm == "ring":
         # a pipelined ring runs at its slowest link's pace: the network's part is what it adds, not its steps
-        text = _("The two add up to the time: {intra} is the same ring with a network as fast as NVLink, {inter} "
-                 "what the real network adds (its latency per step, and its slower links: a ring runs at the pace "
-                 "of its slowest link).")
+        text = _("The two add up to the time: {intra} is NVLink alone (the same ring with NVLink's latency and "
+                 "bandwidth on every step), {inter} what the real network adds (its latency per step, and its slower "
+                 "links: a ring runs at the pace of its slowest link).")
     else:
         text = _("The two add up to the time: the NVLink phases ({intra}) and the network phase ({inter}) run one "
                  "after the other.")
     return text.format(intra=intra, inter=inter)
 
 
-def _pace(est, fab, link, system: str, algorithm: str) -> tuple[float, bool]:
-    """For NCCL's pipelined ring and tree: the time the same all-reduce would take with a network as fast as NVLink
-    (the same protocol and latencies, the network's bandwidth unlimited), and whether this network's bandwidth sets
-    the pace (the real time is longer than that). Ranking the two reported parts does not say it: the tree's
-    "inside nodes" is the NVLink chain alone, and the network's part adds its latencies even when NVLink is slower."""
+def _pace(est, fab, link, system: str, algorithm: str) -> tuple[float, float, float]:
+    """For NCCL's pipelined ring and tree, the time in three parts that add up to it (seconds): NVLink alone (the
+    readout's "inside nodes", the same part its details name), what the network's latencies add, and what its
+    bandwidth adds (the rest: zero where a network with unlimited bandwidth, same protocol and latencies, would be as
+    fast). One computation for the sentence and the details, so the two agree at every setting."""
     g, N = fab.rails, fab.nodes
     real = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=est.net_rate_GBps * 1e9)
     fast = costmodel.configure(system, g, N, fabric=link.id, net_Bps_per_gpu=1e18)
     proto = min(("LL", "LL128", "Simple"),
                 key=lambda pr: costmodel.pair_cost("allreduce", algorithm, pr, real).time(est.nbytes))
-    alone = float(costmodel.pair_cost("allreduce", algorithm, proto, fast).time(est.nbytes))
-    return alone, est.time_s > alone * 1.001
+    unlimited = float(costmodel.pair_cost("allreduce", algorithm, proto, fast).time(est.nbytes))
+    alone = est.intra_s
+    latency = min(max(unlimited - alone, 0.0), est.time_s - alone)
+    return alone, latency, est.time_s - alone - latency
 
 
 def _look_at(est, fab, link, system: str, algorithm: str) -> str:
-    """The one sentence under the readout's table: for the pipelined ring and tree, which of NVLink and the network
-    sets the pace; for the hierarchical scheme (phases in series) and SHARP, which part of the time is the larger."""
+    """The one sentence under the readout's table: for the pipelined ring and tree, NVLink alone, what the network's
+    latency and bandwidth add, and so what sets the pace (the network's bandwidth where it adds time; otherwise the
+    latency terms where they are over half the time, else NVLink); for the hierarchical scheme (phases in series)
+    and SHARP, which part of the time is the larger."""
     if algorithm in ("ring", "tree") and est.sim is not None and fab.rails > 1:
-        alone, network = _pace(est, fab, link, system, algorithm)
-        return (_("Look at the time and what sets its pace: with a network as fast as NVLink it would take {alone}, "
-                  "so this network sets the pace.") if network else
-                _("Look at the time and what sets its pace: with a network as fast as NVLink it would take the same "
-                  "{alone}, so NVLink sets the pace.")).format(alone=_time(alone))
+        alone, latency, bandwidth = _pace(est, fab, link, system, algorithm)
+        if bandwidth > 1e-3 * est.time_s:
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}, the network's latency "
+                     "adds {latency} and its bandwidth {bandwidth}, so this network sets the pace.")
+        elif est.latency_s > est.time_s / 2:
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone} and the network's "
+                     "latency adds {latency}; more network bandwidth would not shorten it, and the latency terms "
+                     "(NVLink's and the network's steps) are {terms} of it, so latency sets the pace.")
+        else:
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone} and the network's "
+                     "latency adds {latency}; more network bandwidth would not shorten it, so NVLink sets the pace.")
+        return text.format(alone=_time(alone), latency=_time(latency), bandwidth=_time(bandwidth),
+                           terms=_time(est.latency_s))
     parts = {_("between nodes"): est.inter_s, _("inside nodes"): est.intra_s}
     big, small = sorted(parts, key=parts.get, reverse=True)
     return (_("Look at the time and where it goes: the part {big} is the larger one ({big_time}, against {small_time} "
