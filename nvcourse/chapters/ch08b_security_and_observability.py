@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 from IPython.display import HTML
 
-from .. import isolation
+from .. import catalog, isolation
 from ..i18n import data_text, language, localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
@@ -77,7 +77,7 @@ def ethernet_ids_table() -> HTML:
             [_("VXLAN network identifier (VNI)"), _E(_("{bits} bits: about {millions} million segments").format(
                 bits=eth["vxlan_vni_bits"], millions=number(2 ** eth["vxlan_vni_bits"] / 1e6, ".0f"))),
              src("vxlan_vni_bits")],
-            [_("priority (PCP)"), _E(_("{bits} bits: {n} priorities, PFC and ETS per priority").format(
+            [_("priority code point (PCP)"), _E(_("{bits} bits: {n} priorities, PFC and ETS per priority").format(
                 bits=eth["pcp_bits"], n=eth["priorities"])), src("pcp_bits")]]
     return HTML(table_html([_("tag"), _("size"), _("standard")], rows, align_numbers=False))
 
@@ -140,6 +140,11 @@ def tenancy_dashboard() -> Dashboard:
     return Dashboard({"trays_a": trays, "nbytes": size}, render)
 
 
+def nic_efficiency(system: str = "dgx-h100") -> float:
+    """Achievable / line rate of ``system``'s NIC (0-1), the factor the all-reduce time applies to a flow's rate."""
+    return catalog.get_link(catalog.get_system(system).nic_link).efficiency
+
+
 def noisy_neighbour_dashboard() -> Dashboard:
     """The victim's all-reduce next to an all-to-all neighbour on a 2:1 fat-tree, by QoS policy."""
     qos = widgets.Dropdown(
@@ -157,6 +162,7 @@ def noisy_neighbour_dashboard() -> Dashboard:
 
     def render(qos: str, share: float, duty: float, nbytes: int):
         r = isolation.noisy_neighbour(nbytes, qos=qos, victim_share=share, duty=duty)
+        eff = nic_efficiency()  # the all-reduce time uses the achievable rate; both columns scale alike
         fig, ax = new_figure(6.5, 2.6)
         avg = r.alone_s * r.slowdown
         ax.barh([_("alone"), _("next to the neighbour")], [r.alone_s * 1e3, avg * 1e3], color=["#009E73", "#D55E00"])
@@ -165,9 +171,10 @@ def noisy_neighbour_dashboard() -> Dashboard:
         text = (
             _("<p>Victim all-reduce: <b>×{slowdown}</b> its time alone, on average (the neighbour sends {duty} of "
               "the time).</p>").format(slowdown=number(r.slowdown, ".2f"), duty=_pct(duty))
-            + _text_table([_("network rate per victim flow"), "GB/s"], [
-                [_("alone"), number(r.alone_rate_GBps, ".1f")],
-                [_("while the neighbour sends"), number(r.shared_rate_GBps, ".2f")]])
+            + _text_table([_("network rate per victim flow"), _("GB/s, line rate"), _("GB/s, achievable")], [
+                [_("alone"), number(r.alone_rate_GBps, ".1f"), number(r.alone_rate_GBps * eff, ".1f")],
+                [_("while the neighbour sends"), number(r.shared_rate_GBps, ".2f"),
+                 number(r.shared_rate_GBps * eff, ".2f")]])
         )
         why, span = _why_less_than_flows(r), ""
         if qos == "none":  # the fairness the model assumes, and the other fabric as a range
@@ -281,6 +288,8 @@ def _signal_words_html() -> str:
     """The full signals table's abbreviations, spelled out under it (the glossary has them too)."""
     words = (("GSP", _("the GPU System Processor: the processor on the GPU that runs the driver's firmware "
                        "(Xid 119/120 report that it timed out or failed)")),
+             ("ECC", _("the error-correcting code on GPU memory: it corrects a single-bit error (SBE; the drill's "
+                       "ecc_sbe) and only detects a double-bit error (DBE), which the GPU reports as an Xid")),
              ("RMA", _("return merchandise authorisation: sending a part back to the vendor for replacement")),
              ("ICRC/VCRC", _("the two checksums of an InfiniBand packet, invariant (end to end) and variant "
                              "(recomputed on every link); a bad one means the packet was damaged on the way")))
@@ -378,7 +387,8 @@ def drill_view(run: drill.DrillRun):
     def block(title: str, rows: list[list[object]]) -> str:
         return f"<b>{_E(title)}</b>" + _text_table([_("component"), _("counters")], rows or [["—", ""]])
 
-    logs = "<br>".join(_E(line) for line in run.logs[-8:])
+    # every line: the verdict cites the log lines at the spiking steps, so none of them may be cut off (13 at most)
+    logs = "<br>".join(_E(line) for line in run.logs)
     text = (
         block(_("IB ports (host side; counters grown over the window; raw_ber: pre-FEC bit error rate)"),
               _rows(run.ports))
@@ -394,7 +404,8 @@ def drill_dashboard(seed: int = 0) -> Dashboard:
     comps = drill.components()
     incident = widgets.Dropdown(options=list(drill.INCIDENTS), value="A", description=_("incident"))
     choose = (_("(choose)"), "(choose)")  # the label in the learner's language; the value the code compares
-    fault = widgets.Dropdown(options=[choose, *((f, f) for f in drill.FAULTS)], value="(choose)",
+    labels = drill.fault_labels()  # the learner's language on screen; the English key is the value
+    fault = widgets.Dropdown(options=[choose, *((labels[f], f) for f in drill.FAULTS)], value="(choose)",
                              description=_("fault"))
     comp = widgets.Dropdown(
         options=[choose, *((c, c) for c in (*comps["node"], *comps["leaf"], *comps["port"], *comps["gpu"]))],
@@ -415,7 +426,7 @@ def drill_dashboard(seed: int = 0) -> Dashboard:
             text = f"<div style='color:{colour}'><b>{head}</b>{tip}<ul>{ev}</ul></div>" + text
         elif fault != "(choose)" or component != "(choose)":  # half an answer: say what is still missing
             missing = _("the component") if fault != "(choose)" else _("the fault")
-            shown = {"(choose)": choose[0]}
+            shown = {"(choose)": choose[0], **labels}
             text = _("<div><b>Your answer so far:</b> fault {fault}, component {component}. Pick {missing} too to "
                      "check it.</div>").format(fault=_E(shown.get(fault, fault)),
                                                component=_E(shown.get(component, component)), missing=missing) + text

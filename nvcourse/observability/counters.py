@@ -19,6 +19,8 @@ from typing import Any
 
 from .. import _data, costmodel
 from .._validate import choice
+from ..i18n import number
+from ..i18n import translate as _
 
 __all__ = [
     "raw", "signals", "counter_bits", "CounterDelta", "counter_delta", "tolerable_link_loss",
@@ -129,27 +131,37 @@ class Thresholds:
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(metric, warn, critical, why) for a table."""
         f = self.tolerable_loss
+
+        def lt(x: float) -> str:
+            return "< " + number(x, ".3f")
+
+        def gt(x: float) -> str:
+            return "> " + number(x, ".3f")
+
+        past = _("past") if f < 0.5 else _("within")
         return [
-            ("busbw / baseline", f"< {self.busbw_ratio_warn:.3f}", f"< {self.busbw_ratio_critical:.3f}",
-             f"a link losing {f:.1%} of its bandwidth slows the step by the target"),
-            ("step time / baseline", f"> {self.step_ratio_warn:.3f}", f"> {self.step_ratio_critical:.3f}",
-             "the target itself, and a margin of it"),
-            ("PortXmitWait share of time on a job link", f"> {self.xmit_wait_fraction_warn:.3f}", "",
-             "a port waiting for credits this share of the time sends that much less"),
-            ("link width or speed below nominal (ibdiagnet)", "any", "any",
-             f"a 4x link at 2x loses half its bandwidth: {'past' if f < 0.5 else 'within'} this job's tolerable "
-             f"loss ({f:.0%}); alert anyway: a down-trained link is a fault (cable, port) that can get worse"),
-            ("SymbolError growth on a port",
-             f"≥ {self.symbol_errors_warn_per_hour:g} new per hour, {self.symbol_errors_window}",
-             f"≥ {self.symbol_errors_critical_per_hour:g} new per hour",
-             "errors no FEC or retransmission corrected: judged as a rate, not a single increment; a real fault "
-             "(cable, transceiver) that predicts a flap (a job crash), not a slowdown: act before it"),
-            ("raw or effective BER on a port (mlxlink -c)", "rising trend", "",
-             "errors FEC corrected (raw) or left for the link's retransmission (effective): no fault yet, but the "
-             "link's margin; trend it, do not page; replace the part before symbol errors start"),
-            ("LinkDowned (flaps) on a port", f"≥ {self.link_downed_warn_per_day:g} per day",
-             f"≥ {self.link_downed_critical_per_day:g} per day",
-             "any flap can kill a collective; repeated flaps: replace the cable"),
+            (_("busbw / baseline"), lt(self.busbw_ratio_warn), lt(self.busbw_ratio_critical),
+             _("a link losing {loss} of its bandwidth slows the step by the target").format(loss=number(f, ".1%"))),
+            (_("step time / baseline"), gt(self.step_ratio_warn), gt(self.step_ratio_critical),
+             _("the target itself, and a margin of it")),
+            (_("PortXmitWait share of time on a job link"), gt(self.xmit_wait_fraction_warn), "",
+             _("a port waiting for credits this share of the time sends that much less")),
+            (_("link width or speed below nominal (ibdiagnet)"), _("any"), _("any"),
+             _("a 4x link at 2x loses half its bandwidth: {past} this job's tolerable loss ({loss}); alert anyway: "
+               "a down-trained link is a fault (cable, port) that can get worse").format(
+                 past=past, loss=number(f, ".0%"))),
+            (_("SymbolError growth on a port"),
+             _("≥ {n} new per hour, {window}").format(n=number(self.symbol_errors_warn_per_hour, "g"),
+                                                     window=self.symbol_errors_window),
+             _("≥ {n} new per hour").format(n=number(self.symbol_errors_critical_per_hour, "g")),
+             _("errors no FEC or retransmission corrected: judged as a rate, not a single increment; a real fault "
+               "(cable, transceiver) that predicts a flap (a job crash), not a slowdown: act before it")),
+            (_("raw or effective BER on a port (mlxlink -c)"), _("rising trend"), "",
+             _("errors FEC corrected (raw) or left for the link's retransmission (effective): no fault yet, but the "
+               "link's margin; trend it, do not page; replace the part before symbol errors start")),
+            (_("LinkDowned (flaps) on a port"), _("≥ {n} per day").format(n=number(self.link_downed_warn_per_day, "g")),
+             _("≥ {n} per day").format(n=number(self.link_downed_critical_per_day, "g")),
+             _("any flap can kill a collective; repeated flaps: replace the cable")),
         ]
 
 

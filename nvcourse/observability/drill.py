@@ -28,7 +28,8 @@ from ..fabric import TIER_NAMES, fat_tree, max_min_rates, ring_flows
 from ..i18n import english, number
 from ..i18n import translate as _
 
-__all__ = ["FAULTS", "INCIDENTS", "DrillRun", "Verdict", "incident", "verdict", "components", "baseline_step_s"]
+__all__ = ["FAULTS", "INCIDENTS", "DrillRun", "Verdict", "incident", "verdict", "components", "baseline_step_s",
+           "fault_labels"]
 
 FAULTS = ("flapping link", "congested uplink", "throttling GPU", "mis-set P_Key", "NVLink errors")
 INCIDENTS = ("A", "B", "C", "D", "E")
@@ -45,6 +46,17 @@ _RANGES = {
     "clock_ratio": (0.70, 0.85),
     "nvlink_loss": (0.25, 0.45),
 }
+
+
+def fault_labels() -> dict[str, str]:
+    """Each fault's key (:data:`FAULTS`, the value the code compares) and its label in the learner's language."""
+    return {
+        "flapping link": _("flapping link"),
+        "congested uplink": _("congested uplink"),
+        "throttling GPU": _("throttling GPU"),
+        "mis-set P_Key": _("mis-set P_Key"),
+        "NVLink errors": _("NVLink errors"),
+    }
 
 
 def components() -> dict[str, list[str]]:
