@@ -54,7 +54,8 @@ def test_the_rule_in_the_data_pages_on_symbol_errors_and_flaps_only():
 def test_06d_says_the_rule_and_prints_its_table():
     cells = _cells("06d_bringup_and_fault_runbook.ipynb")
     assert ("So **page** (alert the on-call engineer, day or night) on symbol errors that keep rising and on link "
-            "flaps; trend the raw and effective BER as the link's margin.") in cells["c011c"][0]
+            "flaps (the link went down and retrained: `LinkDownedCounter` rose); trend the raw and effective BER as "
+            "the link's margin.") in cells["c011c"][0]
     assert "the rule chapters 08 and 08b use too" in cells["c011c"][0]
     table = cells["c011d"][1]
     for r in counters.ib_link_rule():
