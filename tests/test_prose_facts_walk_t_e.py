@@ -12,7 +12,7 @@ import pytest
 
 from nvcourse import catalog
 from nvcourse.chapters import ch08b_security_and_observability as ch
-from nvcourse.observability import drill
+from nvcourse.observability import counters, drill
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "08b_security_and_observability.ipynb"
 
@@ -82,3 +82,11 @@ def test_the_drill_fault_labels_are_translated_and_the_values_stay_the_english_k
     options = dash.controls["fault"].options
     assert [v for _label, v in options][1:] == list(drill.FAULTS)
     assert [label for label, _v in options][1:] == [labels[f] for f in drill.FAULTS]
+
+
+def test_the_saturated_counter_print_is_built_in_the_chapter_and_reads_as_before():
+    assert "print(ch.counter_delta_text(d))" in _cell("c026")
+    top = (1 << counters.counter_bits("LinkDownedCounter")) - 1
+    assert ch.counter_delta_text(counters.counter_delta("LinkDownedCounter", 3, top)) == (
+        f"LinkDowned grew by {top - 3} or more (saturated: reset and read again)")
+    assert ch.counter_delta_text(counters.counter_delta("LinkDownedCounter", 3, 6)) == "LinkDowned grew by 3"

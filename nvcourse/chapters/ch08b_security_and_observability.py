@@ -344,6 +344,14 @@ def thresholds_readout(c: float, t: counters.Thresholds) -> str:
     )
 
 
+def counter_delta_text(d: counters.CounterDelta, label: str = "LinkDowned") -> str:
+    """How much a counter grew, in the learner's language; a saturated read is only a lower bound."""
+    if d.saturated:
+        return _("{label} grew by {delta} or more (saturated: reset and read again)").format(label=label,
+                                                                                            delta=d.delta)
+    return _("{label} grew by {delta}").format(label=label, delta=d.delta)
+
+
 def diag_levels_text() -> str:
     """``dcgmi diag`` run levels and their approximate durations, in words (the data file's seconds)."""
     words = [_("-r {level} about {minutes} min").format(level=k, minutes=number(v / 60, "g")) if v >= 60
