@@ -118,7 +118,8 @@ FACTS = {
     "00: a 400 Gb/s port in GB/s": ("00_start_here.ipynb", lambda: "{} Gb/s = {} GB/s".format(*_ndr()[:2])),
     "01: NVLink and NIC achievable rates": (
         "01_why_one_gpu_is_not_enough.ipynb",
-        lambda: "~{} GB/s of one {} Gb/s network port".format(_ndr()[2], _ndr()[0]),
+        lambda: ("one {} Gb/s network port (a NIC, the server's network card) achieves ~{} GB/s of its {} GB/s "
+                 "[line rate](../docs/glossary.md#line-rate)").format(_ndr()[0], _ndr()[2], _ndr()[1]),
     ),
     "02: an NDR port each way": (
         "02_pcie_vs_nvlink.ipynb",

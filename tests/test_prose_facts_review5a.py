@@ -22,18 +22,20 @@ def _plain(html: str) -> str:
 
 
 # NCCL's ncclTopoCheckP2p (src/graph/paths.cc, 2.30.7): "By default don't use P2P across CPU Host Bridges and further
-# apart: int p2pLevel = PATH_PXB"; a pair of GPUs on an AMD x86 host gets PATH_SYS; NCCL_P2P_LEVEL overrides both.
+# apart: int p2pLevel = PATH_PXB"; an AMD x86 host with at most two GPU devices gets PATH_SYS; NCCL_P2P_LEVEL
+# overrides both.
 def test_nccl_uses_p2p_only_up_to_pxb_by_default_in_02_03_and_06b():
     assert ("NCCL itself uses GPU peer-to-peer only up to `PXB` by default: between GPUs at `PHB`, `NODE` or `SYS` it "
             "copies through host memory (`via SHM` in its log). That is its default, not a fault; `NCCL_P2P_LEVEL` "
-            "raises the limit, and a pair of GPUs on an AMD host gets peer-to-peer up to `SYS`.") in text(
+            "raises the limit, and on an AMD host with only two GPUs NCCL uses peer-to-peer up to `SYS`.") in text(
         "02_pcie_vs_nvlink.ipynb")
     t03 = text("03_topologies_and_nvswitch.ipynb")
     assert ("NCCL uses GPU peer-to-peer only up to `PXB` by default: at `PHB`, `NODE` and `SYS` it copies through "
-            "host memory (`via SHM`).") in t03
+            "host memory (`via SHM`), except on an AMD host with only two GPUs (peer-to-peer up to `SYS`).") in t03
     assert "avoid `SYS` for peer-to-peer" not in t03 and "NCCL may stage" not in t03
     html = ch03_topology.codes_table_html()
-    assert "NCCL uses GPU peer-to-peer only up to PXB by default" in _plain(html)
+    assert ("NCCL uses GPU peer-to-peer only up to PXB by default, up to SYS on an AMD host with only two GPUs"
+            in _plain(html))
     rows = {_plain(r).split()[0]: _plain(r) for r in html.split("<tr>")[2:]}
     for code in ("PHB", "NODE", "SYS"):  # every code beyond PXB says NCCL copies through host memory
         assert "NCCL copies through host memory" in rows[code], code

@@ -73,13 +73,18 @@ def plot_memory_breakdown(mem: training.MemoryBreakdown, gpu_id: str) -> Figure:
         ax.barh([0], [value / 1e9], left=left, color=colour, label=label)
         left += value / 1e9
     ax.axvline(gpu.memory_GB, color="#D55E00", lw=2, label=f"{gpu.name}: {gpu.memory_GB:g} GB")
+    # the fit test is against this line, not the HBM size (the rest: fragmentation, buffers, the CUDA context)
+    usable = training.HEADROOM * gpu.memory_GB
+    ax.axvline(usable, color="#000000", lw=1.5, ls="--",
+               label=_("usable ({pct} %): {usable} GB").format(pct=number(100 * training.HEADROOM, "g"),
+                                                              usable=number(usable, "g")))
     ax.set_yticks([])
     ax.set_xlabel(_("GB per GPU (10⁹ bytes)"))
     ax.set_xlim(0, max(left, gpu.memory_GB) * 1.1)
     # a figure legend "outside" is part of constrained layout: it gets its own room below the axes (an axes
     # legend anchored below them was cut off at the bottom of the PNG, and wider GPU names ran past both sides)
-    handles, labels = ax.get_legend_handles_labels()  # the capacity line (listed first) goes last
-    fig.legend(handles[1:] + handles[:1], labels[1:] + labels[:1], fontsize=8, ncols=3, loc="outside lower center")
+    handles, labels = ax.get_legend_handles_labels()  # the two lines (listed first) go last
+    fig.legend(handles[2:] + handles[:2], labels[2:] + labels[:2], fontsize=8, ncols=3, loc="outside lower center")
     return fig
 
 
@@ -111,18 +116,20 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
     states = mem.total - mem.activations
     need = gpus_needed(m.params, gpu)
     head = (_("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
-              "— {verdict} (model states {states}, activations {activations}). At least {need} GPUs just for the "
-              "model states.") if need > 1 else
+              "({usable} GB usable) — {verdict} (model states {states}, activations {activations}). At least {need} "
+              "GPUs just for the model states.") if need > 1 else
             _("{model} on {n} × {gpu} (TP {tp} × PP {pp} × DP {dp}, {zero}): <b>{total}</b> per GPU of {memory} GB "
-              "— {verdict} (model states {states}, activations {activations}). One GPU can hold the model "
-              "states.")).format(
+              "({usable} GB usable) — {verdict} (model states {states}, activations {activations}). One GPU can hold "
+              "the model states.")).format(
         model=m.name, n=number(tp * pp * dp, ","), gpu=spec.name, tp=tp, pp=pp, dp=dp,
         zero=f"ZeRO-{zero_stage}" if zero_stage else _("no ZeRO"), total=_size(mem.total),
-        memory=number(spec.memory_GB, "g"), verdict=verdict, states=_size(states),
+        memory=number(spec.memory_GB, "g"), usable=number(training.HEADROOM * spec.memory_GB, "g"),
+        verdict=verdict, states=_size(states),
         activations=_size(mem.activations), need=need)
     if tp > m.heads:  # tensor parallelism splits the attention heads: it cannot go past one head per GPU
-        head += " " + _("TP {tp} is more than the model's {heads} attention heads: each GPU would hold less than "
-                        "one head, and tensor parallelism splits by heads.").format(tp=tp, heads=m.heads)
+        head += " " + _("TP {tp} is more than the model's {heads} attention heads (the independent slices of a "
+                        "layer's attention, which tensor parallelism divides among GPUs): each GPU would hold less "
+                        "than one head.").format(tp=tp, heads=m.heads)
     foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
              "transfer at achievable bandwidth (the line rate × an efficiency: <a href='../docs/glossary.md#line-rate'>"
              "glossary</a>, chapter 02; chapter 04 adds the collective's structure).").format(

@@ -121,6 +121,12 @@ def metrics_summary_html(system_ids=None) -> str:
     short = records_table_html([{k: r[k] for k in SUMMARY_COLUMNS} for r in rows])
     note = _("GB/s per direction, at line rate. Compare the two bandwidth columns: where all-to-all falls short of "
              "the GPU's links, the wiring is the bottleneck.")
+    for sid in system_ids or list(catalog.systems()):  # a CPU-to-CPU link drawn unbounded: say what NCCL's rate does
+        if (cap := socket_cap_GBps(sid)) is not None:
+            note += " " + _("{name}: its all-to-all assumes an unbounded CPU-to-CPU link; at NCCL's model rate for "
+                            "that link, {cap} GB/s, it falls to {capped} GB/s (§5).").format(
+                name=catalog.get_system(sid).name.split(" (")[0], cap=f"{cap:g}",
+                capped=f"{socket_capped_rate(sid, 'all-to-all'):.3g}")
     every = _("every metric")  # outside the f-string, where the extractor sees it
     return (short + f"<div>{html.escape(note)}</div><details><summary>{html.escape(every)}</summary>"
             + metrics_table_html(system_ids) + "</details>")
@@ -147,7 +153,7 @@ def codes_table_html() -> str:
     return records_table_html(
         rows,
         _("nvidia-smi's path codes, from fastest (NV#) to slowest (SYS). NCCL uses GPU peer-to-peer only up to PXB "
-          "by default (NCCL_P2P_LEVEL raises it)."),
+          "by default, up to SYS on an AMD host with only two GPUs (NCCL_P2P_LEVEL overrides both)."),
     ) + details_html(
         _("NCCL's own path types, which its logs print: NVB, C2C, P2C, PXN"),
         records_table_html(nccl, _("Path types only NCCL's own topology uses. NCCL's order, fastest first: NVL, NVB, "
