@@ -8,6 +8,7 @@ from the dashboard's own functions across its controls.
 import json
 import re
 from functools import cache
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ def prose(notebook: str) -> str:
 
 
 def _text(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
 
 
 _TIME = r"([\d.,]+ (?:ns|µs|ms|s))"
@@ -123,3 +124,24 @@ def test_06c_lab_error_range_says_it_is_the_recorded_runs():
     text = prose("06c_multinode_lab.ipynb")
     assert "In the recorded run the flat ring stays within 3–11 % of the model at every size" in text
     assert "The flat ring stays within 3–11 %" not in text
+
+
+def test_06b_sms_cumem_and_ipc_are_explained_where_the_chapter_first_shows_them():
+    """06b's variables table spoke of channels that "take SMs from compute" and its log table of `P2P/CUMEM` and
+    `P2P/IPC` with no word on what they are (SM is defined in 04b's reference part; CUMEM and IPC nowhere). The
+    meanings follow NCCL's own p2p transport: CUMEM when NCCL maps buffers with CUDA's cuMem (virtual-memory) API,
+    IPC its legacy CUDA IPC path."""
+    from nvcourse.chapters import ch06b_nccl_in_practice as ch
+
+    assert "take SMs (the GPU's compute units) from compute" in _text(ch.env_table_html())
+    cells = json.loads((ROOT / "notebooks" / "06b_nccl_in_practice.ipynb").read_text(encoding="utf-8"))["cells"]
+    text = prose("06b_nccl_in_practice.ipynb")
+    first_sm = next(i for i, c in enumerate(cells) if re.search(r"\bSMs?\b", "".join(c["source"])
+                                                                 + json.dumps(c.get("outputs", []))))
+    assert "env_table_html" in "".join(cells[first_sm]["source"])  # the first SM the learner meets is explained
+    assert ("`via P2P/CUMEM/read`, `via P2P/IPC`, `via SHM` | intra-node transport: NVLink/PCIe peer-to-peer (CUMEM: "
+            "buffers mapped with CUDA's virtual-memory API; IPC: CUDA's older inter-process handles), or host memory "
+            "(SHM) |") in text
+    first_cumem = next(i for i, c in enumerate(cells)
+                       if c["cell_type"] == "markdown" and "CUMEM" in "".join(c["source"]))
+    assert "CUDA's virtual-memory API" in "".join(cells[first_cumem]["source"])

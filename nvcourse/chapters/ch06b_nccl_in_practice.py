@@ -120,7 +120,8 @@ _ENV_GROUPS = (
     (_("pick the devices"), ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_NET_GDR_LEVEL"),
      _("when the log shows a wrong NIC, interface or a missing /GDRDMA")),
     (_("spread the traffic"), ("NCCL_IB_QPS_PER_CONNECTION", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"),
-     _("when flows collide on the fabric, or channels are too few or take SMs from compute")),
+     _("when flows collide on the fabric, or channels are too few or take SMs (the GPU's compute units) from "
+       "compute")),
 )
 
 
