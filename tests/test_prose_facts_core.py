@@ -465,8 +465,9 @@ def test_04b_things_to_try_hold_on_the_dashboard():
     text = prose("04b_predicting_collectives.ipynb")
     p = predict("allreduce", "dgx-a100", 8, 2**30, nodes=2)
     nics = configure("dgx-a100", 8, nodes=2).nic_Bps_per_gpu * 8 / 1e9
-    assert f"busbw above the {nics:.0f} GB/s of the NICs" in text
+    assert f"2 nodes (the tree at every size; at 1 GiB busbw above the {nics:.0f} GB/s of the NICs)" in text
     assert p.algo == "tree" and p.busbw_GBps > nics
+    assert set(predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=2).algo) == {"tree"}
     assert "256 nodes (the tree wins at every size" in text
     assert set(predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=256).algo) == {"tree"}
     assert "`gb200-nvl72` with 72 GPUs (NVLS everywhere" in text
@@ -1210,7 +1211,7 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
                      + " | ".join(signed(g, lo, hi) for g in groups.values()) + " |"
                      for label, key, (lo, hi) in (("≥ 16 MiB", ">= 16 MiB", _band(">= 16 MiB")),
                                                   ("64 KiB – 16 MiB", "64 KiB-16 MiB", _band("64 KiB-16 MiB")),
-                                                  ("below 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
+                                                  ("≤ 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
     assert table in text and text.index(table) < text.index("On the two held-out runs drawn"), table
     # "too fast on one cloud's runs and too slow on another's": the small-message signs differ between groups
     small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]

@@ -36,11 +36,11 @@ def test_02_key_point_efficiencies_are_the_catalogs():
 
 
 def test_05_small_buffers_on_8_gpus_say_where_nvls_starts_per_system():
-    # 05 §6: the ring (or level, within 1 %) up to 64 MiB on 8 B200, NVLS from 128 MiB; on 8 H100 NVLS at 4 MiB, then
+    # 05 §6: the ring (or level, within 2 %) up to 64 MiB on 8 B200, NVLS from 128 MiB; on 8 H100 NVLS at 4 MiB, then
     # from 16 MiB on (auto, the model); every MiB is checked in test_prose_facts_walk_r3.py
     text = prose("05_nvl72_rack_scale.ipynb")
     assert ("The LL ring beats NVLS's fixed cost per call. In the model the tuner keeps the ring, or runs level with "
-            "NVLS (within 1 %), up to 64 MiB on 8 B200 (there the two are level, as printed at the end of §3) and "
+            "NVLS (within 2 %), up to 64 MiB on 8 B200 (there the two are level, as printed at the end of §3) and "
             "picks NVLS from 128 MiB. On 8 H100, whose NVLS runs at η = 0.85, it picks NVLS at 4 MiB, then from "
             "16 MiB on (the ring with LL128 at 8 MiB; chapter 04b).") in text
     assert "keeps the ring on 8 GPUs and switches to NVLS only for large buffers" not in text

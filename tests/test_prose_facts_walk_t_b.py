@@ -1,0 +1,126 @@
+"""Sentences of chapters 04, 04b and 05 that a fresh learner found at odds with a dashboard, the code or another
+chapter, or that used a word or number before giving it: each now holds against the model it describes. Expected
+values come from the chapters' text; markdown line breaks read as spaces."""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nvcourse.chapters import ch05_nvl72 as ch05
+from nvcourse.chapters.ch04_collectives import FORMULA_SIZES, algorithms_for
+from nvcourse.chapters.ch04b_predicting import SIZES
+from nvcourse.collectives import model as formulas
+from nvcourse.costmodel import predict, predict_sweep, tuning
+from nvcourse.costmodel.bands import BANDS, band_of
+from nvcourse.costmodel.launch import LAUNCH_MODES
+from nvcourse.nccl.diagnose import BANDS as READER_BANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+NB04, NB04B, NB05 = ("04_collectives_and_allreduce.ipynb", "04b_predicting_collectives.ipynb",
+                     "05_nvl72_rack_scale.ipynb")
+MiB = 2**20
+
+
+@cache
+def cell(nb: str, cid: str) -> str:
+    cells = json.loads((ROOT / "notebooks" / nb).read_text(encoding="utf-8"))["cells"]
+    return next(re.sub(r"\s+", " ", "".join(c["source"])) for c in cells if c["id"] == cid)
+
+
+@pytest.mark.parametrize("launch", LAUNCH_MODES)
+def test_04b_things_to_try_a100_node_counts_match_the_picks(launch):
+    # "2 nodes (the tree at every size; ...), 4 nodes (the ring wins some sizes from 64 MiB up), then 256 nodes (the
+    # tree wins at every size ...)": the dashboard's auto pick over its whole size axis, in every launch mode
+    text = cell(NB04B, "c011")
+    assert "`dgx-a100` with 2 nodes (the tree at every size; at 1 GiB busbw above" in text
+    assert "4 nodes (the ring wins some sizes from 64 MiB up), then 256 nodes (the tree wins at every size" in text
+    assert "the tree for large messages" not in text
+
+    def picks(nodes: int) -> list[tuple[float, str]]:
+        sw = predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=nodes, launch=launch)
+        return [(float(s), str(a)) for s, a in zip(SIZES, sw.algo, strict=True)]
+
+    assert {a for _s, a in picks(2)} == {"tree"} and {a for _s, a in picks(256)} == {"tree"}
+    four = picks(4)
+    ring = [s for s, a in four if a == "ring"]
+    assert ring and min(ring) == 64 * MiB and {a for _s, a in four} == {"ring", "tree"}
+
+
+def test_04b_section_11_band_labels_are_the_codes_and_say_06b_has_its_own():
+    text = cell(NB04B, "800dda6a")
+    for label in ("| ≥ 16 MiB |", "| 64 KiB – 16 MiB |", "| ≤ 64 KiB |"):
+        assert label in text, label
+    assert "below 64 KiB" not in text
+    # one convention, the code's: 64 KiB is in the small band, 16 MiB in the large one (as §12's figure labels them)
+    assert [b[0] for b in BANDS] == ["<= 64 KiB", "64 KiB-16 MiB", ">= 16 MiB"]
+    assert band_of(64 * 2**10) == "<= 64 KiB" and band_of(64 * 2**10 + 1) == "64 KiB-16 MiB"
+    assert band_of(16 * MiB) == ">= 16 MiB"
+    # "chapter 06b's nccl-tests reader sorts sizes into its own bands, with the bandwidth band from 32 MiB"
+    assert ("These are the model's size bands (64 KiB counts as small); chapter 06b's nccl-tests reader sorts sizes "
+            "into its own bands, with the bandwidth band from 32 MiB.") in text
+    reader = {name: (lo, hi) for name, lo, hi in READER_BANDS}
+    assert reader["bandwidth"][0] == 32 * MiB != BANDS[-1][1]
+    nb06b = (ROOT / "notebooks" / "06b_nccl_in_practice.ipynb").read_text(encoding="utf-8")
+    assert "bandwidth (≥ 32 MiB)" in nb06b
+
+
+def test_04_key_point_scopes_the_size_rule_to_ring_and_tree():
+    text = cell(NB04, "c030")
+    assert ("Direct (it needs a crossbar) wins on paper; between ring and tree (p ≥ 3), which wins depends on size "
+            "relative to $n_{1/2} = \\alpha\\beta$") in text
+    assert "- Which algorithm wins depends on size" not in text
+    for alpha_us in (0.1, 10.0, 1000.0):
+        for beta_GBps in (0.1, 10.0, 1000.0):
+            a, b = alpha_us * 1e-6, beta_GBps * 1e9
+            n_half = a * b
+            for p in (2, 3, 4, 8, 16, 64):
+                # "direct wins on paper": the fastest of the formulas dashboard at every size
+                for s in FORMULA_SIZES:
+                    times = {x: formulas.predict("allreduce", x, p, s, a, b) for x in algorithms_for("allreduce", p)}
+                    assert min(times, key=times.get) == "direct"
+                sizes = 2.0 ** np.arange(0, 50)
+                ring_wins = [s for s in sizes
+                             if formulas.predict("allreduce", "ring", p, s, a, b)
+                             < formulas.predict("allreduce", "tree", p, s, a, b)]
+                if p == 2:  # why "p ≥ 3": on two ranks the ring wins at every size
+                    assert len(ring_wins) == len(sizes)
+                    continue
+                # the tree below the crossover, the ring above it, and the crossover within a few n½
+                lo = min(ring_wins)
+                assert all(s in ring_wins for s in sizes if s >= lo)
+                assert n_half / 2 <= lo <= 16 * n_half, (p, alpha_us, beta_GBps, lo / n_half)
+
+
+@pytest.mark.parametrize("system", ["dgx-b200", "gb200-nvl72"])
+def test_05_ring_and_nvls_level_within_the_stated_bound_up_to_64_mib(system):
+    text = cell(NB05, "c05ref2")
+    bound = float(re.search(r"runs level with NVLS \(within (\d+) %\), up to 64 MiB on 8 B200", text).group(1)) / 100
+    for k in range(3, 27):  # 8 B .. 64 MiB: the ring is picked, or NVLS is within the bound of it
+        ring, nvls, _ratio = ch05.nvls_vs_ring(2**k, 8, system)
+        assert predict("allreduce", system, 8, 2**k).algo == "ring"
+        assert nvls.time_s >= ring.time_s
+    ring, nvls, _ratio = ch05.nvls_vs_ring(64 * MiB, 8, system)  # "there the two are level"
+    assert nvls.time_s / ring.time_s - 1 <= bound
+    assert nvls.time_s / ring.time_s - 1 > 0.01  # why the bound is not 1 %
+
+
+def test_04b_tree_base_latency_is_named_where_the_formula_uses_it():
+    text = cell(NB04B, "c013")
+    base = tuning.base_latency_us("tree", "LL")
+    step = 2 * (7 * tuning.hw_latency_us("nvlink", "tree", "LL") + tuning.hw_latency_us("net", "tree", "LL"))
+    assert f"with {base:g} µs the tree's LL base latency: ${base:g} + 2" in text
+    assert f"= {base + step:.1f}$ µs" in text
+
+
+def test_04b_and_05_words_are_given_where_first_used():
+    assert "memory fence" not in cell(NB04B, "e2115298")
+    assert "| **Simple** | one flag per large chunk, set once the whole chunk is visible |" in cell(NB04B, "e2115298")
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert "the crossover [$n_{1/2}$](../docs/glossary.md#n-half) moves" in cell(NB04B, "c018")
+    assert "[DP (and PP)](../docs/glossary.md#parallelism) across it" in cell(NB05, "c012")
+    for anchor in ("n-half", "parallelism"):
+        assert f'<a id="{anchor}"></a>' in glossary
