@@ -77,7 +77,9 @@ def test_08_sentence_and_alert_table_use_the_same_levels():
     assert (sym.warn, sym.critical) == (pol.symbol_errors_warn_per_hour, pol.symbol_errors_critical_per_hour)
     assert pol.symbol_errors_window in sym.unit
     table = _cells("08_reliability_and_operations.ipynb")["c017"][1]
-    assert f"≥ {sym.warn:g} ≥ {sym.critical:g} {sym.unit}" in table
+    # the window goes with the warn level, critical is any one hour: as 08b's rule table and 06d's rule write it
+    assert (f"≥ {sym.warn:g}, {pol.symbol_errors_window} ≥ {sym.critical:g} in any one hour new errors per hour per "
+            "port (a rate, not one increment)") in table
 
 
 @pytest.mark.parametrize("share", np.linspace(0.01, 0.99, 25))

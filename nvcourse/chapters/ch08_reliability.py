@@ -165,8 +165,9 @@ def quiet_failure_lines(link: str = "ib-ndr", ranks: int = 64, seed: int = 0) ->
 
 
 #: The process ids a :class:`~nvcourse.collectives.CollectiveError` names for operators: " (pid 123)" and
-#: "(pids [1, 2]; ". They change on every run and tell a learner nothing, so the chapter leaves them out.
-_PIDS = re.compile(r" \(pid \d+\)|pids \[[\d, ]*\];? ?")
+#: "(pids [1, 2]; ". They change on every run and tell a learner nothing, so the chapter leaves them out. French
+#: typography puts a no-break space before the semicolon ("pids [1, 2]\u00a0; "), which ``\s`` matches.
+_PIDS = re.compile(r" \(pid \d+\)|pids \[[\d, ]*\]\s*;?\s?")
 
 
 def fault_message(err: BaseException) -> str:
@@ -187,19 +188,40 @@ def _counter_cell(counter: str) -> str:
     return _code(name) + f"<details><summary>{_('what it counts')}</summary>{escape(note)}</details>"
 
 
+def _levels(policy: str | None, alert: rel.Alert) -> tuple[str, str, str]:
+    """(warn, critical, unit) cells of one rule, written as chapters 08b and 09 apply the course's alert policy:
+    step time is over a level when strictly above it (``>``), a symbol-error rate warns when it holds for the
+    policy's window and is critical in any one hour; every other rule as :func:`nvcourse.reliability.alerts` has it."""
+    sign = "<" if alert.direction == "below" else ">" if policy == "step_ratio" else "≥"
+    warn, critical = f"{sign} " + number(alert.warn, "g"), f"{sign} " + number(alert.critical, "g")
+    if policy != "symbol_errors":
+        return warn, critical, alert.unit
+    window = counters.alert_policy().symbol_errors_window
+    return (_("{level}, {window}").format(level=warn, window=window),
+            _("{level} in any one hour").format(level=critical),
+            _("new errors per hour per port (a rate, not one increment)"))
+
+
 def alerts_table_html() -> str:
     """The monitoring rules (:func:`nvcourse.reliability.alerts`): metric, counter, warn and critical levels.
 
-    A long explanation of a counter is collapsed under its name; one line under the table says what UFM is."""
+    A long explanation of a counter is collapsed under its name; one line under the table says where a job's own
+    busbw levels come from, one what UFM is."""
     rows = []
-    for a in rel.alerts():
-        sign = "<" if a.direction == "below" else "≥"
-        rows.append([a.metric, _counter_cell(a.counter), f"{sign} " + number(a.warn, "g"),
-                     f"{sign} " + number(a.critical, "g"), a.unit, a.action])
+    for raw, a in zip(rel.raw()["alerts"], rel.alerts(), strict=True):
+        warn, critical, unit = _levels(raw.get("policy"), a)
+        rows.append([a.metric, _counter_cell(a.counter), warn, critical, unit, a.action])
     table = table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
                        escape=True, html_cols=[1])
-    return table + _("<p>UFM, in the counter names, is NVIDIA's Unified Fabric Manager, the management server of an "
-                     "InfiniBand fabric (<a href='../docs/glossary.md#ufm'>glossary</a>).</p>")
+    busbw, pol = rel.alerts()[0], counters.alert_policy()
+    derived = _("<p>The busbw levels ({warn} and {critical}) are a starting default: chapter 08b (§4.1) derives a "
+                "job's own from how much of its step is bandwidth-bound (warn at 1 − {margin}·f*, critical at 1 − f*, "
+                "f* being the link loss that slows the step by {slowdown}), and chapter 09 applies those.</p>")
+    return table + derived.format(
+        warn=number(busbw.warn, "g"), critical=number(busbw.critical, "g"), margin=number(pol.warn_margin, "g"),
+        slowdown=_pct(pol.max_job_slowdown)) + _(
+        "<p>UFM, in the counter names, is NVIDIA's Unified Fabric Manager, the management server of an "
+        "InfiniBand fabric (<a href='../docs/glossary.md#ufm'>glossary</a>).</p>")
 
 
 def signals_table_html() -> str:
