@@ -135,3 +135,42 @@ def test_06d_every_prose_srd_links_the_glossary():
     prose = [src for _, kind, src, _ in cells(NB06D) if kind == "markdown" and re.search(r"\bSRD\b", src)]
     assert prose and all("glossary.md#srd" in s for s in prose)
     assert "over EFA's [SRD](../docs/glossary.md#srd), so `NCCL_IB_*` variables do nothing there" in cell(NB06D, "c019")
+
+
+# ---------------------------------------------------------------- 09 §8.1: one idea per paragraph, detail folded
+
+NB09 = "09_capstone_design_a_cluster.ipynb"
+
+
+def paragraphs_in_view(text: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", re.sub(r"<details>.*?</details>", "", text, flags=re.S))
+            if p.strip()]
+
+
+def raw(nb: str, cid: str) -> str:
+    cells_ = json.loads((ROOT / "notebooks" / nb).read_text(encoding="utf-8"))["cells"]
+    return next("".join(c["source"]) for c in cells_ if c["id"] == cid)
+
+
+def test_09_fabric_predict_defines_adaptive_routing_in_its_own_paragraph_before_asking():
+    paras = [re.sub(r"\s+", " ", p) for p in paragraphs_in_view(raw(NB09, "g9-01").split("### 8.1 The fabric")[1])]
+    assert paras[0].startswith("**Predict first.** A 1,024-GPU job") and "adaptive" not in paras[0].lower()
+    assert paras[1].startswith("**Adaptive routing** (AR): each switch sends a packet out of whichever of its ports")
+    assert "NVIDIA's reference design for a large DGX cluster" in paras[1]
+    assert paras[2].startswith("On InfiniBand with AR, what share of the NICs' bandwidth will the job's all-reduce "
+                               "get: about 100 %, 70 % or 30 %?")
+
+
+def test_09_fabric_answer_keeps_advice_in_view_and_folds_configuration_and_the_07b_cross_check():
+    text = raw(NB09, "g9-03")
+    in_view = " ".join(paragraphs_in_view(text))
+    for folded in ("`NCCL_IB_SL`", "`ibdiagnet`", "Chapter 07b's bucket timeline", "0.744 s − 0.527 s"):
+        assert folded in text and folded not in in_view, folded
+    for kept in ("so the static-route row is a misconfiguration to catch, not a design to choose.",
+                 "Four things restore the bandwidth", "Oversubscription and top-of-rack cabling never help",
+                 "a slower all-reduce that still hides behind the backward pass costs nothing."):
+        assert kept in re.sub(r"\s+", " ", in_view), kept
+    assert "<summary>How AR goes missing, and how to check it</summary>" in text
+    assert "<summary>How the step row counts that hiding, against chapter 07b's bucket timeline</summary>" in text
+    # "Four things ..." and "None of them comes free ..." are two paragraphs now
+    assert not any("Four things" in p and "None of them comes free" in p for p in paragraphs_in_view(text))
