@@ -124,3 +124,13 @@ def test_04b_and_05_words_are_given_where_first_used():
     assert "[DP (and PP)](../docs/glossary.md#parallelism) across it" in cell(NB05, "c012")
     for anchor in ("n-half", "parallelism"):
         assert f'<a id="{anchor}"></a>' in glossary
+
+
+def test_04_names_no_internal_function_and_05_names_dp_where_it_first_appears():
+    nb04 = json.loads((ROOT / "notebooks" / NB04).read_text(encoding="utf-8"))["cells"]
+    assert not any("fit_alpha_beta" in "".join(c["source"]) for c in nb04 if c["cell_type"] == "markdown")
+    assert "(a least-squares line through one-way time vs size)" in cell(NB04, "c022")
+    assert "Data parallelism (DP: one gradient all-reduce per step" in cell(NB05, "ace36372")
+    nb05 = json.loads((ROOT / "notebooks" / NB05).read_text(encoding="utf-8"))["cells"]
+    md = " ".join(re.sub(r"\s+", " ", "".join(c["source"])) for c in nb05 if c["cell_type"] == "markdown")
+    assert md.index("Data parallelism (DP:") < md.index("DP (and PP)")
