@@ -150,3 +150,16 @@ def test_07_step_table_defines_its_symbols_where_it_uses_them():
     assert "few [SMs](../docs/glossary.md#sm) on communication" in table
     glossary = (NOTEBOOKS.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
     assert '<a id="sm"></a>' in glossary
+
+
+def test_07b_says_when_its_symbols_mean_something_else_than_in_07():
+    """07b reuses G (gradient bytes) and F (FFN width), which chapter 07 uses for the GPU count and the peak FLOP/s:
+    each says so where it is defined; MLP is glossed where TP first splits it."""
+    assert "$G$ GPUs need" in cell(NB07, "c002") and "peak $F$" in cell(NB07, "c002")
+    assert "With $G$ bytes of gradients (here $G$ is bytes, not chapter 07's GPU count)" in cell(NB07B, "c004")
+    c014 = cell(NB07B, "c014")
+    assert "$F$ (here a width, not chapter 07's peak FLOP/s) is the width of the MLP's inner layer" in c014
+    c010 = cell(NB07B, "c010")
+    assert "each layer's MLP (the feed-forward block, [glossary](../docs/glossary.md#ffn)) into two GEMMs" in c010
+    earlier = " ".join(cell(NB07B, f"c{i:03d}") for i in range(10))
+    assert "MLP" not in earlier.replace("MLP (the feed-forward block", "")  # c010 is the first use
