@@ -163,3 +163,32 @@ def test_07b_says_when_its_symbols_mean_something_else_than_in_07():
     assert "each layer's MLP (the feed-forward block, [glossary](../docs/glossary.md#ffn)) into two GEMMs" in c010
     earlier = " ".join(cell(NB07B, f"c{i:03d}") for i in range(10))
     assert "MLP" not in earlier.replace("MLP (the feed-forward block", "")  # c010 is the first use
+
+
+def test_08_readout_never_prints_a_nonzero_rate_as_zero():
+    """At every GPU count the slider offers, the readout's interruptions per day is not 0.0 and reads within 5 % of
+    the rate (64 GPUs: 0.03, once printed 0.0)."""
+    import matplotlib.pyplot as plt
+
+    from nvcourse import reliability as rel
+
+    view = ch08.GoodputView()
+    for gpus in ch08.goodput_dashboard().controls["gpus"].options:
+        _live, readout = view(gpus, 60, 10, 1.0)
+        per_day = float(re.search(r"· ([\d.]+) interruptions per day", readout).group(1))
+        true = 24 / rel.cluster_mtbf_hours(gpus)
+        assert per_day > 0 and abs(per_day - true) <= max(0.05 * true, 0.05), (gpus, per_day, true)
+    plt.close("all")
+
+
+def test_08_headings_say_which_sections_are_off_the_core_path():
+    """Every section reading_time.PATH keeps off chapter 08's core path says '(reference)' in its heading, as the
+    objectives do; the core sections do not."""
+    from nvcourse.devtools import reading_time as rt
+
+    cells = json.loads((NOTEBOOKS / NB08).read_text(encoding="utf-8"))["cells"]
+    headings = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()
+                if re.match(r"## \d+\.", line)]
+    assert len(headings) == 7
+    for h in headings:
+        assert h.endswith("(reference)") == h.startswith(rt.PATH["08"]), h

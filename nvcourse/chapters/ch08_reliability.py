@@ -288,7 +288,7 @@ class GoodputView:
                 if daly_applies else
                 _("MTBI {mtbi} h · best goodput {best}, no useful interval · {per_day} interruptions per day")).format(
             mtbi=number(mtbf_s / 3600, ".2f"), best=_pct(best, ".1"), minutes=number(tau / 60, ".0f"),
-            per_day=number(24 * 3600 / mtbf_s, ".1f"))
+            per_day=number(24 * 3600 / mtbf_s, ".1f" if mtbf_s <= 240 * 3600 else ".2g"))  # 0.03, not 0.0
         if not daly_applies:  # outside Daly's formula (δ < 2M): say so rather than show its fallback
             text += _("<br>The checkpoint takes at least twice the time between interruptions: Daly's formula no "
                       "longer applies, and no interval keeps even 5 % of the time as progress.")
