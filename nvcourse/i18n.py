@@ -78,6 +78,16 @@ def _translations(lang: str, localedir: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, localedir, languages=[lang], fallback=True)
 
 
+def glossary_href(anchor: str = "") -> str:
+    """The glossary's address as a chapter's readout links it, in the learner's language: the English chapters sit in
+    ``notebooks/`` and link ``docs/glossary.md``; a translated edition's chapters sit one folder deeper, in
+    ``notebooks/<lang>/``, and link their own ``docs/<lang>/glossary.md`` (same anchors)."""
+    lang = language()
+    translated = LOCALES.parent / "docs" / lang / "glossary.md"
+    path = f"../../docs/{lang}/glossary.md" if lang != "en" and translated.exists() else "../docs/glossary.md"
+    return path + (f"#{anchor}" if anchor else "")
+
+
 def translate(message: str) -> str:
     """``message`` in the current language (English when no translation exists)."""
     return _translations(language(), str(LOCALES)).gettext(message)

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, training
-from ..i18n import localize_numbers, ngettext, number
+from ..i18n import glossary_href, localize_numbers, ngettext, number
 from ..i18n import translate as _
 from ..linkmodel import time_to_move
 from ..plots import new_figure
@@ -131,9 +131,9 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
                         "layer's attention, which tensor parallelism divides among GPUs): each GPU would hold less "
                         "than one head.").format(tp=tp, heads=m.heads)
     foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
-             "transfer at achievable bandwidth (the line rate × an efficiency: <a href='../docs/glossary.md#line-rate'>"
+             "transfer at achievable bandwidth (the line rate × an efficiency: <a href='{glossary}#line-rate'>"
              "glossary</a>, chapter 02; chapter 04 adds the collective's structure).").format(
-        seq=SEQ, micro_batches=max(pp, 1) * 2)
+        seq=SEQ, micro_batches=max(pp, 1) * 2, glossary=glossary_href())
     note = zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ""
     return fig, f"{head}<br>{table}<small>{foot} {note}</small>"
 

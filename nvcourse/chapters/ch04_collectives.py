@@ -20,7 +20,7 @@ from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED
 from ..collectives.results import format_table
-from ..i18n import localize_numbers, number
+from ..i18n import glossary_href, localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
@@ -342,7 +342,7 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
     nccl = ("<p>" + _("On ordinary buffers NCCL keeps direct sends for all-to-all and point-to-point and runs rings, "
                       "trees and, on NVLink switches, NVLS for all-reduce; on registered buffers (shared with every "
                       "GPU in advance) its one-shot and two-shot kernels are a direct all-reduce over NVLink "
-                      "(chapter 04b)") + " (" + "<a href='../docs/glossary.md#nvls'>" + _("NVLS: the switch adds the "
+                      "(chapter 04b)") + " (" + f"<a href='{glossary_href('nvls')}'>" + _("NVLS: the switch adds the "
                       "data itself") + "</a>).</p>") if direct else ""
     return title, (_("At {size} the fastest is <b>{best}</b>{caveat}.").format(
         size=html.escape(shown_size), best=best, caveat=caveat) + f" {table}<details><summary>"

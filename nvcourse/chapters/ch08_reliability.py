@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .. import catalog
 from .. import reliability as rel
-from ..i18n import language, localize_numbers, ngettext, number
+from ..i18n import glossary_href, language, localize_numbers, ngettext, number
 from ..i18n import translate as _
 from ..observability import counters
 from ..plots import new_figure
@@ -221,7 +221,7 @@ def alerts_table_html() -> str:
         warn=number(busbw.warn, "g"), critical=number(busbw.critical, "g"), margin=number(pol.warn_margin, "g"),
         slowdown=_pct(pol.max_job_slowdown)) + _(
         "<p>UFM, in the counter names, is NVIDIA's Unified Fabric Manager, the management server of an "
-        "InfiniBand fabric (<a href='../docs/glossary.md#ufm'>glossary</a>).</p>")
+        "InfiniBand fabric (<a href='{glossary}#ufm'>glossary</a>).</p>").format(glossary=glossary_href())
 
 
 def signals_table_html() -> str:
@@ -317,7 +317,7 @@ def more_signals_html() -> str:
     return _("<p>More signals, by fault class (details, thresholds and a fault-finding drill: "
              "<a href='08b_security_and_observability.ipynb'>chapter 08b</a>). In the table, GSP is the GPU System "
              "Processor, which runs much of the driver on the GPU itself "
-             "(<a href='../docs/glossary.md#gsp'>glossary</a>).</p>") + signals_table_html()
+             "(<a href='{glossary}#gsp'>glossary</a>).</p>").format(glossary=glossary_href()) + signals_table_html()
 
 
 def _category(name: str) -> str:
