@@ -70,7 +70,8 @@ def test_the_alert_rules_read_in_the_language(shown):
         assert "warn: ticket to check the cable/transceiver; critical: take the port out of service" in text
         assert "Llama 3 405B pre-training (Meta), 54-day snapshot" in text
     else:
-        assert f"avertissement{NBSP}: ticket pour vérifier le câble ou le transceiver{NBSP}; critique{NBSP}:" in text
+        rule = f"avertissement{NBSP}: ticket pour vérifier le câble ou l'émetteur-récepteur{NBSP}; critique{NBSP}:"
+        assert rule in text
         assert "pré-entraînement de Llama 3 405B (Meta), relevé sur 54 jours" in text
         assert "flaps per day per port" not in text and "54-day snapshot" not in text
 

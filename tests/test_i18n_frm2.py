@@ -110,6 +110,8 @@ html(ch.exposure_table())
 html(ch.cc_table())
 html(ch.signals_table())
 out.append(ch.diag_levels_text())
+for before, after in ((3, 7), (0, 255)):  # a plain rise, then a saturated 8-bit LinkDownedCounter
+    out.append(ch.counter_delta_text(counters.counter_delta("LinkDownedCounter", before, after)))
 html(ch.table(["a", "b"], [[1, 2]]))
 for name, args in (("tenancy_dashboard", ((9, 2**26), (1, 2**16), (16, 2**32), (3, 2**26), (1, 2**32))),
                    ("noisy_neighbour_dashboard", (("none", 0.5, 1.0, 2**28),

@@ -58,6 +58,7 @@ for seed in range(4):
                 v = drill.verdict(run, fault, component)
                 out += [*v.evidence, v.mistake]
 out += [drill.signature(f) for f in drill.FAULTS]
+out += list(drill.fault_labels().values())  # the drill dashboard's fault menu
 try:
     drill.incident("A", -1)
 except ValueError as e:

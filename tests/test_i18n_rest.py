@@ -114,6 +114,8 @@ for algo, nic, routing, nodes, over in (("tree", "ib-ndr", "dmodk", 2, 1.0), ("r
                                         ("sharp", "ib-ndr", "ideal", 128, 1.0), ("tree", "ib-ndr", "ideal", 64, 4.0),
                                         ("ring", "roce-400g", "ecmp", 512, 1.0)):
     out.append(ch.allreduce_view(nodes, nic, over, routing, "random", algo, 2**30)[1])
+for nodes, algo in ((2, "tree"), (512, "ring"), (2, "ring")):  # small and packed: latency or NVLink sets the pace
+    out.append(ch.allreduce_view(nodes, "ib-ndr", 1.0, "ideal", "packed", algo, 2**16)[1])
 for routing in ("ecmp", "dmodk", "ideal"):
     for nodes in (2, 4, 32):
         est = allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), 2**28, algorithm="ring",

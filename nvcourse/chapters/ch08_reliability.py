@@ -183,6 +183,7 @@ def _code(text: str) -> str:
 def _counter_cell(counter: str) -> str:
     """A counter's name as code; an explanation after its first ``": "`` goes behind a closed ``<details>``."""
     name, sep, note = counter.partition(": ")
+    name = name.rstrip()  # French writes a no-break space before the colon
     if not sep:
         return _code(counter)
     return _code(name) + f"<details><summary>{_('what it counts')}</summary>{escape(note)}</details>"
