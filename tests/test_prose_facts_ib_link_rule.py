@@ -123,8 +123,9 @@ def test_the_ib_runbook_doc_and_the_log_reader_follow_the_rule():
 
 
 def test_08b_error_counter_threshold_is_the_rule_not_any_growth():
-    """08b §4.1: error counters alert on a growth rate (the SymbolError row, the 06d rule), not on any increment."""
-    src, out = _cells("08b_security_and_observability.ipynb")["c029"][0], _cells(
+    """08b §6.2 (the link and error-counter rules §4 sends there): error counters alert on a growth rate (the
+    SymbolError row, the 06d rule), not on any increment."""
+    src, out = _cells("08b_security_and_observability.ipynb")["c025"][0], _cells(
         "08b_security_and_observability.ipynb")["c028"][1]
     assert "symbol errors that keep rising (the table's SymbolError row, the course's one InfiniBand link-health " \
            "rule from chapter 06d) and any flap" in src

@@ -903,12 +903,12 @@ def test_a_learner_gets_the_source_not_the_data_file_it_is_kept_in(notebook):
 
 
 def test_08b_ethernet_tags_and_classes_as_the_prose_counts_them():
-    # "the tags below tell thousands to millions of tenants apart ... eight priorities are all the classes a link has"
+    # "the tags below tell thousands to millions of tenants apart ... a link has only eight classes to share"
     eth = isolation.raw()["ethernet"]
     assert 1_000 <= eth["vlan_ids_usable"] < 10_000 and 1e6 <= 2 ** eth["vxlan_vni_bits"] < 1e8
     assert eth["priorities"] == 2 ** eth["pcp_bits"] == 8
     text = prose("08b_security_and_observability.ipynb")
-    assert "tell thousands to millions of tenants apart" in text and "eight priorities are all the classes" in text
+    assert "tell thousands to millions of tenants apart" in text and "a link has only eight classes to share" in text
     shown = ch08b.ethernet_ids_table().data
     assert f"{eth['vlan_ids_usable']:,} usable tags" in shown and "about 17 million segments" in shown
 
