@@ -423,14 +423,22 @@ class MonitoringResult:
         """The monitoring requirement in one line, in the current language."""
         if self.thresholds is None:
             return _("no inter-node traffic: GPU health (XIDs, ECC, throttling) only")
-        th = self.thresholds
         return _("network-bound share of the step c = {c}: a link may lose f* = s/(c+s) = {loss}; alert "
                  "busbw/baseline < {warn} (warn), < {critical} (critical), step/baseline > {step_warn} / "
-                 "{step_critical}; counters: {counters}").format(
-            c=num(self.bandwidth_fraction, ".2f"), loss=pct(th.tolerable_loss, ".1%"),
-            warn=num(th.busbw_ratio_warn, ".3f"), critical=num(th.busbw_ratio_critical, ".3f"),
-            step_warn=num(th.step_ratio_warn, ".3f"), step_critical=num(th.step_ratio_critical, ".3f"),
-            counters="; ".join(self.counters))
+                 "{step_critical}; counters: {counters}").format(**self.threshold_fields(),
+                                                                 counters="; ".join(self.counters))
+
+    def threshold_fields(self) -> dict[str, str]:
+        """The six threshold figures as the texts print them, in the current language: ``c`` (the network-bound
+        share of the step), ``loss`` (f*, the tolerable bandwidth loss, a percentage), ``warn`` / ``critical``
+        (busbw / baseline) and ``step_warn`` / ``step_critical`` (step time / baseline); ratios are unitless.
+        Empty when there are no thresholds (no inter-node traffic)."""
+        th = self.thresholds
+        if th is None:
+            return {}
+        return {"c": num(self.bandwidth_fraction, ".2f"), "loss": pct(th.tolerable_loss, ".1%"),
+                "warn": num(th.busbw_ratio_warn, ".3f"), "critical": num(th.busbw_ratio_critical, ".3f"),
+                "step_warn": num(th.step_ratio_warn, ".3f"), "step_critical": num(th.step_ratio_critical, ".3f")}
 
 
 def monitoring_requirements(fabric_result: FabricResult, *, slowdown: float | None = None) -> MonitoringResult:

@@ -96,7 +96,9 @@ def test_the_survey_says_which_price_basis_each_column_uses():
     assert date == "2026-05" and h100["usd_date"] == "2024-12" and "aws" in h100["src"]["usd_per_gpu_hour"]
     assert all(c["usd_date"] == date for c in others) and h100["usd_market_date"] == date
     assert h100["usd_market_label"] == "est"
-    text = said("c004")
+    text = said("c09ref")  # §10, the reference section; §3 sends the learner there
+    assert "compare systems on the second $M column (§10 says why)" in said("c004")
+    assert text.startswith("## 10. Reference:")
     assert "the H100's is AWS's list price of late 2024, the others are of May 2026" in text
     assert "the second column prices every system in May 2026 (the H100 at that month's market median, an estimate)" \
         in text

@@ -401,33 +401,25 @@ def monitoring_html(monitoring: gates.MonitoringResult) -> str:
     more = details_html(_("The counter to watch first for each of the {n} fault classes that apply to this fabric "
                       "(chapter 08b lists {total}; the rest belong to the other fabric kind)").format(
         n=len(monitoring.counters), total=len(counters.signals())), counters_list)
-    th = monitoring.thresholds
-    if th is None:
+    if monitoring.thresholds is None:
         return _("<p>No inter-node traffic: watch GPU health only (Xids, ECC, throttling).</p>") + more
+    f = monitoring.threshold_fields()
     key = table_html([_("alert on"), _("warn"), _("critical")], [
-        [_("busbw / baseline"), f"&lt; {number(th.busbw_ratio_warn, '.3f')}",
-         f"&lt; {number(th.busbw_ratio_critical, '.3f')}"],
-        [_("step time / baseline"), f"&gt; {number(th.step_ratio_warn, '.3f')}",
-         f"&gt; {number(th.step_ratio_critical, '.3f')}"],
+        [_("busbw / baseline"), f"&lt; {f['warn']}", f"&lt; {f['critical']}"],
+        [_("step time / baseline"), f"&gt; {f['step_warn']}", f"&gt; {f['step_critical']}"],
     ])
     return (_("<p>Network-bound share of the step c = <b>{c}</b>: a link may lose f* = s/(c+s) = <b>{loss}</b> of "
-              "its bandwidth before the step slows by s.</p>").format(c=number(monitoring.bandwidth_fraction, ".2f"),
-                                                                     loss=_pct(th.tolerable_loss, ".1%"))
+              "its bandwidth before the step slows by s.</p>").format(c=f["c"], loss=f["loss"])
             + key + more)
 
 
 def monitoring_entry(monitoring: gates.MonitoringResult) -> str:
     """The decision log's monitoring row in one readable sentence (plain text; the fault classes by name)."""
-    th = monitoring.thresholds
-    if th is None:
+    if monitoring.thresholds is None:
         return _("no inter-node traffic: GPU health (Xids, ECC, throttling) only")
     return _("c = {c}, f* = {loss}; alert when busbw/baseline < {warn} (warn) or < {critical} (critical), "
              "step/baseline > {step_warn} or > {step_critical}; one counter per fault class ({faults}; chapter "
-             "08b's table)").format(
-        c=number(monitoring.bandwidth_fraction, ".2f"), loss=_pct(th.tolerable_loss, ".1%"),
-        warn=number(th.busbw_ratio_warn, ".3f"), critical=number(th.busbw_ratio_critical, ".3f"),
-        step_warn=number(th.step_ratio_warn, ".3f"), step_critical=number(th.step_ratio_critical, ".3f"),
-        faults=_counter_faults(monitoring))
+             "08b's table)").format(**monitoring.threshold_fields(), faults=_counter_faults(monitoring))
 
 
 def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
