@@ -75,13 +75,10 @@ def _ch04() -> list[tuple[str, Build]]:
 
 def _ch04b() -> list[tuple[str, Build]]:
     from nvcourse.chapters import ch04b_predicting as ch
-    from nvcourse.costmodel import validation
 
     return [
         ("predict_dashboard", ch.predict_dashboard),
         ("protocol_kinks_figure", lambda: ch.protocol_kinks_figure("azure-nd-gb200-v6-allreduce-4gpu")),
-        ("validation_scatter", lambda: ch.validation_scatter(validation.compare())),
-        ("sweep_error_figure", ch.sweep_error_figure),
         ("runs_error_figure", ch.runs_error_figure),
     ]
 

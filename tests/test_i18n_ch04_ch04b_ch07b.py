@@ -106,7 +106,6 @@ out.append(ch.FormulasView("broadcast")(3, 3.4, 370.8, 2**18)[1])  # the tree wi
 
 _CH04B = """
 from nvcourse.chapters import ch04b_predicting as ch
-from nvcourse.costmodel.validation import compare
 board = ch.predict_dashboard()
 controls(board)
 for args in (("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain"),
@@ -121,8 +120,7 @@ for args in (("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain"),
     labels(live)
 out.append(ch.picks_table([("dgx-h100", 8, 1)], [2**10, 2**30]))
 out.append(ch.building_blocks_html())  # section 2's table and its fold
-for fig in (ch.protocol_kinks_figure(), ch.runs_error_figure(), ch.sweep_error_figure(),
-            ch.validation_scatter(compare())):
+for fig in (ch.protocol_kinks_figure(), ch.runs_error_figure()):
     labels(fig)
 """
 

@@ -15,11 +15,10 @@ from .. import catalog
 from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import Prediction, predict, predict_sweep
-from ..costmodel.validation import Comparison, median_abs_error
-from ..i18n import language, localize_numbers, number
+from ..i18n import localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
-from ..plots import ALGO_COLOURS, bytes_axis, label_points, new_figure, rate_axis, time_axis
+from ..plots import ALGO_COLOURS, bytes_axis, new_figure, rate_axis, time_axis
 from ..tables import table_html
 from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard, LiveFigure, new_live_figure
@@ -37,28 +36,12 @@ __all__ = [
     "RUNS_IN_WORDS",
     "run_band_errors",
     "runs_error_figure",
-    "sweep_error_figure",
-    "validation_scatter",
 ]
 
 #: Message sizes of the sweep, bytes: 8 B .. 16 GiB.
 SIZES = 2.0 ** np.arange(3, 35)
 TIME_LIMITS_S = (1e-6, 1e2)
 BUSBW_LIMITS_Bps = (1e2, 2e12)  # 8 B over 256 nodes reaches ~120 B/s of busbw
-
-#: Sweep colours (Okabe-Ito, no yellow) and markers for the error-by-size figure.
-_SWEEP_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
-#: Markers of the runs the model does not describe, in turn once the palette is used up (triangles first).
-_UNCOVERED_MARKERS = ("^", "v", "X")
-#: Markers of the runs the model describes: circles, then squares, then diamonds.
-_COVERED_MARKERS = ("o", "s", "D")
-
-
-def _pct(fraction: float, spec: str) -> str:
-    """A share as a percentage: Python's ``%`` format in English, the French style (``12,5 %``) in French."""
-    if language() != "fr":
-        return format(fraction, spec + "%")
-    return number(100 * fraction, spec + "f") + "\u00a0%"
 
 
 def _l(text: str) -> str:
@@ -371,92 +354,4 @@ def runs_error_figure(runs: dict[str, str] | None = None) -> Figure:
     ax.set_ylim(min(-10.0, lo * 1.15) - 2, max(10.0, hi * 1.15) + 25)
     ax.legend(fontsize=7, loc="upper center", ncol=2)
     ax.set_title(_("the model's median time error per size band (below 0: the model is too fast)"), fontsize=9)
-    return fig
-
-
-def _sweep_style(name: str, rows: list) -> tuple[str, str, str]:
-    """(colour, marker, line style) of one sweep: covered runs solid with circles, squares, then diamonds; the
-    runs the model does not describe dotted with triangles (then other markers), from the other end of the
-    palette, so no two sweeps look alike (up to 21 of each kind)."""
-    names = list(dict.fromkeys(r.point.sweep for r in rows))
-    covered = {r.point.sweep: r.point.covered for r in rows}
-    same_kind = [n for n in names if covered[n] == covered[name]]
-    i, n = same_kind.index(name), len(_SWEEP_COLOURS)
-    if covered[name]:
-        return _SWEEP_COLOURS[i % n], _COVERED_MARKERS[(i // n) % len(_COVERED_MARKERS)], "-"
-    return _SWEEP_COLOURS[-1 - i % n], _UNCOVERED_MARKERS[(i // n) % len(_UNCOVERED_MARKERS)], ":"
-
-
-def sweep_error_figure():
-    """Predicted / published time against size (log scale), one colour per published sweep, with the ±25 % band.
-
-    A log scale, so that every point shows: the runs the model does not describe are off by up to ~3x, the
-    others by a few per cent."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    from ..costmodel import sweeps
-    from ..plots import new_figure
-
-    rows = sweeps.compare()
-    fig, ax = new_figure(7.5, 5.4)
-    ax.set_yscale("log")
-    ax.axhspan(0.75, 1.25, color="#999999", alpha=0.2, lw=0, label="±25 %")
-    ax.axhline(1, color="black", lw=0.8)
-    names = list(dict.fromkeys(r.point.sweep for r in rows))
-    for name in names:
-        sel = [r for r in rows if r.point.sweep == name]
-        colour, marker, line = _sweep_style(name, rows)
-        ax.plot([r.point.bytes for r in sel], [1 + r.error for r in sel], line, marker=marker, ms=3.5, lw=1,
-                color=colour, label=name)
-    bytes_axis(ax, label=_("message size"))
-    ax.set_ylabel(_("predicted / published time (log scale)"))
-    ratios = [1 + r.error for r in rows]
-    ax.set_ylim(min(0.15, min(ratios) / 1.15), max(2.0, max(ratios) * 1.15))
-    ax.yaxis.set_major_locator(FixedLocator([0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4]))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_locator(NullLocator())
-    # below the axes: inside, the 12 names covered the small-size points
-    fig.legend(fontsize=7, loc="outside lower center", ncol=3)
-    ax.set_title(_("predicted / published time by size (dotted, triangles: transport or forced algorithm not "
-                   "covered)"), fontsize=9)
-    return fig
-
-
-def validation_scatter(rows: list[Comparison]) -> Figure:
-    """Predicted against published busbw (B/s, log axes), one point per case of
-    :func:`nvcourse.costmodel.validation.compare`, numbered in the order of ``rows``.
-
-    Bandwidth-bound cases (≥ 256 MiB, the ones the median counts) are dots; smaller ones crosses. The grey band
-    is ±15 % around the diagonal, where a point would be a perfect prediction.
-    """
-    fig, ax = new_figure(7, 5.2)
-    bw = [r for r in rows if r.case.bandwidth_bound]
-    lat = [r for r in rows if not r.case.bandwidth_bound]
-    pub = np.array([r.case.busbw_GBps for r in bw]) * 1e9
-    pred = np.array([r.predicted_busbw_GBps for r in bw]) * 1e9
-    line = np.array([2e10, 1.5e12])  # the diagonal spans every case, 20 GB/s to 1.5 TB/s
-    ax.fill_between(line, line * 0.85, line * 1.15, color="#999999", alpha=0.2, lw=0, label="±15 %")
-    ax.plot(line, line, color="black", lw=1)
-    ax.scatter(pub, pred, color="#0072B2", zorder=3, label=_("≥ 256 MiB (bandwidth-bound)"))
-    if lat:
-        ax.scatter(
-            [r.case.busbw_GBps * 1e9 for r in lat],
-            [r.predicted_busbw_GBps * 1e9 for r in lat],
-            marker="x",
-            color="#D55E00",
-            zorder=3,
-            label=_("< 256 MiB (not in the median)"),
-        )
-    rate_axis(ax, "x", _("published busbw"))
-    rate_axis(ax, "y", _("predicted busbw"))
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(_("median |error| = {error} over {cases} bandwidth-bound cases").format(
-        error=_pct(median_abs_error(rows), ".1"), cases=len(bw)), fontsize=10)
-    # case numbers beside their points (last: label_points measures the final layout), none on top of another
-    label_points(
-        ax,
-        [r.case.busbw_GBps * 1e9 for r in rows],
-        [r.predicted_busbw_GBps * 1e9 for r in rows],
-        range(1, len(rows) + 1),
-    )
     return fig
