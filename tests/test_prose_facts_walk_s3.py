@@ -68,8 +68,10 @@ def test_07_tp_hides_more_than_half_only_for_large_gemms_with_few_sms():
 def test_07b_bucket_range_sentence_names_the_offered_sizes():
     from nvcourse.chapters import ch07b_overlap as ch07b
 
-    c006 = cells(CH07B)["c006"]
-    assert "(the §8 dashboard offers 4 and 8 MiB, not 6, so its readout says 8)" in c006
+    # the caveat sits in the reference section (§9), after §2's range that it qualifies
+    c006, ref = cells(CH07B)["c006"], cells(CH07B)["c07bref"]
+    assert "from 6 MiB, just above the bound printed above" in c006
+    assert "§2's range starts at 6 MiB, but the §8 dashboard offers 4 and 8 MiB, not 6, so its readout says 8." in ref
     sizes = list(ch07b.BUCKET_CHOICES_MIB)
     assert 4 in sizes and 8 in sizes and 6 not in sizes and sizes.index(8) == sizes.index(4) + 1
 
