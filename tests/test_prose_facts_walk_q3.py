@@ -190,9 +190,12 @@ def test_words_are_defined_or_linked_where_first_met():
     assert "[HDR and NDR](../docs/glossary.md#ib-generations)" in cells["c011c"]
     assert "[UFM](../docs/glossary.md#ufm)" in cells["c011c"]
     assert "A **subnet manager** (a service on a switch or a host) configures every port" in cells["c011c"]
-    assert "**ECC** (the error-correcting code on GPU memory)" in cells["c003"]
+    # the Xid classes and the IOMMU's VM case moved to §10 (the reference section): defined there, where first met
+    assert "**ECC** (the error-correcting code on GPU memory)" in cells["c06dref"]
     assert ("**[ATS](../docs/glossary.md#ats)** (Address Translation Services): the device caches its own address "
-            "translations") in cells["c005"]
+            "translations") in cells["c06dref"]
+    before = " ".join(v for k, v in cells.items() if k != "c06dref").split("## Key points")[0]
+    assert not re.search(r"\b(ECC|ATS)\b", before)
     assert ("built on **[Libfabric](../docs/glossary.md#libfabric)** (an open library with one interface over many "
             "kinds of network)") in cells["c015"]
     assert "[rail](../docs/glossary.md#rail)" in cells["c019"]
