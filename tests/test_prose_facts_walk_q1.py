@@ -181,9 +181,9 @@ def test_02_protocol_fine_print_moved_to_the_reference_section_whole():
     text = prose("02_pcie_vs_nvlink.ipynb")
     core, ref = text.split("## 5. Datasheet vs model vs measurement")
     s2 = core.split("## 2. The alpha-beta model")[1]
-    assert "(§5 has the fine print)" in s2
+    assert "(§5 has the parts)" in s2  # since walkthrough U the protocols themselves are in §5 too
     assert "16-byte store" not in s2 and "reachable without crossing a CPU" not in s2
-    assert "It runs where the GPUs of a node talk over NVLink." in s2
+    assert "It runs where the GPUs of a node talk over NVLink." in ref and "LL128" not in s2
     assert ("LL writes two of its data-and-flag pairs in one 16-byte store, and each 8-byte half arrives whole.") in ref
     assert "LL128 needs 128-byte stores that arrive whole, so NCCL enables it" in ref
     assert "a NIC reached through the CPU gets no LL128" in ref

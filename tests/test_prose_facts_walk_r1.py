@@ -114,8 +114,10 @@ def test_08_watchdog_defined_where_first_used_and_no_maintainer_words():
 def test_02_alpha_constants_sit_in_one_small_table_and_words_are_defined():
     c = cells(N02)
     sec2 = c["c005"]
-    assert "| one step over | Simple: the catalog's α | LL |" in sec2
-    assert "a GB200 compute tray (a board of 4 GPUs, chapter 05)" in sec2
+    alpha = c["c017b"]  # the α table and its example sit in §5, the reference section, since walkthrough U
+    assert "| one step over | Simple: the catalog's α | LL |" in alpha
+    assert "a GB200 compute tray (a board of 4 GPUs, chapter 05)" in alpha
+    assert not any("compute tray" in c[k] for k in list(c)[:list(c).index("c017b")])  # defined where first used
     assert "bucket gradients (merge them into one message, [glossary](../docs/glossary.md#ddp))" in sec2
     assert "**SXM** GPU" in c["c015"] and "glossary.md#sxm" in c["c015"]
     assert "n½ = αβ ≈ 1.26 MB (1.2 MiB, as printed above)" in c["c018"]
