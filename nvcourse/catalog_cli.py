@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from . import catalog
+from .i18n import localize_numbers, number
 from .i18n import translate as _
 from .textio import print_json
 from .units import format_size
@@ -52,7 +53,7 @@ def _systems(args: argparse.Namespace) -> int:
     for s in items:
         print(
             f"{s.id:<13} {s.gpu:<10} {s.gpus_per_host:>9} {s.gpus_per_domain:>11} {s.scale_up_link:<14} "
-            f"{s.links_per_gpu:>5} {s.scaleup_GBps_dir:>8.1f} {s.nvswitch_count:>8} "
+            f"{s.links_per_gpu:>5} {number(s.scaleup_GBps_dir, '>8.1f')} {s.nvswitch_count:>8} "
             f"{yes if s.in_switch_reduction else no:>14} {s.nics_per_host:>9} {s.nic_link:<10}"
         )
     print("\n" + _("GB/s/dir = line rate of one GPU's scale-up links, 10^9 bytes/s in one direction."))
@@ -72,9 +73,9 @@ def _links(args: argparse.Namespace) -> int:
     print("-" * len(header))
     for link in items:
         print(
-            f"{link.id:<10} {link.kind:<10} {link.line_GBps_dir:>13.2f} {link.efficiency:>10.3f} "
-            f"{link.achievable_GBps_dir:>10.2f} "
-            f"{link.alpha_us:>8.1f} {format_size(link.alpha_s * link.beta_Bps):>10}"
+            f"{link.id:<10} {link.kind:<10} {number(link.line_GBps_dir, '>13.2f')} "
+            f"{number(link.efficiency, '>10.3f')} {number(link.achievable_GBps_dir, '>10.2f')} "
+            f"{number(link.alpha_us, '>8.1f')} {localize_numbers(format_size(link.alpha_s * link.beta_Bps)):>10}"
         )
     print("\n" + _("NVLink rows are ONE link; a GPU has several (nvcourse systems). n½ = α·β, the size reaching "
                    "half of β."))

@@ -29,13 +29,14 @@ import contextlib
 import contextvars
 import functools
 import gettext
+import numbers
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["DOMAIN", "LOCALES", "language", "english", "translate", "data_text", "ngettext", "number",
-           "localize_numbers"]
+__all__ = ["DOMAIN", "LOCALES", "language", "english", "translate", "data_text", "ngettext", "pgettext",
+           "npgettext", "number", "whole", "times", "localize_numbers"]
 
 DOMAIN = "nvcourse"
 #: locales/<lang>/LC_MESSAGES/<domain>.mo at the repository root (nvcourse is installed editable).
@@ -120,6 +121,30 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _translations(language(), str(LOCALES)).ngettext(singular, plural, n)
 
 
+def pgettext(context: str, message: str) -> str:
+    """``message`` in the current language, read in ``context`` (the catalog's ``msgctxt``): one English word that
+    two French ones translate, such as "step" (``"training"``: *pas*; ``"algorithm"``, ``"runbook"``: *étape*)."""
+    return _translations(language(), str(LOCALES)).pgettext(context, message)
+
+
+def npgettext(context: str, singular: str, plural: str, n: int) -> str:
+    """:func:`ngettext` read in ``context`` (see :func:`pgettext`)."""
+    return _translations(language(), str(LOCALES)).npgettext(context, singular, plural, n)
+
+
+def whole(value: int) -> str:
+    """An integer as the current language writes it in running text: English as Python prints it (``8388608``,
+    no separator, as before), French grouped by thousands with U+202F (``8 388 608``); anything else (``None``
+    where a count is not known) as ``str`` writes it."""
+    return number(value, ",d") if language() == "fr" and isinstance(value, numbers.Integral) else str(value)
+
+
+def times(factor: str) -> str:
+    """A multiplier after a count or before a factor in the current language: English ``x2``, French ``×2``
+    (``factor`` already formatted, e.g. by :func:`number`)."""
+    return ("×" if language() == "fr" else "x") + factor
+
+
 def number(value: float, spec: str = "g") -> str:
     """``value`` formatted with the format ``spec`` (e.g. ``".2f"``, ``",.0f"``), in the current language's style."""
     text = format(value, spec)
@@ -127,7 +152,7 @@ def number(value: float, spec: str = "g") -> str:
 
 
 _NUMBER_RE = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])")
-_UNIT_RE = re.compile(r"(\d) (?=%|[kMGTP]?i?[Bb](?:/s)?\b|[mµn]?s\b|W\b|kW\b|Gb/s\b|GT/s\b)")
+_UNIT_RE = re.compile(r"(\d) (?=%|[kKMGTP]?i?[Bb](?:/s)?\b|[mµn]?s\b|W\b|kW\b|Gb/s\b|GT/s\b)")
 
 
 def localize_numbers(text: str) -> str:

@@ -8,6 +8,7 @@ import re
 
 from . import _data
 from ._validate import choice, integer, number
+from .i18n import npgettext, pgettext
 
 __all__ = ["LAYERS", "raw", "signatures", "ib_tc", "roce_qos_example", "pcie_GBps_dir", "link_fraction", "read_lnk",
            "drill_data", "drill_verdict"]
@@ -100,9 +101,13 @@ def drill_verdict(cause: str, steps: list[str]) -> tuple[bool, str]:
     d = drill_data()
     right = cause == d["answer"]
     best = d["best_steps"]
+    # "step" here is a step of the runbook's drill (French: étape), not a training step (pas): hence the context
     if not right:
-        return False, f"not {cause}: look again at what the first step that names a layer says"
+        return False, pgettext("runbook", "not {cause}: look again at what the first step that names a layer "
+                                          "says").format(cause=cause)
     extra = [s for s in steps if s not in best]
-    words = (f"found in {len(steps)} step(s); the fewest is {len(best)} ({', '.join(best)})"
-             + (f"; not needed: {', '.join(extra)}" if extra else ""))
+    words = (npgettext("runbook", "found in {n} step; the fewest is {best} ({names})",
+                       "found in {n} steps; the fewest is {best} ({names})", len(steps)).format(
+                 n=len(steps), best=len(best), names=", ".join(best))
+             + (pgettext("runbook", "; not needed: {names}").format(names=", ".join(extra)) if extra else ""))
     return True, words

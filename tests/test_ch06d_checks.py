@@ -44,7 +44,7 @@ def test_gid_index():
 
 def test_drill():
     r = check.drill("no_peermem", ["nccl_log"])
-    assert r.passed and "1 step(s)" in r.summary
+    assert r.passed and "1 step;" in r.summary
     assert not check.drill("acs_redirect", ["acs"]).passed
     assert not check.drill("disk_full", ["acs"]).passed
     assert not check.drill("no_peermem", ["reboot"]).passed

@@ -16,6 +16,7 @@ from nvcourse import _validate, cli_i18n, i18n
 from nvcourse.cli import build_parser, classify
 
 NBSP = "\u00a0"
+NNBSP = "\u202f"
 #: helps that are not prose (a placeholder showing the syntax)
 NOT_PROSE = {"-- COMMAND ..."}
 
@@ -234,12 +235,12 @@ def test_predict_input_errors_in_french_and_english(lang, capsys, change, french
 
 def test_predict_comment_lines_in_french(lang, capsys):
     _, english, _ = _main(capsys, _PREDICT)
-    assert english.startswith("# nvcourse predict: allreduce on dgx-h100, 8 GPU(s) per node x 1 node(s) = 8 ranks")
+    assert english.startswith("# nvcourse predict: allreduce on dgx-h100, 8 GPUs per node x 1 node = 8 ranks")
     assert "\n# model: NCCL's per-(algorithm, protocol) latencies" in english
     lang.setenv("NVCOURSE_LANG", "fr")
     code, out, _ = _main(capsys, _PREDICT)
     assert code == 0
-    assert out.startswith(f"# nvcourse predict{NBSP}: allreduce sur dgx-h100, 8 GPU par nœud x 1 nœud(s) = 8 rangs")
+    assert out.startswith(f"# nvcourse predict{NBSP}: allreduce sur dgx-h100, 8 GPU par nœud × 1 nœud = 8 rangs")
     assert f"\n# modèle{NBSP}: latences de NCCL par (algorithme, protocole)" in out
     assert f"\n# limité par la latence{NBSP}: latence " in out
     # the column header is nccl-tests' own, so a predicted row lines up with a pasted run
@@ -300,12 +301,12 @@ _TOPO_XML = os.path.join(FIXTURES, "topo_xml", "h100_vsi_8nic_roce_ibm_cloud.xml
     (["nccl-tests", _NCCL_TESTS, "--system", "dgx-h100"],
      ["op: allreduce (from the busbw/algbw ratio and the redop and in-place columns)",
       "ranks: 16; GPUs: NVIDIA H100 80GB HBM3; hosts: 2; NCCL version not printed",
-      "rows: 11 sizes, 8388608 to 8589934592 B", "model: dgx-h100, 8 GPU(s) per node x 2 node(s)"],
+      "rows: 11 sizes, 8388608 to 8589934592 B", "model: dgx-h100, 8 GPUs per node x 2 nodes"],
      [f"opération{NBSP}: allreduce (d'après le rapport busbw/algbw et les colonnes redop et in-place)",
       f"rangs{NBSP}: 16{NBSP}; GPU{NBSP}: NVIDIA H100 80GB HBM3{NBSP}; hôtes{NBSP}: 2{NBSP}; "
       f"version de NCCL{NBSP}: non affichée",
-      f"lignes{NBSP}: 11 tailles, de 8388608 à 8589934592{NBSP}B",
-      f"modèle{NBSP}: dgx-h100, 8 GPU par nœud x 2 nœud(s)",
+      f"lignes{NBSP}: 11 tailles, de 8{NNBSP}388{NNBSP}608 à 8{NNBSP}589{NNBSP}934{NNBSP}592{NBSP}B",
+      f"modèle{NBSP}: dgx-h100, 8 GPU par nœud × 2 nœuds",
       f"cause probable{NBSP}: ", f"indice{NBSP}: "],
      ["op: ", "ranks: ", "rows: ", "model: ", "likely: ", "evidence: ", "note: ", "Avg bus bandwidth (as printed)"]),
     (["ncclog", _NCCLOG],

@@ -43,9 +43,9 @@ def _cli(args: list[str], language: str) -> subprocess.CompletedProcess:
     (["nccl-tests", NCCL_TESTS, "--system", "dgx-h100"],
      ["well below the model (0.34x); plateau 155 GB/s matches none of the levels (ring level 347, level of the "
       "node's NICs 376 GB/s)", "155 GB/s is 0.41x the node's NICs (376 GB/s)"],
-     [f"nettement sous le modèle (0,34x){NBSP}; le plateau de 155{NBSP}GB/s ne correspond à aucun des niveaux "
+     [f"nettement sous le modèle (0,34×){NBSP}; le plateau de 155{NBSP}GB/s ne correspond à aucun des niveaux "
       f"(niveau de l'anneau 347, niveau des NIC du nœud 376{NBSP}GB/s)",
-      f"155{NBSP}GB/s vaut 0,41x les NIC du nœud (376{NBSP}GB/s)"]),
+      f"155{NBSP}GB/s vaut 0,41× les NIC du nœud (376{NBSP}GB/s)"]),
 ], ids=["ncclog", "nccl-tests"])
 def test_the_readers_verdicts_read_french_and_json_stays_english(args, english, french):
     en, fr = _cli(args, "en"), _cli(args, "fr")
@@ -61,8 +61,30 @@ def test_the_readers_verdicts_read_french_and_json_stays_english(args, english, 
 WALK = r'''
 import copy, glob, re, sys
 from nvcourse.nccl import ncclog, nccltests
-from nvcourse.nccl.diagnose import diagnose
+from nvcourse.nccl.diagnose import band_name, diagnose
+from nvcourse.nccl.ncclog_explain import problems
 out = []
+
+
+def counted(log, keep):
+    """``log`` with every count the paragraph states cut to ``keep`` (1: the singular forms) or doubled (2)."""
+    c = copy.deepcopy(log)
+    cut = (lambda xs: xs[:1]) if keep == 1 else (lambda xs: xs * 2)
+    for name in ("hosts", "net_devices", "warnings", "p2p_disabled_pairs", "signatures", "tuning_tables",
+                 "tuning_picks"):
+        setattr(c, name, cut(getattr(c, name)))
+    c.nranks = c.nranks and (1 if keep == 1 else c.nranks)
+    c.channels = c.channels and (1 if keep == 1 else c.channels)
+    for g in c.graphs:
+        g["channels"] = min(g["channels"], 1) if keep == 1 else g["channels"]
+    if keep == 1:
+        c.transports = {k: 1 for k in c.transports}
+        c.nvls["channels"] = None if c.nvls["channels"] is None else 1
+        c.gdr_connections = {k: min(v, 1) for k, v in c.gdr_connections.items()}
+        c.gdr_by_direction = {d: {k: min(v, 1) for k, v in by.items()} for d, by in c.gdr_by_direction.items()}
+    else:
+        c.transports = {k: 2 * v for k, v in c.transports.items()}
+    return c
 
 
 def show_log(text):
@@ -72,11 +94,26 @@ def show_log(text):
         return
     out.append(ncclog.explain(log))
     out.extend(str(v) for p in log.problems for v in p.values())
+    for keep in (1, 2):  # the singular and plural forms of every count
+        c = counted(log, keep)
+        out.append(ncclog.explain(c))
+        out.extend(str(v) for p in problems(c) for v in p.values())
+    if log.tuning_tables:  # a table of one algorithm and one protocol
+        c = counted(log, 1)
+        c.tuning_picks = []
+        c.tuning_tables = [{**t, "algorithms": t["algorithms"][:1], "protocols": t["protocols"][:1]}
+                           for t in c.tuning_tables]
+        out.append(ncclog.explain(c))
+    if log.gdr_connections.get("without"):  # one connection in all, and it without GDR
+        c = counted(log, 1)
+        c.gdr_connections = {"without": 1}
+        out.extend(str(v) for p in problems(c) for v in p.values())
 
 
 def show_run(run, **kw):
     d = diagnose(run, **kw)
     out.extend(b["verdict"] for b in d.bands)
+    out.extend(band_name(b["band"]) for b in d.bands)
     out.extend(str(v) for b in d.bands for c in b["causes"] for v in c.values())
     out.extend(str(v) for f in d.findings for v in f.values())
     out.extend(d.notes)
@@ -105,7 +142,9 @@ healthy = ("Physical Counters and BER Info\n------------------------------\n"
            "Link Down Counter                  : 0\nRaw Physical BER                   : 2E-9\n")
 margin = healthy.replace("Effective Physical Errors          : 0", "Effective Physical Errors : 42").replace(
     "15E-255", "3E-12")
-for text in (once, once + once, healthy, margin, "        SW Power Cap                      : Active\n" * 4):
+one = "     rx_prio3_pause: 1843\n"
+for text in (once, once + once, one + one, healthy, margin, "        SW Power Cap                      : Active\n" * 4,
+             "        SW Power Cap                      : Active\n", healthy + healthy):
     show_log(text)
 single = nccltests.read_text(open("nvcourse/data/nccl/h100_8gpu_single_node_markdown_indented.txt").read())
 ring_level = copy.deepcopy(single)  # the same run at the ring level: NVLS not at work

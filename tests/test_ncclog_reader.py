@@ -233,13 +233,13 @@ def test_heldout_graph_lines(name, graphs):
 
 def test_graph_lines_in_the_explanation():
     text = explain(load("graph_trees_a100pcie_2nodes_nccltests350.log"))
-    assert ("Topology search, per channel: ring: 1 channel(s) x 24 GB/s (paths LOC/PHB); tree: 1 channel(s) x "
+    assert ("Topology search, per channel: ring: 1 channel x 24 GB/s (paths LOC/PHB); tree: 1 channel x "
             "48 GB/s, 24 GB/s inter (paths LOC/PHB); tree: none found (paths LOC/PIX).") in text
     # NVLS counts heads, and no total: each head's bandwidth is reserved on every GPU's links
-    assert "NVLS: 7 head(s) x 3 GB/s (paths NVL/PHB)" in explain(load("graph_nvls_h100_2nodes_nccl1519.log"))
+    assert "NVLS: 7 heads x 3 GB/s (paths NVL/PHB)" in explain(load("graph_nvls_h100_2nodes_nccl1519.log"))
     ring = explain(read_text("h:1:2 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 12, bw 30.000000/30.000000, "
                              "type NVL/PIX, sameChannels 1"))
-    assert "ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)" in ring
+    assert "ring: 12 channels x 30 GB/s = 360 GB/s (paths NVL/PIX)" in ring
 
 
 # ---------------------------------------------------------------- NCCL's own P2P and ACS statements
@@ -321,7 +321,7 @@ def test_gdr_off_by_distance_on_2_30_where_the_distance_line_is_trace_only():
     assert log.version == "2.30.7" and log.gdr_distance == [] and log.gdr_hca is True
     assert log.gdr is False and log.gdr_connections == {"without": 4}
     (far,) = [p for p in log.problems if p.get("signature") == "gdr_distance"]
-    assert "4 of 4 network connection(s) without /GDRDMA" in far["problem"] and "TRACE" in far["problem"]
+    assert "4 of 4 network connections without /GDRDMA" in far["problem"] and "TRACE" in far["problem"]
     assert "no_gdr" not in cases_of(log)
     assert "Nothing in these lines looks wrong" not in explain(log)
 
@@ -355,7 +355,7 @@ def test_receive_with_gdrdma_and_send_without_is_the_read_policy_not_peermem():
     assert log.gdr_by_direction == {"receive": {"gdrdma": 4}, "send": {"without": 4}}
     assert log.gdr is False and log.gdr_connections == {"gdrdma": 4, "without": 4}
     (policy,) = [p for p in log.problems if "GDR" in p["problem"]]
-    assert "4 send connection(s) without /GDRDMA" in policy["problem"] and "off by policy" in policy["problem"]
+    assert "4 send connections without /GDRDMA" in policy["problem"] and "off by policy" in policy["problem"]
     assert "NCCL_NET_GDR_READ" in policy["cause"] and "nvidia-peermem" not in str(policy)
     assert "no_gdr" not in cases_of(log)
     assert "NCCL_NET_GDR_READ" in explain(log) and "peer-memory path works" in explain(log)

@@ -67,7 +67,7 @@ def test_shm_between_gpus_of_a_node_is_named_when_no_variable_explains_it():
                    "SHM/direct/direct\n" for r in (0, 1) for c in (0, 1))
     log = read_text(text)
     shm = [p for p in log.problems if "via SHM" in p["problem"]]
-    assert shm and shm[0]["problem"].startswith("4 connection(s)") and shm[0]["signature"] == "acs_redirect"
+    assert shm and shm[0]["problem"].startswith("4 connections") and shm[0]["signature"] == "acs_redirect"
     with_env = read_text("box:100:200 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1\n" + text)
     assert not [p for p in with_env.problems if "via SHM" in p["problem"]]  # the variable explains it
 
@@ -101,7 +101,7 @@ def test_one_reading_of_pause_counters_is_not_a_storm_two_growing_readings_are()
     assert [c["delta"] for c in log.counters] == [None, None] and "one reading cannot tell" in log.notes[0]
     assert "Nothing" not in explain(log) and "two readings" in explain(log)
     flat = read_text(once + once)
-    assert flat.signatures == [] and "2 counter(s) unchanged" in flat.notes[0]
+    assert flat.signatures == [] and "2 counters unchanged" in flat.notes[0]
     grown = read_text(once + "     rx_prio3_pause: 1843\n     tx_prio3_pause: 5012\n")
     (hit,) = grown.signatures
     assert hit["signature"] == "pfc_storm" and "rose by 5000" in hit["line"]
@@ -148,7 +148,7 @@ def test_mlxlink_symbol_errors_effective_errors_and_link_down_counter():
 def test_power_cap_is_a_fault_only_when_one_gpu_differs_and_efa_is_not_a_fault():
     cap = "        SW Power Cap                      : Active\n"
     same = read_text(cap * 4)
-    assert same.signatures == [] and "on all 4 GPU reading(s)" in same.notes[0]
+    assert same.signatures == [] and "on all 4 GPU readings" in same.notes[0]
     odd = read_text(cap * 3 + cap.replace("Active", "Not Active"))
     assert {s["signature"] for s in odd.signatures} == {"clocks_power"}
     assert "Active on 3, Not Active on 1" in odd.signatures[0]["line"]

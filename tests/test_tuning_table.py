@@ -152,7 +152,7 @@ def test_agreement_with_the_printed_picks_is_reported():
     log = load(EBPF)
     assert tuning_table.agreement(log.tuning_tables[0], log.tuning_picks) == {"matches": 18, "calls": 18,
                                                                               "differ": []}
-    assert "NCCL's printed pick for 18 of 18 call(s)" in log.to_json()["explanation"]
+    assert "NCCL's printed pick for 18 of 18 calls" in log.to_json()["explanation"]
 
 
 def test_author_trimmed_table_and_padded_pick_lines():

@@ -11,6 +11,7 @@ import argparse
 import numpy as np
 
 from .. import units
+from ..i18n import ngettext, number, whole
 from ..i18n import translate as _
 from ..textio import print_json
 from . import launch as launch_mode
@@ -115,9 +116,12 @@ def _table(rows: list[dict]) -> str:
     first = rows[0]
     launch = "" if first.get("launch", "device") == "device" else _(", launch {launch}").format(launch=first["launch"])
     head = (
-        _("# nvcourse predict: {op} on {system}, {gpus} GPU(s) per node x {nodes} node(s) = {ranks} ranks, NIC "
-          "{nic}, algo {algo}{launch}, NCCL {version}").format(
-            op=first["op"], system=first["system"], gpus=first["gpus"], nodes=first["nodes"], ranks=first["ranks"],
+        _("# nvcourse predict: {op} on {system}, {gpus} per node x {nodes} = {ranks}, NIC {nic}, algo "
+          "{algo}{launch}, NCCL {version}").format(
+            op=first["op"], system=first["system"],
+            gpus=ngettext("{n} GPU", "{n} GPUs", first["gpus"]).format(n=whole(first["gpus"])),
+            nodes=ngettext("{n} node", "{n} nodes", first["nodes"]).format(n=whole(first["nodes"])),
+            ranks=ngettext("{n} rank", "{n} ranks", first["ranks"]).format(n=whole(first["ranks"])),
             nic=first["fabric"], algo=first["requested_algo"], launch=launch,
             version=first.get("nccl_version", tuning.DEFAULT_VERSION)) + "\n"
         + _("# model: NCCL's per-(algorithm, protocol) latencies, catalog bandwidths; GB/s = 1e9 B/s per direction; "
@@ -190,8 +194,8 @@ def run(args: argparse.Namespace) -> int:
             print(format_text([d], notes, args.tuning))
         regime = _("latency-bound") if p.regime == "latency-bound" else _("bandwidth-bound")
         print(_("# {regime}: latency {latency} us + bandwidth {bandwidth} us").format(
-            regime=regime, latency=f"{p.latency_s * 1e6:.2f}", bandwidth=f"{p.bandwidth_s * 1e6:.2f}"))
+            regime=regime, latency=number(p.latency_s * 1e6, ".2f"), bandwidth=number(p.bandwidth_s * 1e6, ".2f")))
         if p.host_floor_s > p.device_time_s:
             print(_("# host-bound ({launch}): the host needs {host} us per call, the GPUs {device} us").format(
-                launch=p.launch, host=f"{p.host_floor_s * 1e6:.2f}", device=f"{p.device_time_s * 1e6:.2f}"))
+                launch=p.launch, host=number(p.host_floor_s * 1e6, ".2f"), device=number(p.device_time_s * 1e6, ".2f")))
     return 0

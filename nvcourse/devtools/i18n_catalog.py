@@ -2,7 +2,8 @@
 
 * ``locales/notebooks.pot``: one entry per paragraph, heading, list item and table of ``notebooks/*.ipynb`` and
   ``solutions/*.ipynb`` (the quizzes too; :mod:`.i18n_markdown` cuts them), located by ``path:cell-id``.
-* ``locales/nvcourse.pot``: every ``_("...")`` / ``ngettext(...)`` string of ``nvcourse/`` (Babel's extractor),
+* ``locales/nvcourse.pot``: every ``_("...")`` / ``ngettext(...)`` / ``pgettext(context, ...)`` string of
+  ``nvcourse/`` (Babel's extractor; a context becomes the entry's ``msgctxt``),
   located by file (no line numbers: moving code does not make the template stale); then the string fields of the
   data files shown to learners (``DATA_FIELDS``), located by ``file:table.key.field``, which display code passes
   through :func:`nvcourse.i18n.data_text` (the data files stay English, the one source).
@@ -33,7 +34,8 @@ DOMAINS = ("notebooks", "nvcourse")
 SKIP_PY = ("nvcourse/devtools/",)
 #: ...except the generators of pages learners read in every language (the cheat sheet)
 LEARNER_PY = ("nvcourse/devtools/cheatsheet.py",)
-KEYWORDS = {"_": None, "ngettext": (1, 2)}
+#: Babel keyword specs: ``(1, "c")`` is the context argument (``msgctxt``) of ``pgettext(context, message)``
+KEYWORDS = {"_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2), "npgettext": ((1, "c"), 2, 3)}
 WRAP = 100
 HEADER = {"Project-Id-Version": "nvcourse", "MIME-Version": "1.0",
           "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
@@ -57,13 +59,14 @@ def _new_file(lang: str | None = None) -> polib.POFile:
     return po
 
 
-def _add(po: polib.POFile, index: dict, msgid: str, where: str, comment: str = "", plural: str = "") -> None:
-    entry = index.get(msgid)
+def _add(po: polib.POFile, index: dict, msgid: str, where: str, comment: str = "", plural: str = "",
+         context: str | None = None) -> None:
+    entry = index.get((context, msgid))
     if entry is None:
         entry = polib.POEntry(msgid=msgid, msgstr="", comment=comment, msgid_plural=plural,
-                              msgstr_plural={0: "", 1: ""} if plural else {})
+                              msgstr_plural={0: "", 1: ""} if plural else {}, msgctxt=context)
         po.append(entry)
-        index[msgid] = entry
+        index[(context, msgid)] = entry
     if (where, "") not in entry.occurrences:
         entry.occurrences.append((where, ""))
 
@@ -89,11 +92,11 @@ def python_template(root: Path = ROOT) -> polib.POFile:
         rel = path.relative_to(root).as_posix()
         if rel.startswith(SKIP_PY) and rel not in LEARNER_PY:
             continue
-        for _line, message, _comments, _ctx in extract_from_file("python", path, keywords=KEYWORDS):
+        for _line, message, _comments, ctx in extract_from_file("python", path, keywords=KEYWORDS):
             if isinstance(message, tuple):
-                _add(po, index, message[0], rel, plural=message[1])
+                _add(po, index, message[0], rel, plural=message[1], context=ctx)
             elif message:
-                _add(po, index, message, rel)
+                _add(po, index, message, rel, context=ctx)
     _add_data_fields(po, index, root)
     return po
 
@@ -140,14 +143,14 @@ def _fuzzy_source(entry: polib.POEntry, gone: list[polib.POEntry]) -> polib.POEn
 def merge(template: polib.POFile, old: polib.POFile, lang: str) -> polib.POFile:
     """``template`` with ``old``'s translations: kept when the English is unchanged, offered as *fuzzy* (with the
     previous English) when it changed, empty when new; translations no longer used are kept as obsolete."""
-    known = {e.msgid: e for e in old}
-    wanted = {t.msgid for t in template}
-    gone = [e for e in old if e.msgid not in wanted and (e.msgstr or any(e.msgstr_plural.values()))]
+    known = {(e.msgctxt, e.msgid): e for e in old}  # an entry is its context and its English
+    wanted = {(t.msgctxt, t.msgid) for t in template}
+    gone = [e for e in old if (e.msgctxt, e.msgid) not in wanted and (e.msgstr or any(e.msgstr_plural.values()))]
     po = _new_file(lang)
     for t in template:
-        e = polib.POEntry(msgid=t.msgid, msgid_plural=t.msgid_plural, comment=t.comment,
+        e = polib.POEntry(msgid=t.msgid, msgid_plural=t.msgid_plural, comment=t.comment, msgctxt=t.msgctxt,
                           occurrences=list(t.occurrences), msgstr="", msgstr_plural=dict(t.msgstr_plural))
-        prev = known.get(t.msgid)
+        prev = known.get((t.msgctxt, t.msgid))
         if prev is not None:
             e.msgstr, e.msgstr_plural = prev.msgstr, dict(prev.msgstr_plural) or e.msgstr_plural
             e.flags = [f for f in prev.flags if f == "fuzzy"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from .. import catalog
-from ..i18n import data_text
+from .. import catalog, i18n
+from ..i18n import data_text, ngettext
 from ..i18n import translate as _
 from ..textio import print_json, read_input
 from . import ncclog, nccltests
-from .diagnose import diagnose
+from .diagnose import band_name, diagnose
 from .signatures import match_text
 
 __all__ = ["register", "read_input", "run_nccl_tests", "run_ncclog"]
@@ -79,13 +79,16 @@ def format_report(run, diag) -> str:
     for n in run.notes:
         lines.append(_("note: {note}").format(note=n))
     if diag.system:
-        lines.append(_("model: {system}, {gpus} GPU(s) per node x {nodes} node(s)").format(
-            system=diag.system, gpus=diag.gpus, nodes=diag.nodes))
+        lines.append(_("model: {system}, {gpus} per node x {nodes}").format(
+            system=diag.system, gpus=ngettext("{n} GPU", "{n} GPUs", _some(diag.gpus)).format(n=i18n.whole(diag.gpus)),
+            nodes=ngettext("{n} node", "{n} nodes", _some(diag.nodes)).format(n=i18n.whole(diag.nodes))))
     for f in diag.findings:
         lines.append(_("finding: {finding} -- likely: {cause} [{source}]").format(
             finding=f["finding"], cause=f["cause"], source=f["source"]))
     for b in diag.bands:
-        lines.append(f"{b['band']:>10} ({b['sizes'][0]}-{b['sizes'][1]} B): {b['verdict']}")
+        lines.append(_("{band} ({first}-{last} B): {verdict}").format(
+            band=f"{band_name(b['band']):>10}", first=i18n.whole(b["sizes"][0]), last=i18n.whole(b["sizes"][1]),
+            verdict=b["verdict"]))
         for c in b["causes"]:
             lines.append(f"{'':>12}" + _("likely: {cause} [{source}]").format(cause=c["cause"], source=c["source"]))
             if c.get("evidence"):
@@ -98,6 +101,11 @@ def format_report(run, diag) -> str:
             title=data_text(sig["title"]), line=sig["line"][:100], cause=data_text(sig["cause"]), source=sig["source"]))
         lines.append(f"{'':>11}" + _("fix: {fix}").format(fix=data_text(sig["fix"])))
     return "\n".join(lines)
+
+
+def _some(n: int | None) -> int:
+    """The count that picks a message's plural form: ``n``, or the plural when not known (``None GPUs``)."""
+    return 2 if n is None else n
 
 
 def _run_lines(run) -> list[str]:
@@ -115,20 +123,21 @@ def _run_lines(run) -> list[str]:
     source = ""
     if run.op_source:
         source = sources.get(run.op_source) or _(" (from the {source})").format(source=run.op_source)
-    ranks = run.nranks if run.nranks is not None else _("not printed")
+    ranks = i18n.whole(run.nranks) if run.nranks is not None else _("not printed")
     lines = [_("op: {op}").format(op=op) + source,
              _("ranks: {ranks}; GPUs: {gpus}; hosts: {hosts}; NCCL {version}").format(
-                 ranks=ranks, gpus=", ".join(run.gpus) or "-", hosts=len(run.hosts) or "-",
+                 ranks=ranks, gpus=", ".join(run.gpus) or "-", hosts=i18n.whole(len(run.hosts)) if run.hosts else "-",
                  version=run.nccl_version or _("version not printed"))]
     if run.rows:
-        lines.append(_("rows: {n} sizes, {first} to {last} B; largest-size busbw {busbw} GB/s (out-of-place)").format(
-            n=len(run.rows), first=run.rows[0]["bytes"], last=run.rows[-1]["bytes"],
-            busbw=run.rows[-1]["oop_busbw_GBps"]))
+        lines.append(_("rows: {sizes}, {first} to {last} B; largest-size busbw {busbw} GB/s (out-of-place)").format(
+            sizes=ngettext("{n} size", "{n} sizes", len(run.rows)).format(n=i18n.whole(len(run.rows))),
+            first=i18n.whole(run.rows[0]["bytes"]), last=i18n.whole(run.rows[-1]["bytes"]),
+            busbw=i18n.number(run.rows[-1]["oop_busbw_GBps"], "")))
     else:
         lines.append(_("rows: none (the note below says why)"))
     if run.avg_busbw_GBps is not None:
         lines.append(_("Avg bus bandwidth (as printed): {busbw} GB/s; out of bounds: {oob}").format(
-            busbw=f"{run.avg_busbw_GBps:g}", oob=run.out_of_bounds))
+            busbw=i18n.number(run.avg_busbw_GBps, "g"), oob=i18n.whole(run.out_of_bounds)))
     return lines
 
 

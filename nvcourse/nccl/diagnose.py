@@ -13,17 +13,28 @@ import statistics
 from dataclasses import dataclass, field
 
 from .. import _data, i18n
+from ..i18n import pgettext
 from ..i18n import translate as _
 from .nccltests import NcclTestsRun
 
-__all__ = ["BANDS", "NO_OVERLAY_OPS", "Diagnosis", "cases", "diagnose", "nic_GBps_per_node", "pcie_GBps",
-           "recognise_system"]
+__all__ = ["BANDS", "NO_OVERLAY_OPS", "Diagnosis", "band_name", "cases", "diagnose", "nic_GBps_per_node",
+           "pcie_GBps", "recognise_system"]
 
 BANDS: tuple[tuple[str, int, float], ...] = (
     ("latency", 0, 64 * 1024),
     ("transition", 64 * 1024, 32 * 1024 * 1024),
     ("bandwidth", 32 * 1024 * 1024, float("inf")),
 )
+
+
+
+def band_name(band: str) -> str:
+    """A size band's name as the text report shows it, in the reader's language (``band`` is the stable key of
+    ``BANDS``, English in ``--json``)."""
+    names = {"latency": pgettext("size band", "latency"), "transition": pgettext("size band", "transition"),
+             "bandwidth": pgettext("size band", "bandwidth")}
+    return names.get(band, band)
+
 
 # GPU names as nccl-tests prints them -> catalog system whose GPUs they are (SXM parts on NVLink boards only;
 # PCIe or cut-down parts such as H800 or "H200 NVL" are not recognised, since their links differ).

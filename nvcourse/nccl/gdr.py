@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from .. import i18n
+from ..i18n import ngettext
 from ..i18n import translate as _
 
 __all__ = ["read_gdr_line", "count_connection", "decide", "describe", "off_by_distance_problem", "off_problem",
@@ -95,12 +96,15 @@ def describe(log) -> str | None:
     conn = log.gdr_connections
     n_with, n_without = conn.get("gdrdma", 0), conn.get("without", 0)
     if n_with and n_without and _sends_off_by_read_policy(log):
-        return _("GPUDirect RDMA is on for every receive connection and off for {n} send connection(s): NCCL "
-                 "decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works."
-                 ).format(n=n_without)
+        return ngettext("GPUDirect RDMA is on for every receive connection and off for {n} send connection: NCCL "
+                        "decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works.",
+                        "GPUDirect RDMA is on for every receive connection and off for {n} send connections: NCCL "
+                        "decides GDR for sends (GDR read) apart, under NCCL_NET_GDR_READ; the peer-memory path works.",
+                        n_without).format(n=i18n.whole(n_without))
     if n_with and n_without:
         return _("GPUDirect RDMA is on for {n_with} of {total} network connections (NET/.../GDRDMA) and off for "
-                 "the other {n_without}.").format(n_with=n_with, total=n_with + n_without, n_without=n_without)
+                 "the other {n_without}.").format(n_with=i18n.whole(n_with), total=i18n.whole(n_with + n_without),
+                                                   n_without=i18n.whole(n_without))
     if log.gdr is True:
         return _("GPUDirect RDMA is on (NET/.../GDRDMA).")
     if log.gdr is False:
@@ -118,10 +122,14 @@ def off_by_distance_problem(log, matched: set[str], record: dict) -> dict | None
     if not n_without or not log.gdr_hca or matched & {"no_peermem", "gdr_distance"}:
         return None
     total = n_without + log.gdr_connections.get("gdrdma", 0)
-    return {"problem": _("{n} of {total} network connection(s) without /GDRDMA although the NIC supports it ('GPU "
-                         "Direct RDMA Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); "
-                         "from NCCL 2.30.3 the distance line is printed only at TRACE level, so compare "
-                         "`nvidia-smi topo -m`").format(n=n_without, total=total),
+    return {"problem": ngettext(
+                "{n} of {total} network connection without /GDRDMA although the NIC supports it ('GPU Direct RDMA "
+                "Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); from NCCL 2.30.3 the "
+                "distance line is printed only at TRACE level, so compare `nvidia-smi topo -m`",
+                "{n} of {total} network connections without /GDRDMA although the NIC supports it ('GPU Direct RDMA "
+                "Enabled for HCA'): GPUDirect RDMA is off by distance (NCCL_NET_GDR_LEVEL); from NCCL 2.30.3 the "
+                "distance line is printed only at TRACE level, so compare `nvidia-smi topo -m`", total).format(
+                n=i18n.whole(n_without), total=i18n.whole(total)),
             "case": None, "signature": "gdr_distance" if record else None,
             "cause": i18n.data_text(record.get("cause")), "fix": i18n.data_text(record.get("fix")),
             "source": record.get("source_url")}
@@ -137,8 +145,11 @@ def read_policy_problem(log) -> dict | None:
     why = (_("NCCL_NET_GDR_READ={value} is set").format(value=env) if env is not None else _(
         "NCCL_NET_GDR_READ's default turns GDR reads off on GPUs older than Ampere unless the GPU has an NVLink peer "
         "(or is the only GPU); on Ampere and newer look for NCCL_NET_GDR_READ=0"))
-    return {"problem": _("{n} send connection(s) without /GDRDMA while every receive connection has it: GPUDirect "
-                         "RDMA reads (sends) are off by policy, not a missing peer-memory module").format(n=n_send),
+    return {"problem": ngettext(
+                "{n} send connection without /GDRDMA while every receive connection has it: GPUDirect RDMA reads "
+                "(sends) are off by policy, not a missing peer-memory module",
+                "{n} send connections without /GDRDMA while every receive connection has it: GPUDirect RDMA reads "
+                "(sends) are off by policy, not a missing peer-memory module", n_send).format(n=i18n.whole(n_send)),
             "case": None, "signature": None,
             "cause": _("NCCL decides GDR for sends apart from receives: {why}").format(why=why),
             "fix": _("nothing to reload; if sends should use GDR, set NCCL_NET_GDR_READ=1 and measure"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import i18n
+from ..i18n import ngettext
 from ..i18n import translate as _
 from . import gdr as _gdr
 from .diagnose import cases
@@ -51,9 +52,12 @@ def _shm_problem(log: NcclLog) -> list[dict]:
     if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
         return []
     acs = records().get("acs_redirect", {})
-    return [{"problem": _("{n} connection(s) between GPUs of one node go via SHM (host memory): P2P is off for "
-                          "them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without P2P "
-                          "support)").format(n=shm),
+    return [{"problem": ngettext("{n} connection between GPUs of one node goes via SHM (host memory): P2P is off "
+                                 "for it (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs without "
+                                 "P2P support)",
+                                 "{n} connections between GPUs of one node go via SHM (host memory): P2P is off "
+                                 "for them (NCCL_P2P_DISABLE or NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM, or GPUs "
+                                 "without P2P support)", shm).format(n=i18n.whole(shm)),
              "case": None, "signature": "acs_redirect" if acs else None, "cause": i18n.data_text(acs.get("cause")),
              "source": acs.get("source_url")}]
 
@@ -76,8 +80,10 @@ def problems(log: NcclLog) -> list[dict]:
     if log.p2p_disabled_pairs:
         pairs = ", ".join(f"{a}-{b}" for a, b in log.p2p_disabled_pairs[:6])
         more = ", ..." if len(log.p2p_disabled_pairs) > 6 else ""
-        out.append({"problem": _("NCCL says P2P is disabled between {n} GPU pair(s) ({pairs})").format(
-            n=len(log.p2p_disabled_pairs), pairs=pairs + more), **_case("p2p_disabled_pair")})
+        n = len(log.p2p_disabled_pairs)
+        out.append({"problem": ngettext("NCCL says P2P is disabled between {n} GPU pair ({pairs})",
+                                        "NCCL says P2P is disabled between {n} GPU pairs ({pairs})", n).format(
+            n=i18n.whole(n), pairs=pairs + more), **_case("p2p_disabled_pair")})
     if any("ACS is enabled" in h or "error 4" in h for h in log.hints):
         out.append({"problem": _("IB completion error 4 (a local protection error): PCIe ACS breaking GPUDirect "
                                  "RDMA is the usual cause"), **_case("acs_hint")})
@@ -99,7 +105,9 @@ def problems(log: NcclLog) -> list[dict]:
                     **_case("nvls_missing")})
     out += _env_problems(log, covered)
     if log.warnings:
-        out.append({"problem": _("{n} WARN line(s): {line}").format(n=len(log.warnings), line=log.warnings[0][:120]),
+        n = len(log.warnings)
+        out.append({"problem": ngettext("{n} WARN line: {line}", "{n} WARN lines: {line}", n).format(
+                        n=i18n.whole(n), line=log.warnings[0][:120]),
                     "case": None, "cause": None, "source": None})
     if nodes and nodes > 1 and log.net_kind is None and not has_net:
         out.append({"problem": _("several nodes but no network line in the log (filtered paste?)"), "case": None,
@@ -108,16 +116,18 @@ def problems(log: NcclLog) -> list[dict]:
 
 
 def _graph_text(g: dict) -> str:
-    """'ring: 12 channel(s) x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's
+    """'ring: 12 channels x 30 GB/s = 360 GB/s (paths NVL/PIX)'; NVLS counts heads, which share each GPU's
     links, so no total."""
     bw, n = g["bw_intra_GBps"], g["channels"]
     paths = _(" (paths {intra}/{inter})").format(intra=g["type_intra"], inter=g["type_inter"])
     if n == 0:
         return _("{name}: none found").format(name=g["name"]) + paths
     if g["pattern"] == 5:
-        text = _("NVLS: {n} head(s) x {bw} GB/s").format(n=n, bw=_num(bw))
+        text = ngettext("NVLS: {n} head x {bw} GB/s", "NVLS: {n} heads x {bw} GB/s", n).format(
+            n=i18n.whole(n), bw=_num(bw))
     else:
-        text = _("{name}: {n} channel(s) x {bw} GB/s").format(name=g["name"], n=n, bw=_num(bw)) + (
+        text = ngettext("{name}: {n} channel x {bw} GB/s", "{name}: {n} channels x {bw} GB/s", n).format(
+            name=g["name"], n=i18n.whole(n), bw=_num(bw)) + (
             _(" = {total} GB/s").format(total=_num(n * bw)) if n > 1 else "")
     if g["bw_inter_GBps"] != bw:
         text += _(", {bw} GB/s inter").format(bw=_num(g["bw_inter_GBps"]))
@@ -131,21 +141,23 @@ def _notes(log: NcclLog) -> list[str]:
 
 def _empty(log: NcclLog) -> str:
     """The paragraph of a paste with no NCCL debug line (signatures or counters only)."""
-    found = (_("; it matches failure signature(s): {list}").format(list=_join(
+    found = (ngettext("; it matches failure signature: {list}", "; it matches failure signatures: {list}",
+                      len(log.signatures)).format(list=_join(
         f"{i18n.data_text(s['title'])} ('{s['line'][:120]}')" for s in log.signatures)) if log.signatures else "")
     notes = (" " + _("Read: {notes}.").format(notes=_join(_notes(log)))) if log.notes else ""
     return _("No NCCL debug line in the paste{found}.").format(found=found) + notes
 
 
 def _opening(log: NcclLog) -> str:
-    """'NCCL 2.19.3 with 16 ranks on 2 host(s) seen (a, b).'"""
+    """'NCCL 2.19.3 with 16 ranks on 2 hosts seen (a, b).'"""
     who = _("NCCL {version}").format(version=log.version) if log.version else _("NCCL (version not in the paste)")
     scale = []
     if log.nranks:
-        scale.append(_("{n} ranks").format(n=log.nranks))
+        scale.append(ngettext("{n} rank", "{n} ranks", log.nranks).format(n=i18n.whole(log.nranks)))
     if log.hosts:
         more = ", ..." if len(log.hosts) > 4 else ""
-        scale.append(_("{n} host(s) seen ({hosts})").format(n=len(log.hosts), hosts=", ".join(log.hosts[:4]) + more))
+        scale.append(ngettext("{n} host seen ({hosts})", "{n} hosts seen ({hosts})", len(log.hosts)).format(
+            n=i18n.whole(len(log.hosts)), hosts=", ".join(log.hosts[:4]) + more))
     return who + ((_(" with ") + _(" on ").join(scale)) if scale else "") + "."
 
 
@@ -153,17 +165,27 @@ def _tuning(log: NcclLog) -> list[str]:
     parts = []
     if log.tuning_tables:
         t = log.tuning_tables[0]
-        parts.append(_("TUNING table ({printed} printed): {na} algorithm(s) ({algorithms}) x {np} protocol(s) for "
-                       "{collectives}").format(printed=len(log.tuning_tables), na=len(t["algorithms"]),
-                                               algorithms=", ".join(t["algorithms"]), np=len(t["protocols"]),
-                                               collectives=", ".join(t["collectives"]))
+        na, nps = len(t["algorithms"]), len(t["protocols"])
+        nt = len(log.tuning_tables)
+        parts.append(ngettext("TUNING table ({printed} printed): {algorithms} x {protocols} for {collectives}",
+                              "TUNING table ({printed} printed): {algorithms} x {protocols} for {collectives}",
+                              nt).format(
+                         printed=i18n.whole(nt),
+                         algorithms=ngettext("{n} algorithm ({names})", "{n} algorithms ({names})", na).format(
+                             n=i18n.whole(na), names=", ".join(t["algorithms"])),
+                         protocols=ngettext("{n} protocol", "{n} protocols", nps).format(n=i18n.whole(nps)),
+                         collectives=", ".join(t["collectives"]))
                      + (_(" (cut in the paste)") if t["truncated"] else "")
                      + _("; `nvcourse predict OP ... --tuning FILE` shows NCCL's pick per size from it."))
     if log.tuning_picks:
-        parts.append(_("NCCL's own pick printed for {n} call(s).").format(n=len(log.tuning_picks)))
+        n = len(log.tuning_picks)
+        parts.append(ngettext("NCCL's own pick printed for {n} call.", "NCCL's own pick printed for {n} calls.",
+                              n).format(n=i18n.whole(n)))
         if log.tuning_tables and (agree := agreement(log.tuning_tables[0], log.tuning_picks))["calls"]:
-            parts.append(_("The table's cheapest (algorithm, protocol) is NCCL's printed pick for {matches} of "
-                           "{calls} call(s).").format(matches=agree["matches"], calls=agree["calls"]))
+            parts.append(ngettext("The table's cheapest (algorithm, protocol) is NCCL's printed pick for {matches} "
+                                  "of {calls} call.", "The table's cheapest (algorithm, protocol) is NCCL's printed "
+                                  "pick for {matches} of {calls} calls.", agree["calls"]).format(
+                matches=i18n.whole(agree["matches"]), calls=i18n.whole(agree["calls"])))
     return parts
 
 
@@ -173,28 +195,30 @@ def explain(log: NcclLog) -> str:
         return _empty(log)
     parts = [_opening(log)]
     if log.net:
-        nd = _(" over {n} device(s) ({devices})").format(
-            n=len(log.net_devices), devices=", ".join(log.net_devices[:4])) if log.net_devices else ""
+        nd = ngettext(" over {n} device ({devices})", " over {n} devices ({devices})", len(log.net_devices)).format(
+            n=i18n.whole(len(log.net_devices)), devices=", ".join(log.net_devices[:4])) if log.net_devices else ""
         parts.append(_("Network: {net}{devices}.").format(net=log.net, devices=nd))
     if gdr_words := _gdr.describe(log):
         parts.append(gdr_words)
     if log.dmabuf:
         parts.append(_("DMA-BUF is available for GPU memory registration."))
     if log.transports:
-        t = ", ".join(f"{k} x{v}" for k, v in sorted(log.transports.items(), key=lambda kv: -kv[1]))
+        t = ", ".join(f"{k} {i18n.times(i18n.whole(v))}" for k, v in sorted(log.transports.items(),
+                                                                              key=lambda kv: -kv[1]))
         parts.append(_("Connections by transport: {list}.").format(list=t))
     if log.channels:
-        parts.append(_("{n} channel(s).").format(n=log.channels))
+        parts.append(ngettext("{n} channel.", "{n} channels.", log.channels).format(n=i18n.whole(log.channels)))
     if log.graphs:
         parts.append(_("Topology search, per channel: {graphs}.").format(
             graphs=_join(_graph_text(g) for g in log.graphs)))
     if log.nvls["supported"] is not None or log.nvls["channels"] is not None:
         s = {True: _("supported"), False: _("NOT supported"), None: _("support not stated")}[log.nvls["supported"]]
-        ch = _(", {n} nvls channels").format(n=log.nvls["channels"]) if log.nvls["channels"] is not None else ""
+        nv = log.nvls["channels"]
+        ch = "" if nv is None else ngettext(", {n} nvls channel", ", {n} nvls channels", nv).format(n=i18n.whole(nv))
         parts.append(_("NVLS: {support}{channels}.").format(support=s, channels=ch))
     parts += _tuning(log)
     if log.jobs > 1:
-        parts.append(_("The paste mixes {n} jobs or communicators.").format(n=log.jobs))
+        parts.append(_("The paste mixes {n} jobs or communicators.").format(n=i18n.whole(log.jobs)))
     if log.notes:
         parts.append(_("Read: {notes}.").format(notes=_join(_notes(log))))
     shown = problems(log) if log.problems else []  # in the reader's language (log.problems may be English)

@@ -28,7 +28,7 @@ import re
 from functools import cache
 from importlib import resources
 
-from ..i18n import data_text
+from ..i18n import data_text, ngettext, whole
 from ..i18n import translate as _
 from .paste import clean_line
 
@@ -152,11 +152,13 @@ def reading_notes(counters: list[dict], text: str) -> list[str]:
                        "pauses on a lossless priority are normal), so one reading cannot tell a fault from health; "
                        "paste two readings taken a few seconds apart during the run").format(counters=shown))
     if still := [c for c in counters if c["delta"] == 0]:
-        notes.append(_("{count} counter(s) unchanged between two readings ({counter})").format(
-            count=len(still), counter=", ".join(c["counter"] for c in still)))
+        notes.append(ngettext("{count} counter unchanged between two readings ({counter})",
+                              "{count} counters unchanged between two readings ({counter})", len(still)).format(
+            count=whole(len(still)), counter=", ".join(c["counter"] for c in still)))
     for h in healthy_readings(text):
-        notes.append(_("{count} line(s) read as healthy for the check '{title}'").format(
-            count=h["lines"], title=data_text(h["title"])))
+        notes.append(ngettext("{count} line read as healthy for the check '{title}'",
+                              "{count} lines read as healthy for the check '{title}'", h["lines"]).format(
+            count=whole(h["lines"]), title=data_text(h["title"])))
     for rec in records().values():
         margin = [p for p in rec.get("margin_patterns", []) if re.search(p, text, re.M)]
         if margin:
@@ -164,9 +166,11 @@ def reading_notes(counters: list[dict], text: str) -> list[str]:
                            "across readings, not a fault to page on").format(title=data_text(rec["title"])))
     for (_sid, name), vals in _readings(text, "peer_patterns").items():
         if len(set(vals)) == 1:
-            notes.append(_("{name} {value} on all {count} GPU reading(s): a fault only when one GPU differs from its "
-                           "peers (at its power limit under load, every GPU may show it)").format(
-                name=name, value=vals[0], count=len(vals)))
+            notes.append(ngettext("{name} {value} on all {count} GPU reading: a fault only when one GPU differs from "
+                                  "its peers (at its power limit under load, every GPU may show it)",
+                                  "{name} {value} on all {count} GPU readings: a fault only when one GPU differs from "
+                                  "its peers (at its power limit under load, every GPU may show it)", len(vals)).format(
+                name=name, value=vals[0], count=whole(len(vals))))
     for rec in records().values():
         if rec.get("fault") is False and any(re.search(p, text) for p in rec.get("log_patterns", [])):
             notes.append(_("recognised, not a fault: {title}").format(title=data_text(rec["title"])))
