@@ -107,7 +107,7 @@ def test_only_one_sentence_shows_under_the_table_and_it_holds(algorithm, nodes, 
                             routing="dmodk", placement=placement)
     if algorithm == "sharp":
         assert e.time_s < e.intra_s + e.inter_s
-    over = "(over 100 %: why, in the details below)" in head
+    over = "(over 100 %: bus bandwidth counts 2(p−1)/p of the buffer" in head
     assert over == ("Efficiency above 100 %" in rest)
 
 

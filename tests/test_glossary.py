@@ -48,6 +48,7 @@ TERMS = {
     "sharp": r"\bSHARP\b|\bCollNet\b",
     "symmetric-kernels": r"symmetric-memory|symmetric window",
     "nvlstree": r"\bNVLSTree\b",
+    "double-binary-tree": r"\bdouble binary tree\b",
     "pat": r"\bPAT\b",
     "infiniband": r"InfiniBand",
     "roce": r"\bRoCE\b",

@@ -97,7 +97,8 @@ def test_06_section_4_says_where_the_chain_sets_the_pace_and_what_the_dashboard_
 def test_06_words_a_fresh_learner_met_undefined_are_defined_or_linked():
     text = prose(_FAB)
     assert "(PFC pause frames and ECN congestion marks, [glossary](../docs/glossary.md#pfc-ecn)" in text
-    assert "**double binary tree** between the nodes (two trees, each carrying half the data)" in text
+    assert ("[**double binary tree**](../docs/glossary.md#double-binary-tree) between the nodes (two trees, each "
+            "carrying half the data)") in text
     assert "(or [NVLSTree](../docs/glossary.md#nvlstree))" in text
     # the course's module and parameter names are not learner words
     assert "`costmodel`" not in text and 'algo="hierarchical"' not in text

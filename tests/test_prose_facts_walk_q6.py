@@ -22,9 +22,9 @@ def _slowest(nodes: int, placement: str, routing: str) -> float:
 # ------------------------------------------------------------------------------------------------------------ 06
 def test_06_static_routes_collide_less_on_64_to_256_nodes_never_on_a_packed_ring_and_no_better_at_512():
     text = prose(FAB)
-    assert ("InfiniBand's static routes are not random: on a packed ring they never collide, and on scattered jobs of "
-            "64 to 256 nodes (below: 128) they collide less (at 512 nodes, with a third tier of core switches, no "
-            "better than hashing).") in text
+    assert ("**InfiniBand's static routes are not random.** On a packed ring they never collide. On scattered jobs "
+            "of 64 to 256 nodes (below: 128) they collide less than hashing. At 512 nodes, with a third tier of core "
+            "switches, they do no better.") in text
     for nodes in (64, 128, 256, 512):
         assert _slowest(nodes, "packed", "dmodk") == pytest.approx(50.0)
     for nodes in (64, 128, 256):

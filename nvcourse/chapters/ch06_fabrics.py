@@ -252,16 +252,21 @@ def _look_at(est, fab, link, system: str, algorithm: str) -> str:
     if algorithm in ("ring", "tree") and est.sim is not None and fab.rails > 1:
         alone, latency, bandwidth = _pace(est, fab, link, system, algorithm)
         if bandwidth > 1e-3 * est.time_s:
-            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}, the network's latency "
-                     "adds {latency} and its bandwidth {bandwidth}, so this network sets the pace.")
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}{means}, the network's "
+                     "latency adds {latency} and its bandwidth {bandwidth}, so this network sets the pace.")
         elif est.latency_s > est.time_s / 2:
-            text = _("Look at the time and what sets its pace: NVLink alone would take {alone} and the network's "
-                     "latency adds {latency}; more network bandwidth would not shorten it, and the latency terms "
-                     "(NVLink's and the network's steps) are {terms} of it, so latency sets the pace.")
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}{means} and the "
+                     "network's latency adds {latency}; more network bandwidth would not shorten it, and the latency "
+                     "terms (NVLink's and the network's steps) are {terms} of it, so latency sets the pace.")
         else:
-            text = _("Look at the time and what sets its pace: NVLink alone would take {alone} and the network's "
-                     "latency adds {latency}; more network bandwidth would not shorten it, so NVLink sets the pace.")
-        return text.format(alone=_time(alone), latency=_time(latency), bandwidth=_time(bandwidth),
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}{means} and the "
+                     "network's latency adds {latency}; more network bandwidth would not shorten it, so NVLink sets "
+                     "the pace.")
+        # what "NVLink alone" is: the same ring with NVLink's bandwidth and per-step latency on every step, or the
+        # tree's chain through the node's GPUs on its own (the readout's "inside nodes" in both cases)
+        means = (_(" (the same ring with NVLink's bandwidth and latency on every step)") if algorithm == "ring" else
+                 _(" (the chain through one node's GPUs)"))
+        return text.format(alone=_time(alone), means=means, latency=_time(latency), bandwidth=_time(bandwidth),
                            terms=_time(est.latency_s))
     parts = {_("between nodes"): est.inter_s, _("inside nodes"): est.intra_s}
     big, small = sorted(parts, key=parts.get, reverse=True)
@@ -278,7 +283,8 @@ def _readout(est, base, fab, link, routing: str, algorithm: str, system: str = "
     rows = [[_("all-reduce time"), f"<b>{_time(est.time_s)}</b>"],
             [_("bus bandwidth"), localize_numbers(f"{est.busbw_GBps:.3g} GB/s")],
             [_("scaling efficiency vs 2 nodes"),
-             _pct(eff) if eff <= 1.0 else _("{pct} (over 100 %: why, in the details below)").format(pct=_pct(eff))]]
+             _pct(eff) if eff <= 1.0 else _("{pct} (over 100 %: bus bandwidth counts 2(p−1)/p of the buffer, a "
+                                            "factor that grows with the GPU count p)").format(pct=_pct(eff))]]
     if est.sim is not None:
         rows += [[_("slowest network flow"), _("{rate} of {line} GB/s").format(
                      rate=_rate(est.sim.min_rate_GBps), line=number(fab.port_GBps_dir, "g"))],
@@ -295,10 +301,8 @@ def _readout(est, base, fab, link, routing: str, algorithm: str, system: str = "
         + _("<details><summary>the fabric, the time split and the model</summary>")
         + f"{how}{_above_100(eff, est, base)}<br>"
         + f"<i>{_html.escape(fab.describe())}</i><br>"
-        + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency}. Bus bandwidth {busbw} GB/s, "
-            "scaling efficiency vs 2 nodes {eff}.").format(
-            intra=_time(est.intra_s), inter=_time(est.inter_s), latency=_time(est.latency_s),
-            busbw=_rate(est.busbw_GBps), eff=_pct(eff)) + "<br>"
+        + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency}.").format(
+            intra=_time(est.intra_s), inter=_time(est.inter_s), latency=_time(est.latency_s)) + "<br>"
         + _step_text(est, fab, routing, algorithm)
         + _("<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
             "chosen); SHARP is modelled with its NVLink and network phases perfectly pipelined.</i></details>")

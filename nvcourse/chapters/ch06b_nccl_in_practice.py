@@ -26,7 +26,7 @@ __all__ = [
     "report_html", "ranks_note", "UNMODELLED_OPS", "overlay_figure", "diagnosis_text", "diagnosis_png",
     "diagnosis_image", "log_html", "log_explanation",
     "nccl_tests_box", "ncclog_box",
-    "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts",
+    "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts", "sample_caption",
 ]  # fmt: skip
 
 _PASTE = _("(paste your own below)")
@@ -69,20 +69,43 @@ _LADDER = (
 )
 
 
-def box_text(name: str) -> str:
-    """A sample as the paste box shows it: the output, its ``%% system:`` line and its source URL.
-
-    The files' other ``%%`` lines are notes for maintainers (how the copy was stored, what noise it has);
-    the readers skip every ``%%`` line, so dropping them changes nothing they report.
-    """
-    out = []
+def _header(name: str) -> tuple[str | None, str | None]:
+    """A sample's ``%% system:`` text and the URL of its ``%% source:`` line (None where the file has none)."""
+    system = url = None
     for line in sample_text(name).splitlines():
-        body = line[2:].strip() if line.startswith("%%") else None
-        if body is None or body.startswith("system:"):
-            out.append(line)
-        elif body.startswith("source:") and (url := re.search(r"https?://[^\s)\"',;]+", body)):
-            out.append(f"%% source: {url.group(0)}")
-    return "\n".join(out) + "\n"
+        body = line[2:].strip() if line.startswith("%%") else ""
+        if body.startswith("system:") and system is None:
+            system = body[len("system:"):].strip()
+        elif body.startswith("source:") and url is None and (found := re.search(r"https?://[^\s)\"',;]+", body)):
+            url = found.group(0)
+    return system, url
+
+
+def box_text(name: str) -> str:
+    """A sample as the paste box shows it: the tool's output only, without the file's ``%%`` lines.
+
+    Those lines hold the system, the source and notes for maintainers (how the copy was stored, what noise it
+    has); the readers skip every ``%%`` line, so dropping them changes nothing they report. The system and the
+    source are shown as a caption instead (:func:`sample_caption`).
+    """
+    return "\n".join(line for line in sample_text(name).splitlines() if not line.startswith("%%")) + "\n"
+
+
+def sample_caption(name: str) -> str:
+    """One caption line (HTML) for a sample in a paste box: the system it ran on and the URL of its source."""
+    system, url = _header(name)
+    parts = []
+    if system:
+        parts.append(_("system: {system}").format(system=html.escape(system)))
+    if url:
+        link = f'<a href="{html.escape(url, quote=True)}">{html.escape(url)}</a>'
+        parts.append(_("source: {source}").format(source=link))
+    return f'<p style="color:#555;font-size:90%"><i>{" · ".join(parts)}</i></p>' if parts else ""
+
+
+def _caption_for(sample: str, text: str) -> str:
+    """The sample's caption while the box still holds that sample's text; nothing for the learner's own paste."""
+    return sample_caption(sample) if sample != _PASTE and text == box_text(sample) else ""
 
 
 def read_sample(name: str):
@@ -375,7 +398,7 @@ def nccl_tests_box():
         if note:
             diag.notes.append(note)
         hint = _PASTE_HINT if sample == _PASTE else ""
-        return overlay_figure(run, diag), hint + report_html(run, diag)
+        return overlay_figure(run, diag), hint + _caption_for(sample, text) + report_html(run, diag)
 
     return Dashboard({"sample": sample, "text": text, "system": system, "gpus": gpus, "nodes": nodes}, render,
                      columns=1, freeze_layout=False)
@@ -403,7 +426,7 @@ def ncclog_box():
         if not text.strip():
             raise ValueError(_("the box is empty: paste the lines NCCL printed with NCCL_DEBUG=INFO "
                                "(for example 'NCCL INFO Using network IB')"))
-        return (_PASTE_HINT if sample == _PASTE else "") + log_html(read_text(text))
+        return (_PASTE_HINT if sample == _PASTE else "") + _caption_for(sample, text) + log_html(read_text(text))
 
     box = Dashboard({"sample": sample, "text": text}, render, columns=1)
     box.plot.layout.display = "none"  # this box draws no figure: its empty plot area left a gap under the readout

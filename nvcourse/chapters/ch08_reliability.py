@@ -189,6 +189,15 @@ def _counter_cell(counter: str) -> str:
     return _code(name) + f"<details><summary>{_('what it counts')}</summary>{escape(note)}</details>"
 
 
+def _action_cell(action: str) -> str:
+    """An alert's action, short: its parenthesised details (commands, examples) go behind a closed ``<details>``."""
+    details = re.findall(r"\s*\(([^()]*)\)", action)
+    if not details:
+        return escape(action)
+    short = re.sub(r"\s*\([^()]*\)", "", action)
+    return escape(short) + f"<details><summary>{_('how')}</summary>{escape('; '.join(details))}</details>"
+
+
 def _levels(policy: str | None, alert: rel.Alert) -> tuple[str, str, str]:
     """(warn, critical, unit) cells of one rule, written as chapters 08b and 09 apply the course's alert policy:
     step time is over a level when strictly above it (``>``), a symbol-error rate warns when it holds for the
@@ -211,9 +220,9 @@ def alerts_table_html() -> str:
     rows = []
     for raw, a in zip(rel.raw()["alerts"], rel.alerts(), strict=True):
         warn, critical, unit = _levels(raw.get("policy"), a)
-        rows.append([a.metric, _counter_cell(a.counter), warn, critical, unit, a.action])
+        rows.append([a.metric, _counter_cell(a.counter), warn, critical, unit, _action_cell(a.action)])
     table = table_html([_("metric"), _("counter"), _("warn"), _("critical"), _("unit"), _("action")], rows,
-                       escape=True, html_cols=[1])
+                       escape=True, html_cols=[1, 5])
     busbw, pol = rel.alerts()[0], counters.alert_policy()
     derived = _("<p>The busbw levels ({warn} and {critical}) are a starting default: chapter 08b (§4.1) derives a "
                 "job's own from how much of its step is bandwidth-bound (warn at 1 − {margin}·f*, critical at 1 − f*, "
