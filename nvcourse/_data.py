@@ -13,25 +13,36 @@ from typing import Any
 
 from .i18n import data_text
 
-__all__ = ["load", "load_file", "shown", "DISPLAYED", "TOMLDecodeError"]
+__all__ = ["load", "load_file", "shown", "displayed_records", "DISPLAYED", "TOMLDecodeError"]
 
 #: what a malformed TOML file raises (callers catch it without importing tomllib themselves)
 TOMLDecodeError = tomllib.TOMLDecodeError
 
 
 #: The string fields of the data files shown to learners: file -> ((table, fields), ...); each record of the table
-#: (or of the array of tables, located by its index) gives one catalog entry per field. The extractor
-#: (``devtools/i18n_catalog``) collects them into nvcourse.pot; :func:`shown` gives a record with them translated.
+#: (or of the array of tables, located by its index; a table that holds the fields itself is one record) gives
+#: one catalog entry per field. The extractor (``devtools/i18n_catalog``) collects them into nvcourse.pot;
+#: :func:`shown` gives a record with them translated.
 DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "nccl_cases.toml": (("cases", ("cause",)),),
     "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
     "nccl_env.toml": (("vars", ("what", "when")),),
-    "observability.toml": (("signals", ("fault", "reading", "kind")), ("ib_link_rule", ("counts",))),
+    "observability.toml": (("signals", ("fault", "reading", "kind")), ("ib_link_rule", ("counts", "when")),
+                           ("alert_policy", ("symbol_errors_window",))),
     "security.toml": (("cc_measurements", ("what",)),),
     "reliability.toml": (("alerts", ("metric", "counter", "unit", "action")), ("runs", ("name",))),
     "interconnects.toml": (("sources", ("title",)),),
     "costs.toml": (("sources", ("title",)),),
 }
+
+
+def displayed_records(data: dict[str, Any], table: str, fields: tuple[str, ...]) -> list[tuple[Any, dict[str, Any]]]:
+    """(key, record) of ``table`` in a parsed data file: a table of records by key, an array of tables (keyed by
+    position), or a table that holds ``fields`` itself (one record, key ``""``), as :data:`DISPLAYED` names them."""
+    records = data[table]
+    if isinstance(records, dict) and any(isinstance(records.get(f), str) for f in fields):
+        return [("", records)]
+    return list(records.items() if isinstance(records, dict) else enumerate(records))
 
 
 @cache

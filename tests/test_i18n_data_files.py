@@ -12,6 +12,7 @@ import polib
 import pytest
 
 from nvcourse import i18n
+from nvcourse._data import displayed_records
 from nvcourse.devtools import i18n_catalog, i18n_checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,8 +24,7 @@ def _data_strings() -> dict[str, str]:
     for name, tables in i18n_catalog.DATA_FIELDS.items():
         data = tomllib.loads((ROOT / "nvcourse" / "data" / name).read_text(encoding="utf-8"))
         for table, fields in tables:
-            records = data[table]
-            for key, record in records.items() if isinstance(records, dict) else enumerate(records):
+            for key, record in displayed_records(data, table, fields):
                 out.update({f"nvcourse/data/{name}:{table}.{key}.{f}": record[f] for f in fields if record.get(f)})
     return out
 

@@ -22,7 +22,7 @@ import nbformat
 import polib
 from babel.messages.extract import extract_from_file
 
-from .._data import DISPLAYED, load_file
+from .._data import DISPLAYED, displayed_records, load_file
 from . import generated
 from .i18n_markdown import units
 
@@ -106,8 +106,7 @@ def _add_data_fields(po: polib.POFile, index: dict, root: Path) -> None:
     for name, tables in DATA_FIELDS.items():
         data = load_file(root / "nvcourse" / "data" / name)  # root may be a checkout other than the package's
         for table, fields in tables:
-            records = data[table]  # a table of records by key, or an array of tables (keyed by position)
-            for key, record in records.items() if isinstance(records, dict) else enumerate(records):
+            for key, record in displayed_records(data, table, fields):
                 for field in fields:
                     if isinstance(record.get(field), str) and record[field]:
                         _add(po, index, record[field], f"nvcourse/data/{name}:{table}.{key}.{field}")

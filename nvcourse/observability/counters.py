@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import _data, costmodel
 from .._validate import choice
-from ..i18n import number
+from ..i18n import data_text, number
 from ..i18n import translate as _
 
 __all__ = [
@@ -45,16 +45,18 @@ def signals(layer: str | None = None) -> list[dict[str, str]]:
 
 def ib_link_rule() -> list[dict[str, str]]:
     """The course's one InfiniBand link-health rule (``[[ib_link_rule]]``): per counter, what it counts, whether to
-    ``alert`` or only ``trend`` it, and when. An alert row's ``when`` is filled from the alert policy's levels, so
+    ``alert`` or only ``trend`` it, and when. An alert row's ``when`` is filled from its ``policy``'s levels, so
     chapters 06d, 08 and 08b print the same words."""
     pol = alert_policy()
     levels = {
-        "symbol_errors": f"warn at ≥ {pol.symbol_errors_warn_per_hour:g} new per hour per port, "
-                         f"{pol.symbol_errors_window}; critical at ≥ {pol.symbol_errors_critical_per_hour:g} per hour",
-        "link_downed": f"warn at the first flap in a day ({pol.link_downed_warn_per_day:g}), critical at "
-                       f"{pol.link_downed_critical_per_day:g} in a day",
+        "symbol_errors": _("warn at ≥ {warn} new per hour per port, {window}; critical at ≥ {critical} per hour"
+                           ).format(warn=number(pol.symbol_errors_warn_per_hour, "g"), window=pol.symbol_errors_window,
+            critical=number(pol.symbol_errors_critical_per_hour, "g")),
+        "link_downed": _("warn at the first flap in a day ({warn}), critical at {critical} in a day").format(
+            warn=number(pol.link_downed_warn_per_day, "g"), critical=number(pol.link_downed_critical_per_day, "g")),
     }
-    return [dict(_data.shown("observability", "ib_link_rule", r), when=levels.get(r["when"], r["when"]))
+    return [dict(_data.shown("observability", "ib_link_rule", r),
+                 when=levels[r["policy"]] if "policy" in r else data_text(r["when"]))
             for r in raw()["ib_link_rule"]]
 
 
@@ -200,7 +202,8 @@ def alert_policy() -> AlertPolicy:
         link_downed_critical_per_day=float(pol["link_downed_critical_per_day"]),
         symbol_errors_warn_per_hour=float(pol["symbol_errors_warn_per_hour"]),
         symbol_errors_critical_per_hour=float(pol["symbol_errors_critical_per_hour"]),
-        symbol_errors_window=str(pol["symbol_errors_window"]),
+        # shown to learners: in their language (the data file keeps the English, the one source)
+        symbol_errors_window=data_text(str(pol["symbol_errors_window"])),
     )
 
 
