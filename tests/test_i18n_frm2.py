@@ -177,7 +177,8 @@ paths = list(ch.KV_PATHS)
 for args in (("llama3-70b", "dgx-h100", 1, 4096, "nccl", 32768, paths[0]),
              ("llama3-405b", "dgx-h100", 512, 131072, "oneshot", 131072, paths[1]),
              ("llama3-8b", "gb200-nvl72", 512, 0, "twoshot", 1024, paths[2]),
-             ("llama3-405b", "dgx-h100", 1, 4096, "nccl", 1024, paths[0])):
+             ("llama3-405b", "dgx-h100", 1, 4096, "nccl", 1024, paths[0]),
+             ("llama3-70b", "dgx-h100", 1, 4096, "nccl", 32768, paths[2])):  # NVL72's NVLink from a DGX: the note
     fig, text = board._render(*args)
     out.append(text)
     labels(fig)

@@ -70,7 +70,7 @@ def test_section_8_lists_the_three_techniques_its_table_shows_and_section_10_all
     bullets = re.findall(r"- \*\*([^*]+?)\.\*\*", more)
     assert len(bullets) == len(ch07c_serving.serving_rows()) == 7
     assert "FP8 weights take 1 byte per parameter instead of 2, so the 671B model fits one 8 × H200 node" in more
-    assert "A graph records a decode step once and replays it, so the host no longer enqueues each NCCL call" in more
+    assert "Replayed from a graph, a step no longer has the host enqueue each NCCL call" in more
     fit = {r["key"]: r for r in ch07c_serving.serving_rows()}
     assert "fits" in next(r["short"] for r in fit.values() if r["item"].startswith("FP8"))
 

@@ -409,6 +409,11 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         rows.append([_("KV cache of the prompt"), _("{size}, {time} over {path}").format(
             size=_size(x["bytes"], binary=False), time=_time(x["time_s"]),
             path=html.escape(localize_numbers(kv_path)))])
+        domain = catalog.get_system(system).gpus_per_domain
+        if path == "nvlink" and domain < 2 * k:  # prefill's and decode's GPUs must share one NVLink domain
+            rows.append([_("KV path"), _("not available on this system: its NVLink domain holds {gpus} GPUs, fewer "
+                                         "than the {need} that prefill and decode use together; the TTFT below "
+                                         "assumes an NVL72's NVLink").format(gpus=domain, need=2 * k)])
         if fits_gpu(model, system, 8, batch=1, context=prompt):
             pre = inference.prefill_time(model, system, prompt, gpus=8)
             plain = inference.ttft(pre, x["time_s"], m.layers, layerwise=False)

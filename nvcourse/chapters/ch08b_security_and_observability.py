@@ -168,13 +168,15 @@ def noisy_neighbour_dashboard() -> Dashboard:
         ax.barh([_("alone"), _("next to the neighbour")], [r.alone_s * 1e3, avg * 1e3], color=["#009E73", "#D55E00"])
         ax.set_xlabel(_("victim all-reduce time (ms, average over the neighbour's duty cycle)"))
         ax.invert_yaxis()
+        # an idle neighbour (duty 0) never sends: its row says so and gives the victim's rate alone
+        busy = (_("while the neighbour sends"), r.shared_rate_GBps) if duty > 0 else (
+            _("while the neighbour is idle"), r.alone_rate_GBps)
         text = (
             _("<p>Victim all-reduce: <b>×{slowdown}</b> its time alone, on average (the neighbour sends {duty} of "
               "the time).</p>").format(slowdown=number(r.slowdown, ".2f"), duty=_pct(duty))
             + _text_table([_("network rate per victim flow"), _("GB/s, line rate"), _("GB/s, achievable")], [
                 [_("alone"), number(r.alone_rate_GBps, ".1f"), number(r.alone_rate_GBps * eff, ".1f")],
-                [_("while the neighbour sends"), number(r.shared_rate_GBps, ".2f"),
-                 number(r.shared_rate_GBps * eff, ".2f")]])
+                [busy[0], number(busy[1], ".2f"), number(busy[1] * eff, ".2f")]])
         )
         why, span = _why_less_than_flows(r), ""
         if qos == "none":  # the fairness the model assumes, and the other fabric as a range
@@ -333,14 +335,18 @@ def thresholds_readout(c: float, t: counters.Thresholds) -> str:
         [_("step time / baseline"), "> " + number(t.step_ratio_warn, ".3f"),
          "> " + number(t.step_ratio_critical, ".3f")],
     ])
+    # one rounding for the tolerable loss everywhere (0.1 %, as the busbw rule's reason), and enough digits that a
+    # tiny share c does not read as 0.0 % (1 node, 16 MiB, 1 s of compute: c = 0.01 %)
+    loss_whole, loss = number(t.tolerable_loss, ".0%"), number(t.tolerable_loss, ".1%")
+    rows = [tuple(cell.replace(f"({loss_whole})", f"({loss})") for cell in row) for row in t.rows()]
     return (
         _("<p>Bandwidth-bound share of the step c = <b>{c}</b>, so a link may lose up to <b>{loss}</b> of its "
-          "bandwidth before the step slows by the target.</p>").format(c=_pct(c, ".1"),
+          "bandwidth before the step slows by the target.</p>").format(c=_pct(c, ".1" if c >= 0.0005 else ".2"),
                                                                        loss=_pct(t.tolerable_loss, ".1"))
         + key
         + _("<p>Look at the busbw row: critical is the tolerable loss itself, warn is half of it.</p>")
-        + details_html(_("All {n} alert rules, with the reason for each").format(n=len(t.rows())),
-                   _text_table([_("metric"), _("warn"), _("critical"), _("why")], t.rows()))
+        + details_html(_("All {n} alert rules, with the reason for each").format(n=len(rows)),
+                   _text_table([_("metric"), _("warn"), _("critical"), _("why")], rows))
     )
 
 
