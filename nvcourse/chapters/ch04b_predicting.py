@@ -29,6 +29,7 @@ __all__ = [
     "BUILDING_BLOCK_SYSTEMS",
     "building_blocks_html",
     "symmetric_times",
+    "kernel_words",
     "predict_dashboard",
     "readout_html",
     "picks_table",
@@ -171,8 +172,17 @@ def _symmetric_text(op: str, system: str, gpus: int, nodes: int, launch: str) ->
         return _("Registered buffers: no symmetric kernel here ({why}).").format(why=why)
     small, big = (predict(op, system, gpus, s, nodes=nodes, launch=launch, registered=True) for s in (8, 2**30))
     return _("Registered buffers (dashed): 8 B {small} ({small_kernel}), 1 GiB {big} ({big_kernel}).").format(
-        small=_l(format_time(small.time_s)), small_kernel=small.kernel, big=_l(format_time(big.time_s)),
-        big_kernel=big.kernel)
+        small=_l(format_time(small.time_s)), small_kernel=kernel_words(small.kernel), big=_l(format_time(big.time_s)),
+        big_kernel=kernel_words(big.kernel))
+
+
+def kernel_words(name: str) -> str:
+    """NCCL's name of a symmetric kernel with what it is in words: ``AGxLL`` one-shot (each GPU reads every other's
+    buffer and adds), ``RSxLD`` two-shot (a reduce-scatter then an all-gather), ``MC`` through the switch's multicast.
+    A name with none of these is returned as it is."""
+    words = ([_("one-shot")] if "AGxLL" in name else [_("two-shot")] if "RSxLD" in name else [])
+    words += [_("through the switch's multicast")] if "MC" in name else []
+    return f"{name}: {', '.join(words)}" if words else name
 
 
 def _floor_text(p: Prediction) -> str:

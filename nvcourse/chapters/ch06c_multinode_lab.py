@@ -178,11 +178,17 @@ def ecmp_qp_dashboard() -> Dashboard:
         ax.legend(fontsize=8)
         s1, sq = ecmp_qp.expected_slowdown(connections, links, 1), ecmp_qp.expected_slowdown(connections, links, qps)
         sim, se = ecmp_qp.simulate_slowdown(connections, links, qps, trials=QP_DRAWS, seed=QP_SEED)
-        text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP, <b>{many}×</b> with {qps} "
-                 "(simulated {sim} ± {err}). <i>Assumes every sub-flow hashed uniformly and independently onto the "
-                 "uplinks, equal bytes per connection; adaptive routing or packet spraying removes the hot "
-                 "link.</i>").format(one=number(s1, ".2f"), many=number(sq, ".2f"), qps=qps, sim=number(sim, ".2f"),
-                                     err=number(2 * se, ".2f"))
+        if qps == 1:  # one slowdown to give, not the same one twice
+            text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP (simulated {sim} ± {err}). "
+                     "<i>Assumes every sub-flow hashed uniformly and independently onto the uplinks, equal bytes per "
+                     "connection; adaptive routing or packet spraying removes the hot link.</i>")
+        else:
+            text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP, <b>{many}×</b> with {qps} "
+                     "(simulated {sim} ± {err}). <i>Assumes every sub-flow hashed uniformly and independently onto the "
+                     "uplinks, equal bytes per connection; adaptive routing or packet spraying removes the hot "
+                     "link.</i>")
+        text = text.format(one=number(s1, ".2f"), many=number(sq, ".2f"), qps=qps, sim=number(sim, ".2f"),
+                           err=number(2 * se, ".2f"))
         return fig, text
 
     return Dashboard({

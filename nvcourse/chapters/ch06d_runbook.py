@@ -9,6 +9,7 @@ and the drill's grading live in :mod:`nvcourse.runbook`, which the checkers use 
 from __future__ import annotations
 
 import html
+import re
 
 from nvcourse._validate import choice
 from nvcourse.i18n import data_text, ngettext
@@ -60,9 +61,18 @@ LOOK_AT: dict[str, str] = {
 }
 
 
-def _link(url: str, text: str = "") -> str:
-    """A link opening in a new tab; its text ``text``, or "seen here" in the current language."""
-    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text or _("seen here"))}</a>'
+def _link(url: str, text: str) -> str:
+    """A link opening in a new tab, its text ``text``."""
+    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
+
+
+def _source_name(url: str) -> str:
+    """A check's source by name, for its link: ``nccl#1676`` for a GitHub thread (``NVIDIA/nccl#1676: ...``), else
+    the source's title up to its first colon (``NCCL User Guide, Troubleshooting``). Falls back to the URL."""
+    title = next((v["title"] for v in raw()["sources"].values() if v["url"] == url), url)
+    if m := re.match(r"[\w.-]+/([\w.-]+#\d+)", title):
+        return m.group(1)
+    return title.split(":", 1)[0]
 
 
 def _details(summary: str, body: str) -> str:
@@ -100,7 +110,7 @@ def check_cards_html(layer: str) -> str:
     for s in signatures(layer):
         rows = [[name, f"<code>{html.escape(s[key])}</code>" if key == "command" else html.escape(s[key])]
                 for name, key in fields]
-        rows.append([_("source"), _link(s["source_url"])])
+        rows.append([_("source"), _link(s["source_url"], _source_name(s["source_url"]))])
         cards.append(_details(s["title"], table_html([_("field"), _("detail")], rows, caption=s["title"],
                                                      align_numbers=False)))
     return "".join(cards)
@@ -112,7 +122,8 @@ def checks_table_html(layer: str) -> str:
     for s in signatures(layer):
         rows.append([f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(s['command'])}</code>",
                      html.escape(s["healthy"]), html.escape(s["broken"]), html.escape(s["nccl_tests"]),
-                     html.escape(s["cause"]), html.escape(s["fix"]), _link(s["source_url"])])
+                     html.escape(s["cause"]), html.escape(s["fix"]),
+                     _link(s["source_url"], _source_name(s["source_url"]))])
     return table_html([_("check"), _("run"), _("healthy"), _("broken"), _("what nccl-tests / the job shows"),
                        _("cause"), _("fix"), _("source")], rows,
                       caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
@@ -173,19 +184,28 @@ def drill_story_html() -> str:
 
 
 def drill_signatures(step: str) -> list[str]:
-    """The runbook signatures the course's log reader (``nvcourse ncclog``) finds in one step's output."""
+    """The runbook signatures the course's log reader (``nvcourse ncclog``) finds in one step's output (none for a
+    step whose case published no output)."""
     steps = drill_data()["steps"]
     choice("step", step, list(steps))
-    return [m["signature"] for m in match_text(steps[step]["output"])]
+    return [m["signature"] for m in match_text(steps[step].get("output", ""))]
 
 
 def drill_step_html(step: str) -> str:
-    """What one step (a command on the broken cluster) prints: real output quoted from a public case with a link to
-    it, and what the course's reader (``nvcourse ncclog``) recognises in it (its signatures, and its notes: a
-    counter read once is a reading, not a fault)."""
-    steps = drill_data()["steps"]
-    choice("step", step, list(steps))
-    s = steps[step]
+    """What one step (a command on the broken cluster) prints: real output with a link to where it was posted, and
+    what the course's reader (``nvcourse ncclog``) recognises in it (its signatures, and its notes: a counter read
+    once is a reading, not a fault). Only the drill's own case (``story_src``) shows its fault; an output from another
+    case is labelled as a healthy illustration, and a step with no public output says so and shows what a healthy
+    cluster prints (the ``healthy`` text of the signature named in ``healthy_of``)."""
+    d = drill_data()
+    choice("step", step, list(d["steps"]))
+    s = d["steps"][step]
+    head = f"<p><code>$ {html.escape(s['command'])}</code></p>"
+    name = "<p>" + _("Step name (for the exercise): <code>{step}</code>").format(step=html.escape(step)) + "</p>"
+    if "output" not in s:
+        healthy = data_text(raw()["signatures"][s["healthy_of"]]["healthy"])
+        return (head + "<p>" + _("No output of this command was published for this case. On a healthy cluster it "
+                                 "shows: {healthy}").format(healthy=html.escape(healthy)) + "</p>" + name)
     titles = [data_text(raw()["signatures"][f]["title"]) for f in drill_signatures(step)]
     reader = (_("signature: {titles}").format(titles="; ".join(html.escape(t) for t in titles)) if titles
               else _("no failure signature"))
@@ -193,11 +213,12 @@ def drill_step_html(step: str) -> str:
     if notes:
         reader += "; " + _("note: {notes}").format(notes="; ".join(html.escape(n) for n in notes))
     src = raw()["sources"][s["src"]]
-    return (f"<p><code>$ {html.escape(s['command'])}</code></p>"
-            f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
-            + "<p>" + _("Quoted from: {link}").format(link=_link(src["url"], src["title"])) + "</p>"
-            + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>"
-            + "<p>" + _("Step name (for the exercise): <code>{step}</code>").format(step=html.escape(step)) + "</p>")
+    link = _link(src["url"], src["title"])
+    quoted = (_("Quoted from: {link}") if s["src"] == d["story_src"]
+              else _("This case published no output of this command; here is a healthy one, quoted from: {link}"))
+    return (head + f"<pre style='white-space:pre-wrap'>{html.escape(s['output'].expandtabs(8))}</pre>"
+            + "<p>" + quoted.format(link=link) + "</p>"
+            + "<p><i>" + _("nvcourse ncclog on this output: {reader}").format(reader=reader) + "</i></p>" + name)
 
 
 def drill_box():
