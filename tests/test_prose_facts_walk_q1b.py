@@ -100,8 +100,8 @@ def test_07_node_means_the_nvlink_domain_and_the_search_goes_past_a_gb200_host()
     from nvcourse.training.step import _pow2_upto
 
     text = cells(N07)["c008"]
-    assert ("TP up to the **node**, which in this model means the NVLink domain or, on PCIe, the server (8 GPUs on a "
-            "DGX or PCIe server, up to 64 of an NVL72 rack's 72 GPUs)") in text
+    assert ("TP up to the **node**, which in this model means the NVLink domain or, on PCIe, the server: 8 GPUs on a "
+            "DGX or PCIe server, 64 on an NVL72 rack (the largest power of two within its 72 GPUs)") in text
     for sid, size in (("pcie-8gpu", 8), ("dgx-h100", 8), ("gb200-nvl72", 72)):
         assert training.node_size(sid) == size
     assert catalog.get_system("pcie-8gpu").gpus_per_host == 8
@@ -116,8 +116,8 @@ def test_07_defines_global_batch_virtual_stages_and_recomputation_before_they_ar
     assert ("One optimizer step processes the **global batch**, the sequences all replicas see before the weights "
             "change") in c["c004"]
     assert all("global batch" not in c[cid] for cid in order[:order.index("c004")])
-    definition = ("In an **interleaved** schedule each GPU holds $v$ separate chunks of layers (**virtual stages**) "
-                  "instead of one block, so the pipeline fills and drains $v$ times faster.")
+    definition = ("can be **interleaved**: each GPU then holds $v$ separate chunks of layers (**virtual stages**) "
+                  "instead of one block, so the pipeline fills and drains $v$ times faster")
     assert definition in c["c004"]
     text = c["c004"]
     assert text.index(definition) < text.index("We assume 4 interleaved virtual stages")

@@ -53,7 +53,7 @@ def test_03_ring_busbw_is_the_large_message_limit_above_chapter_05s_nvl72_figure
     # §4 and the table's caption: ring busbw leaves out the per-step latency, which lowers the NVL72 figure at 4 GiB
     from nvcourse.costmodel import validation
 
-    assert "for large messages (without the per-step latency, which chapter 05 adds: it lowers the NVL72's figure " \
+    assert "for large messages, without the per-step latency (chapter 05 adds it: it lowers the NVL72's figure " \
            "at 4 GiB)" in prose(CH03)
     assert "without the per-step latency (chapter 05 adds it" in ch03.metrics_table_html()
     row = next(r for r in validation.compare([k for k in validation.cases() if k.id == "nvl72-allreduce-ring"]))
@@ -81,7 +81,7 @@ def test_03_paste_box_asks_for_the_menus_and_pcie_changes_no_figure_with_nvlink(
                                                                                     "pcie6")}
     assert len(readouts) == 1 and "bisection" in next(iter(readouts))
     _, unknown = ch03.render_pasted(text, "", "pcie5")
-    assert "pick an NVLink (and PCIe) generation in the menus above" in unknown and "nvlink=" not in unknown
+    assert "pick an NVLink generation in the menu above" in unknown and "nvlink=" not in unknown
 
 
 def test_03_section_7_prints_the_example_without_fixture_notes():
@@ -112,8 +112,10 @@ def test_05_small_buffers_run_the_ll_ring_which_keeps_8_gpus_and_loses_less_on_7
     from nvcourse.costmodel import predict
     from nvcourse.fabric.moe import domain_allreduce_time
 
-    assert ("For small buffers NCCL runs the ring with a faster protocol (LL, chapter 04b): on 8 GPUs the ring keeps "
-            "them, and on 72 NVLS wins them by less than the formula says (§6 has the figures).") in prose(CH05)
+    assert ("For small buffers NCCL runs the ring with its low-latency protocol, LL "
+            "([glossary](../docs/glossary.md#protocol), chapter 04b), whose steps cost far less than the formula's α: "
+            "on 8 GPUs the ring keeps them, and on 72 NVLS wins them by less than the formula says (§6 has the "
+            "figures).") in prose(CH05)
     for k in range(16, 21):  # 64 KiB .. 1 MiB, the table's 256 KiB among them
         n = 2**k
         r8, v8 = (predict("allreduce", "gb200-nvl72", 8, n, algo=a) for a in ("ring", "nvls"))

@@ -17,9 +17,10 @@ CH05 = "05_nvl72_rack_scale.ipynb"
 
 # ------------------------------------------------------------------------------------------------ 05
 def test_05_nvls_byte_saving_on_8_gpus_is_1_56_not_half_and_eta_brings_it_to_the_h100_gap():
-    # §2: "On 8 GPUs NVLS moves 1.56× fewer bytes than the ring (about half only at 72) ... 1.56 × 0.85 ≈ 1.32×"
+    # §6 (moved from §2 by walk U): "On 8 GPUs NVLS moves 1.56× fewer bytes than the ring (about half only at 72) ...
+    # 1.56 × 0.85 ≈ 1.32×"
     text = prose(CH05)
-    body = text[text.index("## 2."):text.index("## 3.")]
+    body = text[text.index("## 6."):text.index("## Key points")]
     assert "about half the ring's bytes" not in text
     ratio = {g: 2 * (g - 1) / (g + 1) for g in (8, 72)}
     assert f"{ratio[8]:.2f}" == "1.56" and ratio[72] > 1.9  # about half only at 72
@@ -95,8 +96,8 @@ def _formula_min_gpus(eta: float, alpha_s: float, nvls_s: float) -> int:
 
 
 def test_05_formula_gives_the_published_minimum_gpu_counts():
-    # §6: "The formula with the chapter's constants (α = 3.4 µs, α_NVLS = 25 µs and η) gives 5 for H100 and 6 for
-    # Blackwell, consistent with the published runs below"
+    # §6's collapsed box: "with α = 3.4 µs, α_NVLS = 25 µs and η, §2's formula gives 5 for H100 (...) and 6 for
+    # Blackwell"
     g = 72
     alpha = domain_allreduce_time("gb200-nvl72", 1, g) / (2 * (g - 1))  # the formula's α: 1 byte is all latency
     assert f"{alpha * 1e6:.1f}" == "3.4" and factors.NVLS_LATENCY_US == 25
@@ -105,9 +106,9 @@ def test_05_formula_gives_the_published_minimum_gpu_counts():
     assert got == {"hopper": catalog.get_system("dgx-h100").nvls_min_gpus,
                    "blackwell": catalog.get_system("gb200-nvl72").nvls_min_gpus} == {"hopper": 5, "blackwell": 6}
     text = prose(CH05)
-    assert ("The formula with the chapter's constants (α = 3.4 µs, α_NVLS = 25 µs and η) gives 5 for H100 and 6 "
-            "for Blackwell, consistent with the published runs below") in text
-    assert "**From how many GPUs NVLS wins at every size in the Simple-only formula.**" in text
+    assert ("with α = 3.4 µs, α_NVLS = 25 µs and η, §2's formula gives 5 for H100 (and H200, the same switch board) "
+            "and 6 for Blackwell") in text
+    assert "<summary>From how many GPUs does NVLS win at every size in the Simple-only formula?</summary>" in text
 
 
 def test_05_nvls_latency_is_named_as_in_04b_and_dispatch_is_defined_at_first_use():
@@ -157,7 +158,7 @@ def test_03_section_4_defines_busbw_before_using_it():
 
     text = prose(CH03)
     sec4 = text[text.index("## 4."):text.index("## 5.")]
-    assert sec4.index("**Bus bandwidth.** *busbw* is the figure nccl-tests prints") < sec4.index("busbw NCCL can reach")
+    assert sec4.index("**Bus bandwidth** (*busbw*, the figure nccl-tests prints") < sec4.index("busbw NCCL can reach")
     # "the link rate a ring would need to finish in the measured time": nccl-tests' busbw = algbw x 2(n-1)/n, and a
     # ring all-reduce sends 2(n-1)/n of the buffer over each GPU's outgoing link (chapter 04)
     from nvcourse.collectives import model

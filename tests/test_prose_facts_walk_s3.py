@@ -48,7 +48,7 @@ def test_07_table_pp_sends_hide_in_interleaved_schedules_as_07b_says():
 def test_07_tp_hides_more_than_half_only_for_large_gemms_with_few_sms():
     from nvcourse.chapters import ch07b_overlap as ch07b
 
-    assert ("collective kernels hides part of it inside NVLink: over half only for large GEMMs with few "
+    assert ("collective kernels hides part of them inside NVLink: over half only for large GEMMs with few "
             "[SMs](../docs/glossary.md#sm) on communication (07b).") in cells(CH07)["c004"]
     assert "chunked GEMM/collective kernels hide part of them (07b)" in cells(CH07)["c017"]
     dash = ch07b.overlap_dashboard().controls

@@ -93,8 +93,8 @@ def test_03_summary_caption_says_when_the_pcie_all_to_all_holds():
     unbounded = next(r for r in ch.system_rows(["pcie-8gpu"]))["all-to-all per GPU GB/s"]
     assert cap == 16 and capped < unbounded  # 7 against 13.78: both hold, each under its own CPU-link rate
     html = ch.metrics_summary_html()
-    assert (f"8-GPU PCIe server: its all-to-all assumes an unbounded CPU-to-CPU link; at NCCL&#x27;s model rate for "
-            f"that link, {cap:g} GB/s, it falls to {capped:.3g} GB/s (§5).") in html
+    assert (f"8-GPU PCIe server: all-to-all {capped:.3g} GB/s at NCCL&#x27;s {cap:g} GB/s for the CPU-to-CPU link "
+            "(drawn unbounded, §5).") in html
     # systems whose rings never cross sockets get no such sentence
     assert "CPU-to-CPU" not in ch.metrics_summary_html(["dgx-h100", "dgx-a100"]).split("<details>")[0]
 

@@ -50,7 +50,7 @@ def test_02_fine_print_sits_in_section_5_and_section_2_keeps_the_model():
         assert all(moved not in s[n] for n in ("1", "2", "3", "4")), moved
     assert "$$n_{1/2} = \\alpha\\,\\beta .$$" in s["2"] and "(§5 has the parts)" in s["2"]
     assert "NCCL's own peer-to-peer rules for these paths are in §5." in s["4"]
-    assert "The network links sit lowest there (§5 says why)." in s["3"]
+    assert "the network links, with the largest α, sit lowest (§5)." in s["3"]
 
 
 def test_02_network_links_sit_lowest_below_the_smallest_half_bandwidth_size_and_ll_keeps_the_order():
@@ -122,8 +122,8 @@ def test_03_section_4_names_the_pcie_exception_and_section_8_gives_its_rate():
     from nvcourse.chapters import ch03_topology as ch
 
     s = _sections(CH03)
-    assert ("**The exception: the PCIe server**, whose one ring is capped by the link between its two CPUs "
-            "(§8).") in s["4"]
+    assert "- **PCIe server**: the link between its two CPUs caps its one ring." in s["4"]
+    assert "fine print in §8" in s["4"]
     cap = ch.socket_cap_GBps("pcie-8gpu")
     s_pcie = catalog.get_system("pcie-8gpu")
     rings = nccl_rings(build_system_graph("pcie-8gpu"))

@@ -34,6 +34,8 @@ __all__ = [
     "link_chooser_dashboard",
     "PER_GPU_CHOICES",
     "BETA_GRID",
+    "REGIME_FACTOR",
+    "regime_of",
 ]
 
 SIZES = np.logspace(0, np.log10(16 * 2**30), 400)  # 1 B .. 16 GiB
@@ -262,12 +264,26 @@ class _AlphaBetaView:
         self.beta_line.set_ydata([p.beta_Bps, p.beta_Bps])
         self.half_line.set_xdata([n_half, n_half])
         self.bw_dot.set_data([size], [p.bandwidth(size)])
-        regime = _("latency-bound (α dominates)") if size < n_half else _("bandwidth-bound (n/β dominates)")
+        regime = {"latency": _("latency-bound (α dominates)"), "between": _("in between (α and n/β both count)"),
+                  "bandwidth": _("bandwidth-bound (n/β dominates)")}[regime_of(size, n_half)]
         text = _("<b>{size}</b> takes <b>{time}</b> → effective <b>{rate}</b> = {share} of β. "
                  "n½ = αβ = <b>{half}</b>; this message is {regime}.").format(
             size=format_size(size), time=format_time(p.time(size)), rate=format_rate(p.bandwidth(size)),
             share=_percent(p.bandwidth(size) / p.beta_Bps), half=format_size(n_half), regime=regime)
         return self.live, localize_numbers(text)
+
+
+#: The readout's regimes: latency-bound below n½ / REGIME_FACTOR (under a fifth of β reached), bandwidth-bound above
+#: n½ × REGIME_FACTOR (over four fifths), in between otherwise; chapter 02 §2 states the same lines.
+REGIME_FACTOR = 4
+
+
+def regime_of(size: float, n_half: float) -> str:
+    """Where a message of ``size`` bytes sits against the half-bandwidth size ``n_half`` (bytes): "latency"
+    below n½/4, where it reaches under 1/5 of β; "bandwidth" above 4·n½, over 4/5 of β; "between" otherwise."""
+    if size < n_half / REGIME_FACTOR:
+        return "latency"
+    return "bandwidth" if size > n_half * REGIME_FACTOR else "between"
 
 
 def _percent(fraction: float) -> str:

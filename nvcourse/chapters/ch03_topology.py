@@ -102,11 +102,9 @@ def records_table_html(rows: list[dict], caption: str = "") -> str:
 
 def metrics_table_html(system_ids=None) -> str:
     return records_table_html(system_rows(system_ids), _(
-        "All bandwidths GB/s (10^9 B/s) per direction, at line rate; "
-        "'ring x efficiency' applies the catalog's NVLink/PCIe efficiency (NCCL's model); 'ring busbw' is what "
-        "NCCL's model reaches for large messages, without the per-step latency (chapter 05 adds it, which lowers "
-        "the NVL72's figure at 4 GiB): the same, except on the two-socket PCIe server, where every ring crosses the "
-        "CPU-to-CPU link and NCCL rates that link lower (chapter 04b)."))
+        "GB/s per direction, at line rate. 'ring x efficiency': × the link's efficiency in NCCL's model; "
+        "'ring busbw': what NCCL's model reaches for large messages, without the per-step latency (chapter 05 adds "
+        "it); on the PCIe server the CPU-to-CPU link caps it (chapter 04b)."))
 
 
 #: The columns of the short table section 2 shows: what answers "does the fabric limit a GPU?".
@@ -119,12 +117,11 @@ def metrics_summary_html(system_ids=None) -> str:
     ``<details>``."""
     rows = system_rows(system_ids)
     short = records_table_html([{k: r[k] for k in SUMMARY_COLUMNS} for r in rows])
-    note = _("GB/s per direction, at line rate. Compare the two bandwidth columns: where all-to-all falls short of "
-             "the GPU's links, the wiring is the bottleneck.")
+    note = _("GB/s per direction, at line rate. All-to-all below the GPU link: the wiring is the bottleneck.")
     for sid in system_ids or list(catalog.systems()):  # a CPU-to-CPU link drawn unbounded: say what NCCL's rate does
         if (cap := socket_cap_GBps(sid)) is not None:
-            note += " " + _("{name}: its all-to-all assumes an unbounded CPU-to-CPU link; at NCCL's model rate for "
-                            "that link, {cap} GB/s, it falls to {capped} GB/s (§5).").format(
+            note += " " + _("{name}: all-to-all {capped} GB/s at NCCL's {cap} GB/s for the CPU-to-CPU link (drawn "
+                            "unbounded, §5).").format(
                 name=catalog.get_system(sid).name.split(" (")[0], cap=f"{cap:g}",
                 capped=f"{socket_capped_rate(sid, 'all-to-all'):.3g}")
     every = _("every metric")  # outside the f-string, where the extractor sees it
@@ -315,7 +312,8 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
     far = far_from_nics(res.codes, res.gpus, res.nics)
     if far:
         parts.append(_("<b>{gpus}</b> reach their nearest NIC only across the CPU "
-                       "(PHB, NODE or SYS): GPUDirect RDMA from them is slow or off").format(gpus=", ".join(far)))
+                       "(PHB, NODE or SYS): GPUDirect RDMA (the NIC reading and writing GPU memory directly) from "
+                       "them is slow or off").format(gpus=", ".join(far)))
     G = res.graph
     fabric = G
     if any(d.get("kind") == "nvlink" for *_, d in G.edges(data=True)):
@@ -330,8 +328,10 @@ def render_pasted(text: str, nvlink: str | None = None, pcie: str | None = None)
     except ValueError as exc:
         # an unknown link generation: the learner answers with the menus, not with a keyword argument
         unknown = "has no known bandwidth" in str(exc)
-        note = _("the links have no bandwidth until you pick their generation: pick an NVLink (and PCIe) "
-                 "generation in the menus above") if unknown else str(exc)
+        missing = _("pick an NVLink generation in the menu above") if fabric is not G else _(
+            "pick a PCIe generation in the menu above")
+        note = _("the links have no bandwidth until you pick their generation: {missing}").format(
+            missing=missing) if unknown else str(exc)
         parts.append(f"<i>{html.escape(note)}</i>")
     fig, legend = topology_figure(G, title=_("your nvidia-smi topo -m"), cpu_label=CPU_LABEL)
     return fig, _("; ").join(parts) + legend

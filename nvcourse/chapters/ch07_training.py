@@ -28,6 +28,7 @@ __all__ = [
     "compute_days_lines",
     "breakdown_lines",
     "price_table_html",
+    "price_text",
     "cost_lines",
     "placement_title",
 ]
@@ -223,13 +224,20 @@ def _label(label: str) -> str:
     return names.get(label, label)
 
 
+def price_text(usd_per_gpu_hour: float) -> str:
+    """A price per GPU-hour (US$) with as many decimals as it is stored with (2 or 3, e.g. 1.50 or 4.916), so that
+    typing the shown figure into the dashboard gives the same cost as its price 0 (the course's price)."""
+    decimals = 2 if round(usd_per_gpu_hour, 2) == usd_per_gpu_hour else 3
+    return number(usd_per_gpu_hour, f".{decimals}f")
+
+
 def price_table_html(systems: list[str]) -> str:
     """The price per GPU-hour (US$) and the power per GPU (kW, its share of the system's) of each system, with
     each figure's kind, date and source (``data/costs.toml``): an HTML table."""
     rows = []
     for sid in systems:
         c = training.system_costs(sid)
-        rows.append((sid, f"${number(c['usd_per_gpu_hour'], '.2f')}", _label(c["usd_label"]), c["usd_date"],
+        rows.append((sid, f"${price_text(c['usd_per_gpu_hour'])}", _label(c["usd_label"]), c["usd_date"],
                      price_source_html(c["src"]["usd_per_gpu_hour"]),
                      f"{number(c['kW_per_gpu'], '.2f')} kW ({_label(c['kW_label'])})"))
     return table_html([_("system"), _("price per GPU-hour"), _("kind"), _("date"), _("price source"),
