@@ -25,7 +25,7 @@ def test_ncclog_box_answers_every_sample_and_explains_bad_paste():
         box.controls["sample"].value = label
         assert box.last_error is None, label
     box.controls["sample"].value = "H20 node: the topology search's ring graph, crossNic 1"
-    assert "ring: 4 channel(s) x 24 GB/s = 96 GB/s (paths NVL/PIX)" in box.readout.value
+    assert "ring: 4 channels x 24 GB/s = 96 GB/s (paths NVL/PIX)" in box.readout.value
     assert ">search graphs</td>" in box.readout.value and ">ring 4 x 24 GB/s</td>" in box.readout.value
     box.controls["text"].value = "nothing from NCCL here"
     assert "expected NCCL_DEBUG=INFO lines" in box.last_error
