@@ -42,17 +42,18 @@ def test_ring_vs_nvls_figure_draws_the_model_and_prints_its_numbers():
     assert src["dgx-h100"] == "nccl-1455"
     for sid in ("gb200-nvl72", "dgx-b200"):
         assert src[sid].startswith("assumption:") and "AWS" in src[sid] and "tuner plugin" in src[sid]
+    # learner words: the estimates and where NCCL itself stands; the sources stay in the catalog's data
     assert lines[1] == (
-        f"  (used only by the Simple-α formula; NVL72 and B200: {catalog.get_system('gb200-nvl72').nvls_min_gpus}, "
-        f"from a B200 report with AWS's tuner plugin; H100: {catalog.get_system('dgx-h100').nvls_min_gpus}, from "
-        "nccl#1455's run)"
+        f"On an NVL72 or a B200, where the Simple-only formula says NVLS starts to pay: "
+        f"{catalog.get_system('gb200-nvl72').nvls_min_gpus} GPUs; on an H100: "
+        f"{catalog.get_system('dgx-h100').nvls_min_gpus}"
+        " (the course's estimates, from published runs; NCCL itself enables NVLS from 2)"
     )
+    assert "nccl#" not in text and "used only by" not in text
     lines = lines[:1] + lines[2:]
     assert lines[0] == (
         f"NVLS latency α_NVLS = {factors.NVLS_LATENCY_US:.0f} µs; η = {factors.NVLS_EFFICIENCY['hopper']} "
-        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell); on an NVL72, where the Simple-only formula "
-        f"says NVLS starts to pay: {catalog.get_system('gb200-nvl72').nvls_min_gpus} GPUs (the course's estimate; "
-        "NCCL itself enables NVLS from 2)"
+        f"(Hopper), {factors.NVLS_EFFICIENCY['blackwell']} (Blackwell)"
     )
     assert "2(g-1)/(g+1) = 1.95" in lines[2] and "ring latencies 2(g-1) = 142" in lines[2]
     ring, insw = (predict("allreduce", "gb200-nvl72", 72, 2**30, algo=a) for a in ("ring", "nvls"))  # NCCL's model

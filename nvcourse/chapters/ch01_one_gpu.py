@@ -30,6 +30,7 @@ NIC = "ib-ndr"
 
 __all__ = [
     "get_model",
+    "nvlink_domain",
     "gpus_needed",
     "plot_gpus_needed",
     "plot_memory_breakdown",
@@ -130,12 +131,23 @@ def _render(model: str, gpu: str, tp: int, pp: int, dp: int, zero_stage: int) ->
         head += " " + _("TP {tp} is more than the model's {heads} attention heads (the independent slices of a "
                         "layer's attention, which tensor parallelism divides among GPUs): each GPU would hold less "
                         "than one head.").format(tp=tp, heads=m.heads)
+    domain = nvlink_domain(gpu)
+    if spec.nvlink and tp > domain:  # the NVLink column assumes every TP peer is one NVLink hop away
+        head += " " + _("TP {tp} is wider than the {domain}-GPU NVLink domain of a system with this GPU: part of the "
+                        "tensor-parallel traffic would cross the network, so its NVLink time is a lower "
+                        "bound.").format(tp=tp, domain=domain)
     foot = _("Sequence {seq} tokens, micro-batch 1, {micro_batches} micro-batches per step; times are one bulk "
              "transfer at achievable bandwidth (the line rate × an efficiency: <a href='{glossary}#line-rate'>"
              "glossary</a>, chapter 02; chapter 04 adds the collective's structure).").format(
         seq=SEQ, micro_batches=max(pp, 1) * 2, glossary=glossary_href())
     note = zero_traffic_note(zero_stage, max(pp, 1) * 2, _zero_ratio(m, dp, tp, pp, zero_stage)) if dp > 1 else ""
     return fig, f"{head}<br>{table}<small>{foot} {note}</small>"
+
+
+def nvlink_domain(gpu: str) -> int:
+    """The largest NVLink domain (GPUs that reach each other over NVLink) of the catalog's systems built on ``gpu``;
+    8, an HGX/DGX server's, for a GPU no catalog system uses."""
+    return max((s.gpus_per_domain for s in catalog.systems().values() if s.gpu == gpu), default=8)
 
 
 def _size(n_bytes: float) -> str:

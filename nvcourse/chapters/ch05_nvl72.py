@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog
-from ..costmodel import factors, predict, predict_sweep
+from ..costmodel import factors, predict, predict_sweep, validation
 from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time
 from ..i18n import localize_numbers, number
 from ..i18n import translate as _
@@ -21,8 +21,8 @@ from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["NVLS_SIZES", "SUMMARY_CASES", "nvls_vs_ring", "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure",
-           "moe_view"]
+__all__ = ["NVLS_SIZES", "PUBLISHED_RUNS", "SUMMARY_CASES", "nvls_vs_ring", "published_runs_text",
+           "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure", "moe_view"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
@@ -70,15 +70,12 @@ def ring_vs_nvls_figure(sizes=NVLS_SIZES) -> tuple[Figure, str]:
 
     eta = factors.NVLS_EFFICIENCY
     lines = [
-        _("NVLS latency α_NVLS = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell); on an NVL72, where the "
-          "Simple-only formula says NVLS starts to pay: {min_gpus} GPUs (the course's estimate; NCCL itself enables "
-          "NVLS from 2)").format(
+        _("NVLS latency α_NVLS = {lat} µs; η = {hopper} (Hopper), {blackwell} (Blackwell)").format(
             lat=number(factors.NVLS_LATENCY_US, ".0f"), hopper=number(eta["hopper"]),
-            blackwell=number(eta["blackwell"]), min_gpus=catalog.get_system(system).nvls_min_gpus),
-        # which source each system's estimate has: the learner met nccl#1455's H100 run in the prose
-        _("  (used only by the Simple-α formula; NVL72 and B200: {nvl72}, from a B200 report with AWS's tuner "
-          "plugin; H100: {h100}, from nccl#1455's run)").format(
-            nvl72=catalog.get_system(system).nvls_min_gpus, h100=catalog.get_system("dgx-h100").nvls_min_gpus),
+            blackwell=number(eta["blackwell"])),
+        _("On an NVL72 or a B200, where the Simple-only formula says NVLS starts to pay: {min_gpus} GPUs; on an "
+          "H100: {h100} (the course's estimates, from published runs; NCCL itself enables NVLS from 2)").format(
+            min_gpus=catalog.get_system(system).nvls_min_gpus, h100=catalog.get_system("dgx-h100").nvls_min_gpus),
     ]
     for g in (8, 72):
         lines.append(_("g = {g}: bytes per GPU ring / NVLS = 2(g-1)/(g+1) = {ratio}; with η (Blackwell) the "
@@ -126,6 +123,35 @@ def ring_vs_nvls_summary() -> tuple[Figure, str]:
         + _("<details><summary>the model's constants, the byte ratios and the Simple-only ring</summary>")
         + "<pre>" + _html.escape(lines) + "</pre></details>"
     )
+
+
+#: The published all-reduce runs §6 of chapter 05 compares with NCCL's model: (ring run, NVLS run) of the costmodel's
+#: validation data for each system, and the system's name in words.
+PUBLISHED_RUNS = (("h100-8gpu-allreduce-ring", "h100-8gpu-allreduce-nvls", "8 x H100"),
+                  ("nvl72-allreduce-ring", "nvl72-allreduce-nvls", "NVL72"))
+
+
+def published_runs_text() -> str:
+    """Four published nccl-tests all-reduce runs (bus bandwidth in GB/s) against NCCL's model, each named in words
+    (system, GPUs, algorithm, bytes per GPU), then the NVLS / ring ratio of the model and of the published runs."""
+    ids = [i for ring_id, nvls_id, _name in PUBLISHED_RUNS for i in (ring_id, nvls_id)]
+    rows = {r.case.id: r for r in validation.compare([k for k in validation.cases() if k.id in ids])}
+    lines = []
+    for ring_id, nvls_id, name in PUBLISHED_RUNS:
+        for run_id in (ring_id, nvls_id):
+            r = rows[run_id]
+            algo = _("ring") if r.predicted_algo == "ring" else "NVLS"
+            lines.append(_("{name}, {algo}, {size}: bus bandwidth model {model} GB/s, published {published} GB/s "
+                           "({error})").format(
+                name=name, algo=algo, size=localize_numbers(format_size(r.case.bytes)),
+                model=number(r.predicted_busbw_GBps, ".0f"), published=number(r.case.busbw_GBps, ".0f"),
+                error=number(100 * r.error, "+.1f") + " %"))
+    for ring_id, nvls_id, name in PUBLISHED_RUNS:
+        model = rows[nvls_id].predicted_busbw_GBps / rows[ring_id].predicted_busbw_GBps
+        published = rows[nvls_id].case.busbw_GBps / rows[ring_id].case.busbw_GBps
+        lines.append(_("{name}: NVLS / ring  model {model}x, published {published}x").format(
+            name=name, model=number(model, ".2f"), published=number(published, ".2f")))
+    return "\n".join(lines)
 
 
 def _time(seconds: float) -> str:
