@@ -198,13 +198,17 @@ def test_04_sweep_numbers_are_said_to_be_one_runs():
 
 
 # ------------------------------------------------------------------------------------------------ 05
-def test_05_one_hop_through_any_switch_chip_in_section_1_and_q1():
+def test_05_a_single_switch_chip_any_one_of_them_in_section_1_and_q1():
+    from nvcourse.topology import build_system_graph, metrics
+
     text = prose(CH05)
     nvl = catalog.get_system("gb200-nvl72")
     assert set(nvl.switch_links_per_gpu) == {1} and len(nvl.switch_links_per_gpu) == nvl.nvswitch_count == 18
-    assert "so any GPU reaches any other in one hop, through any one of them" in text
-    assert "exactly one switch" not in text
-    assert "any GPU pair meets in every switch chip, so any two GPUs are one hop apart" in text
+    assert "so any GPU reaches any other through a single switch chip, any one of them" in text
+    assert "exactly one switch" not in text and "one hop" not in text  # chapter 03 counts GPU → switch → GPU as 2
+    assert ("so a path between two GPUs crosses a single switch chip (2 hops in chapter 03's count: "
+            "GPU → switch → GPU)") in text
+    assert metrics.hop_stats(build_system_graph("gb200-nvl72"))["max"] == 2
 
 
 def test_05_section_2_answers_one_question_with_one_number():
