@@ -119,6 +119,7 @@ for args in (("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain"),
     out.append(text)
     labels(live)
 out.append(ch.picks_table([("dgx-h100", 8, 1)], [2**10, 2**30]))
+out.append(ch.hw_latency_lines())
 out.append(ch.building_blocks_html())  # section 2's table and its fold
 for fig in (ch.protocol_kinks_figure(), ch.runs_error_figure()):
     labels(fig)

@@ -67,6 +67,7 @@ out.append(ch07.placement_title(st, "h100"))
 out.append(ch07.price_table_html(["pcie-8gpu", "dgx-h100", "gb200-nvl72"]))
 table = {("llama3-8b", "dgx-h100", 4096): training.best_config("llama3-8b", "dgx-h100", 4096)}
 out.append(ch07.cost_lines(table, ["llama3-8b"], ["dgx-h100"], tokens=ref["training_tokens"], gpus=4096))
+out += [ch07.moe_dispatch_lines(), ch07.moe_step_lines()]
 """
 
 CH08 = """
@@ -89,7 +90,8 @@ CHAPTERS = {
                                                "emulated_label", "emulated_link_line", "no_engine_lines"},
            CH04),
     "07": ("nvcourse/chapters/ch07_training.py", {"compute_days_lines", "breakdown_lines", "_label",
-                                                  "price_table_html", "cost_lines", "placement_title"}, CH07),
+                                                  "price_table_html", "cost_lines", "placement_title",
+                                                  "moe_dispatch_lines", "moe_step_lines"}, CH07),
     "08": ("nvcourse/chapters/ch08_reliability.py", {"_category", "failure_record_lines", "checkpoint_lines",
                                                      "checkpoint_saved_line", "restart_line", "done_line"}, CH08),
     "10": ("nvcourse/chapters/ch10_other_interconnects.py", {"pair_bandwidth_lines", "numerics_lines"}, CH10),

@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, linkmodel
-from ..i18n import localize_numbers, number
+from ..i18n import data_text, localize_numbers, number
 from ..i18n import translate as _
 from ..linkmodel import link_measurements
 from ..markup import details_html
@@ -36,6 +36,7 @@ __all__ = [
     "BETA_GRID",
     "REGIME_FACTOR",
     "regime_of",
+    "alpha_beta_lines",
 ]
 
 SIZES = np.logspace(0, np.log10(16 * 2**30), 400)  # 1 B .. 16 GiB
@@ -88,7 +89,7 @@ def spec_vs_measured_html() -> str:
     for m in link_measurements():
         rows.append(
             [
-                html.escape(m.what),
+                html.escape(data_text(m.what)),
                 number(m.line_GBps_dir, "g"),
                 number(m.model_GBps_dir, ".1f"),
                 f"<b>{number(m.measured_GBps_dir, 'g')}</b>",
@@ -339,3 +340,18 @@ def link_chooser_dashboard() -> Dashboard:
         {"show_line_rate": widgets.Checkbox(value=True, description=_("show line rates (dotted)")), "links": chooser},
         _ChooserView(),
     )
+
+
+def alpha_beta_lines(link_id: str = "nvlink4", links: int = 18,
+                     sizes: tuple[int, ...] = (4 * 2**10, 2**20, 64 * 2**20, 2**30)) -> str:
+    """The alpha-beta readout of ``links`` x ``link_id``: alpha (µs), beta (GB/s per direction), n_1/2 (bytes), then
+    the time and effective bandwidth of each message size in ``sizes`` (bytes), one line each."""
+    p = linkmodel.link_params(link_id, links=links)
+    lines = [_("alpha = {alpha}, beta = {beta} per direction").format(alpha=format_time(p.alpha_s),
+                                                                      beta=format_rate(p.beta_Bps)),
+             _("n_1/2 = alpha x beta = {size}").format(size=format_size(p.half_bandwidth_bytes))]
+    for n in sizes:
+        lines.append(_("{size}: t = {time}, effective {rate}").format(
+            size=f"{format_size(n):>8}", time=f"{format_time(p.time(n)):>9}",
+            rate=f"{format_rate(p.bandwidth(n)):>10}"))
+    return localize_numbers("\n".join(lines))

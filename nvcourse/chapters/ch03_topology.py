@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from nvcourse import catalog
 
-from ..i18n import localize_numbers
+from ..i18n import localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
 from ..tables import table_html
@@ -20,6 +20,13 @@ from ..topology.builders import build_system_graph
 from ..topology.topo_parser import CODE_MEANING, PCIE_CODES, example_files, parse_topo
 
 __all__ = [
+    "mesh_lines",
+    "switch_links_line",
+    "bisection_lines",
+    "ring_lines",
+    "nvl72_line",
+    "rebuilt_line",
+    "control",
     "system_rows",
     "metrics_table_html",
     "metrics_summary_html",
@@ -96,7 +103,7 @@ def records_table_html(rows: list[dict], caption: str = "") -> str:
     """A table of records (one dict per row, the keys of the first as headers); text cells are escaped."""
     if not rows:
         return ""
-    cells = [[v if isinstance(v, float) else html.escape(str(v)) for v in r.values()] for r in rows]
+    cells = [[number(v, ".4g") if isinstance(v, float) else html.escape(str(v)) for v in r.values()] for r in rows]
     return table_html([_header(k) for k in rows[0]], cells, caption=caption)
 
 
@@ -355,3 +362,93 @@ def example_text(name: str) -> str:
     while lines and lines[0].lstrip().startswith("#"):
         lines.pop(0)
     return "\n".join(lines) + "\n"
+
+
+def mesh_lines(system: str = "dgx-1-v100", gpu: str = "V100") -> str:
+    """Section 1's readout of a switchless mesh: links per GPU and their rate (GB/s per direction), how many GPU
+    pairs have NVLink, and the pairs without."""
+    G = build_system_graph(system)
+    s = catalog.get_system(system)
+    gpus = metrics.gpu_nodes(G)
+    no_link = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:] if not G.has_edge(a, b)]
+    return localize_numbers("\n".join([
+        _("links per {gpu}: {links}, each {rate} GB/s per direction").format(
+            gpu=gpu, links=s.links_per_gpu, rate=f"{s.link.line_GBps_dir:g}"),
+        _("GPU pairs: {pairs}, with NVLink: {linked}, without: {unlinked}").format(
+            pairs=len(gpus) * (len(gpus) - 1) // 2, linked=G.number_of_edges(), unlinked=len(no_link)),
+        _("pairs without NVLink:") + " " + ", ".join(f"{a}-{b}" for a, b in no_link)]))
+
+
+def switch_links_line(system: str = "dgx-h100") -> str:
+    """An NVSwitch system's links from each GPU to each switch chip and the GPU's total (GB/s per direction)."""
+    s = catalog.get_system(system)
+    return localize_numbers(_("{name}: links per GPU to each switch chip {links}, {rate} GB/s per link per direction "
+                              "-> {total} GB/s per GPU per direction").format(
+        name=s.name, links=list(s.switch_links_per_gpu), rate=f"{s.link.line_GBps_dir:g}",
+        total=f"{s.scaleup_GBps_dir:g}"))
+
+
+def bisection_lines(systems: tuple[str, ...] = ("dgx-1-v100", "dgx-h100", "gb200-nvl72")) -> str:
+    """Each system's bisection bandwidth (GB/s per direction and both directions), how it was found and one worst
+    split (its first four GPUs), one line each."""
+    lines = []
+    for sid in systems:
+        b = metrics.bisection_bandwidth(build_system_graph(sid))
+        split = ", ".join(b.side_a[:4]) + (" ..." if len(b.side_a) > 4 else "")
+        lines.append(_("{system} bisection {dir} GB/s per direction = {bidir} GB/s both directions  ({method}; one "
+                       "worst split: {split})").format(system=f"{sid:12s}", dir=f"{b.GBps_dir:8.5g}",
+                                                        bidir=f"{b.GBps_bidir:8.5g}", method=b.method, split=split))
+    return localize_numbers("\n".join(lines))
+
+
+def ring_lines(systems: tuple[str, ...] = ("dgx-1-v100", "dgx-a100", "dgx-h100", "dgx-b200"),
+               capped: str = "pcie-8gpu", orders: str = "dgx-1-v100") -> str:
+    """NCCL-style rings per system: rings x per-ring rate = total, then x the link's efficiency (GB/s per
+    direction); the ``capped`` system's ring at its CPU-to-CPU link; the ring orders of ``orders`` (one a line)."""
+    lines = []
+    for sid in systems:
+        plan = rings.nccl_rings(build_system_graph(sid))
+        eff = catalog.get_system(sid).link.efficiency
+        lines.append(_("{system} {rings} rings x {ring} GB/s = {total} GB/s per direction; x efficiency {eff} -> "
+                       "{busbw} GB/s").format(
+            system=f"{sid:11s}", rings=f"{plan.n_rings:2d}", ring=f"{plan.ring_GBps_dir:g}",
+            total=f"{plan.total_GBps_dir:5g}", eff=f"{eff:g}", busbw=f"{plan.total_GBps_dir * eff:6.1f}"))
+    lines.append(_("{system} ring capped by the CPU-to-CPU link: {rate} GB/s").format(
+        system=f"{capped:11s}", rate=f"{ring_busbw_GBps(capped):g}"))
+    plan = rings.nccl_rings(build_system_graph(orders))
+    name = "DGX-1" if orders == "dgx-1-v100" else orders
+    lines.append(_("{name}: {orders} ring orders, each run both ways = {rings} rings:").format(
+        name=name, orders=len(plan.rings), rings=plan.n_rings))
+    lines += ["  " + " -> ".join(g[3:] for g in r) for r in plan.rings]
+    return localize_numbers("\n".join(lines))
+
+
+def nvl72_line(system: str = "gb200-nvl72") -> str:
+    """A rack-scale NVLink domain's GPUs, trays, switch chips and links per GPU."""
+    s = catalog.get_system(system)
+    return _("{gpus} GPUs in trays of {per_tray}; {chips} switch chips in {trays} trays; {links} links per GPU, one "
+             "to each chip").format(gpus=s.gpus_per_domain, per_tray=s.gpus_per_host, chips=s.nvswitch_count,
+                                    trays=s.switch_trays, links=s.links_per_gpu)
+
+
+def rebuilt_line(graph, pcie_name: str = "PCIe Gen4 x16", system: str = "pcie-8gpu") -> str:
+    """The bisection (GB/s per direction) of a graph rebuilt from ``nvidia-smi topo -m`` beside the catalog's
+    ``system`` model, unbounded and at NCCL's rate for the CPU-to-CPU link."""
+    b = metrics.bisection_bandwidth(graph)
+    return localize_numbers(_(
+        "rebuilt with {pcie} links: bisection {bis} GB/s per direction with the CPU-to-CPU link unbounded (same as "
+        "the catalog's {system} model: {model}; {capped} at NCCL's {cap} GB/s for that link)").format(
+        pcie=pcie_name, bis=f"{b.GBps_dir:g}", system=system,
+        model=f"{metrics.bisection_bandwidth(build_system_graph(system)).GBps_dir:g}",
+        capped=f"{socket_capped_bisection_GBps(system):g}", cap=f"{socket_cap_GBps(system):g}"))
+
+
+def rebuilt_title() -> str:
+    """The title of the drawing rebuilt from the vLLM report's ``nvidia-smi topo -m``."""
+    return _("rebuilt from nvidia-smi topo -m (vLLM #11122)")
+
+
+
+def control(label: str) -> str:
+    """A dashboard control's English label (a description, or the menus' "(unknown)") in the learner's language."""
+    return {"system": _("system"), "traffic": _("traffic"), "(unknown)": _("(unknown)")}.get(label, label)

@@ -12,10 +12,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog
+from ..costmodel import tuning
 from ..costmodel.launch import LAUNCH_MODES
 from ..costmodel.model import ALGORITHMS, OPERATIONS, algorithms
 from ..costmodel.prediction import Prediction, predict, predict_sweep
-from ..i18n import localize_numbers, number
+from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, rate_axis, time_axis
@@ -33,6 +34,7 @@ __all__ = [
     "predict_dashboard",
     "readout_html",
     "picks_table",
+    "hw_latency_lines",
     "protocol_kinks_figure",
     "RUNS_IN_WORDS",
     "run_band_errors",
@@ -263,6 +265,24 @@ def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str =
         cells = "".join(f"{a + '/' + p:>16s}" for a, p in zip(sw.algo, sw.proto, strict=True))
         lines.append(f"{f'{sid} {g}x{k}':22s}" + cells)
     return "\n".join(lines)
+
+
+
+def hw_latency_lines() -> str:
+    """NCCL's per-step hardware latency (µs) per link class, algorithm and protocol, then the base latency of one
+    ring call per protocol (µs)."""
+    head, algorithm = _("link class"), _("algorithm")  # outside the f-strings, where the extractor sees them
+    lines = [f"{head:10s} {algorithm:9s}" + "".join(f"{p:>9s}" for p in tuning.PROTOCOLS) + "   "
+             + _("(µs per step)")]
+    for link in tuning.LINK_CLASSES:
+        for algo in ("ring", "tree"):
+            lines.append(f"{link:10s} {algo:9s}" + "".join(f"{tuning.hw_latency_us(link, algo, p):9.2f}"
+                                                           for p in tuning.PROTOCOLS))
+    base = [tuning.base_latency_us("ring", p) for p in tuning.PROTOCOLS]
+    # French numbers have a decimal comma: the list's items are then separated by " ; "
+    listed = str(base) if language() != "fr" else "[" + "\u00a0; ".join(localize_numbers(repr(v)) for v in base) + "]"
+    lines.append(_("base latency per call, ring: {latencies} µs").format(latencies=listed))
+    return localize_numbers("\n".join(lines))
 
 
 def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):

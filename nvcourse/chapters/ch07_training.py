@@ -10,11 +10,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _data, catalog, training
-from ..i18n import language, number
+from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
 from ..markup import html_escape
 from ..plots import new_figure
 from ..tables import table_html
+from ..units import format_time
 from ..widgets import Dashboard
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "price_text",
     "cost_lines",
     "placement_title",
+    "moe_dispatch_lines",
+    "moe_step_lines",
 ]
 
 #: One colour per part of a training step, shared by every figure of chapter 07.
@@ -275,3 +278,35 @@ def placement_title(step: training.StepTime, gpu_id: str = "h100") -> str:
     """The placement figure's title: the step's model, its GPU count and GPU (short name)."""
     return _("{model}, {gpus} {gpu}: same degrees, two placements").format(
         model=training.get_model(step.model).name, gpus=number(step.gpus, ","), gpu=gpu_id.upper())
+
+
+def moe_dispatch_lines(tokens: int = 4096, hidden: int = 7168, top_k: int = 8) -> str:
+    """One MoE dispatch's bytes per GPU (MB) and its all-to-all time on four expert-parallel placements."""
+    nbytes = training.moe_alltoall_bytes(tokens=tokens, hidden=hidden, top_k=top_k)
+    cases = [
+        (_("EP 8 in one DGX H100"), "dgx-h100", training.Placement(8, 8, 1)),
+        (_("EP 8, one GPU in each of 8 DGX H100"), "dgx-h100", training.Placement(8, 1, 8)),
+        (_("EP 64 in one NVL72 rack"), "gb200-nvl72", training.Placement(64, 64, 1)),
+        (_("EP 64 over 8 DGX H100 (8 per node)"), "dgx-h100", training.Placement(64, 8, 8)),
+    ]
+    lines = [_("one dispatch: {mb} MB per GPU").format(mb=number(nbytes / 1e6, ".0f"))]
+    for label, sid, pl in cases:
+        time = localize_numbers(format_time(training.collective_time("alltoall", sid, pl, nbytes)))
+        lines.append(_("{label}: {time}").format(label=f"{label:>38}", time=time))
+    return "\n".join(lines)
+
+
+def moe_step_lines(gpus: int = 64, system: str = "dgx-h100", *, experts: int = 8, top_k: int = 2,
+                   active_params: float = 13e9) -> str:
+    """The step of an illustrative 47B MoE (every layer an MoE layer; ``experts``, ``top_k``, ``active_params``
+    parameters per token) with EP 8 in one node and across 8 nodes: the step time and its non-zero parts (s, ms)."""
+    moe = training.ModelSpec(id="moe-47b", name="illustrative MoE", params=47e9, layers=32, hidden=4096, heads=32,
+                             seq=4096, global_batch_tokens=4 * 2**20)  # assumption, every layer an MoE layer
+    lines = []
+    for label, tp, pp in [(_("EP 8 in one node (tp 1, pp 4)"), 1, 4), (_("EP 8 across 8 nodes (tp 8, pp 1)"), 8, 1)]:
+        s = training.step_time(moe, system, gpus, tp=tp, pp=pp, ep=8, experts=experts, top_k=top_k,
+                               active_params=active_params)
+        parts = ", ".join(f"{_part(k)} {format_time(v)}" for k, v in s.breakdown().items() if v > 0)
+        lines.append(_("{label}: step {time} = {parts}").format(label=label, time=format_time(s.total_s),
+                                                               parts=parts))
+    return localize_numbers("\n".join(lines))

@@ -26,6 +26,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 
+from ..i18n import language, localize_numbers
+from ..i18n import translate as _
 from ..plots import KIND_COLOURS
 from . import metrics
 
@@ -48,10 +50,18 @@ NODE_STYLE = {
     "cpu": ("8", "#999999", 700),
     "nic": ("^", "#CC79A7", 420),
 }
-_KIND_NAMES = {"gpu": "GPU", "nvswitch": "NVSwitch chip", "pcie_switch": "PCIe switch", "host_bridge": "root port",
-               "cpu": "CPU / NUMA node", "nic": "NIC"}
 _CMAP = "YlOrRd"
-_TRAY_NOTE = "one line per compute tray x switch tray bundle"
+
+
+def _kind_name(kind: str) -> str:
+    """The legend's name of a node kind (a key of :data:`NODE_STYLE`) in the current language."""
+    return {"gpu": _("GPU"), "nvswitch": _("NVSwitch chip"), "pcie_switch": _("PCIe switch"),
+            "host_bridge": _("root port"), "cpu": _("CPU / NUMA node"), "nic": _("NIC")}.get(kind, kind)
+
+
+def _tray_note() -> str:
+    """The note under an NVL72 drawing (one line per bundle of links between two trays)."""
+    return _("one line per compute tray x switch tray bundle")
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,14 @@ class LegendEntry:
 CPU_LINK_LABEL = "inside CPU / CPU-CPU (no limit drawn)"
 
 
+def _cpu_link_name(label: str) -> str:
+    """``label`` for the CPU links in the current language (the default, :data:`CPU_LINK_LABEL`, translated)."""
+    return _("inside CPU / CPU-CPU (no limit drawn)") if label == CPU_LINK_LABEL else label
+
+
 def _colour_bar_label(pattern: str, rate: float) -> str:
-    return f"link utilisation at the maximal {pattern} rate ({rate:.4g} GB/s per GPU per direction)"
+    return localize_numbers(_("link utilisation at the maximal {pattern} rate ({rate} GB/s per GPU per "
+                              "direction)").format(pattern=pattern, rate=f"{rate:.4g}"))
 
 
 def _edge_family(data: dict) -> str:
@@ -155,7 +171,7 @@ def draw_topology(G: nx.Graph, ax=None, *, pattern: str | None = None, top: int 
     is_trays = G.graph.get("topology") == "nvl72"
     name = title if title is not None else G.graph.get("name", "")
     if is_trays and title is None:
-        name += "\n" + _TRAY_NOTE
+        name += "\n" + _tray_note()
     entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report, cpu_label=cpu_label)
     if legend:
         ax.legend(handles=[_mpl_handle(e) for e in entries], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
@@ -184,7 +200,7 @@ def topology_figure(G: nx.Graph, *, pattern: str | None = None, top: int = 4, ti
     name = title if title is not None else G.graph.get("name", "")
     entries, rate = _draw(G, ax, pattern=pattern, top=top, title=name, report=report, cpu_label=cpu_label)
     if G.graph.get("topology") == "nvl72":
-        entries.append(LegendEntry(_TRAY_NOTE, "text"))
+        entries.append(LegendEntry(_tray_note(), "text"))
     return fig, legend_html(entries, colour_bar=None if pattern is None else _colour_bar_label(pattern, rate))
 
 
@@ -323,7 +339,7 @@ def _draw_edges(ax, D: nx.Graph, pos: dict, util: dict, busiest: list, cmap, max
     for key, u_val in busiest:
         a, b = tuple(key)
         (x1, y1), (x2, y2) = pos[a], pos[b]
-        ax.text((x1 + x2) / 2, (y1 + y2) / 2, f"{u_val:.0%}", fontsize=8, ha="center", va="center", zorder=5,
+        ax.text((x1 + x2) / 2, (y1 + y2) / 2, _percent(u_val), fontsize=8, ha="center", va="center", zorder=5,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="black", lw=0.6))
 
 
@@ -380,21 +396,22 @@ def _legend_entries(D: nx.Graph, bws: list, max_bw: float, *, trays: bool, util:
                     note: str, cmap, cpu_label: str = CPU_LINK_LABEL) -> list[LegendEntry]:
     """The legend: node kinds, link families (without a pattern), up to three line widths, the busiest colour."""
     entries = []
-    kinds = {k for _, k in D.nodes(data="kind")}
-    for kind, (marker, face, _) in NODE_STYLE.items():
+    kinds = {k for _n, k in D.nodes(data="kind")}
+    for kind, (marker, face, _size) in NODE_STYLE.items():
         if kind in kinds:
-            entries.append(LegendEntry(_KIND_NAMES[kind], "marker", face, "s" if trays else marker))
+            entries.append(LegendEntry(_kind_name(kind), "marker", face, "s" if trays else marker))
     families = {_edge_family(d) for *_, d in D.edges(data=True)}
-    for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", cpu_label)):
+    for fam, name in (("nvlink", "NVLink"), ("pcie", "PCIe"), ("cpu", _cpu_link_name(cpu_label))):
         if fam in families and not util:
             entries.append(LegendEntry(name, "line", KIND_COLOURS.get(fam, "#555555"), dashed=fam == "cpu"))
     distinct = sorted(set(bws))
     if len(distinct) > 3:
         distinct = [distinct[0], distinct[len(distinct) // 2], distinct[-1]]
     for bw in distinct:
-        entries.append(LegendEntry(f"{bw:g} GB/s per direction", "line", "#555555", width=_width(bw, max_bw, trays)))
+        per_direction = localize_numbers(_("{rate} GB/s per direction").format(rate=f"{bw:g}"))
+        entries.append(LegendEntry(per_direction, "line", "#555555", width=_width(bw, max_bw, trays)))
     if util:
-        entries.append(LegendEntry(f"busiest ({pattern})", "patch", to_rgba(cmap(1.0))))
+        entries.append(LegendEntry(_("busiest ({pattern})").format(pattern=pattern), "patch", to_rgba(cmap(1.0))))
         if note:
             entries.append(LegendEntry(note, "text"))
     return entries
@@ -414,10 +431,15 @@ def _pick_busiest(util: dict, top: int) -> tuple[list, str]:
     peak = ranked[0][1]
     tied = [kv for kv in ranked if kv[1] >= peak - 1e-6]
     if len(tied) == len(ranked) and len(ranked) > 1:
-        return [], f"every link equally busy ({peak:.0%})"
+        return [], _("every link equally busy ({peak})").format(peak=_percent(peak))
     if len(tied) > 12:
-        return [], f"{len(tied)} links tied at {peak:.0%}"
+        return [], _("{count} links tied at {peak}").format(count=len(tied), peak=_percent(peak))
     return (tied if len(tied) >= top else ranked[:top]), ""
+
+
+def _percent(fraction: float) -> str:
+    """``0.47`` as ``47%`` (English, as Python writes it) or ``47 %`` (French)."""
+    return f"{fraction:.0%}" if language() != "fr" else f"{100 * fraction:.0f}\u00a0%"
 
 
 def _draw_trays(ax, T: nx.Graph) -> None:
@@ -436,7 +458,7 @@ def _draw_trays(ax, T: nx.Graph) -> None:
                 va="top" if is_gpu else "bottom", zorder=4)
     # one name per row, its trays numbered (27 short labels read better than 27 rotated phrases and draw faster)
     left = min(d["span"][0] for _, d in T.nodes(data=True)) - 0.9
-    for kind, name in (("gpu", "compute trays"), ("nvswitch", "switch trays")):
+    for kind, name in (("gpu", _("compute trays")), ("nvswitch", _("switch trays"))):
         ys = [d["pos"][1] for _, d in T.nodes(data=True) if d["kind"] == kind]
         if ys:
             # not clipped to the axes: laid out with them instead (clipped, a right-aligned label left of the
