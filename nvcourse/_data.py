@@ -25,7 +25,10 @@ TOMLDecodeError = tomllib.TOMLDecodeError
 #: :func:`shown` gives a record with them translated.
 DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "nccl_cases.toml": (("cases", ("cause",)),),
-    "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),),
+    "link_measurements.toml": (("measurement", ("what",)),),
+    "runbook.toml": (("signatures", ("title", "cause", "fix", "healthy", "broken", "broken_short", "nccl_tests")),
+                     ("cloud", ("transport", "nccl_path", "differs")), ("drill", ("story",)), ("sources", ("title",))),
+    "ethernet_ai.toml": (("facts", ("topic", "fact")), ("llama3_roce", ("name",))),
     "nccl_env.toml": (("vars", ("what", "when")),),
     "observability.toml": (("signals", ("fault", "reading", "kind")), ("ib_link_rule", ("counts", "when")),
                            ("alert_policy", ("symbol_errors_window",))),

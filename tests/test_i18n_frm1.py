@@ -12,6 +12,8 @@ import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
 from test_i18n_prints import CH10 as _PRINTS_CH10  # the chapter's printed lines, also in its module
+from test_i18n_prints_p2 import CH06B as _PRINTS_CH06B
+from test_i18n_prints_p2 import CH06D as _PRINTS_CH06D
 
 #: Shared by every walk: a checker's result, the chapter's questions, a figure's labels, a dashboard's controls.
 _FRAME = """
@@ -168,7 +170,7 @@ def _walk(script: str, language: str) -> str:
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch06b_checkers_questions_paste_boxes_and_tables_speak_the_language(language):
-    shown = _walk(_CH06B, language)
+    shown = _walk(_CH06B + _PRINTS_CH06B, language)
     _speaks(shown, language, ("nvcourse/checks/ch06b.py", "nvcourse/chapters/ch06b_nccl_in_practice.py"), least=120)
     if language == "fr":
         assert "cause probable\u00a0:" in shown and "la zone est vide" in shown and "rangs" in shown
@@ -180,7 +182,7 @@ def test_ch06b_checkers_questions_paste_boxes_and_tables_speak_the_language(lang
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch06d_checkers_and_runbook_tables_speak_the_language(language):
-    shown = _walk(_CH06D, language)
+    shown = _walk(_CH06D + _PRINTS_CH06D, language)
     _speaks(shown, language, ("nvcourse/checks/ch06d.py", "nvcourse/chapters/ch06d_runbook.py"), least=60)
     if language == "fr":
         assert "Guide de dépannage\u00a0:" in shown and "correctif" in shown and "lien-local" in shown

@@ -14,6 +14,8 @@ import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
 from test_i18n_prints import CH07 as _PRINTS_CH07  # the chapter's printed lines, also in its module
+from test_i18n_prints_p2 import CH06 as _PRINTS_CH06
+from test_i18n_prints_p2 import CH06C as _PRINTS_CH06C
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -315,7 +317,7 @@ def test_ch05_checkers_questions_readouts_and_figures_speak_the_language(languag
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch06_checkers_questions_readouts_and_figures_speak_the_language(language):
-    shown = _walk(_CH06, language)
+    shown = _walk(_CH06 + _PRINTS_CH06, language)
     _speaks(shown, language, ("nvcourse/checks/ch06.py", "nvcourse/chapters/ch06_fabrics.py"), least=70)
     if language == "fr":
         # the glossary's words: leaf/spine as « feuille–spine » (docs/fr/glossaire.md), never « épine »
@@ -328,7 +330,7 @@ def test_ch06_checkers_questions_readouts_and_figures_speak_the_language(languag
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch06c_checkers_lab_readouts_and_figures_speak_the_language(language):
-    shown = _walk(_CH06C, language)
+    shown = _walk(_CH06C + _PRINTS_CH06C, language)
     _speaks(shown, language, ("nvcourse/checks/ch06c.py", "nvcourse/chapters/ch06c_multinode_lab.py"), least=60)
     if language == "fr":
         assert "anneau à plat" in shown and "liaisons montantes" in shown and "119,5\u00a0MB/s" in shown

@@ -218,3 +218,15 @@ def test_10_cross_node_symmetric_kernels_say_what_they_mean_for_fp32():
             f"and reduce-scatter (from {cross['since']}), none for all-reduce: they give an all-reduce across nodes "
             "no single FP32 rounding.") in text
     assert "do those two only" not in text
+
+
+def test_06_first_faster_line_says_when_an_algorithm_never_beats_the_ring():
+    # the committed 1 GiB cell printed "hierarchical None nodes": an algorithm that never wins says so, in words
+    from nvcourse.chapters import ch06_fabrics as ch06
+
+    nodes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    line = ch06.first_faster_line(nodes, ch06.scaling_figure(nodes, 2**30, routing="dmodk")[1])
+    assert "None" not in line and "hierarchical not up to 512 nodes" in line
+    nb = json.loads((ROOT / "notebooks" / "06_multinode_fabrics.ipynb").read_text(encoding="utf-8"))
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "None nodes" not in printed and "faster than the flat ring: tree from" in printed

@@ -11,18 +11,19 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import catalog, costmodel
-from ..fabric import ecmp
-from ..fabric.builders import fat_tree
+from ..fabric import data, ecmp
+from ..fabric.builders import fat_tree, superpod
 from ..fabric.collectives import allreduce_on_fabric, allreduce_scaling
 from ..fabric.draw import draw_fabric
-from ..i18n import language, localize_numbers, ngettext, number
+from ..i18n import language, localize_numbers, ngettext, number, whole
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, KIND_COLOURS, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
 __all__ = ["ALGO_LABELS", "ROUTING_CHOICES", "ROUTING_NAMES", "allreduce_view", "cable_sharing", "routing_title",
-           "scaling_figure", "ecmp_figure", "fabric_dashboard"]
+           "scaling_figure", "ecmp_figure", "fabric_dashboard", "scale_out_links_lines", "superpod_lines",
+           "layout_title", "ecmp_line", "first_faster_line", "oversubscription_lines"]
 
 #: Legend text of each algorithm of :func:`nvcourse.fabric.allreduce_scaling` (colours:
 # :data:`nvcourse.plots.ALGO_COLOURS`). The labels below are read in the language the kernel has when the module
@@ -47,9 +48,9 @@ ROUTING_CHOICES = {
 }
 
 
-def _pct(fraction: float) -> str:
-    """``0.85`` as ``85%`` (English, as Python writes it) or ``85 %`` (French)."""
-    return f"{fraction:.0%}" if language() != "fr" else number(100 * fraction, ".0f") + "\u00a0%"
+def _pct(fraction: float, spec: str = ".0%") -> str:
+    """``0.85`` as ``85%`` (English, as Python writes it with ``spec``) or ``85 %`` (French)."""
+    return format(fraction, spec) if language() != "fr" else number(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
 
 
 def _time(seconds: float) -> str:
@@ -384,3 +385,94 @@ def fabric_dashboard(*, system: str = "dgx-h100"):
         "nbytes": size_slider(_("message"), min_exp=16, max_exp=32, value_exp=30),
     }
     return Dashboard(controls, lambda **kw: allreduce_view(system=system, **kw))
+
+
+
+def _factor(ratio: float) -> str:
+    """A ratio as a whole multiplier after its number: English ``9x`` (as the chapter printed it), French ``9×``."""
+    return number(ratio, ".0f") + ("×" if language() == "fr" else "x")
+
+
+def scale_out_links_lines() -> str:
+    """The scale-out links of the catalog (port speed in Gb/s, line and achievable rate in GB/s per direction, NCCL's
+    per-step latency α in µs), then a DGX H100's NVLink against its NIC per GPU and per direction (GB/s)."""
+    link_, port, line, achievable = _("link"), _("port"), _("line GB/s"), _("achievable")  # column heads
+    lines = [f"{link_:<34} {port:>10} {line:>10} {achievable:>11} {'α (NCCL)':>9}"]
+    for link in catalog.links().values():
+        if link.kind in ("infiniband", "ethernet"):
+            lines.append(localize_numbers(
+                f"{link.name:<34} {link.line_Gbps_dir:>7.0f} Gb/s {link.line_GBps_dir:>10.1f} "
+                f"{link.achievable_GBps_dir:>11.1f} {link.alpha_us:>7.0f} µs"))
+    s = catalog.get_system("dgx-h100")
+    nvl = catalog.get_link(s.scale_up_link).achievable_GBps_dir * s.links_per_gpu
+    nic = catalog.get_link(s.nic_link).achievable_GBps_dir
+    text = _("DGX H100, per GPU and per direction: NVLink {nvlink} GB/s vs its NIC {nic} GB/s -> {line} at line rate; "
+             "achievable {nvl} vs {nic_achievable} GB/s -> {achievable}")
+    lines.append("\n" + text.format(
+        nvlink=number(s.scaleup_GBps_dir, ".0f"), nic=number(s.scaleout_GBps_dir_per_gpu, ".0f"),
+        line=_factor(s.scaleup_GBps_dir / s.scaleout_GBps_dir_per_gpu), nvl=number(nvl, ".0f"),
+        nic_achievable=number(nic, ".0f"), achievable=_factor(nvl / nic)))
+    return "\n".join(lines)
+
+
+def superpod_lines() -> str:
+    """Switch counts of each DGX SuperPOD reference architecture (H100, B200) per scalable unit (SU), built by the
+    course's builder against the published counts, then the leaf switch and its radix (ports)."""
+    nodes, leaf, spine, core = _("nodes"), _("leaf"), _("spine"), _("core")  # column heads
+    lines = [f"{'RA':<6}{'SU':>4}{nodes:>7}{'GPUs':>7}   {leaf:>9}{spine:>9}{core:>9}   " + _("(built / published)")]
+    for pod in ("h100", "b200"):
+        for row in data.superpod_rows(pod):
+            c = superpod(pod, row.su).counts()
+            lines.append(f"{pod:<6}{row.su:>4}{c['nodes']:>7}{c['gpus']:>7}   {c['leaf']:>4}/{row.leaf:<4}"
+                         f"{c['spine']:>4}/{row.spine:<4}{c['core']:>4}/{row.core:<4}")
+    sw = data.get_switch("quantum-2")
+    lines.append("\n" + _("switch: {name}, radix {ports}").format(name=sw.name, ports=sw.ports))
+    return "\n".join(lines)
+
+
+def layout_title(layout: str, fab) -> str:
+    """A fat tree's title: its layout (``rail``, ``tor``) and its leaf and spine switch counts."""
+    return _("{layout}: {leaves} leaf, {spines} spine").format(layout=layout, leaves=fab.n_leaves, spines=fab.n_spines)
+
+
+def ecmp_line(links: int, slowest_simulated: float) -> str:
+    """The closed forms of ECMP hashing for ``links`` flows on ``links`` up-links: a flow's collision probability,
+    the mean rate (fraction of the link), the busiest link's expected load (flows), the slowest flow's expected rate,
+    against ``slowest_simulated`` (fraction of the link, from the flow simulation)."""
+    pmf = ecmp.max_load_pmf(links, links)
+    slowest = float(np.sum(pmf[1:] / np.arange(1, pmf.size)))
+    return _("m = k = {k}: a flow collides with P = 1 - (1 - 1/k)^(m-1) = {p}; mean rate {mean} of the link; busiest "
+             "link {busiest} flows on average, slowest flow E[1/max load] = {slowest} (simulated {simulated})").format(
+        k=links, p=_pct(ecmp.collision_probability(links, links), ".1%"),
+        mean=_pct(ecmp.mean_rate_fraction(links, links)), busiest=number(ecmp.expected_max_load(links, links), ".2f"),
+        slowest=_pct(slowest), simulated=_pct(slowest_simulated))
+
+
+def first_faster_line(nodes, res: dict) -> str:
+    """From :func:`scaling_figure`'s results over ``nodes``: the first node count at which each of the tree, the
+    hierarchical all-reduce and SHARP takes less time than the flat ring, or that none of ``nodes`` does."""
+    t = {a: [r.time_s for r in rows] for a, rows in res.items()}
+
+    def first(a: str) -> str:
+        n = next((n for n, x, y in zip(nodes, t[a], t["ring"]) if x < y), None)
+        if n is None:
+            return _("not up to {n} nodes").format(n=whole(max(nodes)))
+        return _("from {n} nodes").format(n=whole(n))
+
+    return _("faster than the flat ring: tree {tree}, hierarchical {hierarchical}, SHARP {sharp}").format(
+        tree=first("tree"), hierarchical=first("hierarchical"), sharp=first("sharp"))
+
+
+def oversubscription_lines(nbytes: float = 2**30, overs: tuple[int, ...] = (1, 2, 4)) -> str:
+    """A hierarchical all-reduce of ``nbytes`` per GPU (bytes) on 128 nodes with adaptive routing, for each
+    oversubscription: the spine count, then the time with the nodes packed and placed at random."""
+    placements = {"packed": _("packed"), "random": _("random")}
+    lines = []
+    for over in overs:
+        f = fat_tree(128, oversubscription=over)
+        times_s = {p: allreduce_on_fabric(f, nbytes, algorithm="hierarchical", routing="ideal", placement=p).time_s
+                   for p in placements}
+        row = [_("{placement}: {time}").format(placement=placements[p], time=f"{_time(t):>8}")
+               for p, t in times_s.items()]
+        lines.append(_("{over}:1  {spines} spines  ").format(over=over, spines=f"{f.n_spines:>2}") + "   ".join(row))
+    return "\n".join(lines)

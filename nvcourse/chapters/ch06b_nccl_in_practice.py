@@ -14,18 +14,18 @@ from importlib import resources
 from pathlib import Path
 
 from nvcourse import _data
-from nvcourse.i18n import localize_numbers
+from nvcourse.i18n import language, localize_numbers, ngettext, number, whole
 from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
-from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS
+from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS, band_name
+from nvcourse.nccl.ncclog_explain import explain
 from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
 from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
     "report_html", "ranks_note", "UNMODELLED_OPS", "overlay_figure", "diagnosis_text", "diagnosis_png",
-    "diagnosis_image", "log_html", "log_explanation",
-    "nccl_tests_box", "ncclog_box",
+    "diagnosis_image", "log_html", "log_explanation", "nccl_tests_box", "ncclog_box", "run_lines", "footer_lines",
     "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts", "sample_caption",
 ]  # fmt: skip
 
@@ -172,6 +172,39 @@ def in_place_gap(run) -> float:
     return max(gaps, default=0.0)
 
 
+
+def run_lines(run, rows: tuple[int, ...] = (0, 20, -1)) -> str:
+    """What nccl-tests printed about a run: the operation (and how the reader decided it), ranks, hosts, GPUs, the
+    settings, then the out-of-place columns of the sizes at ``rows`` (B; µs; algbw, busbw in GB/s; #wrong)."""
+    sources = {"header": _(" (from the header)"), "command line": _(" (from the command line)"),
+               "busbw/algbw ratio": _(" (from the busbw/algbw ratio)"), "count/size": _(" (from the count/size)")}
+    source = sources.get(run.op_source, _(" (from the {source})").format(source=run.op_source)) if run.op_source else ""
+    lines = [ngettext("op {op}{source}, {ranks} ranks on {hosts} host, GPUs {gpus}",
+                      "op {op}{source}, {ranks} ranks on {hosts} hosts, GPUs {gpus}", len(run.hosts)).format(
+        op=run.op, source=source, ranks=whole(run.nranks), hosts=whole(len(run.hosts)), gpus=run.gpus),
+             _("{n} sizes; the run's settings: ").format(n=whole(len(run.rows)))
+             + ", ".join(f"{k} {v}" for k, v in run.header.items())]
+    row = _("{bytes} B: time {time} us  algbw {algbw} GB/s  busbw {busbw} GB/s  #wrong {wrong}")
+    lines += [localize_numbers(row.format(bytes=f"{r['bytes']:>12,}", time=f"{r['oop_time_us']:>9}",
+                                          algbw=f"{r['oop_algbw_GBps']:>7}", busbw=f"{r['oop_busbw_GBps']:>7}",
+                                          wrong=r["oop_wrong"])) for r in (run.rows[i] for i in rows)]
+    return "\n".join(lines)
+
+
+def footer_lines(run) -> str:
+    """nccl-tests' footer (average busbw over every size, GB/s), the largest size's busbw and the in-place gap, the
+    sizes in each size band, and the best busbw below 32 MiB: why the average says little."""
+    gap, low = in_place_gap(run), max(r["oop_busbw_GBps"] for r in run.rows if r["bytes"] < 32 * 2**20)
+    return localize_numbers("\n".join([
+        _("Avg bus bandwidth (footer): {busbw} GB/s").format(busbw=run.avg_busbw_GBps),
+        _("largest size: busbw {busbw} GB/s; in-place vs out-of-place: at most {gap} apart").format(
+            busbw=run.rows[-1]["oop_busbw_GBps"],
+            gap=f"{gap:.0%}" if language() != "fr" else number(100 * gap, ".0f") + "\u00a0%"),
+        _("of {n} sizes: {latency} below 64 KiB (busbw near 0), {transition} from 64 KiB to 32 MiB, {bandwidth} from "
+          "32 MiB up").format(n=len(run.rows), **band_counts(run)),
+        _("below 32 MiB busbw reaches at most {low} GB/s: these rows pull the average down").format(low=low)]))
+
+
 def band_counts(run) -> dict[str, int]:
     """How many of the run's sizes fall in each of the diagnosis's size bands (latency, transition, bandwidth)."""
     return {name: sum(lo <= r["bytes"] < hi for r in run.rows) for name, lo, hi in BANDS}
@@ -239,7 +272,7 @@ def report_html(run, diag) -> str:
         links = "".join("<li>" + _("likely: {cause}").format(cause=esc(c["cause"]))
                         + f" <a href='{esc(c['source'])}' target='_blank'>" + _("[case]") + "</a></li>"
                         for c in causes)
-        line = (f"<b>{esc(band)}</b>" if band else "") + esc(text)
+        line = (f"<b>{esc(band_name(band))}</b>" if band else "") + esc(text)
         parts.append(f"{line}<ul>{links}</ul>" if links else line)
     return "<br>".join(parts)
 
@@ -256,7 +289,7 @@ def diagnosis_text(diag) -> str:
     words them."""
     lines = []
     for b in diag.bands:
-        lines += _wrap(f"{b['band']:>10}: {_verdict(b)}", 12)
+        lines += _wrap(f"{band_name(b['band']):>10}: {_verdict(b)}", 12)
         for c in b["causes"]:
             lines += _wrap(f"{'':>12}" + _("likely: {cause}").format(cause=c["cause"]), 20)
             lines.append(f"{'':>20}" + _("case: {url}").format(url=c["source"]))
@@ -318,7 +351,7 @@ def _nvls_words(nvls) -> str:
 def log_explanation(log) -> str:
     """The reader's one-paragraph explanation of a log, with the host names it quotes labelled as such (a bare
     container host name such as ``036260b61d3a`` reads like a hash to a learner)."""
-    text = log.to_json()["explanation"]
+    text = explain(log)  # in the reader's language (``to_json``'s is English: the stable --json)
     seen = ", ".join(log.hosts[:4])
     if not seen or f"({seen}" not in text:
         return text

@@ -77,6 +77,7 @@ def facts_table(topics: list[str] | None = None, *, collapsed: bool = False) -> 
     for f in d["facts"]:
         if topics and f["topic"] not in topics:
             continue
+        f = _data.shown("ethernet_ai", "facts", f)  # its texts in the reader's language (the topic filters in English)
         links = ", ".join(_source_link(d["sources"][s]) for s in f["src"])
         rows.append([f"<b>{_esc(f['topic'])}</b>", _esc(f["fact"]), links])
         names.append(_esc(f["topic"]))
@@ -85,6 +86,22 @@ def facts_table(topics: list[str] | None = None, *, collapsed: bool = False) -> 
         return table
     summary = _("Details and sources: {topics}").format(topics=", ".join(names))
     return f"<details><summary>{summary}</summary>{table}</details>"
+
+
+def qp_lines(rows: list[dict]) -> str:
+    """Per QP count, the busiest-link slowdown of :func:`ecmp_qp_figure`'s rows (× a balanced fabric): the closed
+    form, then the simulation with its 95 % interval (two standard errors)."""
+    return "\n".join(localize_numbers(_("{qps} QPs: closed form {model}x   simulation {sim}x ± {interval}").format(
+        qps=f"{r['qps']:>2}", model=f"{r['model']:.3f}", sim=f"{r['sim']:.3f}", interval=f"{2 * r['sim_se']:.3f}"))
+        for r in rows)
+
+
+def recorded_line(rec: dict, live: bool = False) -> str:
+    """Which run the lab shows: a live one, or the recorded one (its date and the recording machine's note)."""
+    if live:
+        return _("live run")
+    return _("recorded run of {date} ({note}); set LIVE = True as root to rerun").format(
+        date=rec["recorded"], note=rec["machine"]["note"])
 
 
 def nvlink_vs_nic(system_id: str = "dgx-h100") -> str:
@@ -119,7 +136,8 @@ def llama3_case() -> str:
           "fields").format(flows=c["flows_per_gpu_pair"]),
         _("congestion: deep-buffer spine switches and E-ECMP; no DCQCN"),
     ]
-    return (f"<b>{_esc(c['name'])}</b><ul>" + "".join(f"<li>{_esc(i)}</li>" for i in items)
+    name = _data.shown("ethernet_ai", "llama3_roce", c)["name"]
+    return (f"<b>{_esc(name)}</b><ul>" + "".join(f"<li>{_esc(i)}</li>" for i in items)
             + "</ul>" + _("Source:") + f" <a href='{_esc(src['url'])}' target='_blank'>{_esc(src['title'])}</a>")
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import html
 import re
 
+from nvcourse import _data
 from nvcourse._validate import choice
-from nvcourse.i18n import data_text, ngettext
+from nvcourse.i18n import data_text, language, localize_numbers, ngettext, number
 from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
 from nvcourse.nccl.signatures import counter_readings, match_text, reading_notes
@@ -33,7 +34,7 @@ from nvcourse.tables import table_html
 __all__ = ["LAYERS", "LOOK_AT", "raw", "signatures", "checks_html", "checks_table_html", "check_cards_html",
            "cloud_html", "cloud_table_html", "pcie_GBps_dir", "link_fraction", "read_lnk", "drill_story_html",
            "drill_step_html", "drill_signatures", "drill_verdict", "drill_box", "sources_html", "ib_tc_text",
-           "ib_link_rule_html"]
+           "ib_link_rule_html", "layer_name", "pcie_line"]
 
 #: One sentence per layer, shown under its summary table: what to look at first in that layer's output.
 LOOK_AT: dict[str, str] = {
@@ -85,6 +86,28 @@ def _command(cmd: str) -> str:
     return cmd.split("   #", 1)[0].strip()
 
 
+def layer_name(layer: str) -> str:
+    """A runbook layer (a key of :data:`LAYERS`) in the words the chapter uses for it, in the reader's language."""
+    names = {"host": _("host (clocks, power, NUMA)"), "pcie": _("PCIe (ACS, link training)"),
+             "nvlink": _("NVLink and NVSwitch (Fabric Manager, links, IMEX)"),
+             "gpu_nic": _("GPU to NIC (GPUDirect RDMA)"), "fabric": _("fabric (RoCE, InfiniBand)"),
+             "nccl": _("NCCL (environment, slow ranks)"), "cloud": _("cloud fabrics")}
+    return names.get(layer, LAYERS[layer])
+
+
+
+def _pct(fraction: float, spec: str = ".0%") -> str:
+    """``0.127`` as ``12.7%`` (English, as Python writes it with ``spec``) or ``12,7 %`` (French)."""
+    return format(fraction, spec) if language() != "fr" else number(100 * fraction, spec.replace("%", "f")) + "\u00a0%"
+
+def pcie_line(capable: tuple[float, int], trained: tuple[float, int]) -> str:
+    """A PCIe link's rate as capable and as trained (``(GT/s, lanes)`` each, as ``lspci`` prints LnkCap and LnkSta),
+    in GB/s per direction, and the fraction it kept."""
+    return localize_numbers(_("capable: {capable} GB/s per direction; trained: {trained} GB/s; kept: {kept}").format(
+        capable=f"{pcie_GBps_dir(*capable):.1f}", trained=f"{pcie_GBps_dir(*trained):.1f}",
+        kept=_pct(link_fraction(*capable, *trained), ".1%")))
+
+
 def checks_html(layer: str) -> str:
     """One layer, readable first: a 3-column summary (check, the command, what broken looks like), one sentence on
     what to look at, and every field of every check (healthy, signature, cause, fix, source) behind a collapsed
@@ -95,7 +118,7 @@ def checks_html(layer: str) -> str:
     rows = [[f"<b>{html.escape(s['title'])}</b>", f"<code>{html.escape(_command(s['command']))}</code>",
              html.escape(s.get("broken_short", s["broken"]))] for s in sigs]
     summary = table_html([_("check"), _("run"), _("broken looks like")], rows,
-                         caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
+                         caption=_("Runbook: {layer}").format(layer=layer_name(layer)), align_numbers=False)
     which = _("Both checks") if len(sigs) == 2 else _("All {n} checks").format(n=len(sigs))
     more = _("{which} in full: healthy output, what nccl-tests shows, cause, fix, source").format(which=which)
     return f"{summary}<p>{LOOK_AT[layer]}</p>{_details(more, check_cards_html(layer))}"
@@ -126,13 +149,18 @@ def checks_table_html(layer: str) -> str:
                      _link(s["source_url"], _source_name(s["source_url"]))])
     return table_html([_("check"), _("run"), _("healthy"), _("broken"), _("what nccl-tests / the job shows"),
                        _("cause"), _("fix"), _("source")], rows,
-                      caption=_("Runbook: {layer}").format(layer=LAYERS[layer]), align_numbers=False)
+                      caption=_("Runbook: {layer}").format(layer=layer_name(layer)), align_numbers=False)
+
+
+def _clouds() -> list[dict]:
+    """The cloud fabrics' records, their displayed texts in the reader's language."""
+    return [_data.shown("runbook", "cloud", c) for c in raw()["cloud"].values()]
 
 
 def cloud_table_html() -> str:
     """The cloud fabrics: transport, NCCL's path, what the log says, what differs from on-premises IB/RoCE."""
     rows = [[html.escape(c["name"]), html.escape(c["transport"]), html.escape(c["nccl_path"]),
-             f"<code>{html.escape(c['log_says'])}</code>", html.escape(c["differs"])] for c in raw()["cloud"].values()]
+             f"<code>{html.escape(c['log_says'])}</code>", html.escape(c["differs"])] for c in _clouds()]
     return table_html([_("fabric"), _("transport"), _("NCCL reaches it through"), _("how the log shows it"),
                        _("what differs")], rows, caption=_("Cloud fabrics"), align_numbers=False)
 
@@ -140,7 +168,7 @@ def cloud_table_html() -> str:
 def cloud_html() -> str:
     """The cloud fabrics, readable first: which plugin and which log line, one sentence, the full table collapsed."""
     rows = [[html.escape(c["name"]), html.escape(c["nccl_path"]), f"<code>{html.escape(c['log_says'])}</code>"]
-            for c in raw()["cloud"].values()]
+            for c in _clouds()]
     summary = table_html([_("fabric"), _("NCCL reaches it through"), _("how the log shows it")], rows,
                          caption=_("Cloud fabrics"), align_numbers=False)
     more = _("Each fabric in full: its transport and what differs from on-premises InfiniBand or RoCE")
@@ -180,7 +208,8 @@ def ib_link_rule_html() -> str:
 def drill_story_html() -> str:
     """The drill's symptom, as the on-call engineer hears it."""
     d = drill_data()
-    return "<p>" + _("<b>The page:</b> {story}").format(story=html.escape(d["story"])) + "</p>"
+    story = _data.shown("runbook", "drill", d)["story"]
+    return "<p>" + _("<b>The page:</b> {story}").format(story=html.escape(story)) + "</p>"
 
 
 def drill_signatures(step: str) -> list[str]:
@@ -244,7 +273,7 @@ def drill_box():
 def sources_html() -> str:
     """Every source the runbook cites, once, with its link."""
     srcs = raw()["sources"]
-    rows = [[_link(v["url"], v["title"])] for v in srcs.values()]
+    rows = [[_link(v["url"], _data.shown("runbook", "sources", v)["title"])] for v in srcs.values()]
     table = table_html([_("source")], rows, caption=_("Sources"), align_numbers=False)
     return _details(ngettext("The {n} source, with its link", "The {n} sources, each with its link",
                              len(srcs)).format(n=len(srcs)), table)

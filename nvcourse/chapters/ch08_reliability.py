@@ -186,7 +186,8 @@ def _counter_cell(counter: str) -> str:
     name = name.rstrip()  # French writes a no-break space before the colon
     if not sep:
         return _code(counter)
-    return _code(name) + f"<details><summary>{_('what it counts')}</summary>{escape(note)}</details>"
+    summary = _("what it counts")
+    return _code(name) + f"<details><summary>{summary}</summary>{escape(note)}</details>"
 
 
 def _action_cell(action: str) -> str:
@@ -195,7 +196,8 @@ def _action_cell(action: str) -> str:
     if not details:
         return escape(action)
     short = re.sub(r"\s*\([^()]*\)", "", action)
-    return escape(short) + f"<details><summary>{_('how')}</summary>{escape('; '.join(details))}</details>"
+    summary = _("how")
+    return escape(short) + f"<details><summary>{summary}</summary>{escape('; '.join(details))}</details>"
 
 
 def _levels(policy: str | None, alert: rel.Alert) -> tuple[str, str, str]:

@@ -17,6 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validate import choice
+from ..i18n import number, whole
+from ..i18n import translate as _
 
 __all__ = ["Fabric", "LAYOUTS", "ROUTINGS", "TIER_NAMES"]
 
@@ -342,12 +344,15 @@ class Fabric:
         return g
 
     def describe(self) -> str:
+        """The fabric in one line, in the current language: nodes and NICs, layout, levels, switch counts and radix,
+        port rate (GB/s per direction), each leaf's down and up ports and the oversubscription."""
         c = self.counts()
-        core = f", {c['core']} core" if self.levels == 3 else ""
-        return (
-            f"{c['nodes']} nodes x {self.rails} NICs ({c['gpus']} GPUs), {self.layout} layout, {self.levels} levels: "
-            f"{c['leaf']} leaf, {c['spine']} spine{core} switches of {self.radix} ports at {self.port_GBps_dir:g} GB/s "
-            f"per direction; "
-            f"leaf {self.nodes_per_su} down / {self.leaf_up} up (oversubscription {self.oversubscription:.3g}:1)"
-        )
+        core = _(", {core} core").format(core=whole(c["core"])) if self.levels == 3 else ""
+        return _("{nodes} nodes x {rails} NICs ({gpus} GPUs), {layout} layout, {levels} levels: {leaf} leaf, {spine} "
+                 "spine{core} switches of {radix} ports at {rate} GB/s per direction; leaf {down} down / {up} up "
+                 "(oversubscription {over}:1)").format(
+            nodes=whole(c["nodes"]), rails=self.rails, gpus=whole(c["gpus"]), layout=self.layout, levels=self.levels,
+            leaf=whole(c["leaf"]), spine=whole(c["spine"]), core=core, radix=self.radix,
+            rate=number(self.port_GBps_dir, "g"), down=self.nodes_per_su, up=self.leaf_up,
+            over=number(self.oversubscription, ".3g"))
 
