@@ -32,7 +32,7 @@ DISPLAYED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "nccl_env.toml": (("vars", ("what", "when")),),
     "observability.toml": (("signals", ("fault", "reading", "kind")), ("ib_link_rule", ("counts", "when")),
                            ("alert_policy", ("symbol_errors_window",))),
-    "security.toml": (("cc_measurements", ("what",)),),
+    "security.toml": (("cc_measurements", ("what", "label")), ("nvlink_partitions", ("manager",))),
     "reliability.toml": (("alerts", ("metric", "counter", "unit", "action")), ("runs", ("name",))),
     "interconnects.toml": (("sources", ("title",)),),
     "costs.toml": (("sources", ("title",)),),

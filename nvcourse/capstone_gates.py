@@ -37,9 +37,10 @@ from .capstone import percent as pct
 from .capstone_serving import ServingPlan, ServingTargets, serving_plan  # serving's gates, re-exported
 from .fabric import LAYOUTS, NODE_PLACEMENTS, ROUTINGS, allreduce_on_fabric, fat_tree
 from .fabric import data as fabric_data
-from .i18n import english
+from .i18n import english, whole
 from .i18n import number as num
 from .i18n import translate as _
+from .isolation import exposure_words  # re-exported: the words of the control-plane gate
 from .observability import counters
 from .units import percent_spec
 
@@ -50,6 +51,11 @@ __all__ = [
     "MonitoringResult", "monitoring_requirements",
     "decision_log_entries", "escape_md", "gate_name",
 ]
+
+
+def _count(value: float) -> str:
+    """A count (a token rate) as the learner's language writes it: ``20000`` in English, ``20 000`` in French."""
+    return whole(int(value)) if float(value).is_integer() else num(value, "g")
 
 
 def escape_md(text: str) -> str:
@@ -404,12 +410,6 @@ def isolation_requirements(report: Report, fabric: FabricChoice | None = None,
     return IsolationResult(t, none, qos, where, partition, gates)
 
 
-def exposure_words(where: str) -> str:
-    """Who can reach an address (:func:`nvcourse.isolation.exposure`'s English answer), in the current language."""
-    return {"this host only": _("this host only"), "every interface": _("every interface"),
-            "private network": _("private network"), "internet": _("internet")}.get(where, where)
-
-
 # ------------------------------------------------------------------------------------------------ monitoring
 
 
@@ -478,7 +478,7 @@ def decision_log_entries(*, fabric: FabricResult | None = None, serving: Serving
     if serving is not None:
         head = (_("{model} on {system}: TP {tp} × {replicas} replicas = {gpus} GPUs for {rate} tokens/s").format(
                     model=serving.targets.model, system=serving.system, tp=serving.tp, replicas=serving.replicas,
-                    gpus=serving.gpus, rate=num(serving.targets.tokens_per_s, "g")) if serving.tp is not None
+                    gpus=serving.gpus, rate=_count(serving.targets.tokens_per_s)) if serving.tp is not None
                 else _("{model} on {system}: no TP meets the targets").format(model=serving.targets.model,
                                                                               system=serving.system))
         rows.append((_("Serving gate"), head + "; " + _gate_text(serving.gates)))

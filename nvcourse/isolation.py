@@ -22,10 +22,11 @@ import numpy as np
 from . import _data, catalog, costmodel
 from ._validate import choice
 from .fabric import Fabric, fat_tree, max_min_rates, ring_flows
+from .i18n import translate as _
 
 __all__ = [
     "raw", "TenantShare", "partition_sizes", "nvl72_split", "pkeys_can_talk", "pkey_partition", "exposure",
-    "QOS_MODES", "NoisyNeighbour", "shared_rates", "noisy_neighbour", "cc_measurements",
+    "exposure_words", "QOS_MODES", "NoisyNeighbour", "shared_rates", "noisy_neighbour", "cc_measurements",
 ]
 
 QOS_MODES = ("none", "ets", "strict")
@@ -132,6 +133,12 @@ def exposure(address: str) -> str:
     if ip.is_private or ip.is_link_local:
         return "private network"
     return "internet"
+
+
+def exposure_words(where: str) -> str:
+    """Who can reach an address (:func:`exposure`'s English answer), in the current language."""
+    return {"this host only": _("this host only"), "every interface": _("every interface"),
+            "private network": _("private network"), "internet": _("internet")}.get(where, where)
 
 
 # --------------------------------------------------------------------------- noisy neighbour

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
+from test_i18n_prints_p3 import CH07B as _P3_07B
 
 _FRAME = """
 import sys
@@ -185,7 +186,7 @@ def test_ch04b_prediction_dashboard_and_published_runs_speak_the_language(langua
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch07b_overlap_dashboard_and_figures_speak_the_language(language):
-    shown = _walk(_CH07B, language)
+    shown = _walk(_CH07B + _P3_07B, language)
     _speaks(shown, language, ("nvcourse/chapters/ch07b_overlap.py",), least=30)
     if language == "fr":
         assert "passe arrière" in shown and "paquets de gradients DDP" in shown and "SM pris par la comm." in shown

@@ -11,6 +11,8 @@ import pytest
 from i18n_walks import speaks as _speaks
 from i18n_walks import walk
 from test_i18n_prints import CH08 as _PRINTS_CH08  # the chapter's printed lines, also in its module
+from test_i18n_prints_p3 import CH07C as _P3_07C
+from test_i18n_prints_p3 import CH08B as _P3_08B
 
 #: Shared by every walk: the attempts at a checker and at the chapter's questions.
 _FRAME = """
@@ -203,7 +205,7 @@ def test_ch08_checkers_questions_readouts_and_figures_speak_the_language(languag
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch08b_checkers_questions_dashboards_and_tables_speak_the_language(language):
-    shown = _walk(_CH08B, language)
+    shown = _walk(_CH08B + _P3_08B, language)
     _speaks(shown, language, ("nvcourse/checks/ch08b.py", "nvcourse/chapters/ch08b_security_and_observability.py"),
             least=120)
     if language == "fr":
@@ -216,7 +218,7 @@ def test_ch08b_checkers_questions_dashboards_and_tables_speak_the_language(langu
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_ch07c_checkers_readouts_dashboard_and_figures_speak_the_language(language):
-    shown = _walk(_CH07C, language)
+    shown = _walk(_CH07C + _P3_07C, language)
     # no input multiplies by the heads: that known mistake has no value, its hint is never given
     heads = frozenset({"You multiplied by the number of heads: the latent is shared by all heads, that is the point "
                        "of MLA."})

@@ -16,6 +16,7 @@ from __future__ import annotations
 import polib
 import pytest
 from i18n_walks import fragments, run_walk, walk
+from test_i18n_prints_p3 import CH09 as _P3_09
 from test_i18n_rest import _CH09  # chapter 09's survey, dashboards and gate tables
 from test_i18n_rest import _FRAME as _REST_FRAME  # its helpers: controls(), labels()
 
@@ -149,7 +150,7 @@ for action in ("raise", "exit", "hang"):
             out.append(str(e))
 """
 
-_WALKS = {"drill": _DRILL, "gates": _GATES + _CH09, "group": _GROUP}
+_WALKS = {"drill": _DRILL, "gates": _GATES + _CH09 + _P3_09, "group": _GROUP}
 
 
 @pytest.fixture(scope="module")

@@ -491,7 +491,8 @@ def test_07b_tp_overlap_claims_say_the_sm_share_they_hold_at():
         return f"{x * 1e6:.0f} µs"
 
     c011, c012 = (cells("07b_overlapping_communication.ipynb")[k] for k in ("c011", "c012"))
-    assert 'setting="4 chunks, 15 % of the SMs taken by communication"' in c011 and "sm_fraction=0.15)" in c011
+    assert "setting=ch.tp_setting(chunks=4, sm_fraction=0.15)" in c011
+    assert ch07b.tp_setting(4, 0.15) == "4 chunks, 15 % of the SMs taken by communication"
     details = ch07b.tp_split_details_html("llama3-70b", "dgx-h100", 8)  # the printout, behind c011's toggle
     assert "tp_split_details_html(" in c011 and details.startswith("<details>")
     assert "less than no split" in details and "of the communication hidden" not in details  # one quantity, named

@@ -59,7 +59,8 @@ def test_the_noisy_neighbour_readout_names_line_rate_and_the_achievable_rate_oth
                     assert float(alone.group(2)) == pytest.approx(nic.achievable_GBps_dir, abs=0.05)
     assert round(nic.achievable_GBps_dir) == 47  # the figure chapters 07c, 08 and 09 print for this NIC
     code = _cell("c013")
-    assert "GB/s line rate (alone {r.alone_rate_GBps:.0f})" in code
+    assert "ch.noisy_neighbour_lines(" in code
+    assert "GB/s line rate (alone {alone})" in Path(ch.__file__).read_text(encoding="utf-8")
 
 
 def test_pcp_and_ecc_are_spelled_out_where_a_learner_first_meets_them():

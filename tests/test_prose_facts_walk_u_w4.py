@@ -12,6 +12,7 @@ from nvcourse import capstone, overlap, serving
 from nvcourse.chapters import ch07b_overlap as ch07b
 from nvcourse.chapters import ch07c_inference as ch07c
 from nvcourse.chapters import ch08b_security_and_observability as ch08b
+from nvcourse.chapters import ch09_capstone
 from nvcourse.observability import counters, drill
 from nvcourse.units import format_time
 
@@ -85,7 +86,7 @@ def test_07b_q3_says_why_its_prefetch_numbers_exceed_section_4s():
         return ch07b.fsdp_case("llama3-8b", "dgx-h100", nodes, prefetch=prefetch, sm_fraction=sm).exposed_s
 
     # §4 prints 8 nodes with no SMs taken; Q3 reads the dashboard: 64 nodes, 15 % taken
-    assert 'ch.fsdp_case("llama3-8b", "dgx-h100", 8, prefetch=d)' in "".join(
+    assert 'ch.prefetch_lines("llama3-8b", "dgx-h100", 8)' in "".join(
         next(c["source"] for c in _nb(NB07B) if c["id"] == "c009"))
     assert round(exposed(64, 0.15, 0) * 1e3) == 248 and round(exposed(64, 0.15, 1) * 1e3) == 42
     for d in (0, 1):  # "64 nodes lengthen every gather"
@@ -259,8 +260,8 @@ def test_09_labels_name_the_pipeline_depth_where_512_gpus_means_two_layouts():
     assert ("the survey runs 512 DGX H100 GPUs as PP 1, not as the PP 2 design §4 and §5 start from."
             in cell(NB09, "c004"))
     code = "".join(next(c["source"] for c in _nb(NB09) if c["id"] == "g9-02"))
-    assert 'f"your {report.design.gpus} GPUs, PP {report.design.pp}": report' in code
-    assert '"1,024 GPUs, PP 1": big' in code and "capstone.Design(\"dgx-h100\", 1024, tp=8, pp=1)" in code
+    assert "ch.compared_jobs(report, big)" in code and "capstone.Design(\"dgx-h100\", 1024, tp=8, pp=1)" in code
+    assert list(ch09_capstone.compared_jobs(reports[0], reports[0])) == ["your 512 GPUs, PP 1", "512 GPUs, PP 1"]
     assert "with AR off it cuts even the 512-GPU PP 2 job to" in cell(NB09, "g9-03")
 
 
@@ -271,7 +272,7 @@ def test_09_section_8_1_opens_with_a_one_line_map_in_its_order():
     parts = ("table of seven fabrics", "why the weak rows lose", "a dashboard", "your own fabric's gates")
     assert [first.index(p) for p in parts] == sorted(first.index(p) for p in parts)
     code = "".join(next(c["source"] for c in _nb(NB09) if c["id"] == "g9-02"))
-    assert code.count("capstone_gates.FabricChoice(") == 7  # "seven fabrics"
+    assert "ch.fabric_choices()" in code and len(ch09_capstone.fabric_choices()) == 7  # "seven fabrics"
     ids = [c["id"] for c in _nb(NB09)]
     assert ids.index("g9-02") < ids.index("g9-04") < ids.index("g9-05")  # table, dashboard, your gates
 

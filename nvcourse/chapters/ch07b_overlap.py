@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .. import catalog, costmodel, overlap, rooflines, training
-from ..i18n import language, localize_numbers, number
+from ..i18n import language, localize_numbers, ngettext, number, whole
 from ..i18n import translate as _
 from ..plots import new_figure
 from ..tables import table_html
@@ -36,6 +36,14 @@ __all__ = [
     "smallest_keeping_up",
     "bucket_hint",
     "overlap_dashboard",
+    "toy_line",
+    "bucket_cases",
+    "bucket_lines",
+    "deepseek_sm_line",
+    "prefetch_lines",
+    "tp_setting",
+    "pp_cp_lines",
+    "roofline_lines",
 ]
 
 STREAM_COLOURS = {"compute": "#999999", "comm": "#0072B2", "exposed": "#D55E00"}
@@ -357,3 +365,98 @@ def tp_split_details_html(model: str = "llama3-70b", system: str = "dgx-h100", t
     summary = _("Every chunk count at 0 % and 15 % of the SMs, and the SM shares up to which a split halves or beats "
                 "no split")
     return f"<details><summary>{html.escape(summary)}</summary><div style='margin-top:6px'>{body}</div></details>"
+
+
+# --- the lines the chapter's cells print (each built with _() so the French edition reads them in French) ---
+
+def toy_line(tl: overlap.Timeline) -> str:
+    """§1's toy step: its total, compute and exposed time (s, two decimals) and the share of its communication
+    hidden behind compute."""
+    return localize_numbers(_("step {total} s, compute {work} s, exposed {exposed} s, {hidden} of the communication "
+                              "hidden").format(total=f"{tl.total_s:.2f}", work=f"{tl.work_s:.2f}",
+                                               exposed=f"{tl.exposed_s:.2f}", hidden=_pct(tl.hidden_fraction, ".0")))
+
+
+def bucket_cases() -> dict[str, overlap.DPScenario]:
+    """§2's two data-parallel cases on DGX H100 (64 nodes), keyed by their label in the learner's language: Llama 3 8B
+    with ZeRO-1 DP first, then Llama 3 70B with TP 8 inside each node."""
+    return {_("Llama 3 8B, ZeRO-1 DP over 512 GPUs"): overlap.dp_scenario("llama3-8b", "dgx-h100", 64),
+            _("Llama 3 70B, TP 8 + DDP over 64 nodes"): overlap.dp_scenario("llama3-70b", "dgx-h100", 64, tp=8)}
+
+
+def bucket_lines(cases: dict[str, overlap.DPScenario]) -> str:
+    """One line per case: gradient bytes per GPU, backward time, the smallest bucket whose all-reduces keep up with
+    the backward pass (none when no size does) and the exposed time (s, formatted) with DDP's 25 MiB default."""
+    lines = []
+    for label, sc in cases.items():
+        mb = sc.min_bucket()
+        need = _("none hides it") if mb == float("inf") else f"≥ {format_size(mb)}"
+        t25 = sc.timeline(overlap.default_bucket_bytes())
+        lines.append(localize_numbers(_("{label}: gradient {grad} per GPU, backward {backward}; buckets that fit: "
+                                        "{need}; with 25 MiB: exposed {exposed}").format(
+            label=label, grad=format_size(sc.grad_bytes, binary=False), backward=format_time(sc.backward_s),
+            need=need, exposed=format_time(t25.exposed_s))))
+    return "\n".join(lines)
+
+
+def deepseek_sm_line() -> str:
+    """DeepSeek-V3's share of a Hopper GPU's SMs given to communication (SMs, then %)."""
+    sm = overlap.data()["sm"]
+    return localize_numbers(_("DeepSeek-V3's share: {comm}/{total} = {share}").format(
+        comm=sm["deepseek_comm_sms"], total=sm["h100_sms"], share=_pct(sm["deepseek_comm_sms"] / sm["h100_sms"], ".0")))
+
+
+def prefetch_lines(model: str = "llama3-8b", system: str = "dgx-h100", nodes: int = 8,
+                   depths: tuple[int, ...] = (0, 1, 2)) -> str:
+    """§4: for each FSDP prefetch depth (layers), the step, its exposed time and its compute (s, formatted)."""
+    lines = []
+    for d in depths:
+        t = fsdp_case(model, system, nodes, prefetch=d)
+        lines.append(localize_numbers(_("prefetch {depth}: step {step}, exposed {exposed} (compute {compute})").format(
+            depth=d, step=format_time(t.total_s), exposed=format_time(t.exposed_s), compute=format_time(t.work_s))))
+    return "\n".join(lines)
+
+
+def tp_setting(chunks: int, sm_fraction: float) -> str:
+    """The setting a TP timeline was drawn at, for its time axis: the chunk count and the share of SMs (%) taken."""
+    return ngettext("{n} chunk, {share} % of the SMs taken by communication",
+                    "{n} chunks, {share} % of the SMs taken by communication", chunks).format(
+        n=chunks, share=number(sm_fraction * 100, "g"))
+
+
+def pp_cp_lines(system: str = "dgx-h100", seqs: tuple[int, ...] = (8192, 32768)) -> str:
+    """§6: one pipeline hand-off (8K tokens × 8192 hidden, BF16, TP 8, across nodes), then Llama 3 70B's ring
+    attention with CP 8 over NVLink and over the NIC: tokens per GPU against the threshold that hides the KV
+    exchange, and the time (s, formatted) left exposed per layer."""
+    lines = [localize_numbers(_("one PP hand-off (8K x 8192 BF16, TP 8, across nodes): {time}").format(
+        time=format_time(overlap.pp_p2p_time(system, 8192 * 8192 * 2, tp=8))))]
+    for link in ("nvlink", "nic"):
+        flops, rate = rooflines.gpu_rates(system, link=link, efficiency=0.55)
+        for s in seqs:
+            r = overlap.cp_ring_attention(seq=s, cp=8, hidden=8192, kv_hidden=1024, flops_per_s=flops, link_Bps=rate)
+            lines.append(_("Llama 3 70B, CP 8 over {link}, {seq} tokens: {per_gpu} tokens/GPU vs threshold "
+                           "{threshold}: exposed per layer {exposed}").format(
+                link=f"{link:6s}", seq=whole(s).rjust(6), per_gpu=whole(round(r["tokens_per_gpu"])).rjust(6),
+                threshold=whole(round(r["threshold_tokens_per_gpu"])).rjust(5),
+                exposed=localize_numbers(format_time(r["exposed_s"]))))
+    return "\n".join(lines)
+
+
+def roofline_lines(system: str = "dgx-h100") -> str:
+    """§7: three cases over the NIC, each its value against the roofline threshold (tokens per GPU, or the
+    expert's F_e) and whether it can hide its communication; then the Llama 3 70B MLP's F on TP 8 over NVLink
+    against its threshold."""
+    flops, rate = rooflines.gpu_rates(system, link="nic")
+    cases = [(_("Llama 3 8B ZeRO-1 DP, 8,192 tokens/GPU, 8 ranks per node"),
+              rooflines.dp_roofline(8192, flops, rate, per_node=8)),
+             (_("Llama 3 70B TP8+DDP, 8,192 tokens/GPU, 1 rank per node"),
+              rooflines.dp_roofline(8192, flops, rate, per_node=1)),
+             (_("DeepSeek-V3 experts (F_e 2048) over IB, 7/8 remote"),
+              rooflines.ep_roofline(2048, flops, rate, remote_fraction=7 / 8))]
+    lines = [_("{label}: {value} vs threshold {threshold} -> {verdict}").format(
+        label=label, value=number(r.value, ",.0f"), threshold=number(r.threshold, ",.0f"),
+        verdict=_("COMMUNICATION-bound") if r.comm_bound else _("can hide")) for label, r in cases]
+    flops_n, rate_n = rooflines.gpu_rates(system, link="nvlink")
+    lines.append(_("Llama 3 70B MLP on TP 8 over NVLink: F = {f} vs {threshold}").format(
+        f=number(28672, ",d"), threshold=number(rooflines.tp_roofline(28672, 8, flops_n, rate_n).threshold, ",.0f")))
+    return "\n".join(lines)

@@ -13,16 +13,16 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
-from .. import catalog, costmodel, inference
+from .. import catalog, costmodel, inference, rooflines
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
 from ..i18n import language, localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
-from ..units import format_rate, format_time
+from ..units import format_rate, format_size, format_time
 from ..widgets import Dashboard
 from .ch07c_serving import details as _details
-from .ch07c_serving import serving_html, serving_rows, serving_table_html
+from .ch07c_serving import kv_measured_lines, serving_html, serving_rows, serving_table_html
 from .ch07c_serving import size_text as _size
 from .ch07c_serving import time_text as _time
 
@@ -50,6 +50,9 @@ __all__ = [
     "layouts_html",
     "moe_dispatch_html",
     "inference_dashboard",
+    "kv_cache_lines",
+    "deepep_lines",
+    "kv_measured_lines",
 ]
 
 PART_COLOURS = {"weights + KV read": "#999999", "all-reduces": "#0072B2", "prefill": "#999999",
@@ -320,9 +323,14 @@ def moe_dispatch_html(tokens: int = 4096, ep: int = 64) -> str:
                               moe_dispatch_table_html(tokens, ep))
 
 
+def _bottleneck(name: str) -> str:
+    """A MoE dispatch's bottleneck (``"network"`` or ``"NVLink"``, the model's names) in the learner's language."""
+    return _("network") if name == "network" else name
+
+
 def moe_dispatch_table_html(tokens: int = 4096, ep: int = 64) -> str:
     rows = [[html.escape(r["system"]), html.escape(r["routing"]), number(r["copies"], ".2f"),
-             _size(r["network_bytes"], binary=False), _time(r["time_s"]), html.escape(r["bottleneck"])]
+             _size(r["network_bytes"], binary=False), _time(r["time_s"]), html.escape(_bottleneck(r["bottleneck"]))]
             for r in moe_dispatch_rows(tokens, ep)]
     return table_html([_("system"), _("routing"), _("network copies per token"), _("network bytes per GPU"),
                        _("one dispatch"), _("bottleneck")], rows)
@@ -429,3 +437,51 @@ def inference_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b",
         return fig, text
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# the lines the chapter's cells print (each built with _() so the French edition reads them in French)
+
+
+def kv_cache_lines(model: str = "llama3-70b", tokens: int = 32768, senders: int = 8) -> str:
+    """§4: the KV cache's bytes per token and a ``tokens`` prompt's total, its transfer time (s, formatted) and rate
+    (GB/s) over one DGX H100 NIC, over ``senders`` NICs and over an NVL72's NVLink, then the prefill of the same
+    prompt on ``senders`` H100 (model), for scale."""
+    kv = inference.kv_bytes_per_token(model)
+    lines = [localize_numbers(_("KV cache: {kv} B per token; 32k prompt: {size}").format(
+        kv=f"{kv:,.0f}", size=format_size(tokens * kv, binary=False)))]
+    for label, sid, path, k in [(_("1 × {nic} NIC").format(nic=NIC_RATE), "dgx-h100", "rdma", 1),
+                                (_("{senders} × {nic} NICs ({senders} TP ranks)").format(senders=senders,
+                                                                                       nic=NIC_RATE),
+                                 "dgx-h100", "rdma", senders),
+                                (_("NVLink inside an NVL72 ({senders} GPUs)").format(senders=senders), "gb200-nvl72",
+                                 "nvlink", senders)]:
+        x = inference.kv_transfer_time(model, tokens, sid, path=path, senders=k)
+        lines.append(localize_numbers(_("{label}: {time} at {rate} GB/s").format(
+            label=f"{label:34s}", time=f"{format_time(x['time_s']):>9}", rate=f"{x['rate_Bps'] / 1e9:7.0f}")))
+    pre = inference.prefill_time(model, "dgx-h100", tokens, gpus=senders)
+    lines.append(localize_numbers(_("prefill of the same prompt on {gpus} H100 (model): {time}").format(
+        gpus=senders, time=format_time(pre))))
+    return "\n".join(lines)
+
+
+def deepep_lines() -> str:
+    """§6: DeepEP's published normal-kernel rates (GB/s, RDMA) per EP size; the model's dispatch of DeepSeek-V3's
+    MoE layer on DGX H100 (the NIC's GB/s per GPU, one dispatch's time with per-node dedup and node-limited
+    routing); DeepEP's low-latency kernels' dispatch range (µs)."""
+    lines = [localize_numbers(_("DeepEP EP {ep}: dispatch {dispatch} GB/s, combine {combine} GB/s (RDMA, logical "
+                                "bytes)").format(ep=f"{row['ep']:3d}", dispatch=row["dispatch_GBps"],
+                                                 combine=row["combine_GBps"]))
+             for row in inference.data()["deepep_normal"]]
+    x = moe_dispatch_rows()[2]
+    lines.append(localize_numbers(_("model: NIC-bound at {rate} GB/s per GPU; one dispatch {time} for {tokens} BF16 "
+                                    "tokens with dedup and the {nodes}-node limit").format(
+        rate=f"{rooflines.gpu_rates('dgx-h100', link='nic')[1] / 1e9:.0f}", time=format_time(x["time_s"]),
+        tokens=f"{4096:,}", nodes=inference.data()["moe"]["deepseek-v3"]["max_nodes"])))
+    ll = inference.data()["deepep_low_latency"]
+    lines.append(localize_numbers(_("DeepEP low-latency kernels, EP {first}-{last}: dispatch {fast}-{slow} µs for 128 "
+                                    "tokens (RDMA)").format(
+        first=ll[0]["ep"], last=ll[-1]["ep"], fast=f"{min(r['dispatch_us'] for r in ll):g}",
+        slow=f"{max(r['dispatch_us'] for r in ll):g}")))
+    return "\n".join(lines)
+

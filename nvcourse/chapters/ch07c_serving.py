@@ -14,7 +14,8 @@ from ..i18n import translate as _
 from ..tables import table_html
 from ..units import format_size, format_time
 
-__all__ = ["IN_VIEW", "serving_rows", "serving_html", "serving_table_html", "time_text", "size_text", "details"]
+__all__ = ["IN_VIEW", "serving_rows", "serving_html", "serving_table_html", "time_text", "size_text", "details",
+           "kv_measured_lines"]
 
 
 def time_text(seconds: float, **kw) -> str:
@@ -157,3 +158,24 @@ def serving_table_html() -> str:
     rows = [[html.escape(r["item"]), html.escape(r["arithmetic"]), html.escape(r["result"]), r["cite"]]
             for r in serving_rows()]
     return table_html([_("technique"), _("arithmetic"), _("result"), _("source")], rows, align_numbers=False)
+
+
+def _percent(fraction: float, spec: str) -> str:
+    """A share as a percentage: Python's ``%`` format in English (``4.2%``), ``4,2 %`` in French."""
+    return format(fraction, spec + "%") if language() != "fr" else number(100 * fraction, spec + "f") + "\u00a0%"
+
+
+def kv_measured_lines(run: str = "mooncake-qwen3-8b-32k") -> str:
+    """§5: a published disaggregated-serving KV transfer against the model (bytes, time, rate in GB/s, the model's
+    error), and the transfer's share of the measured TTFT."""
+    m = inference.data()["kv_transfer"][run]
+    x = inference.kv_transfer_time(m["model"], m["tokens"], "dgx-h100", path="rdma", nic=m["nic_link"], nics=m["nics"])
+    return "\n".join(localize_numbers(line) for line in (
+        _("model:    {size} ({gib} GiB) in {time} at {rate} GB/s").format(
+            size=format_size(x["bytes"], binary=False), gib=f"{x['bytes'] / 2**30:.2f}", time=format_time(x["time_s"]),
+            rate=f"{x['rate_Bps'] / 1e9:.0f}"),
+        _("measured: {size} GB in {time} ms at {rate} GB/s (model {error})").format(
+            size=m["kv_GB"], time=m["transfer_ms"], rate=m["rate_GBps"],
+            error=_percent(x["time_s"] * 1e3 / m["transfer_ms"] - 1, "+.0")),
+        _("measured TTFT {ttft} ms, so the transfer was {share} of it").format(
+            ttft=m["ttft_ms"], share=_percent(m["transfer_ms"] / m["ttft_ms"], ".1"))))

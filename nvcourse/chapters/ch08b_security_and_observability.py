@@ -6,6 +6,7 @@ The models live in :mod:`nvcourse.isolation` and :mod:`nvcourse.observability`; 
 from __future__ import annotations
 
 import html
+import os
 
 import ipywidgets as widgets
 import numpy as np
@@ -16,6 +17,7 @@ from ..i18n import data_text, language, localize_numbers, number
 from ..i18n import translate as _
 from ..markup import details_html
 from ..observability import counters, drill
+from ..observability.sockets import Listener, listeners_of
 from ..plots import new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size
@@ -35,6 +37,11 @@ __all__ = [
     "diag_levels_text",
     "drill_view",
     "drill_dashboard",
+    "partition_table",
+    "rack_split_lines",
+    "pkey_lines",
+    "noisy_neighbour_lines",
+    "listening_line",
 ]
 
 _E = html.escape
@@ -242,7 +249,7 @@ def exposure_table(
 ) -> HTML:
     """Who can reach a TCPStore / NCCL bootstrap socket bound to each address."""
     return table([_("bind address / MASTER_ADDR"), _("reachable from")],
-                 [[a, isolation.exposure(a)] for a in addresses])
+                 [[a, isolation.exposure_words(isolation.exposure(a))] for a in addresses])
 
 
 def cc_table() -> HTML:
@@ -254,7 +261,7 @@ def cc_table() -> HTML:
     short = _text_table([_("architecture"), _("workload (one published setup)"), head],
                         [[m["arch"], data_text(m["what"]), cc_ratio(m)] for m in ms])
     full = _text_table([_("architecture"), _("workload"), head, _("what it is"), _("source")],
-                       [[m["arch"], data_text(m["what"]), cc_ratio(m), m["label"], src[m["src"]]["url"]]
+                       [[m["arch"], data_text(m["what"]), cc_ratio(m), data_text(m["label"]), src[m["src"]]["url"]]
                         for m in ms])
     return HTML(short + details_html(_("How each ratio was derived, and its source"), full))
 
@@ -447,3 +454,47 @@ def drill_dashboard(seed: int = 0) -> Dashboard:
         return fig, text
 
     return Dashboard({"incident": incident, "fault": fault, "component": comp}, render, columns=3)
+
+
+
+# ------------------------------------------------------------------------ printed lines, each built with _()
+def partition_table(systems: tuple[str, ...] = ("hgx-h100", "gb200-nvl72")) -> HTML:
+    """§1: each system's NVLink partition sizes (GPUs) and who programs its switches, from the data file."""
+    recs = {system: isolation.partition_sizes(system) for system in systems}
+    rows = [[system, ", ".join(map(str, rec.get("partition_sizes_gpus") or [])) or _(
+        "whole trays of {gpus} GPUs ({trays} trays)").format(gpus=rec["gpus_per_tray"], trays=rec["trays"]),
+             data_text(rec["manager"])] for system, rec in recs.items()]
+    return table([_("system"), _("partition sizes (GPUs)"), _("who programs the switches")], rows)
+
+
+def rack_split_lines(tenant_trays: tuple[int, ...] = (9, 9), nbytes: float = 2**30) -> str:
+    """§1: a ``nbytes`` all-reduce on the whole NVL72, then on each tenant's trays: GPUs, algorithm, ms, GB/s."""
+    shares = isolation.nvl72_split([sum(tenant_trays)], nbytes) + isolation.nvl72_split(list(tenant_trays), nbytes)
+    names = [_("whole rack")] + [_("tenant {name}").format(name=chr(65 + i)) for i in range(len(tenant_trays))]
+    return "\n".join(localize_numbers(_("{name}: {gpus} GPUs, {algo} {time} ms, busbw {busbw} GB/s").format(
+        name=f"{name:>10}", gpus=f"{t.gpus:2d}", algo=f"{t.algo:5s}", time=f"{t.time_s * 1e3:.3f}",
+        busbw=f"{t.busbw_GBps:,.0f}")) for name, t in zip(names, shares, strict=True))
+
+
+def pkey_lines(pairs: tuple[tuple[int, int], ...] = ((0x8001, 0x8001), (0x8001, 1), (1, 1), (0x8001, 0x8002))) -> str:
+    """§2: for each pair of P_Keys, whether two ports holding them can talk or their packets are dropped."""
+    return "\n".join(f"0x{a:04X} ↔ 0x{b:04X}: " + (_("can talk") if isolation.pkeys_can_talk(a, b) else _("dropped"))
+                     for a, b in pairs)
+
+
+def noisy_neighbour_lines(nbytes: float = 2**28) -> str:
+    """§3: per QoS mode, the victim's flow (GB/s of line rate) with the neighbour, alone, and its slowdown (×)."""
+    rs = {q: isolation.noisy_neighbour(nbytes, qos=q) for q in isolation.QOS_MODES}
+    return "\n".join(localize_numbers(_("{qos}: victim flow {rate} GB/s line rate (alone {alone}), all-reduce "
+                                        "×{slowdown}").format(qos=f"{q:>6}", rate=f"{r.shared_rate_GBps:6.2f}",
+                                                              alone=f"{r.alone_rate_GBps:.0f}",
+                                                              slowdown=f"{r.slowdown:.2f}")) for q, r in rs.items())
+
+
+def listening_line(listeners: list[Listener] | None = None) -> str:
+    """§4: the TCP sockets ``listeners`` (default: this kernel's and its children's; none off Linux), each marked."""
+    mine = listeners if listeners is not None else (
+        listeners_of(os.getpid()) if os.path.exists("/proc/net/tcp") else [])
+    loopback, exposed = _("loopback"), _("EXPOSED")
+    return _("this kernel listens on:") + " " + str([f"{s} ({loopback if s.loopback else exposed})" for s in mine]
+                                                    or _("nothing visible"))

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from .. import capstone, catalog, training
 from .. import capstone_gates as gates
-from ..i18n import language, ngettext, number
+from ..i18n import language, ngettext, number, whole
 from ..i18n import translate as _
 from ..markup import details_html, html_escape, mark_html
 from ..observability import counters
@@ -21,7 +21,7 @@ from ..units import percent_spec
 from ..widgets import Dashboard
 
 __all__ = ["comparison_table_html", "comparison_summary_html", "design_view", "design_dashboard", "price_headroom_html",
-           "price_basis", "prices_html"]
+           "price_basis", "prices_html", "fabric_choices", "compared_jobs"]
 
 #: Systems offered by the design dashboard.
 SYSTEMS = ("pcie-8gpu", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72")
@@ -327,6 +327,11 @@ def fabric_dashboard(report: capstone.Report) -> Dashboard:
     )
 
 
+def _rate(tokens_per_s: float) -> str:
+    """A token rate as the learner's language writes a count: ``20000`` in English, ``20 000`` in French."""
+    return whole(int(tokens_per_s)) if float(tokens_per_s).is_integer() else number(tokens_per_s, "g")
+
+
 def serving_html(plan: gates.ServingPlan) -> str:
     """Every TP candidate (token latency, TTFT, fits) with the chosen one marked, then the serving gates."""
     # a word, not an emoji: 👉 is in no font a plain Debian/Chromium machine has (it showed as an empty box)
@@ -336,7 +341,7 @@ def serving_html(plan: gates.ServingPlan) -> str:
     head = (_("<b>{model} on {system}</b>, batch {batch}: ").format(model=html_escape(t.model),
                                                                      system=html_escape(plan.system), batch=plan.batch)
             + (_("TP {tp} × {replicas} replicas = <b>{gpus} GPUs</b> for {rate} tokens/s").format(
-                tp=plan.tp, replicas=plan.replicas, gpus=plan.gpus, rate=number(t.tokens_per_s, "g"))
+                tp=plan.tp, replicas=plan.replicas, gpus=plan.gpus, rate=_rate(t.tokens_per_s))
                if plan.tp is not None else _("no TP meets the targets")))
     return (head + table_html(["", "TP", _("ms per token"), _("TTFT ms"), _("fits")], rows)
             + gates_html(plan.gates))
@@ -434,3 +439,24 @@ def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
 __all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
             "fabric_compare_html", "needs_html", "serving_summary_html", "monitoring_html", "monitoring_entry",
             "decision_log_rows"]
+
+
+def fabric_choices() -> dict[str, gates.FabricChoice]:
+    """§6's fabrics to compare, keyed by their label in the learner's language: InfiniBand NDR with adaptive routing
+    (the default), with it off, with SHARP, 2:1 oversubscribed, top-of-rack; RoCE 400G with ECMP and with packet
+    spraying."""
+    return {
+        _("IB, adaptive routing (the default)"): gates.FabricChoice(nic="ib-ndr"),
+        _("IB, AR off in the switches (static routes)"): gates.FabricChoice(nic="ib-ndr", routing="dmodk"),
+        _("IB, adaptive routing + SHARP"): gates.FabricChoice(nic="ib-ndr", sharp=True),
+        _("IB, adaptive routing, 2:1 oversubscribed"): gates.FabricChoice(nic="ib-ndr", oversubscription=2.0),
+        _("IB, adaptive routing, top-of-rack"): gates.FabricChoice(nic="ib-ndr", layout="tor"),
+        _("RoCE, ECMP (1 flow per rail and ring edge)"): gates.FabricChoice(nic="roce-400g"),
+        _("RoCE, packet spraying"): gates.FabricChoice(nic="roce-400g", routing="ideal"),
+    }
+
+
+def compared_jobs(mine: capstone.Report, other: capstone.Report) -> dict[str, capstone.Report]:
+    """The learner's design and another one, keyed by their column label (GPUs, PP) in the learner's language."""
+    return {_("your {gpus} GPUs, PP {pp}").format(gpus=mine.design.gpus, pp=mine.design.pp): mine,
+            _("{gpus} GPUs, PP {pp}").format(gpus=number(other.design.gpus, ","), pp=other.design.pp): other}
