@@ -276,7 +276,8 @@ def test_04_step_and_byte_orders_hold_over_the_dashboards_range():
     from nvcourse.chapters import ch04_collectives as ch
 
     text = prose("04_collectives_and_allreduce.ipynb")
-    order = "direct (α) ≤ naive (2α) ≤ rhd = tree (2 log₂ p · α) ≤ ring (2(p − 1)α), all equal but direct at p = 2"
+    order = ("fewest first: - direct: α; - naive: 2α; - rhd and tree: 2 log₂ p · α; - ring: 2(p − 1)α (all but direct "
+             "equal at p = 2).")
     assert order in text
     for p in (2, 4, 8, 16, 32, 64):  # the dashboard's p ranks
         for alpha, beta in ((0.1e-6, 0.1e9), (3.4e-6, 370.8e9), (1e-3, 1000e9)):
@@ -406,10 +407,10 @@ def test_02_the_chooser_claims_hold_for_every_link_it_offers():
     betas = [p.beta_Bps for p in params.values()]
     text = prose("02_pcie_vs_nvlink.ipynb")
     assert f"The ceilings on the first plot differ by up to {max(betas) / min(betas):.0f}×" in text
-    lowest = min(params, key=lambda k: params[k].half_bandwidth_bytes)  # "Below ~150 KiB every link is latency-bound"
+    lowest = min(params, key=lambda k: params[k].half_bandwidth_bytes)  # "Below ~150 KiB α is the larger term"
     n_half_kib = params[lowest].half_bandwidth_bytes / 2**10
-    assert (f"**Below ~{round(n_half_kib, -1):.0f} KiB every link is latency-bound**: that is the smallest n½ on "
-            f"the first plot ({lowest.split(' x16')[0]}'s)") in text
+    assert (f"**Below ~{round(n_half_kib, -1):.0f} KiB α is the larger term on every link**: that is the smallest "
+            f"n½ on the first plot ({lowest.split(' x16')[0]}'s)") in text
     assert "Below ~64 KiB bandwidth hardly matters" not in text
     # below n½ the α term is the larger, so t = α + S/β <= 2α: more bandwidth can at most halve the time
     assert all(p.alpha_s >= 64 * 2**10 / p.beta_Bps for p in params.values())  # 64 KiB: latency-bound everywhere
@@ -570,7 +571,7 @@ def test_01_nvlink_vs_nic_is_eight_times():
 
     nic = linkmodel.link_params("ib-ndr").beta_Bps
     assert round(_h100_links().beta_Bps / nic) == 8
-    assert "it is eight times longer" in prose("01_why_one_gpu_is_not_enough.ipynb")
+    assert "the same bytes take eight times longer" in prose("01_why_one_gpu_is_not_enough.ipynb")
 
 
 def test_04b_where_alpha_beta_breaks():
@@ -643,7 +644,8 @@ def test_04b_eight_byte_times_side_by_side_are_the_models():
     text = prose("04b_predicting_collectives.ipynb")
     assert (f"| 8 B | $6.6 + 14 \\times 0.6 = {ll.time_s * 1e6:.0f}$ µs | "
             f"$8.4 + 14\\times 3.4 = {ring.time_s * 1e6:.0f}$ µs | "
-            f"{forced.time_s * 1e6:.0f} µs: NVLS, not the ring (section 7) |") in text
+            f"{forced.time_s * 1e6:.0f} µs: NVLS, the switches add (section 7) |") in text
+    assert "| size | ring, LL | ring, Simple | fastest pair with Simple (`NCCL_PROTO=Simple`) |" in text
     lat = [tuning.hw_latency_us("nvlink", "ring", p) for p in ("LL", "Simple")]
     assert [round(x, 1) for x in lat] == [0.6, 3.4]
 
@@ -858,8 +860,8 @@ def test_01_the_nic_ratio_names_its_gpu():
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
     assert round(_nic_ratio("h100")) == round(_nic_ratio("h200")) == 8 and round(_nic_ratio("b200")) == 15
     assert _nic_ratio("a100-pcie") < 1
-    assert ("it is eight times longer on an H100 and 15× on a B200. (On a PCIe-only A100 the NIC column beats "
-            "PCIe, but a real NIC sits on that PCIe.)") in text
+    assert ("Through that NIC the same bytes take eight times longer on an H100, 15× on a B200. (On a PCIe-only "
+            "A100 the NIC column beats PCIe, but a real NIC sits on that PCIe.)") in text
     assert "NIC is even faster than its PCIe link" not in text
     assert "~8× less bandwidth than an H100's NVLinks (15× less than a B200's)" in text
     assert "~8× less bandwidth than NVLink " not in text
@@ -907,7 +909,7 @@ def test_04b_symmetric_estimate_is_lower_on_hopper_and_higher_on_small_blackwell
     text = prose("04b_predicting_collectives.ipynb")
     assert "much faster small and mid-size calls" not in text
     # NCCL runs them only where ncclSymkAvailable finds a kernel (op, reduction, type, size; all-NVLink GPUs)
-    assert ("With both buffers registered NCCL runs them whenever it has a kernel for the operation, the reduction, "
+    assert ("NCCL runs them when both buffers are registered and it has a kernel for the operation, the reduction, "
             "the data type and the size, on GPUs that all reach each other over NVLink; otherwise the call takes the "
             "classic path.") in text and "always runs them" not in text
     ops = ("allreduce", "allgather", "reducescatter")
@@ -1013,7 +1015,7 @@ def test_06_sharp_gain_at_one_gib_is_what_the_prose_says():
     assert round(min(gains) * 100) == 29 and round(max(gains) * 100) == 34
     text = prose("06_multinode_fabrics.ipynb")
     assert ("yet at 1 GiB it saves only 29–34 % of the faster of ring's and tree's time: the in-node phase sets "
-            "the pace, and it runs in the NVSwitch itself: NVLink SHARP, the switch's own reduction") in text
+            "the pace, and it runs in the NVSwitch: NVLink SHARP, the switch's own reduction (§7).") in text
     assert "smaller than this ideal" not in text
 
 
@@ -1120,7 +1122,8 @@ def test_00_and_03_core_path_agree():
     # 03's core is §2 (switches); §2 names the DGX-1 of §1, so it says in a few words what that is
     row = next(line for line in prose("00_start_here.ipynb").split("| 03 |")[1:])
     assert row.split("|")[1].strip().startswith("NVSwitch's crossbar (core);")
-    assert "compare the DGX-1's (§1: eight V100s, no switch) all-to-all throughput" in prose(
+    assert ("Its DGX-1 is §1's server: eight V100s wired to each other with no switch, so some GPU pairs have no "
+            "NVLink and relay through a neighbour. Compare its all-to-all throughput") in prose(
         "03_topologies_and_nvswitch.ipynb")
 
 
@@ -1263,7 +1266,7 @@ def test_04b_ll128_network_clause_nvlstree_depth_and_rank_count():
         expected = base + intra + 2 * math.floor(math.log2(k)) * net
         got = latency_s("allreduce", "nvlstree", "Simple", configure("dgx-h100", 8, k)) * 1e6
         assert got == pytest.approx(expected)
-    assert ("$n$ is the number of GPUs, or ranks, the $p$ of chapter 04; careful: chapters 02, 04, 05 and 06 use "
-            "$n$ for bytes") in text
+    assert ("Here $n$ always counts GPUs (ranks, the $p$ of chapter 04) and $S$ bytes; chapters 02, 04, 05 and 06 "
+            "write bytes as $n$.") in text
     assert "on $n$ GPUs (the $p$ of chapter 04; elsewhere $n$ counts bytes)" in text
     assert "chapters 02 and 04)" not in text

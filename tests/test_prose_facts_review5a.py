@@ -53,8 +53,8 @@ def test_04b_and_06b_say_the_blackwell_ratio_is_two_models_and_measurements_beat
     from nvcourse.costmodel import predict
 
     t04b = text("04b_predicting_collectives.ipynb")
-    assert ("NCCL has two models and never compares them: one ranks the symmetric kernels against each other, the "
-            "other picks the classic path's algorithm and protocol.") in t04b
+    assert ("NCCL has two, never compared: one ranks the symmetric kernels, the other picks the classic path's "
+            "algorithm and protocol.") in t04b
     assert "they are slower than plain buffers" not in t04b
     assert ("A user measured about 3 µs for an 8-byte symmetric all-reduce on 8 × B200 "
             "([nccl#1940](https://github.com/NVIDIA/nccl/issues/1940)), and an NVIDIA engineer under 8 µs up to 1 KB "

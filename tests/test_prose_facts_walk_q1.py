@@ -28,7 +28,8 @@ def test_04_small_buffers_rank_by_steps_only_well_below_the_half_bandwidth_size(
     # p 64, 64 B: far above n½ = 10 B) they do not, which is why the bound is there
     text = prose("04_collectives_and_allreduce.ipynb")
     assert ("Buffers well below n½ = αβ (for naive, below n½/p: its root carries p − 1 buffers) are decided by the "
-            "number of steps: direct (α) ≤ naive (2α) ≤ rhd = tree (2 log₂ p · α) ≤ ring (2(p − 1)α)") in text
+            "number of steps, fewest first: - direct: α; - naive: 2α; - rhd and tree: 2 log₂ p · α; - ring: "
+            "2(p − 1)α") in text
     assert "Small buffers are decided by the number of steps" not in text
     checked = 0
     for p in P_RANKS:

@@ -102,7 +102,7 @@ def test_07b_roofline_dense_and_async_tp_are_explained_where_first_used():
             "and friends)") in text
     said = "An H100 at 55 % of its [dense](../docs/glossary.md#dense) peak (no sparsity speed-up)"
     assert text.index(said) == text.index("dense") - len("An H100 at 55 % of its [")
-    assert "PyTorch's asynchronous TP, async-TP)" in text
+    assert "PyTorch's asynchronous TP (async-TP)" in text
 
 
 def test_07b_section_6_short_answer_matches_the_threshold_it_summarises():
@@ -154,7 +154,9 @@ def test_07c_serving_table_shows_the_rows_its_question_asks_about_and_keeps_the_
         assert (html.escape(r["short"]) in in_view) == (r["key"] in ("mla", "paged", "speculative")), r["key"]
     text = prose(NB07C)
     assert "MLA's cache is about a fifth of the GQA one per token" in text  # read off a row in view
-    assert "the lines under the table open the other techniques' results and the arithmetic with its sources" in text
+    # the lines under the table open the other techniques' results and the arithmetic with its sources
+    assert "The other four wait under the table" in text
+    assert "Each result is sourced in the lines under the table." in text
 
 
 def test_07c_moe_rack_paragraph_follows_the_techniques_it_uses():

@@ -48,14 +48,15 @@ def test_06c_more_qps_help_slowly_only_with_as_many_connections_as_uplinks():
     plt.close("all")
     text = cells(N06C)["12947629"]
     assert ("When there are at least as many connections as uplinks, as here, more QPs help only slowly: the hot "
-            "link's excess shrinks like 1/√*q*, so 16 QPs still leave about 1.55×. With far fewer connections than "
+            "link's excess shrinks a little faster than 1/√*q* (four times the QPs leave under half of it), so 16 QPs "
+            "still leave about 1.55×. With far fewer connections than "
             "uplinks, a few QPs remove most of the hot spot.") in text
     assert f"{ecmp_qp.expected_slowdown(32, 32, 16):.2f}" == "1.55"
     for m in controls["connections"].options:
         for k in controls["links"].options:
             excess = [ecmp_qp.expected_slowdown(m, k, q) - 1 for q in (1, 4)]
-            if m >= k:  # 1/√4 = 0.5: four QPs leave about half the excess
-                assert 0.4 < excess[1] / excess[0] < 0.55, (m, k)
+            if m >= k:  # 1/√4 = 0.5; the model's four QPs leave a little less (test_prose_facts_walk_u_w3)
+                assert 0.4 < excess[1] / excess[0] < 0.5, (m, k)
             elif 4 * m <= k:  # "far fewer": four QPs remove most of it
                 assert excess[1] < 0.1 * excess[0], (m, k)
 

@@ -45,10 +45,12 @@ def test_the_reader_treats_roce_drop_counters_as_the_chapter_says():
 
 
 def test_the_drill_quotes_the_lines_that_carry_its_source_s_fault_and_links_it():
-    assert "output quoted from the public case it comes from, linked under it" in _md()
-    counters = DATA["drill"]["steps"]["counters"]
-    assert "local_ack_timeout_err:91316" in counters["output"] and "packet_seq_err:929974" in counters["output"]
+    # only the drill's own case shows a fault; the other outputs are healthy and labelled (test_prose_facts_walk_u_w3)
+    assert ("an excerpt: this case's output where its reporter posted it, otherwise a healthy cluster's, labelled as "
+            "such") in _md()
     for key, step in DATA["drill"]["steps"].items():
+        if "fixture" not in step:
+            continue
         url = DATA["sources"][step["src"]]["url"]
         assert url in (FIXTURES / step["fixture"]).read_text().splitlines()[0], key
         assert f'href="{url}"' in ch.drill_step_html(key), key

@@ -10,13 +10,13 @@ CH05 = "05_nvl72_rack_scale.ipynb"
 
 
 def test_05_ring_still_wins_small_sizes_on_8_gpus_in_nccls_model():
-    # "With LL for small buffers (NCCL's model, the solid curves), the ring still wins the small sizes on 8 GPUs"
+    # §6's collapsed box: "With LL for small buffers (the solid curves), the ring still wins the small sizes on 8 GPUs"
     for system in ("dgx-h100", "dgx-b200"):
         for n in (8, 1024, 64 * 1024):
             got = predict("allreduce", system, 8, n)
             assert got.algo == "ring" and got.proto in ("LL", "LL128"), (system, n, got.algo, got.proto)
     text = prose(CH05)
-    assert "the ring still wins the small sizes on 8 GPUs (§2, chapter 04b)" in text
+    assert "With LL for small buffers (the solid curves), the ring still wins the small sizes on 8 GPUs." in text
     assert "matching the published runs" not in text
 
 

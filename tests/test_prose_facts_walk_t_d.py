@@ -154,11 +154,13 @@ def test_07_step_table_defines_its_symbols_where_it_uses_them():
 
 def test_07b_says_when_its_symbols_mean_something_else_than_in_07():
     """07b reuses G (gradient bytes) and F (FFN width), which chapter 07 uses for the GPU count and the peak FLOP/s:
-    each says so where it is defined; MLP is glossed where TP first splits it."""
+    07b says so once, at its top; MLP is glossed where TP first splits it."""
     assert "$G$ GPUs need" in cell(NB07, "c002") and "peak $F$" in cell(NB07, "c002")
-    assert "With $G$ bytes of gradients (here $G$ is bytes, not chapter 07's GPU count)" in cell(NB07B, "c004")
+    assert ("Two letters change meaning from chapter 07: here $G$ is a gradient's size in bytes (not the GPU count) "
+            "and $F$ a layer width (not peak FLOP/s, here $C$).") in cell(NB07B, "c000")
+    assert "With $G$ bytes of gradients" in cell(NB07B, "c004")
     c014 = cell(NB07B, "c014")
-    assert "$F$ (here a width, not chapter 07's peak FLOP/s) is the width of the MLP's inner layer" in c014
+    assert "$F$ is the width of the MLP's inner layer" in c014
     c010 = cell(NB07B, "c010")
     assert "each layer's MLP (the feed-forward block, [glossary](../docs/glossary.md#ffn)) into two GEMMs" in c010
     earlier = " ".join(cell(NB07B, f"c{i:03d}") for i in range(10))

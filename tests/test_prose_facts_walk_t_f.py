@@ -154,10 +154,11 @@ def raw(nb: str, cid: str) -> str:
 
 def test_09_fabric_predict_defines_adaptive_routing_in_its_own_paragraph_before_asking():
     paras = [re.sub(r"\s+", " ", p) for p in paragraphs_in_view(raw(NB09, "g9-01").split("### 8.1 The fabric")[1])]
-    assert paras[0].startswith("**Predict first.** A 1,024-GPU job") and "adaptive" not in paras[0].lower()
-    assert paras[1].startswith("**Adaptive routing** (AR): each switch sends a packet out of whichever of its ports")
-    assert "NVIDIA's reference design for a large DGX cluster" in paras[1]
-    assert paras[2].startswith("On InfiniBand with AR, what share of the NICs' bandwidth will the job's all-reduce "
+    assert paras[0].startswith("*In this part:*")  # the one-line map of 8.1, then its predict
+    assert paras[1].startswith("**Predict first.** A 1,024-GPU job") and "adaptive" not in paras[1].lower()
+    assert paras[2].startswith("**Adaptive routing** (AR): each switch sends a packet out of whichever of its ports")
+    assert "NVIDIA's reference design for a large DGX cluster" in paras[2]
+    assert paras[3].startswith("On InfiniBand with AR, what share of the NICs' bandwidth will the job's all-reduce "
                                "get: about 100 %, 70 % or 30 %?")
 
 
