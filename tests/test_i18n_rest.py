@@ -94,6 +94,7 @@ for args in ((7168, 4096, 256, 8, 64, 58), (7168, 4096, 48, 8, 64, 58), (4096, 2
     out.append(readout)
     labels(fig)
 labels(ch.moe_figure(MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2)))
+out.append(ch.published_runs_text())  # section 6's published runs against the model, named in words
 """
 
 
