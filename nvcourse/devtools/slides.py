@@ -44,6 +44,7 @@ SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720  # the projector size the deck is laid out
 #: and its "KeyboardInterrupt caught in kernel" would print once per chapter. Real failures do not go through
 #: that log: a cell's error or a dead kernel still fails the build (exit 1) with a one-line message.
 KERNEL_QUIET = ["--IPKernelApp.log_level=CRITICAL"]
+KERNEL_TRIES = 2  # a chapter whose kernel dies is run once more in a fresh kernel before the build fails
 
 
 class DeckError(RuntimeError):
@@ -58,13 +59,22 @@ def chapters(root: Path = ROOT, lang: str = "en") -> list[Path]:
 def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.NotebookNode:
     """A fresh run of ``notebook`` (in memory; the file is not changed) with the deck style's figures."""
     from nbclient import NotebookClient  # imported here: nbclient is a test/teaching extra
+    from nbclient.exceptions import DeadKernelError
 
-    nb = nbformat.read(notebook, as_version=4)
     previous = os.environ.get("NVCOURSE_DECK")
     os.environ["NVCOURSE_DECK"] = "1"  # the kernel inherits it: nvcourse.plots applies the deck style
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=KERNEL_QUIET,
-                       resources={"metadata": {"path": str(notebook.parent)}}).execute()
+        for attempt in range(KERNEL_TRIES):
+            nb = nbformat.read(notebook, as_version=4)
+            try:
+                NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=KERNEL_QUIET,
+                               resources={"metadata": {"path": str(notebook.parent)}}).execute()
+                break
+            except DeadKernelError:
+                # A kernel that dies (killed from outside, a port taken between choosing it and binding it on a
+                # busy machine) says nothing about the chapter: start a fresh one. A cell's error is not retried.
+                if attempt == KERNEL_TRIES - 1:
+                    raise
     except Exception as exc:  # nbclient raises several types; one line for the instructor, never a traceback
         raise DeckError(f"{notebook.name} failed to execute for its deck: {str(exc).splitlines()[-1][:200]}") from exc
     finally:
