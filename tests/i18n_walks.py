@@ -7,6 +7,7 @@ its fixed parts (between ``{field}`` placeholders) is found in that text.
 
 from __future__ import annotations
 
+import ast
 import html
 import os
 import re
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import polib
+from babel.messages.extract import extract_from_file
 
 from nvcourse.devtools import i18n_catalog
 
@@ -62,3 +64,41 @@ def speaks(shown: str, language: str, paths: tuple[str, ...], unreachable: froze
                 assert fragment in shown, f"{language}: never shown: {fragment!r} (of {e.msgid!r})"
         if language == "fr" and e.msgstr != e.msgid and "{" not in e.msgid and len(e.msgid) > english_over:
             assert e.msgid not in shown, f"English left: {e.msgid!r}"
+
+
+def messages(path: str, functions: set[str]) -> list[tuple[str, ...]]:
+    """The ``_()`` and ``ngettext()`` messages inside ``functions`` of ``path`` (Babel, the extractor's keywords):
+    ``(msgid,)`` or ``(singular, plural)``."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    spans = [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in functions]
+    assert len(spans) == len(functions), f"{path}: missing one of {sorted(functions)}"
+    found = []
+    for line, message, _comments, _ctx in extract_from_file("python", ROOT / path, keywords=i18n_catalog.KEYWORDS):
+        if any(a <= line <= b for a, b in spans):
+            found.append(message if isinstance(message, tuple) else (message,))
+    return found
+
+
+def french_entries() -> dict[str, polib.POEntry]:
+    """The French catalog's live entries by msgid."""
+    po = polib.pofile(str(i18n_catalog.po_path("fr", "nvcourse")))
+    return {e.msgid: e for e in po if not e.obsolete}
+
+
+def shows_each_message(found: list[tuple[str, ...]], shown: str, language: str, french: dict[str, polib.POEntry],
+                       skip: frozenset[str] | set[str] = frozenset()) -> None:
+    """Each message of ``found`` (from :func:`messages`, whether or not the catalog holds it yet) is shown in
+    ``language``: in French, translated and its English (a long fixed sentence) nowhere in ``shown``."""
+    for forms in found:
+        if forms[0] in skip:
+            continue
+        if language == "fr":
+            entry = french.get(forms[0])
+            assert entry is not None and not entry.fuzzy, f"not in the French catalog yet: {forms[0]!r}"
+            forms = tuple(entry.msgstr_plural.values()) if len(forms) == 2 else (entry.msgstr,)
+            assert all(forms), f"not translated: {entry.msgid!r}"
+            if "{" not in entry.msgid and len(entry.msgid) > 20:
+                assert entry.msgid not in shown, f"English left: {entry.msgid!r}"
+        for form in forms:
+            for fragment in fragments(form):
+                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {forms[0]!r})"

@@ -10,15 +10,11 @@ English the lines are the ones the notebooks printed before (checked on a few, t
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import polib
 import pytest
-from babel.messages.extract import extract_from_file
-from i18n_walks import fragments, walk
-
-from nvcourse.devtools import i18n_catalog
+from i18n_walks import french_entries, messages, shows_each_message, walk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,23 +94,9 @@ CHAPTERS = {
 }
 
 
-def messages(path: str, functions: set[str]) -> list[tuple[str, ...]]:
-    """The ``_()`` and ``ngettext()`` messages inside ``functions`` of ``path`` (Babel, the extractor's keywords):
-    ``(msgid,)`` or ``(singular, plural)``."""
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
-    spans = [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in functions]
-    assert len(spans) == len(functions), f"{path}: missing one of {sorted(functions)}"
-    found = []
-    for line, message, _comments, _ctx in extract_from_file("python", ROOT / path, keywords=i18n_catalog.KEYWORDS):
-        if any(a <= line <= b for a, b in spans):
-            found.append(message if isinstance(message, tuple) else (message,))
-    return found
-
-
 @pytest.fixture(scope="module")
 def french() -> dict[str, polib.POEntry]:
-    po = polib.pofile(str(i18n_catalog.po_path("fr", "nvcourse")))
-    return {e.msgid: e for e in po if not e.obsolete}
+    return french_entries()
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))
@@ -124,17 +106,7 @@ def test_every_printed_line_speaks_the_language(language, chapter, french):
     found = messages(path, functions)
     assert len(found) >= len(functions) - 1  # every function has its words (but the ones that only join lines)
     shown = walk(_FRAME, script, language)
-    for forms in found:
-        if language == "fr":
-            entry = french.get(forms[0])
-            assert entry is not None and not entry.fuzzy, f"not in the French catalog yet: {forms[0]!r}"
-            forms = tuple(entry.msgstr_plural.values()) if len(forms) == 2 else (entry.msgstr,)
-            assert all(forms), f"not translated: {entry.msgid!r}"
-            if "{" not in entry.msgid and len(entry.msgid) > 20:
-                assert entry.msgid not in shown, f"English left: {entry.msgid!r}"
-        for form in forms:
-            for fragment in fragments(form):
-                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {forms[0]!r})"
+    shows_each_message(found, shown, language, french)
 
 
 def test_the_english_lines_are_the_ones_the_cells_printed(monkeypatch):

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import polib
 import pytest
-from i18n_walks import entries, fragments, speaks, walk
-from test_i18n_prints import messages
-
-from nvcourse.devtools import i18n_catalog
+from i18n_walks import entries, french_entries, messages, shows_each_message, speaks, walk
 
 _FRAME = """
 import sys
@@ -82,8 +79,7 @@ def _printed() -> list[tuple[str, ...]]:
 
 @pytest.fixture(scope="module")
 def french() -> dict[str, polib.POEntry]:
-    po = polib.pofile(str(i18n_catalog.po_path("fr", "nvcourse")))
-    return {e.msgid: e for e in po if not e.obsolete}
+    return french_entries()
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
@@ -97,19 +93,7 @@ def test_every_printed_line_of_07b_07c_08b_09_speaks_the_language(language, fren
     others = frozenset(e.msgid for e in entries(*FUNCTIONS) if e.msgid not in printed) | _UNREACHED
     speaks(shown, language, tuple(FUNCTIONS), others, least=0)
     # the source's side: every message of those functions, whether or not the catalog holds it yet
-    for forms in found:
-        if forms[0] in _UNREACHED:
-            continue
-        if language == "fr":
-            entry = french.get(forms[0])
-            assert entry is not None and not entry.fuzzy, f"not in the French catalog yet: {forms[0]!r}"
-            forms = tuple(entry.msgstr_plural.values()) if len(forms) == 2 else (entry.msgstr,)
-            assert all(forms), f"not translated: {entry.msgid!r}"
-            if "{" not in entry.msgid and len(entry.msgid) > 20:
-                assert entry.msgid not in shown, f"English left: {entry.msgid!r}"
-        for form in forms:
-            for fragment in fragments(form):
-                assert fragment in shown, f"{language}: never shown: {fragment!r} (of {forms[0]!r})"
+    shows_each_message(found, shown, language, french, skip=_UNREACHED)
 
 
 def test_the_english_lines_are_the_ones_the_cells_printed(monkeypatch):
