@@ -369,6 +369,9 @@ def scratch(tmp_path_factory) -> Path:
     return scratch_copy(tmp_path_factory.mktemp("docs"))
 
 
+#: A deck or handout build executes every chapter (~4 min on an idle 2-core machine); on a loaded one it has taken
+#: over 10. The limit only stops a hang, so it is generous: a build that is slow is not a build that is broken.
+SLOW_TIMEOUT_S = 2400
 WRITING_PARAMS = [pytest.param(c, w, id=c[:60], marks=[pytest.mark.slow] if "slow" in CASES[c][2:] else [])
                   for c, w in WRITING]
 
@@ -376,7 +379,7 @@ WRITING_PARAMS = [pytest.param(c, w, id=c[:60], marks=[pytest.mark.slow] if "slo
 @pytest.mark.parametrize("cmd, where", WRITING_PARAMS)
 def test_documented_command_in_a_scratch_copy(cmd, where, scratch, tmp_path):
     case = _case(cmd)
-    r = run(cmd, scratch, tmp_path, timeout=600)
+    r = run(cmd, scratch, tmp_path, timeout=SLOW_TIMEOUT_S if "slow" in case[2:] else 600)
     r.cmd_text = cmd.replace(" DIR", f" {tmp_path / 'dir-out'}")  # type: ignore[attr-defined]
     case[1](r)
 
