@@ -94,7 +94,8 @@ def test_section_7_answer_half_the_bytes_and_none_on_the_network_in_an_nvl72():
 
 def test_fp8_fit_is_read_off_the_table_not_retyped():
     c020 = _cells()["c020"]
-    assert "DeepSeek-V3 in FP8 fits one 8 × H200 node (the FP8 row above)" in c020
+    assert ('DeepSeek-V3 in FP8 fits one 8 × H200 node (the FP8 row, in the collapsed "The other techniques\' '
+            'results" block above)') in c020
     assert "671 GB" not in c020 and "1,128" not in c020 and "77–194" not in prose(NB)
     fp8 = next(r for r in ch07c_serving.serving_rows() if r["key"] == "fp8")
     assert "fits" in fp8["short"]
