@@ -1015,7 +1015,7 @@ def test_06_sharp_gain_at_one_gib_is_what_the_prose_says():
     assert round(min(gains) * 100) == 29 and round(max(gains) * 100) == 34
     text = prose("06_multinode_fabrics.ipynb")
     assert ("yet at 1 GiB it saves only 29–34 % of the faster of ring's and tree's time: the in-node phase sets "
-            "the pace, and it runs in the NVSwitch: NVLink SHARP, the switch's own reduction (§7).") in text
+            "the pace. That phase uses another SHARP: NVLink SHARP, the NVSwitch's own reduction (§7).") in text
     assert "smaller than this ideal" not in text
 
 

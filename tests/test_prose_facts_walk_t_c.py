@@ -79,8 +79,7 @@ def test_06_section_4_ring_on_2_nodes_is_scoped_to_ring_and_tree_and_nvlstree_be
     text = prose("06_multinode_fabrics.ipynb")
     assert "of the algorithms NCCL runs by default" not in text
     assert ("of NCCL's ring and tree, the flat ring is the faster on 2 nodes (it streams NVLink and network at once), "
-            "and the tree takes over from 4 nodes. NVLSTree (not drawn here) beats both on these NVSwitch nodes in "
-            "chapter 04b's model.") in text
+            "and the tree takes over from 4 nodes. On 2 and 4 nodes NVLSTree (not drawn here; §7) beats both.") in text
     t = {a: rows[0].time_s for a, rows in allreduce_scaling([2], 2**30, routing="dmodk").items()}
     assert t["ring"] < t["tree"]
     auto = costmodel.predict("allreduce", "dgx-h100", 8, 2**30, nodes=2)

@@ -141,8 +141,9 @@ def _above_100(eff: float, est, base) -> str:
     """Why a bus-bandwidth ratio can pass 100 %: busbw = algbw × 2(p−1)/p, and that factor grows with p."""
     if eff <= 1.0:
         return ""
-    return _(" Efficiency above 100 %: bus bandwidth is algbw × 2(p−1)/p, and that factor grows from {base} on "
-             "{gpus} GPUs to {here} here; the time is {ratio}× the 2-node time.").format(
+    return _(" Efficiency above 100 %: bus bandwidth is algbw (algorithm bandwidth: the buffer's size ÷ the time) × "
+             "2(p−1)/p, and that factor grows from {base} on {gpus} GPUs to {here} here; the time is {ratio}× the "
+             "2-node time.").format(
         base=number(2 * (base.gpus - 1) / base.gpus, ".2f"), gpus=base.gpus,
         here=number(2 * (est.gpus - 1) / est.gpus, ".2f"), ratio=number(est.time_s / base.time_s, ".2f"))
 
@@ -302,7 +303,9 @@ def _readout(est, base, fab, link, routing: str, algorithm: str, system: str = "
         + _("<details><summary>the fabric, the time split and the model</summary>")
         + f"{how}{_above_100(eff, est, base)}<br>"
         + f"<i>{_html.escape(fab.describe())}</i><br>"
-        + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency}.").format(
+        # the latency terms count every step, NVLink's too: more than the sentence's "the network's latency adds"
+        + _("Time inside nodes {intra}, between nodes {inter}; latency terms {latency} (the latencies of every "
+            "step, NVLink's as well as the network's).").format(
             intra=_time(est.intra_s), inter=_time(est.inter_s), latency=_time(est.latency_s)) + "<br>"
         + _step_text(est, fab, routing, algorithm)
         + _("<br><i>Model: flows share each cable max-min fairly (no congestion control, no adaptive routing unless "
