@@ -195,11 +195,11 @@ def test_01_zero3_things_to_try_match_the_dashboard():
     z3, t3 = _ch01_state(1, 1, 64, 3)
     states = z3.total - z3.activations
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
-    assert (f"from {(plain.total - plain.activations) / 1e12:.1f} TB to {states / 1e9:.1f} GB per GPU, yet the "
-            f"readout still says {z3.total / 1e9:.0f} GB — does not fit: {z3.activations / 1e9:.1f} GB") in text
+    assert (f"from {(plain.total - plain.activations) / 1e12:.1f} TB to {states / 1e9:.1f} GB per GPU. - Yet the "
+            f"readout says {z3.total / 1e9:.0f} GB, \"does not fit\": {z3.activations / 1e9:.1f} GB") in text
     assert not z3.fits(80)
     ratio = t3.dp / t0.dp
-    assert f"data-parallel bytes too: {ratio:g}× those without ZeRO, because this step has 2 micro-batches" in text
+    assert f"data-parallel bytes under ZeRO-3: {ratio:g}× those without, because this step has 2 micro-batches" in text
     fig, readout = ch._render("llama3-70b", "h100", 1, 1, 64, 3)
     assert f"{ratio:g}× the bytes without ZeRO" in readout and f"activations {z3.activations / 1e9:.1f} GB" in readout
 
@@ -860,8 +860,9 @@ def test_01_the_nic_ratio_names_its_gpu():
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
     assert round(_nic_ratio("h100")) == round(_nic_ratio("h200")) == 8 and round(_nic_ratio("b200")) == 15
     assert _nic_ratio("a100-pcie") < 1
-    assert ("Through that NIC the same bytes take eight times longer on an H100, 15× on a B200. (On a PCIe-only "
-            "A100 the NIC column beats PCIe, but a real NIC sits on that PCIe.)") in text
+    assert "Through that NIC the same bytes take eight times longer on an H100, 15× on a B200." in text
+    assert ("one 400 Gb/s NIC. (On a PCIe-only A100 the NIC column beats PCIe, but a real NIC sits on that "
+            "PCIe.)") in text
     assert "NIC is even faster than its PCIe link" not in text
     assert "~8× less bandwidth than an H100's NVLinks (15× less than a B200's)" in text
     assert "~8× less bandwidth than NVLink " not in text

@@ -874,7 +874,7 @@ def test_04_why_the_cpu_run_may_rank_differently_and_where_the_models_order_show
     note = ch.ordering_note(rows, 1e-5, 5e9)
     assert "the model ranks" in note and "this run measured tree < direct < ring" in note
     # the emulated link: every step lasts milliseconds; the model picks ring on PCIe-like, tree on NVLink-like
-    assert "held for α + m/β of an\nemulated link, milliseconds long".replace("\n", " ") in text
+    assert "every step that touches a peer is held until $\\alpha + m/\\beta$ has passed" in text
     picks = {}
     for link_id, links in (("pcie4", 1), ("nvlink4", 18)):
         emu, _ = ch.emulated_link(link_id, links=links, slowdown=1000)
@@ -882,7 +882,7 @@ def test_04_why_the_cpu_run_may_rank_differently_and_where_the_models_order_show
         pred = {a: model.predict("allreduce", a, 4, 2**18, emu.latency_s, emu.bandwidth_Bps) for a in ("ring", "tree")}
         picks[link_id] = min(pred, key=pred.get)
     assert picks == {"pcie4": "ring", "nvlink4": "tree"}
-    assert "the line printed there says what this run did" in text
+    assert "The last line printed above says which one this run measured faster on each link" in text
 
 
 # ------------------------------------------------------------------------------ every chapter: learner text

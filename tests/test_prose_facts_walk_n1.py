@@ -12,9 +12,11 @@ from nvcourse.costmodel import predict, tuning
 
 
 def test_01_tp_shards_activations_and_pp_does_not():
-    # 01 §2: "which ZeRO does not shard (TP does; PP does not: its first stage holds several micro-batches)"
+    # 01 §2: "which ZeRO does not shard. - TP shards the activations, PP does not: its first stage holds several
+    # micro-batches."
     text = prose("01_why_one_gpu_is_not_enough.ipynb")
-    assert "which ZeRO does not shard (TP does; PP does not: its first stage holds several micro-batches)" in text
+    assert ("which ZeRO does not shard. - TP shards the activations, PP does not: its first stage holds several "
+            "micro-batches.") in text
     assert "(TP and PP do)" not in text
     for tp in (1, 2, 8):
         acts = {_ch01_state(tp, pp, 1, zero)[0].activations for pp in (1, 2, 4, 16) for zero in (0, 3)}

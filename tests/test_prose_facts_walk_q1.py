@@ -92,8 +92,9 @@ def test_00_says_what_the_systems_tables_other_columns_are_and_links_them():
     from nvcourse import catalog
 
     text = prose("00_start_here.ipynb")
-    assert ("NVLink dom. is how many GPUs NVLink joins; the other columns ([NVSwitch](../docs/glossary.md#nvswitch), "
-            "in-switch reduction: [NVLS](../docs/glossary.md#nvls), [NICs](../docs/glossary.md#nic)) come in "
+    assert ("NVLink dom. is how many GPUs NVLink joins; scale-up link is the link that joins them (PCIe where GPUs "
+            "have no NVLink), and [NVSwitch](../docs/glossary.md#nvswitch) counts switch chips. The other columns "
+            "(in-switch reduction: [NVLS](../docs/glossary.md#nvls), [NICs](../docs/glossary.md#nic)) come in "
             "chapters 02–06.") in text
     glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     for anchor in ("nvswitch", "nvls", "nic"):

@@ -52,7 +52,7 @@ def test_01_data_parallel_bytes_grow_with_micro_batches_only_under_zero3():
     for zero in (0, 1, 2):
         assert dp_bytes(zero, 2) == dp_bytes(zero, 32), zero
     assert dp_bytes(3, 32) > dp_bytes(3, 2) > dp_bytes(0, 2)
-    assert ("(tensor-parallel bytes grow with every micro-batch, data-parallel bytes only under ZeRO-3)"
+    assert ("Tensor-parallel bytes grow with every micro-batch, data-parallel bytes only under ZeRO-3."
             in prose(CH01))
 
 

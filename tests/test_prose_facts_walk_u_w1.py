@@ -67,7 +67,7 @@ def test_01_zero3_bytes_are_a_multiple_of_plain_data_parallel_bytes(m):
 def test_01_micro_batches_are_two_per_pipeline_stage_as_the_readout_says(pp):
     from nvcourse.chapters import ch01_one_gpu as ch
 
-    assert "one sequence per micro-batch and 2 × PP micro-batches per step, 2 here (tensor-parallel" in prose(CH01)
+    assert "A step runs 2 × PP micro-batches: more per stage shrink the bubble." in prose(CH01)
     assert "micro_batches=2)" in _code(CH01)  # the printed example: PP = 1
     fig, readout = ch._render("llama3-70b", "h100", 8, pp, 8, 3)
     plt.close(fig)

@@ -288,8 +288,11 @@ def regime_of(size: float, n_half: float) -> str:
 
 
 def _percent(fraction: float) -> str:
-    """A share as a percentage a reader can use: '85 %', '3.2 %', '0.32 %' (never '0 %' for 1.2 of 370)."""
+    """A share as a percentage a reader can use, in HTML: '85 %', '3.2 %', '0.32 %' (never '0 %' for 1.2 of 370),
+    and '&lt; 0.01 %' below a hundredth of a percent (never scientific notation such as '7.9e-05 %')."""
     pct = 100 * fraction
+    if pct < 0.01:
+        return "&lt; 0.01 %"
     return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %"
 
 

@@ -343,7 +343,9 @@ def _formula_text(op: str, procs: int, size: int, rows) -> tuple[str, str]:
                       "trees and, on NVLink switches, NVLS for all-reduce; on registered buffers (shared with every "
                       "GPU in advance) its one-shot and two-shot kernels are a direct all-reduce over NVLink "
                       "(chapter 04b)") + " (" + f"<a href='{glossary_href('nvls')}'>" + _("NVLS: the switch adds the "
-                      "data itself") + "</a>).</p>") if direct else ""
+                      "data itself") + "</a>). " + _("One-shot: every GPU reads all its peers' buffers and adds them "
+                      "itself, in one step; two-shot: every GPU sums its own chunk from all peers, then writes it "
+                      "into all of them.") + "</p>") if direct else ""
     return title, (_("At {size} the fastest is <b>{best}</b>{caveat}.").format(
         size=html.escape(shown_size), best=best, caveat=caveat) + f" {table}<details><summary>"
         + _("what each algorithm assumes") + f"</summary>{assumes}{nccl}</details>")
