@@ -83,6 +83,8 @@ mistakes(c.alltoall_time, c._a2a, c._a2a_variants, (1e8, 1e9, 1e-5, 1e12, 5e10))
 mistakes(c.domain_allreduce, c._ar, c._ar_variants, (2**30, 72, 1e-6, 8e11, True, 25e-6, 0.74),
          (2**30, 72, 1e-6, 8e11, False, 25e-6, 0.74))
 ask("05.", c)
+_moe = MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2, moe_layers=58)
+out += [ch.domain_text(), ch.tp_allreduce_lines(), ch.moe_alltoall_lines(_moe, ep=64)]
 fig, text = ch.ring_vs_nvls_figure()
 out.append(text)
 labels(fig)

@@ -390,7 +390,7 @@ def test_host_plumbing_rows_say_one_nic_each_and_the_numa_node_of_each_half():
     assert "`ib_write_bw` from perftest between two hosts (add `--use_cuda=<gpu>`" in cell("c025")
 
 
-def test_log_readout_shows_five_fields_first_and_labels_the_host_name():
+def test_log_readout_shows_five_fields_first_and_shows_a_container_not_its_id():
     from nvcourse.nccl.ncclog import read_text as read_log
 
     log = read_log(ch.sample_text("8x H800: NVLS not available"))
@@ -400,8 +400,13 @@ def test_log_readout_shows_five_fields_first_and_labels_the_host_name():
         assert f">{field}</td>" in short, field
     for field in ("version", "ranks", "hosts", "channels"):
         assert f">{field}</td>" in rest and f">{field}</td>" not in short, field
-    assert "(host name in the log: 036260b61d3a)" in _plain(short) and "host name in the log: 036260b61d3a" in rest
-    assert "(036260b61d3a)" not in html and "(host name in the log: 036260b61d3a)" in ch.log_explanation(log)
+    # the log's only host is a container (its id, a hash to a learner): shown as words, never the id
+    assert "036260b61d3a" in log.hosts and "036260b61d3a" in ch.sample_text("8x H800: NVLS not available")
+    assert "036260b61d3a" not in html and "036260b61d3a" not in ch.log_explanation(log)
+    assert "(a container)" in _plain(short) and ">a container</td>" in rest
+    assert "1 host seen (a container)" in ch.log_explanation(log)
+    caption = ch.sample_caption("8x H800: NVLS not available")
+    assert "036260b61d3a" not in caption and "system: a container, 8x H800 on NVSwitch" in caption
     # a log read for its topology search keeps the search graphs in the short table
     h20 = ch.log_html(read_log(ch.sample_text("H20 node: the topology search's ring graph, crossNic 1")))
     assert ">search graphs</td>" in h20.split("<details>")[0]

@@ -14,20 +14,91 @@ from matplotlib.figure import Figure
 
 from .. import catalog
 from ..costmodel import factors, predict, predict_sweep, validation
-from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time
-from ..i18n import localize_numbers, number
+from ..fabric.moe import MoEConfig, domain_allreduce_time, moe_alltoall_time, moe_layer_time
+from ..i18n import data_text, localize_numbers, number, whole
 from ..i18n import translate as _
 from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
 
 __all__ = ["NVLS_SIZES", "PUBLISHED_RUNS", "SUMMARY_CASES", "nvls_vs_ring", "published_runs_text",
-           "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure", "moe_view"]
+           "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure", "moe_view", "system_name", "domain_text",
+           "tp_allreduce_lines", "moe_alltoall_lines"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
 #: The curves of :func:`ring_vs_nvls_figure`: (algorithm, colour of its link kind).
 _RING_AND_NVLS = (("ring", "pcie"), ("nvls", "nvlink"))
+
+
+def system_name(system: str) -> str:
+    """The catalog's name of ``system`` (an id such as ``"dgx-b200"``) in the current language."""
+    return data_text(catalog.get_system(system).name)
+
+
+def _rounded(value: float) -> str:
+    """``value`` rounded to a whole number as running text writes it (English ``1800``, French ``1 800``)."""
+    return whole(int(round(value)))
+
+
+def _domain_lines(system: str) -> list[str]:
+    """§1's four lines on one system: its NVLink domain, its links per GPU against its scale-out NIC (GB/s per
+    direction, at line rate and achievable) and its switch wiring."""
+    s = catalog.get_system(system)
+    trays = s.gpus_per_domain // s.gpus_per_host
+    domain = _("  NVLink domain {gpus} GPUs = {trays} x {per_host} GPUs per host/compute tray; {chips} NVLink switch "
+               "chips").format(gpus=s.gpus_per_domain, trays=trays, per_host=s.gpus_per_host, chips=s.nvswitch_count)
+    if s.switch_trays:
+        domain += _(" in {trays} switch trays").format(trays=s.switch_trays)
+    nvl, nic = s.link.achievable_GBps_dir * s.links_per_gpu, catalog.get_link(s.nic_link).achievable_GBps_dir
+    per_gpu = _("  per GPU: {links} x {link}: {nvlink} GB/s per direction; scale-out NIC {nic} GB/s per direction -> "
+                "NVLink/NIC = {ratio}x at line rate, {achievable}x achievable ({nvl} vs {nic_achievable} GB/s)").format(
+        links=s.links_per_gpu, link=data_text(s.link.name), nvlink=_rounded(s.scaleup_GBps_dir),
+        nic=_rounded(s.scaleout_GBps_dir_per_gpu), ratio=_rounded(s.scaleup_GBps_dir / s.scaleout_GBps_dir_per_gpu),
+        achievable=_rounded(nvl / nic), nvl=_rounded(nvl), nic_achievable=_rounded(nic))
+    wiring = _("  links from each GPU to each switch chip: {links}; in-switch reduction: {reduction}").format(
+        links=sorted(set(s.switch_links_per_gpu)), reduction=_("True") if s.in_switch_reduction else _("False"))
+    return [system_name(system), domain, per_gpu, wiring]
+
+
+def domain_text(systems: tuple[str, ...] = ("dgx-b200", "gb200-nvl72")) -> str:
+    """§1's readout: each system's NVLink domain (:func:`_domain_lines`, a blank line after each), then the NVL72's
+    total GPU NVLink bandwidth (TB/s, both directions) beside NVIDIA's rounded figure."""
+    blocks = ["\n".join(_domain_lines(s)) + "\n" for s in systems]
+    nvl = catalog.get_system("gb200-nvl72")
+    total = _("NVL72 total GPU NVLink bandwidth: {gpus} x {per_gpu} TB/s (bidirectional) = {total} TB/s  (NVIDIA's "
+              "'130 TB/s')").format(gpus=nvl.gpus_per_domain, per_gpu=number(2 * nvl.scaleup_GBps_dir / 1000, ".1f"),
+                                    total=number(nvl.gpus_per_domain * 2 * nvl.scaleup_GBps_dir / 1000, ".1f"))
+    return "\n".join([*blocks, total])
+
+
+def tp_allreduce_lines(nbytes: float = 4096 * 8192 * 2,
+                       cases: tuple[tuple[str, int], ...] = (("dgx-b200", 8), ("gb200-nvl72", 8),
+                                                             ("gb200-nvl72", 16))) -> str:
+    """§2's lines: one tensor-parallel all-reduce of ``nbytes`` per GPU for each (system, TP size) of ``cases``,
+    NCCL's ring with its best protocol against NVLS (:func:`nvls_vs_ring`), times and their ratio."""
+    lines = []
+    for system, gpus in cases:
+        ring, nvls, gain = nvls_vs_ring(nbytes, gpus, system)
+        lines.append(_("{system} TP={tp} {size}: ring/{proto} {ring}, in-switch {nvls} ({gain}x)").format(
+            system=f"{system:<12}", tp=f"{gpus:<3}", size=localize_numbers(format_size(nbytes)), proto=ring.proto,
+            ring=_time(ring.time_s), nvls=_time(nvls.time_s), gain=number(gain, ".2f")))
+    return "\n".join(lines)
+
+
+def moe_alltoall_lines(cfg: MoEConfig, ep: int = 64, systems: tuple[str, ...] = ("dgx-b200", "gb200-nvl72")) -> str:
+    """§3's lines: per system, the bytes one GPU sends over NVLink and over the network in one MoE dispatch
+    all-to-all over ``ep`` GPUs, its time and bottleneck, and the time of all MoE layers of one training step."""
+    lines = []
+    for system in systems:
+        t = moe_alltoall_time(cfg, ep, system)
+        bound = _("network-bound") if t.bottleneck == "network" else _("NVLink-bound")
+        lines.append(_("{system} EP={ep}: NVLink {nvlink}, network {network} per GPU -> {time} per all-to-all "
+                       "({bound}); per step {step}").format(
+            system=f"{system:<12}", ep=ep, nvlink=localize_numbers(format_size(t.nvlink_bytes)),
+            network=localize_numbers(format_size(t.network_bytes)), time=_time(t.time_s), bound=bound,
+            step=_time(moe_layer_time(cfg, ep, system)["per_step_s"])))
+    return "\n".join(lines)
 
 
 def _algo_label(algo: str) -> str:
@@ -167,7 +238,7 @@ def moe_figure(
     styles = {"dgx-b200": KIND_COLOURS["infiniband"], "gb200-nvl72": KIND_COLOURS["nvlink"]}
     for s in systems:
         t = [moe_alltoall_time(cfg, e, s).time_s for e in eps]
-        ax.plot(eps, t, "o-", color=styles.get(s, "#555555"), label=catalog.get_system(s).name)
+        ax.plot(eps, t, "o-", color=styles.get(s, "#555555"), label=system_name(s))
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(eps), [str(e) for e in eps])
     ax.set_xlabel(_("expert-parallel GPUs (EP)"))
@@ -200,7 +271,7 @@ def moe_view(
         per_layer.append(layer)
         per_step.append(layer * cfg.moe_layers)
         colours.append(colour)
-        rows.append([_html.escape(catalog.get_system(s).name), localize_numbers(format_size(one.nvlink_bytes)),
+        rows.append([_html.escape(system_name(s)), localize_numbers(format_size(one.nvlink_bytes)),
                      localize_numbers(format_size(one.network_bytes)), _time(one.time_s), _time(layer),
                      _time(layer * cfg.moe_layers), _("network") if one.bottleneck == "network" else one.bottleneck])
     ax1.bar(names, np.array(per_layer) * 1e3, color=colours)
@@ -219,7 +290,7 @@ def moe_view(
                                              fewer=cfg.experts // ep)
            if cfg.experts % ep else "")
         + _(", {tokens} tokens/GPU, hidden {hidden}, top-{k} of {experts} experts, {layers} MoE layers</p>").format(
-            tokens=cfg.tokens, hidden=cfg.hidden, k=cfg.top_k, experts=cfg.experts, layers=cfg.moe_layers)
+            tokens=whole(cfg.tokens), hidden=whole(cfg.hidden), k=cfg.top_k, experts=cfg.experts, layers=cfg.moe_layers)
         + table_html([_("system"), _("NVLink bytes/GPU"), _("network bytes/GPU"), _("one all-to-all"),
                       _("per layer (4)"), _("per step"), _("bound by")], rows)
         + _("<p>The NVL72 domain is <b>{gain}×</b> faster for this layer.</p>").format(

@@ -19,14 +19,14 @@ from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
 from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS, band_name
 from nvcourse.nccl.ncclog_explain import explain
-from nvcourse.nccl.samples import LOGS, SAMPLES, sample_text
+from nvcourse.nccl.samples import LOGS, SAMPLES, hosts_shown, sample_label, sample_text, system_words
 from nvcourse.tables import table_html
 
 __all__ = [
     "SAMPLES", "LOGS", "sample_text", "read_sample", "flags_table_html", "env_table_html", "ladder_html",
     "report_html", "ranks_note", "UNMODELLED_OPS", "overlay_figure", "diagnosis_text", "diagnosis_png",
     "diagnosis_image", "log_html", "log_explanation", "nccl_tests_box", "ncclog_box", "run_lines", "footer_lines",
-    "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts", "sample_caption",
+    "hopper_topology", "affinity_table_html", "in_place_gap", "band_counts", "sample_caption", "sample_label",
 ]  # fmt: skip
 
 _PASTE = _("(paste your own below)")
@@ -96,11 +96,15 @@ def sample_caption(name: str) -> str:
     system, url = _header(name)
     parts = []
     if system:
-        parts.append(_("system: {system}").format(system=html.escape(system)))
+        parts.append(_("system: {system}").format(system=html.escape(system_words(system))))
     if url:
         link = f'<a href="{html.escape(url, quote=True)}">{html.escape(url)}</a>'
         parts.append(_("source: {source}").format(source=link))
     return f'<p style="color:#555;font-size:90%"><i>{" · ".join(parts)}</i></p>' if parts else ""
+
+
+def _option(name: str) -> tuple[str, str]:
+    return sample_label(name), name  # a dropdown shows the label in the reader's language, gives the English one
 
 
 def _caption_for(sample: str, text: str) -> str:
@@ -355,11 +359,7 @@ def log_explanation(log) -> str:
     seen = ", ".join(log.hosts[:4])
     if not seen or f"({seen}" not in text:
         return text
-    return text.replace(f"({seen}", f"({_host_label(log)}{seen}", 1)
-
-
-def _host_label(log) -> str:
-    return _("host name in the log: ") if len(log.hosts) == 1 else _("host names in the log: ")
+    return text.replace(f"({seen}", f"({hosts_shown(log.hosts, 4)}", 1)
 
 
 def log_html(log) -> str:
@@ -372,7 +372,7 @@ def log_html(log) -> str:
              [_("transports"), ", ".join(f"{k} x{v}" for k, v in log.transports.items()) or "-"],
              ["NVLS", _nvls_words(log.nvls)], [_("WARN lines"), str(len(log.warnings))]]
     rest = [[_("version"), log.version or "-"], [_("ranks"), log.nranks or "-"],
-            [_("hosts"), _host_label(log) + hosts if hosts else "-"],
+            [_("hosts"), hosts_shown(log.hosts, 6) if hosts else "-"],
             [_("channels"), str(log.channels or "-")]]
     graphs = [_("search graphs"), ", ".join(f"{g['name']} {g['channels']} x "
                                             + localize_numbers(f"{g['bw_intra_GBps']:g} GB/s")
@@ -403,7 +403,7 @@ def nccl_tests_box():
     from nvcourse.widgets import Dashboard
 
     first = next(iter(SAMPLES))
-    sample = W.Dropdown(options=[*SAMPLES, _PASTE], value=first, description=_("sample"))
+    sample = W.Dropdown(options=[*map(_option, SAMPLES), (_PASTE, _PASTE)], value=first, description=_("sample"))
     text = W.Textarea(value=box_text(first), placeholder=_("paste what all_reduce_perf printed"),
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
     system = W.Dropdown(options=_systems(), value="auto", description=_("system"))
@@ -445,7 +445,7 @@ def ncclog_box():
     from nvcourse.widgets import Dashboard
 
     first = next(iter(LOGS))
-    sample = W.Dropdown(options=[*LOGS, _PASTE], value=first, description=_("sample"))
+    sample = W.Dropdown(options=[*map(_option, LOGS), (_PASTE, _PASTE)], value=first, description=_("sample"))
     text = W.Textarea(value=box_text(first), placeholder=_("paste NCCL_DEBUG=INFO output"),
                       layout=W.Layout(width="100%", height="160px"), continuous_update=False)
 

@@ -19,7 +19,7 @@ from .. import _data, catalog
 from ..cluster import model as cm
 from ..cluster import record
 from ..fabric import ecmp_qp
-from ..i18n import language, localize_numbers, ngettext, number
+from ..i18n import data_text, language, localize_numbers, ngettext, number, whole
 from ..i18n import translate as _
 from ..plots import bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -101,7 +101,15 @@ def recorded_line(rec: dict, live: bool = False) -> str:
     if live:
         return _("live run")
     return _("recorded run of {date} ({note}); set LIVE = True as root to rerun").format(
-        date=rec["recorded"], note=rec["machine"]["note"])
+        date=rec["recorded"], note=machine_note(rec["machine"]["note"]))
+
+
+def machine_note(note: str) -> str:
+    """The recording machine's note (``nvcourse.cluster.record`` writes it in English, the recorded data keeps it)
+    in the current language; a note the course does not know, as written."""
+    known = {"2 shared vCPUs; rate shaped with tbf; this kernel has no sch_netem, so no delay":
+             _("2 shared vCPUs; rate shaped with tbf; this kernel has no sch_netem, so no delay")}
+    return known.get(note, note)
 
 
 def nvlink_vs_nic(system_id: str = "dgx-h100") -> str:
@@ -113,9 +121,14 @@ def nvlink_vs_nic(system_id: str = "dgx-h100") -> str:
     nic = catalog.get_link(s.nic_link).achievable_GBps_dir
     return _("{name} per GPU, per direction: NVLink {nvl} vs NIC {nic} GB/s achievable, about {ratio}x "
              "({ratio_line}x at line rate: {nvl_line} vs {nic_line} GB/s)").format(
-        name=s.name, nvl=number(nvl, ".0f"), nic=number(nic, ".0f"), ratio=number(nvl / nic, ".0f"),
+        name=data_text(s.name), nvl=_rounded(nvl), nic=_rounded(nic), ratio=number(nvl / nic, ".0f"),
         ratio_line=number(s.scaleup_GBps_dir / s.scaleout_GBps_dir_per_gpu, ".0f"),
-        nvl_line=number(s.scaleup_GBps_dir, ".0f"), nic_line=number(s.scaleout_GBps_dir_per_gpu, ".0f"))
+        nvl_line=_rounded(s.scaleup_GBps_dir), nic_line=_rounded(s.scaleout_GBps_dir_per_gpu))
+
+
+def _rounded(value: float) -> str:
+    """A rate rounded to a whole number as running text writes it (English ``1800``, French ``1 800``)."""
+    return whole(int(round(value)))
 
 
 def llama3_case() -> str:

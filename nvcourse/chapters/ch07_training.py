@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _data, catalog, training
-from ..i18n import language, localize_numbers, number
+from ..i18n import language, localize_numbers, number, whole
 from ..i18n import translate as _
 from ..markup import html_escape
 from ..plots import new_figure
@@ -137,7 +137,8 @@ def _render(gpus, model, system, tp, pp, placement, efficiency, tokens_T, price)
              "of {capacity} GB ({fit}) · run: {days} days, ${usd} M, {energy} MWh").format(
         step=number(s.total_s, ".2f"), mfu=_pct(s.mfu, ".1%"), eff=_pct(s.efficiency), dp=s.dp, m=s.micro_batches,
         mem=number(s.memory.total / 1e9, ".0f"), capacity=number(s.memory_capacity_GB, ".0f"), fit=fit,
-        days=number(cost.hours / 24, ".1f"), usd=number(cost.usd / 1e6, ".2f"), energy=number(cost.energy_MWh, ".0f"))
+        days=number(cost.hours / 24, ".1f"), usd=number(cost.usd / 1e6, ".2f"),
+        energy=whole(int(round(cost.energy_MWh))))
     return step_breakdown_bar(s), text
 
 
@@ -178,11 +179,20 @@ def step_dashboard(*, models: list[str], systems: list[str], compute_efficiency:
     return Dashboard(controls, _render, columns=3)
 
 
+def _price_assumptions() -> dict[str, str]:
+    """The reasons ``data/costs.toml`` gives for an assumed price per GPU-hour (``src.usd_per_gpu_hour =
+    "assumption:<reason>"``) of the systems the chapter's price table shows, English -> the current language (the
+    data file stays English; another reason shows as written)."""
+    return {"no sourced GB200 rental price in the course sources":
+            _("no sourced GB200 rental price in the course sources")}
+
+
 def price_source_html(key: str) -> str:
     """A price's source for a learner: its title as a link (``data/costs.toml [sources]``), or an assumption's
     reason in words; never the data file's internal key."""
     if key.startswith("assumption:"):
-        return html_escape(_("assumption: {why}").format(why=key.split(":", 1)[1].strip()))
+        why = key.split(":", 1)[1].strip()
+        return html_escape(_("assumption: {why}").format(why=_price_assumptions().get(why, why)))
     src = _data.load("costs")["sources"][key]
     title = _data.shown("costs", "sources", src)["title"].split(":", 1)[0].strip()
     return f'<a href="{html_escape(src["url"])}">{html_escape(title)}</a>'
@@ -253,8 +263,9 @@ def cost_lines(table: dict, model_ids: list[str], systems: list[str], tokens: fl
     returns it), then a small job on which both clusters scale well: a fixed-width text table."""
     lines = [_("Training on {tokens} tokens (Llama 3 405B's token count, used for every model here):").format(
         tokens=number(tokens, ".3g")),
-        "".join(format(head, f">{width}s") for head, width in ((_("days"), 50), (_("rent"), 11), (_("energy"), 11),
-                                                                  (_("electricity"), 13), (_("power"), 9)))]
+        "".join(format(" " + head, f">{width}s")  # a space: a translated header may fill its column
+                for head, width in ((_("days"), 50), (_("rent"), 11), (_("energy"), 11), (_("electricity"), 13),
+                                    (_("power"), 9)))]
     for mid in model_ids:
         for sid in systems:
             if (b := table.get((mid, sid, gpus))) is None:
