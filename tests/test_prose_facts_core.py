@@ -335,7 +335,8 @@ def test_04_and_04b_say_nccls_direct_all_reduce_needs_registered_buffers():
     assert all(predict("allreduce", "dgx-h100", 8, s).algo != "direct" for s in (8, 2**16, 2**26))
     text = prose("04b_predicting_collectives.ipynb")
     assert ("NCCL, on ordinary buffers, keeps direct sends for all-to-all and point-to-point only. On *registered* "
-            "buffers (set up in advance so every GPU can reach them, section 7) its one-shot and two-shot kernels "
+            "buffers (set up in advance so every GPU can reach them, section 7) its one-shot kernel (each GPU reads "
+            "all the others' buffers and adds) and two-shot kernel (a direct reduce-scatter, then a direct all-gather) "
             "are a direct all-reduce over NVLink.") in text
     assert "and so is `direct` on ordinary buffers: NCCL's default path does not have them, so `auto` never" in text
     assert "Direct all-reduce, recursive halving-doubling and the serial hierarchical scheme are" not in text
@@ -611,7 +612,8 @@ def test_04b_short_of_time_names_the_core_path_the_reading_tool_measures():
     assert sections - refs == {"2", "2b", "7", "9"} and refs == {"1", "3", "4", "5", "6", "8", "10", "11", "12"}
     text = prose("04b_predicting_collectives.ipynb")
     assert "Sections 2, 2b, 7 and 9 are the core" in text
-    assert "Sections 1 and 3–6 derive each algorithm's formula" in text and "8, 10 and 11 are reference" in text
+    assert "Sections 1 and 3–6 are the formulas: algbw and busbw, then each algorithm's;" in text
+    assert "8, 10 and 11 are reference" in text
     assert "Section 12 holds the details behind them." in text
 
 

@@ -112,7 +112,7 @@ def test_04b_tree_base_latency_is_named_where_the_formula_uses_it():
     text = cell(NB04B, "c013")
     base = tuning.base_latency_us("tree", "LL")
     step = 2 * (7 * tuning.hw_latency_us("nvlink", "tree", "LL") + tuning.hw_latency_us("net", "tree", "LL"))
-    assert f"with {base:g} µs the tree's LL base latency: ${base:g} + 2" in text
+    assert f"with {base:g} µs the tree's LL base latency (section 4's printout): ${base:g} + 2" in text
     assert f"= {base + step:.1f}$ µs" in text
 
 

@@ -100,7 +100,7 @@ def test_04b_section_11_draws_a_few_runs_in_words_the_held_out_ones_first():
     order = list(_cells())
     assert order.index("800dda6a") < order.index("u04b-runs-fig") < order.index("b4c06a12")
     assert _cells()["u04b-runs-fig"] == "_ = ch.runs_error_figure()"
-    assert "for five runs, each named in words; the first two are held out:" in sec11
+    assert "for five runs, each named in words: the first two held out, the last three runs the" in sec11
     ids = list(RUNS_IN_WORDS)
     assert len(ids) == 5 and [i.startswith("heldout-") for i in ids] == [True, True, False, False, False]
     assert all("(held out)" in RUNS_IN_WORDS[i] for i in ids[:2])

@@ -175,7 +175,7 @@ def _symmetric_text(op: str, system: str, gpus: int, nodes: int, launch: str) ->
     small, big = (predict(op, system, gpus, s, nodes=nodes, launch=launch, registered=True) for s in (8, 2**30))
     return _("Registered buffers (dashed): 8 B {small} ({small_kernel}), 1 GiB {big} ({big_kernel}).").format(
         small=_l(format_time(small.time_s)), small_kernel=kernel_words(small.kernel), big=_l(format_time(big.time_s)),
-        big_kernel=kernel_words(big.kernel))
+        big_kernel=kernel_words(big.kernel)) + " " + registered_gain_text(op, system, gpus, launch)
 
 
 def kernel_words(name: str) -> str:
@@ -268,9 +268,16 @@ def picks_table(configs: list[tuple[str, int, int]], sizes: list[int], op: str =
 
 
 
+def _latency_list(values: list[float]) -> str:
+    """A list of latencies as Python prints it; French numbers have a decimal comma, so items are separated by " ; "."""
+    if language() != "fr":
+        return str(values)
+    return "[" + "\u00a0; ".join(localize_numbers(repr(v)) for v in values) + "]"
+
+
 def hw_latency_lines() -> str:
     """NCCL's per-step hardware latency (µs) per link class, algorithm and protocol, then the base latency of one
-    ring call per protocol (µs)."""
+    ring call and of one tree call per protocol (µs)."""
     head, algorithm = _("link class"), _("algorithm")  # outside the f-strings, where the extractor sees them
     lines = [f"{head:10s} {algorithm:9s}" + "".join(f"{p:>9s}" for p in tuning.PROTOCOLS) + "   "
              + _("(µs per step)")]
@@ -278,11 +285,29 @@ def hw_latency_lines() -> str:
         for algo in ("ring", "tree"):
             lines.append(f"{link:10s} {algo:9s}" + "".join(f"{tuning.hw_latency_us(link, algo, p):9.2f}"
                                                            for p in tuning.PROTOCOLS))
-    base = [tuning.base_latency_us("ring", p) for p in tuning.PROTOCOLS]
-    # French numbers have a decimal comma: the list's items are then separated by " ; "
-    listed = str(base) if language() != "fr" else "[" + "\u00a0; ".join(localize_numbers(repr(v)) for v in base) + "]"
-    lines.append(_("base latency per call, ring: {latencies} µs").format(latencies=listed))
+    ring, tree = ([tuning.base_latency_us(a, p) for p in tuning.PROTOCOLS] for a in ("ring", "tree"))
+    lines.append(_("base latency per call, ring: {latencies} µs").format(latencies=_latency_list(ring)))
+    lines.append(_("base latency per call, tree: {latencies} µs").format(latencies=_latency_list(tree)))
     return localize_numbers("\n".join(lines))
+
+
+def registered_gain(op: str = "allreduce", system: str = "dgx-h100", gpus: int = 8,
+                    launch: str = "device") -> dict[float, float]:
+    """Size (bytes, every size of :data:`SIZES`) -> the time on plain buffers (NCCL's pick) ÷ the time on registered
+    buffers (its symmetric kernels), on one node: above 1 the registered buffers are faster."""
+    return {float(s): predict(op, system, gpus, float(s), launch=launch).time_s
+            / predict(op, system, gpus, float(s), launch=launch, registered=True).time_s for s in SIZES}
+
+
+def registered_gain_text(op: str = "allreduce", system: str = "dgx-h100", gpus: int = 8,
+                         launch: str = "device") -> str:
+    """The readout's sentence on how many times faster registered buffers make ``op``: the largest gain over
+    :data:`SIZES` and its size, then the gain at 8 B and at 1 GiB."""
+    gain = registered_gain(op, system, gpus, launch)
+    best = max(gain, key=gain.__getitem__)
+    return localize_numbers(_("Plain-buffer time ÷ registered time: {best}× at {size} (the largest), {small}× at "
+                              "8 B, {big}× at 1 GiB.").format(
+        best=f"{gain[best]:.1f}", size=_l(format_size(best)), small=f"{gain[8.0]:.1f}", big=f"{gain[2.0**30]:.1f}"))
 
 
 def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..i18n import translate as _
 from . import tuning
 from .config import Config
 
@@ -67,18 +68,25 @@ def _model_us(bus_bytes: float, base_us: float, blocks: int, sm_bw: float, mult:
 
 
 def why_not(op: str, c: Config) -> str | None:
-    """None if NCCL would run ``op`` with a symmetric kernel on ``c`` (buffers registered); else the reason."""
+    """None if NCCL would run ``op`` with a symmetric kernel on ``c`` (buffers registered); else the reason, in a
+    learner's words (NCCL's own test is ``isAllDirectNvlink``: every GPU on an NVLink switch)."""
     s = c.system
     if op not in ("allreduce", "allgather", "reducescatter"):
-        return f"NCCL has symmetric kernels for allreduce, allgather and reducescatter only; got {op}"
+        return _("NCCL has symmetric kernels for allreduce, allgather and reducescatter only; got {op}").format(op=op)
     if not tuning.newer_or_same(c.nccl_version, _t()["since"]):
-        return f"symmetric kernels came in NCCL {_t()['since']}; got {c.nccl_version}"
+        return _("symmetric kernels came in NCCL {since}; got {version}").format(since=_t()["since"],
+                                                                                version=c.nccl_version)
     if c.nodes > 1:
-        return "the course models symmetric kernels inside one NVLink domain (nodes = 1)"
+        return _("the course models symmetric kernels inside one NVLink domain (nodes = 1)")
     if s.topology not in ("nvswitch", "nvl72"):
-        return f"symmetric kernels need all GPUs on NVLink switches (isAllDirectNvlink); {s.id} is {s.topology}"
-    if tuning.gpu_arch(s.gpu) not in ("hopper", "blackwell"):
-        return f"NCCL's symmetric kernels run on Hopper and Blackwell; {s.gpu} is {tuning.gpu_arch(s.gpu)}"
+        joined = {"pcie-tree": _("a PCIe tree"),
+                  "hybrid-cube-mesh": _("NVLink cables from GPU to GPU, with no switch")}.get(s.topology, s.topology)
+        return _("symmetric kernels need all GPUs on NVLink switches; this system's GPUs are joined by "
+                 "{joined}").format(joined=joined)
+    arch = tuning.gpu_arch(s.gpu)
+    if arch not in ("hopper", "blackwell"):
+        return _("NCCL's symmetric kernels run on Hopper and Blackwell GPUs only; the {gpu} is {arch}").format(
+            gpu=s.gpu.split("-")[0].upper(), arch=arch.capitalize())
     return None
 
 
