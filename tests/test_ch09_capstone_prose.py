@@ -79,7 +79,7 @@ def test_the_static_route_dashboard_answer_holds():
 
 
 def test_sharp_is_offered_with_its_preconditions_and_the_runbook():
-    text = said("g9-03")
+    text = said("g9-03") + " " + said("n9-fabric")  # the preconditions' toggle follows the dashboard
     for words in ("NCCL does not use it by default", "Aggregation Manager (`sharp_am`)",
                   "`nccl-rdma-sharp-plugins`, from HPC-X", "`NCCL_COLLNET_ENABLE=1`", "shared by every job",
                   "runs without SHARP"):
@@ -176,7 +176,7 @@ def test_the_roce_row_says_it_is_one_flow_per_ring_edge_and_more_qps_lift_it():
     assert '_("RoCE, ECMP (1 flow per rail and ring edge)"): gates.FabricChoice(nic="roce-400g")' \
         in Path(ch09_capstone.__file__).read_text(encoding="utf-8")
     share = {q: pct(1 / ecmp_qp.expected_slowdown(32, 32, q)) for q in (1, 4, 16)}
-    text = said("g9-03")
+    text = said("g9-03") + " " + said("n9-fabric")  # the flows' toggle follows the dashboard
     assert (f"(32 connections hashed over 32 links) gives {share[1]} of line rate with 1 flow per connection, "
             f"{share[4]} with 4 and {share[16]} with 16") in text
     assert share[1] < share[4] < share[16]

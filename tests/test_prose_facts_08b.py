@@ -115,7 +115,7 @@ def test_the_tenancy_predicts_are_not_answered_before_their_check():
     assert order.index("c004") < order.index("c005") < order.index("c006") < order.index("c007") < order.index("c007a")
     for cid in ("c004", "c006"):
         assert "within 7 %" not in cell(cid) and "2.4×" not in cell(cid), cid
-    assert "From 1 GiB up a tenant's collective time stays within 7 % of the rack's." in cell("c007a")
+    assert "From 1 GiB up a tenant's collective time stays within 7 % of the rack's;" in cell("c007a")
 
 
 @pytest.mark.parametrize("exp", range(20, 33))  # the size slider: 1 MiB .. 4 GiB

@@ -28,7 +28,7 @@ def test_each_infiniband_key_has_its_own_paragraph():
     m_key = next(p for p in paragraphs if p.startswith("**The M_Key guards the settings.**"))
     r_key = next(p for p in paragraphs if p.startswith("**The R_Key guards memory.**"))
     assert "R_Key" not in m_key and "M_Key" not in r_key
-    assert "queue pair 0 (QP0), the [queue pair](../docs/glossary.md#queue-pair)" in m_key
+    assert "sent on the [queue pair](../docs/glossary.md#queue-pair) reserved for subnet management" in m_key
     assert "[glossary](../docs/glossary.md#m-key)" in m_key
     # the P_Key itself and its membership bit are two paragraphs of the section's first cell
     pkey = [p for p in raw("c008").split("\n\n") if "partition" in p]

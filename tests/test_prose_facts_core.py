@@ -1080,8 +1080,8 @@ def test_cross_node_symmetric_kernels_are_said_where_the_single_domain_ones_are(
             "nodes" in prose("04b_predicting_collectives.ipynb"))
     assert f"its all-gather (from {ag}) and reduce-scatter (from {rs}) ones across nodes too" in " ".join(
         (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())  # 06d's reference page (§7)
-    assert (f"NCCL does have cross-node symmetric kernels, but only for all-gather (from {ag}) and reduce-scatter "
-            f"(from {rs}), none for all-reduce" in prose("10_other_interconnects_and_numerics.ipynb"))
+    assert (f"NCCL's cross-node symmetric kernels (all-gather from {ag}, reduce-scatter from {rs}) include no "
+            "all-reduce" in prose("10_other_interconnects_and_numerics.ipynb"))
 
 
 def test_02_pcie_against_nvlink_is_several_times_not_an_order_of_magnitude():

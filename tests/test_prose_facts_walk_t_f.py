@@ -163,7 +163,7 @@ def test_09_fabric_predict_defines_adaptive_routing_in_its_own_paragraph_before_
 
 
 def test_09_fabric_answer_keeps_advice_in_view_and_folds_configuration_and_the_07b_cross_check():
-    text = raw(NB09, "g9-03")
+    text = raw(NB09, "g9-03") + "\n\n" + raw(NB09, "n9-fabric")  # the AR toggle follows the dashboard (walk V)
     in_view = " ".join(paragraphs_in_view(text))
     for folded in ("`NCCL_IB_SL`", "`ibdiagnet`", "Chapter 07b's bucket timeline", "0.744 s − 0.527 s"):
         assert folded in text and folded not in in_view, folded

@@ -215,9 +215,9 @@ def test_10_cross_node_symmetric_kernels_say_what_they_mean_for_fp32():
     cross = tuning.raw()["symmetric"]["cross_node"]
     assert "allreduce" not in cross["ops"]
     text = cell(NUM, "c008")
-    assert (f"NCCL does have cross-node symmetric kernels, but only for all-gather (from {cross['allgather_since']}) "
-            f"and reduce-scatter (from {cross['since']}), none for all-reduce: they give an all-reduce across nodes "
-            "no single FP32 rounding.") in text
+    assert ("So across nodes an all-reduce still rounds at every hop, whatever NCCL's version: its inter-node part "
+            "runs a ring or a tree, and NCCL's cross-node symmetric kernels (all-gather from "
+            f"{cross['allgather_since']}, reduce-scatter from {cross['since']}) include no all-reduce.") in text
     assert "do those two only" not in text
 
 

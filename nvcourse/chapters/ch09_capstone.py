@@ -6,6 +6,9 @@ The model is :mod:`nvcourse.capstone` (targets, designs, gates, decision log) on
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import ipywidgets as w
 from matplotlib.figure import Figure
 
@@ -154,21 +157,45 @@ def prices_html(systems: list[str]) -> str:
                        _("price of {date}").format(date=date or "—"), _("kW per GPU")], rows)
 
 
+def _cents_down(usd: float) -> float:
+    """``usd`` rounded down to the cent (a price that still passes when typed back in), in $."""
+    return math.floor(round(usd * 100, 6)) / 100
+
+
 def price_headroom_html(report: capstone.Report) -> str:
     """How far the GPU-hour price may rise before ``report``'s design fails its budget (cost = GPU-hours × price,
-    :func:`nvcourse.training.run_cost`); $ per GPU-hour."""
+    :func:`nvcourse.training.run_cost`); $ per GPU-hour.
+
+    The limit is rounded down to the cent and the change to the whole percent in the direction that keeps the
+    sentence true: the printed price, typed into the dashboard's price box, passes the budget gate (rounded to the
+    nearest cent it could be a fraction of a cent too high, and fail)."""
     hours = report.cost.gpu_hours
     price = report.cost.usd / hours
-    limit = report.targets.max_usd / hours
-    change = limit / price - 1
-    where = (_("the budget holds up to &#36;{limit}/GPU-h, {change} above the price used") if change >= 0
-             else _("the budget needs &#36;{limit}/GPU-h or less, {change} below the price used")).format(
-        limit=number(limit, ".2f"), change=_pct(abs(change)))
+    limit = _cents_down(report.targets.max_usd / hours)
+    if report.cost.usd <= report.targets.max_usd:  # up to +change the budget holds: round it down
+        change = max(0.0, math.floor(round((limit / price - 1) * 100, 6)) / 100)
+        where = _("the budget holds up to &#36;{limit}/GPU-h, {change} above the price used")
+    else:  # the price must fall by change at least: round it up
+        change = math.ceil(round((1 - limit / price) * 100, 6)) / 100
+        where = _("the budget needs &#36;{limit}/GPU-h or less, {change} below the price used")
+    where = where.format(limit=number(limit, ".2f"), change=_pct(change))
     return _("<p>{gpus} GPUs of {system} use {hours} GPU-hours; at &#36;{price}/GPU-h they cost &#36;{usd} M: "
              "<b>{where}</b>.</p>").format(gpus=number(report.design.gpus, ","),
                                           system=html_escape(report.design.system), hours=number(hours, ",.0f"),
                                           price=number(price, ".2f"), usd=number(report.cost.usd / 1e6, ".2f"),
                                           where=where)
+
+
+def budget_shown(report: capstone.Report) -> capstone.Report:
+    """``report`` with a failing budget gate's cost written to as many decimals of $M as it takes to exceed the
+    target as written: a cost $2,293 over a $3 M budget reads "$3.002 M", not "$3.00 M" against "≤ $3.00 M"."""
+    budget = next((g for g in report.gates if g.name == "budget" and not g.passed), None)
+    if budget is None:
+        return report
+    usd, cap = report.cost.usd / 1e6, report.targets.max_usd / 1e6
+    digits = next((d for d in range(2, 7) if round(usd, d) > round(cap, 2)), 6)
+    shown = replace(budget, measured=_("${usd} M").format(usd=number(usd, f".{digits}f")))
+    return replace(report, gates=tuple(shown if g is budget else g for g in report.gates))
 
 
 def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: int, checkpoint_s: float,
@@ -179,7 +206,7 @@ def design_view(targets: capstone.Targets, gpus: int, system: str, tp: int, pp: 
     """
     d = capstone.Design(system=system, gpus=gpus, tp=tp, pp=pp, checkpoint_s=checkpoint_s, restart_s=restart_min * 60,
                         usd_per_gpu_hour=price or None)
-    r = capstone.evaluate(d, targets)
+    r = budget_shown(capstone.evaluate(d, targets))
     fig, ax = new_figure(7, 2.6)
     left = 0.0
     for (part, sec), colour in zip(r.step.breakdown().items(), STEP_COLOURS, strict=False):
@@ -436,7 +463,7 @@ def decision_log_rows(*, fabric: gates.FabricResult, serving: gates.ServingPlan,
     return table + f"\n| **{name}** | {gates.escape_md(monitoring_entry(monitoring))} |"
 
 
-__all__ += ["gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
+__all__ += ["budget_shown", "gates_html", "fabric_options_html", "fabric_view", "fabric_dashboard", "serving_html",
             "fabric_compare_html", "needs_html", "serving_summary_html", "monitoring_html", "monitoring_entry",
             "decision_log_rows"]
 
