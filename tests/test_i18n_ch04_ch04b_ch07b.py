@@ -135,6 +135,7 @@ labels(ch.bucket_sweep_figure({"8B": overlap.dp_scenario("llama3-8b", "dgx-h100"
 out.append(ch.roofline_table_html())
 slow = overlap.dp_scenario("llama3-70b", "dgx-h100", 256, tp=8, global_batch_tokens=2**16)  # a tiny batch
 out.append(ch.bucket_hint(slow))
+out.append(ch.bucket_bound(slow))  # no bucket size hides it: the DDP readout's details
 board = ch.overlap_dashboard()
 controls(board)
 for args in (("DDP gradient buckets", "llama3-8b", "dgx-h100", 64, 25, 1, 4, 0.15),

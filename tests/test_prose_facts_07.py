@@ -320,7 +320,8 @@ def test_07b_predict_answers_1_and_2_are_the_dashboards():
     nvl = {m: _wait(_dp("llama3-70b", "gb200-nvl72").timeline(m * mib, 0.15)) for m in sizes}
     assert min(dgx) >= 0.150 and "at least 150 ms at every bucket size" in text
     assert all(nvl[m] < 0.010 for m in sizes if m >= 16) and nvl[8] > 0.010
-    assert "from 16 MiB up the waiting is under 10 ms" in text
+    # at 15 % from 16 MiB up; the answer says 25 MiB holds at every share (tests/test_prose_facts_walk_v_e.py)
+    assert "at 15 %, 16 MiB too, only through the SM slowdown" in text
 
 
 def test_07b_predict_answers_3_and_4_are_the_dashboards():

@@ -1181,7 +1181,7 @@ def test_07b_bucket_range_and_chapter_07_quote_hold():
     assert sc.timeline(int(sc.min_bucket())).exposed_s > 1e-3  # at the bound itself it is not yet under 1 ms
     assert all(sc.timeline(m * 2**20).exposed_s < 1e-3 for m in range(6, 129))
     # §5 quotes chapter 07 as it reads: TP traffic "hard" to hide, charged in full (an upper bound)
-    assert "which chapter 07 called hard to hide and charged in full" in text and "impossible to hide" not in text
+    assert "Chapter 07 called it hard to hide and charged it in full" in text and "impossible to hide" not in text
     assert "| hard: each feeds the next matrix multiply; charged in full (upper bound) |" in prose(
         "07_training_at_scale.ipynb")
 

@@ -77,8 +77,8 @@ def test_07b_bucket_range_sentence_names_the_offered_sizes():
 
 
 def test_07b_llama_mlp_matrices_and_gemms_agree():
-    assert ("MLP (3 in Llama's: its gate and up projections are both column-parallel, so §5's first GEMM holds two "
-            "of them).") in cells(CH07B)["c014"]
+    assert ("MLP. Llama's has 3: its gate and up projections are both column-parallel, so §5's first GEMM holds two "
+            "of them.") in cells(CH07B)["c014"]
 
 
 def test_words_used_before_defined_are_now_defined_at_first_use():

@@ -65,9 +65,9 @@ def test_07b_section_2_says_why_the_two_dp_cases_differ_ranks_per_node():
     assert 0.8 < small.grad_bytes / big.grad_bytes < 1.2  # "Gradient sizes are alike"
     assert small.min_bucket() < float("inf") and big.min_bucket() == float("inf")  # one hides, one does not
     s2 = cell(NB07B, "c006").split("## 3.")[0]
-    assert ("Gradient sizes are alike; ranks per node differ. The 8B model's 8 DP ranks in a node share its 8 NICs "
-            "($r$ = 8 in §7), while TP 8 leaves one rank of each 70B DP group per node, whose NIC carries the whole "
-            "ring ($r$ = 1).") in s2
+    assert ("Gradient sizes are alike; $r$ (DP ranks per node, each with its own NIC) differs. The 8B model's 8 DP "
+            "ranks in a node share its 8 NICs ($r$ = 8), while TP 8 leaves one rank of each 70B DP group per node, "
+            "whose NIC carries the whole ring ($r$ = 1).") in s2
 
 
 def test_07b_section_3_ties_the_two_numbers_of_the_same_case_where_the_table_is_read():

@@ -35,6 +35,7 @@ __all__ = [
     "tp_split_details_html",
     "smallest_keeping_up",
     "bucket_hint",
+    "bucket_bound",
     "overlap_dashboard",
     "toy_line",
     "bucket_cases",
@@ -188,19 +189,26 @@ def smallest_keeping_up(sc: overlap.DPScenario, sizes_mib: list[int] = BUCKET_CH
 
 
 def bucket_hint(sc: overlap.DPScenario) -> str:
-    """The DDP readout's words on bucket size, read off the simulated timeline, with §2's α–β bound beside it
-    (the bound is a straight-line fit of the all-reduce; the timeline uses the cost model at each size, so the two
-    can differ by a bucket size)."""
+    """The DDP readout's sentence on bucket size, read off the simulated timeline with no SMs taken (§2's α–β bound,
+    a straight-line fit of the all-reduce, is :func:`bucket_bound`, behind the readout's details)."""
     if sc.gpus_per_node * sc.nodes == 1:
-        return _("one data-parallel replica: there is no gradient all-reduce to hide")
-    mb = sc.min_bucket()
-    bound = _("none hides it") if mb == float("inf") else "≥ " + localize_numbers(format_size(mb))
+        return _("With one data-parallel replica there is no gradient all-reduce to hide.")
     first = smallest_keeping_up(sc)
     if first is None:
-        return _("no offered bucket size keeps up with the backward, even with no SMs taken (α–β bound of §2: "
-                 "{bound})").format(bound=bound)
-    return _("of the offered sizes, buckets ≥ {first} MiB keep up with the backward when no SMs are taken (α–β "
-             "bound of §2: {bound})").format(first=first, bound=bound)
+        return _("Even with no SMs taken, no offered bucket size keeps up with the backward.")
+    return _("Of the offered sizes, buckets ≥ {first} MiB keep up with the backward when no SMs are taken.").format(
+        first=first)
+
+
+def bucket_bound(sc: overlap.DPScenario) -> str:
+    """§2's α–β bound on the bucket size (bytes, formatted) for the DDP readout's details, and why it can differ from
+    the timeline's answer: the bound fits the all-reduce with a straight line, the timeline uses the cost model at
+    each size."""
+    mb = sc.min_bucket()
+    says = (_("The α–β bound of §2 says no bucket size hides it.") if mb == float("inf") else
+            _("The α–β bound of §2 asks for buckets ≥ {bound}.").format(bound=localize_numbers(format_size(mb))))
+    return says + " " + _("It fits the all-reduce with a straight line, so it can differ from the timeline by one "
+                          "bucket size.")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -237,11 +245,11 @@ def _vs_unsplit(exposed_s: float, unsplit_s: float) -> str:
     return _(" · exposed time {share} above no split's").format(share=_pct(change, ".0"))
 
 
-def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0, versus: str = "") -> str:
+def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0, versus: str = "", more: str = "") -> str:
     """The dashboard's readout: first the answer (the exposed time, split into waiting for communication and the SM
     slowdown, so a number quoted with no SMs taken, the chapter's §2, and the dashboard's default, 15 % taken, can
     be told apart), then the step's totals (``versus``: a split's exposed time against no split's), then the setting
-    in small grey text."""
+    in short sentences of small grey text (``extra``, HTML), and ``more`` (HTML) behind a collapsed block."""
     slow = max(tl.slowdown_s, 0.0)
     wait = max(tl.exposed_s - slow, 0.0)
     answer = _("<b>exposed {exposed}</b> = waiting for communication {wait} + SM slowdown {slow}").format(
@@ -253,7 +261,39 @@ def _readout(tl: overlap.Timeline, extra: str, sm_fraction: float = 0.0, versus:
               + versus)
     sm = (_("Communication kernels hold {share} of the SMs while they run; set “SMs taken by comm” to 0 for the "
             "exposed time without that cost. ").format(share=_pct(sm_fraction, ".0")) if sm_fraction > 0 else "")
-    return f"{answer}<br>{totals}<br><span style=\"color:#555;font-size:90%\">{sm}{extra}</span>"
+    summary = _("more on this setting")
+    folded = f"<details><summary>{html.escape(summary)}</summary>{more}</details>" if more else ""
+    return f"{answer}<br>{totals}<br><span style=\"color:#555;font-size:90%\">{sm}{extra}{folded}</span>"
+
+
+def _ddp_notes(sc: overlap.DPScenario, tl: overlap.Timeline, model: str, nodes: int) -> tuple[str, str]:
+    """The DDP scenario's grey sentences (the setting, the bucket count, :func:`bucket_hint`) and its details (what
+    the backward is, §2's bound, the controls of the other scenarios), both plain text."""
+    gpus = sc.gpus_per_node * sc.tp
+    shown = " ".join((
+        _("{model}, TP {tp}: {nodes} node(s) of {gpus} GPUs, {total} GPUs in all.").format(
+            model=model, tp=sc.tp, nodes=nodes, gpus=gpus, total=number(nodes * gpus, ",d")),
+        _("Gradient {grad} per GPU, in {buckets} buckets.").format(
+            grad=localize_numbers(format_size(sc.grad_bytes, binary=False)), buckets=tl.notes["buckets"]),
+        bucket_hint(sc)))
+    bound = bucket_bound(sc) if sc.gpus_per_node * sc.nodes > 1 else ""  # one replica: no all-reduce to bound
+    more = " ".join(x for x in (
+        _("A node is one NVLink domain. The buckets overlap the last micro-batch's backward."), bound,
+        _("FSDP prefetch and TP chunks belong to the other scenarios.")) if x)
+    return shown, more
+
+
+def _tp_notes(model: str, chunks: int, unsplit_s: float | None) -> tuple[str, str]:
+    """The TP scenario's grey sentences and details (plain text); ``unsplit_s``: no split's exposed time (s), None
+    with one chunk."""
+    shown = _("{model}: one MLP GEMM and its reduce-scatter over TP 8, in {chunks} chunk(s).").format(
+        model=model, chunks=chunks)
+    more = _("TP stays inside one NVLink domain, so nodes, DDP bucket and FSDP prefetch do not change it.")
+    if unsplit_s is not None:  # chunking lengthens the communication, so its overlapped share flatters the split
+        shown += " " + _("Judge the split by its exposed time against the unsplit {unsplit}, not by the overlapped "
+                         "share.").format(unsplit=_t(unsplit_s))
+        more = _("Each chunk pays its own latency, so the communication grows with the chunks.") + " " + more
+    return shown, more
 
 
 def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
@@ -285,33 +325,20 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
         if scenario == _SCENARIOS[0]:
             sc = overlap.dp_scenario(model, system, nodes, tp=1 if model == "llama3-8b" else 8)
             tl = sc.timeline(bucket_mib * 2**20, sm_fraction)
-            hint = bucket_hint(sc)
-            extra = _("{model}, tp {tp}, {nodes} node(s) × {gpus} GPUs (a node is one NVLink domain): gradient "
-                      "{grad} per GPU in {buckets} buckets over the last micro-batch's backward; {hint} (FSDP "
-                      "prefetch = {prefetch} and TP chunks = {chunks} belong to the other scenarios)").format(
-                model=model, tp=sc.tp, nodes=nodes, gpus=sc.gpus_per_node * sc.tp,
-                grad=localize_numbers(format_size(sc.grad_bytes, binary=False)), buckets=tl.notes["buckets"],
-                hint=hint, prefetch=prefetch, chunks=chunks)
+            extra, more = _ddp_notes(sc, tl, model, nodes)
         elif scenario == _SCENARIOS[1]:
             tl = fsdp_case(model, system, nodes, prefetch=prefetch, sm_fraction=sm_fraction)
-            extra = _("{model}: FSDP over {nodes} node(s); all-gather issued {prefetch} layer(s) ahead (DDP bucket = "
-                      "{bucket} MiB and TP chunks = {chunks} belong to the other scenarios)").format(
-                model=model, nodes=nodes, prefetch=prefetch, bucket=bucket_mib, chunks=chunks)
+            extra = _("{model}: FSDP over {nodes} node(s), each all-gather issued {prefetch} layer(s) ahead.").format(
+                model=model, nodes=nodes, prefetch=prefetch)
+            more = _("DDP bucket and TP chunks belong to the other scenarios.")
         else:
             tl = tp_case(model, system, 8, chunks=chunks, sm_fraction=sm_fraction)
-            extra = _("{model}: one MLP GEMM + its reduce-scatter over TP 8, split into {chunks} chunk(s); TP stays "
-                      "inside one NVLink domain, so nodes = {nodes}, DDP bucket = {bucket} MiB and FSDP prefetch = "
-                      "{prefetch} do not change it").format(model=model, chunks=chunks, nodes=nodes, bucket=bucket_mib,
-                                                              prefetch=prefetch)
-            if chunks > 1:  # chunking lengthens the communication, so its overlapped share flatters the split
-                unsplit = tp_case(model, system, 8, chunks=1, sm_fraction=sm_fraction).exposed_s
-                versus = _vs_unsplit(tl.exposed_s, unsplit)
-                extra += _(". Each chunk pays its own latency, so the communication grows with the chunks: judge "
-                           "the split by its exposed time against the unsplit {unsplit}, not by the overlapped "
-                           "share").format(unsplit=_t(unsplit))
+            unsplit = tp_case(model, system, 8, chunks=1, sm_fraction=sm_fraction).exposed_s if chunks > 1 else None
+            versus = "" if unsplit is None else _vs_unsplit(tl.exposed_s, unsplit)
+            extra, more = _tp_notes(model, chunks, unsplit)
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
         return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction,
-                                                                          versus)
+                                                                          versus, html.escape(more))
 
     return Dashboard(ctl, render, columns=2, freeze_layout=True)
 
