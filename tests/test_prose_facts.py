@@ -77,7 +77,7 @@ def _tree_ll_two_h100_nodes() -> str:
 def _domain(system: str, gpus: int) -> str:
     act = 4096 * 8192 * 2
     ring, nvls = (predict("allreduce", system, gpus, act, algo=a).time_s for a in ("ring", "nvls"))  # NCCL's model
-    return f"({us(ring, 0)} µs → {us(nvls, 0)} µs)"
+    return f"(ring {us(ring, 0)} µs, NVLS {us(nvls, 0)} µs"
 
 
 def _simple_vs_nvls_72() -> float:

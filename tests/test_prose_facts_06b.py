@@ -320,7 +320,7 @@ def test_dma_buf_log_line_is_a_probe_and_gdrdma_is_the_proof():
     assert "only a probe at start-up, not proof" in re.sub(r"\s+", " ", (ROOT / "notebooks" /
                                                                          "06d_bringup_and_fault_runbook.ipynb")
                                                             .read_text(encoding="utf-8"))
-    assert "`PHB` = through the CPU's PCIe host bridge" in text
+    assert "`PHB`: through the CPU's PCIe host bridge" in text
     assert "EFA, Elastic Fabric Adapter, is AWS's own network card" in cell("c014")
 
 

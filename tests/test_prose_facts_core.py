@@ -1035,8 +1035,8 @@ def test_05_nvls_byte_ratio_at_72_names_the_formula_and_ncclS_heads():
     h = tuning.nvls_heads(g)
     assert h == 32 and f"{ring / ((h + 1) / h):.2f}" == "1.91"
     text = prose("05_nvl72_rack_scale.ipynb")
-    assert ("at g = 72 each GPU moves 1.95× fewer bytes (1.91× in NCCL's model, which caps NVLS at 32 channels and "
-            "so charges 33/32·n; chapter 04b)") in text
+    assert ("at g = 72 each GPU moves 1.95× fewer bytes (1.91× in NCCL's model, which caps NVLS at 32 "
+            "[channels](../docs/glossary.md#channel) and so charges 33/32·n; chapter 04b)") in text
     assert "≈ 1.95× at $g = 72$ (1.91× in NCCL's model)" in text
 
 

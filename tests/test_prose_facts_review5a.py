@@ -67,7 +67,7 @@ def test_04b_and_06b_say_the_blackwell_ratio_is_two_models_and_measurements_beat
     table = _plain(ch06b.flags_table_html())
     assert "2 symmetric memory (NCCL 2.27 and later; section 8 says what it changes)" in table
     assert ("NCCL's [symmetric kernels](../docs/glossary.md#symmetric-kernels); published runs show lower "
-            "small-message latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 7."
+            "small-message latency, on Blackwell too, whatever NCCL's cost model estimates: chapter 04b, section 12."
             ) in text("06b_nccl_in_practice.ipynb")
 
 

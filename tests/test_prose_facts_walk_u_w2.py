@@ -127,7 +127,8 @@ def test_06_readout_details_do_not_repeat_the_table():
 def test_06b_names_the_h20_board_the_table_reads():
     from nvcourse.chapters import ch06b_nccl_in_practice as ch
 
-    assert "Below, a real HGX board of 8 H20 GPUs (a Hopper GPU) with 8 rail NICs" in cell(NCCL, "c020")
+    assert ("Below, a real HGX board of 8 H20 GPUs (a Hopper GPU) with 8 [rail](../docs/glossary.md#rail) NICs"
+            in cell(NCCL, "c020"))
     assert "8× H20 HGX board" in ch.affinity_table_html(ch.hopper_topology()[0])
 
 

@@ -19,7 +19,7 @@ from nvcourse.i18n import translate as _
 from nvcourse.markup import details_html
 from nvcourse.nccl.diagnose import BANDS, NO_OVERLAY_OPS, band_name
 from nvcourse.nccl.ncclog_explain import explain
-from nvcourse.nccl.samples import LOGS, SAMPLES, hosts_shown, sample_label, sample_text, system_words
+from nvcourse.nccl.samples import LOGS, SAMPLES, hosts_shown, link_words, sample_label, sample_text, system_words
 from nvcourse.tables import table_html
 
 __all__ = [
@@ -98,7 +98,7 @@ def sample_caption(name: str) -> str:
     if system:
         parts.append(_("system: {system}").format(system=html.escape(system_words(system))))
     if url:
-        link = f'<a href="{html.escape(url, quote=True)}">{html.escape(url)}</a>'
+        link = f'<a href="{html.escape(url, quote=True)}">{html.escape(link_words(url))}</a>'
         parts.append(_("source: {source}").format(source=link))
     return f'<p style="color:#555;font-size:90%"><i>{" · ".join(parts)}</i></p>' if parts else ""
 

@@ -176,8 +176,12 @@ def ecmp_qp_figure(connections: int = 32, links: int = 32, qps=(1, 2, 4, 8, 16),
     fig, ax = new_figure(7.0, 3.6)
     q = [r["qps"] for r in rows]
     ax.plot(q, [r["model"] for r in rows], "-", color="#1f77b4", label=_("closed form (balls into bins)"))
-    ax.errorbar(q, [r["sim"] for r in rows], yerr=[2 * r["sim_se"] for r in rows], fmt="o", color="#d62728",
-                label=_("simulation (seed {seed}, {draws} draws)").format(seed=seed, draws=number(QP_DRAWS, ",")))
+    # the points as a named series of their own (the alt text lists it), their error bars drawn under them unnamed
+    sims = [r["sim"] for r in rows]
+    ax.errorbar(q, sims, yerr=[2 * r["sim_se"] for r in rows], fmt="none", color="#d62728")
+    ax.plot(q, sims, "o", color="#d62728",
+            label=_("simulated points, error bars ±2 standard errors (seed {seed}, {draws} draws)").format(
+                seed=seed, draws=number(QP_DRAWS, ",")))
     ax.axhline(1.0, color="#555555", lw=0.8, ls="--", label=_("perfectly balanced"))
     ax.set_xscale("log", base=2)
     ax.set_xticks(q, [str(v) for v in q])

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..i18n import translate as _
 
-__all__ = ["SAMPLES", "LOGS", "sample_path", "sample_text", "sample_label", "system_words", "hosts_shown"]
+__all__ = ["SAMPLES", "LOGS", "sample_path", "sample_text", "sample_label", "system_words", "hosts_shown",
+           "link_words"]
 
 #: nccl-tests outputs shipped in nvcourse/data/nccl (real runs; sources in each file's %% header)
 SAMPLES = {
@@ -131,3 +132,20 @@ def hosts_shown(hosts: list[str], limit: int) -> str:
         return ", ".join(names)
     label = _("host name in the log: ") if len(hosts) == 1 else _("host names in the log: ")
     return label + ", ".join(names)
+
+
+#: A GitHub address: owner, repository, then what it points at (an issue's or pull request's number, or a file)
+_GITHUB = re.compile(r"https?://github\.com/[^/]+/(?P<repo>[^/]+)"
+                     r"(?:/(?:issues|pull)/(?P<number>\d+)|/blob/[^/]+/(?:[^\s]*/)?(?P<file>[^/\s]+?)(?:\.\w+)?)?/?$")
+
+
+def link_words(url: str) -> str:
+    """The text a caption shows for a source's ``url``, as words: a GitHub file as its repository and file name
+    ("oci-hpc-oke README", never the commit of a permalink), an issue or pull request as ``repo#number`` (as the
+    chapters cite them), any other address as its host name."""
+    found = _GITHUB.match(url)
+    if found and found["number"]:
+        return f"{found['repo']}#{found['number']}"
+    if found:
+        return f"{found['repo']} {found['file']}" if found["file"] else found["repo"]
+    return re.sub(r"^https?://(?:www\.)?([^/]+).*$", r"\1", url)
