@@ -86,9 +86,9 @@ def test_goodput_by_size_figure_falls_with_size_and_rises_with_faster_recovery()
     try:
         ax = fig.axes[0]
         assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-            "checkpoint 300 s, restart 30 min",
-            "checkpoint 60 s, restart 10 min",
-            "checkpoint 10 s, restart 2 min",
+            "checkpoint 300 s with restart 30 min",
+            "checkpoint 60 s with restart 10 min",
+            "checkpoint 10 s with restart 2 min",
         ]
         mtbf_s = rel.cluster_mtbf_hours(16384) * 3600
         i = list(rv.JOB_SIZES).index(16384)

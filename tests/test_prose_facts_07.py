@@ -158,7 +158,7 @@ def test_07_scaling_curves_read_as_the_bullets_say():
     # the counts sit in the reference section 8; the bullet points there
     ref = cells("07_training_at_scale.ipynb")["c016a"]
     assert "405B needs 256 GPUs of 80 GB, or 64 of the NVL72's 186 GB GPUs" in ref
-    assert "(§8 gives the smallest counts)" in text
+    assert "(§8 gives 405B's smallest counts)" in text
 
 
 def test_07_the_70b_nvl72_dip_at_8_gpus_is_tp_8():

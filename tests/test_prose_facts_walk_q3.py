@@ -124,8 +124,8 @@ def test_the_grace_default_names_both_versions():
     text = prose(NB)
     ref = (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8")
     assert "| 2.27 and 2.28 | the same form, `distance 9 > 5` |" in ref
-    assert ("its chip-to-chip link, NVLink-C2C): from NCCL 2.27 through `NCCL_NET_GDR_C2C`, from 2.29 as the default "
-            "level") in text
+    assert ("its chip-to-chip link, NVLink-C2C) is allowed from NCCL 2.27 through `NCCL_NET_GDR_C2C`. From 2.29 "
+            "`P2C` is the default level.") in text
     src = DATA["sources"]["nccl-src"]["title"]
     assert "on by default from 2.27" in src and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in src
 

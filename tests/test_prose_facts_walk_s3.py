@@ -50,7 +50,7 @@ def test_07_tp_hides_more_than_half_only_for_large_gemms_with_few_sms():
 
     assert ("collective kernels hides part of them inside NVLink: over half only for large GEMMs with few "
             "[SMs](../docs/glossary.md#sm) on communication (07b).") in cells(CH07)["c004"]
-    assert "chunked GEMM/collective kernels hide part of them (07b)" in cells(CH07)["c017"]
+    assert "chunked GEMM/collective kernels hide part of them over NVLink (07b)" in cells(CH07)["c017"]
     dash = ch07b.overlap_dashboard().controls
     chunks = range(2, dash["chunks"].max + 1)
     shares = [round(dash["sm_fraction"].min + i * dash["sm_fraction"].step, 2)

@@ -178,8 +178,8 @@ def test_08_xid_lists_are_told_apart_in_one_clause():
 
 def test_08_link_health_paragraph_is_split():
     text = cell(REL, "c016")
-    assert "Page on two things: - the `SymbolErrorCounter`" in text and "judged as a rate, not one increment; - link " \
-        "flaps." in text
+    assert "Page on two things: - symbol errors (`SymbolErrorCounter`)" in text
+    assert "judged as a rate, not one increment; - link flaps." in text
 
 
 def test_08_q4_answers_with_what_the_chapter_teaches():

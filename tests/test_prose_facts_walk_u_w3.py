@@ -93,8 +93,8 @@ def test_06d_gdr_limit_names_the_2_29_default_and_links_the_path_names():
     assert "(distance 9 > 6)' in 2.29" in RUNBOOK["signatures"]["gdr_distance"]["broken"]
     text = _flat(_cells(NB06D)["c009"])
     assert ("By default the limit is GPU and NIC under the same PCIe switches (`PXB`, a path name of "
-            "`nvidia-smi topo -m`: [glossary](../docs/glossary.md#p2p)); from NCCL 2.29 it is `P2C`, one step further "
-            "(hence a 2.29 log's `> 6`), which only Grace-based nodes reach (section 10).") in text
+            "`nvidia-smi topo -m`: [glossary](../docs/glossary.md#p2p)); from NCCL 2.29 it is `P2C`, one step further: "
+            "a NIC reached through the GPU's link to a Grace CPU (section 10).") in text
     assert text.index("glossary.md#p2p") < text.index("`SYS`")  # SYS and PHB come after the link
     glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
     row = next(ln for ln in glossary.splitlines() if '<a id="p2p"></a>' in ln)
@@ -151,17 +151,16 @@ def test_04b_tree_formula_defines_g_and_k_before_it():
 
 def test_04b_section_1_says_once_what_n_and_s_count():
     text = _flat(_cells(NB04B)["c002"])
-    assert ("Here $n$ always counts GPUs (ranks, the $p$ of chapter 04) and $S$ bytes; chapters 02, 04, 05 and 06 "
+    assert ("Here $n$ counts GPUs (chapter 04's $p$) and $S$ bytes, while chapters 02, 04, 05 and 06 "
             "write bytes as $n$.") in text
+    assert text.index("Here $n$ counts GPUs") < text.index("$n$ chunks")  # defined before its first use
     assert "careful:" not in text
 
 
-def test_04b_worked_example_column_says_what_it_shows():
-    forced = [predict("allreduce", "dgx-h100", 8, s, proto="Simple") for s in (8, 4 * GiB)]
-    assert [p.algo for p in forced] == ["nvls", "nvls"]  # not a ring: the column says the fastest Simple pair
+def test_04b_worked_example_shows_only_the_two_rings_before_nvls_is_introduced():
     text = _cells(NB04B)["e2115298"]
-    assert "| size | ring, LL | ring, Simple | fastest pair with Simple (`NCCL_PROTO=Simple`) |" in text
-    assert "Simple forced" not in text and "NVLS, the switches add (section 7)" in text
+    assert "| size | ring, LL | ring, Simple |\n|---|---|---|\n" in text
+    assert "NVLS" not in text and "fastest pair with Simple" not in text
 
 
 @pytest.mark.parametrize("system", ["dgx-h100", "dgx-b200", "gb200-nvl72"])

@@ -84,7 +84,7 @@ def goodput_by_size_figure(sizes=JOB_SIZES, scenarios=RECOVERY_SCENARIOS) -> Fig
             rel.best_goodput(checkpoint_s=delta, restart_s=restart, mtbf_s=rel.cluster_mtbf_hours(int(n)) * 3600)[1]
             for n in sizes
         ]
-        ax.plot(sizes, g, marker="o", color=colour, label=_("checkpoint {delta} s, restart {restart} min").format(
+        ax.plot(sizes, g, marker="o", color=colour, label=_("checkpoint {delta} s with restart {restart} min").format(
             delta=delta, restart=restart // 60))
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.02)
