@@ -204,3 +204,14 @@ def test_the_extractor_and_merge_keep_one_entry_per_context():
     old.append(polib.POEntry(msgid="step", msgctxt="algorithm", msgstr="étape"))
     merged = {e.msgctxt: e.msgstr for e in i18n_catalog.merge(pot, old, "fr")}
     assert merged == {"training": "pas", "algorithm": "étape"}
+
+
+def test_scientific_numbers_take_the_french_decimal_comma(monkeypatch):
+    # chapter 10's error figures (1.81e-03): the mantissa is a decimal like any other; English stays as Python prints
+    from nvcourse import i18n
+
+    monkeypatch.setenv("NVCOURSE_LANG", "en")
+    assert i18n.number(1.8123e-3, ".2e") == "1.81e-03"
+    monkeypatch.setenv("NVCOURSE_LANG", "fr")
+    assert i18n.number(1.8123e-3, ".2e") == "1,81e-03"
+    assert i18n.number(12345.5, ",.1f") == "12\u202f345,5"

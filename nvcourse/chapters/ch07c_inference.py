@@ -15,7 +15,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator
 
 from .. import catalog, costmodel, inference, rooflines
 from ..fabric.moe import MoEConfig, moe_alltoall_time, network_copies_per_token
-from ..i18n import language, localize_numbers, number
+from ..i18n import language, localize_numbers, number, pgettext
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
@@ -234,7 +234,7 @@ def batch_html(model: str = "llama3-70b", system: str = "dgx-h100", tp: int = 8,
         batch=number(r["allreduce_bandwidth_bound_batch"], ".1f"), n_half=_size(r["allreduce_n_half_bytes"]),
         compute=number(r["compute_bound_batch"], ".0f"), context=number(context, ","),
         bounds=_bound(bounds[0]) if len(bounds) == 1 else _("compute or memory-bound"))
-    summary = table_html([_("batch"), _("step"), _("tok/s in total"), _("tok/s per user")],
+    summary = table_html([_("batch"), pgettext("training", "step"), _("tok/s in total"), _("tok/s per user")],
                          [[b, _time(s.total_s), number(s.tokens_per_s, ",.0f"), number(s.tokens_per_s_per_user, ".0f")]
                           for b, s in zip(batches, steps, strict=True)],
                          caption=_("{model}, TP {tp} on {system}, {context} tokens of context").format(

@@ -13,7 +13,7 @@ import numpy as np
 from IPython.display import HTML
 
 from .. import catalog, isolation
-from ..i18n import data_text, language, localize_numbers, number
+from ..i18n import data_text, language, localize_numbers, number, pgettext
 from ..i18n import translate as _
 from ..markup import details_html
 from ..observability import counters, drill
@@ -25,8 +25,7 @@ from ..widgets import Dashboard, size_slider
 
 __all__ = [
     "table",
-    "tenancy_dashboard",
-    "noisy_neighbour_dashboard",
+    "tenancy_dashboard", "noisy_neighbour_dashboard",
     "exposure_table",
     "ethernet_ids_table",
     "cc_table",
@@ -400,7 +399,7 @@ def drill_view(run: drill.DrillRun):
     else:
         ax.text(0.5, 0.5, _("no step completed"), ha="center", va="center", transform=ax.transAxes)
     ax.axhline(run.baseline_s, color="#999999", ls="--", lw=1, label=_("healthy baseline"))
-    ax.set_xlabel(_("step"))
+    ax.set_xlabel(pgettext("training", "step"))  # a training step: "pas", not an algorithm's "étape"
     time_axis(ax, "y", _("step time"))  # ms/s labels, at least three of them even when the times stay close
     # above the axes: inside, wherever it sat, some incident's step times or the baseline ran under it
     ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, frameon=False)
@@ -478,8 +477,9 @@ def rack_split_lines(tenant_trays: tuple[int, ...] = (9, 9), nbytes: float = 2**
 
 def pkey_lines(pairs: tuple[tuple[int, int], ...] = ((0x8001, 0x8001), (0x8001, 1), (1, 1), (0x8001, 0x8002))) -> str:
     """§2: for each pair of P_Keys, whether two ports holding them can talk or their packets are dropped."""
-    return "\n".join(f"0x{a:04X} ↔ 0x{b:04X}: " + (_("can talk") if isolation.pkeys_can_talk(a, b) else _("dropped"))
-                     for a, b in pairs)
+    verdict = {True: _("can talk"), False: _("dropped")}
+    return "\n".join(_("{a} ↔ {b}: {verdict}").format(a=f"0x{a:04X}", b=f"0x{b:04X}",
+                      verdict=verdict[isolation.pkeys_can_talk(a, b)]) for a, b in pairs)
 
 
 def noisy_neighbour_lines(nbytes: float = 2**28) -> str:
