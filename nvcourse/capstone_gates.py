@@ -430,15 +430,23 @@ class MonitoringResult:
 
     def threshold_fields(self) -> dict[str, str]:
         """The six threshold figures as the texts print them, in the current language: ``c`` (the network-bound
-        share of the step), ``loss`` (f*, the tolerable bandwidth loss, a percentage), ``warn`` / ``critical``
-        (busbw / baseline) and ``step_warn`` / ``step_critical`` (step time / baseline); ratios are unitless.
-        Empty when there are no thresholds (no inter-node traffic)."""
+        share of the step, a percentage), ``loss`` (f*, the tolerable bandwidth loss, a percentage), ``warn`` /
+        ``critical`` (busbw / baseline) and ``step_warn`` / ``step_critical`` (step time / baseline); ratios are
+        unitless. Empty when there are no thresholds (no inter-node traffic)."""
         th = self.thresholds
         if th is None:
             return {}
-        return {"c": num(self.bandwidth_fraction, ".2f"), "loss": pct(th.tolerable_loss, ".1%"),
+        return {"c": _share_shown(self.bandwidth_fraction, th.step_ratio_critical - 1, th.tolerable_loss),
+                "loss": pct(th.tolerable_loss, ".1%"),
                 "warn": num(th.busbw_ratio_warn, ".3f"), "critical": num(th.busbw_ratio_critical, ".3f"),
                 "step_warn": num(th.step_ratio_warn, ".3f"), "step_critical": num(th.step_ratio_critical, ".3f")}
+
+
+def _share_shown(c: float, slowdown: float, loss: float) -> str:
+    """``c`` (a fraction of the step) as a percent with the fewest decimals (1 to 4) for which s/(c+s) from the
+    printed c rounds to the printed f* (``loss``, one decimal): "4.34%", not "0.04" (which gives 71.4%)."""
+    same = [d for d in range(1, 4) if f"{slowdown / (float(f'{c:.{d + 2}f}') + slowdown):.1%}" == f"{loss:.1%}"]
+    return pct(c, f".{same[0] if same else 4}%")
 
 
 def monitoring_requirements(fabric_result: FabricResult, *, slowdown: float | None = None) -> MonitoringResult:

@@ -149,7 +149,7 @@ def test_the_pipelined_sentence_names_what_sets_the_pace_and_it_holds(algorithm,
     times = [allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=port), nbytes, algorithm=algorithm,
                                  nic_link=link, routing="ideal", placement=placement).time_s
              for link, port in ((nic, 25.0 if nic == "ib-hdr" else 50.0), ("ib-xdr", 100.0))]
-    if network:
+    if network or "and its bandwidth" in head:  # walk W: latency can set the pace while the bandwidth adds some
         assert times[1] < times[0] * 0.999
     else:
         assert times[1] == pytest.approx(times[0], rel=2e-3)

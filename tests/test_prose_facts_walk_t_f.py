@@ -155,9 +155,10 @@ def raw(nb: str, cid: str) -> str:
 def test_09_fabric_predict_defines_adaptive_routing_in_its_own_paragraph_before_asking():
     paras = [re.sub(r"\s+", " ", p) for p in paragraphs_in_view(raw(NB09, "g9-01").split("### 8.1 The fabric")[1])]
     assert paras[0].startswith("*In this part:*")  # the one-line map of 8.1, then its predict
-    assert paras[1].startswith("**Predict first.** A 1,024-GPU job") and "adaptive" not in paras[1].lower()
-    assert paras[2].startswith("**Adaptive routing** (AR): each switch sends a packet out of whichever of its ports")
-    assert "NVIDIA's reference design for a large DGX cluster" in paras[2]
+    # walk W: the definition comes before the Predict, which then reads as one setup and its question
+    assert paras[1].startswith("**Adaptive routing** (AR): each switch sends a packet out of whichever of its ports")
+    assert "NVIDIA's reference design for a large DGX cluster" in paras[1]
+    assert paras[2].startswith("**Predict first.** A 1,024-GPU job") and "adaptive" not in paras[2].lower()
     assert paras[3].startswith("On InfiniBand with AR, what share of the NICs' bandwidth will the job's all-reduce "
                                "get: about 100 %, 70 % or 30 %?")
 
@@ -168,7 +169,7 @@ def test_09_fabric_answer_keeps_advice_in_view_and_folds_configuration_and_the_0
     for folded in ("`NCCL_IB_SL`", "`ibdiagnet`", "Chapter 07b's bucket timeline", "0.744 s − 0.527 s"):
         assert folded in text and folded not in in_view, folded
     for kept in ("so the static-route row is a misconfiguration to catch, not a design to choose.",
-                 "Four things restore the bandwidth", "Oversubscription and top-of-rack cabling never help",
+                 "Four things restore the bandwidth", "Oversubscription never helps",
                  "a slower all-reduce that still hides behind the backward pass costs nothing."):
         assert kept in re.sub(r"\s+", " ", in_view), kept
     assert "<summary>How AR goes missing, and how to check it</summary>" in text

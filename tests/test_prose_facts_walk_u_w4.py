@@ -262,7 +262,7 @@ def test_09_labels_name_the_pipeline_depth_where_512_gpus_means_two_layouts():
     code = "".join(next(c["source"] for c in _nb(NB09) if c["id"] == "g9-02"))
     assert "ch.compared_jobs(report, big)" in code and "capstone.Design(\"dgx-h100\", 1024, tp=8, pp=1)" in code
     assert list(ch09_capstone.compared_jobs(reports[0], reports[0])) == ["your 512 GPUs, PP 1", "512 GPUs, PP 1"]
-    assert "with AR off it cuts even the 512-GPU PP 2 job to" in cell(NB09, "g9-03")
+    assert "With AR off it cuts even the 512-GPU PP 2 job to" in cell(NB09, "g9-03")
 
 
 def test_09_section_8_1_opens_with_a_one_line_map_in_its_order():

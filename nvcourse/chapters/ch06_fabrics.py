@@ -248,12 +248,17 @@ def _pace(est, fab, link, system: str, algorithm: str) -> tuple[float, float, fl
 
 def _look_at(est, fab, link, system: str, algorithm: str) -> str:
     """The one sentence under the readout's table: for the pipelined ring and tree, NVLink alone, what the network's
-    latency and bandwidth add, and so what sets the pace (the network's bandwidth where it adds time; otherwise the
-    latency terms where they are over half the time, else NVLink); for the hierarchical scheme (phases in series)
+    latency and bandwidth add, and so what sets the pace (the latency terms where they are over half the time;
+    otherwise the network's bandwidth where it adds time, else NVLink); for the hierarchical scheme (phases in series)
     and SHARP, which part of the time is the larger."""
     if algorithm in ("ring", "tree") and est.sim is not None and fab.rails > 1:
         alone, latency, bandwidth = _pace(est, fab, link, system, algorithm)
-        if bandwidth > 1e-3 * est.time_s:
+        # the latency terms first: over half the time, they are the largest part, whatever the bandwidth adds
+        if est.latency_s > est.time_s / 2 and bandwidth > 1e-3 * est.time_s:
+            text = _("Look at the time and what sets its pace: NVLink alone would take {alone}{means}, the network's "
+                     "latency adds {latency} and its bandwidth {bandwidth}; the latency terms (NVLink's and the "
+                     "network's steps) are {terms} of it, so latency sets the pace.")
+        elif bandwidth > 1e-3 * est.time_s:
             text = _("Look at the time and what sets its pace: NVLink alone would take {alone}{means}, the network's "
                      "latency adds {latency} and its bandwidth {bandwidth}, so this network sets the pace.")
         elif est.latency_s > est.time_s / 2:

@@ -214,14 +214,14 @@ def ecmp_qp_dashboard() -> Dashboard:
         s1, sq = ecmp_qp.expected_slowdown(connections, links, 1), ecmp_qp.expected_slowdown(connections, links, qps)
         sim, se = ecmp_qp.simulate_slowdown(connections, links, qps, trials=QP_DRAWS, seed=QP_SEED)
         if qps == 1:  # one slowdown to give, not the same one twice
-            text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP (simulated {sim} ± {err}). "
-                     "<i>Assumes every sub-flow hashed uniformly and independently onto the uplinks, equal bytes per "
-                     "connection; adaptive routing or packet spraying removes the hot link.</i>")
+            text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP (simulated {sim} ± {err}, 2 standard "
+                     "errors). <i>Assumes every sub-flow hashed uniformly and independently onto the uplinks, equal "
+                     "bytes per connection; adaptive routing or packet spraying removes the hot link.</i>")
         else:
             text = _("step slowdown vs a balanced fabric: <b>{one}×</b> with 1 QP, <b>{many}×</b> with {qps} "
-                     "(simulated {sim} ± {err}). <i>Assumes every sub-flow hashed uniformly and independently onto the "
-                     "uplinks, equal bytes per connection; adaptive routing or packet spraying removes the hot "
-                     "link.</i>")
+                     "(simulated {sim} ± {err}, 2 standard errors). <i>Assumes every sub-flow hashed uniformly and "
+                     "independently onto the uplinks, equal bytes per connection; adaptive routing or packet "
+                     "spraying removes the hot link.</i>")
         text = text.format(one=number(s1, ".2f"), many=number(sq, ".2f"), qps=qps, sim=number(sim, ".2f"),
                            err=number(2 * se, ".2f"))
         return fig, text
@@ -339,6 +339,14 @@ def straggler_html(rec: dict) -> str:
         straggler=_rate(s["straggler_busbw_GBps"] * 1e9), straggler_model=_rate(cm.payload_Bps(s["slow_Bps"])))
 
 
+def latency_half_bytes(nodes: int, ranks: int, alpha_s: float, beta_Bps: float) -> float:
+    """Message size (bytes) at which the α terms are half the flat ring's time (:func:`cm.flat_ring_s`): below
+    it latency is the larger part. From the model itself: its time at zero bytes over its time per byte."""
+    latency = cm.flat_ring_s(0.0, nodes, ranks, alpha_s, beta_Bps)
+    per_byte = cm.flat_ring_s(1.0, nodes, ranks, alpha_s, beta_Bps) - latency
+    return latency / per_byte
+
+
 def lab_dashboard(rec: dict | None = None) -> Dashboard:
     """Nodes, ranks per node, NIC rate and α → the model's flat and hierarchical network time over sizes,
     with the recorded 2 × 2 run at 1 Gb/s as points for reference."""
@@ -369,6 +377,8 @@ def lab_dashboard(rec: dict | None = None) -> Dashboard:
                  "it checks the α-β model, not RoCE's lossless behaviour (no RDMA, PFC or ECN).</i>").format(
             flat_share=number(2 * (p - 1) / p, ".2f"), hier_share=number(2 * (nodes - 1) / nodes, ".2f"),
             flat=_time(flat[12]), hier=_time(net[12]))
+        text += " " + _("Latency starts to matter below <b>{size}</b>: there the α terms are over half the flat "
+                        "ring's time.").format(size=_size(latency_half_bytes(nodes, ranks, a, beta)))
         return fig, text
 
     return Dashboard({

@@ -360,7 +360,7 @@ def _rate(tokens_per_s: float) -> str:
 
 
 def serving_html(plan: gates.ServingPlan) -> str:
-    """Every TP candidate (token latency, TTFT, fits) with the chosen one marked, then the serving gates."""
+    """Every TP candidate (token latency, TTFT, fits in memory) with the chosen one marked, then the serving gates."""
     # a word, not an emoji: 👉 is in no font a plain Debian/Chromium machine has (it showed as an empty box)
     rows = [[_("chosen") if tp == plan.tp else "", tp, number(tok, ".1f"), number(tt, ".0f"),
              _("yes") if fits else _("no")] for tp, tok, tt, fits in plan.candidates]
@@ -370,7 +370,7 @@ def serving_html(plan: gates.ServingPlan) -> str:
             + (_("TP {tp} × {replicas} replicas = <b>{gpus} GPUs</b> for {rate} tokens/s").format(
                 tp=plan.tp, replicas=plan.replicas, gpus=plan.gpus, rate=_rate(t.tokens_per_s))
                if plan.tp is not None else _("no TP meets the targets")))
-    return (head + table_html(["", "TP", _("ms per token"), _("TTFT ms"), _("fits")], rows)
+    return (head + table_html(["", "TP", _("ms per token"), _("TTFT ms"), _("fits in memory")], rows)
             + gates_html(plan.gates))
 
 
