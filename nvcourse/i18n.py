@@ -148,7 +148,7 @@ def times(factor: str) -> str:
 def number(value: float, spec: str = "g") -> str:
     """``value`` formatted with the format ``spec`` (e.g. ``".2f"``, ``",.0f"``), in the current language's style."""
     text = format(value, spec)
-    if language() == "fr" and spec[-1:] in ("e", "E"):
+    if language() == "fr" and re.search(r"\de[+-]\d", text, re.IGNORECASE):
         return text.replace(".", ",")  # 1,81e-03: the mantissa's decimal comma (the exponent has no separator)
     return localize_numbers(text) if language() == "fr" else text
 

@@ -38,6 +38,7 @@ __all__ = [
     "zero_traffic_note",
     "memory_lines",
     "one_gpu_years",
+    "traffic_lines",
 ]
 
 def plot_gpus_needed(gpu_ids: tuple[str, ...] = ("v100", "a100", "h100", "h200", "b200")) -> Figure:
@@ -231,3 +232,10 @@ def one_gpu_years(params: float = 405e9, tokens: float = 15.6e12, gpu_id: str = 
              "{years} years").format(params=_eng(params), tokens=_eng(tokens), flops=number(flops, ".2e"),
                                      gpu=gpu_id.upper(), tflops=number(gpu.bf16_TFLOPS, "g"),
                                      years=number(years, ",.0f"))
+
+
+def traffic_lines(traffic: training.TrafficBreakdown) -> str:
+    """One line per kind of parallelism (and the total): the bytes one GPU sends per step, in decimal units
+    (GB = 10⁹ bytes), numbers in the reader's language."""
+    return "\n".join(f"{kind:>6}: {localize_numbers(format_size(b, binary=False))}"
+                      for kind, b in traffic.as_dict().items())

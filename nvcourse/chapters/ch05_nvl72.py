@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html as _html
 
+import ipywidgets as w
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -20,10 +21,11 @@ from ..i18n import translate as _
 from ..plots import KIND_COLOURS, bytes_axis, new_figure, time_axis
 from ..tables import table_html
 from ..units import format_size, format_time
+from ..widgets import Dashboard
 
 __all__ = ["NVLS_SIZES", "PUBLISHED_RUNS", "SUMMARY_CASES", "nvls_vs_ring", "published_runs_text",
            "ring_vs_nvls_figure", "ring_vs_nvls_summary", "moe_figure", "moe_view", "system_name", "domain_text",
-           "tp_allreduce_lines", "moe_alltoall_lines"]
+           "tp_allreduce_lines", "moe_alltoall_lines", "moe_dashboard"]
 
 #: Bytes per GPU of the ring vs NVLS figure: 64 KiB .. 4 GiB.
 NVLS_SIZES = 2.0 ** np.arange(16, 33)
@@ -300,3 +302,25 @@ def moe_view(
             "bound; no overlap with compute.</i></p>")
     )
     return fig, table
+
+
+#: The MoE dashboard's controls: name -> (its values, the default). Hidden sizes of published models, tokens per
+#: GPU, expert counts and top-k of Mixtral/DeepSeek-class models, EP up to one NVL72 rack.
+MOE_CONTROLS: dict[str, tuple[list[int], int]] = {
+    "hidden": ([2048, 4096, 5120, 7168, 8192, 12288, 16384], 7168),
+    "tokens": ([512, 1024, 2048, 4096, 8192, 16384], 4096),
+    "experts": ([8, 16, 32, 64, 128, 256], 256),
+    "top_k": ([1, 2, 4, 6, 8], 8),
+    "ep": ([8, 16, 32, 64, 72], 64),
+    "moe_layers": ([8, 16, 24, 32, 48, 58, 64], 58),
+}
+
+
+def moe_dashboard() -> Dashboard:
+    """§5's dashboard: :func:`moe_view` driven by sliders over :data:`MOE_CONTROLS`, labelled in the reader's
+    language."""
+    labels = {"hidden": _("hidden"), "tokens": _("tokens/GPU"), "experts": _("experts"), "top_k": _("top-k"),
+              "ep": _("EP GPUs"), "moe_layers": _("MoE layers")}
+    return Dashboard({name: w.SelectionSlider(options=values, value=value, description=labels[name],
+                                              continuous_update=False)
+                      for name, (values, value) in MOE_CONTROLS.items()}, moe_view)

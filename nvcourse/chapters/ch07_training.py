@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _data, catalog, training
-from ..i18n import language, localize_numbers, number, whole
+from ..i18n import language, localize_numbers, number, pgettext, whole
 from ..i18n import translate as _
 from ..markup import html_escape
 from ..plots import new_figure
@@ -221,7 +221,8 @@ def breakdown_lines(step: training.StepTime, reported_mfu: float | None = None) 
     lines = [f"{_part(part):>20}: {number(seconds, '6.3f')} s  ({_pct(seconds / step.total_s, '5.1%')})"
              for part, seconds in step.breakdown().items()]
     lines.append(_("{step}: {seconds} s   dp = {dp}, micro-batches per replica m = {m}").format(
-        step=format(_("step"), ">20"), seconds=number(step.total_s, "6.3f"), dp=step.dp, m=step.micro_batches))
+        step=format(pgettext("training", "step"), ">20"), seconds=number(step.total_s, "6.3f"), dp=step.dp,
+        m=step.micro_batches))
     mfu = _("model MFU = {mfu}").format(mfu=_pct(step.mfu, ".1%"))
     if reported_mfu is not None:
         mfu += "   " + _("(reported by Meta: {mfu})").format(mfu=_pct(reported_mfu, ".0%"))
