@@ -211,4 +211,4 @@ def test_the_gpu_line_is_the_six_rows_the_prose_names():
         assert said in text and str(n) in said
     network = sum(n for _, cat, n in r.causes if cat == "network") / r.unexpected_interruptions
     assert 0.09 <= network <= 0.11 and "about one interruption in ten" in text
-    assert f"{148 / r.unexpected_interruptions:.1%}".replace("%", " %") in text  # 35.3 %
+    assert "the table prints" not in text  # the paper's misprinted share is not retyped; the counts are used

@@ -937,8 +937,8 @@ def test_06d_gdr_default_distance_agrees_across_the_section():
     assert "on by default from 2.27" in cited and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in cited
     text = prose("06d_bringup_and_fault_runbook.ipynb")
     assert ("(`PXB`). A NIC behind a Grace CPU ([`P2C`](../docs/glossary.md#p2c); Grace is NVIDIA's Arm CPU, joined "
-            "to the GPU by its chip-to-chip link, NVLink-C2C) is allowed from NCCL 2.27 through `NCCL_NET_GDR_C2C`. "
-            "From 2.29 `P2C` is the default level.") in " ".join(text.split())
+            "to the GPU by its chip-to-chip link, NVLink-C2C) gets GDR with `NCCL_NET_GDR_C2C=1` from NCCL 2.26, by "
+            "default from 2.27. From 2.29 `P2C` is the default level.") in " ".join(text.split())
     # the two versions and the Grace-based history are on the chapter's reference page, which §5 links
     ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
     assert "](../docs/runbook-reference.md)" in text

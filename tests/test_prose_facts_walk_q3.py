@@ -124,8 +124,8 @@ def test_the_grace_default_names_both_versions():
     text = prose(NB)
     ref = (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8")
     assert "| 2.27 and 2.28 | the same form, `distance 9 > 5` |" in ref
-    assert ("its chip-to-chip link, NVLink-C2C) is allowed from NCCL 2.27 through `NCCL_NET_GDR_C2C`. From 2.29 "
-            "`P2C` is the default level.") in text
+    assert ("its chip-to-chip link, NVLink-C2C) gets GDR with `NCCL_NET_GDR_C2C=1` from NCCL 2.26, by default from "
+            "2.27. From 2.29 `P2C` is the default level.") in " ".join(text.split())
     src = DATA["sources"]["nccl-src"]["title"]
     assert "on by default from 2.27" in src and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in src
 
@@ -148,7 +148,7 @@ def test_every_drill_output_is_what_its_grep_would_print():
         if m:
             assert all(m.group(1) in line for line in step["output"].splitlines()), key
     assert DATA["drill"]["steps"]["nccl_log"]["command"] == "grep 'GPU Direct RDMA' nccl.log"
-    assert "Each command in the box shows an excerpt: this case's output where its reporter posted it" in _flat(
+    assert "Each command in the box shows an excerpt of this case's output where its reporter posted it" in _flat(
         _section(9))
     assert "shows the real output of the public case" not in prose(NB)
 

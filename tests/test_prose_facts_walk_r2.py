@@ -46,8 +46,8 @@ def test_the_reader_treats_roce_drop_counters_as_the_chapter_says():
 
 def test_the_drill_quotes_the_lines_that_carry_its_source_s_fault_and_links_it():
     # only the drill's own case shows a fault; the other outputs are healthy and labelled (test_prose_facts_walk_u_w3)
-    assert ("an excerpt: this case's output where its reporter posted it, otherwise a healthy cluster's, labelled as "
-            "such") in _md()
+    assert ("an excerpt of this case's output where its reporter posted it, otherwise what a healthy cluster shows, "
+            "labelled as such") in " ".join(_md().split())
     for key, step in DATA["drill"]["steps"].items():
         if "fixture" not in step:
             continue

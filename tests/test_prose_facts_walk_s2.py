@@ -75,8 +75,8 @@ def test_06c_latency_question_names_a_shape_the_dashboard_offers():
 # ------------------------------------------------------------------------------------------------------------ 06d
 def test_06d_read_policy_row_says_what_the_reader_shows():
     text = prose(RUN)
-    assert ("`nvcourse ncclog` shows GDR as off and lists the sends under what looks wrong, so that on Ampere or "
-            "newer you check for `NCCL_NET_GDR_READ=0`") in text
+    assert ("`nvcourse ncclog` flags such sends as a problem: on Ampere or newer GPUs they mean "
+            "`NCCL_NET_GDR_READ=0` is set.") in " ".join(text.split())
     line = "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [{d}] via NET/IB/0{g}\n"
     log = read_text(line.format(d="receive", g="/GDRDMA") * 2 + line.format(d="send", g="") * 2)
     assert log.gdr is False

@@ -165,8 +165,8 @@ def test_08_xid_lists_are_told_apart_in_one_clause():
     from nvcourse import _data
 
     text = cell(REL, "c016")
-    assert ("The XID rule's action names the commonest XIDs that take a node out; the second table lists every XID "
-            "of each fault class") in text
+    assert ("The XID rule's action names the commonest XIDs that take a node out; the second table lists, for each "
+            "fault class, its counters and XIDs") in text
     action = next(a["action"] for a in _data.load("reliability")["alerts"] if a["metric"] == "XID errors")
     signals = _data.load("observability")["signals"]
     lost = next(s for s in signals if s["fault"] == "GPU lost")

@@ -70,8 +70,8 @@ def test_06d_each_drill_step_is_its_own_case_or_a_labelled_healthy_illustration(
 
 def test_06d_drill_prose_says_the_outputs_are_labelled():
     text = _flat(_cells(NB06D)["c017"])
-    assert ("Each command in the box shows an excerpt: this case's output where its reporter posted it, otherwise a "
-            "healthy cluster's, labelled as such.") in text
+    assert ("Each command in the box shows an excerpt of this case's output where its reporter posted it, otherwise "
+            "what a healthy cluster shows, labelled as such.") in text
     assert "quoted from the public case it comes from" not in text
 
 

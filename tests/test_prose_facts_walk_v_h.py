@@ -64,7 +64,7 @@ def test_07_tp_first_wins_every_dgx_state_and_the_text_scopes_the_rule(placement
     assert ("keep TP inside an 8-GPU NVLink node (an NVL72's TP 32 or 64 can run faster over two racks: §8)"
             in _flat(c["c017"]))
     ref = _flat(c["c016a"])
-    for said in ("in the §7 dashboard tp-first beats dp-first in every DGX H100 state",
+    for said in ("in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 state",
                  "On an NVL72 rack with TP 32 or 64, dp-first (each TP group split over two racks) can come out faster",
                  "That is a model result, not a measurement.",
                  "On the PCIe server, which has no NVLink, TP 8 split over two servers also comes out slightly ahead."):
@@ -167,7 +167,7 @@ def test_06d_gdr_short_form_introduced_at_first_use_and_version_facts_split():
     assert list(c).index("c005") < list(c).index("c009")  # §3 introduces it, before the card and §5 use it
     ref = _flat(c["c06dref"])
     for sentence in ("By default the limit is GPU and NIC under the same PCIe switches (`PXB`).",
-                     "NVLink-C2C) is allowed from NCCL 2.27 through `NCCL_NET_GDR_C2C`.",
+                     "NVLink-C2C) gets GDR with `NCCL_NET_GDR_C2C=1` from NCCL 2.26, by default from 2.27.",
                      "From 2.29 `P2C` is the default level."):
         assert sentence in ref, sentence
     src = _data.load("runbook")["sources"]["nccl-src"]["title"]
