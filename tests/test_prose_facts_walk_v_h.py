@@ -67,7 +67,9 @@ def test_07_tp_first_wins_every_dgx_state_and_the_text_scopes_the_rule(placement
     for said in ("in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 state",
                  "On an NVL72 rack with TP 32 or 64, dp-first (each TP group split over two racks) can come out faster",
                  "That is a model result, not a measurement.",
-                 "On the PCIe server, which has no NVLink, TP 8 split over two servers also comes out slightly ahead."):
+                 "On the PCIe server, which has no NVLink, TP 8 split over two servers also comes out slightly ahead, "
+                 "but only with two data-parallel replicas (16 GPUs per pipeline stage); with more, tp-first is far "
+                 "faster."):
         assert said in ref, said
 
 
@@ -172,3 +174,16 @@ def test_06d_gdr_short_form_introduced_at_first_use_and_version_facts_split():
         assert sentence in ref, sentence
     src = _data.load("runbook")["sources"]["nccl-src"]["title"]
     assert "on by default from 2.27" in src and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in src
+
+
+def test_07_the_pcie_servers_split_tp_wins_only_with_two_data_parallel_replicas():
+    # walkthrough X: "slightly ahead" held only at dp = 2 (16 GPUs per pipeline stage); elsewhere tp-first is far faster
+    for model in ("llama3-8b", "llama3-70b"):
+        for pp in (1, 2, 4):
+            for gpus in (16 * pp, 32 * pp, 128 * pp):
+                a, b = (training.step_time(model, "pcie-8gpu", gpus, tp=8, pp=pp, placement=pl,
+                                           virtual_stages=1).total_s for pl in ("tp-first", "dp-first"))
+                if gpus == 16 * pp:
+                    assert b <= a < 1.15 * b, (model, pp, gpus)
+                else:
+                    assert a < b, (model, pp, gpus)

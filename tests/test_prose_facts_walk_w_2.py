@@ -36,7 +36,8 @@ def test_09_oversubscription_never_helps_and_top_of_rack_beats_rail_only_on_stat
     text = prose(NB09)
     assert "Oversubscription never helps: at 2:1 the 1,024-GPU job gets" in text
     assert "Top-of-rack cabling never helps while routing is adaptive (non-blocking, it costs nothing)." in text
-    assert "but oversubscribed it can beat rail cabling: static routes spread a node's eight flows to one node" in text
+    assert ("but oversubscribed it can beat rail cabling for 1,024 GPUs: static routes spread a node's eight flows to "
+            "one node") in " ".join(text.split())
     beats = []
     for (name, rep), nic in itertools.product(_jobs().items(), ("ib-ndr", "ib-xdr", "roce-400g", "roce-800g")):
         for routing, placement, sharp in itertools.product(("default", "ideal", "dmodk"), ("random", "packed"),
@@ -58,6 +59,7 @@ def test_09_oversubscription_never_helps_and_top_of_rack_beats_rail_only_on_stat
     # where it beats rail cabling: static routes (InfiniBand's), an oversubscribed fabric
     assert beats and all(nic.startswith("ib") and routing == "dmodk" and ov > 1 for _, nic, routing, ov, _ in beats)
     assert ("1024", "ib-ndr", "dmodk", 2.0, "random") in beats
+    assert {name for name, *_ in beats} == {"1024"}  # walkthrough X: "for 1,024 GPUs", never the 512-GPU job
 
 
 # ------------------------------------------------------------------------------------------------ 09 §8.3

@@ -146,3 +146,14 @@ def test_08_steps_done_count_since_the_group_started():
     text = _flat(_cells(NB08)["c022"])
     assert ("*steps done per rank* counts the steps of its part of the ring that each rank completed since the group "
             "started, the first call's included, before it stalled.") in text
+
+
+def test_06d_send_lines_without_gdrdma_are_read_the_same_in_the_prose_and_the_readout():
+    # walkthrough X: §5 said the reader flags such sends (on Ampere or newer: NCCL_NET_GDR_READ=0 is set) while the
+    # table's readout called them "not a fault"; both now say it is the read policy, off by default before Ampere
+    prose = _flat(_cells(NB06D)["c009"])
+    readout = _flat(re.sub(r"<[^>]+>", "", ch06d.LOOK_AT["gpu_nic"]))
+    assert "on Ampere or newer GPUs they mean `NCCL_NET_GDR_READ=0` is set" in prose
+    assert "not a fault" not in readout
+    assert ("NCCL's read policy (NCCL_NET_GDR_READ), not a broken peer-memory path: off by default before Ampere; on "
+            "Ampere or newer, look for NCCL_NET_GDR_READ=0.") in readout

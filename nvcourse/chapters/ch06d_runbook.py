@@ -47,7 +47,8 @@ LOOK_AT: dict[str, str] = {
               "<code>&lt;inactive&gt;</code>), and across trays NCCL must say <code>MNNVL 1</code>."),
     "gpu_nic": _("Read the channel lines first: a <code>via NET/...</code> connection ending in <code>/GDRDMA</code>"
                " uses GDR. Only <code>[send]</code> lines without it: NCCL's read policy "
-               "(<code>NCCL_NET_GDR_READ</code>), not a fault. No line with it: the NIC line decides: "
+               "(<code>NCCL_NET_GDR_READ</code>), not a broken peer-memory path: off by default before Ampere; on "
+               "Ampere or newer, look for <code>NCCL_NET_GDR_READ=0</code>. No line with it: the NIC line decides: "
                "<code>Disabled for HCA</code> is the peer-memory path, "
                "<code>Enabled for HCA</code> a distance. The NIC line needs <code>NET</code> in "
                "<code>NCCL_DEBUG_SUBSYS</code>: no NIC line means run again with it."),
