@@ -85,6 +85,7 @@ mistakes(c.domain_allreduce, c._ar, c._ar_variants, (2**30, 72, 1e-6, 8e11, True
 ask("05.", c)
 _moe = MoEConfig(hidden=7168, tokens=4096, experts=256, top_k=8, bytes_per_elem=2, moe_layers=58)
 out += [ch.domain_text(), ch.tp_allreduce_lines(), ch.moe_alltoall_lines(_moe, ep=64)]
+out += [control.description for control in ch.moe_dashboard().controls.values()]  # the MoE sliders' labels
 fig, text = ch.ring_vs_nvls_figure()
 out.append(text)
 labels(fig)
@@ -121,6 +122,7 @@ for algo, nic, routing, nodes, over in (("tree", "ib-ndr", "dmodk", 2, 1.0), ("r
     out.append(ch.allreduce_view(nodes, nic, over, routing, "random", algo, 2**30)[1])
 for nodes, algo in ((2, "tree"), (512, "ring"), (2, "ring")):  # small and packed: latency or NVLink sets the pace
     out.append(ch.allreduce_view(nodes, "ib-ndr", 1.0, "ideal", "packed", algo, 2**16)[1])
+out.append(ch.allreduce_view(128, "roce-400g", 1.0, "ecmp", "random", "tree", 2**16)[1])  # latency sets the pace
 for routing in ("ecmp", "dmodk", "ideal"):
     for nodes in (2, 4, 32):
         est = allreduce_on_fabric(fat_tree(nodes, rails=8, port_GBps_dir=50.0), 2**28, algorithm="ring",

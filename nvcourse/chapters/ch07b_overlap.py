@@ -283,12 +283,16 @@ def _ddp_notes(sc: overlap.DPScenario, tl: overlap.Timeline, model: str, nodes: 
     return shown, more
 
 
-def _tp_notes(model: str, chunks: int, unsplit_s: float | None) -> tuple[str, str]:
+def _tp_notes(model: str, chunks: int, unsplit_s: float | None, others: tuple[int, int, int]) -> tuple[str, str]:
     """The TP scenario's grey sentences and details (plain text); ``unsplit_s``: no split's exposed time (s), None
-    with one chunk."""
+    with one chunk; ``others``: the nodes, DDP bucket (MiB) and FSDP prefetch the other scenarios use, echoed in
+    view so that moving them visibly says they change nothing here."""
+    nodes, bucket_mib, prefetch = others
     shown = _("{model}: one MLP GEMM and its reduce-scatter over TP 8, in {chunks} chunk(s).").format(
-        model=model, chunks=chunks)
-    more = _("TP stays inside one NVLink domain, so nodes, DDP bucket and FSDP prefetch do not change it.")
+        model=model, chunks=chunks) + " " + _(
+        "Nodes ({nodes}), DDP bucket ({bucket} MiB) and FSDP prefetch ({prefetch}) do not change it.").format(
+        nodes=nodes, bucket=bucket_mib, prefetch=prefetch)
+    more = _("TP stays inside one NVLink domain.")
     if unsplit_s is not None:  # chunking lengthens the communication, so its overlapped share flatters the split
         shown += " " + _("Judge the split by its exposed time against the unsplit {unsplit}, not by the overlapped "
                          "share.").format(unsplit=_t(unsplit_s))
@@ -335,7 +339,7 @@ def overlap_dashboard(*, models: tuple[str, ...] = ("llama3-8b", "llama3-70b"),
             tl = tp_case(model, system, 8, chunks=chunks, sm_fraction=sm_fraction)
             unsplit = tp_case(model, system, 8, chunks=1, sm_fraction=sm_fraction).exposed_s if chunks > 1 else None
             versus = "" if unsplit is None else _vs_unsplit(tl.exposed_s, unsplit)
-            extra, more = _tp_notes(model, chunks, unsplit)
+            extra, more = _tp_notes(model, chunks, unsplit, (nodes, bucket_mib, prefetch))
         unit, label = (1e-3, "ms") if tl.total_s > 2e-3 else (1e-6, "µs")
         return timeline_figure(tl, unit=unit, unit_label=label), _readout(tl, html.escape(extra), sm_fraction,
                                                                           versus, html.escape(more))
