@@ -93,6 +93,7 @@ def _ch05() -> list[tuple[str, Build]]:
         ("moe_figure", lambda: ch.moe_figure(cfg, eps=(8, 16, 32, 64))),
         ("moe_view", lambda: _ends(ch.moe_view, hidden=[7168, 2048, 16384], tokens=[4096, 512, 16384],
                                    experts=[256, 8], top_k=[8, 1], ep=[64, 8, 72], moe_layers=[58, 8, 64])),
+        ("moe_dashboard", ch.moe_dashboard),  # the same view over the same controls, as the chapter builds it
     ]
 
 
