@@ -102,3 +102,18 @@ def shows_each_message(found: list[tuple[str, ...]], shown: str, language: str, 
         for form in forms:
             for fragment in fragments(form):
                 assert fragment in shown, f"{language}: never shown: {fragment!r} (of {forms[0]!r})"
+
+
+def printed_lines_speak(functions: dict[str, set[str]], frame: str, script: str, language: str,
+                        unreached: set[str] | frozenset[str] = frozenset(), least: int = 1) -> str:
+    """The walk of the cells that print ``functions``' messages (path -> function names), checked from both sides:
+    the catalog's (each message of those modules the cells print, nothing else of them) and the source's (every
+    message of those functions, whether or not the catalog holds it yet). Returns what the walk showed."""
+    found = [forms for path, names in functions.items() for forms in messages(path, names)]
+    assert len(found) >= least
+    shown = walk(frame, script, language)
+    printed = {forms[0] for forms in found}
+    others = frozenset(e.msgid for e in entries(*functions) if e.msgid not in printed) | frozenset(unreached)
+    speaks(shown, language, tuple(functions), others, least=0)
+    shows_each_message(found, shown, language, french_entries(), skip=unreached)
+    return shown

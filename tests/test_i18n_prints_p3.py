@@ -10,9 +10,8 @@ the cells printed before they moved into the modules (checked against the models
 
 from __future__ import annotations
 
-import polib
 import pytest
-from i18n_walks import entries, french_entries, messages, shows_each_message, speaks, walk
+from i18n_walks import printed_lines_speak
 
 _FRAME = """
 import sys
@@ -73,27 +72,10 @@ FUNCTIONS = {
 _UNREACHED: set[str] = set()
 
 
-def _printed() -> list[tuple[str, ...]]:
-    return [forms for path, functions in FUNCTIONS.items() for forms in messages(path, functions)]
-
-
-@pytest.fixture(scope="module")
-def french() -> dict[str, polib.POEntry]:
-    return french_entries()
-
-
 @pytest.mark.parametrize("language", ["en", "fr"])
-def test_every_printed_line_of_07b_07c_08b_09_speaks_the_language(language, french):
-    found = _printed()
-    assert len(found) >= 45
-    shown = walk(_FRAME, _SCRIPT, language)
-    # the catalog's side: each of the modules' printed messages, and nothing else of those modules (their dashboards,
-    # tables and figures have their own walks, tests/test_i18n_frm2.py and others)
-    printed = {forms[0] for forms in found}
-    others = frozenset(e.msgid for e in entries(*FUNCTIONS) if e.msgid not in printed) | _UNREACHED
-    speaks(shown, language, tuple(FUNCTIONS), others, least=0)
-    # the source's side: every message of those functions, whether or not the catalog holds it yet
-    shows_each_message(found, shown, language, french, skip=_UNREACHED)
+def test_every_printed_line_of_07b_07c_08b_09_speaks_the_language(language):
+    # the modules' dashboards, tables and figures have their own walks (tests/test_i18n_frm2.py and others)
+    printed_lines_speak(FUNCTIONS, _FRAME, _SCRIPT, language, _UNREACHED, least=45)
 
 
 def test_the_english_lines_are_the_ones_the_cells_printed(monkeypatch):

@@ -16,7 +16,7 @@ import inspect
 import re
 
 import pytest
-from i18n_walks import entries, french_entries, messages, shows_each_message, speaks, walk
+from i18n_walks import printed_lines_speak
 
 _FRAME = """
 import sys
@@ -63,19 +63,9 @@ FUNCTIONS = {
 _UNREACHED = {"False"}
 
 
-def _found() -> list[tuple[str, ...]]:
-    return [forms for path, functions in FUNCTIONS.items() for forms in messages(path, functions)]
-
-
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_every_printed_line_of_05_06b_06c_07_speaks_the_language(language):
-    found = _found()
-    assert len(found) >= 35
-    shown = walk(_FRAME, _SCRIPT, language)
-    printed = {forms[0] for forms in found}
-    others = frozenset(e.msgid for e in entries(*FUNCTIONS) if e.msgid not in printed) | _UNREACHED
-    speaks(shown, language, tuple(FUNCTIONS), others, least=0)
-    shows_each_message(found, shown, language, french_entries(), skip=_UNREACHED)
+    shown = printed_lines_speak(FUNCTIONS, _FRAME, _SCRIPT, language, _UNREACHED, least=35)
     assert "036260b61d3a" not in shown  # a container's id is maintainer material: "a container" instead
     if language == "fr":
         # rates of four digits and more grouped the French way (U+202F), never "1800 GB/s"
