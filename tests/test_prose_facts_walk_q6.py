@@ -128,6 +128,11 @@ def test_06b_a_box_whose_gpus_and_nodes_disagree_with_the_paste_says_so():
         _plain(box.readout.value))
     box.controls["nodes"].value = 1
     assert "but the paste has" not in _plain(box.readout.value)
+    # walkthrough X: where the model cannot describe the setting (72 GPUs on a DGX H100) no model is drawn, so no
+    # note may speak of "the model below"
+    box.controls["gpus"].value, box.controls["nodes"].value = 72, 2
+    text = _plain(box.readout.value)
+    assert "no model overlay" in text and "the model below" not in text
 
 
 def test_06b_the_largest_size_is_8_gib():

@@ -427,7 +427,7 @@ def nccl_tests_box():
                                "there); expected rows such as '  1048576  262144  float  sum  -1  27.5 ...' "
                                "below the header"))
         diag = diagnose(run, system=None if system == "auto" else system, gpus=gpus or None, nodes=nodes or None)
-        note = ranks_note(run, gpus or None, nodes or None)
+        note = ranks_note(run, gpus or None, nodes or None) if diag.overlay else None  # it names "the model below"
         if note:
             diag.notes.append(note)
         hint = _PASTE_HINT if sample == _PASTE else ""
