@@ -318,7 +318,7 @@ def test_send_and_receive_gdr_lines_are_read_apart_in_the_table_and_by_the_reade
 
     text = _md06d()
     assert ("| `[receive]` lines end in `/GDRDMA`, `[send]` lines do not | Enabled, or none | GDR works for receives; "
-            "sends follow NCCL's read policy (below the table), not a missing module |") in text
+            "sends follow NCCL's read policy (section 10), not a missing module |") in text
     assert "**Sends without `/GDRDMA`** are NCCL's read policy, `NCCL_NET_GDR_READ`, on by default from Ampere." in text
     assert "`nvcourse ncclog` flags such sends as a problem" in " ".join(text.split())
     assert "NCCL_NET_GDR_READ" in ch.LOOK_AT["gpu_nic"] and "[send]" in ch.LOOK_AT["gpu_nic"]

@@ -114,7 +114,7 @@ def test_the_gid_rule_keeps_a_provider_set_index():
 def test_the_roce_key_point_says_usually_as_section_6_does():
     text = prose(NB)
     assert "RoCE usually needs a routable RoCE v2 GID, a lossless class end to end" in text
-    assert "That is the usual design; NICs that tolerate loss exist" in text
+    assert "A lossless class is the usual design; NICs that tolerate loss exist" in text
     assert "Lossy RoCE" in DATA["signatures"]["roce_lossy"]["cause"]
 
 

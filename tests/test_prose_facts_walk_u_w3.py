@@ -104,12 +104,13 @@ def test_06d_gdr_limit_names_the_2_29_default_and_links_the_path_names():
 def test_06d_read_policy_row_is_one_idea_and_the_policy_is_told_under_the_table():
     text = _cells(NB06D)["c009"]
     row = next(ln for ln in text.splitlines() if ln.startswith("| `[receive]` lines end in"))
-    assert row.endswith("| GDR works for receives; sends follow NCCL's read policy (below the table), not a missing "
+    assert row.endswith("| GDR works for receives; sends follow NCCL's read policy (section 10), not a missing "
                         "module |")
     assert "nvcourse ncclog" not in row and "Ampere" not in row
-    table_end = text.index("| none ends in `/GDRDMA` | none |")
-    policy = text.index("**Sends without `/GDRDMA`** are NCCL's read policy, `NCCL_NET_GDR_READ`, on by default from")
-    assert table_end < policy
+    # the policy itself moved to the reference section (walkthrough Y), where the row sends the reader
+    ref = _cells(NB06D)["c06dref"]
+    assert "| none ends in `/GDRDMA` | none |" in text
+    assert "**Sends without `/GDRDMA`** are NCCL's read policy, `NCCL_NET_GDR_READ`, on by default from" in ref
 
 
 def test_06d_every_check_names_its_source():

@@ -54,7 +54,7 @@ def test_06d_drill_box_shows_this_case_or_a_labelled_healthy_cluster_for_every_s
 
 
 def test_06d_section5_read_policy_sentence_is_plain_and_true_of_the_reader():
-    s5 = _flat(_cells(NB06D)["c009"])
+    s5 = _flat(_cells(NB06D)["c06dref"])  # the read policy moved to §10, the reference section (walkthrough Y)
     assert ("`nvcourse ncclog` flags such sends as a problem: on Ampere or newer GPUs they mean "
             "`NCCL_NET_GDR_READ=0` is set.") in s5
     assert "lists the sends under what looks wrong" not in s5
@@ -65,13 +65,15 @@ def test_06d_section5_read_policy_sentence_is_plain_and_true_of_the_reader():
 
 
 def test_06d_section5_keeps_the_worked_fault_folded():
-    s5 = _cells(NB06D)["c009"]
-    assert "### A worked fault" not in s5
-    folded = s5.split("<details><summary>A worked fault</summary>", 1)[1]
-    body, after = folded.split("</details>", 1)
-    for said in ("(distance 7 > 4)", "**The order of the fixes matters.**", "raise the level last"):
-        assert said in body, said
-    assert "**Reference:** section 10" in after
+    # walkthrough Y: the worked fault moved, folded, to §10; the order of the fixes (an objective) stays in §5
+    s5, ref = _cells(NB06D)["c009"], _cells(NB06D)["c06dref"]
+    assert "### A worked fault" not in s5 + ref and "<details><summary>A worked fault</summary>" not in s5
+    folded = ref.split("<details><summary>A worked fault</summary>", 1)[1]
+    body, _after = folded.split("</details>", 1)
+    assert "(distance 7 > 4)" in body
+    for said in ("**The order of the fixes matters.**", "raise the level last"):
+        assert said in s5 and said not in ref, said
+    assert s5.index("**The order of the fixes matters.**") < s5.index("**Reference:** section 10")
 
 
 def test_06d_grace_c2c_version_story_agrees_in_text_card_and_sources():
@@ -151,7 +153,7 @@ def test_08_steps_done_count_since_the_group_started():
 def test_06d_send_lines_without_gdrdma_are_read_the_same_in_the_prose_and_the_readout():
     # walkthrough X: §5 said the reader flags such sends (on Ampere or newer: NCCL_NET_GDR_READ=0 is set) while the
     # table's readout called them "not a fault"; both now say it is the read policy, off by default before Ampere
-    prose = _flat(_cells(NB06D)["c009"])
+    prose = _flat(_cells(NB06D)["c06dref"])  # the sentence moved to §10 (walkthrough Y)
     readout = _flat(re.sub(r"<[^>]+>", "", ch06d.LOOK_AT["gpu_nic"]))
     assert "on Ampere or newer GPUs they mean `NCCL_NET_GDR_READ=0` is set" in prose
     assert "not a fault" not in readout
