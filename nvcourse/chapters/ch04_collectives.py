@@ -20,11 +20,11 @@ from ..collectives.draw_ring import RingReplay, RingView
 from ..collectives.group import LinkEmulation
 from ..collectives.plan import SUPPORTED
 from ..collectives.results import format_table
-from ..i18n import glossary_href, localize_numbers, number
+from ..i18n import glossary_href, language, localize_numbers, number
 from ..i18n import translate as _
 from ..plots import ALGO_COLOURS
 from ..tables import table_html
-from ..widgets import Dashboard
+from ..widgets import Dashboard, log_slider, size_slider
 from .ch04_lines import (
     algorithms_for,
     busbw_lines,
@@ -44,6 +44,7 @@ __all__ = [
     "ASSUMES",
     "ordering_note",
     "tradeoff_note",
+    "tradeoff_lines",
     "algorithms_for",
     "measure",
     "workers_started",
@@ -57,6 +58,8 @@ __all__ = [
     "plot_link_tradeoff",
     "render_formulas",
     "FormulasView",
+    "formulas_dashboard",
+    "formula_settings",
     "RingReplay",
     "ring_dashboard",
     "exchange_lines",
@@ -230,6 +233,17 @@ def tradeoff_note(tradeoff: dict[str, list[dict]]) -> str:
         lines.append(_("{link}: {fast} measured {ratio}× faster than {slow}").format(
             link=label, fast=fast["algo"], ratio=number(slow["time_s"] / fast["time_s"], ".2f"), slow=slow["algo"]))
     return _("; ").join(lines) + "."
+
+
+def tradeoff_lines(tradeoff: dict[str, list[dict]]) -> str:
+    """One line per emulated link: its label, then each algorithm's measured time (``time_s``, seconds) in the
+    current language. The labels are padded to the longest one plus a space, so a long (translated) label never
+    touches the first algorithm's name."""
+    from ..units import format_time
+
+    width = max((len(label) for label in tradeoff), default=0) + 1
+    return "\n".join(f"{label:<{width}}" + "   ".join(
+        f"{r['algo']} {localize_numbers(format_time(r['time_s']))}" for r in rows) for label, rows in tradeoff.items())
 
 
 def emulated_link(link_id: str, *, links: int = 1, slowdown: float = 1000.0) -> tuple[LinkEmulation, object]:
@@ -421,6 +435,49 @@ class FormulasView:
         title, text = _formula_text(self.op, procs, size, rows)
         self.ax.title.set_text(title)
         return self.live, text
+
+
+#: The formulas dashboard's controls: α and β ranges (µs, GB/s), the rank counts, the size exponents (2**6 ..
+#: 2**30 bytes) and each one's starting value.
+FORMULA_ALPHA_US, FORMULA_BETA_GBPS = (0.1, 1000.0, 3.4), (0.1, 1000.0, 370.8)
+FORMULA_PROCS, FORMULA_PROCS_VALUE = (2, 4, 8, 16, 32, 64), 4
+FORMULA_SIZE_EXP = (6, 30, 18)
+
+
+def formulas_dashboard(op: str = "allreduce") -> Dashboard:
+    """§3's dashboard: :class:`FormulasView` driven by α (µs), β (GB/s), the rank count and the size, its
+    controls labelled in the reader's language (sizes too: ``256 KiB`` with a no-break space in French)."""
+    (a_min, a_max, a_val), (b_min, b_max, b_val) = FORMULA_ALPHA_US, FORMULA_BETA_GBPS
+    min_exp, max_exp, value_exp = FORMULA_SIZE_EXP
+    alpha = log_slider(_("α (µs)"), minimum=a_min, maximum=a_max, value=a_val)
+    beta = log_slider(_("β (GB/s)"), minimum=b_min, maximum=b_max, value=b_val)
+    size = size_slider(_("size"), min_exp=min_exp, max_exp=max_exp, value_exp=value_exp)
+    view = FormulasView(op)
+    render = view
+    if language() != "en":
+        # a log slider's readout writes its value the English way (3.4): hidden, the readout prints α and β instead
+        alpha.readout = beta.readout = False
+        size.options = [(localize_numbers(label), value) for label, value in size.options]  # 256 KiB, no-break space
+        size.value = 2**value_exp  # relabelling resets the value; English keeps the slider exactly as built
+
+        def render(procs: int, alpha_us: float, beta_GBps: float, size: int):
+            live, text = view(procs, alpha_us, beta_GBps, size)
+            return live, formula_settings(alpha_us, beta_GBps) + text
+
+    return Dashboard({"alpha_us": alpha, "beta_GBps": beta,
+                      "procs": widgets.Dropdown(options=list(FORMULA_PROCS), value=FORMULA_PROCS_VALUE,
+                                                description=_("p ranks")),
+                      "size": size}, render)
+
+
+def formula_settings(alpha_us: float, beta_GBps: float) -> str:
+    """α (µs) and β (GB/s) as the formulas dashboard's readout prints them where its sliders hide their own
+    readouts (any language but English): three significant digits, the language's decimal mark; an HTML line."""
+    def digits3(value: float) -> str:  # 1000 as 1,000 (French 1 000), never 1e+03
+        return f"{value:.3g}" if value < 999.5 else f"{value:,.0f}"
+
+    line = _("α = {alpha} µs, β = {beta} GB/s").format(alpha=digits3(alpha_us), beta=digits3(beta_GBps))
+    return f"<div>{html.escape(localize_numbers(line))}</div>"
 
 
 def ring_dashboard(replay: RingReplay, *, value: int = 0):

@@ -347,6 +347,18 @@ def latency_half_bytes(nodes: int, ranks: int, alpha_s: float, beta_Bps: float) 
     return latency / per_byte
 
 
+#: The lab dashboard's NIC rates (Gb/s).
+LAB_NIC_GBPS = (0.25, 1.0, 10.0, 100.0, 400.0)
+
+
+def _nic_options() -> list:
+    """The NIC slider's options: in English the rates themselves (the slider prints ``1.0``, ``0.25``), in French
+    ``(label, rate)`` pairs written the French way (``1``, ``0,25``), which the slider's own readout would not do."""
+    if language() != "fr":
+        return list(LAB_NIC_GBPS)
+    return [(number(gbps, "g"), gbps) for gbps in LAB_NIC_GBPS]
+
+
 def lab_dashboard(rec: dict | None = None) -> Dashboard:
     """Nodes, ranks per node, NIC rate and α → the model's flat and hierarchical network time over sizes,
     with the recorded 2 × 2 run at 1 Gb/s as points for reference."""
@@ -384,7 +396,6 @@ def lab_dashboard(rec: dict | None = None) -> Dashboard:
     return Dashboard({
         "nodes": w.SelectionSlider(options=[2, 4, 8, 16], value=2, description=_("nodes")),
         "ranks": w.SelectionSlider(options=[1, 2, 4, 8], value=2, description=_("ranks/node")),
-        "nic_Gbps": w.SelectionSlider(options=[0.25, 1.0, 10.0, 100.0, 400.0], value=1.0,
-                                      description=_("NIC Gb/s")),
-        "alpha_us": w.SelectionSlider(options=[5, 50, 250, 1000], value=250, description="α (µs)"),
+        "nic_Gbps": w.SelectionSlider(options=_nic_options(), value=1.0, description=_("NIC Gb/s")),
+        "alpha_us": w.SelectionSlider(options=[5, 50, 250, 1000], value=250, description=_("α (µs)")),
     }, render)
