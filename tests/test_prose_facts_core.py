@@ -335,7 +335,7 @@ def test_04_and_04b_say_nccls_direct_all_reduce_needs_registered_buffers():
     assert all(predict("allreduce", "dgx-h100", 8, s).algo != "direct" for s in (8, 2**16, 2**26))
     text = prose("04b_predicting_collectives.ipynb")
     assert ("NCCL, on ordinary buffers, keeps direct sends for all-to-all and point-to-point only. On *registered* "
-            "buffers (set up in advance so every GPU can reach them, section 7) its one-shot kernel (each GPU reads "
+            "buffers (set up in advance so every GPU can reach them, section 12) its one-shot kernel (each GPU reads "
             "all the others' buffers and adds) and two-shot kernel (a direct reduce-scatter, then a direct all-gather) "
             "are a direct all-reduce over NVLink.") in text
     assert "and so is `direct` on ordinary buffers: NCCL's default path does not have them, so `auto` never" in text
@@ -1202,8 +1202,11 @@ def test_04b_reference_sections_say_so_and_keep_their_constants_behind_details()
           for c in _cells(ROOT / "notebooks" / "04b_predicting_collectives.ipynb")}
     assert "*Reference: read this section when you need one of these formulas" in md["c008"]
     assert "*Reference: read this section before you rely on a prediction" in md["800dda6a"]
-    sec8 = md["c008"]
+    # section 8's constants sit behind details in reference section 12, which section 8 points to
+    assert "Their constants, NCCL's corrections and NVLS on 72 GPUs: section 12." in md["c008"]
+    sec8 = md["b4c06a12"]
     for constant in ("network steps of 20.9 µs", "per-channel NVLSTree cap", "2.8 µs per rank"):
+        assert constant not in md["c008"], constant
         assert sec8.index("<details>") < sec8.index(constant), constant
     sec2b = md["e2115298"]
     assert "NCCL's LL bandwidth cap" not in sec2b and "NCCL's LL bandwidth cap" in md["b4c06a12"]

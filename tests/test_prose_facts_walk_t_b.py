@@ -60,8 +60,9 @@ def test_04b_section_11_band_labels_are_the_codes_and_say_06b_has_its_own():
     assert band_of(64 * 2**10) == "<= 64 KiB" and band_of(64 * 2**10 + 1) == "64 KiB-16 MiB"
     assert band_of(16 * MiB) == ">= 16 MiB"
     # "chapter 06b's nccl-tests reader sorts sizes into its own bands, with the bandwidth band from 32 MiB"
+    # the note on the bands moved to reference §12 ("The size bands of section 11")
     assert ("These are the model's size bands (64 KiB counts as small); chapter 06b's nccl-tests reader sorts sizes "
-            "into its own bands, with the bandwidth band from 32 MiB.") in text
+            "into its own bands, with the bandwidth band from 32 MiB.") in cell(NB04B, "b4c06a12")
     reader = {name: (lo, hi) for name, lo, hi in READER_BANDS}
     assert reader["bandwidth"][0] == 32 * MiB != BANDS[-1][1]
     nb06b = (ROOT / "notebooks" / "06b_nccl_in_practice.ipynb").read_text(encoding="utf-8")
@@ -109,7 +110,7 @@ def test_05_ring_and_nvls_level_within_the_stated_bound_up_to_64_mib(system):
 
 
 def test_04b_tree_base_latency_is_named_where_the_formula_uses_it():
-    text = cell(NB04B, "c013")
+    text = cell(NB04B, "b4c06a12")  # the published picks, moved from §10 to reference §12
     base = tuning.base_latency_us("tree", "LL")
     step = 2 * (7 * tuning.hw_latency_us("nvlink", "tree", "LL") + tuning.hw_latency_us("net", "tree", "LL"))
     assert f"with {base:g} µs the tree's LL base latency (section 4's printout): ${base:g} + 2" in text

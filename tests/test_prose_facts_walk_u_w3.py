@@ -139,7 +139,7 @@ def test_04b_nvlstree_cap_names_its_sizes_and_the_published_run():
     run = [p for p in sweeps.points("all") if p.sweep == "nccl-tests-309-h100-2node-ib-allreduce"]
     top = max(run, key=lambda p: p.bytes)
     assert top.bytes == 16 * GiB
-    text = _flat(_cells(NB04B)["c008"])
+    text = _flat(_cells(NB04B)["b4c06a12"])  # §8's constants, in reference §12
     assert (f"sets the model's algbw: {small:.0f} GB/s at 1 GiB, {big:.0f} GB/s at 16 GiB, where the published "
             f"InfiniBand run reaches {top.bytes / top.time_s / 1e9:.0f}.") in text
     assert "algbw: 246 GB/s, and" not in text

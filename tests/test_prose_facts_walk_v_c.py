@@ -125,7 +125,7 @@ def test_04b_tree_base_latency_is_printed_in_section_4_and_is_the_one_section_10
     assert f"base latency per call, tree: {tree} µs" in out and f"base latency per call, ring: {ring} µs" in out
     assert ch04b.hw_latency_lines() in out
     ll = tuning.base_latency_us("tree", "LL")
-    assert f"with {ll:g} µs the tree's LL base latency (section 4's printout)" in _cells(NB04B)["c013"]
+    assert f"with {ll:g} µs the tree's LL base latency (section 4's printout)" in _cells(NB04B)["b4c06a12"]
     assert ll != tuning.base_latency_us("ring", "LL")  # why section 10 needs the tree's, not §2b's ring figure
     assert "and each algorithm's base latency per call" in _cells(NB04B)["b4c06a02"]
 
