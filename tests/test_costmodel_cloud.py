@@ -87,8 +87,8 @@ def test_predict_takes_a_cloud_fabric(capsys):
     assert main([*argv, "--fabric", "roce-400g"]) == 0
     roce = json.loads(capsys.readouterr().out)
     assert efa["fabric"] == "efa-p5" and roce["fabric"] == "roce-400g"
-    # the same node rate; at 8 B the plugin's 75 us per network step is the difference
-    assert efa["time_s"] > roce["time_s"] + 100e-6
+    # the same node rate; at 8 B an LL network step over EFA is timed at AWS's tuner's 20 us (RoCE's is NCCL's few us)
+    assert roce["time_s"] + 20e-6 < efa["time_s"] < roce["time_s"] + 100e-6
     with pytest.raises(SystemExit) as exc:
         main([*argv, "--fabric", "efa-p9"])
     err = capsys.readouterr().err
@@ -96,16 +96,18 @@ def test_predict_takes_a_cloud_fabric(capsys):
 
 
 def test_the_efa_note_says_how_far_the_small_sizes_are():
-    # the appendix's EFA note and the held-out p5 notes: below 64 KiB the plugin's figure fits the p4de run, and on
-    # every p5 run that publishes small sizes the model's time is 1.7-2.8 times the measured one
+    # the appendix's EFA note: with NCCL's figure (the plugin's 75 us) the p5 model was 1.7-2.8 times too slow below
+    # 64 KiB; with AWS's tuner's 20 us per LL network step the p5 calibration run is 15-41 % too fast there
     from nvcourse.costmodel import appendix
 
-    assert "the model's time is 1.7-2.8 times the measured one" in " ".join(appendix.SCOPE_NOTES)
+    notes = " ".join(appendix.SCOPE_NOTES)
+    assert "on p5 it made the model's time 1.7-2.8 times the measured one" in notes
     small = [p for p in sweeps.points("all") if p.fabric in ("efa-p4de", "efa-p5") and p.bytes <= 64 * 1024]
     rows = sweeps.compare(small)
     p5_runs = {r.point.sweep for r in rows if r.point.fabric == "efa-p5"}
     assert len(p5_runs) == 3  # one calibration run, two held out
-    ratios = [r.predicted_s / r.point.time_s for r in rows if r.point.fabric == "efa-p5"]
-    assert 1.7 <= min(ratios) and max(ratios) <= 2.8
+    calib = [r.predicted_s / r.point.time_s for r in rows
+             if r.point.fabric == "efa-p5" and r.point.role == "calibration"]
+    assert f"(the model now {100 * (1 - max(calib)):.0f}-{100 * (1 - min(calib)):.0f} % fast there)" in notes
     p4de = [abs(r.error) for r in rows if r.point.fabric == "efa-p4de"]
     assert p4de and sorted(p4de)[len(p4de) // 2] < 0.15

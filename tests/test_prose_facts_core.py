@@ -1184,15 +1184,17 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
                                                   ("64 KiB – 16 MiB", "64 KiB-16 MiB", _band("64 KiB-16 MiB")),
                                                   ("≤ 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
     assert table in text and text.index(table) < text.index("The model has no parameter fitted"), table
-    # "too fast on one cloud's runs and too slow on another's": the small-message signs differ between groups
+    # "too fast on every group of runs" for small messages; between 64 KiB and 16 MiB too slow on AWS's network only
     small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]
-    assert small[0].startswith("−") and small[1].startswith("+")
-    assert "for small messages the same model is too fast on one cloud's runs and too slow on another's" in text
-    # the key point: "for small ones its median miss is about half, too fast on Google Cloud all-gathers and too
-    # slow on AWS EFA all-reduces"
-    assert 0.45 <= band["<= 64 KiB"][0] <= 0.55 and small[0].startswith("−") and small[1].startswith("+")
-    assert ("for small ones its median miss is about half, too fast on Google Cloud all-gathers and too slow on "
-            "all-reduces over AWS's own network (EFA).") in text
+    mid = [signed(g, *_band("64 KiB-16 MiB")) for g in groups.values()]
+    assert all(s.startswith("−") for s in small), small
+    assert mid[1].startswith("+") and all(m.startswith("−") for i, m in enumerate(mid) if i != 1), mid
+    assert "for small messages the model is too fast on every group of runs" in text
+    assert "between 64 KiB and 16 MiB it is too slow on AWS's network and too fast on the others" in text
+    # the key point: "for small ones its median miss is about a quarter, and it is too fast"
+    assert 0.2 <= band["<= 64 KiB"][0] < 0.3
+    assert ("for small ones its median miss is about a quarter, and it is too fast: real calls pay costs NCCL's "
+            "formulas leave out.") in text
     assert "(the model too fast)" not in text
     assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
 

@@ -21,7 +21,7 @@ from . import tuning
 __all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown", "readme_bullet"]
 
 #: The date the page's figures were last regenerated (the report is deterministic; the date says when it was read).
-REPORT_DATE: Final[str] = "2026-12-05"
+REPORT_DATE: Final[str] = "2026-12-06"
 
 #: What the in-sample (calibration) residuals say, with NCCL's source (moved here from chapter 04b).
 IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
@@ -77,14 +77,16 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "tuner adds to every network step from 2.12 on (twice for Simple from 2.18). That figure is AWS's setting for "
     "NCCL's choices, not a measured latency, and NCCL before 2.12 does not read it, so runs on those releases have "
     "no EFA per-step cost in the model and are not counted as described. The achievable rate per EFA is assumed "
-    "equal to RoCE's (0.94). Below 64 KiB the plugin's figure fits the p4de run, and on every p5 run that "
-    "publishes small sizes (the p5 calibration run of the same page as the p4de one, and both held-out EKS p5 runs) "
-    "the model's time is 1.7-2.8 times the measured one. AWS's own tuner charges a p5 network step 20 us, 3 us "
-    "more for Simple (`src/tuner/nccl_ofi_model.cpp`, `include/nccl_ofi_param.h`: a latency 'different from the "
-    "network plugin's param for net latency by design'). Tried on 2026-12-05 on the calibration runs as the time of a "
-    "network step (NCCL still choosing with the plugin's 75 us), it fits the p5 calibration run's small sizes "
-    "(139.5 % -> 23.7 % at <= 64 KiB) but makes the model 20-40 % too fast from 64 KiB to 256 MiB, and the in-sample "
-    ">= 16 MiB median rises from 4.5 % to 6.5 %, so it was not kept: what EFA costs at mid sizes is not explained. "
+    "equal to RoCE's (0.94). Below 64 KiB the plugin's figure fits the p4de run, but on p5 it made the model's time "
+    "1.7-2.8 times the measured one. AWS's own tuner (aws-ofi-nccl v1.8.1, `include/nccl_ofi_tuner.h`, "
+    "`src/tuner/nccl_ofi_model.c`) charges a p5 network step 20 us, a latency 'different from the network plugin's "
+    "param for net latency by design'; the model times an LL network step on p5 at that, NCCL still choosing with the "
+    "plugin's 75 us: LL carries the latency-bound sizes, whose per-step messages are small enough for the plugin's "
+    "eager path (<= 8 KiB). Taken for every protocol (tried on 2026-12-05) it made the model up to 59 % too fast with "
+    "LL128 and Simple from 256 KiB to 2 GiB and raised the in-sample >= 16 MiB median from 4.5 % to 6.5 %, so LL128 "
+    "and Simple steps keep NCCL's figure. The p5 calibration run's <= 64 KiB error goes from 139.5 % to 23.7 % (the "
+    "model now 15-41 % fast there); its LL128 sizes (256 KiB-16 MiB) stay 36-92 % slow: what EFA costs at mid sizes "
+    "is not explained. p4d and p4de keep NCCL's figure (AWS's tuner of that release models P5 only). "
     "Other instance types (p5en, p6) are not in the data.",
     "**Google Cloud GPUDirect-TCPX/TCPXO**: out of scope for the same reason (TCP through Google's own NCCL net "
     "plugin). The A3 Mega run is kept in the report, marked not covered. **Google's gIB** (RDMA over RoCE through "

@@ -20,7 +20,7 @@ from typing import Any
 from .. import _validate, catalog
 from .._data import load
 
-__all__ = ["CloudFabric", "fabrics", "fabric", "inter_latency_us"]
+__all__ = ["CloudFabric", "fabrics", "fabric", "inter_latency_us", "step_time_us"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class CloudFabric:
     nics_per_host: int
     plugin_latency_us: float
     link: catalog.Link
+    #: time of one LL network step, µs, as the plugin vendor's own tuner charges it (None: none published)
+    ll_step_us: float | None = None
 
 
 def _raw() -> dict[str, Any]:
@@ -45,7 +47,9 @@ def _build(key: str, rec: dict[str, Any]) -> CloudFabric:
         alpha_us=rec["alpha_us"], efficiency=rec["efficiency"], notes=rec.get("notes", ""),
         line_Gbps_dir=rec["line_Gbps_dir"], src=dict(rec.get("src", {})),
     )  # fmt: skip
-    return CloudFabric(key, rec["instance"], int(rec["nics_per_host"]), float(rec["plugin_latency_us"]), link)
+    step = rec.get("ll_step_us")
+    return CloudFabric(key, rec["instance"], int(rec["nics_per_host"]), float(rec["plugin_latency_us"]), link,
+                       None if step is None else float(step))
 
 
 @cache
@@ -77,3 +81,12 @@ def inter_latency_us(hw_net_us: float, plugin_us: float, proto: str, nccl_versio
     if v < _version(rule["added_from"]):
         return plugin_us
     return hw_net_us + plugin_us * (2 if proto == "Simple" else 1)
+
+
+def step_time_us(ll_step_us: float | None, proto: str) -> float | None:
+    """The time of one network step, µs, that the model charges instead of NCCL's figure: the vendor's ``ll_step_us``
+    for LL (data ``[fabrics.*] ll_step_us``), None otherwise (NCCL's figure stays: the vendor's tuner gives LL128 and
+    Simple steps the same few µs, which leaves the calibration runs' LL128 and Simple sizes up to 59 % too fast)."""
+    if ll_step_us is None or proto != "LL":
+        return None
+    return ll_step_us

@@ -38,6 +38,8 @@ class Config:
     nics_per_host: int | None = None
     #: latency the NIC's net plugin reports to NCCL, µs (0 for NCCL's own IB/RoCE transport; :mod:`.cloud`)
     plugin_latency_us: float = 0.0
+    #: time of one LL network step, µs, where the fabric's plugin vendor gives one (:mod:`.cloud`); None = NCCL's
+    net_ll_step_us: float | None = None
 
     @property
     def ranks(self) -> int:
@@ -107,6 +109,7 @@ def configure(
         raise ValueError(_("a collective needs at least 2 ranks: gpus x nodes = {gpus} x {nodes}; raise gpus or "
                            "nodes").format(gpus=gpus, nodes=nodes))
     nic, nics_per_host, plugin_us = _nic(fabric, sysobj)
+    ll_step = cloud.fabric(fabric).ll_step_us if isinstance(fabric, str) and fabric in cloud.fabrics() else None
     if net_Bps_per_gpu is not None and (
         isinstance(net_Bps_per_gpu, bool) or not isinstance(net_Bps_per_gpu, (int, float, np.integer, np.floating))
         or not (math.isfinite(net_Bps_per_gpu) and net_Bps_per_gpu > 0)
@@ -117,7 +120,7 @@ def configure(
     net = None if net_Bps_per_gpu is None else float(net_Bps_per_gpu)
     return Config(
         sysobj, gpus, nodes, nic, domain(system, gpus), net, tuning.resolve_version(nccl_version), nics_per_host,
-        plugin_us,
+        plugin_us, ll_step,
     )
 
 

@@ -35,6 +35,9 @@ class Cost:
     correction: SizeCorrection | None = None
     #: the channels NCCL gives a call of this size (fewer for small calls, each with its share of the bandwidth)
     ramp: ChannelRamp | None = None
+    #: the latency NCCL's tuner charges the pair, where it differs from the time's ``latency_s`` (None: the same):
+    #: a net plugin may report NCCL a latency that steers its choice rather than measures the time (AWS EFA, .cloud)
+    choice_latency_s: float | None = None
 
     def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """The latency term at ``nbytes`` bytes, seconds."""
@@ -61,16 +64,19 @@ class Cost:
     def choice_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """The time the pair is chosen by: :meth:`time` without the channel ramp, since NCCL picks the (algorithm,
         protocol) pair before it picks the channels the call runs on (src/enqueue.cc: topoGetAlgoInfo)."""
-        if self.ramp is None:
+        lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
+        if self.ramp is None and self.choice_latency_s is None:
             return self.time(nbytes)
-        return Cost(self.latency_s, self.s_per_byte, self.steps, self.pipeline, self.correction).time(nbytes)
+        return Cost(lat, self.s_per_byte, self.steps, self.pipeline, self.correction).time(nbytes)
 
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
-        pipeline's fill and extra loops and without the channel ramp, which those formulas leave out."""
-        if self.pipeline is None and self.ramp is None:
+        pipeline's fill and extra loops and without the channel ramp, which those formulas leave out, and with NCCL's
+        latency (``choice_latency_s``) where the model times the pair otherwise."""
+        lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
+        if self.pipeline is None and self.ramp is None and self.choice_latency_s is None:
             return self.time(nbytes)
-        return Cost(self.latency_s, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
+        return Cost(lat, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
 
     @property
     def peak_algbw_Bps(self) -> float:

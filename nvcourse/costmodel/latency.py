@@ -50,8 +50,22 @@ def _log2i(x: int) -> int:
     return int(math.floor(math.log2(x))) if x >= 1 else 0
 
 
-def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
-    """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435)."""
+def _inter_us(hw_net_us: float, proto: str, c: Config, time: bool) -> float:
+    """One network step, µs: NCCL's (its ``hwLatencies[NET]`` figure with the plugin's reported latency, as the release
+    reads it), or with ``time`` the time a cloud fabric's own plugin vendor charges such a step where it gives one
+    (AWS EFA p5 with LL: :func:`.cloud.step_time_us`)."""
+    step = cloud.step_time_us(c.net_ll_step_us, proto) if time else None
+    if step is None:
+        return cloud.inter_latency_us(hw_net_us, c.plugin_latency_us, proto, c.nccl_version)
+    return step
+
+
+def latency_s(op: str, algo: str, proto: str, c: Config, *, time: bool = False) -> float:
+    """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435).
+
+    ``time=True``: the model's time for it, which differs only where a net plugin reports NCCL a latency chosen to
+    steer NCCL's pick and its vendor charges a network step otherwise (:func:`_inter_us`); NCCL picks by the
+    default."""
     key, _ = NCCL_NAMES[algo]
     g, k, n = c.gpus, c.nodes, c.ranks
     intra_cls = intra_class(c)
@@ -60,8 +74,7 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
     intra = tuning.hw_latency_us(intra_cls, key, proto, v)
     # ppn == 1: "latencies are fully exposed, use the Tree network latency" (line 387); plus what the net plugin
     # reports (graph->latencyInter: 0 for NCCL's IB transport, EFA's from its plugin, by release: cloud.py)
-    inter = tuning.hw_latency_us("net", "tree" if g == 1 else key, proto, v)
-    inter = cloud.inter_latency_us(inter, c.plugin_latency_us, proto, v)
+    inter = _inter_us(tuning.hw_latency_us("net", "tree" if g == 1 else key, proto, v), proto, c, time)
     steps = nsteps(op, n)
     if algo == "ring":
         hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto, v)
@@ -87,12 +100,12 @@ def latency_s(op: str, algo: str, proto: str, c: Config) -> float:
 
 
 def ring_network_latency_s(op: str, proto: str, c: Config) -> float:
-    """The part of the ring's :func:`latency_s` that its network steps pay (2(k-1) of them for all-reduce on k
-    nodes, each at the network's per-step latency), seconds; 0 on one node."""
+    """The part of the ring's :func:`latency_s` (``time=True``) that its network steps pay (2(k-1) of them for
+    all-reduce on k nodes, each at the network's per-step latency), seconds; 0 on one node."""
     if c.nodes == 1 or op in ("broadcast", "reduce"):
         return 0.0
     key, _ = NCCL_NAMES["ring"]
-    inter = tuning.hw_latency_us("net", "tree" if c.gpus == 1 else key, proto, c.nccl_version)
-    inter = cloud.inter_latency_us(inter, c.plugin_latency_us, proto, c.nccl_version)
+    inter = _inter_us(tuning.hw_latency_us("net", "tree" if c.gpus == 1 else key, proto, c.nccl_version), proto, c,
+                      True)
     n_inter = 2 * (c.nodes - 1) if op == "allreduce" else c.nodes - 1
     return n_inter * inter * 1e-6

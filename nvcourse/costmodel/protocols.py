@@ -116,4 +116,7 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     # the course's textbook α-β cost (model.cost) stays without it
     fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None
     ramp = corrections.channel_ramp(algo, proto, c)
-    return Cost(latency_s(op, algo, proto, c), spb, steps, fill, corrections.for_pair(op, algo, proto, c), ramp)
+    # timed with the model's latency, chosen with NCCL's (they differ on AWS EFA p5 with LL: latency.py, cloud.py)
+    lat, nccl_lat = latency_s(op, algo, proto, c, time=True), latency_s(op, algo, proto, c)
+    return Cost(lat, spb, steps, fill, corrections.for_pair(op, algo, proto, c), ramp,
+                None if nccl_lat == lat else nccl_lat)
