@@ -26,6 +26,13 @@ def test_words_leave_out_link_targets_tags_and_urls():
     assert rt.count_words("A [link](https://x.org/a b) and <b>bold</b> — see https://y.org/z $t = α$") == 7
 
 
+def test_an_import_that_names_dashboard_is_not_a_dashboard():
+    # 03's and 04's import cells once counted as dashboards (+3 min each) because they import the Dashboard class.
+    assert not rt._is_dashboard(_code("%matplotlib inline\nfrom nvcourse.widgets import Dashboard, log_slider"))
+    assert rt._is_dashboard(_code("from nvcourse.widgets import Dashboard\nDashboard({}, view)"))
+    assert rt._is_dashboard(_code("ch.sweep_dashboard()"))
+
+
 def test_a_chapter_is_words_at_the_rate_plus_the_cell_allowances(tmp_path, monkeypatch):
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "exercises").mkdir()

@@ -105,7 +105,9 @@ def _is_dashboard(cell: dict) -> bool:
     src = "".join(cell["source"])
     if any(_WIDGET_MIME in o.get("data", {}) for o in cell.get("outputs", [])):
         return True
-    return bool(_DASHBOARD.search(src)) and not src.lstrip().startswith(("def ", "class "))
+    # An import line names Dashboard without showing one: only the cell's other lines count.
+    body = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("import ", "from ")))
+    return bool(_DASHBOARD.search(body)) and not src.lstrip().startswith(("def ", "class "))
 
 
 def _blocks(cells: list[dict]) -> list[tuple[str, str, dict]]:
