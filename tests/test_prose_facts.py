@@ -234,7 +234,7 @@ FACTS = {
     ),
     "04b: LL cap on one Hopper node": (
         "04b_predicting_collectives.ipynb",
-        lambda: "algbw is at most {} × 8/14 = {:.1f} GB/s".format(
+        lambda: "LL's cap of {0} GB/s of busbw, section 2b, is {0} × 8/14 = {1:.1f} GB/s of algbw".format(
             g(tuning.ll_max_bw_GBps("hopper", 1)), tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14
         ),
     ),

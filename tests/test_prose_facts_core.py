@@ -108,14 +108,15 @@ def test_04b_nvls_offer_and_pick_follow_the_model():
     # section 7's table: one row per GPU count
     assert f"| {picked - 2} or {picked - 1} | at no size: the ring wins |" in text
     assert f"| {picked} | from {format_size(first)} | only the largest messages |" in text
-    assert (f"| 8 | at {at}, then from {again} on (the ring with LL128 at {ring_at}) | the two estimates stay within "
-            "7 % of each other there and cross twice |") in text
+    assert at.endswith(" MiB") and again.endswith(" MiB")
+    assert (f"| 8 | at {at}, then from {again} on (the ring with LL128 at {ring_at}) | the two estimates differ by "
+            f"under 7 % from {at.removesuffix(' MiB')} to {again} and cross twice |") in text
     for s in sizes[i:i + 3]:
         t = [predict("allreduce", "dgx-h100", 8, s, algo=a).time_s for a in ("nvls", "ring")]
         assert max(t) / min(t) < 1.07
     assert (f"`dgx-h100` with {picked - 1} GPUs (no NVLS), then {picked} (NVLS from {format_size(first)}), "
-            "then 8 (the \"picked\" legend flips from NVLS to the ring and back in the megabytes, as section 7's "
-            "table says: the tuner takes the smaller of two estimates that cross twice)") in text
+            "then 8 (the dots on the right go NVLS, ring, NVLS in the megabytes: section 7's estimates cross "
+            "twice)") in text
     assert "few MiB" not in text
 
 
@@ -435,10 +436,10 @@ def test_04b_things_to_try_hold_on_the_dashboard():
     text = prose("04b_predicting_collectives.ipynb")
     p = predict("allreduce", "dgx-a100", 8, 2**30, nodes=2)
     nics = configure("dgx-a100", 8, nodes=2).nic_Bps_per_gpu * 8 / 1e9
-    assert f"2 nodes (the tree at every size; at 1 GiB busbw above the {nics:.0f} GB/s of the NICs)" in text
+    assert f"- 2 nodes: the tree at every size; at 1 GiB busbw above the {nics:.0f} GB/s of the NICs;" in text
     assert p.algo == "tree" and p.busbw_GBps > nics
     assert set(predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=2).algo) == {"tree"}
-    assert "256 nodes (the tree wins at every size" in text
+    assert "- 256 nodes: the tree wins at every size" in text
     assert set(predict_sweep("allreduce", "dgx-a100", 8, SIZES, nodes=256).algo) == {"tree"}
     assert "`gb200-nvl72` with 72 GPUs (NVLS everywhere" in text
     assert set(predict_sweep("allreduce", "gb200-nvl72", 72, SIZES).algo) == {"nvls"}
@@ -656,7 +657,8 @@ def test_04b_ll_against_simple_at_4_gib_is_the_models_ratio():
     simple = predict("allreduce", "dgx-h100", 8, gib4, algo="ring", proto="Simple").time_s * 1e3
     assert ll > simple
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"| 4 GiB | {ll:.0f} ms | {simple:.0f} ms |") in text
+    cap = tuning.ll_max_bw_GBps("hopper", 1)
+    assert (f"| 4 GiB | {ll:.0f} ms (NCCL also caps LL at {cap:.0f} GB/s of busbw here) | {simple:.0f} ms |") in text
     assert f"at 4 GiB the ring is {ll / simple:.1f}× faster with Simple than with LL" in text
     assert "twice as fast with Simple" not in text
 
@@ -665,8 +667,8 @@ def test_04b_ll_cap_is_named_with_its_value_where_check_yourself_uses_it():
     cap = tuning.ll_max_bw_GBps("hopper", 1)
     text = prose("04b_predicting_collectives.ipynb")
     assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node (NCCL's LL bandwidth cap)" in text
-    assert f"capped at {cap:.0f} GB/s of busbw on one Hopper node, section 12" in text
-    assert f"at most {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s" in text
+    assert (f"LL's cap of {cap:.0f} GB/s of busbw, section 2b, is {cap:.0f} × 8/14 = {cap * 8 / 14:.1f} GB/s "
+            "of algbw") in text
 
 
 def test_04b_nccl_estimate_and_model_time_are_named_apart():
@@ -930,10 +932,10 @@ def test_04b_symmetric_estimate_is_lower_on_hopper_and_higher_on_small_blackwell
     assert "NCCL charges each call a larger fixed cost (the table below)" in text
     assert (f"| from the cheapest kernel to the dearest | {min(hop):g} to {max(hop):g} µs | {min(bw):g} to "
             f"{max(bw):g} µs |") in text
-    assert ("so on 2 to 11 GPUs the symmetric estimate is higher than the classic one at some size up to "
-            "1 MiB.") in text
+    assert "so on 2 to 11 GPUs the symmetric estimate is higher at some size up to 1 MiB." in text
     assert ("| 2 | higher at every size (and above 1 MiB too) | | 3 or 4 | higher at every size | | 5 to 11 | higher "
-            "at some size | | 12 or more, in an NVL72 | lower at every size |") in text
+            "at some size (reduce-scatter up to 8 GPUs: at every size) | | 12 or more, in an NVL72 | lower at every "
+            "size |") in text
     for sid in ("dgx-b200", "gb200-nvl72"):
         assert all(_registered_over_plain(op, sid, 2, s) > 1 for op in ops for s in SIZES), sid
         for g in (3, 4):  # every size up to 1 MiB, not every size
@@ -1159,13 +1161,15 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     rows = [r for r in sweeps.first_runs(sweeps.compare(sweeps.points("held_out"))) if r.point.covered]
     band = sweeps.band_medians(rows)  # median |error| per band
     groups = {  # the table's four groups of runs: signed medians, so the direction is the data's
-        "two-node all-gather, Google Cloud": [r for r in rows if r.point.op == "allgather" and r.point.nodes > 1],
+        "two-node all-gather, [RoCE](../docs/glossary.md#roce)": [r for r in rows
+                                                                  if r.point.op == "allgather" and r.point.nodes > 1],
         "two-node all-reduce, AWS EFA": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1],
         "one node": [r for r in rows if r.point.nodes == 1],
         "two- and four-node send/recv, InfiniBand": [r for r in rows if r.point.op == "sendrecv"],
     }
     assert sum(len(g) for g in groups.values()) == len(rows)
     assert {r.point.fabric for r in groups["two-node all-reduce, AWS EFA"]} == {"efa-p5"}
+    assert {r.point.fabric for r in groups["two-node all-gather, [RoCE](../docs/glossary.md#roce)"]} == {"roce-400g"}
 
     def signed(group: list, lo: float, hi: float) -> str:
         errs = sorted(r.error for r in group if lo <= r.point.bytes <= hi)
@@ -1271,7 +1275,6 @@ def test_04b_ll128_network_clause_nvlstree_depth_and_rank_count():
         expected = base + intra + 2 * math.floor(math.log2(k)) * net
         got = latency_s("allreduce", "nvlstree", "Simple", configure("dgx-h100", 8, k)) * 1e6
         assert got == pytest.approx(expected)
-    assert ("Here $n$ counts GPUs (chapter 04's $p$) and $S$ bytes, while chapters 02, 04, 05 and 06 "
-            "write bytes as $n$.") in text
+    assert "Here $n$ is chapter 04's $p$; chapters 02, 04, 05 and 06 write bytes as $n$." in text
     assert "elsewhere $n$ counts bytes" not in text  # said once, in section 1
     assert "chapters 02 and 04)" not in text

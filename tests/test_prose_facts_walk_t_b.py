@@ -36,8 +36,8 @@ def test_04b_things_to_try_a100_node_counts_match_the_picks(launch):
     # "2 nodes (the tree at every size; ...), 4 nodes (the ring wins some sizes from 64 MiB up), then 256 nodes (the
     # tree wins at every size ...)": the dashboard's auto pick over its whole size axis, in every launch mode
     text = cell(NB04B, "c011")
-    assert "`dgx-a100` (8 GPUs per node) with 2 nodes (the tree at every size; at 1 GiB busbw above" in text
-    assert "4 nodes (the ring wins some sizes from 64 MiB up), then 256 nodes (the tree wins at every size" in text
+    assert "`dgx-a100` (8 GPUs per node) with: - 2 nodes: the tree at every size; at 1 GiB busbw above" in text
+    assert "- 4 nodes: the ring wins some sizes from 64 MiB up; - 256 nodes: the tree wins at every size" in text
     assert "the tree for large messages" not in text
 
     def picks(nodes: int) -> list[tuple[float, str]]:

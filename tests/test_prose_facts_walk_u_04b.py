@@ -85,11 +85,12 @@ def test_04b_section_11_note_on_where_the_model_misses_most():
 
 
 def test_04b_section_11_still_says_the_large_message_figure_first():
-    # the question's answer, "Far enough for large messages; less for small ones", is the table's order
+    # the question's answer, "Far enough from 16 MiB up; less below": the large band has the smallest held-out error
+    # (the two smaller bands are not ordered: 25 % at <= 64 KiB, 32 % at 64 KiB-16 MiB since the EFA LL step)
     held = [r for r in sweeps.first_runs(sweeps.compare(sweeps.points("held_out"))) if r.point.covered]
     band = sweeps.band_medians(held)
-    assert band[">= 16 MiB"][0] < band["64 KiB-16 MiB"][0] < band["<= 64 KiB"][0]
-    assert "*How far can you trust a prediction?* Far enough for large messages; less for small ones." in prose(NB04B)
+    assert band[">= 16 MiB"][0] < min(band["64 KiB-16 MiB"][0], band["<= 64 KiB"][0])
+    assert "*How far can you trust a prediction?* Far enough from 16 MiB up; less below." in prose(NB04B)
 
 
 def test_04b_section_11_draws_a_few_runs_in_words_the_held_out_ones_first():
@@ -100,7 +101,7 @@ def test_04b_section_11_draws_a_few_runs_in_words_the_held_out_ones_first():
     order = list(_cells())
     assert order.index("800dda6a") < order.index("u04b-runs-fig") < order.index("b4c06a12")
     assert _cells()["u04b-runs-fig"] == "_ = ch.runs_error_figure()"
-    assert "for five runs, each named in words: the first two held out, the last three runs the" in sec11
+    assert "The same error for two of the eleven held-out runs (two-node all-gather, RoCE, Google Cloud)" in sec11
     ids = list(RUNS_IN_WORDS)
     assert len(ids) == 5 and [i.startswith("heldout-") for i in ids] == [True, True, False, False, False]
     assert all("(held out)" in RUNS_IN_WORDS[i] for i in ids[:2])

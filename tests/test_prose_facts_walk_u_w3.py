@@ -152,9 +152,9 @@ def test_04b_tree_formula_defines_g_and_k_before_it():
 
 def test_04b_section_1_says_once_what_n_and_s_count():
     text = _flat(_cells(NB04B)["c002"])
-    assert ("Here $n$ counts GPUs (chapter 04's $p$) and $S$ bytes, while chapters 02, 04, 05 and 06 "
-            "write bytes as $n$.") in text
-    assert text.index("Here $n$ counts GPUs") < text.index("$n$ chunks")  # defined before its first use
+    assert "Here $n$ is chapter 04's $p$; chapters 02, 04, 05 and 06 write bytes as $n$." in text
+    # said right after the sentence that defines n (GPUs) and S (bytes) by using them
+    assert text.index("a collective on $n$ GPUs and a buffer of **S** bytes") < text.index("Here $n$ is chapter 04's")
     assert "careful:" not in text
 
 
