@@ -55,8 +55,9 @@ BUCKET_CHOICES_MIB = [4, 8, 16, 25, 32, 64, 128, 256, 512, 1024]
 
 
 def timeline_axes(ax: Axes, tl: overlap.Timeline, *, unit: float = 1e-3, unit_label: str = "ms") -> None:
-    """Draw ``tl`` as two lanes (compute on top, communication below), exposed spans as a hatched orange band
-    across both lanes (the hatch tells them apart in greyscale too)."""
+    """Draw ``tl`` as two lanes (compute on top, communication below), the spans in which the GPU waits as a hatched
+    orange band across both lanes (the hatch tells them apart in greyscale too). The SM slowdown, the rest of the
+    exposed time, lengthens the compute bars and is not hatched."""
     for row, stream in ((1, "compute"), (0, "comm")):
         spans = [((i.start) / unit, i.duration / unit) for i in tl.intervals if i.stream == stream]
         ax.broken_barh(spans, (row - 0.35, 0.7), facecolors=STREAM_COLOURS[stream], edgecolors="white",
@@ -76,7 +77,7 @@ def _legend(ax: Axes) -> None:
     handles = [Patch(color=STREAM_COLOURS["compute"], label=_("compute")),
                Patch(color=STREAM_COLOURS["comm"], label=_("collective")),
                Patch(facecolor=(*to_rgb(STREAM_COLOURS["exposed"]), 0.35), edgecolor=STREAM_COLOURS["exposed"],
-                     linewidth=0, hatch=EXPOSED_HATCH, label=_("exposed (GPU waits)"))]
+                     linewidth=0, hatch=EXPOSED_HATCH, label=_("GPU waits"))]
     ax.legend(handles=handles, fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.32), frameon=False)
 
 
