@@ -70,6 +70,7 @@ def _ch04() -> list[tuple[str, Build]]:
         ("FormulasView", lambda: _ends(ch.FormulasView(), alpha_us=[3.4, 0.1, 1000.0], beta_GBps=[370.8, 0.1, 1000.0],
                                        procs=[4, 2, 64], size=[2**18, 2**6, 2**30])),
         ("render_formulas", lambda: ch.render_formulas(4, 3.4, 370.8, 2**18)),
+        ("formulas_dashboard", ch.formulas_dashboard),  # FormulasView over §3's controls, as the chapter builds it
     ]
 
 
