@@ -936,9 +936,10 @@ def test_06d_gdr_default_distance_agrees_across_the_section():
     cited = " ".join(s["title"] for s in _data.load("runbook")["sources"].values())
     assert "on by default from 2.27" in cited and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in cited
     text = prose("06d_bringup_and_fault_runbook.ipynb")
-    assert ("(`PXB`). A NIC behind a Grace CPU ([`P2C`](../docs/glossary.md#p2c); Grace is NVIDIA's Arm CPU, joined "
-            "to the GPU by its chip-to-chip link, NVLink-C2C) gets GDR with `NCCL_NET_GDR_C2C=1` from NCCL 2.26, by "
-            "default from 2.27. From 2.29 `P2C` is the default level.") in " ".join(text.split())
+    assert ("Up to 2.28 the default limit is `PXB`, and a NIC behind a Grace CPU ([`P2C`](../docs/glossary.md#p2c); "
+            "Grace is NVIDIA's Arm CPU, joined to the GPU by its chip-to-chip link, NVLink-C2C) gets GDR with "
+            "`NCCL_NET_GDR_C2C=1` from NCCL 2.26, by default from 2.27. NCCL 2.29 changes only the mechanism: the "
+            "default limit becomes `P2C` while `NCCL_NET_GDR_C2C` is 1.") in " ".join(text.split())
     # the two versions and the Grace-based history are on the chapter's reference page, which §5 links
     ref = " ".join((ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8").split())
     assert "](../docs/runbook-reference.md)" in text
@@ -1023,14 +1024,15 @@ def test_07_where_a_scaling_curve_rises_more_gpus_let_a_faster_layout_fit():
 
 
 def test_06c_check_yourself_3_qps_help_much_more_at_32_on_32_than_at_64_on_16():
-    # "With one connection per uplink (32 on 32) ... QPs help much more than at 64 on 16": going from 1 to 16 QPs
-    # (the dashboard's ends), the slowdown falls by a clearly larger factor at 32 on 32
+    # Check yourself 3 answers "Less" for 64 on 16: going from 1 to 16 QPs (the dashboard's ends), the slowdown
+    # falls by a clearly larger factor at 32 on 32
     from nvcourse.fabric import ecmp_qp
 
     def gain(connections: int, links: int) -> float:
         return ecmp_qp.expected_slowdown(connections, links, 1) / ecmp_qp.expected_slowdown(connections, links, 16)
 
-    assert "QPs help much more than at 64 on 16" in cells("06c_multinode_lab.ipynb")["c182191a"]
+    assert ("does going from 1 to 16 QPs help more or less than for 32 on 32? Why? <details><summary>Answer</summary>"
+            "Less.") in cells("06c_multinode_lab.ipynb")["c182191a"]
     assert "QPs help most" not in prose("06c_multinode_lab.ipynb")
     assert gain(32, 32) > 1.3 * gain(64, 16)
 

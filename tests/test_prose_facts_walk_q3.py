@@ -125,7 +125,8 @@ def test_the_grace_default_names_both_versions():
     ref = (ROOT / "docs" / "runbook-reference.md").read_text(encoding="utf-8")
     assert "| 2.27 and 2.28 | the same form, `distance 9 > 5` |" in ref
     assert ("its chip-to-chip link, NVLink-C2C) gets GDR with `NCCL_NET_GDR_C2C=1` from NCCL 2.26, by default from "
-            "2.27. From 2.29 `P2C` is the default level.") in " ".join(text.split())
+            "2.27. NCCL 2.29 changes only the mechanism: the default limit becomes `P2C` while `NCCL_NET_GDR_C2C` is "
+            "1.") in " ".join(text.split())
     src = DATA["sources"]["nccl-src"]["title"]
     assert "on by default from 2.27" in src and "from 2.29 P2C while NCCL_NET_GDR_C2C is 1" in src
 

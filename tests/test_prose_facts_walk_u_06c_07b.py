@@ -86,10 +86,10 @@ def test_06c_check_question_3_compares_the_two_shapes_as_the_model_does():
     s = {(m, k, q): ecmp_qp.expected_slowdown(m, k, q) for m, k in ((64, 16), (32, 32)) for q in (1, 16)}
     assert s[64, 16, 1] - 1 < s[32, 32, 1] - 1  # the hot link's excess is smaller at 64 on 16
     assert s[64, 16, 1] - s[64, 16, 16] < s[32, 32, 1] - s[32, 32, 16]  # QPs help less there
-    assert 3 < s[32, 32, 1] < 4  # "the unlucky links carry 3–4 where 1 was due"
+    assert 3 < s[32, 32, 1] < 4  # "not 3–4 times it as at 32 on 32"
     text = cells(LAB)["c182191a"]
-    assert "At 64 on 16 every uplink already carries 4 connections on average" in text
-    assert "carry 3–4 where 1 was due, and QPs help much more than at 64 on 16" in text
+    assert "at 64 on 16 the busiest uplink starts at about twice its due load" in text
+    assert "not 3–4 times it as at 32 on 32" in text
 
 
 # ------------------------------------------------------------------------------------------------------------ 07b

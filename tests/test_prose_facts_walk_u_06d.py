@@ -107,7 +107,7 @@ def test_each_dashboard_and_computed_readout_has_its_prediction_first():
 MOVED = ("**launcher** (the tool that starts the ranks", "If you find `NCCL_IGNORE_CPU_AFFINITY=1` set",
          "**ECC** (the error-correcting code on GPU memory)", "(`iommu=pt` on the kernel command line)",
          "\"DMA-BUF is available on GPU device 0\"", "a log taken with the default subsystems never has it",
-         "A NIC behind a Grace CPU ([`P2C`]", "Pause frames on the lossless priority are normal",
+         "a NIC behind a Grace CPU ([`P2C`]", "Pause frames on the lossless priority are normal",
          "so one reading above zero is already a fault", "It reports any rise, however small",
          "[InfiniBand adaptive routing and SHARP](../docs/runbook-ib-ar-sharp.md)")
 

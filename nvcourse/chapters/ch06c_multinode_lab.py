@@ -249,7 +249,8 @@ def lab_figure(rec: dict, key: str = "hier"):
     a.plot(s, [r["flat_model_s"] for r in rows], "-", color="#d62728", alpha=0.6, label=_("flat ring, model"))
     a.plot(s, [r["hier_network_s"] for r in rows], "s", color="#1f77b4",
            label=_("hierarchical network phase, measured"))
-    a.plot(s, [r["hier_network_model_s"] for r in rows], "-", color="#1f77b4", alpha=0.6, label=_("… model"))
+    a.plot(s, [r["hier_network_model_s"] for r in rows], "-", color="#1f77b4", alpha=0.6,
+           label=_("hierarchical network phase, model"))
     a.plot(s, [r["hier_s"] for r in rows], "^", color="#7f7f7f", label=_("hierarchical total, measured"))
     bytes_axis(a, label=_("message size"))
     time_axis(a, label=_("time"))
