@@ -12,12 +12,20 @@ import pytest
 from nvcourse.costmodel import configure, predict, symmetric
 
 
-def test_large_all_reduce_takes_the_multicast_two_shot_at_its_peak():
+def test_large_all_reduce_takes_the_multicast_two_shot_at_the_line_rate_not_nccls_peak():
     # RSxLDMC_AGxSTMC: busBytes = S/n + S, peak 480 "GBps" (2^30 B/s) on Hopper, baseLat 7.8 us:
-    # 4 GiB on 8 H100 -> 7.8 + 1.125 x 4294967296 / (480 x 1073.741824) - 1 = 9382.5 us (softplus(x - 1) ~ x - 1)
+    # 4 GiB on 8 H100 -> NCCL's estimate 7.8 + 1.125 x 4294967296 / (480 x 1073.741824) - 1 = 9382.5 us
+    # (softplus(x - 1) ~ x - 1), which NCCL picks by; but 480 GiB/s is above the H100's 450 GB/s of NVLink per
+    # direction, so the time is the wires' floor: 1.125 x 4 GiB / 450 GB/s = 10737 us (walkthrough Z)
     p = predict("allreduce", "dgx-h100", 8, 2**32, registered=True)
     assert (p.algo, p.kernel, p.registered, p.proto) == ("symmetric", "AllReduce_RSxLDMC_AGxSTMC", True, "Simple")
-    assert p.time_s == pytest.approx(9382.5e-6, rel=1e-3)
+    assert p.candidates_estimate_s["symmetric/AllReduce_RSxLDMC_AGxSTMC"] == pytest.approx(9382.5e-6, rel=1e-3)
+    assert p.time_s == pytest.approx(1.125 * 2**32 / 450e9, rel=1e-9)
+    for system, gpus in (("dgx-h100", 8), ("dgx-b200", 8), ("gb200-nvl72", 72)):  # never above the line rate
+        line = configure(system, gpus).system.gpu_spec.nvlink_GBps_bidir / 2 * 1e9
+        for size in (2**20, 2**26, 2**30, 2**34):
+            q = predict("allreduce", system, gpus, size, registered=True)
+            assert size * (gpus + 1) / gpus / q.time_s <= line * (1 + 1e-9), (system, size)
 
 
 def test_small_all_reduce_takes_one_shot_ll():

@@ -63,8 +63,8 @@ def test_04b_registered_buffers_help_most_in_the_low_megabytes_by_the_model():
     best = max(gain, key=gain.__getitem__)
     assert MiB <= best < 10 * MiB  # "most in the low megabytes"
     assert gain[best] > gain[8.0] > gain[float(GiB)]  # not for the smallest messages, as §12's table might suggest
-    # the figures the walkthrough quoted: ~3.7x at 4 MiB, ~3x at 8 B, ~1.7x at 1 GiB
-    assert gain[best] == pytest.approx(3.7, abs=0.1) and gain[float(GiB)] == pytest.approx(1.7, abs=0.1)
+    # ~3.7x at 4 MiB, ~3x at 8 B, ~1.5x at 1 GiB (the multicast kernel at the NVLink line rate, not NCCL's peak)
+    assert gain[best] == pytest.approx(3.7, abs=0.1) and gain[float(GiB)] == pytest.approx(1.5, abs=0.1)
 
 
 def test_04b_gain_is_the_ratio_of_the_two_predictions_in_every_launch_mode():

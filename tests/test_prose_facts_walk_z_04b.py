@@ -182,3 +182,17 @@ def test_04b_blackwell_row_for_5_to_11_gpus_is_true_per_collective():
     sec12 = _cells()["b4c06a12"]
     assert "| 5 to 11 | higher at some size (reduce-scatter up to 8 GPUs: at every size) |" in sec12
     assert "so on 2 to 11 GPUs the symmetric estimate is higher at some size up to 1 MiB." in sec12
+
+
+def test_04b_symmetric_kernels_never_beyond_the_line_rate():
+    # walkthrough Z: NCCL's peak for the two-shot multicast all-reduce (480 GiB/s on Hopper, 1000 on Blackwell) is above
+    # the NVLink line rate, so its estimate timed 1 GiB on 8 H100 at 514 GB/s each way; the model caps it
+    from nvcourse.costmodel import configure, predict
+
+    assert "The model uses NCCL's cost model for them, but never beyond the NVLink line rate." in _prose()
+    for system, gpus in (("dgx-h100", 8), ("dgx-b200", 8), ("gb200-nvl72", 72)):
+        line = configure(system, gpus).system.gpu_spec.nvlink_GBps_bidir / 2 * 1e9
+        p = predict("allreduce", system, gpus, 2**30, registered=True)
+        assert p.kernel == "AllReduce_RSxLDMC_AGxSTMC"
+        assert 2**30 * (gpus + 1) / gpus / p.time_s <= line * (1 + 1e-9)
+        assert p.candidates_estimate_s[f"symmetric/{p.kernel}"] < p.time_s  # NCCL's own estimate is faster

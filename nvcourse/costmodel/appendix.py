@@ -99,8 +99,11 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "in the held-out table); the per-step cost of MNNVL between trays is taken as NVLink's.",
     "**Symmetric-memory kernels** (NCCL 2.27+, buffers registered as a symmetric window, nccl-tests `-R 2`): "
     "`nvcourse predict --registered` uses NCCL's own model of them (`src/sym_kernels.cc`: one-shot LL, two-shot, "
-    "NVLS multicast; one NVLink domain, Hopper and Blackwell). Not validated: no published full-range `-R 2` sweep "
-    "is among the calibration runs.",
+    "NVLS multicast; one NVLink domain, Hopper and Blackwell), which picks the kernel, but times the two-shot "
+    "multicast all-reduce no faster than the NVLink line rate: NCCL's peak for it (480 GiB/s on Hopper, 1000 on "
+    "Blackwell) is "
+    "above the line rate (450 and 900 GB/s per direction), so its estimate would move 1 GiB on 8 H100 at 514 GB/s "
+    "each way. Not validated: no published full-range `-R 2` sweep is among the calibration runs.",
 )
 
 
@@ -322,10 +325,11 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
         "file, lines and commit ([`nccl_tuning.toml`](nvcourse/data/nccl_tuning.toml), "
         "[`nccl_versions.toml`](nvcourse/data/nccl_versions.toml), read from NCCL's git history by "
         "`python -m nvcourse.costmodel.nccl_history`); symmetric-memory kernels for registered buffers "
-        "(`--registered`, NCCL's own model of them); NVLS from 2 GPUs and LL128 across the network, as NCCL enables "
-        "them. No curve fitting: the size-dependent terms are NCCL's (tree correction, ring plateau, the NVLS "
-        "pipeline's fill and extra loops, channels that ramp with the size where the channel count is published) and, "
-        "with `--launch`, the host's enqueue floor per call (3.95 us per GPU one thread drives, nccl-tests#123). "
+        "(`--registered`, NCCL's own model of them, capped at the line rate); NVLS from 2 GPUs and LL128 across the "
+        "network, as NCCL enables them. No curve fitting: the size-dependent terms are NCCL's (tree correction, ring "
+        "plateau, the NVLS pipeline's fill and extra loops, channels that ramp with the size where the channel count "
+        "is published) and, with `--launch`, the host's enqueue floor per call (3.95 us per GPU one thread drives, "
+        "nccl-tests#123). "
         f"{held_text} **In-sample** ({len({r.point.sweep for r in calib})} calibration sweeps seen while the model "
         f"was built): {_bands_text(cc)} (model/measured {_ratio_text(cc)}). Misses, reasons, sources: "
         "[`docs/model-validation.md`](docs/model-validation.md); AWS EFA is modelled for p4d, p4de and p5 (NIC "

@@ -233,7 +233,7 @@ def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launc
         )
     ks = symmetric.kernels(op, nbytes, c)
     k = symmetric.pick(op, nbytes, c)
-    device_t = k.time_us * 1e-6
+    device_t = max(k.time_us * 1e-6, symmetric.line_rate_floor_s(k.name, nbytes, c))
     floor = launch_mode.host_floor_s(launch, c.gpus)
     t = max(device_t, floor)
     algbw = float(nbytes) / t

@@ -31,7 +31,7 @@ from ..i18n import translate as _
 from . import tuning
 from .config import Config
 
-__all__ = ["Kernel", "why_not", "kernels", "pick"]
+__all__ = ["Kernel", "why_not", "kernels", "line_rate_floor_s", "pick"]
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,18 @@ def kernels(op: str, nbytes: float, c: Config) -> list[Kernel]:
                 break
         out.append(Kernel(name, time, blocks, ll, base))
     return out
+
+
+def line_rate_floor_s(name: str, nbytes: float, c: Config) -> float:
+    """The least time, seconds, the links allow kernel ``name`` on ``nbytes``: for the two-shot multicast all-reduce
+    (AllReduce_RSxLDMC_AGxSTMC) each GPU sends and receives S(n+1)/n bytes (the switch reduces and replicates), at no
+    more than its NVLink line rate per direction (catalog); 0 for the other kernels. NCCL's peak for that kernel
+    (480 GiB/s on Hopper, 1000 on Blackwell: ``peak_bw_mc_allreduce``) is above the line rate (450 and 900 GB/s), so
+    NCCL's own estimate, which still picks the kernel, would time large calls faster than the wires can carry."""
+    if name != "AllReduce_RSxLDMC_AGxSTMC":
+        return 0.0
+    n = c.gpus
+    return nbytes * (n + 1) / n / (c.system.gpu_spec.nvlink_GBps_bidir / 2 * 1e9)
 
 
 def pick(op: str, nbytes: float, c: Config) -> Kernel:
