@@ -94,6 +94,10 @@ trade = {"slow link": [{"op": "allreduce", "procs": 4, "algo": "ring", "bytes": 
                        {"op": "allreduce", "procs": 4, "algo": "tree", "bytes": 2**18, "time_s": 0.02}]}
 labels(ch.plot_link_tradeoff(trade, emu))
 out.append(ch.tradeoff_note(trade))
+out.append(ch.tradeoff_lines(trade))
+formulas = ch.formulas_dashboard()  # its controls' labels, and the α/β line its readout prints where they hide theirs
+controls(formulas)
+out.append(ch.formula_settings(3.4, 370.8))
 view = ch.FormulasView()
 for args in ((4, 3.4, 370.8, 2**18), (8, 1000.0, 0.1, 2**30), (4, 0.1, 1000.0, 64), (64, 1000.0, 1000.0, 64)):
     live, text = view(*args)

@@ -196,7 +196,7 @@ def test_ch10_contrast_table_and_numerics_readout_speak_the_language(language):
     shown = _walk(_CH10 + _PRINTS_CH10, language)
     _speaks(shown, language, ("nvcourse/chapters/ch10_other_interconnects.py",), least=18)
     if language == "fr":
-        assert "maillage complet" in shown and "2,2x moins" in shown and "62\u00a0%" in shown
+        assert "maillage complet" in shown and "2,2× moins" in shown and "62\u00a0%" in shown
         assert "of results change" not in shown
     else:
         assert "2.2x less" in shown and "62% of results change" in shown

@@ -515,8 +515,9 @@ def test_04b_symmetric_kernels_figures():
     a64, s64 = (predict("allreduce", "dgx-h100", 8, 2**16, registered=r) for r in (False, True))
     assert (a8.algo, a8.proto) == ("ring", "LL") and s8.algo == "symmetric" and "AGxLL" in s8.kernel
     assert "MC" in s8.kernel  # the multicast (NVLS) one-shot
+    assert "MC" in s64.kernel and "RSx" in s64.kernel  # walkthrough F: at 64 KiB the multicast two-shot
     text = prose("04b_predicting_collectives.ipynb")
-    assert (f"| all-reduce on 8 H100 | symmetric (the one-shot multicast kernel) | classic | |---|---|---| "
+    assert (f"| all-reduce on 8 H100 | symmetric (a multicast kernel) | classic | |---|---|---| "
             f"| 8 B | {s8.time_s * 1e6:.1f} µs | {a8.time_s * 1e6:.0f} µs (the LL ring) | "
             f"| 64 KiB | {s64.time_s * 1e6:.1f} µs | {a64.time_s * 1e6:.1f} µs |") in text
 
