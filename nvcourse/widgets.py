@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
 from .alt_text import describe, tick_px
-from .i18n import number
+from .i18n import language, number
 from .i18n import translate as _
 from .markup import NO_MATH_CLASSES
 from .plots import before_display, deck_mode
@@ -203,7 +203,8 @@ class Dashboard(widgets.VBox):
         self.last_png: bytes | None = None  # the picture on screen, also the kernel-less view (_repr_mimebundle_)
         self._drawn_values: dict[str, Any] | None = None  # the values of the last update()
         boxes = list(self.controls.values())
-        rows = [widgets.HBox(boxes[i : i + columns]) for i in range(0, len(boxes), columns)]
+        shown = [_with_local_readout(w) for w in boxes]
+        rows = [widgets.HBox(shown[i : i + columns]) for i in range(0, len(shown), columns)]
         super().__init__([*rows, self.readout, self.plot])
         self.add_class("nvcourse-dashboard")
         for w in boxes:
@@ -326,6 +327,25 @@ class Dashboard(widgets.VBox):
         data["text/plain"] = _("Dashboard: run the notebook to use its controls (a static picture is in the HTML "
                                "output)")
         return data
+
+
+def _with_local_readout(widget: widgets.Widget) -> widgets.Widget:
+    """The widget as the dashboard shows it: a float slider's own readout writes its value the English way
+    (``0.55``, d3's format has no locale), so in another language it is hidden and a label beside the slider
+    prints the value in that language's style (``0,55``), updated as the slider moves; other widgets as they are."""
+    if language() == "en" or not isinstance(widget, (widgets.FloatSlider, widgets.FloatLogSlider)):
+        return widget
+    if not widget.readout:
+        return widget  # the dashboard prints the value itself (04's α and β)
+    spec = widget.readout_format or ".2f"
+    label = widgets.Label(number(widget.value, spec), layout=widgets.Layout(width="4.5em"))
+    widget.readout = False
+
+    def follow(change: dict) -> None:
+        label.value = number(change["new"], spec)
+
+    widget.observe(follow, names="value")
+    return widgets.HBox([widget, label])
 
 
 def _show_full_label(widget: widgets.Widget) -> None:

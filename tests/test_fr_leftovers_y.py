@@ -165,3 +165,29 @@ def test_formula_settings_write_the_languages_decimal_mark(monkeypatch):
     assert ch04.formula_settings(3.4, 370.8) == f"<div>α = 3,4{NBSP}µs, β = 371{NBSP}GB/s</div>"
     monkeypatch.setenv("NVCOURSE_LANG", "en")
     assert ch04.formula_settings(0.1, 1000.0) == "<div>α = 0.1 µs, β = 1,000 GB/s</div>"
+
+
+# ------------------------------------------------------------------------------------------------ every float slider
+def _slider_dashboard():
+    import ipywidgets as w
+
+    from nvcourse.widgets import Dashboard
+
+    slider = w.FloatSlider(value=0.55, min=0.2, max=0.8, step=0.05, description="efficiency")
+    return Dashboard({"x": slider}, lambda x: f"{x}"), slider
+
+
+def test_a_float_sliders_value_is_written_the_french_way_beside_it(fr):
+    # ipywidgets writes a float slider's readout with d3's format, always '0.55': in French the dashboard hides it
+    # and a label beside the slider prints '0,55', following the slider (07's efficiency, 08's rate, 08b's share)
+    board, slider = _slider_dashboard()
+    box = board.children[0].children[0]
+    assert not slider.readout and box.children[0] is slider and box.children[1].value == "0,55"
+    slider.value = 0.6
+    assert box.children[1].value == "0,60"
+    assert board.values == {"x": 0.6}  # the control's value is what the render gets, as before
+
+
+def test_a_float_slider_keeps_its_own_readout_in_english(en):
+    board, slider = _slider_dashboard()
+    assert slider.readout and board.children[0].children[0] is slider
