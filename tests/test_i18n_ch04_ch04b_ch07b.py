@@ -123,6 +123,7 @@ for args in (("allreduce", "auto", "dgx-h100", 8, 1, "device", "plain"),
     live, text = board._render(*args)
     out.append(text)
     labels(live)
+out.append(ch.registered_gain_text("allgather", "gb200-nvl72", 72))  # the largest gain at 8 B: said once
 out.append(ch.picks_table([("dgx-h100", 8, 1)], [2**10, 2**30]))
 out.append(ch.hw_latency_lines())
 out.append(ch.building_blocks_html())  # section 2's table and its fold

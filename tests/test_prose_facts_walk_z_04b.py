@@ -196,3 +196,12 @@ def test_04b_symmetric_kernels_never_beyond_the_line_rate():
         assert p.kernel == "AllReduce_RSxLDMC_AGxSTMC"
         assert 2**30 * (gpus + 1) / gpus / p.time_s <= line * (1 + 1e-9)
         assert p.candidates_estimate_s[f"symmetric/{p.kernel}"] < p.time_s  # NCCL's own estimate is faster
+
+
+def test_04b_registered_gain_readout_names_each_size_once():
+    # walkthrough G: an all-gather on 72 GPUs of an NVL72 gains most at 8 B, and the readout said "8 B" twice
+    text = ch.registered_gain_text("allgather", "gb200-nvl72", 72)
+    gain = ch.registered_gain("allgather", "gb200-nvl72", 72)
+    assert max(gain, key=gain.__getitem__) == 8.0
+    assert text.count("8 B") == 1 and "(the largest)" in text
+    assert ch.registered_gain_text().count("8 B") == 1  # the usual case: the largest elsewhere, 8 B once

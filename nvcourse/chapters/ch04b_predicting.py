@@ -305,9 +305,13 @@ def registered_gain_text(op: str = "allreduce", system: str = "dgx-h100", gpus: 
     :data:`SIZES` and its size, then the gain at 8 B and at 1 GiB."""
     gain = registered_gain(op, system, gpus, launch)
     best = max(gain, key=gain.__getitem__)
+    small, big = f"{gain[8.0]:.1f}", f"{gain[2.0**30]:.1f}"
+    if best == 8.0:  # the largest gain is the smallest size's: said once (an all-gather on 72 GPUs of an NVL72)
+        return localize_numbers(_("Plain-buffer time ÷ registered time: {small}× at 8 B (the largest), {big}× at "
+                                  "1 GiB.").format(small=small, big=big))
     return localize_numbers(_("Plain-buffer time ÷ registered time: {best}× at {size} (the largest), {small}× at "
                               "8 B, {big}× at 1 GiB.").format(
-        best=f"{gain[best]:.1f}", size=_l(format_size(best)), small=f"{gain[8.0]:.1f}", big=f"{gain[2.0**30]:.1f}"))
+        best=f"{gain[best]:.1f}", size=_l(format_size(best)), small=small, big=big))
 
 
 def protocol_kinks_figure(sweep_id: str = "azure-nd-gb200-v6-allreduce-4gpu"):
