@@ -128,3 +128,80 @@ def test_a_socket_dropped_on_send_is_reopened_as_a_browser_does(monkeypatch):
     sent.clear()
     with pytest.raises(websocket.WebSocketConnectionClosedException):  # past its reconnects: the learner fails
         sock.send("again")
+
+
+class _LostWhileWaiting:
+    """A websocket the server closes while the client waits for a reply (seen once in 3 loaded suite runs)."""
+
+    def settimeout(self, seconds: float) -> None:
+        pass
+
+    def recv(self) -> str:
+        raise websocket.WebSocketConnectionClosedException("Connection to remote host was lost.")
+
+
+class _Replaying:
+    """The same session reopened: the server replays what the kernel sent meanwhile."""
+
+    def __init__(self, messages: list[str]):
+        self.messages = messages
+
+    def settimeout(self, seconds: float) -> None:
+        pass
+
+    def recv(self) -> str:
+        return self.messages.pop(0)
+
+
+def _socket(learner) -> hub_load._KernelSocket:
+    sock = object.__new__(hub_load._KernelSocket)
+    sock.learner, sock.kernel, sock.session, sock.timeout_s, sock.reconnects = learner, "k1", "s1", 30.0, 0
+    return sock
+
+
+def test_a_socket_lost_while_waiting_is_reopened_and_the_reply_still_arrives(monkeypatch):
+    replay = _Replaying(["the kernel's reply"])
+    learner = type("L", (), {"open_socket": lambda self, *a: replay})()
+    sock = _socket(learner)
+    sock.ws = _LostWhileWaiting()
+    monkeypatch.setattr(hub_load.time, "sleep", lambda s: None)
+    assert sock.recv(5.0) == "the kernel's reply"
+    assert sock.ws is replay and sock.reconnects == 1
+
+
+def test_a_reopen_whose_handshake_is_lost_too_is_tried_again_then_gives_up(monkeypatch):
+    tries = []
+
+    def open_socket(self, *args):
+        tries.append(args)
+        if len(tries) < 3:  # the loaded server drops the handshake twice
+            raise websocket.WebSocketConnectionClosedException("Connection to remote host was lost.")
+        return _Replaying(["late but whole"])
+
+    waits: list[float] = []
+    monkeypatch.setattr(hub_load.time, "sleep", waits.append)
+    sock = _socket(type("L", (), {"open_socket": open_socket})())
+    sock.ws = _LostWhileWaiting()
+    assert sock.recv(5.0) == "late but whole"
+    assert len(tries) == 3 and sock.reconnects == 3 and waits == [1.0, 2.0, 4.0]  # a browser's backing off
+    def never_opens(self, *args):
+        raise websocket.WebSocketConnectionClosedException("Connection to remote host was lost.")
+
+    sock.ws, sock.learner = _LostWhileWaiting(), type("L", (), {"open_socket": never_opens})()
+    with pytest.raises(websocket.WebSocketConnectionClosedException):  # every open lost: the learner fails
+        sock.recv(5.0)
+    assert sock.reconnects == hub_load._KernelSocket.RECONNECTS
+
+
+def test_a_handshake_lost_on_the_first_open_is_tried_again(monkeypatch):
+    tries = []
+
+    def open_socket(self, *args):
+        tries.append(args)
+        if len(tries) == 1:
+            raise ConnectionResetError("reset by peer")
+        return _Replaying([])
+
+    monkeypatch.setattr(hub_load.time, "sleep", lambda s: None)
+    sock = hub_load._KernelSocket(type("L", (), {"open_socket": open_socket})(), "k1", "s1", 30.0)
+    assert sock.reconnects == 1 and tries == [("k1", "s1", 30.0), ("k1", "s1", 30.0)]

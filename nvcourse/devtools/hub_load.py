@@ -236,12 +236,17 @@ class _KernelSocket:
     :data:`RECONNECTS` times per socket): with the same session id the server replays the kernel's messages
     it kept while no client was connected, so a cell in flight still gets its output."""
 
-    RECONNECTS = 3
+    RECONNECTS = 5
 
     def __init__(self, learner: _Learner, kernel: str, session: str, timeout_s: float) -> None:
+        import websocket
+
         self.learner, self.kernel, self.session, self.timeout_s = learner, kernel, session, timeout_s
         self.reconnects = 0
-        self.ws = learner.open_socket(kernel, session, timeout_s)
+        try:
+            self.ws = learner.open_socket(kernel, session, timeout_s)
+        except (websocket.WebSocketException, OSError) as exc:  # the handshake itself lost: try again
+            self._reopen(exc)
 
     def send(self, text: str) -> None:
         import websocket
@@ -250,17 +255,25 @@ class _KernelSocket:
             try:
                 self.ws.send(text)
                 return
-            except (websocket.WebSocketConnectionClosedException, BrokenPipeError, ConnectionResetError) as exc:
+            except (websocket.WebSocketConnectionClosedException, OSError) as exc:  # OSError: reset, broken pipe
                 self._reopen(exc)
 
     def _reopen(self, exc: Exception) -> None:
-        """Open the socket again after the server dropped it (at most :data:`RECONNECTS` times), as a browser
-        does after a moment."""
-        if self.reconnects >= self.RECONNECTS:
-            raise exc
-        self.reconnects += 1
-        time.sleep(1.0)
-        self.ws = self.learner.open_socket(self.kernel, self.session, min(self.timeout_s, 120.0))
+        """Open the socket again after the server dropped it, as a browser does after a moment: at most
+        :data:`RECONNECTS` opens per socket, waiting 1, 2, 4, 8, 8 s before each (a loaded server needs a
+        moment); an open whose handshake is lost too counts as one and is tried again."""
+        import websocket
+
+        while True:
+            if self.reconnects >= self.RECONNECTS:
+                raise exc
+            self.reconnects += 1
+            time.sleep(min(2.0 ** (self.reconnects - 1), 8.0))
+            try:
+                self.ws = self.learner.open_socket(self.kernel, self.session, min(self.timeout_s, 120.0))
+                return
+            except (websocket.WebSocketException, OSError) as again:
+                exc = again
 
     def recv(self, timeout_s: float) -> str | None:
         """The next message, or None after ``timeout_s`` seconds of silence."""
@@ -272,15 +285,19 @@ class _KernelSocket:
                 return self.ws.recv()
             except websocket.WebSocketTimeoutException:
                 return None
-            except (websocket.WebSocketConnectionClosedException, ConnectionResetError) as exc:
-                self._reopen(exc)
+            except (websocket.WebSocketConnectionClosedException, OSError) as exc:  # lost while waiting: reopen
+                self._reopen(exc)  # the server replays what the kernel sent meanwhile to the same session
 
     def state(self, timeout_s: float) -> str:
         """The kernel's execution state, asked over HTTP (see :meth:`_Learner.kernel_state`)."""
         return self.learner.kernel_state(self.kernel, timeout_s)
 
     def close(self) -> None:
-        self.ws.close()
+        """Close the socket; one the server already dropped closes without error."""
+        try:
+            self.ws.close()
+        except OSError:  # already gone: nothing left to close
+            pass
 
 
 def _plain(text: str) -> str:
@@ -291,13 +308,14 @@ def _plain(text: str) -> str:
 def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s: float) -> LearnerRun:
     run = LearnerRun(name)
     course = hub.hub_dir / "course"
+    step = "login"  # named in the error: where a learner failed
     try:
         t0 = time.monotonic()
         learner = _Learner(hub, name)
         run.retries = learner.login(timeout_s)
         run.news_off = learner.open_lab()
         run.login_s = time.monotonic() - t0
-        t1 = time.monotonic()
+        t1, step = time.monotonic(), "opening the notebooks"
         kernels = {path: learner.open_notebook(path) for path in (CHAPTER, EXERCISES, QUIZ)}
         run.kernels = len(set(kernels.values()))
         # One websocket at a time, opened when its notebook is used: a socket this client leaves unread would not
@@ -305,15 +323,17 @@ def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s:
         sockets = {}
         try:
             for path in (EXERCISES, QUIZ):
+                step = f"running {path}"
                 sockets[path] = learner.connect(kernels[path], timeout_s)
                 learner.execute(sockets[path], _notebook_code(course, path, True)[0], timeout_s)
                 run.reconnects += sockets[path].reconnects
                 sockets.pop(path).close()
             run.open_s = time.monotonic() - t1
-            t2 = time.monotonic()
+            t2, step = time.monotonic(), f"running {CHAPTER}"
             chapter = sockets[CHAPTER] = learner.connect(kernels[CHAPTER], timeout_s)
             for cell in _notebook_code(course, CHAPTER, not full_chapter):
                 learner.execute(chapter, cell, timeout_s)
+            step = "the shared-memory demo"
             report = json.loads(learner.execute(chapter, DEMO_CODE, timeout_s).strip().splitlines()[-1])
             run.demo_s = time.monotonic() - t2
             run.correct = bool(report["checks"]) and all(c["correct"] for c in report["checks"])
@@ -323,14 +343,14 @@ def _one_learner(hub: Hub, name: str, other: str, full_chapter: bool, timeout_s:
             targets = {"other_home": str(homes / other), "other_file": str(homes / other / CHAPTER),
                        "secrets": str(hub.hub_dir / "secrets" / "hub.json"), "hub_pid": hub.proc.pid,
                        "course": str(course)}
-            code = PROBE_CODE.format(targets=json.dumps(targets))
+            step, code = "the isolation probe", PROBE_CODE.format(targets=json.dumps(targets))
             run.probe = json.loads(learner.execute(chapter, code, timeout_s).strip().splitlines()[-1])
             run.reconnects += chapter.reconnects
         finally:
             for ws in sockets.values():
                 ws.close()
     except Exception as exc:  # noqa: BLE001 - one learner's failure is a result, not a crash of the benchmark
-        run.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        run.error = f"{type(exc).__name__}: {exc}".splitlines()[0] + f" ({step})"
     return run
 
 
