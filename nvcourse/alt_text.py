@@ -60,7 +60,10 @@ def _series(ax: Axes) -> list[str]:
             n=len(lines), names=_names([ln.get_label() for ln in lines])))
     elif unnamed_lines:
         parts.append(ngettext("{n} line", "{n} lines", len(unnamed_lines)).format(n=len(unnamed_lines)))
-    if bars:
+    stacks = _stacks(ax, bars)
+    if stacks:
+        parts.append(ngettext("{n} stacked bar", "{n} stacked bars", stacks).format(n=stacks))
+    elif bars:
         parts.append(ngettext("{n} bar", "{n} bars", len(bars)).format(n=len(bars)))
     n_points = sum(len(c.get_offsets()) for c in points)
     if n_points:
@@ -70,6 +73,28 @@ def _series(ax: Axes) -> list[str]:
     if images:
         parts.append(_("a colour map"))
     return parts
+
+
+def _stacks(ax: Axes, bars: list[Rectangle]) -> int:
+    """How many stacked bars ``bars`` draw, or 0 when no bar is stacked: a stacked bar is rectangles of different
+    ``bar`` calls at one position, each starting where another ends (a reader counts the bars, not their
+    segments; one call's bars of width 1 touch too, and are not a stack)."""
+    call = {id(patch): i for i, container in enumerate(ax.containers) for patch in container}
+
+    def stacked(group: list[tuple[float, float, int]]) -> bool:
+        ends = {(round(start + length, 9), c) for start, length, c in group}
+        return any(round(start, 9) == end and c != other for start, _length, c in group for end, other in ends)
+
+    for at, along in (("x", "y"), ("y", "x")):  # vertical bars stack along y, horizontal ones along x
+        size_at, size_along = ("width", "height") if at == "x" else ("height", "width")
+        groups: dict[tuple[float, float], list[tuple[float, float, int]]] = {}
+        for bar in bars:
+            key = (round(getattr(bar, f"get_{at}")(), 9), round(getattr(bar, f"get_{size_at}")(), 9))
+            groups.setdefault(key, []).append((getattr(bar, f"get_{along}")(), getattr(bar, f"get_{size_along}")(),
+                                               call.get(id(bar), -1 - len(groups))))
+        if len(groups) < len(bars) and any(stacked(g) for g in groups.values()):
+            return len(groups)
+    return 0
 
 
 def _named_lines(ax: Axes) -> bool:

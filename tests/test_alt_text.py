@@ -114,3 +114,20 @@ def test_every_curve_of_a_chapter_reads_in_greyscale_as_it_is_displayed(stem: st
                     if label in styles and labels.count(label) == 1 and line.get_linestyle() != "None":
                         assert styles[label] == (line.get_linestyle(), line.get_marker()), (name, label)
         plt.close("all")
+
+
+def test_stacked_bars_are_counted_as_bars_not_segments():
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [1, 2], label="compute")
+    ax.bar([0, 1], [2, 0], bottom=[1, 2], label="comm")  # bar 2's second segment is empty: not drawn
+    ax.bar([0, 1], [1, 1], bottom=[3, 2], label="bubble")
+    assert "2 stacked bars" in describe(fig)
+    fig, ax = plt.subplots()
+    ax.barh([0, 1], [1, 2])
+    ax.barh([0, 1], [2, 2], left=[1, 2])
+    assert "2 stacked bars" in describe(fig)
+    for draw in ("bar", "barh"):  # one call's bars of width 1 touch, but are not a stack
+        fig, ax = plt.subplots()
+        getattr(ax, draw)([0, 1, 2], [1, 1, 1], 1.0)
+        assert "3 bars" in describe(fig) and "stacked" not in describe(fig)
+    plt.close("all")
