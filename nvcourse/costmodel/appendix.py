@@ -182,6 +182,8 @@ def _misses(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list[st
         if not over:
             continue
         why = s.get("uncovered_why") or s.get("note", "")
+        if s.get("miss_why"):  # what the sources say about a described run's miss, after what the run is
+            why = f"{why} {s['miss_why']}"
         out.append(f"- **{run}** ({', '.join(over)}): {why}")
     return out or ["- none"]
 
