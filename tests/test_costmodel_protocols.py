@@ -215,8 +215,10 @@ def test_every_sweep_is_sourced_and_consistent():
             assert max(last) / min(last) < 1.05, s["id"]
         if "busbw_GBps" in s:  # two printed decimals: only >= 0.10 GB/s (<= 5 % rounding) is used
             assert min(s["busbw_GBps"]) >= 0.10, s["id"]
-        if not s.get("covered", True):
+        if not s.get("covered", True) or "covered_up_to_bytes" in s:
             assert s["uncovered_why"], s["id"]
+        if "covered_up_to_bytes" in s:  # described up to a size the run has, and not beyond its last size
+            assert s["covered_up_to_bytes"] in s["sizes"][:-1], s["id"]
     # a published time is the busbw column's size x factor / busbw: one row checked by hand
     # (Azure ND H100 v5, 1 GiB: busbw 466.35 GB/s -> 1.75 x 1073741824 / 466.35e9 = 4.0293 ms)
     pts = [p for p in sweeps.points() if p.sweep == "azure-nd-h100-v5-allreduce" and p.bytes == 2**30]

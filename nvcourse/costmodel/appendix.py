@@ -59,6 +59,18 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
+    "Point-to-point across nodes (send/recv; the sends of an all-to-all), which NCCL's tuner does not cost "
+    "(`costmodel/p2p.py`, `data/nccl_tuning.toml` [p2p_net]): over NCCL's IB/RoCE transport the sender waits for the "
+    "receiver's clear-to-send (`src/transport/net_ib/p2p.cc` ncclIbIsend, ncclIbPostFifo), and in a loop of calls the "
+    "next one leaves only once the receiving GPU has consumed this call's data (`src/proxy.cc` keeps one operation "
+    "per connection active; `src/transport/net.cc` recvProxyProgress ends it on the GPU's head): two network "
+    "crossings per call, each the NIC's alpha. A message then runs on one channel up to the 128 KiB chunk and on "
+    "more as it grows (`src/enqueue.cc` addP2pToPlan), each channel carrying NCCL's 14 GB/s "
+    "(NCCL_P2P_PER_CHANNEL_NET_BW, from 2.29; before it the model keeps the NIC's rate). On the 8-node B200 "
+    "send/recv calibration run the <= 64 KiB band goes from 53.6 % to 6.6 % (the crossings alone: 7.8 %) and "
+    "64 KiB-1 MiB from 56.2 % to 21.9 % (crossings alone 28.2 %); 512 KiB-1 MiB stay 26-30 % fast, not explained "
+    "(a per-chunk proxy cost would be a candidate; NCCL gives no figure). Cloud fabrics keep one crossing and the "
+    "NIC's rate: their plugins have their own protocol.",
     "AWS EFA (calibration runs on p5, 2 to 32 nodes, 32 MiB-8 GiB, with aws-ofi-nccl's tuner plugin): with the "
     "instance's 32 x 100 Gb/s at RoCE's 0.94 the model is within a few per cent at 2 and 4 nodes; from 8 nodes it "
     "is too fast by 8-20 % at >= 16 MiB. Not explained: the runs used AWS's tuner plugin, whose choices the model "
@@ -163,6 +175,8 @@ def _run_table(rows: list[sweeps.Point], raw: dict[str, dict[str, Any]]) -> list
         cells = [(_pct(bands[b][0]) if b in bands else "-") for b, *_ in sweeps.BANDS]
         big = _pct(large[run][0]) if run in large else "-"
         mark = "" if s.get("covered", True) else " (not covered)"
+        if s.get("covered", True) and "covered_up_to_bytes" in s:
+            mark += f" (covered up to {units.format_size(s['covered_up_to_bytes'])})"
         mark += f" (repeat of {s['repeat_of']}: spread only, not in the medians)" if s.get("repeat_of") else ""
         ver = s["nccl_version"] or "not stated"
         launch = "CUDA graphs" if s["cuda_graphs"] else s["launch"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .corrections import ChannelRamp, SizeCorrection
+from .corrections import ChannelRamp, P2pNetRamp, SizeCorrection
 from .pipeline import PipelineFill
 
 __all__ = ["Cost"]
@@ -33,8 +33,9 @@ class Cost:
     pipeline: PipelineFill | None = None
     #: NCCL's size-dependent corrections of this pair (None: the straight line)
     correction: SizeCorrection | None = None
-    #: the channels NCCL gives a call of this size (fewer for small calls, each with its share of the bandwidth)
-    ramp: ChannelRamp | None = None
+    #: the channels NCCL gives a call of this size (fewer for small calls, each with its share of the bandwidth); for
+    #: point-to-point across nodes, the channels of each message and what one channel carries
+    ramp: ChannelRamp | P2pNetRamp | None = None
     #: the latency NCCL's tuner charges the pair, where it differs from the time's ``latency_s`` (None: the same):
     #: a net plugin may report NCCL a latency that steers its choice rather than measures the time (AWS EFA, .cloud)
     choice_latency_s: float | None = None

@@ -29,7 +29,7 @@ from typing import Final
 
 import numpy as np
 
-from . import factors, nvls_graph, tuning
+from . import factors, nvls_graph, p2p, tuning
 from .config import Config, configure, tree_network_s_per_byte
 from .costs import Cost
 from .latency import latency_s
@@ -222,7 +222,10 @@ def cost(op: str, algo: str, c: Config) -> Cost:
       exchanges S/2^(j+1) with the partner at XOR distance 2^j, at the bandwidth that pattern gets.
     * direct (every GPU talks to every peer in one step through the switch): reducescatter /
       allgather / alltoall one step, (n-1)/n·S per GPU; allreduce = two steps (RS then AG);
-      broadcast/reduce: the root sends/receives (g-1)·S; sendrecv: S to the next rank.
+      broadcast/reduce: the root sends/receives (g-1)·S; sendrecv: S to the next rank. A sendrecv across
+      nodes pays two network crossings per call (the receiver's clear-to-send, then the data: 2·α_net) and runs a
+      message on few channels of 14 GB/s each until it is a few hundred KiB (:mod:`.p2p`); an all-to-all across
+      nodes is still charged one α_net (see the branch below).
     * nvls (NVLink SHARP): one in-switch step, each GPU sends and receives S·(g+1)/g at
       B x nvlsEfficiency (NCCL: Hopper 0.85, Blackwell 0.74).
     * hierarchical (allreduce, k >= 2): ring reduce-scatter in the node, ring allreduce of S/g between
@@ -263,10 +266,10 @@ def cost(op: str, algo: str, c: Config) -> Cost:
 
     if algo == "direct":
         if op == "sendrecv":
-            if k == 1:
-                return Cost(a_in, d.shift_inv, 1)
-            return Cost(a_net, max(d.shift_inv, 1.0 / c.nic.beta_Bps), 1)
+            return p2p.across_nodes(c) if k > 1 else Cost(a_in, d.shift_inv, 1)
         if op == "alltoall" and k > 1:
+            # One network α, as chapter 05's MoE model (fabric/moe.py) charges: NCCL's rendezvous (p2p.py) adds a
+            # second, 14 us on all-to-alls of milliseconds; both models take it together, or neither.
             intra = d.a2a_pair_inv / n
             inter = (n - g) / n / c.nic_Bps_per_gpu
             return Cost(a_net, max(intra, inter), 1)

@@ -91,13 +91,15 @@ def points(role: str = "calibration") -> list[SweepPoint]:
     or ``all``); times derived from busbw where the source gives busbw."""
     out = []
     for s in _raw_sweeps(role):
+        upto = float(s.get("covered_up_to_bytes", float("inf")))
         for size, t in zip(s["sizes"], _times_s(s), strict=True):
             out.append(
                 SweepPoint(
                     sweep=s["id"], url=s["url"], system=s["system"], gpus=s["gpus"], nodes=s["nodes"], op=s["op"],
                     fabric=s.get("fabric"), launch=s["launch"], cuda_graphs=bool(s["cuda_graphs"]),
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
-                    covered=bool(s.get("covered", True)), role=s["role"], registered=bool(s.get("registered", False)),
+                    covered=bool(s.get("covered", True)) and size <= upto, role=s["role"],
+                    registered=bool(s.get("registered", False)),
                     repeat_of=s.get("repeat_of"),
                 )
             )  # fmt: skip
@@ -171,16 +173,19 @@ def _section(title: str, rows: list[Point]) -> list[str]:
             lines += _band_lines(sub, op)
     lines.append("per run (median |error| per band; >= 1 GiB; NCCL tables used):")
     large = system_medians(rows)
-    used = {r.point.sweep: (r.point.nccl_version or "?", r.nccl_version, r.point.covered) for r in rows}
+    used = {r.point.sweep: (r.point.nccl_version or "?", r.nccl_version) for r in rows}
+    cov = {run: {r.point.covered for r in rows if r.point.sweep == run} for run in used}
+    mark = {run: "" if c == {True} else "  (not covered)" if c == {False} else "  (partly covered)"
+            for run, c in cov.items()}
     for run, bands in run_medians(rows).items():
         cells = "  ".join(
             f"{label} {bands[label][0]:6.1%}" if label in bands else f"{label}    -  " for label, *_ in BANDS
         )
         big = f"{large[run][0]:6.1%}" if run in large else "   -  "
-        ver, tab, cov = used[run]
+        ver, tab = used[run]
         again = next((f"  (repeat of {r.point.repeat_of})" for r in rows
                       if r.point.sweep == run and r.point.repeat_of), "")
-        lines.append(f"  {run:46s} {cells}  >=1GiB {big}  NCCL {ver} -> {tab}{'' if cov else '  (not covered)'}{again}")
+        lines.append(f"  {run:46s} {cells}  >=1GiB {big}  NCCL {ver} -> {tab}{mark[run]}{again}")
     return lines
 
 

@@ -1,0 +1,131 @@
+"""Point-to-point across nodes (send/recv): what NCCL does that its tuner does not cost.
+
+NCCL's tuner has no point-to-point model, so the course builds one from NCCL's source (``data/nccl_tuning.toml``
+``[p2p_net]`` gives every file, line and constant):
+
+* **Rendezvous.** Over NCCL's own IB/RoCE transport the sender waits for the receiver's clear-to-send, an RDMA write
+  that crosses the network first (``ncclIbIsend`` / ``ncclIbPostFifo``). In a loop of calls the next call's
+  clear-to-send leaves only once the receiving GPU has consumed this call's data (the proxy keeps one operation per
+  connection active, ``recvProxyProgress`` finishes it on the GPU's ``head``), so every call pays two network
+  crossings: :func:`latency_s` = 2 x the NIC's α.
+* **Channels per message.** A message is split over channels by its size (parts of half a chunk to a chunk, 128 KiB
+  across nodes), each channel carrying NCCL's 14 GB/s over the network (``NCCL_P2P_PER_CHANNEL_NET_BW``, 2.29 on):
+  a message up to 128 KiB runs on one channel, so at 14 GB/s, not at the NIC's 47 GB/s. :func:`net_ramp`.
+
+Both apply where NCCL's own network transport carries the call: a catalog NIC (InfiniBand or RoCE), not a cloud
+fabric, whose net plugin has its own protocol (AWS's aws-ofi-nccl sends small messages eagerly, without waiting).
+
+>>> from .config import configure
+>>> c = configure("dgx-b200", 8, nodes=8)
+>>> round(latency_s(c) * 1e6, 1), crossings(c)
+(28.0, 2)
+>>> r = net_ramp(c, s_per_byte=1 / c.nic.beta_Bps, other_s_per_byte=0.0, net_share=1.0, net_Bps=c.nic.beta_Bps,
+...              peer_share=1.0, peers=1)
+>>> [int(x) for x in r.channels([1024, 65536, 131072, 262144, 524288, 1048576])]
+[1, 1, 1, 2, 4, 4]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import cloud, tuning
+from .config import Config
+from .corrections import P2pNetRamp
+from .costs import Cost
+
+__all__ = ["own_transport", "crossings", "latency_s", "chunk_bytes", "channels_per_peer", "net_ramp", "across_nodes"]
+
+
+def _t() -> dict[str, Any]:
+    return dict(tuning.raw()["p2p_net"])
+
+
+def _pow2_up(x: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, x))))
+
+
+def own_transport(c: Config) -> bool:
+    """Whether NCCL's own network transport (IB/RoCE verbs) carries the call: a catalog NIC, not a cloud fabric."""
+    return c.nodes > 1 and c.nic.id not in cloud.fabrics()
+
+
+def crossings(c: Config) -> int:
+    """Network crossings a call pays: the clear-to-send and the data over NCCL's own transport, else the data."""
+    return int(_t()["rendezvous_crossings"]) if own_transport(c) else 1
+
+
+def latency_s(c: Config) -> float:
+    """The latency of one point-to-point call across nodes, seconds: the NIC's α per network crossing."""
+    return crossings(c) * c.nic.alpha_s
+
+
+def chunk_bytes(c: Config) -> int:
+    """NCCL's point-to-point chunk across nodes, bytes (NCCL_P2P_NET_CHUNKSIZE; x2 on an ARM host with a GPU of
+    compute capability >= 10.0)."""
+    t = _t()
+    arch = tuning.gpu_arch(c.system.gpu)
+    late = tuning.ARCHITECTURES.index(arch) >= tuning.ARCHITECTURES.index("blackwell")
+    ratio = int(t["arm_blackwell_chunk_ratio"]) if (c.system.host_cpu == "arm" and late) else 1
+    return ratio * int(t["chunk_bytes"])
+
+
+def _p2p_channels(c: Config) -> int:
+    """NCCL's p2pnChannels: pow2Up of the collective channel count where a log states it, else MAXCHANNELS."""
+    coll = tuning.coll_channels(tuning.gpu_arch(c.system.gpu))
+    return _pow2_up(coll) if coll is not None else int(_t()["max_channels"])
+
+
+def channels_per_peer(c: Config) -> tuple[int, int]:
+    """(nChannelsMin, nChannelsMax) NCCL gives one point-to-point message to a peer across nodes."""
+    t = _t()
+    s = c.system
+    nics = max(1, (c.nics_per_host or s.nics_per_host) // s.gpus_per_host)
+    per_peer = max(nics, math.ceil(int(c.nic.line_GBps_dir) / float(t["per_channel_GBps"])))
+    if c.gpus > 1:  # a GPU of the same node: 2 x its NVLink links through NVSwitch, 2 over PCIe
+        local = 2 * max(1, s.links_per_gpu) if s.nvswitch_count > 0 else 2
+        per_peer = min(per_peer, local)
+    per_peer = _pow2_up(per_peer)
+    total = _p2p_channels(c)
+    rounds = math.ceil(c.ranks / int(t["max_p2p_per_batch"]))
+    while per_peer * rounds > total and per_peer > 1:
+        per_peer //= 2
+    low = per_peer
+    while low * c.ranks > total and low > 1:
+        low //= 2
+    return low, per_peer
+
+
+def net_ramp(
+    c: Config, *, s_per_byte: float, other_s_per_byte: float, net_share: float, net_Bps: float, peer_share: float,
+    peers: int,
+) -> P2pNetRamp | None:
+    """The channels of a point-to-point call across nodes and what they carry (:class:`.P2pNetRamp`), or None where
+    the model keeps the network's full rate from the first byte: a cloud fabric, or NCCL before 2.29 (no per-channel
+    figure). Arguments as :class:`.P2pNetRamp`'s fields."""
+    t = _t()
+    if not own_transport(c) or not tuning.newer_or_same(c.nccl_version, str(t["per_channel_since"])):
+        return None
+    low, high = channels_per_peer(c)
+    chunk = chunk_bytes(c)
+    return P2pNetRamp(
+        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_share=net_share, net_Bps=net_Bps,
+        peer_share=peer_share, peers=max(1, peers), per_channel_Bps=float(t["per_channel_GBps"]) * 1e9,
+        min_part_bytes=chunk / 2, max_part_bytes=float(chunk), channels_min=low, channels_max=high,
+    )
+
+
+def across_nodes(c: Config) -> Cost:
+    """The :class:`.Cost` of a ``sendrecv`` on ``c`` (nodes > 1): S to the next rank, over one NIC (``c.nic``'s
+    achievable rate) or NVLink inside the node, after :func:`latency_s`, at the slower of the node's NVLink and the
+    network at the channels of :func:`net_ramp`.
+
+    An all-to-all across nodes pays the same rendezvous in NCCL; the model still charges it one network α, as
+    chapter 05's MoE model does (``costmodel/model.py``'s direct branch)."""
+    d = c.dom
+    other, net_Bps = d.shift_inv, c.nic.beta_Bps
+    spb = max(other, 1.0 / net_Bps)
+    ramp = net_ramp(c, s_per_byte=spb, other_s_per_byte=other, net_share=1.0, net_Bps=net_Bps, peer_share=1.0,
+                    peers=1)
+    return Cost(latency_s(c), spb, crossings(c), ramp=ramp)

@@ -1,0 +1,63 @@
+"""Point-to-point across nodes (costmodel/p2p.py): NCCL's rendezvous (two network crossings per call) and its
+channels per message (addP2pToPlan), each carrying NCCL_P2P_PER_CHANNEL_NET_BW over the network."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcourse.costmodel import configure, cost, p2p, predict
+
+KiB, MiB = 1024, 1024 * 1024
+NDR_Bps = 47e9  # one 400 Gb/s NIC at the catalog's 0.94
+CHANNEL_Bps = 14e9  # NCCL_P2P_PER_CHANNEL_NET_BW
+
+
+def test_two_network_crossings_over_nccls_own_transport_one_on_a_cloud_fabric():
+    # the receiver's clear-to-send crosses the network before the data: 2 x the NIC's 14 us (NCCL's NET Simple step)
+    assert predict("sendrecv", "dgx-b200", 8, 1024, nodes=2).latency_s == pytest.approx(28e-6)
+    assert predict("sendrecv", "dgx-h100", 8, 1024, nodes=2, fabric="roce-400g").latency_s == pytest.approx(28e-6)
+    # a cloud fabric's net plugin has its own protocol (aws-ofi-nccl sends small messages eagerly): one crossing
+    assert p2p.crossings(configure("dgx-h100", 8, 2, "efa-p5")) == 1
+    # inside one node nothing changes: NVLink, one step, no proxy
+    one = cost("sendrecv", "direct", configure("dgx-b200", 8))
+    assert one.steps == 1 and one.ramp is None
+
+
+def test_channels_per_message_follow_addP2pToPlan():
+    # B200, 64 ranks: 4 channels per network peer (ceil(50 GB/s / 14)); one channel per message up to the 128 KiB
+    # chunk, then doubled while a part is over 128 KiB
+    c = configure("dgx-b200", 8, 8)
+    assert p2p.channels_per_peer(c) == (1, 4) and p2p.chunk_bytes(c) == 128 * KiB
+    ramp = cost("sendrecv", "direct", c).ramp
+    sizes = [1 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB, 64 * MiB]
+    assert [int(x) for x in ramp.channels(sizes)] == [1, 1, 1, 2, 4, 4, 4]
+    # 64 KiB on one channel: 28 us + 64 KiB / 14 GB/s; 64 MiB at the NIC's rate
+    assert predict("sendrecv", "dgx-b200", 8, 64 * KiB, nodes=8).time_s == pytest.approx(
+        28e-6 + 64 * KiB / CHANNEL_Bps, rel=1e-9)
+    assert predict("sendrecv", "dgx-b200", 8, 64 * MiB, nodes=8).time_s == pytest.approx(
+        28e-6 + 64 * MiB / NDR_Bps, rel=1e-9)
+
+
+def test_channel_count_halves_with_the_ranks_where_the_channel_count_is_known():
+    # H100 boards: 16 collective channels (a published log), so 16 p2p channels: 64 ranks leave 2 per peer
+    assert p2p.channels_per_peer(configure("dgx-h100", 8, 2)) == (1, 4)
+    assert p2p.channels_per_peer(configure("dgx-h100", 8, 8)) == (1, 2)
+
+
+def test_no_per_channel_figure_before_2_29_and_the_gb200_chunk():
+    # NCCL_P2P_PER_CHANNEL_NET_BW is new in 2.29: before, the NIC's rate from the first byte (the rendezvous stays)
+    old = predict("sendrecv", "dgx-b200", 8, 64 * KiB, nodes=2, nccl_version="2.28")
+    assert old.time_s == pytest.approx(28e-6 + 64 * KiB / NDR_Bps, rel=1e-9)
+    # an ARM host with a Blackwell GPU doubles NCCL's p2p chunk across nodes (GB200 trays)
+    assert p2p.chunk_bytes(configure("gb200-nvl72", 72, 2)) == 256 * KiB
+
+
+def test_alltoall_across_nodes_keeps_one_network_alpha_as_chapter_05s_moe_model():
+    # the two models of an all-to-all across nodes agree: one network α (costmodel/model.py's direct branch)
+    from nvcourse.fabric.moe import MoEConfig, moe_alltoall_time
+
+    c = configure("dgx-h100", 8, 2)
+    a2a = cost("alltoall", "direct", c)
+    assert a2a.latency_s == pytest.approx(14e-6) and a2a.steps == 1 and a2a.ramp is None
+    moe = moe_alltoall_time(MoEConfig(hidden=4096, tokens=4096, experts=64, top_k=8), 16, "dgx-h100")
+    assert moe.alpha_s == pytest.approx(a2a.latency_s)
