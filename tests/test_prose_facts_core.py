@@ -1164,12 +1164,16 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     groups = {  # the table's four groups of runs: signed medians, so the direction is the data's
         "two-node all-gather, [RoCE](../docs/glossary.md#roce)": [r for r in rows
                                                                   if r.point.op == "allgather" and r.point.nodes > 1],
-        "two-node all-reduce, AWS EFA": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1],
+        "two-node all-reduce, AWS EFA": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1
+                                         and (r.point.fabric or "").startswith("efa")],
+        "two-node all-reduce, InfiniBand": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1
+                                            and not (r.point.fabric or "").startswith("efa")],
         "one node": [r for r in rows if r.point.nodes == 1],
         "two- and four-node send/recv, InfiniBand": [r for r in rows if r.point.op == "sendrecv"],
     }
     assert sum(len(g) for g in groups.values()) == len(rows)
     assert {r.point.fabric for r in groups["two-node all-reduce, AWS EFA"]} == {"efa-p5"}
+    assert {r.point.fabric for r in groups["two-node all-reduce, InfiniBand"]} == {None}  # the catalog's own NICs
     assert {r.point.fabric for r in groups["two-node all-gather, [RoCE](../docs/glossary.md#roce)"]} == {"roce-400g"}
 
     def signed(group: list, lo: float, hi: float) -> str:
