@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
+from .kernel_run import notebook_client
 from .make_exercises import main as make_exercises
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def course_notebooks(dirs: tuple[str, ...] = DEFAULT_DIRS) -> list[Path]:
 def execute(path: Path, timeout: int = 600) -> float:
     nb = nbformat.read(path, as_version=4)
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    client = NotebookClient(
+    client = notebook_client(  # nbclient's, without its lost wake-up (see kernel_run)
         nb,
         timeout=timeout,
         kernel_name="python3",

@@ -33,6 +33,7 @@ import nbformat
 
 from ..deck_words import deck_index
 from .deck_plan import deck_notebook, plan
+from .kernel_run import notebook_client  # nbclient's NotebookClient, without its lost wake-up
 from .kit_edition import add_lang_option, checked_lang, folder, not_translated, speaking
 from .offline_web import OfflineAssetsError, ensure_assets, exporter_urls
 
@@ -58,8 +59,7 @@ def chapters(root: Path = ROOT, lang: str = "en") -> list[Path]:
 
 def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.NotebookNode:
     """A fresh run of ``notebook`` (in memory; the file is not changed) with the deck style's figures."""
-    from nbclient import NotebookClient  # imported here: nbclient is a test/teaching extra
-    from nbclient.exceptions import DeadKernelError
+    from nbclient.exceptions import DeadKernelError  # imported here: nbclient is a test/teaching extra
 
     previous = os.environ.get("NVCOURSE_DECK")
     os.environ["NVCOURSE_DECK"] = "1"  # the kernel inherits it: nvcourse.plots applies the deck style
@@ -67,8 +67,8 @@ def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.Noteb
         for attempt in range(KERNEL_TRIES):
             nb = nbformat.read(notebook, as_version=4)
             try:
-                NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=KERNEL_QUIET,
-                               resources={"metadata": {"path": str(notebook.parent)}}).execute()
+                notebook_client(nb, timeout=timeout, kernel_name="python3", extra_arguments=KERNEL_QUIET,
+                                resources={"metadata": {"path": str(notebook.parent)}}).execute()
                 break
             except DeadKernelError:
                 # A kernel that dies (killed from outside, a port taken between choosing it and binding it on a
