@@ -59,7 +59,8 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
-    "Point-to-point across nodes (send/recv; the sends of an all-to-all), which NCCL's tuner does not cost "
+    "Send/recv across nodes, which NCCL's tuner does not cost (an all-to-all's sends pay the same rendezvous in "
+    "NCCL; the model still charges them one network alpha, as chapter 05's MoE model does) "
     "(`costmodel/p2p.py`, `data/nccl_tuning.toml` [p2p_net]): over NCCL's IB/RoCE transport the sender waits for the "
     "receiver's clear-to-send (`src/transport/net_ib/p2p.cc` ncclIbIsend, ncclIbPostFifo), and in a loop of calls the "
     "next one leaves only once the receiving GPU has consumed this call's data (`src/proxy.cc` keeps one operation "

@@ -97,16 +97,14 @@ class P2pNetRamp:
     """The channels NCCL gives a point-to-point message across nodes, by its size, and the rate they reach
     (:mod:`.p2p` builds it; ``data/nccl_tuning.toml`` ``[p2p_net]`` for NCCL's rule and its lines).
 
-    A message of b bytes to one peer runs on ``channels(b)`` channels (src/enqueue.cc ``addP2pToPlan``: parts of
+    A message of b bytes runs on ``channels(b)`` channels (src/enqueue.cc ``addP2pToPlan``: parts of
     ``min_part_bytes`` to ``max_part_bytes``, from ``channels_min`` up to ``channels_max``; see :meth:`channels`),
-    each carrying at most ``per_channel_Bps`` over the network; ``peers`` such messages leave a GPU at once (1 for
-    send/recv; the remote peers of an all-to-all). The network then runs at min(``net_Bps``, peers x channels x
+    each carrying at most ``per_channel_Bps`` over the network. The network then runs at min(``net_Bps``, channels x
     per_channel_Bps) and the call at the slower of that and the rest of its path (``other_s_per_byte``, NVLink inside
     the node).
 
-    >>> r = P2pNetRamp(s_per_byte=1 / 47e9, other_s_per_byte=0.0, net_share=1.0, net_Bps=47e9, peer_share=1.0,
-    ...                peers=1, per_channel_Bps=14e9, min_part_bytes=65536, max_part_bytes=131072, channels_min=1,
-    ...                channels_max=4)
+    >>> r = P2pNetRamp(s_per_byte=1 / 47e9, other_s_per_byte=0.0, net_Bps=47e9, per_channel_Bps=14e9,
+    ...                min_part_bytes=65536, max_part_bytes=131072, channels_min=1, channels_max=4)
     >>> [float(x) for x in r.channels([65536, 131072, 196608, 262144, 524288, 2**30])]
     [1.0, 1.0, 1.5, 2.0, 4.0, 4.0]
     >>> [round(float(x), 3) for x in r.factor([65536, 262144, 2**30])]   # 14/47, 28/47, then the NIC's rate
@@ -117,14 +115,8 @@ class P2pNetRamp:
     s_per_byte: float
     #: seconds per byte of the part of the path that is not the network (NVLink inside the node), s/B
     other_s_per_byte: float
-    #: bytes a GPU sends over the network per byte of the call's size S
-    net_share: float
-    #: the network rate the call reaches on all its channels, B/s
+    #: the network rate the message reaches on all its channels (one NIC), B/s
     net_Bps: float
-    #: bytes of one message to one peer per byte of S (1 for send/recv, 1/n for an all-to-all of n ranks)
-    peer_share: float
-    #: messages that leave a GPU over the network at once
-    peers: int
     #: what one channel carries over the network, B/s
     per_channel_Bps: float
     min_part_bytes: float
@@ -133,21 +125,21 @@ class P2pNetRamp:
     channels_max: int
 
     def channels(self, nbytes: ArrayLike) -> NDArray[np.float64]:
-        """Channels of one message of a call of ``nbytes`` bytes (nccl-tests' size S).
+        """Channels of a message of ``nbytes`` bytes (nccl-tests' size S).
 
         NCCL takes min(channels_min, ceil(b / min_part)) channels and doubles them while a part is over
         ``max_part_bytes``, so its time falls each time a channel is added (a sawtooth). As :class:`ChannelRamp`, the
         course takes the count without rounding up: b / min_part up to channels_min, then channels_min, then
         b / max_part up to channels_max. The time then never falls as the size grows, and the count is NCCL's at the
         powers of two (the sizes nccl-tests runs)."""
-        b = np.maximum(np.asarray(nbytes, dtype=float) * self.peer_share, 1.0)
+        b = np.maximum(np.asarray(nbytes, dtype=float), 1.0)
         nc = np.maximum(np.minimum(b / self.min_part_bytes, self.channels_min), b / self.max_part_bytes)
         return np.clip(nc, 1.0, self.channels_max)
 
     def factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
         """The share of the call's full rate it gets at ``nbytes`` bytes (1 once its channels reach the NIC)."""
-        rate = np.minimum(self.net_Bps, self.peers * self.channels(nbytes) * self.per_channel_Bps)
-        return self.s_per_byte / np.maximum(self.other_s_per_byte, self.net_share / rate)
+        rate = np.minimum(self.net_Bps, self.channels(nbytes) * self.per_channel_Bps)
+        return self.s_per_byte / np.maximum(self.other_s_per_byte, 1.0 / rate)
 
 
 def channel_ramp(algo: str, proto: str, c: Config) -> ChannelRamp | None:

@@ -19,8 +19,7 @@ fabric, whose net plugin has its own protocol (AWS's aws-ofi-nccl sends small me
 >>> c = configure("dgx-b200", 8, nodes=8)
 >>> round(latency_s(c) * 1e6, 1), crossings(c)
 (28.0, 2)
->>> r = net_ramp(c, s_per_byte=1 / c.nic.beta_Bps, other_s_per_byte=0.0, net_share=1.0, net_Bps=c.nic.beta_Bps,
-...              peer_share=1.0, peers=1)
+>>> r = net_ramp(c, s_per_byte=1 / c.nic.beta_Bps, other_s_per_byte=0.0)
 >>> [int(x) for x in r.channels([1024, 65536, 131072, 262144, 524288, 1048576])]
 [1, 1, 1, 2, 4, 4]
 """
@@ -97,22 +96,19 @@ def channels_per_peer(c: Config) -> tuple[int, int]:
     return low, per_peer
 
 
-def net_ramp(
-    c: Config, *, s_per_byte: float, other_s_per_byte: float, net_share: float, net_Bps: float, peer_share: float,
-    peers: int,
-) -> P2pNetRamp | None:
-    """The channels of a point-to-point call across nodes and what they carry (:class:`.P2pNetRamp`), or None where
-    the model keeps the network's full rate from the first byte: a cloud fabric, or NCCL before 2.29 (no per-channel
-    figure). Arguments as :class:`.P2pNetRamp`'s fields."""
+def net_ramp(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNetRamp | None:
+    """The channels of a send/recv message across nodes and what they carry (:class:`.P2pNetRamp`; ``s_per_byte``
+    and ``other_s_per_byte`` as its fields), or None where the model keeps the NIC's full rate from the first byte: a
+    cloud fabric, or NCCL before 2.29 (no per-channel figure)."""
     t = _t()
     if not own_transport(c) or not tuning.newer_or_same(c.nccl_version, str(t["per_channel_since"])):
         return None
     low, high = channels_per_peer(c)
     chunk = chunk_bytes(c)
     return P2pNetRamp(
-        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_share=net_share, net_Bps=net_Bps,
-        peer_share=peer_share, peers=max(1, peers), per_channel_Bps=float(t["per_channel_GBps"]) * 1e9,
-        min_part_bytes=chunk / 2, max_part_bytes=float(chunk), channels_min=low, channels_max=high,
+        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_Bps=c.nic.beta_Bps,
+        per_channel_Bps=float(t["per_channel_GBps"]) * 1e9, min_part_bytes=chunk / 2, max_part_bytes=float(chunk),
+        channels_min=low, channels_max=high,
     )
 
 
@@ -123,9 +119,6 @@ def across_nodes(c: Config) -> Cost:
 
     An all-to-all across nodes pays the same rendezvous in NCCL; the model still charges it one network α, as
     chapter 05's MoE model does (``costmodel/model.py``'s direct branch)."""
-    d = c.dom
-    other, net_Bps = d.shift_inv, c.nic.beta_Bps
-    spb = max(other, 1.0 / net_Bps)
-    ramp = net_ramp(c, s_per_byte=spb, other_s_per_byte=other, net_share=1.0, net_Bps=net_Bps, peer_share=1.0,
-                    peers=1)
-    return Cost(latency_s(c), spb, crossings(c), ramp=ramp)
+    other = c.dom.shift_inv
+    spb = max(other, 1.0 / c.nic.beta_Bps)
+    return Cost(latency_s(c), spb, crossings(c), ramp=net_ramp(c, s_per_byte=spb, other_s_per_byte=other))
