@@ -88,10 +88,10 @@ def _stacks(ax: Axes, bars: list[Rectangle]) -> int:
     for at, along in (("x", "y"), ("y", "x")):  # vertical bars stack along y, horizontal ones along x
         size_at, size_along = ("width", "height") if at == "x" else ("height", "width")
         groups: dict[tuple[float, float], list[tuple[float, float, int]]] = {}
-        for bar in bars:
+        for i, bar in enumerate(bars):  # a rectangle drawn outside any bar call counts as a call of its own
             key = (round(getattr(bar, f"get_{at}")(), 9), round(getattr(bar, f"get_{size_at}")(), 9))
             groups.setdefault(key, []).append((getattr(bar, f"get_{along}")(), getattr(bar, f"get_{size_along}")(),
-                                               call.get(id(bar), -1 - len(groups))))
+                                               call.get(id(bar), -1 - i)))
         if len(groups) < len(bars) and any(stacked(g) for g in groups.values()):
             return len(groups)
     return 0

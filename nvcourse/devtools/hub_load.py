@@ -294,9 +294,11 @@ class _KernelSocket:
 
     def close(self) -> None:
         """Close the socket; one the server already dropped closes without error."""
+        import websocket
+
         try:
             self.ws.close()
-        except OSError:  # already gone: nothing left to close
+        except (websocket.WebSocketException, OSError):  # already gone: nothing left to close
             pass
 
 
