@@ -152,11 +152,12 @@ class Result:
 
 def run_notebook(path: Path, timeout: int, sampler_cpus: set[int] | None = None) -> Result:
     import nbformat
-    from nbclient import NotebookClient
+
+    from nvcourse.devtools.kernel_run import notebook_client  # nbclient's, without its lost wake-up
 
     nb = nbformat.read(path, as_version=4)
     cells = sum(1 for c in nb.cells if c.cell_type == "code")
-    client = NotebookClient(
+    client = notebook_client(
         nb,
         timeout=timeout,
         kernel_name="python3",

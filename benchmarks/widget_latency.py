@@ -139,11 +139,12 @@ def course_notebooks(dirs=("notebooks",)) -> list[Path]:
 
 def probe_notebook(path: Path, timeout: int = 600) -> list[dict]:
     import nbformat
-    from nbclient import NotebookClient
+
+    from nvcourse.devtools.kernel_run import notebook_client  # nbclient's, without its lost wake-up
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE % (N_VALUES, MARK)))
-    client = NotebookClient(
+    client = notebook_client(
         nb,
         timeout=timeout,
         kernel_name="python3",

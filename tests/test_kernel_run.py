@@ -120,3 +120,14 @@ def test_every_notebook_run_uses_the_rearmed_client(monkeypatch, tmp_path):
     slides.executed_in_deck_style(path)
     assert len(made) == 3
     assert all(kw["kernel_manager_class"] is kernel_run.RearmedKernelManager for kw in made)
+
+
+def test_no_notebook_run_builds_nbclients_client_itself():
+    """Every place that runs a notebook (tools, tests, benchmarks) goes through kernel_run.notebook_client."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = [str(p.relative_to(root)) for folder in ("nvcourse", "tests", "benchmarks")
+             for p in sorted((root / folder).rglob("*.py"))
+             if p.name not in ("kernel_run.py", "test_kernel_run.py") and "NotebookClient(" in p.read_text("utf-8")]
+    assert found == []

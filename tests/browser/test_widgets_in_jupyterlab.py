@@ -392,12 +392,13 @@ def test_dashboards_show_a_picture_before_run_all(lab, lab_page, artifacts_dir):
     """Executed outputs opened without running (an untrusted notebook: the widget view cannot render) show
     each Dashboard's static view, its first picture and readout, never ``Dashboard(children=...)``."""
     import nbformat
-    from nbclient import NotebookClient
+
+    from nvcourse.devtools.kernel_run import notebook_client  # nbclient's, without its lost wake-up
 
     source = Path(__file__).resolve().parents[2] / "notebooks" / "08_reliability_and_operations.ipynb"
     nb = nbformat.read(source, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(source.parent)}}).execute()
+    notebook_client(nb, timeout=300, kernel_name="python3",
+                    resources={"metadata": {"path": str(source.parent)}}).execute()
     nb.metadata.pop("widgets", None)  # as committed: no saved widget state
     nbformat.write(nb, lab.root / "notebooks" / "_static_view.ipynb")
     page = lab_page
