@@ -114,3 +114,25 @@ def test_a_repeated_run_counts_once_in_the_medians():
     allreduce = [r for r in firsts if r.point.op == "allreduce"]
     med = sweeps.band_medians(allreduce)["<= 64 KiB"][0]
     assert f"| allreduce | <= 64 KiB | {len({r.point.sweep for r in allreduce})} | {med:.1%} |" in section
+
+
+@pytest.mark.parametrize("run", sweeps._raw_sweeps("held_out"), ids=lambda s: s["id"])
+def test_a_held_out_run_is_what_its_fixture_prints(run):
+    # The sizes and times of the data file were typed from the published text; the project's nccl-tests reader, run on
+    # that text as kept (source header included), must find the same rows in the column the entry names.
+    from nvcourse.nccl import nccltests
+
+    text = (ROOT.parent / run["fixture"]).read_text(encoding="utf-8")
+    first = text.splitlines()[0]
+    assert first.split()[1:3] == ["source:", run["url"]], first  # '# source: URL' or '%% source: URL (...)'
+    column = "ip_time_us" if run["in_place"] else "oop_time_us"
+    found = []
+    for r in nccltests.read_all(text):
+        rows = {row["bytes"]: row for row in r.rows}
+        if all(b in rows for b in run["sizes"]):
+            found.append((r, [rows[b][column] for b in run["sizes"]]))
+    assert found, "no nccl-tests block of the fixture has every size of the entry"
+    r, times = found[0]
+    assert times == pytest.approx(run["time_us"], rel=0, abs=1e-9)
+    assert r.nranks == run["gpus"] * run["nodes"]
+    assert r.op in (None, run["op"])  # where the text alone names the collective, it is the entry's
