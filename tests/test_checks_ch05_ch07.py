@@ -271,7 +271,7 @@ def test_moe_speedup_by_hand():
     s = catalog.get_system("dgx-b200")
     nvl, nic = s.scaleup_achievable_GBps_dir * 1e9, s.scaleout_GBps_dir_per_gpu * s.nic.efficiency * 1e9
     routed = 4096 * 8 * 7168 * 2
-    slow = s.nic.alpha_s + max(routed * 7 / 64 / nvl, routed * 56 / 64 / nic)
+    slow = 2 * s.nic.alpha_s + max(routed * 7 / 64 / nvl, routed * 56 / 64 / nic)  # rendezvous: 2 crossings
     fast = catalog.get_system("gb200-nvl72").link.alpha_s + routed * 63 / 64 / nvl
     assert checks.expected_answer("05.moe_speedup") == pytest.approx(slow / fast)
     assert checks.expected_answer("05.ep64_bottleneck") == "b"

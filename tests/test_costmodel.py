@@ -166,11 +166,12 @@ def test_direct_alltoall_and_fabric_override():
     p = predict("alltoall", "dgx-h100", 8, GiB)
     assert p.algo == "direct"
     assert p.time_s == pytest.approx(3.4e-6 + 0.875 * GiB / H100_B, rel=1e-9)
-    # 2 nodes: 8/16 of S leaves the node over the GPU's own NIC: 0.5 S / 47e9 (IB NDR) vs 0.5 S / 11.75e9 (RoCE 100G)
+    # 2 nodes: 8/16 of S leaves the node over the GPU's own NIC: 0.5 S / 47e9 (IB NDR) vs 0.5 S / 11.75e9 (RoCE 100G),
+    # after NCCL's point-to-point rendezvous: 2 x 14 us
     ndr = predict("alltoall", "dgx-h100", 8, GiB, nodes=2)
     roce = predict("alltoall", "dgx-h100", 8, GiB, nodes=2, fabric="roce-100g")
-    assert ndr.time_s == pytest.approx(14e-6 + 0.5 * GiB / 47e9, rel=1e-9)
-    assert roce.time_s == pytest.approx(14e-6 + 0.5 * GiB / 11.75e9, rel=1e-9)
+    assert ndr.time_s == pytest.approx(28e-6 + 0.5 * GiB / 47e9, rel=1e-9)
+    assert roce.time_s == pytest.approx(28e-6 + 0.5 * GiB / 11.75e9, rel=1e-9)
     assert roce.fabric == "roce-100g"
 
 

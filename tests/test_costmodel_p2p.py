@@ -52,12 +52,16 @@ def test_no_per_channel_figure_before_2_29_and_the_gb200_chunk():
     assert p2p.chunk_bytes(configure("gb200-nvl72", 72, 2)) == 256 * KiB
 
 
-def test_alltoall_across_nodes_keeps_one_network_alpha_as_chapter_05s_moe_model():
-    # the two models of an all-to-all across nodes agree: one network α (costmodel/model.py's direct branch)
+def test_alltoall_across_nodes_pays_send_recvs_rendezvous_as_chapter_05s_moe_model():
+    # an all-to-all across nodes is NCCL's grouped point-to-point over the same transport: the send/recv's two network
+    # crossings (clear-to-send, then data), once per call as every peer is sent to at once; the two models agree
     from nvcourse.fabric.moe import MoEConfig, moe_alltoall_time
 
     c = configure("dgx-h100", 8, 2)
     a2a = cost("alltoall", "direct", c)
-    assert a2a.latency_s == pytest.approx(14e-6) and a2a.steps == 1 and a2a.ramp is None
+    assert a2a.latency_s == pytest.approx(2 * 14e-6) and a2a.steps == 2 and a2a.ramp is None
+    assert a2a.latency_s == cost("sendrecv", "direct", c).latency_s
+    efa = configure("dgx-h100", 8, 2, fabric="efa-p5")  # a cloud fabric's plugin sends eagerly: the data crossing only
+    assert cost("alltoall", "direct", efa).latency_s == pytest.approx(efa.nic.alpha_s)
     moe = moe_alltoall_time(MoEConfig(hidden=4096, tokens=4096, experts=64, top_k=8), 16, "dgx-h100")
     assert moe.alpha_s == pytest.approx(a2a.latency_s)

@@ -43,11 +43,11 @@ def test_copies_per_token_cut():
 
 
 def test_dispatch_time_with_dedup_on_dgx_b200():
-    # network bytes = 4096 x 7168 x 2 x 3.175 = 186.4 MB at 47 GB/s = 3.967 ms + 14 us
+    # network bytes = 4096 x 7168 x 2 x 3.175 = 186.4 MB at 47 GB/s = 3.967 ms + 2 x 14 us
     t = moe_alltoall_time(CFG, 64, "dgx-b200", dedup=True, max_nodes=4)
     copies = network_copies_per_token(CFG, 64, 8, dedup=True, max_nodes=4)
     assert t.network_bytes == pytest.approx(4096 * 7168 * 2 * copies)
-    assert t.time_s == pytest.approx(14e-6 + 4096 * 7168 * 2 * copies / 47e9)
+    assert t.time_s == pytest.approx(28e-6 + 4096 * 7168 * 2 * copies / 47e9)
     # the forward over NVLink: 7/64 local + 56/64 x 7/8 forwarded, of the routed bytes
     assert t.nvlink_bytes == pytest.approx(CFG.routed_bytes * (7 / 64 + 56 / 64 * 7 / 8))
     # the default is unchanged (chapter 05's upper bound)

@@ -59,8 +59,9 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
-    "Send/recv across nodes, which NCCL's tuner does not cost (an all-to-all's sends pay the same rendezvous in "
-    "NCCL; the model still charges them one network alpha, as chapter 05's MoE model does) "
+    "Send/recv across nodes, which NCCL's tuner does not cost (an all-to-all across nodes pays the same rendezvous, "
+    "once per call as its sends to every peer leave together, in the model and in chapter 05's MoE model; no "
+    "published multi-node all-to-all run checks it yet) "
     "(`costmodel/p2p.py`, `data/nccl_tuning.toml` [p2p_net]): over NCCL's IB/RoCE transport the sender waits for the "
     "receiver's clear-to-send (`src/transport/net_ib/p2p.cc` ncclIbIsend, ncclIbPostFifo), and in a loop of calls the "
     "next one leaves only once the receiving GPU has consumed this call's data (`src/proxy.cc` keeps one operation "

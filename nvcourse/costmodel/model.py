@@ -268,11 +268,11 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         if op == "sendrecv":
             return p2p.across_nodes(c) if k > 1 else Cost(a_in, d.shift_inv, 1)
         if op == "alltoall" and k > 1:
-            # One network α, as chapter 05's MoE model (fabric/moe.py) charges: NCCL's rendezvous (p2p.py) adds a
-            # second, 14 us on all-to-alls of milliseconds; both models take it together, or neither.
+            # NCCL's grouped sends to every peer at once: one point-to-point latency (its rendezvous, p2p.py), as
+            # chapter 05's MoE model (fabric/moe.py) charges
             intra = d.a2a_pair_inv / n
             inter = (n - g) / n / c.nic_Bps_per_gpu
-            return Cost(a_net, max(intra, inter), 1)
+            return Cost(p2p.latency_s(c), max(intra, inter), p2p.crossings(c))
         if op in ("broadcast", "reduce"):
             return Cost(a_in, d.root_inv, 1)
         one = d.a2a_pair_inv / g  # every GPU sends S/g to each of the g-1 others

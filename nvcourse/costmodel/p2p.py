@@ -34,7 +34,10 @@ from .config import Config
 from .corrections import P2pNetRamp
 from .costs import Cost
 
-__all__ = ["own_transport", "crossings", "latency_s", "chunk_bytes", "channels_per_peer", "net_ramp", "across_nodes"]
+__all__ = [
+    "own_transport", "crossings_over", "crossings", "latency_s", "chunk_bytes", "channels_per_peer", "net_ramp",
+    "across_nodes",
+]
 
 
 def _t() -> dict[str, Any]:
@@ -50,9 +53,15 @@ def own_transport(c: Config) -> bool:
     return c.nodes > 1 and c.nic.id not in cloud.fabrics()
 
 
+def crossings_over(nic_id: str) -> int:
+    """Network crossings a point-to-point call across nodes pays over the NIC ``nic_id``: the clear-to-send and the
+    data over NCCL's own transport (a catalog NIC), the data alone over a cloud fabric's net plugin."""
+    return 1 if nic_id in cloud.fabrics() else int(_t()["rendezvous_crossings"])
+
+
 def crossings(c: Config) -> int:
-    """Network crossings a call pays: the clear-to-send and the data over NCCL's own transport, else the data."""
-    return int(_t()["rendezvous_crossings"]) if own_transport(c) else 1
+    """Network crossings a call on ``c`` pays (:func:`crossings_over` across nodes; one inside a node)."""
+    return crossings_over(c.nic.id) if c.nodes > 1 else 1
 
 
 def latency_s(c: Config) -> float:
@@ -115,10 +124,9 @@ def net_ramp(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNet
 def across_nodes(c: Config) -> Cost:
     """The :class:`.Cost` of a ``sendrecv`` on ``c`` (nodes > 1): S to the next rank, over one NIC (``c.nic``'s
     achievable rate) or NVLink inside the node, after :func:`latency_s`, at the slower of the node's NVLink and the
-    network at the channels of :func:`net_ramp`.
-
-    An all-to-all across nodes pays the same rendezvous in NCCL; the model still charges it one network α, as
-    chapter 05's MoE model does (``costmodel/model.py``'s direct branch)."""
+    network at the channels of :func:`net_ramp`. An all-to-all across nodes is NCCL's grouped point-to-point over the
+    same transport and pays the same :func:`latency_s`, once per call (``costmodel/model.py``'s direct branch, and
+    chapter 05's MoE model)."""
     other = c.dom.shift_inv
     spb = max(other, 1.0 / c.nic.beta_Bps)
     return Cost(latency_s(c), spb, crossings(c), ramp=net_ramp(c, s_per_byte=spb, other_s_per_byte=other))

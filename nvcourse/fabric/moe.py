@@ -16,10 +16,12 @@ the EP group is packed into whole domains, so ``(min(ep, d) - 1)/ep`` of the cop
 
     t = α + max(V_nvlink / β_nvlink, V_network / β_nic)
 
-with α the network latency when any byte leaves the domain (NVLink's otherwise), β_nvlink the GPU's
-achievable NVLink bandwidth and β_nic its share of the node's NICs (per direction, catalog values times
-efficiency). All peers are sent to at once (NCCL groups the point-to-point sends), so one α is charged
-per all-to-all, and the fabric is assumed non-blocking (see :mod:`nvcourse.fabric.flows` for contention).
+with α the latency of one point-to-point call across nodes when any byte leaves the domain (NVLink's α
+otherwise): two network crossings, since NCCL's sender waits for the receiver's clear-to-send
+(:mod:`nvcourse.costmodel.p2p`), β_nvlink the GPU's achievable NVLink bandwidth and β_nic its share of the
+node's NICs (per direction, catalog values times efficiency). All peers are sent to at once (NCCL groups the
+point-to-point sends), so that latency is charged once per all-to-all, and the fabric is assumed non-blocking
+(see :mod:`nvcourse.fabric.flows` for contention).
 
 **Node-limited routing and per-node deduplication** (DeepSeek-V3 §3.2.2, DeepEP). The formula above
 sends every remote copy over the NIC: a token whose top-8 experts sit on 3 GPUs of the same remote
@@ -44,6 +46,7 @@ import math
 from dataclasses import dataclass
 
 from .. import catalog, costmodel
+from ..costmodel import p2p
 
 __all__ = ["MoEConfig", "AllToAllTime", "alltoall_bytes_per_gpu", "remote_nodes_per_token", "network_copies_per_token",
            "moe_alltoall_time", "moe_layer_time", "domain_allreduce_time"]
@@ -187,7 +190,8 @@ def moe_alltoall_time(cfg: MoEConfig, ep: int, system: str, *, dedup: bool = Fal
         v_nvl += cfg.routed_bytes * (ep - local) / ep * (d - 1) / d
     b_nvl = s.scaleup_achievable_GBps_dir * 1e9
     b_nic = s.scaleout_GBps_dir_per_gpu * s.nic.efficiency * 1e9
-    alpha = s.nic.alpha_s if v_net > 0 else s.link.alpha_s
+    # across nodes NCCL's point-to-point waits for the receiver's clear-to-send: the NIC's α per network crossing
+    alpha = p2p.crossings_over(s.nic.id) * s.nic.alpha_s if v_net > 0 else s.link.alpha_s
     return AllToAllTime(system, ep, v_nvl, v_net, v_nvl / b_nvl, v_net / b_nic, alpha)
 
 
