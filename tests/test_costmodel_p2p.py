@@ -65,3 +65,23 @@ def test_alltoall_across_nodes_pays_send_recvs_rendezvous_as_chapter_05s_moe_mod
     assert cost("alltoall", "direct", efa).latency_s == pytest.approx(efa.nic.alpha_s)
     moe = moe_alltoall_time(MoEConfig(hidden=4096, tokens=4096, experts=64, top_k=8), 16, "dgx-h100")
     assert moe.alpha_s == pytest.approx(a2a.latency_s)
+
+
+def test_send_recv_on_p5_is_striped_over_the_gpus_four_efas():
+    # aws-ofi-nccl's RDMA protocol (p5's default) joins the 4 EFAs nearest a GPU into one NCCL device and stripes a
+    # message over ceil(size / 128 KiB) of them; p4d and p4de (SENDRECV protocol) give each EFA its own device
+    rail = 12.5e9 * 0.94  # one 100 Gb/s EFA at the catalog's 0.94
+    p5 = configure("dgx-h100", 8, 2, "efa-p5")
+    rails = cost("sendrecv", "direct", p5).ramp
+    assert [float(x) for x in rails.channels([64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB])] == [1, 1, 2, 4, 4]
+    # one crossing (the plugin's own protocol), then 64 KiB on one rail; 1 GiB on all four
+    assert predict("sendrecv", "dgx-h100", 8, 64 * KiB, nodes=2, fabric="efa-p5").time_s == pytest.approx(
+        14e-6 + 64 * KiB / rail, rel=1e-9)
+    assert predict("sendrecv", "dgx-h100", 8, 1024 * MiB, nodes=2, fabric="efa-p5").time_s == pytest.approx(
+        14e-6 + 1024 * MiB / (4 * rail), rel=1e-9)
+    p4d = configure("dgx-a100", 8, 2, "efa-p4d")
+    assert p2p.plugin_rails(p4d, s_per_byte=1.0, other_s_per_byte=0.0) is None
+    assert predict("sendrecv", "dgx-a100", 8, 1024 * MiB, nodes=2, fabric="efa-p4d").time_s == pytest.approx(
+        14e-6 + 1024 * MiB / rail, rel=1e-9)
+    # a catalog NIC keeps NCCL's own channels (net_ramp), never the plugin's rails
+    assert p2p.plugin_rails(configure("dgx-h100", 8, 2), s_per_byte=1.0, other_s_per_byte=0.0) is None

@@ -101,6 +101,9 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "and Simple steps keep NCCL's figure. The p5 calibration run's <= 64 KiB error goes from 139.5 % to 23.7 % (the "
     "model now 15-41 % fast there); its LL128 sizes (256 KiB-16 MiB) stay 36-92 % slow: what EFA costs at mid sizes "
     "is not explained. p4d and p4de keep NCCL's figure (AWS's tuner of that release models P5 only). "
+    "A send/recv on p5 runs over the GPU's 4 EFAs: the plugin's RDMA protocol (p5's default) joins them into one "
+    "NCCL device and stripes a message over ceil(size / 128 KiB) of them (`rails_per_device`, `min_stripe_bytes`); "
+    "p4d and p4de (SENDRECV protocol) give each EFA its own device. No published EFA send/recv run checks it. "
     "Other instance types (p5en, p6) are not in the data.",
     "**Google Cloud GPUDirect-TCPX/TCPXO**: out of scope for the same reason (TCP through Google's own NCCL net "
     "plugin). The A3 Mega run is kept in the report, marked not covered. **Google's gIB** (RDMA over RoCE through "

@@ -35,6 +35,10 @@ class CloudFabric:
     link: catalog.Link
     #: time of one LL network step, µs, as the plugin vendor's own tuner charges it (None: none published)
     ll_step_us: float | None = None
+    #: NICs the plugin joins into one NCCL device: a GPU's point-to-point message is striped over them
+    rails_per_device: int = 1
+    #: the plugin's smallest stripe, bytes: a message of b bytes runs on ceil(b / min_stripe_bytes) rails
+    min_stripe_bytes: float = 0.0
 
 
 def _raw() -> dict[str, Any]:
@@ -49,7 +53,8 @@ def _build(key: str, rec: dict[str, Any]) -> CloudFabric:
     )  # fmt: skip
     step = rec.get("ll_step_us")
     return CloudFabric(key, rec["instance"], int(rec["nics_per_host"]), float(rec["plugin_latency_us"]), link,
-                       None if step is None else float(step))
+                       None if step is None else float(step), int(rec.get("rails_per_device", 1)),
+                       float(rec.get("min_stripe_bytes", 0)))
 
 
 @cache

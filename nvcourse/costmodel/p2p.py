@@ -36,7 +36,7 @@ from .costs import Cost
 
 __all__ = [
     "own_transport", "crossings_over", "crossings", "latency_s", "chunk_bytes", "channels_per_peer", "net_ramp",
-    "across_nodes",
+    "plugin_rails", "across_nodes",
 ]
 
 
@@ -121,12 +121,36 @@ def net_ramp(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNet
     )
 
 
+def plugin_rails(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNetRamp | None:
+    """The rails of a cloud fabric's NCCL device that a send/recv message is striped over (:class:`.P2pNetRamp` with
+    one rail per "channel"), or None where the plugin gives each NIC its own device (p4d, p4de) or the NIC is a
+    catalog one. AWS's plugin on p5 joins the 4 EFAs nearest a GPU into one device and stripes a message over
+    ceil(size / 128 KiB) of them (``data/cloud_fabrics.toml`` ``rails_per_device``, ``min_stripe_bytes``)."""
+    f = cloud.fabrics().get(c.nic.id)
+    if c.nodes < 2 or f is None or f.rails_per_device < 2:
+        return None
+    return P2pNetRamp(
+        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_Bps=f.rails_per_device * c.nic.beta_Bps,
+        per_channel_Bps=c.nic.beta_Bps, min_part_bytes=f.min_stripe_bytes, max_part_bytes=f.min_stripe_bytes,
+        channels_min=1, channels_max=f.rails_per_device,
+    )
+
+
+def _device_Bps(c: Config) -> float:
+    """What one GPU's NCCL network device carries, B/s: one NIC, or the rails a cloud plugin joins into it."""
+    f = cloud.fabrics().get(c.nic.id)
+    return (f.rails_per_device if f is not None else 1) * c.nic.beta_Bps
+
+
 def across_nodes(c: Config) -> Cost:
-    """The :class:`.Cost` of a ``sendrecv`` on ``c`` (nodes > 1): S to the next rank, over one NIC (``c.nic``'s
-    achievable rate) or NVLink inside the node, after :func:`latency_s`, at the slower of the node's NVLink and the
-    network at the channels of :func:`net_ramp`. An all-to-all across nodes is NCCL's grouped point-to-point over the
+    """The :class:`.Cost` of a ``sendrecv`` on ``c`` (nodes > 1): S to the next rank, over the GPU's network device
+    (one NIC at ``c.nic``'s achievable rate, or the rails of :func:`plugin_rails`) or NVLink inside the node, after
+    :func:`latency_s`, at the slower of the node's NVLink and the network at the channels of :func:`net_ramp` (or
+    the rails of :func:`plugin_rails`). An all-to-all across nodes is NCCL's grouped point-to-point over the
     same transport and pays the same :func:`latency_s`, once per call (``costmodel/model.py``'s direct branch, and
     chapter 05's MoE model)."""
     other = c.dom.shift_inv
-    spb = max(other, 1.0 / c.nic.beta_Bps)
-    return Cost(latency_s(c), spb, crossings(c), ramp=net_ramp(c, s_per_byte=spb, other_s_per_byte=other))
+    spb = max(other, 1.0 / _device_Bps(c))
+    ramp = net_ramp(c, s_per_byte=spb, other_s_per_byte=other) or plugin_rails(c, s_per_byte=spb,
+                                                                                  other_s_per_byte=other)
+    return Cost(latency_s(c), spb, crossings(c), ramp=ramp)
