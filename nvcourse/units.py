@@ -108,6 +108,8 @@ def parse_size(text: str | int | float, *, what: str = "size", allow_zero: bool 
     if abs(nbytes - rounded) > 1e-6 * max(1.0, abs(nbytes)):
         raise ValueError(_("{what} must be a whole number of bytes, got {text} = {nbytes} B").format(
             what=what, text=repr(text), nbytes=nbytes))
+    # a positive size that rounds to 0 bytes (1e-9 B) is 0: refused as 0 is, or a sweep from it would never grow
+    _check_positive(float(rounded), text, what, allow_zero)
     return int(rounded)
 
 

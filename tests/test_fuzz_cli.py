@@ -171,3 +171,19 @@ def test_topo_command_on_mutated_files(tmp_path, data):
                      if data.draw(st.booleans()) else data.draw(st.binary(max_size=200)))
     code, _, err = run_cli(["topo", str(path), "--json"])
     check(["topo", "FILE", "--json"], code, err)
+
+
+def test_a_size_that_rounds_to_zero_bytes_is_refused_not_swept_forever(stub_measurement):
+    # found by this file's fuzzing (a CI run was killed for memory): 6.56e-118 B passed the "> 0" check, rounded to
+    # 0 bytes, and the sweep 0, 0, 0, ... never reached max-bytes
+    argv = ["bench", "allreduce", "--min-bytes", "6.561783080415034e-118", "--no-verify", "--json"]
+    code, _, err = run_cli(argv)
+    check(argv, code, err)
+    assert code == 2 and "min-bytes must be > 0" in err
+    code, _, err = run_cli(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--bytes", "1e-9"])
+    assert code == 2 and "bytes must be > 0" in err
+
+
+def test_the_fuzzing_is_the_same_on_every_run():
+    # the suite is deterministic: Hypothesis draws fixed examples (tests/conftest.py) and keeps no database
+    assert FUZZ.derandomize and FUZZ.database is None

@@ -39,6 +39,7 @@ def test_parse_size_examples(text, expected):
         ("-5MiB", "must be > 0"),
         ("0", "must be > 0"),
         ("0.5B", "whole number of bytes"),
+        ("1e-9", "must be > 0"),  # positive, but 0 bytes once rounded
         ("", "cannot read"),
         ("MiB", "cannot read"),
         ("nan", "cannot read"),

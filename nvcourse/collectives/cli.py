@@ -85,6 +85,7 @@ def sizes_from(args: argparse.Namespace) -> list[int]:
     if args.step_factor < 2:
         raise ValueError(_("{name} must be an integer >= {minimum}; got {value}").format(
             name="step-factor", minimum=2, value=args.step_factor))
+    # lo >= 1 (parse_size refuses 0) and step >= 2: at most log2(hi) + 1 sizes
     sizes, s = [], lo
     while s <= hi:
         sizes.append(s)
