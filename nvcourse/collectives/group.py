@@ -22,7 +22,7 @@ from .resources import (
     Resources,
     check_fits,
     create_segment,
-    drop_segment,
+    retire_segments,
     segment_capacity,
     signals_deferred,
     start_blocking_signals,
@@ -343,15 +343,11 @@ class ProcessGroup:
                 new.append(create_segment(name, new_cap, self._res.segments))
         except BaseException:
             with signals_deferred():
-                for seg in new:
-                    self._res.segments.remove(seg)
-                    drop_segment(seg)
+                retire_segments(new, self._res.segments)
             raise
         with signals_deferred():
-            for seg in segs:
-                self._res.segments.remove(seg)
-                drop_segment(seg)  # workers still map the old ones until their next call; names go now
-        self._segs[kind] = (new_cap, new)
+            retire_segments(segs, self._res.segments)  # workers map the old ones until their next call
+            self._segs[kind] = (new_cap, new)
         self._filled = None
         return new
 

@@ -99,6 +99,19 @@ def drop_segment(seg: shared_memory.SharedMemory) -> None:
         pass
 
 
+def retire_segments(segs: list[shared_memory.SharedMemory], owners: list) -> None:
+    """Unlink every segment of ``segs``, forget it in ``owners`` and empty ``segs``; call it with signals deferred.
+
+    The list is emptied here so that the last reference to each segment goes inside the caller's deferred block:
+    a segment's ``__del__`` is Python code, and a Ctrl-C whose handler runs inside a ``__del__`` is discarded
+    ("Exception ignored in ..."): ``nvcourse bench`` then ran its sweep to the end and exited 0.
+    """
+    for seg in segs:
+        owners.remove(seg)
+        drop_segment(seg)
+    segs.clear()
+
+
 class Resources:
     """Everything a group must release; shared with its finalizer (which must not see the group)."""
 
