@@ -136,3 +136,81 @@ def test_a_held_out_run_is_what_its_fixture_prints(run):
     assert times == pytest.approx(run["time_us"], rel=0, abs=1e-9)
     assert r.nranks == run["gpus"] * run["nodes"]
     assert r.op in (None, run["op"])  # where the text alone names the collective, it is the entry's
+
+
+# -- the figures a miss's reason quotes are the model's and the run's -------------------------------------------------
+def _rows(run_id: str) -> list:
+    return [r for r in sweeps.compare(sweeps.points("held_out")) if r.point.sweep == run_id]
+
+
+def _between(rows: list, lo: int, hi: int) -> list:
+    return [r for r in rows if lo <= r.point.bytes <= hi]
+
+
+def _slow(rows: list) -> list[float]:
+    """How many times too fast the model is at each row (published time / predicted time)."""
+    return [r.point.time_s / r.predicted_s for r in rows]
+
+
+def _span(values: list[float], fmt: str) -> str:
+    return f"{min(values):{fmt}}-{max(values):{fmt}}"
+
+
+def _why(run_id: str) -> str:
+    return next(s["miss_why"] for s in sweeps._raw_sweeps("held_out") if s["id"] == run_id)
+
+
+KiB, MiB = 2**10, 2**20
+
+
+def test_the_single_node_alltoall_miss_quotes_the_model_and_the_run():
+    from nvcourse.costmodel import launch
+
+    run = "heldout-superbench-a100-alltoall"
+    rows, why = _rows(run), _why(run)
+    flat = _between(rows, 32, 2 * MiB)
+    floor_us = launch.host_floor_s("single-process", 8) * 1e6
+    assert f"8 x {floor_us / 8:.2f} us" in why and f"the {floor_us:.1f} us the model charges there" in why
+    assert all(r.predicted_s * 1e6 == pytest.approx(floor_us) for r in flat)  # the host floor binds
+    assert f"flat at {_span([r.point.time_s * 1e6 for r in flat], '.0f')} us from 32 B to 2 MiB" in why
+    median = sorted(_slow(flat))[len(flat) // 2]
+    assert f"{median:.1f} times the {floor_us:.1f} us" in why
+    assert f"still {_span(_slow(_between(rows, 4 * MiB, 32 * MiB)), '.1f')} times too fast from 4 to 32 MiB" in why
+    fast = [100 * (1 - r.predicted_s / r.point.time_s) for r in _between(rows, 256 * MiB, 2**40)]
+    assert f"From 256 MiB it is {_span(fast, '.0f')} % fast" in why
+
+
+@pytest.mark.parametrize("op", ["broadcast", "reduce"])
+def test_the_single_node_rooted_miss_quotes_the_model_and_the_run(op):
+    from nvcourse.costmodel import launch
+
+    run = f"heldout-superbench-a100-{op}"
+    rows, why = _rows(run), _why(run)
+    floor_us = launch.host_floor_s("single-process", 8) * 1e6
+    rise = [r.point.time_s * 1e6 for r in _between(rows, 64 * KiB, 1 * MiB)]
+    assert f"rises from {rise[0]:.0f} to {rise[-1]:.0f} us" in why
+    stays = [r.point.time_s * 1e6 for r in _between(rows, 1 * MiB, 4 * MiB)]
+    assert f"stays at {_span(stays, '.0f')} us up to 4 MiB" in why
+    assert all((r.algo, r.proto) == ("ring", "LL") and r.predicted_s * 1e6 == pytest.approx(floor_us)
+               for r in _between(rows, 4, 1 * MiB)), "the model's ring/LL time stays below the host floor"
+    assert f"the {floor_us:.1f} us host floor" in why
+    assert f"{_span(_slow(_between(rows, 64 * KiB, 16 * MiB)), '.1f')} times too fast from 64 KiB to 16 MiB" in why
+    assert f"most, {_span(_slow(_between(rows, 1 * MiB, 2 * MiB)), '.1f')} times, at 1-2 MiB" in why
+
+
+def test_the_two_node_infiniband_misses_quote_the_model_and_the_run():
+    lam = "heldout-dstack-lambda-b200-2node-ib-allreduce"
+    rows, why = _rows(lam), _why(lam)
+    fast = lambda rs: [100 * (1 - r.predicted_s / r.point.time_s) for r in rs]  # noqa: E731 - % too fast
+    assert all(f > 0 for f in fast(_between(rows, 8, 32 * MiB)))
+    assert f"(by {_span(fast(_between(rows, 8, 64 * KiB)), '.0f')} % up to 64 KiB, " in why
+    assert f"{_span(fast(_between(rows, 512 * KiB, 32 * MiB)), '.0f')} % from 512 KiB to 32 MiB)" in why
+    assert all(abs(f) < 3 for f in fast(_between(rows, 1 * 2**30, 2**40))) and "right from 1 GiB" in why
+
+    cru = "heldout-dstack-crusoe-a100-2node-ib-allreduce"
+    rows, why = _rows(cru), _why(cru)
+    last = _between(rows, 2 * 2**30, 2 * 2**30)[0]
+    bus = 2 * 15 / 16 * last.point.bytes  # all-reduce bus bytes on 16 ranks
+    published, predicted = bus / last.point.time_s / 1e9, bus / last.predicted_s / 1e9
+    assert f"busbw {published:.0f} GB/s published at 2 GiB, about {predicted:.0f} GB/s predicted" in why
+    assert f"plateau is about {100 * (1 - published / predicted):.0f} % below the model's" in why

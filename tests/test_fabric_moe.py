@@ -125,3 +125,28 @@ def test_chapter05_dashboard_bars_and_readout_show_the_model():
     assert "EP = 16 GPUs" in html16
     assert "the slider's 64, capped at the number of experts" in html16  # says why the readout is not the slider's
     assert "capped" not in html
+
+
+def test_05_alpha_sentence_holds_for_every_ep_and_system_of_the_dashboard():
+    """05 §4 says α is "one NVLink latency, or two network latencies once bytes leave the domain": read the count
+    from the text and check it against the model for every EP the dashboard offers, on both systems it compares."""
+    import re
+
+    from test_prose_facts_core import prose
+
+    from nvcourse import catalog
+    from nvcourse.chapters import ch05_nvl72 as ch05
+    from nvcourse.costmodel import p2p
+
+    words = {"one": 1, "two": 2, "three": 3}
+    said = re.search(r"with α one NVLink latency, or (\w+) network latencies once bytes leave the domain",
+                     prose("05_nvl72_rack_scale.ipynb"))
+    assert said, "05 §4 no longer says what α is"
+    crossings = words[said.group(1)]
+    for system in ("dgx-b200", "gb200-nvl72"):
+        s = catalog.get_system(system)
+        assert p2p.crossings_over(s.nic.id) == crossings  # a catalog NIC: NCCL's own transport
+        for ep in ch05.MOE_CONTROLS["ep"][0]:
+            t = moe_alltoall_time(CFG, ep, system)
+            want = crossings * s.nic.alpha_s if t.network_bytes > 0 else s.link.alpha_s
+            assert t.alpha_s == pytest.approx(want), (system, ep)

@@ -121,25 +121,27 @@ def net_ramp(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNet
     )
 
 
+def rails_per_device(c: Config) -> int:
+    """NICs in one GPU's NCCL network device: a cloud fabric's ``rails_per_device`` (its plugin may join several
+    NICs into one device), 1 on a catalog NIC (NCCL's own transport makes each NIC a device)."""
+    f = cloud.fabrics().get(c.nic.id)
+    return 1 if f is None else f.rails_per_device
+
+
 def plugin_rails(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNetRamp | None:
     """The rails of a cloud fabric's NCCL device that a send/recv message is striped over (:class:`.P2pNetRamp` with
-    one rail per "channel"), or None where the plugin gives each NIC its own device (p4d, p4de) or the NIC is a
-    catalog one. AWS's plugin on p5 joins the 4 EFAs nearest a GPU into one device and stripes a message over
+    one rail per "channel"), or None where the device is one NIC (:func:`rails_per_device` is 1: p4d, p4de, every
+    catalog NIC). AWS's plugin on p5 joins the 4 EFAs nearest a GPU into one device and stripes a message over
     ceil(size / 128 KiB) of them (``data/cloud_fabrics.toml`` ``rails_per_device``, ``min_stripe_bytes``)."""
-    f = cloud.fabrics().get(c.nic.id)
-    if c.nodes < 2 or f is None or f.rails_per_device < 2:
+    rails = rails_per_device(c)
+    if c.nodes < 2 or rails < 2:
         return None
+    stripe = cloud.fabrics()[c.nic.id].min_stripe_bytes
     return P2pNetRamp(
-        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_Bps=f.rails_per_device * c.nic.beta_Bps,
-        per_channel_Bps=c.nic.beta_Bps, min_part_bytes=f.min_stripe_bytes, max_part_bytes=f.min_stripe_bytes,
-        channels_min=1, channels_max=f.rails_per_device,
+        s_per_byte=s_per_byte, other_s_per_byte=other_s_per_byte, net_Bps=rails * c.nic.beta_Bps,
+        per_channel_Bps=c.nic.beta_Bps, min_part_bytes=stripe, max_part_bytes=stripe,
+        channels_min=1, channels_max=rails,
     )
-
-
-def _device_Bps(c: Config) -> float:
-    """What one GPU's NCCL network device carries, B/s: one NIC, or the rails a cloud plugin joins into it."""
-    f = cloud.fabrics().get(c.nic.id)
-    return (f.rails_per_device if f is not None else 1) * c.nic.beta_Bps
 
 
 def across_nodes(c: Config) -> Cost:
@@ -150,7 +152,7 @@ def across_nodes(c: Config) -> Cost:
     same transport and pays the same :func:`latency_s`, once per call (``costmodel/model.py``'s direct branch, and
     chapter 05's MoE model)."""
     other = c.dom.shift_inv
-    spb = max(other, 1.0 / _device_Bps(c))
+    spb = max(other, 1.0 / (rails_per_device(c) * c.nic.beta_Bps))  # the GPU's network device
     ramp = net_ramp(c, s_per_byte=spb, other_s_per_byte=other) or plugin_rails(c, s_per_byte=spb,
                                                                                   other_s_per_byte=other)
     return Cost(latency_s(c), spb, crossings(c), ramp=ramp)
