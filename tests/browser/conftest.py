@@ -306,6 +306,31 @@ def _stop(server: Lab) -> None:
                 pass
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_stops_the_session(request):
+    """Ctrl-C during a browser test stops the run after that test, as it does anywhere else.
+
+    The terminal's SIGINT also reaches Playwright's driver (a child in our process group), which dies of it, and a
+    KeyboardInterrupt raised while Playwright's sync API runs its event loop comes back as "Target page, context or
+    browser has been closed": the test failed, the next ones errored, and pytest went on with the rest of the suite.
+    So the Ctrl-C is remembered, and pytest stops (status 2, "Interrupted") once the current test is torn down.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIGINT ignored (a background job): Ctrl-C means nothing to this run
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        request.session.shouldstop = "interrupted (Ctrl-C) during the browser tests"
+        previous(signum, frame)  # KeyboardInterrupt, as before
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="session")
 def chromium(chromium_path):
     from playwright.sync_api import sync_playwright
