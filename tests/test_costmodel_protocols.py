@@ -262,5 +262,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
     assert misses == {"coreweave-gb200-nvl72-allreduce"}  # NVL72 NVLS ~18 % fast; every other run within 15 %
-    # NCCL's NVLSTree cap (perChMaxNVLSTreeBw) brings the 2-node H100 NVLSTree run within 2 % (11 % without it)
-    assert large["nccl-tests-309-h100-2node-ib-allreduce"][0] <= 0.02
+    # NCCL's NVLSTree cap (perChMaxNVLSTreeBw) brings the 2-node H100 NVLSTree run within 2.1 % (11 % without it; 1.2 %
+    # before NVLSTree's pipeline fill, a constant two loops, about 136 us, that brought 16-512 MiB from x0.66-0.95 to
+    # x0.96-1.03 and moves 1-16 GiB from x1.01 to x1.02)
+    assert large["nccl-tests-309-h100-2node-ib-allreduce"][0] <= 0.021
+    fill = [r for r in rows if r.point.sweep == "nccl-tests-309-h100-2node-ib-allreduce"
+            and 16 * 2**20 <= r.point.bytes <= 512 * 2**20]
+    assert all(0.95 <= r.predicted_s / r.point.time_s <= 1.04 for r in fill) and {r.algo for r in fill} == {"nvlstree"}

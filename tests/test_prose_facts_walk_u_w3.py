@@ -140,8 +140,8 @@ def test_04b_nvlstree_cap_names_its_sizes_and_the_published_run():
     top = max(run, key=lambda p: p.bytes)
     assert top.bytes == 16 * GiB
     text = _flat(_cells(NB04B)["b4c06a12"])  # §8's constants, in reference §12
-    assert (f"sets the model's algbw: {small:.0f} GB/s at 1 GiB, {big:.0f} GB/s at 16 GiB, where the published "
-            f"InfiniBand run reaches {top.bytes / top.time_s / 1e9:.0f}.") in text
+    assert (f"sets the model's algbw: {small:.0f} GB/s at 1 GiB (fill included), {big:.0f} GB/s at "
+            f"16 GiB, where the published InfiniBand run reaches {top.bytes / top.time_s / 1e9:.0f}.") in text
     assert "algbw: 246 GB/s, and" not in text
 
 
@@ -191,26 +191,29 @@ def test_04b_symmetric_reference_is_one_idea_a_paragraph():
         assert joint in cell, joint
 
 
-def test_04b_nvl72_racks_beat_one_rack_only_as_a_model_artefact():
+def test_04b_nvl72_racks_are_a_little_slower_than_one_rack_at_1_gib():
+    # Before NVLSTree was charged its pipeline's fill, 2-16 racks came out faster than one, a model artefact.
     nodes = [1, 2, 4, 8, 16, 64, 256]  # the dashboard's options
     one = predict("allreduce", "gb200-nvl72", 72, GiB)
-    assert one.algo == "nvls"
-    faster = []
+    assert one.algo == "nvls" and one.time_s > one.candidates_estimate_s["nvls/Simple"]  # NVLS pays its fill
     for k in nodes[1:]:
         p = predict("allreduce", "gb200-nvl72", 72, GiB, nodes=k)
         assert p.algo == "nvlstree"
-        # NVLSTree is charged NCCL's own estimate, NVLS its pipeline's fill on top
-        assert p.time_s == pytest.approx(p.candidates_estimate_s["nvlstree/Simple"])
-        if p.time_s < one.time_s:
-            faster.append(k)
-            # by NCCL's own estimate one rack is still the faster
-            assert one.candidates_estimate_s["nvls/Simple"] < p.time_s
-    assert faster == [2, 4, 8, 16]
-    assert one.time_s > one.candidates_estimate_s["nvls/Simple"]
+        assert p.time_s > p.candidates_estimate_s["nvlstree/Simple"]  # NVLSTree pays its fill too
+        assert one.time_s < p.time_s < 1.2 * one.time_s, k  # "a little slower"
+        assert one.candidates_estimate_s["nvls/Simple"] < p.candidates_estimate_s["nvlstree/Simple"]  # NCCL agrees
     text = _flat(_cells(NB04B)["c011"])
-    assert ("then 2 to 16 nodes: faster at 1 GiB than one rack, a model artefact (only NVLS pays its pipeline's fill, "
+    assert ("then 2 to 256 nodes: a little slower at 1 GiB than one rack (both pay their pipeline's fill, "
             "section 10).") in text
     assert "its formulas leave out the time the NVLS pipeline takes to fill, which the model counts" in prose(NB04B)
+    # across nodes the pick is NCCL's (the fill is in the time only): no size where the model picks other than NCCL
+    assert "Across nodes the model picks as NCCL does and adds NVLSTree's fill to the time." in (
+        prose(NB04B))
+    for k in nodes[1:]:
+        for size in (2**20, 16 * 2**20, GiB):
+            p = predict("allreduce", "dgx-h100", 8, size, nodes=k)
+            best = min(p.candidates_estimate_s, key=p.candidates_estimate_s.get)
+            assert f"{p.algo}/{p.proto}" == best, (k, size)
 
 
 def test_04b_small_all_to_all_across_nodes_costs_two_network_alphas_at_any_rank_count():

@@ -109,30 +109,42 @@ FIGURE_NODES = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 
 
 @pytest.mark.parametrize("nbytes", [64 * 2**20, GiB])
-def test_06_nvlstree_beats_ring_and_tree_on_2_and_4_nodes_only(nbytes):
-    """04b's model: NVLSTree is faster than both NCCL's ring and tree exactly on 2 and 4 nodes; from 8 nodes the tree
-    beats it; the model's own pick follows (NVLSTree on 2 and 4 nodes, not from 8)."""
-    beats, tree_wins, picks = [], [], []
+def test_06_the_model_picks_nvlstree_on_2_and_4_nodes_only(nbytes):
+    """04b's model picks NVLSTree on 2 and 4 nodes, by NCCL's estimate; from 8 nodes it picks the tree, which NCCL's
+    estimate and the model's time both put ahead of NVLSTree there."""
+    picks, tree_wins = [], []
     for n in FIGURE_NODES:
+        p = costmodel.predict("allreduce", "dgx-h100", 8, nbytes, nodes=n)
+        if p.algo == "nvlstree":
+            picks.append(n)
+            est = p.candidates_estimate_s
+            assert est["nvlstree/Simple"] == min(est.values())  # NCCL's estimate
         t = {a: costmodel.predict("allreduce", "dgx-h100", 8, nbytes, nodes=n, algo=a).time_s
-             for a in ("ring", "tree", "nvlstree")}
-        if t["nvlstree"] < min(t["ring"], t["tree"]):
-            beats.append(n)
+             for a in ("tree", "nvlstree")}
         if t["tree"] < t["nvlstree"]:
             tree_wins.append(n)
-        if costmodel.predict("allreduce", "dgx-h100", 8, nbytes, nodes=n).algo == "nvlstree":
-            picks.append(n)
-    assert beats == picks == [2, 4]
-    assert tree_wins == [n for n in FIGURE_NODES if n >= 8]
+    assert picks == [2, 4]
+    assert [n for n in tree_wins if n >= 8] == [n for n in FIGURE_NODES if n >= 8]
+    assert all(costmodel.predict("allreduce", "dgx-h100", 8, nbytes, nodes=n).algo == "tree"
+               for n in FIGURE_NODES if n >= 8)
 
 
 def test_06_nvlstree_sentences_say_where_they_hold():
     s4 = flat("c015")
-    assert "On 2 and 4 nodes NVLSTree (not drawn here; §7) beats both." in s4
-    assert "beats both on these NVSwitch nodes" not in s4
+    assert "On 2 and 4 nodes the model picks NVLSTree (not drawn here; §7)." in s4
+    assert "beats both" not in s4.split("InfiniBand SHARP")[0]
     s7 = flat("r4c06a02")
-    assert ("**NVLSTree (§4).** On these NVSwitch nodes chapter 04b's model picks NVLSTree on 2 and 4 nodes: it beats "
-            "the ring and the tree there, at 64 MiB as at 1 GiB. From 8 nodes the tree beats it.") in s7
+    t = {(nb, n): {a: costmodel.predict("allreduce", "dgx-h100", 8, nb, nodes=n, algo=a).time_s
+                   for a in ("ring", "tree", "nvlstree")} for nb in (64 * 2**20, GiB) for n in (2, 4)}
+    clear = t[(GiB, 2)]
+    assert clear["nvlstree"] < 0.9 * min(clear["ring"], clear["tree"])  # "clearly"
+    behind = [v["nvlstree"] / min(v["ring"], v["tree"]) - 1 for k, v in t.items() if k != (GiB, 2)]
+    assert min(behind) > -0.01  # "level with the faster of them or ... behind"
+    assert ("**NVLSTree (§4).** On these NVSwitch nodes chapter 04b's model picks NVLSTree on 2 and 4 nodes, as NCCL's "
+            "estimate does. Its time, with the pipeline fill that estimate leaves out, clearly beats the ring and the "
+            f"tree only on 2 nodes at 1 GiB ({clear['nvlstree'] * 1e3:.1f} ms against {clear['ring'] * 1e3:.1f}); "
+            f"elsewhere it is level with the faster of them or up to {100 * max(behind):.0f} % behind. From 8 nodes "
+            "the model picks the tree.") in s7
     # the figures of §4 run 04b's ring and tree: the same times on 2 and 4 nodes, so "both" are the figure's curves
     from nvcourse.fabric import allreduce_scaling
 

@@ -51,35 +51,40 @@ def placement_wins() -> dict[tuple[str, int], list[float]]:
     return out
 
 
-def test_07_tp_first_wins_every_dgx_state_and_the_text_scopes_the_rule(placement_wins):
-    dgx = [r for (s, _), rs in placement_wins.items() if s == "dgx-h100" for r in rs]
-    assert dgx and max(dgx) <= 1 + 1e-9  # tp-first is never slower on DGX H100
-    nvl = {tp: max(rs) for (s, tp), rs in placement_wins.items() if s == "gb200-nvl72"}
-    assert {tp for tp, r in nvl.items() if r > 1 + 1e-9} == {32, 64}  # "TP 32 or 64"
+def test_07_tp_first_wins_every_nvlink_state_and_the_text_scopes_the_rule(placement_wins):
+    # Before NVLSTree was charged its pipeline's fill (as NVLS was), TP 32 or 64 split over two NVL72 racks came out
+    # up to 1.24 times faster: a model artefact, which the text called an exception.
+    for system in ("dgx-h100", "gb200-nvl72"):
+        ratios = [r for (s, _), rs in placement_wins.items() if s == system for r in rs]
+        assert ratios and max(ratios) <= 1 + 1e-9, system  # tp-first is never slower with NVLink
     pcie = {tp: max(rs) for (s, tp), rs in placement_wins.items() if s == "pcie-8gpu"}
     assert {tp for tp, r in pcie.items() if r > 1 + 1e-9} == {8} and pcie[8] < 1.15  # "TP 8 ... slightly ahead"
     c = _cells(NB07)
-    assert "This is why\nTP stays inside an 8-GPU node's NVLink domain (exceptions: §8)" in c["c008"]
-    assert "stays inside the NVLink domain" not in _flat("\n".join(c.values()))
-    assert ("keep TP inside an 8-GPU NVLink node (an NVL72's TP 32 or 64 can run faster over two racks: §8)"
-            in _flat(c["c017"]))
+    assert ("This is why\nTP stays inside an 8-GPU node's NVLink domain (one exception, a server without NVLink: §8)"
+            in c["c008"])
+    assert "keep TP inside the NVLink domain, an 8-GPU node or an NVL72 rack (§8)." in _flat(c["c017"])
+    assert "two racks: §8" not in _flat(c["c017"])
     ref = _flat(c["c016a"])
-    for said in ("in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 state",
-                 "On an NVL72 rack with TP 32 or 64, dp-first (each TP group split over two racks) can come out faster",
-                 "That is a model result, not a measurement.",
-                 "On the PCIe server, which has no NVLink, TP 8 split over two servers also comes out slightly ahead, "
+    for said in ("in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 or NVL72 state.",
+                 "On the PCIe server, which has no NVLink, TP 8 split over two servers comes out slightly ahead, "
                  "but only with two data-parallel replicas (16 GPUs per pipeline stage); with more, tp-first is "
                  "faster, at least 1.3 times as fast wherever the model fits in memory."):
         assert said in ref, said
+    assert "can come out faster" not in ref
 
 
-def test_07_nccls_model_rates_two_racks_nvlstree_above_one_racks_nvls_for_large_messages_only():
-    for nbytes, two_racks_faster in ((2**20, False), (2**26, True)):
-        one = predict("allreduce", "gb200-nvl72", 32, nbytes)
-        two = predict("allreduce", "gb200-nvl72", 16, nbytes, nodes=2)
-        assert (one.algo, two.algo) == ("nvls", "nvlstree")
-        assert (two.time_s < one.time_s) is two_racks_faster
-    assert "above NVLS over one rack's 32 or 64 GPUs for large messages" in _flat(_cells(NB07)["c016a"])
+def test_07_one_racks_nvls_beats_two_racks_nvlstree_at_every_size():
+    for gpus in (32, 64):  # the TP degrees an NVL72 rack offers beyond 16
+        for nbytes in (2**e for e in range(3, 35)):  # 8 B to 16 GiB
+            one = predict("allreduce", "gb200-nvl72", gpus, nbytes)
+            two = predict("allreduce", "gb200-nvl72", gpus // 2, nbytes, nodes=2)
+            if nbytes in (2**20, 2**26, 2**30):
+                assert (one.algo, two.algo) == ("nvls", "nvlstree")
+            assert one.time_s < two.time_s, (gpus, nbytes)  # the model's time
+            assert min(one.candidates_estimate_s.values()) < min(two.candidates_estimate_s.values())  # NCCL's
+    assert ("On an NVL72, NVLS over one rack's 32 or 64 GPUs beats NVLS inside each of two racks plus the network "
+            "between ([NVLSTree](../docs/glossary.md#nvlstree)) at every size, in NCCL's own estimate as in the "
+            "model's time.") in _flat(_cells(NB07)["c016a"])
 
 
 def test_07_ep_spelled_out_glossary_links_and_one_idea_per_paragraph():

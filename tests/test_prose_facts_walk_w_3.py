@@ -115,7 +115,7 @@ def test_07_tp_first_never_slower_on_dgx_and_ties_when_dp_is_one():
     assert ratios[True] and all(abs(r - 1) < 1e-9 for r in ratios[True])  # dp = 1: the two placements tie
     assert max(ratios[False]) <= 1 + 1e-9 and min(ratios[False]) < 1  # otherwise tp-first is ahead or level
     ref = _flat(_cells(NB07)["c016a"])
-    assert "in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 state" in ref
+    assert "in the §7 dashboard tp-first is never slower than dp-first in any DGX H100 or NVL72 state" in ref
     assert "tp-first beats dp-first" not in ref
 
 

@@ -39,6 +39,9 @@ class Cost:
     #: the latency NCCL's tuner charges the pair, where it differs from the time's ``latency_s`` (None: the same):
     #: a net plugin may report NCCL a latency that steers its choice rather than measures the time (AWS EFA, .cloud)
     choice_latency_s: float | None = None
+    #: whether the pair is chosen with ``pipeline``'s time (NVLS on one domain: yes, the model's pick; NVLSTree across
+    #: nodes: no, NCCL picks by its own formula and the fill only adds to the time)
+    pick_with_pipeline: bool = True
 
     def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """The latency term at ``nbytes`` bytes, seconds."""
@@ -66,9 +69,10 @@ class Cost:
         """The time the pair is chosen by: :meth:`time` without the channel ramp, since NCCL picks the (algorithm,
         protocol) pair before it picks the channels the call runs on (src/enqueue.cc: topoGetAlgoInfo)."""
         lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
-        if self.ramp is None and self.choice_latency_s is None:
+        if self.ramp is None and self.choice_latency_s is None and self.pick_with_pipeline:
             return self.time(nbytes)
-        return Cost(lat, self.s_per_byte, self.steps, self.pipeline, self.correction).time(nbytes)
+        pipe = self.pipeline if self.pick_with_pipeline else None
+        return Cost(lat, self.s_per_byte, self.steps, pipe, self.correction).time(nbytes)
 
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS

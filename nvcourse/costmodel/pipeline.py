@@ -31,8 +31,9 @@ powers of two sit on the fast side of each threshold (1 GiB, 64 MiB and 8 MiB on
 against a smooth curve, in the middle of a band (512 MiB, 32 MiB). The term is a constant share of the time
 within a band, so it corrects each band's level, not its slope.
 
-Scope: one-domain NVLS all-reduce. NVLS reduce-scatter and all-gather use the same chunk rule, and NVLSTree
-a rule of its own, but neither is charged the fill or the extra loops.
+Scope: one-domain NVLS all-reduce, and NVLSTree all-reduce across nodes (:func:`nvlstree_allreduce`): the same fill
+on NCCL's NVLS channels with NVLSTree's own chunk rule, and no extra-loop cost (``[nvlstree_pipeline]``). NVLS
+reduce-scatter and all-gather use NVLS's chunk rule but are charged neither.
 
 >>> p = PipelineFill(stages=3, heads=8, channels=16, chunk_bytes=131072, shrink=((64, 65536), (8, 32768), (2, 16384)),
 ...                  loop_latency_s=3.4e-6)
@@ -55,7 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import tuning
 
-__all__ = ["PipelineFill", "nvls_allreduce"]
+__all__ = ["PipelineFill", "nvls_allreduce", "nvlstree_allreduce"]
 
 
 @dataclass(frozen=True)
@@ -116,3 +117,16 @@ def nvls_allreduce(gpu_id: str, gpus: int) -> PipelineFill | None:
     # a loop carries one chunk per head: NCCL's NVLS graph has one head per GPU, at most 32 ([nvls_heads])
     return PipelineFill(int(t["stages"]), tuning.nvls_heads(gpus), int(channels), int(t["chunk_bytes"]), shrink,
                         loop_latency_s)
+
+
+def nvlstree_allreduce(gpu_id: str, heads: int, nodes: int) -> PipelineFill | None:
+    """NCCL's NVLSTree all-reduce pipeline across ``nodes`` nodes with ``heads`` NVLS heads per node
+    (``[nvlstree_pipeline]``: NCCL's NVLS channel count, NVLSTree's own chunk rule, the fill of NVLS's stages; no
+    extra-loop cost), or None on one node or where the data has no channel count for the GPU."""
+    t = tuning.raw()["nvlstree_pipeline"]
+    channels = t["channels_multi_node"].get(tuning.gpu_arch(gpu_id))
+    if channels is None or nodes < 2:
+        return None
+    chunk = int(t["chunk_bytes_from_4_nodes"] if nodes >= 4 else t["chunk_bytes"])
+    shrink = tuple((int(m), int(c)) for m, c in t["shrink"])
+    return PipelineFill(int(t["stages"]), int(heads), int(channels), chunk, shrink)

@@ -32,7 +32,7 @@ For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
 
 from __future__ import annotations
 
-from . import corrections, nvls_graph, pipeline, tuning
+from . import cloud, corrections, nvls_graph, pipeline, tuning
 from .config import Config, tree_network_s_per_byte
 from .costs import Cost
 from .latency import NCCL_NAMES, latency_s, nsteps
@@ -102,6 +102,20 @@ def _proto_efficiency(op: str, algo: str, proto: str, c: Config) -> float:
     return tuning.efficiency("tree_ll128_one_node" if c.nodes == 1 else "tree_ll128_multi_node", v)
 
 
+def _pipeline_fill(op: str, algo: str, c: Config) -> pipeline.PipelineFill | None:
+    """The warp-group pipeline of an NVLS all-reduce whose fill NCCL's tuner leaves out (:mod:`.pipeline`): NVLS on
+    one domain, and NVLSTree across nodes on NCCL's own network transport. Not over a cloud fabric's net plugin: there
+    the model already times NVLSTree's network steps at the latency the plugin reports to steer NCCL's choice
+    (``data/nccl_tuning.toml`` ``[nvlstree_pipeline]``). The course's textbook α-β cost (model.cost) has none."""
+    if op != "allreduce":
+        return None
+    if algo == "nvls" and c.nodes == 1:
+        return pipeline.nvls_allreduce(c.system.gpu, c.gpus)
+    if algo == "nvlstree" and c.nodes > 1 and c.nic.id not in cloud.fabrics():
+        return pipeline.nvlstree_allreduce(c.system.gpu, nvls_graph.heads(c), c.nodes)
+    return None
+
+
 def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     """The :class:`Cost` NCCL's model gives (``algo``, ``proto``) for ``op`` on ``c`` (see the module doc)."""
     if proto not in protocols_for(op, algo, c):
@@ -112,11 +126,9 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     if cap is not None:
         spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
     steps = nsteps(op, c.ranks) if algo == "ring" else 1
-    # NCCL's NVLS all-reduce on one domain is a 3-stage pipeline whose fill the tuner leaves out (pipeline.py);
-    # the course's textbook α-β cost (model.cost) stays without it
-    fill = pipeline.nvls_allreduce(c.system.gpu, c.gpus) if (algo, op, c.nodes) == ("nvls", "allreduce", 1) else None
+    fill = _pipeline_fill(op, algo, c)
     ramp = corrections.channel_ramp(algo, proto, c)
     # timed with the model's latency, chosen with NCCL's (they differ on AWS EFA p5 with LL: latency.py, cloud.py)
     lat, nccl_lat = latency_s(op, algo, proto, c, time=True), latency_s(op, algo, proto, c)
     return Cost(lat, spb, steps, fill, corrections.for_pair(op, algo, proto, c), ramp,
-                None if nccl_lat == lat else nccl_lat)
+                None if nccl_lat == lat else nccl_lat, pick_with_pipeline=algo != "nvlstree")
