@@ -269,3 +269,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     fill = [r for r in rows if r.point.sweep == "nccl-tests-309-h100-2node-ib-allreduce"
             and 16 * 2**20 <= r.point.bytes <= 512 * 2**20]
     assert all(0.95 <= r.predicted_s / r.point.time_s <= 1.04 for r in fill) and {r.algo for r in fill} == {"nvlstree"}
+    # the appendix's note on NVLSTree's fill quotes this run's bands as they are now
+    from nvcourse.costmodel import appendix
+
+    note = next(n for n in appendix.IN_SAMPLE_NOTES if n.startswith("NVLSTree across nodes"))
+    run = sweeps.band_medians([r for r in rows if r.point.sweep == "nccl-tests-309-h100-2node-ib-allreduce"])
+    assert f"64 KiB-16 MiB 19.9 -> {100 * run['64 KiB-16 MiB'][0]:.1f} %" in note
+    assert f">= 16 MiB 5.2 -> {100 * run['>= 16 MiB'][0]:.1f} %" in note

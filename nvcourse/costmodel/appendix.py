@@ -16,6 +16,7 @@ from typing import Any, Final
 from .. import units
 from .._data import load
 from . import bands as sweeps
+from . import launch as host_launch
 from . import tuning
 
 __all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown", "readme_bullet"]
@@ -39,6 +40,12 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "to NVLS. That term was found by looking at where the one-node NVLS runs are slow, so for one-node NVLS the "
     ">= 16 MiB band is in-sample (over the calibration runs on the catalog's NICs: 6.3 % without the term, "
     "2.5 % with it; any per-loop cost from 2 to 5 us gives 3-4 %: `tests/test_costmodel_pipeline.py`).",
+    "NVLSTree across nodes is a pipeline of warp groups too (`src/device/all_reduce.h`, NCCL_ALGO_NVLS_TREE), on "
+    "all of NCCL's NVLS channels with NVLSTree's own chunk rule (`src/enqueue.cc` calcCollChunking), and NCCL's "
+    "tuner charges none of its fill either. The model adds the same two loops to its time, not to the pick, and "
+    "not over a cloud fabric's plugin (`[nvlstree_pipeline]` in `data/nccl_tuning.toml`). The term was found on "
+    "the calibration two-node InfiniBand run (nccl-tests#309: 64 KiB-16 MiB 19.9 -> 9.0 %, >= 16 MiB 5.2 -> "
+    "2.0 %), then checked once on the held-out runs, none of which got worse.",
     "On 8 GB200 GPUs the measured busbw jumps ~12 % between 1 and 2 GiB: NCCL 2.30 gives them 24 NVLS channels "
     "(`src/transport/nvls.cc` lines 155-157, 207-213: NVLS_NCHANNELS_SM100_NVL, from 2.27.3), the run used NCCL "
     "2.26.6, which gave 32, and a power-of-two sweep cannot tell the two apart. Not explained: 8 GB200 GPUs at "
@@ -348,8 +355,9 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
         "`python -m nvcourse.costmodel.nccl_history`); symmetric-memory kernels for registered buffers "
         "(`--registered`, NCCL's own model of them, capped at the line rate); NVLS from 2 GPUs and LL128 across the "
         "network, as NCCL enables them. No curve fitting: the size-dependent terms are NCCL's (tree correction, ring "
-        "plateau, the NVLS pipeline's fill and extra loops, channels that ramp with the size where the channel count "
-        "is published) and, with `--launch`, the host's enqueue floor per call (3.95 us per GPU one thread drives, "
+        "plateau, the fill of the NVLS pipeline on one domain and of NVLSTree's across nodes, NVLS's extra loops, "
+        "channels that ramp with the size where the channel count is published) and, with `--launch`, the host's "
+        f"enqueue floor per call ({host_launch.raw()['host_enqueue']['per_gpu_us']:g} us per GPU one thread drives, "
         "nccl-tests#123). "
         f"{held_text} **In-sample** ({len({r.point.sweep for r in calib})} calibration sweeps seen while the model "
         f"was built): {_bands_text(cc)} (model/measured {_ratio_text(cc)}). Misses, reasons, sources: "
