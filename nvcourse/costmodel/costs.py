@@ -75,9 +75,9 @@ class Cost:
         return Cost(lat, self.s_per_byte, self.steps, pipe, self.correction).time(nbytes)
 
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS
-        pipeline's fill and extra loops and without the channel ramp, which those formulas leave out, and with NCCL's
-        latency (``choice_latency_s``) where the model times the pair otherwise."""
+        """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS and
+        NVLSTree pipelines' fill and extra loops and without the channel ramp, which those formulas leave out, and
+        with NCCL's latency (``choice_latency_s``) where the model times the pair otherwise."""
         lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
         if self.pipeline is None and self.ramp is None and self.choice_latency_s is None:
             return self.time(nbytes)

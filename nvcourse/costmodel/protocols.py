@@ -32,7 +32,7 @@ For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
 
 from __future__ import annotations
 
-from . import cloud, corrections, nvls_graph, pipeline, tuning
+from . import corrections, nvls_graph, p2p, pipeline, tuning
 from .config import Config, tree_network_s_per_byte
 from .costs import Cost
 from .latency import NCCL_NAMES, latency_s, nsteps
@@ -111,7 +111,7 @@ def _pipeline_fill(op: str, algo: str, c: Config) -> pipeline.PipelineFill | Non
         return None
     if algo == "nvls" and c.nodes == 1:
         return pipeline.nvls_allreduce(c.system.gpu, c.gpus)
-    if algo == "nvlstree" and c.nodes > 1 and c.nic.id not in cloud.fabrics():
+    if algo == "nvlstree" and p2p.own_transport(c):
         return pipeline.nvlstree_allreduce(c.system.gpu, nvls_graph.heads(c), c.nodes)
     return None
 
