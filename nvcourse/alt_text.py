@@ -78,17 +78,22 @@ def _series(ax: Axes) -> list[str]:
 def _stacks(ax: Axes, bars: list[Rectangle]) -> int:
     """How many stacked bars ``bars`` draw, or 0 when no bar is stacked: a stacked bar is rectangles of different
     ``bar`` calls at one position, each starting where another ends (a reader counts the bars, not their
-    segments; one call's bars of width 1 touch too, and are not a stack)."""
+    segments; one call's bars of width 1 touch too, and are not a stack; nor are side-by-side bars of a grouped chart
+    whose lengths happen to be equal: a bar call's rectangles stack only along their own orientation)."""
     call = {id(patch): i for i, container in enumerate(ax.containers) for patch in container}
+    orientation = {id(patch): getattr(container, "orientation", None)
+                   for container in ax.containers for patch in container}
 
     def stacked(group: list[tuple[float, float, int]]) -> bool:
         ends = {(round(start + length, 9), c) for start, length, c in group}
         return any(round(start, 9) == end and c != other for start, _length, c in group for end, other in ends)
 
-    for at, along in (("x", "y"), ("y", "x")):  # vertical bars stack along y, horizontal ones along x
+    for at, along, other in (("x", "y", "horizontal"), ("y", "x", "vertical")):  # vertical bars stack along y
         size_at, size_along = ("width", "height") if at == "x" else ("height", "width")
         groups: dict[tuple[float, float], list[tuple[float, float, int]]] = {}
         for i, bar in enumerate(bars):  # a rectangle drawn outside any bar call counts as a call of its own
+            if orientation.get(id(bar)) == other:
+                continue
             key = (round(getattr(bar, f"get_{at}")(), 9), round(getattr(bar, f"get_{size_at}")(), 9))
             groups.setdefault(key, []).append((getattr(bar, f"get_{along}")(), getattr(bar, f"get_{size_along}")(),
                                                call.get(id(bar), -1 - i)))

@@ -130,4 +130,10 @@ def test_stacked_bars_are_counted_as_bars_not_segments():
         fig, ax = plt.subplots()
         getattr(ax, draw)([0, 1, 2], [1, 1, 1], 1.0)
         assert "3 bars" in describe(fig) and "stacked" not in describe(fig)
+    for draw in ("bar", "barh"):
+        # a grouped chart (02's line rate / model / measurement): side by side, touching, two of equal length
+        fig, ax = plt.subplots()
+        for offset, lengths in ((0.27, [63.0, 50.0]), (0.0, [55.4, 47.0]), (-0.27, [55.4, 47.0])):
+            getattr(ax, draw)([0 + offset, 1 + offset], lengths, 0.27)
+        assert "6 bars" in describe(fig) and "stacked" not in describe(fig), (draw, describe(fig))
     plt.close("all")
