@@ -116,18 +116,45 @@ def test_a_repeated_run_counts_once_in_the_medians():
     assert f"| allreduce | <= 64 KiB | {len({r.point.sweep for r in allreduce})} | {med:.1%} |" in section
 
 
-@pytest.mark.parametrize("run", sweeps._raw_sweeps("held_out"), ids=lambda s: s["id"])
-def test_a_held_out_run_is_what_its_fixture_prints(run):
+def test_every_held_out_run_keeps_its_published_text():
+    assert all("fixture" in run for run in sweeps._raw_sweeps("held_out"))
+
+
+_KEPT = [s for s in sweeps._raw_sweeps("all") if "fixture" in s]
+
+
+@pytest.mark.parametrize("run", [s for s in _KEPT if s["fixture"].endswith(".csv.txt")], ids=lambda s: s["id"])
+def test_a_published_table_is_what_its_fixture_holds(run):
+    # a run published as a CSV table (one row per node count and size, in MB = MiB as the run's -b/-e): its rows for
+    # the entry's node count, in the column the entry names
+    import csv
+
+    text = (ROOT.parent / run["fixture"]).read_text(encoding="utf-8")
+    assert [text.split()[1].lower(), text.split()[2]] == ["source:", run["url"]]
+    rows = [r for r in csv.DictReader(ln for ln in text.splitlines() if not ln.startswith("#"))
+            if int(r["Nodes"]) == run["nodes"]]
+    column = "in busbw(GB/s)" if run["in_place"] else "out busbw(GB/s)"
+    assert [int(float(r["size(MB)"]) * 2**20) for r in rows] == run["sizes"]
+    assert [float(r[column]) for r in rows] == run["busbw_GBps"]
+    assert {int(r["GPUs"]) for r in rows} == {run["gpus"] * run["nodes"]}
+
+
+@pytest.mark.parametrize("run", [s for s in _KEPT if not s["fixture"].endswith(".csv.txt")], ids=lambda s: s["id"])
+def test_a_published_run_is_what_its_fixture_prints(run):
     # The sizes and times of the data file were typed from the published text; the project's nccl-tests reader, run on
-    # that text as kept (source header included), must find the same rows in the column the entry names.
+    # that text as kept (source header included), must find the same rows in the column the entry names: in the block
+    # of the entry's collective where the text names it (one log may hold several tests).
     from nvcourse.nccl import nccltests
 
     text = (ROOT.parent / run["fixture"]).read_text(encoding="utf-8")
     first = text.splitlines()[0]
-    assert first.split()[1:3] == ["source:", run["url"]], first  # '# source: URL' or '%% source: URL (...)'
+    words = first.split()  # '# source: URL' or '%% source: URL (...)'
+    assert [words[1].lower(), words[2]] == ["source:", run["url"]], first
     column = "ip_time_us" if run["in_place"] else "oop_time_us"
     found = []
     for r in nccltests.read_all(text):
+        if r.op not in (None, run["op"]):
+            continue
         rows = {row["bytes"]: row for row in r.rows}
         if all(b in rows for b in run["sizes"]):
             found.append((r, [rows[b][column] for b in run["sizes"]]))
@@ -223,3 +250,50 @@ def test_the_two_node_infiniband_misses_quote_the_model_and_the_run():
     published, predicted = bus / last.point.time_s / 1e9, bus / last.predicted_s / 1e9
     assert f"busbw {published:.0f} GB/s published at 2 GiB, about {predicted:.0f} GB/s predicted" in why
     assert f"plateau is about {100 * (1 - published / predicted):.0f} % below the model's" in why
+
+
+# -- the one-node H100 calibration run of five collectives: what its miss and the appendix's note quote --------------
+def _calibration_rows(run_id: str) -> list:
+    return [r for r in sweeps.compare() if r.point.sweep == run_id]
+
+
+def test_the_one_node_alltoall_calibration_miss_quotes_the_model_and_the_run():
+    rows = _calibration_rows("xxrjun-h100-8gpu-one-node-alltoall")
+    why = next(s["miss_why"] for s in sweeps._raw_sweeps("calibration") if s["id"] == rows[0].point.sweep)
+    ratio = {r.point.bytes: r.predicted_s / r.point.time_s for r in rows}
+    assert f"x{ratio[32 * MiB]:.2f} at 32 MiB" in why
+    mid = [v for b, v in ratio.items() if 128 * MiB <= b <= 512 * MiB]
+    big = [v for b, v in ratio.items() if b >= 1024 * MiB]
+    assert f"x{_span(mid, '.2f')} at 128-512 MiB" in why and f"x{_span(big, '.2f')} from 1 GiB" in why
+    assert max(ratio.values()) < 1  # "too fast at every size"
+    a, b = rows[-2], rows[-1]  # 8 and 16 GiB: the rate at which each adds time
+    run_rate = (b.point.bytes - a.point.bytes) / (b.point.time_s - a.point.time_s) / 1e9
+    model_rate = (b.point.bytes - a.point.bytes) / (b.predicted_s - a.predicted_s) / 1e9
+    slower = 100 * (1 - run_rate / model_rate)
+    assert f"at {run_rate:.0f} GB/s of algbw, {slower:.0f} % below the {model_rate:.0f} GB/s" in why
+
+
+def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
+    from nvcourse.costmodel import appendix
+
+    note = next(n for n in appendix.IN_SAMPLE_NOTES if n.startswith("Send/recv on one node"))
+    rows = _calibration_rows("xxrjun-h100-8gpu-one-node-sendrecv")
+    rate = {r.point.bytes: r.point.bytes / r.point.time_s / 1e9 for r in rows}  # GB/s (busbw = algbw for sendrecv)
+    assert f"32 and 64 MiB move at {rate[32 * MiB]:.0f}-{rate[64 * MiB]:.0f} GB/s" in note
+    assert f"128 MiB at {rate[128 * MiB]:.0f}, 256 MiB at {rate[256 * MiB]:.0f}" in note
+    assert f"from 512 MiB at {_span([v for b, v in rate.items() if b >= 512 * MiB], '.0f')} GB/s" in note
+    # NCCL's rule (parts of 64 KiB to 16 MiB on one node, 4 channels to start from) gives 4, 4, 8, 16 channels
+    channels = {b: max(4, b // (16 * MiB)) for b in (32 * MiB, 64 * MiB, 128 * MiB, 256 * MiB)}
+    assert list(channels.values()) == [4, 4, 8, 16]
+    assert f"{_span([rate[b] / n for b, n in channels.items()], '.0f')} GB/s each" in note
+    slow = [r.predicted_s / r.point.time_s for r in rows if r.point.bytes <= 256 * MiB]
+    assert f"x{_span(slow, '.2f')} at 32-256 MiB" in note
+    assert sweeps.band_medians(rows)[">= 16 MiB"][0] <= sweeps.OTHER_TARGETS[">= 16 MiB"]
+    # 32 p2p channels shared by 8 ranks start a message on 4 (halved while channels x ranks > 32); 16 would give 2
+    def start(p2p_channels: int, ranks: int = 8) -> int:
+        n = p2p_channels
+        while n * ranks > p2p_channels and n > 1:
+            n //= 2
+        return n
+
+    assert (start(32), start(16)) == (4, 2)

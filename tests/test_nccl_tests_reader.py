@@ -509,3 +509,18 @@ def test_a_command_in_backticks_with_srun_nodes_times_tasks_per_node():
     assert (r.launch["launcher"], r.launch["np"], r.launch["binary"]) == ("srun", 16, "all_reduce_perf_mpi")
     assert r.launch["env"] == {"OMPI_MCA_btl_tcp_if_include": "eth0"} and r.launch["args"][-1] == "1"
     assert len(r.ranks) == 12 and r.nranks == 16 and "_srun" not in r.launch
+
+
+def test_a_log_of_several_tests_names_each_block_by_its_own_preamble():
+    # A script that runs alltoall_perf, sendrecv_perf, all_reduce_perf, all_gather_perf and reduce_scatter_perf one
+    # after another into one log (xxrjun/nccl-tests-cluster): each test's "# nccl-tests version" and "# Collective test
+    # starting" lines come before its "# nThread" header, after the previous test's rows. Expected values read from
+    # the log: each block's first out-of-place time at 33554432 B.
+    text = (Path(__file__).parent / "fixtures" / "calibration_sweeps"
+            / "xxrjun-h100-8gpu-one-node-five-collectives.txt").read_text(encoding="utf-8")
+    runs = read_all(text)
+    assert [(r.op, r.op_source, r.rows[0]["oop_time_us"]) for r in runs] == [
+        ("alltoall", "header", 124.22), ("sendrecv", "header", 423.47), ("allreduce", "header", 183.38),
+        ("allgather", "header", 124.08), ("reducescatter", "header", 112.04)]
+    shared = {(r.nccl_tests_version, r.nccl_version, r.nranks, len(r.rows)) for r in runs}
+    assert shared == {("2.17.6", "2.28.7", 8, 10)}

@@ -374,6 +374,11 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
             if m and version is None:
                 version = m.group(1)
             continue
+        if run.rows and (line.startswith("# Collective test starting") or _TESTS_VERSION.search(line)):
+            # the next test of a log that runs several (one binary after another, or a script's loop): its
+            # preamble comes before its "# nThread" header, and belongs to it, not to the rows above
+            runs.append(run)
+            run, cols = NcclTestsRun(), None
         m = _BIN.search(line)
         if m:
             name = m.group(1)
