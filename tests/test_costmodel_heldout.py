@@ -274,7 +274,8 @@ def test_the_one_node_alltoall_calibration_miss_quotes_the_model_and_the_run():
 
 
 def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
-    from nvcourse.costmodel import appendix
+    from nvcourse.costmodel import appendix, p2p, predict
+    from nvcourse.costmodel.config import configure
 
     note = next(n for n in appendix.IN_SAMPLE_NOTES if n.startswith("Send/recv on one node"))
     rows = _calibration_rows("xxrjun-h100-8gpu-one-node-sendrecv")
@@ -282,18 +283,16 @@ def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
     assert f"32 and 64 MiB move at {rate[32 * MiB]:.0f}-{rate[64 * MiB]:.0f} GB/s" in note
     assert f"128 MiB at {rate[128 * MiB]:.0f}, 256 MiB at {rate[256 * MiB]:.0f}" in note
     assert f"from 512 MiB at {_span([v for b, v in rate.items() if b >= 512 * MiB], '.0f')} GB/s" in note
-    # NCCL's rule (parts of 64 KiB to 16 MiB on one node, 4 channels to start from) gives 4, 4, 8, 16 channels
-    channels = {b: max(4, b // (16 * MiB)) for b in (32 * MiB, 64 * MiB, 128 * MiB, 256 * MiB)}
-    assert list(channels.values()) == [4, 4, 8, 16]
-    assert f"{_span([rate[b] / n for b, n in channels.items()], '.0f')} GB/s each" in note
-    slow = [r.predicted_s / r.point.time_s for r in rows if r.point.bytes <= 256 * MiB]
-    assert f"x{_span(slow, '.2f')} at 32-256 MiB" in note
-    assert sweeps.band_medians(rows)[">= 16 MiB"][0] <= sweeps.OTHER_TARGETS[">= 16 MiB"]
-    # 32 p2p channels shared by 8 ranks start a message on 4 (halved while channels x ranks > 32); 16 would give 2
-    def start(p2p_channels: int, ranks: int = 8) -> int:
-        n = p2p_channels
-        while n * ranks > p2p_channels and n > 1:
-            n //= 2
-        return n
-
-    assert (start(32), start(16)) == (4, 2)
+    # the model's split is NCCL's rule: 4 channels to start from with 8 ranks on 32 (2 on 16), then 4, 4, 8, 16
+    c = configure("dgx-h100", 8, nccl_version="2.28")
+    ramp = p2p.nvlink_ramp(c, s_per_byte=c.dom.shift_inv)
+    sizes = [32 * MiB, 64 * MiB, 128 * MiB, 256 * MiB]
+    assert (ramp.channels_min, ramp.channels_max) == (4, 32)
+    assert [float(n) for n in ramp.channels(sizes)] == [4, 4, 8, 16]
+    assert f"{_span([rate[b] / n for b, n in zip(sizes, [4, 4, 8, 16])], '.0f')} GB/s each" in note
+    assert f"with {ramp.per_channel_Bps / 1e9:.0f} GB/s per channel" in note
+    # before the split (NCCL 2.21 has another rule, which the model does not follow) and now
+    before = [predict("sendrecv", "dgx-h100", 8, b, launch="process-per-gpu", nccl_version="2.21").time_s
+              / r.point.time_s for b, r in zip(sizes, rows)]
+    now = [r.predicted_s / r.point.time_s for r in rows if r.point.bytes <= 256 * MiB]
+    assert f"32-256 MiB went from x{_span(before, '.2f')} to x{_span(now, '.2f')}" in note

@@ -144,9 +144,10 @@ def test_the_extra_loops_are_where_published_sweeps_are_slow():
     assert forced / published - 1 < -0.15
 
 
-@pytest.mark.parametrize(("loop_latency_s", "lo", "hi"), [(0.0, 0.05, 0.07), (2e-6, 0.02, 0.045), (5e-6, 0.02, 0.045)])
+@pytest.mark.parametrize(("loop_latency_s", "lo", "hi"), [(0.0, 0.04, 0.07), (2e-6, 0.02, 0.03), (5e-6, 0.02, 0.03)])
 def test_the_large_band_does_not_hang_on_the_exact_constant(monkeypatch, loop_latency_s, lo, hi):
-    # without the extra loops the >= 16 MiB band misses 5 % (6.3 %); any per-loop cost from 2 to 5 us gives 3-4 %
+    # the all-reduce >= 16 MiB band: without the extra loops 4.2 % (6.3 % before the one-node 8-H100 run of 2026-12-06
+    # joined the calibration runs); any per-loop cost from 2 to 5 us gives 2-3 %
     import dataclasses
 
     from nvcourse.costmodel import sweeps
@@ -159,6 +160,7 @@ def test_the_large_band_does_not_hang_on_the_exact_constant(monkeypatch, loop_la
 
     monkeypatch.setattr(pipeline, "nvls_allreduce", with_cost)
     # the calibration runs on the catalog's own NICs (the AWS EFA runs, added later, have no one-node NVLS call)
-    rows = [r for r in sweeps.compare() if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
+    rows = [r for r in sweeps.compare() if r.point.covered and not (r.point.fabric or "").startswith("efa-")
+            and r.point.op == "allreduce"]
     median = sweeps.band_medians(rows)[">= 16 MiB"][0]
     assert lo <= median <= hi

@@ -266,7 +266,9 @@ def cost(op: str, algo: str, c: Config) -> Cost:
 
     if algo == "direct":
         if op == "sendrecv":
-            return p2p.across_nodes(c) if k > 1 else Cost(a_in, d.shift_inv, 1)
+            if k > 1:
+                return p2p.across_nodes(c)
+            return Cost(a_in, d.shift_inv, 1, ramp=p2p.nvlink_ramp(c, s_per_byte=d.shift_inv))
         if op == "alltoall" and k > 1:
             # NCCL's grouped sends to every peer at once: one point-to-point latency (its rendezvous, p2p.py), as
             # chapter 05's MoE model (fabric/moe.py) charges

@@ -1,4 +1,4 @@
-"""Point-to-point across nodes (send/recv): what NCCL does that its tuner does not cost.
+"""Point-to-point (send/recv) across nodes and inside one node: what NCCL does that its tuner does not cost.
 
 NCCL's tuner has no point-to-point model, so the course builds one from NCCL's source (``data/nccl_tuning.toml``
 ``[p2p_net]`` gives every file, line and constant):
@@ -15,6 +15,10 @@ NCCL's tuner has no point-to-point model, so the course builds one from NCCL's s
 Both apply where NCCL's own network transport carries the call: a catalog NIC (InfiniBand or RoCE), not a cloud
 fabric, whose net plugin has its own protocol (AWS's aws-ofi-nccl sends small messages eagerly, without waiting).
 
+* **Inside one node** NCCL splits a message over channels by the same code with other part sizes (64 KiB to 16 MiB:
+  ``[p2p_nvlink]``), each channel a thread block copying over NVLink: :func:`nvlink_ramp`, where the per-channel rate
+  is known (Hopper, from a calibration run; NCCL has no such figure).
+
 >>> from .config import configure
 >>> c = configure("dgx-b200", 8, nodes=8)
 >>> round(latency_s(c) * 1e6, 1), crossings(c)
@@ -22,6 +26,9 @@ fabric, whose net plugin has its own protocol (AWS's aws-ofi-nccl sends small me
 >>> r = net_ramp(c, s_per_byte=1 / c.nic.beta_Bps, other_s_per_byte=0.0)
 >>> [int(x) for x in r.channels([1024, 65536, 131072, 262144, 524288, 1048576])]
 [1, 1, 1, 2, 4, 4]
+>>> one = configure("dgx-h100", 8)
+>>> [int(x) for x in nvlink_ramp(one, s_per_byte=one.dom.shift_inv).channels([2**25, 2**26, 2**27, 2**28, 2**29])]
+[4, 4, 8, 16, 32]
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from .costs import Cost
 
 __all__ = [
     "own_transport", "crossings_over", "crossings", "latency_s", "chunk_bytes", "channels_per_peer", "net_ramp",
-    "plugin_rails", "across_nodes",
+    "plugin_rails", "across_nodes", "nvlink_ramp",
 ]
 
 
@@ -156,3 +163,25 @@ def across_nodes(c: Config) -> Cost:
     ramp = net_ramp(c, s_per_byte=spb, other_s_per_byte=other) or plugin_rails(c, s_per_byte=spb,
                                                                                   other_s_per_byte=other)
     return Cost(latency_s(c), spb, crossings(c), ramp=ramp)
+
+
+def nvlink_ramp(c: Config, *, s_per_byte: float) -> P2pNetRamp | None:
+    """The channels of a send/recv message inside one node of ``c`` and what they carry (``[p2p_nvlink]``; the same
+    :class:`.P2pNetRamp` as across nodes, its "network" being NVLink at ``1 / s_per_byte``), or None where the model
+    keeps NVLink's rate from the first byte: across nodes, off NVSwitch, NCCL before 2.22, or a GPU whose per-channel
+    rate is not known. With 8 H100 ranks a message starts on 4 of the 32 channels: 80 GB/s up to 64 MiB."""
+    t = dict(tuning.raw()["p2p_nvlink"])
+    arch = tuning.gpu_arch(c.system.gpu)
+    rate, total = t["per_channel_GBps"].get(arch), t["p2p_channels"].get(arch)
+    if (c.nodes > 1 or c.system.nvswitch_count == 0 or rate is None or total is None
+            or not tuning.newer_or_same(c.nccl_version, str(t["since"]))):
+        return None
+    low = int(total)
+    while low * c.ranks > total and low > 1:
+        low //= 2
+    chunk = float(t["chunk_bytes"])
+    return P2pNetRamp(
+        s_per_byte=s_per_byte, other_s_per_byte=0.0, net_Bps=1.0 / s_per_byte, per_channel_Bps=float(rate) * 1e9,
+        min_part_bytes=chunk / float(t["min_part_divisor"]), max_part_bytes=chunk * float(t["max_part_multiplier"]),
+        channels_min=low, channels_max=int(total),
+    )
