@@ -271,6 +271,19 @@ def test_the_one_node_alltoall_calibration_miss_quotes_the_model_and_the_run():
     model_rate = (b.point.bytes - a.point.bytes) / (b.predicted_s - a.predicted_s) / 1e9
     slower = 100 * (1 - run_rate / model_rate)
     assert f"at {run_rate:.0f} GB/s of algbw, {slower:.0f} % below the {model_rate:.0f} GB/s" in why
+    # the split: 4 channels per peer, each round on channels of its own (reverseBits(round, log2 32)), and 7 peers'
+    # channels at the per-channel rate are more than NVLink's
+    from nvcourse.costmodel import p2p
+    from nvcourse.costmodel.config import configure
+
+    assert [int(f"{r:05b}"[::-1], 2) for r in range(8)] == [0, 16, 8, 24, 4, 20, 12, 28]
+    assert "bases 0, 16, 8, 24, 4, 20, 12, 28 of 32" in why
+    c = configure("dgx-h100", 8, nccl_version="2.28")
+    ramp = p2p.nvlink_ramp(c, s_per_byte=c.dom.shift_inv)
+    per_peer = [float(n) for n in ramp.channels([b / 8 for b in (32 * MiB, 512 * MiB)])]
+    assert per_peer == [4.0, 4.0] and ramp.channels_max == 32
+    most = 7 * 4 * ramp.per_channel_Bps / 1e9
+    assert f"7 peers x 4 channels x 20 GB/s is {most:.0f} GB/s, more than NVLink's {1e-9 / c.dom.shift_inv:.0f}" in why
 
 
 def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
@@ -291,7 +304,7 @@ def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
     assert [float(n) for n in ramp.channels(sizes)] == [4, 4, 8, 16]
     assert f"{_span([rate[b] / n for b, n in zip(sizes, [4, 4, 8, 16])], '.0f')} GB/s each" in note
     assert f"with {ramp.per_channel_Bps / 1e9:.0f} GB/s per channel" in note
-    # before the split (NCCL 2.21 has another rule, which the model does not follow) and now
+    # before the split (the model applies it from NCCL 2.22, the releases read; 2.21 keeps NVLink's rate) and now
     before = [predict("sendrecv", "dgx-h100", 8, b, launch="process-per-gpu", nccl_version="2.21").time_s
               / r.point.time_s for b, r in zip(sizes, rows)]
     now = [r.predicted_s / r.point.time_s for r in rows if r.point.bytes <= 256 * MiB]

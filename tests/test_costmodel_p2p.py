@@ -85,3 +85,23 @@ def test_send_recv_on_p5_is_striped_over_the_gpus_four_efas():
         14e-6 + 1024 * MiB / rail, rel=1e-9)
     # a catalog NIC keeps NCCL's own channels (net_ramp), never the plugin's rails
     assert p2p.plugin_rails(configure("dgx-h100", 8, 2), s_per_byte=1.0, other_s_per_byte=0.0) is None
+
+
+def test_one_node_send_recv_small_enough_for_ll_keeps_nvlinks_rate():
+    # NCCL runs a one-node message on LL up to 16 KiB x its channels: p2pnChannelsPerPeer (32 on H100: 512 KiB)
+    # before 2.29, the message's own Simple channel count (one up to 64 KiB: 16 KiB) from 2.29; the split over
+    # Simple channels (20 GB/s each) applies above that only
+    from nvcourse.costmodel import p2p
+    from nvcourse.costmodel.config import configure
+
+    KiB = 1024
+    new = configure("dgx-h100", 8, nccl_version="2.30")
+    ramp = p2p.nvlink_ramp(new, s_per_byte=new.dom.shift_inv)
+    factor = [float(f) for f in ramp.factor([16 * KiB, 32 * KiB])]
+    assert factor[0] == 1.0 and factor[1] == pytest.approx(20e9 * new.dom.shift_inv)  # one channel at 20 GB/s
+    old = configure("dgx-h100", 8, nccl_version="2.28")
+    ramp = p2p.nvlink_ramp(old, s_per_byte=old.dom.shift_inv)
+    factor = [float(f) for f in ramp.factor([512 * KiB, 1024 * KiB])]
+    assert factor[0] == 1.0 and factor[1] == pytest.approx(4 * 20e9 * old.dom.shift_inv)  # 4 channels
+    assert p2p.nvlink_ramp(configure("dgx-h100", 8, nccl_version="2.21"), s_per_byte=1e-12) is None
+    assert p2p.nvlink_ramp(configure("dgx-a100", 8), s_per_byte=1e-12) is None  # no per-channel figure

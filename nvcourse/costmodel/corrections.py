@@ -123,6 +123,8 @@ class P2pNetRamp:
     max_part_bytes: float
     channels_min: int
     channels_max: int
+    #: messages up to this size run NCCL's LL protocol, which this split does not describe: they keep the full rate
+    full_rate_up_to_bytes: float = 0.0
 
     def channels(self, nbytes: ArrayLike) -> NDArray[np.float64]:
         """Channels of a message of ``nbytes`` bytes (nccl-tests' size S).
@@ -139,7 +141,8 @@ class P2pNetRamp:
     def factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
         """The share of the call's full rate it gets at ``nbytes`` bytes (1 once its channels reach the NIC)."""
         rate = np.minimum(self.net_Bps, self.channels(nbytes) * self.per_channel_Bps)
-        return self.s_per_byte / np.maximum(self.other_s_per_byte, 1.0 / rate)
+        split = self.s_per_byte / np.maximum(self.other_s_per_byte, 1.0 / rate)
+        return np.where(np.asarray(nbytes, dtype=float) <= self.full_rate_up_to_bytes, 1.0, split)
 
 
 def channel_ramp(algo: str, proto: str, c: Config) -> ChannelRamp | None:

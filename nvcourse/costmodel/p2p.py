@@ -169,7 +169,9 @@ def nvlink_ramp(c: Config, *, s_per_byte: float) -> P2pNetRamp | None:
     """The channels of a send/recv message inside one node of ``c`` and what they carry (``[p2p_nvlink]``; the same
     :class:`.P2pNetRamp` as across nodes, its "network" being NVLink at ``1 / s_per_byte``), or None where the model
     keeps NVLink's rate from the first byte: across nodes, off NVSwitch, NCCL before 2.22, or a GPU whose per-channel
-    rate is not known. With 8 H100 ranks a message starts on 4 of the 32 channels: 80 GB/s up to 64 MiB."""
+    rate is not known. With 8 H100 ranks a message starts on 4 of the 32 channels: 80 GB/s up to 64 MiB. A message
+    small enough for NCCL's LL protocol keeps NVLink's rate (``full_rate_up_to_bytes``: 16 KiB from 2.29, 512 KiB
+    before on H100)."""
     t = dict(tuning.raw()["p2p_nvlink"])
     arch = tuning.gpu_arch(c.system.gpu)
     rate, total = t["per_channel_GBps"].get(arch), t["p2p_channels"].get(arch)
@@ -180,8 +182,11 @@ def nvlink_ramp(c: Config, *, s_per_byte: float) -> P2pNetRamp | None:
     while low * c.ranks > total and low > 1:
         low //= 2
     chunk = float(t["chunk_bytes"])
+    # LL below NCCL's threshold: x p2pnChannelsPerPeer before 2.29, x the message's own channels (one, 16 KiB) from it
+    by_channels = tuning.newer_or_same(c.nccl_version, str(t["ll_by_channels_since"]))
+    ll = float(t["ll_threshold_bytes"]) * (1 if by_channels else int(total))
     return P2pNetRamp(
         s_per_byte=s_per_byte, other_s_per_byte=0.0, net_Bps=1.0 / s_per_byte, per_channel_Bps=float(rate) * 1e9,
         min_part_bytes=chunk / float(t["min_part_divisor"]), max_part_bytes=chunk * float(t["max_part_multiplier"]),
-        channels_min=low, channels_max=int(total),
+        channels_min=low, channels_max=int(total), full_rate_up_to_bytes=ll,
     )
