@@ -106,10 +106,16 @@ def channels_per_peer(c: Config) -> tuple[int, int]:
     rounds = math.ceil(c.ranks / int(t["max_p2p_per_batch"]))
     while per_peer * rounds > total and per_peer > 1:
         per_peer //= 2
+    return _starting_channels(per_peer, c.ranks, total), per_peer
+
+
+def _starting_channels(per_peer: int, ranks: int, total: int) -> int:
+    """nChannelsMin: the channels a message starts on, p2pnChannelsPerPeer halved while x nRanks > p2pnChannels
+    (src/enqueue.cc scheduleP2pTasksToPlan), on one node and across nodes alike."""
     low = per_peer
-    while low * c.ranks > total and low > 1:
+    while low * ranks > total and low > 1:
         low //= 2
-    return low, per_peer
+    return low
 
 
 def net_ramp(c: Config, *, s_per_byte: float, other_s_per_byte: float) -> P2pNetRamp | None:
@@ -178,9 +184,7 @@ def nvlink_ramp(c: Config, *, s_per_byte: float) -> P2pNetRamp | None:
     if (c.nodes > 1 or c.system.nvswitch_count == 0 or rate is None or total is None
             or not tuning.newer_or_same(c.nccl_version, str(t["since"]))):
         return None
-    low = int(total)
-    while low * c.ranks > total and low > 1:
-        low //= 2
+    low = _starting_channels(int(total), c.ranks, int(total))
     chunk = float(t["chunk_bytes"])
     # LL below NCCL's threshold: x p2pnChannelsPerPeer before 2.29, x the message's own channels (one, 16 KiB) from it
     by_channels = tuning.newer_or_same(c.nccl_version, str(t["ll_by_channels_since"]))
