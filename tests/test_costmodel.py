@@ -162,10 +162,14 @@ def test_multinode_ring_latency_uses_nic_alpha_for_inter_steps():
 
 
 def test_direct_alltoall_and_fabric_override():
-    # one step through the switch: each GPU sends 7/8 S; S = 1 GiB: 3.4 µs + 0.875 S / 370.8e9
+    # one step through the switch: each GPU sends 7/8 S; S = 1 GiB: 3.4 µs + 0.875 S / 370.8e9, and NCCL's FIFO copies
+    # each part twice, the second one 512 KiB chunk behind: the 7 messages of 128 MiB share the 32 point-to-point
+    # channels, so 32 chunks at NVLink's rate come on top
     p = predict("alltoall", "dgx-h100", 8, GiB)
     assert p.algo == "direct"
-    assert p.time_s == pytest.approx(3.4e-6 + 0.875 * GiB / H100_B, rel=1e-9)
+    assert p.time_s == pytest.approx(3.4e-6 + 0.875 * GiB / H100_B + 32 * 512 * 1024 / H100_B, rel=1e-9)
+    assert predict("alltoall", "dgx-h100", 8, GiB, registered=True).time_s == pytest.approx(
+        3.4e-6 + 0.875 * GiB / H100_B, rel=1e-9)  # registered buffers: one copy
     # 2 nodes: 8/16 of S leaves the node over the GPU's own NIC: 0.5 S / 47e9 (IB NDR) vs 0.5 S / 11.75e9 (RoCE 100G),
     # after NCCL's point-to-point rendezvous: 2 x 14 us
     ndr = predict("alltoall", "dgx-h100", 8, GiB, nodes=2)

@@ -90,18 +90,59 @@ def test_send_recv_on_p5_is_striped_over_the_gpus_four_efas():
 def test_one_node_send_recv_small_enough_for_ll_keeps_nvlinks_rate():
     # NCCL runs a one-node message on LL up to 16 KiB x its channels: p2pnChannelsPerPeer (32 on H100: 512 KiB)
     # before 2.29, the message's own Simple channel count (one up to 64 KiB: 16 KiB) from 2.29; the split over
-    # Simple channels (20 GB/s each) applies above that only
+    # Simple channels (21.1 GB/s each) and its second copy apply above that only
+    from nvcourse import _data
     from nvcourse.costmodel import p2p
     from nvcourse.costmodel.config import configure
 
     KiB = 1024
+    rate = _data.load("nccl_tuning")["p2p_nvlink"]["per_channel_GBps"]["hopper"] * 1e9
+    assert rate == 21.1e9
     new = configure("dgx-h100", 8, nccl_version="2.30")
     ramp = p2p.nvlink_ramp(new, s_per_byte=new.dom.shift_inv)
     factor = [float(f) for f in ramp.factor([16 * KiB, 32 * KiB])]
-    assert factor[0] == 1.0 and factor[1] == pytest.approx(20e9 * new.dom.shift_inv)  # one channel at 20 GB/s
+    assert factor[0] == 1.0 and factor[1] == pytest.approx(rate * new.dom.shift_inv)  # one channel at 21.1 GB/s
+    assert float(ramp.fill_s(16 * KiB)) == 0.0 and float(ramp.fill_s(32 * KiB)) == pytest.approx(32 * KiB / rate)
     old = configure("dgx-h100", 8, nccl_version="2.28")
     ramp = p2p.nvlink_ramp(old, s_per_byte=old.dom.shift_inv)
     factor = [float(f) for f in ramp.factor([512 * KiB, 1024 * KiB])]
-    assert factor[0] == 1.0 and factor[1] == pytest.approx(4 * 20e9 * old.dom.shift_inv)  # 4 channels
+    assert factor[0] == 1.0 and factor[1] == pytest.approx(4 * rate * old.dom.shift_inv)  # 4 channels
     assert p2p.nvlink_ramp(configure("dgx-h100", 8, nccl_version="2.21"), s_per_byte=1e-12) is None
-    assert p2p.nvlink_ramp(configure("dgx-a100", 8), s_per_byte=1e-12) is None  # no per-channel figure
+    # A100: no per-channel figure (NVLink's rate from the first byte), 32 channels by NCCL's rule (pow2Up of 24)
+    a100 = p2p.nvlink_ramp(configure("dgx-a100", 8), s_per_byte=1e-12)
+    assert a100.per_channel_Bps == float("inf") and a100.channels_max == 32 and float(a100.factor(2**30)) == 1.0
+    # no channel count known (Blackwell), off NVSwitch, across nodes: no split, no second copy
+    assert p2p.nvlink_ramp(configure("dgx-b200", 8), s_per_byte=1e-12) is None
+    assert p2p.nvlink_ramp(configure("pcie-8gpu", 8), s_per_byte=1e-12) is None
+    assert p2p.nvlink_ramp(configure("dgx-h100", 8, nodes=2), s_per_byte=1e-12) is None
+
+
+def test_one_node_point_to_point_pays_the_fifos_second_copy_unless_registered():
+    # src/device/sendrecv.h + prims_simple.h: without registered buffers a part goes into the receiver's FIFO and out
+    # of it, the second copy one 512 KiB chunk behind: a channel pays one chunk more than its part, at its rate
+    from nvcourse.costmodel import predict
+    from nvcourse.costmodel.config import configure
+
+    MiB = 2**20
+    c = configure("dgx-h100", 8, nccl_version="2.28")
+    nv = 1 / c.dom.shift_inv  # 370.8 GB/s
+    # send/recv of 32 MiB: 4 channels of 21.1 GB/s (84.4 GB/s < NVLink), parts of 8 MiB, one 512 KiB chunk each more
+    want = c.dom.alpha_s + (32 * MiB + 4 * 0.5 * MiB) / (4 * 21.1e9)
+    assert predict("sendrecv", "dgx-h100", 8, 32 * MiB, nccl_version="2.28").time_s == pytest.approx(want, rel=1e-9)
+    # a 1 MiB hand-off between 2 GPUs: 16 channels (336 GB/s < NVLink), parts of 64 KiB, each copied twice in a row
+    two = predict("sendrecv", "dgx-h100", 2, 1 * MiB, nccl_version="2.30").time_s
+    assert two == pytest.approx(c.dom.alpha_s + 2 * MiB / min(nv, 16 * 21.1e9), rel=1e-9)
+    # registered buffers or a CUDA graph (NCCL registers a captured call's buffers): one copy
+    for kw in ({"registered": True}, {"launch": "cuda-graphs"}):
+        once = predict("sendrecv", "dgx-h100", 2, 1 * MiB, nccl_version="2.30", **kw).time_s
+        assert once == pytest.approx(c.dom.alpha_s + MiB / min(nv, 16 * 21.1e9), rel=1e-9)
+    # an all-to-all of 32 MiB on 8 GPUs: 4 MiB to each of 7 peers on 4 channels each, NVLink-bound (7 x 4 x 21.1 >
+    # NVLink); the second copy's chunk on each of the 4 channels at the message's share of NVLink
+    a2a = predict("alltoall", "dgx-h100", 8, 32 * MiB, nccl_version="2.28").time_s
+    per_peer = 1 / c.dom.a2a_pair_inv
+    assert a2a == pytest.approx(c.dom.alpha_s + (4 * MiB + 4 * 0.5 * MiB) / per_peer, rel=1e-9)
+    # the sweep path charges the same
+    from nvcourse.costmodel.prediction import predict_sweep
+
+    sw = predict_sweep("alltoall", "dgx-h100", 8, [32 * MiB], nccl_version="2.28")
+    assert float(sw.time_s[0]) == pytest.approx(a2a, rel=1e-9)

@@ -133,10 +133,10 @@ def test_ch07_prints_speak_the_language(language):
                             "Divide by the micro-batches: only the last one's backward overlaps (compute / m × 4/6)."})
     speaks(shown, language, ("nvcourse/checks/ch07.py", "nvcourse/chapters/ch07_training.py"), whole_step, least=70)
     if language == "fr":
-        assert "EP 8 dans un DGX H100\u00a0: 1,11\u00a0ms" in shown and "comm. EP" in shown
+        assert "EP 8 dans un DGX H100\u00a0: 1,15\u00a0ms" in shown and "comm. EP" in shown
         assert "one dispatch" not in shown and "in one DGX H100" not in shown and "across 8 nodes" not in shown
     else:
-        assert "one dispatch: 470 MB per GPU\n                  EP 8 in one DGX H100: 1.11 ms" in shown
+        assert "one dispatch: 470 MB per GPU\n                  EP 8 in one DGX H100: 1.15 ms" in shown
         assert "EP 8 in one node (tp 1, pp 4): step 10.3 s = compute 9.4 s, pipeline bubble 441 ms" in shown
 
 

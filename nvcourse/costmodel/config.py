@@ -40,6 +40,9 @@ class Config:
     plugin_latency_us: float = 0.0
     #: time of one LL network step, µs, where the fabric's plugin vendor gives one (:mod:`.cloud`); None = NCCL's
     net_ll_step_us: float | None = None
+    #: NCCL reaches a peer's own buffers, so a send/recv inside a node is one copy, with no FIFO stage: buffers
+    #: registered with NCCL, or calls captured in a CUDA graph, which NCCL registers (``[p2p_nvlink]``)
+    p2p_registered: bool = False
 
     @property
     def ranks(self) -> int:

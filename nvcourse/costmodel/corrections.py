@@ -103,6 +103,11 @@ class P2pNetRamp:
     per_channel_Bps) and the call at the slower of that and the rest of its path (``other_s_per_byte``, NVLink inside
     the node).
 
+    Inside one node (``[p2p_nvlink]``) the same split applies with NVLink as the "network", and each part goes through
+    two copies: the sender copies a chunk into the receiver's buffer, the receiver copies it out, one chunk later
+    (``stage_chunk_bytes``; :meth:`fill_s`). An all-to-all sends one message of ``message_share`` x S to each peer,
+    all at once, on at most ``concurrent_channels_max`` channels per message.
+
     >>> r = P2pNetRamp(s_per_byte=1 / 47e9, other_s_per_byte=0.0, net_Bps=47e9, per_channel_Bps=14e9,
     ...                min_part_bytes=65536, max_part_bytes=131072, channels_min=1, channels_max=4)
     >>> [float(x) for x in r.channels([65536, 131072, 196608, 262144, 524288, 2**30])]
@@ -125,24 +130,46 @@ class P2pNetRamp:
     channels_max: int
     #: messages up to this size run NCCL's LL protocol, which this split does not describe: they keep the full rate
     full_rate_up_to_bytes: float = 0.0
+    #: one message as a share of nccl-tests' size S (1 for send/recv; 1/g for an all-to-all of g GPUs, one per peer)
+    message_share: float = 1.0
+    #: the chunk a second copy stage waits for, bytes (0: one copy, no such stage)
+    stage_chunk_bytes: float = 0.0
+    #: the most channels one message's parts run on at the same time (an all-to-all's messages share NCCL's channels)
+    concurrent_channels_max: float = math.inf
+
+    def _message_bytes(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        return np.maximum(np.asarray(nbytes, dtype=float) * self.message_share, 1.0)
 
     def channels(self, nbytes: ArrayLike) -> NDArray[np.float64]:
-        """Channels of a message of ``nbytes`` bytes (nccl-tests' size S).
+        """Channels of one message of a call of ``nbytes`` bytes (nccl-tests' size S).
 
         NCCL takes min(channels_min, ceil(b / min_part)) channels and doubles them while a part is over
         ``max_part_bytes``, so its time falls each time a channel is added (a sawtooth). As :class:`ChannelRamp`, the
         course takes the count without rounding up: b / min_part up to channels_min, then channels_min, then
         b / max_part up to channels_max. The time then never falls as the size grows, and the count is NCCL's at the
         powers of two (the sizes nccl-tests runs)."""
-        b = np.maximum(np.asarray(nbytes, dtype=float), 1.0)
+        b = self._message_bytes(nbytes)
         nc = np.maximum(np.minimum(b / self.min_part_bytes, self.channels_min), b / self.max_part_bytes)
         return np.clip(nc, 1.0, self.channels_max)
 
+    def _rate_Bps(self, nbytes: ArrayLike) -> NDArray[np.float64]:
+        """What one message's channels carry, B/s: min(the "network", channels x per_channel_Bps)."""
+        return np.minimum(self.net_Bps, self.channels(nbytes) * self.per_channel_Bps)
+
     def factor(self, nbytes: ArrayLike) -> NDArray[np.float64]:
         """The share of the call's full rate it gets at ``nbytes`` bytes (1 once its channels reach the NIC)."""
-        rate = np.minimum(self.net_Bps, self.channels(nbytes) * self.per_channel_Bps)
-        split = self.s_per_byte / np.maximum(self.other_s_per_byte, 1.0 / rate)
-        return np.where(np.asarray(nbytes, dtype=float) <= self.full_rate_up_to_bytes, 1.0, split)
+        split = self.s_per_byte / np.maximum(self.other_s_per_byte, 1.0 / self._rate_Bps(nbytes))
+        return np.where(self._message_bytes(nbytes) <= self.full_rate_up_to_bytes, 1.0, split)
+
+    def fill_s(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
+        """Seconds the second copy stage adds to a call of ``nbytes`` bytes: it starts one chunk after the first, on
+        every channel at once, so the call pays one chunk per channel (never more than the message) at the
+        message's rate; 0 without such a stage and for LL-sized messages (LL moves data in 16-byte lines)."""
+        b = self._message_bytes(nbytes)
+        in_flight = np.minimum(self.channels(nbytes), self.concurrent_channels_max)
+        t = np.minimum(b, in_flight * self.stage_chunk_bytes) / self._rate_Bps(nbytes)
+        t = np.where(b <= self.full_rate_up_to_bytes, 0.0, t)
+        return float(t) if np.ndim(t) == 0 else t
 
 
 def channel_ramp(algo: str, proto: str, c: Config) -> ChannelRamp | None:

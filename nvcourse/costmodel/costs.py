@@ -50,13 +50,16 @@ class Cost:
         return float(t) if np.ndim(t) == 0 else t
 
     def bandwidth_time(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
-        """The size-dependent term at ``nbytes`` bytes (with the NVLS pipeline's fill and extra loops), seconds."""
+        """The size-dependent term at ``nbytes`` bytes (with the NVLS pipeline's fill and extra loops, and a
+        point-to-point message's second copy stage), seconds."""
         s = np.asarray(nbytes, dtype=float)
         t = s * self.s_per_byte
         if self.correction is not None:
             t = t / self.correction.bw_factor(s)
         if self.ramp is not None:
             t = t / self.ramp.factor(s)
+        if isinstance(self.ramp, P2pNetRamp):
+            t = t + self.ramp.fill_s(s)
         if self.pipeline is not None:
             t = t + self.pipeline.extra_s(s, self.s_per_byte)
         return float(t) if np.ndim(t) == 0 else t

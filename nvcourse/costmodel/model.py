@@ -225,7 +225,8 @@ def cost(op: str, algo: str, c: Config) -> Cost:
       broadcast/reduce: the root sends/receives (g-1)·S; sendrecv: S to the next rank. A sendrecv across
       nodes pays two network crossings per call (the receiver's clear-to-send, then the data: 2·α_net) and runs a
       message on few channels of 14 GB/s each until it is a few hundred KiB (:mod:`.p2p`); an all-to-all across
-      nodes is still charged one α_net (see the branch below).
+      nodes is still charged one α_net (see the branch below). Inside one node a send/recv or all-to-all message is
+      split over NCCL's channels and copied twice, through the receiver's FIFO (:func:`.p2p.nvlink_ramp`).
     * nvls (NVLink SHARP): one in-switch step, each GPU sends and receives S·(g+1)/g at
       B x nvlsEfficiency (NCCL: Hopper 0.85, Blackwell 0.74).
     * hierarchical (allreduce, k >= 2): ring reduce-scatter in the node, ring allreduce of S/g between
@@ -280,7 +281,8 @@ def cost(op: str, algo: str, c: Config) -> Cost:
         one = d.a2a_pair_inv / g  # every GPU sends S/g to each of the g-1 others
         if op == "allreduce":
             return Cost(2 * a_in, 2 * one, 2)
-        return Cost(a_in, one, 1)
+        ramp = p2p.nvlink_ramp(c, s_per_byte=d.a2a_pair_inv, all_to_all=True) if op == "alltoall" else None
+        return Cost(a_in, one, 1, ramp=ramp)  # all-to-all: NCCL's sends, split and copied twice as send/recv's
 
     if algo in ("nvls", "nvlstree"):
         eff = factors.NVLS_EFFICIENCY[factors.LINK_ARCH[c.system.scale_up_link]]

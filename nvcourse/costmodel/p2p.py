@@ -16,8 +16,10 @@ Both apply where NCCL's own network transport carries the call: a catalog NIC (I
 fabric, whose net plugin has its own protocol (AWS's aws-ofi-nccl sends small messages eagerly, without waiting).
 
 * **Inside one node** NCCL splits a message over channels by the same code with other part sizes (64 KiB to 16 MiB:
-  ``[p2p_nvlink]``), each channel a thread block copying over NVLink: :func:`nvlink_ramp`, where the per-channel rate
-  is known (Hopper, from a calibration run; NCCL has no such figure).
+  ``[p2p_nvlink]``), each channel a thread block copying over NVLink at a per-channel rate where it is known (Hopper,
+  from a calibration run; NCCL has no such figure), and, on buffers NCCL has not registered, each part is copied
+  twice, into the receiver's FIFO and out of it, the second copy one chunk behind: :func:`nvlink_ramp`. An
+  all-to-all's messages to its g - 1 peers go the same way, all at once.
 
 >>> from .config import configure
 >>> c = configure("dgx-b200", 8, nodes=8)
@@ -171,26 +173,43 @@ def across_nodes(c: Config) -> Cost:
     return Cost(latency_s(c), spb, crossings(c), ramp=ramp)
 
 
-def nvlink_ramp(c: Config, *, s_per_byte: float) -> P2pNetRamp | None:
-    """The channels of a send/recv message inside one node of ``c`` and what they carry (``[p2p_nvlink]``; the same
-    :class:`.P2pNetRamp` as across nodes, its "network" being NVLink at ``1 / s_per_byte``), or None where the model
-    keeps NVLink's rate from the first byte: across nodes, off NVSwitch, NCCL before 2.22, or a GPU whose per-channel
-    rate is not known. With 8 H100 ranks a message starts on 4 of the 32 channels: 80 GB/s up to 64 MiB. A message
-    small enough for NCCL's LL protocol keeps NVLink's rate (``full_rate_up_to_bytes``: 16 KiB from 2.29, 512 KiB
-    before on H100)."""
+def _nvlink_channels(c: Config) -> int | None:
+    """p2pnChannels inside one node: as a log of the board prints it (``[p2p_nvlink] p2p_channels``), else NCCL's
+    rule, pow2Up of the collective channel count (``[coll_channels]``), else None (not known)."""
+    printed = dict(tuning.raw()["p2p_nvlink"])["p2p_channels"].get(tuning.gpu_arch(c.system.gpu))
+    if printed is not None:
+        return int(printed)
+    coll = tuning.coll_channels(tuning.gpu_arch(c.system.gpu))
+    return _pow2_up(coll) if coll is not None else None
+
+
+def nvlink_ramp(c: Config, *, s_per_byte: float, all_to_all: bool = False) -> P2pNetRamp | None:
+    """The channels of a send/recv message inside one node of ``c``, what they carry and the second copy stage
+    (``[p2p_nvlink]``; the same :class:`.P2pNetRamp` as across nodes, its "network" being NVLink at
+    ``1 / s_per_byte``), or None where the model keeps NVLink's rate from the first byte and one copy: across nodes,
+    off NVSwitch, NCCL before 2.22, or a GPU whose channel count is not known. With 8 H100 ranks a message starts on
+    4 of the 32 channels: 84 GB/s up to 64 MiB. Where the per-channel rate is not known (Hopper only) the channels
+    carry NVLink's rate and only the second copy stage is charged. A message small enough for NCCL's LL protocol
+    keeps NVLink's rate and one copy (``full_rate_up_to_bytes``: 16 KiB from 2.29, 512 KiB before on H100).
+
+    ``all_to_all``: an all-to-all's g - 1 messages of S/g each, sent at once (``s_per_byte`` per byte of one
+    message), which share the p2pnChannels."""
     t = dict(tuning.raw()["p2p_nvlink"])
-    arch = tuning.gpu_arch(c.system.gpu)
-    rate, total = t["per_channel_GBps"].get(arch), t["p2p_channels"].get(arch)
-    if (c.nodes > 1 or c.system.nvswitch_count == 0 or rate is None or total is None
+    total = _nvlink_channels(c)
+    if (c.nodes > 1 or c.system.nvswitch_count == 0 or total is None
             or not tuning.newer_or_same(c.nccl_version, str(t["since"]))):
         return None
-    low = _starting_channels(int(total), c.ranks, int(total))
+    rate = t["per_channel_GBps"].get(tuning.gpu_arch(c.system.gpu))
     chunk = float(t["chunk_bytes"])
     # LL below NCCL's threshold: x p2pnChannelsPerPeer before 2.29, x the message's own channels (one, 16 KiB) from it
     by_channels = tuning.newer_or_same(c.nccl_version, str(t["ll_by_channels_since"]))
-    ll = float(t["ll_threshold_bytes"]) * (1 if by_channels else int(total))
+    ll = float(t["ll_threshold_bytes"]) * (1 if by_channels else total)
     return P2pNetRamp(
-        s_per_byte=s_per_byte, other_s_per_byte=0.0, net_Bps=1.0 / s_per_byte, per_channel_Bps=float(rate) * 1e9,
+        s_per_byte=s_per_byte, other_s_per_byte=0.0, net_Bps=1.0 / s_per_byte,
+        per_channel_Bps=math.inf if rate is None else float(rate) * 1e9,
         min_part_bytes=chunk / float(t["min_part_divisor"]), max_part_bytes=chunk * float(t["max_part_multiplier"]),
-        channels_min=low, channels_max=int(total), full_rate_up_to_bytes=ll,
+        channels_min=_starting_channels(total, c.ranks, total), channels_max=total, full_rate_up_to_bytes=ll,
+        message_share=1.0 / c.gpus if all_to_all else 1.0,
+        stage_chunk_bytes=0.0 if c.p2p_registered else chunk * int(t["stage_fill_chunks"]),
+        concurrent_channels_max=total / (c.gpus - 1) if all_to_all else math.inf,
     )

@@ -17,7 +17,7 @@ algorithms (rhd, direct, hierarchical) are available by name only and are costed
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -200,6 +200,7 @@ def predict(
         raise ValueError(_("registered must be True or False; got {value}").format(value=repr(registered)))
     if registered and symmetric.why_not(op, c) is None:
         return _symmetric(op, system, nbytes, algo, proto, launch, c)
+    c = _as_launched(c, launch, registered)
     pairs = candidates(op, algo, c, proto)
     costs = {ap: pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     times = {ap: float(cs.time(nbytes)) for ap, cs in costs.items()}
@@ -222,6 +223,13 @@ def predict(
         candidates_estimate_s={_key(ap): v for ap, v in estimates.items()}, nccl_version=c.nccl_version,
         registered=registered,
     )  # fmt: skip
+
+
+def _as_launched(c: Config, launch: str, registered: bool) -> Config:
+    """``c`` as NCCL meets the call's buffers: registered (``registered``) or captured in a CUDA graph (``launch``
+    ``cuda-graphs``; NCCL registers a captured call's buffers), a send/recv inside the node is one copy into the
+    peer's own buffer, without the FIFO's second copy (:attr:`.Config.p2p_registered`, ``[p2p_nvlink]``)."""
+    return replace(c, p2p_registered=True) if registered or launch == "cuda-graphs" else c
 
 
 def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launch: str, c: Config) -> Prediction:
@@ -321,7 +329,7 @@ def predict_sweep(
     _check_proto(proto)
     launch_mode.check_launch(launch)
     s = _sizes(sizes)
-    c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
+    c = _as_launched(configure(system, gpus, nodes, fabric, nccl_version=nccl_version), launch, False)
     pairs = candidates(op, algo, c, proto)
     costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     table = np.vstack([np.asarray(costs[_key(ap)].time(s), dtype=float) for ap in pairs])
