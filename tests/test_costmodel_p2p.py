@@ -146,3 +146,30 @@ def test_one_node_point_to_point_pays_the_fifos_second_copy_unless_registered():
 
     sw = predict_sweep("alltoall", "dgx-h100", 8, [32 * MiB], nccl_version="2.28")
     assert float(sw.time_s[0]) == pytest.approx(a2a, rel=1e-9)
+
+
+def test_which_launches_copy_once_depends_on_the_release():
+    # From NCCL 2.23 a one-node send/recv skips the FIFO only on registered buffers (ncclCommRegister, or a CUDA graph
+    # capturing nccl-tests' cuMem buffers); before 2.23 nothing is registered, but one process driving the GPUs in P2P
+    # write mode (Hopper; Ampere reads) copies straight into the peer's buffer ([p2p_nvlink] registered_since, p2p_read)
+    from nvcourse.costmodel import predict
+    from nvcourse.costmodel.config import configure
+
+    MiB = 2**20
+
+    def copies(system: str, version: str, **kw) -> int:
+        # 32 MiB on 4 channels (8 ranks on 32): one copy at min(NVLink, 4 x 21.1 GB/s on H100; NVLink's rate on
+        # A100), and the second copy adds a 512 KiB chunk on each of the 4 channels, 1/16 of the message
+        c = configure(system, 8, nccl_version=version)
+        rate = min(1 / c.dom.shift_inv, 4 * 21.1e9 if system == "dgx-h100" else float("inf"))
+        t = predict("sendrecv", system, 8, 32 * MiB, nccl_version=version, **kw).time_s - c.dom.alpha_s
+        return 1 + round((t / (32 * MiB / rate) - 1) * 16)
+
+    assert copies("dgx-h100", "2.30", launch="process-per-gpu") == 2
+    assert copies("dgx-h100", "2.30", launch="single-process") == 2
+    assert copies("dgx-h100", "2.30", launch="cuda-graphs") == 1
+    assert copies("dgx-h100", "2.22", launch="process-per-gpu") == 2
+    assert copies("dgx-h100", "2.22", launch="cuda-graphs") == 2
+    assert copies("dgx-h100", "2.22", registered=True) == 2
+    assert copies("dgx-h100", "2.22", launch="single-process") == 1
+    assert copies("dgx-a100", "2.22", launch="single-process") == 2  # P2P read: the direct pointer does not apply

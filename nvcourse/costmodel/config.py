@@ -40,8 +40,8 @@ class Config:
     plugin_latency_us: float = 0.0
     #: time of one LL network step, µs, where the fabric's plugin vendor gives one (:mod:`.cloud`); None = NCCL's
     net_ll_step_us: float | None = None
-    #: NCCL reaches a peer's own buffers, so a send/recv inside a node is one copy, with no FIFO stage: buffers
-    #: registered with NCCL, or calls captured in a CUDA graph, which NCCL registers (``[p2p_nvlink]``)
+    #: NCCL reaches a peer's own buffer, so a send/recv inside a node is one copy, with no FIFO stage (registered
+    #: buffers or a CUDA graph from NCCL 2.23; one process driving the GPUs in P2P write mode before; ``[p2p_nvlink]``)
     p2p_registered: bool = False
 
     @property

@@ -193,7 +193,10 @@ def nvlink_ramp(c: Config, *, s_per_byte: float, all_to_all: bool = False) -> P2
     keeps NVLink's rate and one copy (``full_rate_up_to_bytes``: 16 KiB from 2.29, 512 KiB before on H100).
 
     ``all_to_all``: an all-to-all's g - 1 messages of S/g each, sent at once (``s_per_byte`` per byte of one
-    message), which share the p2pnChannels."""
+    message), which share the p2pnChannels: the course lets at most p2pnChannels / (g - 1) channels of a message copy
+    at once, an approximation (NCCL splits a channel's warps among up to 8 works, src/device/sendrecv.h lines
+    106-115) that matters above 512 MiB only. With registered buffers the channels keep the per-channel rate measured
+    on the FIFO path (no registered run was seen)."""
     t = dict(tuning.raw()["p2p_nvlink"])
     total = _nvlink_channels(c)
     if (c.nodes > 1 or c.system.nvswitch_count == 0 or total is None
