@@ -308,3 +308,19 @@ def test_the_appendix_note_on_one_node_sendrecv_quotes_the_run():
               / r.point.time_s for b, r in zip(sizes, rows)]
     now = [r.predicted_s / r.point.time_s for r in rows if r.point.bytes <= 256 * MiB]
     assert f"32-256 MiB went from x{_span(before, '.2f')} to x{_span(now, '.2f')}" in note
+
+
+@pytest.mark.parametrize("op", ["allgather", "reducescatter"])
+def test_the_four_gpu_ring_misses_quote_the_model_and_the_run(op):
+    run = f"heldout-xxrjun-h100-4gpu-one-node-{op}"
+    rows, why = _rows(run), _why(run)
+    ratio = {r.point.bytes: r.predicted_s / r.point.time_s for r in rows}
+    assert max(ratio.values()) < 1 and {r.algo for r in rows} == {"ring"} and {r.proto for r in rows} == {"Simple"}
+    assert f"x{ratio[32 * MiB]:.2f} at 32 MiB to x{ratio[16 * 2**30]:.2f} at 16 GiB (ring/Simple)" in why
+    last = rows[-1]
+    bus = 3 / 4 * last.point.bytes  # all-gather / reduce-scatter bus bytes on 4 ranks
+    assert (f"busbw reaches {bus / last.point.time_s / 1e9:.0f} GB/s against the model's "
+            f"{bus / last.predicted_s / 1e9:.0f}") in why
+    eight = [r.predicted_s / r.point.time_s for r in _calibration_rows(f"xxrjun-h100-8gpu-one-node-{op}")]
+    assert f"is x{_span(eight, '.2f')} over the same sizes" in why
+    assert min(eight) > min(ratio.values())  # "with 4 ranks the gap is larger"
