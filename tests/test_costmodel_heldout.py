@@ -324,3 +324,6 @@ def test_the_four_gpu_ring_misses_quote_the_model_and_the_run(op):
     eight = [r.predicted_s / r.point.time_s for r in _calibration_rows(f"xxrjun-h100-8gpu-one-node-{op}")]
     assert f"is x{_span(eight, '.2f')} over the same sizes" in why
     assert min(eight) > min(ratio.values())  # "with 4 ranks the gap is larger"
+    from nvcourse.costmodel import tuning  # the lead: one Hopper ring channel count whatever the GPU count
+
+    assert tuning.coll_channels("hopper") == 16 and "the same 16 ring channels as 8" in why

@@ -42,7 +42,7 @@ class Config:
     net_ll_step_us: float | None = None
     #: NCCL reaches a peer's own buffer, so a send/recv inside a node is one copy, with no FIFO stage (registered
     #: buffers or a CUDA graph from NCCL 2.23; one process driving the GPUs in P2P write mode before; ``[p2p_nvlink]``)
-    p2p_registered: bool = False
+    p2p_one_copy: bool = False
 
     @property
     def ranks(self) -> int:

@@ -188,7 +188,7 @@ def nvlink_ramp(c: Config, *, s_per_byte: float, all_to_all: bool = False) -> P2
     (``[p2p_nvlink]``; the same :class:`.P2pNetRamp` as across nodes, its "network" being NVLink at
     ``1 / s_per_byte``), or None where the model keeps NVLink's rate from the first byte and one copy: across nodes,
     off NVSwitch, NCCL before 2.22, or a GPU whose channel count is not known. With 8 H100 ranks a message starts on
-    4 of the 32 channels: 84 GB/s up to 64 MiB. Where the per-channel rate is not known (Hopper only) the channels
+    4 of the 32 channels: 84 GB/s up to 64 MiB. The per-channel rate is known for Hopper only; elsewhere the channels
     carry NVLink's rate and only the second copy stage is charged. A message small enough for NCCL's LL protocol
     keeps NVLink's rate and one copy (``full_rate_up_to_bytes``: 16 KiB from 2.29, 512 KiB before on H100).
 
@@ -213,6 +213,6 @@ def nvlink_ramp(c: Config, *, s_per_byte: float, all_to_all: bool = False) -> P2
         min_part_bytes=chunk / float(t["min_part_divisor"]), max_part_bytes=chunk * float(t["max_part_multiplier"]),
         channels_min=_starting_channels(total, c.ranks, total), channels_max=total, full_rate_up_to_bytes=ll,
         message_share=1.0 / c.gpus if all_to_all else 1.0,
-        stage_chunk_bytes=0.0 if c.p2p_registered else chunk * int(t["stage_fill_chunks"]),
+        stage_chunk_bytes=0.0 if c.p2p_one_copy else chunk * int(t["stage_fill_chunks"]),
         concurrent_channels_max=total / (c.gpus - 1) if all_to_all else math.inf,
     )

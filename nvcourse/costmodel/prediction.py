@@ -227,7 +227,7 @@ def predict(
 
 def _as_launched(c: Config, launch: str, registered: bool) -> Config:
     """``c`` as NCCL meets the call's buffers, where a send/recv inside the node is one copy into the peer's own buffer
-    instead of two through the FIFO (:attr:`.Config.p2p_registered`, ``[p2p_nvlink]``): from NCCL 2.23, buffers
+    instead of two through the FIFO (:attr:`.Config.p2p_one_copy`, ``[p2p_nvlink]``): from NCCL 2.23, buffers
     registered (``registered``) or captured in a CUDA graph (``launch`` ``cuda-graphs``: nccl-tests' cuMem buffers,
     which NCCL registers); before 2.23, one process driving the GPUs (``single-process``) on GPUs that use P2P write."""
     t = tuning.raw()["p2p_nvlink"]
@@ -235,7 +235,7 @@ def _as_launched(c: Config, launch: str, registered: bool) -> Config:
         once = registered or launch == "cuda-graphs"
     else:
         once = launch == "single-process" and tuning.gpu_arch(c.system.gpu) not in t["p2p_read"]
-    return replace(c, p2p_registered=True) if once else c
+    return replace(c, p2p_one_copy=True) if once else c
 
 
 def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launch: str, c: Config) -> Prediction:
