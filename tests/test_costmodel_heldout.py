@@ -327,3 +327,73 @@ def test_the_four_gpu_ring_misses_quote_the_model_and_the_run(op):
     from nvcourse.costmodel import tuning  # the lead: one Hopper ring channel count whatever the GPU count
 
     assert tuning.coll_channels("hopper") == 16 and "the same 16 ring channels as 8" in why
+
+
+def _ll128_calibration_span() -> tuple[str, str]:
+    """The model/measured spans of the two calibration runs on LL128 across the network the 10-node notes quote."""
+    four = [r.predicted_s / r.point.time_s for r in _calibration_rows("nccl-tests-309-h100-4node-vm-ib-allreduce")
+            if r.proto == "LL128" and 2 * MiB <= r.point.bytes <= 8 * MiB]
+    aws = [r.predicted_s / r.point.time_s for n in (8, 16, 32)
+           for r in _calibration_rows(f"aws-hyperpod-p5-{n}node-efa-allreduce")
+           if r.proto == "LL128" and 64 * MiB <= r.point.bytes <= 2**30]
+    assert len(four) == 3 and len(aws) == 15
+    return _span(four, ".2f"), _span(aws, ".2f")
+
+
+@pytest.mark.parametrize("op", ["allreduce", "allgather", "reducescatter"])
+def test_the_ten_node_misses_quote_the_model_and_the_run(op):
+    from nvcourse.costmodel import predict
+
+    run = f"heldout-xxrjun-h100-10node-8gpu-{op}"
+    rows, why = _rows(run), _why(run)
+    ratio = {r.point.bytes: r.predicted_s / r.point.time_s for r in rows}
+    assert max(ratio.values()) < 1  # "too fast at every size"
+    ll128 = [r for r in rows if r.proto == "LL128"]
+    simple = [r for r in rows if r.proto == "Simple"]
+    assert len(ll128) + len(simple) == len(rows) and max(r.point.bytes for r in ll128) < min(
+        r.point.bytes for r in simple)
+    hi = round(ll128[-1].point.bytes / MiB)  # nccl-tests' all-gather sizes are a little under 2^k
+    assert f"x{_span([ratio[r.point.bytes] for r in ll128], '.2f')} from 32 to {hi} MiB, where it runs " \
+        f"{ll128[0].algo}/LL128" in why
+    assert f"x{_span([ratio[r.point.bytes] for r in simple], '.2f')} from " in why
+    n = 80
+    bus = (2 * (n - 1) / n if op == "allreduce" else (n - 1) / n) * rows[-1].point.bytes
+    assert (f"busbw at 16 GiB is {bus / rows[-1].point.time_s / 1e9:.0f} GB/s against the model's "
+            f"{bus / rows[-1].predicted_s / 1e9:.0f}") in why
+    four, aws = _ll128_calibration_span()
+    assert f"tree/LL128 from 2 to 8 MiB, x{four}" in why and f"tree/LL128 from 64 MiB to 1 GiB, x{aws}" in why
+    if op == "allreduce":
+        t = [r.point.time_s * 1e6 for r in ll128]
+        m = [r.predicted_s * 1e6 for r in ll128]
+        assert f"the run takes {t[0]:.0f}-{t[-1]:.0f} us, the model {m[0]:.0f}-{m[-1]:.0f}" in why
+    else:
+        at = {r.point.bytes >> 20: r for r in ll128}
+        p = predict(op, "dgx-h100", 8, at[31].point.bytes, nodes=10, nccl_version="2.29", launch="process-per-gpu")
+        assert (f"the run takes {at[31].point.time_s * 1e6:.0f} us at 32 MiB and {at[127].point.time_s * 1e6:.0f} us"
+                f" at 128 MiB, the model {at[31].predicted_s * 1e6:.0f} and {at[127].predicted_s * 1e6:.0f}, of "
+                f"which {p.latency_s * 1e6:.0f} us is NCCL's latency for the ring's {n - 1} steps") in why
+
+
+def test_the_one_gpu_per_node_sendrecv_miss_quotes_the_model_and_the_run():
+    from nvcourse.costmodel import p2p, tuning
+    from nvcourse.costmodel.config import configure
+
+    run = "heldout-xxrjun-h100-10node-1gpu-sendrecv"
+    rows, why = _rows(run), _why(run)
+    rate = [r.point.bytes / r.point.time_s / 1e9 for r in rows]
+    ratio = [r.predicted_s / r.point.time_s for r in rows]
+    assert f"moves {_span(rate, '.1f')} GB/s from 32 MiB to 16 GiB" in why and len(rows) == 10
+    assert f"{min(ratio):.2f}" == f"{max(ratio):.2f}" and f"x{ratio[0]:.2f} of the" in why
+    c = configure("dgx-h100", 1, 10, nccl_version="2.29")
+    assert f"of the {c.nic.beta_Bps / 1e9:.0f} GB/s the model gives it" in why
+    ring = {}
+    for op in ("allgather", "reducescatter"):
+        rs = _rows(f"heldout-xxrjun-h100-10node-1gpu-{op}")
+        ring[op] = (0.9 * rs[-1].point.bytes / rs[-1].point.time_s / 1e9, rs[-1].predicted_s / rs[-1].point.time_s)
+    assert f"busbw of {ring['allgather'][0]:.0f} and {ring['reducescatter'][0]:.0f} GB/s" in why
+    assert (f"within {abs(ring['allgather'][1] - 1) * 100:.0f} % and {abs(ring['reducescatter'][1] - 1) * 100:.0f} %"
+            " of the model") in why
+    per = tuning.raw()["p2p_net"]["per_channel_GBps"]
+    assert p2p.channels_per_peer(c)[1] == 4 and "4 here" in why
+    assert tuning.coll_channels("hopper") == 16 and "The model takes 16 collective channels" in why
+    assert f"2 channels at NCCL's {per:g} GB/s per channel would carry {2 * per:.0f} GB/s" in why
