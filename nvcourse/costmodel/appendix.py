@@ -67,8 +67,9 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
     "Send/recv across nodes, which NCCL's tuner does not cost (an all-to-all across nodes pays the same rendezvous, "
-    "once per call as its sends to every peer leave together, in the model and in chapter 05's MoE model; no "
-    "published multi-node all-to-all run checks it yet) "
+    "once per call as its sends to every peer leave together, in the model and in chapter 05's MoE model; the "
+    "held-out all-to-all runs on 10 nodes of H100 check it from 32 MiB only, where the rendezvous is a small part "
+    "of the time, and no published multi-node all-to-all run checks it below) "
     "(`costmodel/p2p.py`, `data/nccl_tuning.toml` [p2p_net]): over NCCL's IB/RoCE transport the sender waits for the "
     "receiver's clear-to-send (`src/transport/net_ib/p2p.cc` ncclIbIsend, ncclIbPostFifo), and in a loop of calls the "
     "next one leaves only once the receiving GPU has consumed this call's data (`src/proxy.cc` keeps one operation "
