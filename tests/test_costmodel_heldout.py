@@ -419,3 +419,16 @@ def test_the_one_gpu_per_node_sendrecv_miss_quotes_the_model_and_the_run(monkeyp
     assert (ten, two) == (2, 4)
     assert (f"hence {ten} channels per peer with 10 ranks and {two} with 2: at NCCL's {per:g} GB/s per channel, "
             f"{ten * per:.0f} GB/s, and the NIC's rate") in why
+
+
+def test_the_appendix_note_on_ll128_caps_quotes_the_data_and_the_run():
+    from nvcourse.costmodel import appendix, tuning
+
+    note = next(n for n in appendix.IN_SAMPLE_NOTES if n.startswith("LL128's per-channel caps"))
+    cap = tuning.per_channel_max_GBps("tree_ll128", "hopper", 3)
+    assert tuning.coll_channels("hopper") == 16 and "by the printed count (16 on Hopper)" in note
+    assert f"8 x {cap:g} = {8 * cap:.0f} GB/s of busbw in NCCL" in note
+    rows = [r for r in _calibration_rows("nccl-tests-309-h100-4node-vm-ib-allreduce")
+            if 2 * MiB <= r.point.bytes <= 8 * MiB]
+    assert {(r.algo, r.proto) for r in rows} == {("tree", "LL128")}  # the model's pick today, not NVLSTree
+    assert f"instead of x{_span([r.predicted_s / r.point.time_s for r in rows], '.2f')})" in note

@@ -66,6 +66,17 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "count is published (A100 24, H100 16). NCCL picks the (algorithm, protocol) pair before the channels, so the "
     "ramp changes the time, never the pick. On the calibration runs it takes the <= 64 KiB band from 10.9 % to "
     "6.0 % (2 H100 nodes at 4 KiB: 30.0 us against 29.7 measured; NCCL's formulas alone give 25.5).",
+    "LL128's per-channel caps, known to be counted loosely: NCCL multiplies perChMaxRingLL128Bw and "
+    "perChMaxTreeLL128Bw by its ring or tree graph's channels (`src/graph/tuning.cc` lines 329 and 335 at 2.30.7), "
+    "half the collective channels a log prints, since ncclTopoPostset doubles those after the graphs are fixed "
+    "(`src/graph/connect.cc` line 460); the model multiplies by the printed count (16 on Hopper), so across nodes "
+    "its LL128 caps are about twice NCCL's (tree/LL128 on 3 or more H100 nodes: 8 x 29 = 232 GB/s of busbw in NCCL). "
+    "Tried with the graph's count (one node of H100 12, an H100 log's 24 halved; across nodes 8, 3 nodes of 8 H100 "
+    "printing 16, nccl#1453): on the 4-node InfiniBand run NCCL's pick becomes NVLSTree from 2 to 8 MiB, which the run "
+    "matches (x0.87-1.06 instead of x0.59-0.65), the in-sample all-reduce medians go from 12.1 to 11.5 % "
+    "(64 KiB-16 MiB) and from 3.0 to 3.5 % (>= 16 MiB; AWS p5 on 4 nodes and on 2 nodes at mid sizes get worse, where "
+    "the EFA step is already too slow), and the held-out every-run 64 KiB-16 MiB median from 39.4 to 40.0 %. Not "
+    "in the model yet: it moves the pick in chapters 06 and 07b, which must be rewritten with it.",
     "Send/recv across nodes, which NCCL's tuner does not cost (an all-to-all across nodes pays the same rendezvous, "
     "once per call as its sends to every peer leave together, in the model and in chapter 05's MoE model; the "
     "held-out all-to-all runs on 10 nodes of H100 check it from 32 MiB only, where the rendezvous is a small part "
