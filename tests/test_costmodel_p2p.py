@@ -24,18 +24,36 @@ def test_two_network_crossings_over_nccls_own_transport_one_on_a_cloud_fabric():
 
 
 def test_channels_per_message_follow_addP2pToPlan():
-    # B200, 64 ranks: 4 channels per network peer (ceil(50 GB/s / 14)); one channel per message up to the 128 KiB
-    # chunk, then doubled while a part is over 128 KiB
+    # B200, 8 nodes of 8 (64 ranks): 4 channels per network peer (ceil(50 GB/s / 14)), halved while x ceil(64 / 8)
+    # exceeds the 16 p2p channels of 8-GPU nodes across nodes: 2; one channel per message up to the 128 KiB chunk, then
+    # doubled while a part is over 128 KiB, up to those 2
     c = configure("dgx-b200", 8, 8)
-    assert p2p.channels_per_peer(c) == (1, 4) and p2p.chunk_bytes(c) == 128 * KiB
+    assert p2p.channels_per_peer(c) == (1, 2) and p2p.chunk_bytes(c) == 128 * KiB
     ramp = cost("sendrecv", "direct", c).ramp
     sizes = [1 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB, 64 * MiB]
-    assert [int(x) for x in ramp.channels(sizes)] == [1, 1, 1, 2, 4, 4, 4]
-    # 64 KiB on one channel: 28 us + 64 KiB / 14 GB/s; 64 MiB at the NIC's rate
+    assert [int(x) for x in ramp.channels(sizes)] == [1, 1, 1, 2, 2, 2, 2]
+    # 64 KiB on one channel: 28 us + 64 KiB / 14 GB/s; 64 MiB on two channels, 28 GB/s, under the NIC's rate
     assert predict("sendrecv", "dgx-b200", 8, 64 * KiB, nodes=8).time_s == pytest.approx(
         28e-6 + 64 * KiB / CHANNEL_Bps, rel=1e-9)
+    assert 2 * CHANNEL_Bps < NDR_Bps
     assert predict("sendrecv", "dgx-b200", 8, 64 * MiB, nodes=8).time_s == pytest.approx(
+        28e-6 + 64 * MiB / (2 * CHANNEL_Bps), rel=1e-9)
+    # on 2 nodes (16 ranks) the 4 channels stay (4 x 2 <= 16): the NIC's rate
+    assert p2p.channels_per_peer(configure("dgx-b200", 8, 2)) == (1, 4)
+    assert predict("sendrecv", "dgx-b200", 8, 64 * MiB, nodes=2).time_s == pytest.approx(
         28e-6 + 64 * MiB / NDR_Bps, rel=1e-9)
+
+
+def test_across_nodes_of_8_gpus_the_p2p_channels_come_from_the_across_node_count():
+    from nvcourse.costmodel import tuning
+
+    t = tuning.raw()["p2p_net"]
+    assert t["coll_channels_8gpu_nodes"] == 16 and "nccl/issues/1453" in t["coll_channels_8gpu_nodes_src"]
+    # A100 prints 24 on one node (32 p2p channels there), 16 across nodes of 8: 64 ranks leave 2 per peer
+    assert tuning.coll_channels("ampere") == 24
+    assert p2p.channels_per_peer(configure("dgx-a100", 8, 8)) == (1, 2)
+    # fewer GPUs per node: no published count, the one-node rule stays (B200: none known, so 64)
+    assert p2p.channels_per_peer(configure("dgx-b200", 1, 8)) == (4, 4)
 
 
 def test_channel_count_halves_with_the_ranks_where_the_channel_count_is_known():
@@ -173,3 +191,24 @@ def test_which_launches_copy_once_depends_on_the_release():
     assert copies("dgx-h100", "2.22", registered=True) == 2
     assert copies("dgx-h100", "2.22", launch="single-process") == 1
     assert copies("dgx-a100", "2.22", launch="single-process") == 2  # P2P read: the direct pointer does not apply
+
+
+def test_the_appendix_note_on_send_recv_across_nodes_quotes_the_8_node_run():
+    import numpy as np
+
+    from nvcourse.costmodel import appendix, sweeps
+
+    note = next(n for n in appendix.IN_SAMPLE_NOTES if n.startswith("Send/recv across nodes"))
+    run = "together-b200-8node-ib-sendrecv-run3"
+    rows = [r for r in sweeps.compare(sweeps.points("calibration")) if r.point.sweep == run]
+    ratio = {r.point.bytes: r.predicted_s / r.point.time_s for r in rows}
+    late = [v for b, v in ratio.items() if b >= 2 * MiB]
+    rate = [r.point.bytes / r.point.time_s / 1e9 for r in rows if r.point.bytes >= 4 * MiB]
+    assert f"from 2 MiB the run moves {np.median(rate):.0f} GB/s, 2 channels at 14 GB/s" in note
+    assert f"the model is x{min(late):.2f}-{max(late):.2f} there" in note
+    mid = [abs(v - 1) for b, v in ratio.items() if 64 * KiB <= b <= MiB]
+    assert f"64 KiB-1 MiB go to {np.median(mid) * 100:.1f} %" in note
+    fast = [100 * (1 - v) for b, v in ratio.items() if 64 * KiB <= b <= 512 * KiB]
+    assert f"64-512 KiB still {min(fast):.0f}-{max(fast):.0f} % fast" in note
+    c = configure("dgx-b200", 8, 8)
+    assert p2p.channels_per_peer(c)[1] == 2 and "halve a peer's 4 channels to 2 (4 x ceil(64 / 8) > 16)" in note

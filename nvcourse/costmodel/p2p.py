@@ -89,9 +89,13 @@ def chunk_bytes(c: Config) -> int:
 
 
 def _p2p_channels(c: Config) -> int:
-    """NCCL's p2pnChannels: pow2Up of the collective channel count where a log states it, else MAXCHANNELS."""
+    """NCCL's p2pnChannels: pow2Up of the collective channel count where logs state it (across nodes of 8 GPUs,
+    ``[p2p_net] coll_channels_8gpu_nodes``; on one node, ``[coll_channels]``), else MAXCHANNELS."""
+    t = _t()
+    if c.nodes > 1 and c.gpus == 8:
+        return _pow2_up(int(t["coll_channels_8gpu_nodes"]))
     coll = tuning.coll_channels(tuning.gpu_arch(c.system.gpu))
-    return _pow2_up(coll) if coll is not None else int(_t()["max_channels"])
+    return _pow2_up(coll) if coll is not None else int(t["max_channels"])
 
 
 def channels_per_peer(c: Config) -> tuple[int, int]:
