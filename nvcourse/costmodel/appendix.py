@@ -91,9 +91,10 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "send/recv calibration run the <= 64 KiB band goes from 53.6 % to 6.6 % (the crossings alone: 7.8 %) and "
     "64 KiB-1 MiB from 56.2 % to 21.9 % (crossings alone 28.2 %). Across nodes of 8 GPUs NCCL has 16 collective, "
     "so 16 point-to-point, channels (logs of 3 x 8 H100 and 2 x 8 H200 print 16; [p2p_net] "
-    "coll_channels_8gpu_nodes), and 64 ranks halve a peer's 4 channels to 2 (4 x ceil(64 / 8) > 16): from 2 MiB the "
-    "run moves 26 GB/s, 2 channels at 14 GB/s, and the model is x0.94-1.00 there (with no count known for Blackwell "
-    "it took 64 channels, kept 4, and gave the NIC's 47 GB/s); 64 KiB-1 MiB go to 16.1 %, 64-512 KiB still 15-18 % "
+    "coll_channels_8gpu_nodes), and 64 ranks halve a peer's 4 channels to 2 (4 x ceil(64 / 8) > 16): the run "
+    "reaches 26 GB/s, 2 channels at 14 GB/s, and from 2 MiB the model is x0.94-1.00 (with no count known for "
+    "Blackwell it took 64 channels, kept 4, and gave the NIC's 47 GB/s); 64 KiB-1 MiB go to 16.1 %, 64-512 KiB "
+    "still 15-18 % "
     "fast, not explained (a per-chunk proxy cost would be a candidate; NCCL gives no figure). Cloud fabrics keep one "
     "crossing and the NIC's rate: their plugins have their own protocol.",
     "Send/recv on one node (the 8-H100 calibration run on NCCL 2.28.7, 32 MiB-16 GiB): 32 and 64 MiB move at "

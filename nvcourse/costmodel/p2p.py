@@ -90,7 +90,8 @@ def chunk_bytes(c: Config) -> int:
 
 def _p2p_channels(c: Config) -> int:
     """NCCL's p2pnChannels: pow2Up of the collective channel count where logs state it (across nodes of 8 GPUs,
-    ``[p2p_net] coll_channels_8gpu_nodes``; on one node, ``[coll_channels]``), else MAXCHANNELS."""
+    ``[p2p_net] coll_channels_8gpu_nodes``, NCCL's count for one NIC per GPU at up to 400 Gb/s with CollNet off; on
+    one node, and with fewer GPUs per node, ``[coll_channels]``), else MAXCHANNELS."""
     t = _t()
     if c.nodes > 1 and c.gpus == 8:
         return _pow2_up(int(t["coll_channels_8gpu_nodes"]))
