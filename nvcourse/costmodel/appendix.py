@@ -94,9 +94,8 @@ IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
     "coll_channels_8gpu_nodes), and 64 ranks halve a peer's 4 channels to 2 (4 x ceil(64 / 8) > 16): the run "
     "reaches 26 GB/s, 2 channels at 14 GB/s, and from 2 MiB the model is x0.94-1.00 (with no count known for "
     "Blackwell it took 64 channels, kept 4, and gave the NIC's 47 GB/s); 64 KiB-1 MiB go to 16.1 %, 64-512 KiB "
-    "still 15-18 % "
-    "fast, not explained (a per-chunk proxy cost would be a candidate; NCCL gives no figure). Cloud fabrics keep one "
-    "crossing and the NIC's rate: their plugins have their own protocol.",
+    "still 15-18 % fast, not explained (a per-chunk proxy cost would be a candidate; NCCL gives no figure). Cloud "
+    "fabrics keep one crossing and the NIC's rate: their plugins have their own protocol.",
     "Send/recv on one node (the 8-H100 calibration run on NCCL 2.28.7, 32 MiB-16 GiB): 32 and 64 MiB move at "
     "79-82 GB/s, 128 MiB at 162, 256 MiB at 300, and from 512 MiB at 356-368 GB/s; the cluster's 16 other nodes show "
     "the same steps. They are NCCL's split of a Simple-protocol message over channels (`src/enqueue.cc` "
