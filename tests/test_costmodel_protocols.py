@@ -256,9 +256,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     # target 5 %: 2.5 % on the catalog's NICs since the NVLS pipeline charges the loops a shrunken chunk adds (6.2 %
     # without them); with the AWS EFA runs (p5, 2-32 nodes, fast by 8-20 % from 8 nodes, and the two seen 2-node
     # EFA runs) 4.5 %; 3.1 % since SuperBench's 8-A100 one-process all-gather joined the calibration runs (2026-12-07:
-    # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed)
+    # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed); 3.9 % since three runs once held out count as seen
+    # (SuperBench's all-to-all, 6-11 % fast from 256 MiB, and the 2- and 4-node B200 send/recv)
     own = [r for r in rows if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
-    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.032
+    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.039
     assert covered[">= 16 MiB"][0] <= sweeps.TARGETS[">= 16 MiB"]
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}
