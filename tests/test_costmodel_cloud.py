@@ -97,7 +97,8 @@ def test_predict_takes_a_cloud_fabric(capsys):
 
 def test_the_efa_note_says_how_far_the_small_sizes_are():
     # the appendix's EFA note: with NCCL's figure (the plugin's 75 us) the p5 model was 1.7-2.8 times too slow below
-    # 64 KiB; with AWS's tuner's 20 us per LL network step the p5 calibration run is 15-41 % too fast there
+    # 64 KiB; with AWS's tuner's 20 us per LL network step the p5 calibration runs (one, and two held out while the step
+    # was made, seen since 2026-12-07) are 13-41 % too fast there
     from nvcourse.costmodel import appendix
 
     notes = " ".join(appendix.SCOPE_NOTES)
@@ -105,9 +106,10 @@ def test_the_efa_note_says_how_far_the_small_sizes_are():
     small = [p for p in sweeps.points("all") if p.fabric in ("efa-p4de", "efa-p5") and p.bytes <= 64 * 1024]
     rows = sweeps.compare(small)
     p5_runs = {r.point.sweep for r in rows if r.point.fabric == "efa-p5"}
-    assert len(p5_runs) == 3  # one calibration run, two held out
+    assert len(p5_runs) == 3  # all calibration runs since 2026-12-07
     calib = [r.predicted_s / r.point.time_s for r in rows
              if r.point.fabric == "efa-p5" and r.point.role == "calibration"]
-    assert f"(the model now {100 * (1 - max(calib)):.0f}-{100 * (1 - min(calib)):.0f} % fast there)" in notes
+    assert len({r.point.sweep for r in rows if r.point.fabric == "efa-p5" and r.point.role == "calibration"}) == 3
+    assert f"seen since: the model now {100 * (1 - max(calib)):.0f}-{100 * (1 - min(calib)):.0f} % fast there)" in notes
     p4de = [abs(r.error) for r in rows if r.point.fabric == "efa-p4de"]
     assert p4de and sorted(p4de)[len(p4de) // 2] < 0.15

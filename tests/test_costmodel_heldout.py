@@ -227,7 +227,7 @@ def test_the_single_node_rooted_miss_quotes_the_model_and_the_run(op):
 
 
 def test_the_two_node_infiniband_misses_quote_the_model_and_the_run():
-    lam = "heldout-dstack-lambda-b200-2node-ib-allreduce"
+    lam = "seen-dstack-lambda-b200-2node-ib-allreduce"
     rows, why = _rows(lam), _why(lam)
     fast = lambda rs: [100 * (1 - r.predicted_s / r.point.time_s) for r in rs]  # noqa: E731 - % too fast
     assert all(f > 0 for f in fast(_between(rows, 8, 4 * MiB)))
@@ -469,12 +469,20 @@ def test_the_superbench_host_cost_lead_holds_in_every_collective_it_names():
         per_channel += [(r.point.time_s * 1e6 - _FLOOR_US) / (8 * nc(r.point.bytes))
                         for r in _between(rows, 128 * KiB, 1 * MiB)]
     assert 0.145 <= min(per_channel) and max(per_channel) < 0.255
-    # "the 8-A100 calibration run of NCCL 2.18.5 rises by about a fifth of that (42 to 51 us from 4 KiB to 1 MiB)"
-    azure = _rows("azure-nd-a100-v4-allreduce")
-    lo, hi = _us(azure, 4 * KiB), _us(azure, 1 * MiB)
-    assert (round(lo), round(hi)) == (42, 51)
-    slope = (hi - lo) / (8 * (nc(1 * MiB) - nc(4 * KiB)))
-    assert 0.15 <= slope / sorted(per_channel)[len(per_channel) // 2] <= 0.3
+    # what tells a cost per channel from one per byte: flat from 1 to 2 MiB once the channels cap (not the all-reduce,
+    # whose GPU time binds there), and at 1 MiB a broadcast costs what an all-reduce of twice the data does
+    lead = _why(_SUPERBENCH[0])
+    names = {"allgather": "all-gather", "reducescatter": "reduce-scatter", "broadcast": "broadcast", "reduce": "reduce"}
+    flat = [f"{names[run.split('-')[-1]]} {_us(_rows(run), MiB):.0f} to {_us(_rows(run), 2 * MiB):.0f}"
+            for run in (_SUPERBENCH[0], _SUPERBENCH[2], _SUPERBENCH[3], _SUPERBENCH[4])]
+    assert f"the times flatten ({flat[0]} us, {', '.join(flat[1:])})" in lead
+    capped = [_us(_rows(run), 2 * MiB) / _us(_rows(run), MiB) for run in _SUPERBENCH if "allreduce" not in run]
+    assert all(abs(x - 1) < 0.07 for x in capped)
+    bc, ar = _us(_rows(_SUPERBENCH[3]), MiB), _us(_rows(_SUPERBENCH[1]), MiB)
+    assert f"the broadcast ({bc:.0f} us) costs what the all-reduce ({ar:.0f} us) does" in lead
+    assert abs(bc / ar - 1) < 0.05
+    for run in _SUPERBENCH:  # where the lead comes from, and why it is not modelled, said in every note
+        assert "four of them held out" in _why(run) and "Launch mode" in _why(run) and "Not modelled" in _why(run)
 
 
 def test_the_superbench_notes_quote_their_rows_and_the_model():
@@ -547,9 +555,27 @@ def test_the_gib_all_gather_misses_quote_the_model_and_the_run(run):
             f"ring/LL time (x{_one_or_span(_ratios(small), '.2f')})") in why
     assert f"from 128 KiB to 64 MiB it is x{_one_or_span(_ratios(mid), '.2f')} (ring/LL up to 512 KiB" in why
     assert f"from 128 MiB, on ring/Simple, x{_one_or_span(_ratios(big), '.2f')}." in why
-    # the two leads' comparisons: NCCL's own IB on 2 x 8 B200 too fast by less; on 2 x 8 A100 within 15 % to 2 KiB
+    # the leads' comparisons on NCCL's own InfiniBand, up to 64 KiB: 2 x 8 B200 all-reduce too fast, by less (the B200
+    # notes); 2 x 8 H100 all-reduce and 2 x 8 A100 all-gather as quoted (every note)
     median = lambda rs: sorted(_ratios(rs))[len(rs) // 2]  # noqa: E731
-    lam = _between(_rows("heldout-dstack-lambda-b200-2node-ib-allreduce"), 1, 64 * KiB)
-    assert median(small) < median(lam) < 1 and "too fast on NCCL's own InfiniBand as well, by less" in why
-    sophia = _between(_rows("heldout-alcf-sophia-a100-2node-allgather"), 1, 2 * KiB)
-    assert all(abs(x - 1) <= 0.15 for x in _ratios(sophia)) and "within 15 % up to 2 KiB" in why
+    lam = _between(_rows("seen-dstack-lambda-b200-2node-ib-allreduce"), 1, 64 * KiB)
+    if "a3ultra" not in run:
+        assert median(small) < median(lam) < 1 and "too fast as well up to 64 KiB, by less" in why
+        assert f"tree/LL, x{_span(_ratios(lam), '.2f')})" in why
+        assert {(r.algo, r.proto) for r in lam} == {("tree", "LL")}
+    else:  # H200 is Hopper: the B200 lead is not offered
+        assert "B200" not in why.split("gIB was found.")[1]
+    h100 = _between(_rows("nccl-tests-309-h100-2node-ib-allreduce"), 1, 64 * KiB)
+    assert f"2 x 8 H100 all-reduce is x{_span(_ratios(h100), '.2f')}" in why
+    sophia = _between(_rows("heldout-alcf-sophia-a100-2node-allgather"), 1, 64 * KiB)
+    assert f"2 x 8 A100 all-gather x{_span(_ratios(sophia), '.2f')}, too slow" in why and min(_ratios(sophia)) > 1
+
+
+def test_the_scope_note_on_multi_node_all_to_all_quotes_the_sophia_run():
+    from nvcourse.costmodel import appendix
+
+    notes = " ".join(appendix.IN_SAMPLE_NOTES + appendix.SCOPE_NOTES)
+    run = "heldout-alcf-sophia-a100-2node-alltoall"
+    slow = [r.point.time_s / r.predicted_s for r in _between(_rows(run), 1, 64 * KiB)]
+    assert 1.9 <= min(slow) and max(slow) <= 2.4 and "is about twice as slow as the model up to 64 KiB" in notes
+    assert not next(s for s in sweeps._raw_sweeps("held_out") if s["id"] == run).get("covered", True)  # "not described"

@@ -144,10 +144,11 @@ def test_the_extra_loops_are_where_published_sweeps_are_slow():
     assert forced / published - 1 < -0.15
 
 
-@pytest.mark.parametrize(("loop_latency_s", "lo", "hi"), [(0.0, 0.04, 0.07), (2e-6, 0.02, 0.03), (5e-6, 0.02, 0.03)])
+@pytest.mark.parametrize(("loop_latency_s", "lo", "hi"), [(0.0, 0.035, 0.07), (2e-6, 0.02, 0.03), (5e-6, 0.02, 0.03)])
 def test_the_large_band_does_not_hang_on_the_exact_constant(monkeypatch, loop_latency_s, lo, hi):
     # the all-reduce >= 16 MiB band: without the extra loops 4.2 % (6.3 % before the one-node 8-H100 run of 2026-12-06
-    # joined the calibration runs); any per-loop cost from 2 to 5 us gives 2-3 %
+    # joined the calibration runs, 3.9 % since six runs once held out count as seen, 2026-12-07); any per-loop cost from
+    # 2 to 5 us gives 2-3 %
     import dataclasses
 
     from nvcourse.costmodel import sweeps

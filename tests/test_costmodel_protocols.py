@@ -249,15 +249,17 @@ def test_validation_figures_stay_where_the_report_states_them():
     # catalog's NICs (the seen AWS EFA runs, p5 139 % below 64 KiB, are reported apart in the appendix)
     own_nics = sweeps.band_medians([r for r in rows if r.point.covered
                                     and not (r.point.fabric or "").startswith("efa-")])
-    assert own_nics["<= 64 KiB"][0] <= 0.12 and own_nics["64 KiB-16 MiB"][0] <= 0.12
+    # (14.6 % between 64 KiB and 16 MiB since runs once held out count as seen, 2026-12-07: the 2 x 8 B200 all-reduce on
+    # InfiniBand, 39 % there, and SuperBench's one-process A100 all-to-all, 64 %)
+    assert own_nics["<= 64 KiB"][0] <= 0.12 and own_nics["64 KiB-16 MiB"][0] <= 0.15
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
     # target 5 %: 2.5 % on the catalog's NICs since the NVLS pipeline charges the loops a shrunken chunk adds (6.2 %
     # without them); with the AWS EFA runs (p5, 2-32 nodes, fast by 8-20 % from 8 nodes, and the two seen 2-node
     # EFA runs) 4.5 %; 3.1 % since SuperBench's 8-A100 one-process all-gather joined the calibration runs (2026-12-07:
-    # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed); 3.9 % since three runs once held out count as seen
-    # (SuperBench's all-to-all, 6-11 % fast from 256 MiB, and the 2- and 4-node B200 send/recv)
+    # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed); 3.8-3.9 % since runs once held out count as seen
+    # (SuperBench's all-to-all, 6-11 % fast from 256 MiB, the 2- and 4-node B200 send/recv, the 2-node B200 all-reduce)
     own = [r for r in rows if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
     assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.039
     assert covered[">= 16 MiB"][0] <= sweeps.TARGETS[">= 16 MiB"]

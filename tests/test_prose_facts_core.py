@@ -1164,15 +1164,12 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     groups = {  # the table's four groups of runs: signed medians, so the direction is the data's
         "two-node all-gather, [RoCE](../docs/glossary.md#roce)": [r for r in rows
                                                                   if r.point.op == "allgather" and r.point.nodes > 1],
-        "two-node all-reduce, AWS EFA": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1
-                                         and (r.point.fabric or "").startswith("efa")],
-        "two-node all-reduce, InfiniBand": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1
-                                            and not (r.point.fabric or "").startswith("efa")],
+        "two-node all-reduce, InfiniBand": [r for r in rows if r.point.op == "allreduce" and r.point.nodes > 1],
         "one node": [r for r in rows if r.point.nodes == 1],
         "send/recv, 16–64 nodes, InfiniBand": [r for r in rows if r.point.op == "sendrecv"],
     }
     assert sum(len(g) for g in groups.values()) == len(rows)
-    assert {r.point.fabric for r in groups["two-node all-reduce, AWS EFA"]} == {"efa-p5"}
+    # no held-out run on AWS's EFA is described since the two once held out count as seen (2026-12-07)
     assert {r.point.fabric for r in groups["two-node all-reduce, InfiniBand"]} == {None}  # the catalog's own NICs
     assert {r.point.fabric for r in groups["two-node all-gather, [RoCE](../docs/glossary.md#roce)"]} == {"roce-400g"}
 
@@ -1181,12 +1178,16 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
         return f"{errs[len(errs) // 2]:+.0%}".replace("%", " %").replace("-", "−")
 
     text = prose("04b_predicting_collectives.ipynb")
-    words = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
-             "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "twenty-one",
+    words = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+             "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "twenty-one",
              "twenty-two", "twenty-three", "twenty-four", "twenty-five")
-    n_runs = words[len({r.point.sweep for r in rows}) - 2]
-    header = f"| message size | all {n_runs} runs, size of the miss | " + " | ".join(
-        f"{name} ({words[len({r.point.sweep for r in g}) - 2]} runs)" for name, g in groups.items()) + " |"
+
+    def runs(group: list) -> str:
+        n = len({r.point.sweep for r in group})
+        return f"{words[n - 1]} run{'s' if n > 1 else ''}"
+
+    header = f"| message size | all {runs(rows)}, size of the miss | " + " | ".join(
+        f"{name} ({runs(g)})" for name, g in groups.items()) + " |"
     assert header in text, header
     table = " ".join(f"| {label} | {band[key][0]:.0%} | ".replace("%", " %")
                      + " | ".join(signed(g, lo, hi) for g in groups.values()) + " |"
@@ -1194,18 +1195,17 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
                                                   ("64 KiB – 16 MiB", "64 KiB-16 MiB", _band("64 KiB-16 MiB")),
                                                   ("≤ 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
     assert table in text and text.index(table) < text.index("The model has no parameter fitted"), table
-    # "too fast on every group of runs" for small messages; between 64 KiB and 16 MiB too fast except on AWS's network
-    # (too slow) and send/recv (within 2 %, too slow)
+    # "too fast on every group of runs" for small messages; between 64 KiB and 16 MiB too fast except on send/recv,
+    # within 2 % (and too slow)
     small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]
     mid = [signed(g, *_band("64 KiB-16 MiB")) for g in groups.values()]
     assert all(s.startswith("−") for s in small), small
-    assert mid[1].startswith("+") and all(m.startswith("−") for i, m in enumerate(mid) if i not in (1, 4)), mid
-    assert mid[4] in ("+0 %", "+1 %", "+2 %"), mid
+    assert all(m.startswith("−") for m in mid[:3]) and mid[3] in ("+0 %", "+1 %", "+2 %"), mid
     assert "for small messages the model is too fast on every group of runs" in text
-    assert "between 64 KiB and 16 MiB, too fast except on AWS's network and send/recv." in text
-    # the key point: "for small ones its median miss is about a seventh, and it is too fast"
-    assert 1 / 8 <= band["<= 64 KiB"][0] < 1 / 6
-    assert ("for small ones its median miss is about a seventh, and it is too fast: real calls pay costs NCCL's "
+    assert "between 64 KiB and 16 MiB, too fast except on send/recv, within 2 %." in text
+    # the key point: "for small ones its median miss is about a ninth, and it is too fast"
+    assert 1 / 10 <= band["<= 64 KiB"][0] < 1 / 8
+    assert ("for small ones its median miss is about a ninth, and it is too fast: real calls pay costs NCCL's "
             "formulas leave out.") in text
     assert "(the model too fast)" not in text
     assert text.index("Runs **held out** — kept apart") < text.index(table)  # the word before the table uses it
