@@ -579,3 +579,23 @@ def test_the_scope_note_on_multi_node_all_to_all_quotes_the_sophia_run():
     slow = [r.point.time_s / r.predicted_s for r in _between(_rows(run), 1, 64 * KiB)]
     assert 1.9 <= min(slow) and max(slow) <= 2.4 and "is about twice as slow as the model up to 64 KiB" in notes
     assert not next(s for s in sweeps._raw_sweeps("held_out") if s["id"] == run).get("covered", True)  # "not described"
+
+
+def test_the_deepops_miss_quotes_the_model_the_run_and_nccls_overhead():
+    from nvcourse import catalog
+    from nvcourse.costmodel import tuning
+
+    run = "heldout-deepops-dgxa100-2node-ib-allreduce"
+    rows, why = _rows(run), _why(run)
+    tiny = _between(rows, 1, 1 * KiB)
+    assert {(r.algo, r.proto) for r in tiny} == {("ring", "LL")}
+    assert (f"up to 1 KiB the run takes {_span([r.point.time_s * 1e6 for r in tiny], '.0f')} us and the model "
+            f"{_span([r.predicted_s * 1e6 for r in tiny], '.0f')} us (x{_span(_ratios(tiny), '.2f')}, ring/LL)") in why
+    assert catalog.get_system("dgx-a100").host_cpu == "amd" and tuning.net_overhead_us("amd", "LL") == 2.0
+    assert "28 steps inside the nodes at the 2 us" in why and 2 * (16 - 1) - 2 == 28  # 30 ring steps, 2 cross nodes
+    ag = _between(_rows("heldout-alcf-sophia-a100-2node-allgather"), 1, 1 * KiB)
+    assert f"up to 1 KiB, {_span([r.point.time_s * 1e6 for r in ag], '.0f')} us" in why
+    ll128 = _between(rows, 256 * KiB, 128 * MiB)
+    assert {r.proto for r in ll128} == {"LL128"} and f"on ring/LL128, it is x{_span(_ratios(ll128), '.2f')}" in why
+    big = _between(rows, 256 * MiB, 2**40)
+    assert {r.proto for r in big} == {"Simple"} and f"on ring/Simple, x{_span(_ratios(big), '.2f')}." in why

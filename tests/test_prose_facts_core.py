@@ -1195,13 +1195,14 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
                                                   ("64 KiB – 16 MiB", "64 KiB-16 MiB", _band("64 KiB-16 MiB")),
                                                   ("≤ 64 KiB", "<= 64 KiB", _band("<= 64 KiB"))))
     assert table in text and text.index(table) < text.index("The model has no parameter fitted"), table
-    # "too fast on every group of runs" for small messages; between 64 KiB and 16 MiB too fast except on send/recv,
-    # within 2 % (and too slow)
+    # small messages: too fast on every group but two-node all-reduce over InfiniBand (too slow); between 64 KiB and
+    # 16 MiB too fast except on send/recv, within 2 % (and too slow)
     small = [signed(g, *_band("<= 64 KiB")) for g in groups.values()]
     mid = [signed(g, *_band("64 KiB-16 MiB")) for g in groups.values()]
-    assert all(s.startswith("−") for s in small), small
+    assert small[1].startswith("+") and all(s.startswith("−") for i, s in enumerate(small) if i != 1), small
     assert all(m.startswith("−") for m in mid[:3]) and mid[3] in ("+0 %", "+1 %", "+2 %"), mid
-    assert "for small messages the model is too fast on every group of runs" in text
+    assert ("for small messages the model is too fast on every group of runs but two-node all-reduce over InfiniBand, "
+            "where it is too slow;") in text
     assert "between 64 KiB and 16 MiB, too fast except on send/recv, within 2 %." in text
     # the key point: "for small ones its median miss is about a ninth, and it is too fast"
     assert 1 / 10 <= band["<= 64 KiB"][0] < 1 / 8
