@@ -599,3 +599,17 @@ def test_the_deepops_miss_quotes_the_model_the_run_and_nccls_overhead():
     assert {r.proto for r in ll128} == {"LL128"} and f"on ring/LL128, it is x{_span(_ratios(ll128), '.2f')}" in why
     big = _between(rows, 256 * MiB, 2**40)
     assert {r.proto for r in big} == {"Simple"} and f"on ring/Simple, x{_span(_ratios(big), '.2f')}." in why
+
+
+def test_the_deepops_note_gives_the_model_with_and_without_nccls_network_post():
+    from nvcourse.costmodel import predict
+
+    run = "heldout-deepops-dgxa100-2node-ib-allreduce"
+    why, measured = _why(run), _us(_rows(run), 8)
+    at = {v: predict("allreduce", "dgx-a100", 8, 8, nodes=2, algo="ring", launch="process-per-gpu",
+                     nccl_version=v).time_s * 1e6 for v in ("2.12", "2.17", "2.18", "2.30")}
+    assert round(at["2.12"], 1) == round(at["2.17"], 1) and round(at["2.18"], 1) == round(at["2.30"], 1)
+    assert (f"with the tables of 2.12-2.17 the model gives {at['2.12']:.0f} us at 8 B (x{at['2.12'] / measured:.2f}), "
+            f"with the default 2.30's {at['2.30']:.0f} us (x{at['2.30'] / measured:.2f}), and the run's "
+            f"{measured:.0f} us lies between") in why
+    assert at["2.12"] < measured < at["2.30"]
