@@ -455,8 +455,10 @@ def test_the_superbench_host_cost_lead_holds_in_every_collective_it_names():
     from nvcourse.costmodel.config import configure
 
     ramp = corrections.channel_ramp("ring", "LL", configure("dgx-a100", 8))
-    nc = lambda size: min(ramp.channels, max(1.0, size / ramp.bytes_per_channel))  # noqa: E731 - NCCL's ramp
-    assert (nc(128 * KiB), nc(1 * MiB)) == (4, 24)  # "ring/LL: 4 to 24"
+    nc = lambda size: float(ramp.factor(size)) * ramp.channels  # noqa: E731 - the model's own ramp, in channels
+    assert (nc(128 * KiB), nc(1 * MiB)) == (4, 24)
+    assert all("ring/LL ramp (4 to 24, [channel_ramp]" in _why(run) for run in _SUPERBENCH[:3])
+    assert all("ring/LL ramp (4 to 24 channels, [channel_ramp])" in _why(run) for run in _SUPERBENCH[3:])
     per_channel = []
     for run in _SUPERBENCH:
         rows, why = _rows(run), _why(run)
@@ -498,6 +500,14 @@ def test_the_superbench_notes_quote_their_rows_and_the_model():
     assert f"x{_span(_ratios(_between(ar, 512 * KiB, 8 * MiB)), '.2f')} from 512 KiB to 8 MiB" in why
     why = _why(_SUPERBENCH[2])
     assert f"{_us(rs, 1 * MiB):.0f} us at 1 MiB and {_us(rs, 2 * MiB):.0f} us at 2 MiB" in why
+    # "the model's GPU time stays under its 31.6 us host floor up to 1 MiB" (all-gather and reduce-scatter)
+    from nvcourse.costmodel import launch, predict
+
+    floor_us = launch.host_floor_s("single-process", 8) * 1e6
+    for op, run in (("allgather", _SUPERBENCH[0]), ("reducescatter", _SUPERBENCH[2])):
+        gpu = {b: predict(op, "dgx-a100", 8, b).time_s * 1e6 for b in (1 * MiB, 2 * MiB)}
+        assert gpu[1 * MiB] < floor_us < gpu[2 * MiB], (op, gpu)
+        assert f"stays under its {floor_us:.1f} us host floor up to 1 MiB" in _why(run)
     assert f"x{_span(_ratios(_between(rs, 512 * KiB, 8 * MiB)), '.2f')} from 512 KiB to 8 MiB" in why
 
 
@@ -592,7 +602,11 @@ def test_the_deepops_miss_quotes_the_model_the_run_and_nccls_overhead():
     assert (f"up to 1 KiB the run takes {_span([r.point.time_s * 1e6 for r in tiny], '.0f')} us and the model "
             f"{_span([r.predicted_s * 1e6 for r in tiny], '.0f')} us (x{_span(_ratios(tiny), '.2f')}, ring/LL)") in why
     assert catalog.get_system("dgx-a100").host_cpu == "amd" and tuning.net_overhead_us("amd", "LL") == 2.0
-    assert "28 steps inside the nodes at the 2 us" in why and 2 * (16 - 1) - 2 == 28  # 30 ring steps, 2 cross nodes
+    from nvcourse.costmodel.latency import nsteps
+
+    inside = nsteps("allreduce", 16) - 2 * (2 - 1)  # the ring's steps less its 2 (k - 1) crossings of the network
+    assert f"{inside} steps inside the nodes at the 2 us" in why
+    assert f"{nsteps('allgather', 16)} steps to this call's {nsteps('allreduce', 16)})" in why
     ag = _between(_rows("heldout-alcf-sophia-a100-2node-allgather"), 1, 1 * KiB)
     assert f"up to 1 KiB, {_span([r.point.time_s * 1e6 for r in ag], '.0f')} us" in why
     ll128 = _between(rows, 256 * KiB, 128 * MiB)
