@@ -167,9 +167,10 @@ SCOPE_NOTES: Final[tuple[str, ...]] = (
     "are not modelled, so small calls come out too fast.",
     "**A GB200 NVL72 job across racks** (MNNVL inside each rack, the network between): the model's node is one "
     "NVLink domain, so `--system gb200-nvl72 --gpus G --nodes K` is K domains of G GPUs joined by the catalog's "
-    "NICs, with NCCL's algorithms across nodes (ring, tree, NVLSTree); no calibration run has it, and the one "
-    "held-out two-rack run (OCI, 128 GPUs) is marked not described and misses its targets in every band (its row "
-    "in the held-out table); the per-step cost of MNNVL between trays is taken as NVLink's.",
+    "NICs, with NCCL's algorithms across nodes (ring, tree, NVLSTree; `--no-nvls` for a job that sets "
+    "NCCL_NVLS_ENABLE=0, leaving ring and tree); no calibration run has it, and the one held-out two-rack run "
+    "(OCI, 128 GPUs, NVLS off) is marked not described and misses its targets in every band (its row in the "
+    "held-out table); the per-step cost of MNNVL between trays is taken as NVLink's.",
     "**Symmetric-memory kernels** (NCCL 2.27+, buffers registered as a symmetric window, nccl-tests `-R 2`): "
     "`nvcourse predict --registered` uses NCCL's own model of them (`src/sym_kernels.cc`: one-shot LL, two-shot, "
     "NVLS multicast; one NVLink domain, Hopper and Blackwell), which picks the kernel, but times the two-shot "
@@ -327,7 +328,9 @@ def markdown(
         "(the 'met' column judges them); the described subset is shown beside them. Runs marked not described stay "
         "held out when a change touches them: the two p4d runs were given their EFA fabric while their errors were "
         "on this page (NCCL before 2.12 reads no plugin latency), and NVLSTree's pipeline fill (2026-12-06) changed "
-        "the OCI GB200 two-rack, the nccl-tests #319 H100 and the Nebius two-node all-reduce runs while theirs were. "
+        "the OCI GB200 two-rack, the nccl-tests #319 H100 and the Nebius two-node all-reduce runs while theirs were; "
+        "the OCI run was then predicted with NVLS off, as its launch manifest sets (NCCL_NVLS_ENABLE=0, read "
+        "2026-12-07), which took NVLSTree out of its prediction while its errors were on this page. "
         "**In-sample** runs (`nvcourse/data/measurements.toml`, "
         "role calibration) were seen while the model was built. Targets: all-reduce <= 25 % below 16 MiB, <= 5 % "
         "from 16 MiB; other collectives <= 25 % below 16 MiB, <= 10 % from 16 MiB; per run at >= 1 GiB <= 15 %.",

@@ -58,6 +58,8 @@ class SweepPoint:
     #: the id of the run this one repeats (same system, launch, release and command, run again): shown per run as
     #: run-to-run spread, left out of the band medians so that a configuration counts once however often it ran
     repeat_of: str | None = None
+    #: NVLS allowed (False: the run set NCCL_NVLS_ENABLE=0, so NCCL had no NVLS or NVLSTree)
+    nvls: bool = True
 
 
 @dataclass(frozen=True)

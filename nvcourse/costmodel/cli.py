@@ -88,6 +88,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "NVLS multicast), timed by NCCL's own model of them"
         ),
     )
+    p.add_argument(
+        "--no-nvls",
+        dest="nvls",
+        action="store_false",
+        help=_(
+            "a run with NCCL_NVLS_ENABLE=0: NCCL uses no NVLS, no NVLSTree and no multicast symmetric kernel "
+            "(JSON: nvls_enabled false)"
+        ),
+    )
     p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.add_argument("--tuning", metavar="LOG", help=_(
         "an NCCL log with its TUNING table (NCCL_DEBUG_SUBSYS=TUNING): adds NCCL's pick and estimate per size, and "
@@ -115,6 +124,8 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: float) -> np.ndarra
 def _table(rows: list[dict]) -> str:
     first = rows[0]
     launch = "" if first.get("launch", "device") == "device" else _(", launch {launch}").format(launch=first["launch"])
+    if not first.get("nvls_enabled", True):
+        launch += _(", NVLS off (NCCL_NVLS_ENABLE=0)")
     head = (
         _("# nvcourse predict: {op} on {system}, {gpus} per node x {nodes} = {ranks}, NIC {nic}, algo "
           "{algo}{launch}, NCCL {version}").format(
@@ -152,13 +163,14 @@ def run(args: argparse.Namespace) -> int:
                 prediction.predict(
                     args.op, args.system, args.gpus, float(s), nodes=args.nodes, algo=args.algo, fabric=args.fabric,
                     proto=args.proto, launch=args.launch, nccl_version=args.nccl_version, registered=True,
+                    nvls=args.nvls,
                 ).to_dict()
                 for s in sizes
             ]
         else:
             sw = prediction.predict_sweep(
                 args.op, args.system, args.gpus, sizes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
-                proto=args.proto, launch=args.launch, nccl_version=args.nccl_version,
+                proto=args.proto, launch=args.launch, nccl_version=args.nccl_version, nvls=args.nvls,
             )
             rows = sw.rows()
         notes: list[str] = []
@@ -179,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
     p = prediction.predict(
         args.op, args.system, args.gpus, nbytes, nodes=args.nodes, algo=args.algo, fabric=args.fabric,
         proto=args.proto, launch=args.launch, nccl_version=args.nccl_version, registered=args.registered,
+        nvls=args.nvls,
     )
     d = p.to_dict()
     notes = []

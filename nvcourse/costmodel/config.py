@@ -43,6 +43,9 @@ class Config:
     #: NCCL reaches a peer's own buffer, so a send/recv inside a node is one copy, with no FIFO stage (registered
     #: buffers or a CUDA graph from NCCL 2.23; one process driving the GPUs in P2P write mode before; ``[p2p_nvlink]``)
     p2p_one_copy: bool = False
+    #: NCCL may run NVLS, NVLSTree and the multicast symmetric kernels (False: NCCL_NVLS_ENABLE=0, which clusters set
+    #: where the switch's multicast memory is not wanted or IMEX is not set up)
+    nvls_enabled: bool = True
 
     @property
     def ranks(self) -> int:

@@ -145,6 +145,8 @@ def why_not(op: str, algo: str, c: Config) -> str | None:
     g, k = c.gpus, c.nodes
     if (why := _release_lacks(op, algo, c)) is not None:
         return why
+    if algo in ("nvls", "nvlstree") and not c.nvls_enabled:
+        return f"{algo} is disabled (NCCL_NVLS_ENABLE=0)"
     if algo == "nvls":
         s = c.system
         if not s.in_switch_reduction:

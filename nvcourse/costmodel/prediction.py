@@ -138,6 +138,8 @@ class Prediction:
     registered: bool = False
     #: the symmetric-memory kernel NCCL runs (``algo == "symmetric"``), else ""
     kernel: str = ""
+    #: whether NCCL may use NVLS, NVLSTree and multicast kernels (False: NCCL_NVLS_ENABLE=0)
+    nvls_enabled: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -166,6 +168,7 @@ def predict(
     launch: str = "device",
     nccl_version: str | None = None,
     registered: bool = False,
+    nvls: bool = True,
 ) -> Prediction:
     """Predict one collective of ``nbytes`` bytes (nccl-tests' size S).
 
@@ -176,7 +179,8 @@ def predict(
     release (``X.Y`` or ``X.Y.Z``) whose tuning tables to use (default: the data's, 2.30). ``registered``: send and
     receive buffers registered as a symmetric window (nccl-tests ``-R 2``): on one NVLink domain with NCCL 2.27+,
     all-reduce, all-gather and reduce-scatter then run NCCL's symmetric kernels (:mod:`.symmetric`; ``algo`` is
-    ``"symmetric"``, ``kernel`` names the kernel); elsewhere the usual algorithms.
+    ``"symmetric"``, ``kernel`` names the kernel); elsewhere the usual algorithms. ``nvls=False`` is a run with
+    ``NCCL_NVLS_ENABLE=0``: no NVLS, no NVLSTree, no multicast symmetric kernel.
 
     >>> p = predict("allreduce", "dgx-h100", 8, 2**32, algo="ring")
     >>> round(p.busbw_GBps), p.proto      # 18 NVLink4 x 25 GB/s x 0.824
@@ -195,7 +199,7 @@ def predict(
     if bad or not (math.isfinite(nbytes) and nbytes > 0):
         raise ValueError(_("nbytes (message size in bytes) must be a number > 0; got {value}").format(
             value=repr(nbytes)))
-    c = configure(system, gpus, nodes, fabric, nccl_version=nccl_version)
+    c = _with_nvls(configure(system, gpus, nodes, fabric, nccl_version=nccl_version), nvls)
     if not isinstance(registered, bool):
         raise ValueError(_("registered must be True or False; got {value}").format(value=repr(registered)))
     if registered and symmetric.why_not(op, c) is None:
@@ -221,8 +225,15 @@ def predict(
         candidates_time_s={_key(ap): v for ap, v in times.items()}, proto=best[1], requested_proto=proto,
         nccl_algorithm=_is_nccl(op, best[0]), launch=launch, device_time_s=device_t, host_floor_s=floor,
         candidates_estimate_s={_key(ap): v for ap, v in estimates.items()}, nccl_version=c.nccl_version,
-        registered=registered,
+        registered=registered, nvls_enabled=c.nvls_enabled,
     )  # fmt: skip
+
+
+def _with_nvls(c: Config, nvls: bool) -> Config:
+    """``c`` with NVLS allowed or not (``nvls=False``: NCCL_NVLS_ENABLE=0)."""
+    if not isinstance(nvls, bool):
+        raise ValueError(_("nvls must be True or False; got {value}").format(value=repr(nvls)))
+    return c if nvls else replace(c, nvls_enabled=False)
 
 
 def _as_launched(c: Config, launch: str, registered: bool) -> Config:
@@ -260,6 +271,7 @@ def _symmetric(op: str, system: str, nbytes: float, algo: str, proto: str, launc
         requested_algo=algo, candidates_time_s=times, proto="LL" if k.ll else "Simple", requested_proto=proto,
         nccl_algorithm=True, launch=launch, device_time_s=device_t, host_floor_s=floor,
         candidates_estimate_s=dict(times), nccl_version=c.nccl_version, registered=True, kernel=k.name,
+        nvls_enabled=c.nvls_enabled,
     )  # fmt: skip
 
 
@@ -291,6 +303,8 @@ class Sweep:
     host_floor_s: float = 0.0
     #: the NCCL release (``X.Y``) whose tuning tables were used
     nccl_version: str = tuning.DEFAULT_VERSION
+    #: whether NCCL may use NVLS and NVLSTree (False: NCCL_NVLS_ENABLE=0)
+    nvls_enabled: bool = True
 
     @property
     def ranks(self) -> int:
@@ -312,6 +326,7 @@ class Sweep:
                     "regime": "latency-bound" if lat_part >= bw_part else "bandwidth-bound",
                     "requested_algo": self.requested_algo, "requested_proto": self.requested_proto,
                     "launch": self.launch, "host_floor_s": self.host_floor_s, "nccl_version": self.nccl_version,
+                    "nvls_enabled": self.nvls_enabled,
                 }
             )  # fmt: skip
         return out
@@ -328,14 +343,16 @@ def predict_sweep(
     proto: str = "auto",
     launch: str = "device",
     nccl_version: str | None = None,
+    nvls: bool = True,
 ) -> Sweep:
-    """Vectorised :func:`predict` over an array of sizes (bytes); the pair is chosen per size."""
+    """Vectorised :func:`predict` over an array of sizes (bytes); the pair is chosen per size (``nvls``: as in
+    :func:`predict`)."""
     _check_op(op)
     _check_algo(algo)
     _check_proto(proto)
     launch_mode.check_launch(launch)
     s = _sizes(sizes)
-    c = _as_launched(configure(system, gpus, nodes, fabric, nccl_version=nccl_version), launch, False)
+    c = _as_launched(_with_nvls(configure(system, gpus, nodes, fabric, nccl_version=nccl_version), nvls), launch, False)
     pairs = candidates(op, algo, c, proto)
     costs = {_key(ap): pair_cost(op, ap[0], ap[1], c) for ap in pairs}
     table = np.vstack([np.asarray(costs[_key(ap)].time(s), dtype=float) for ap in pairs])
@@ -352,5 +369,5 @@ def predict_sweep(
         algo=np.array([a for a, _ in pairs])[pick], times_by_algo=by_algo, costs=costs,
         proto=np.array([p for _, p in pairs])[pick],
         times_by_pair={_key(ap): table[i] for i, ap in enumerate(pairs)}, requested_proto=proto, launch=launch,
-        host_floor_s=floor, nccl_version=c.nccl_version,
+        host_floor_s=floor, nccl_version=c.nccl_version, nvls_enabled=c.nvls_enabled,
     )  # fmt: skip

@@ -100,7 +100,7 @@ def points(role: str = "calibration") -> list[SweepPoint]:
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
                     covered=bool(s.get("covered", True)) and size <= upto, role=s["role"],
                     registered=bool(s.get("registered", False)),
-                    repeat_of=s.get("repeat_of"),
+                    repeat_of=s.get("repeat_of"), nvls=bool(s.get("nvls", True)),
                 )
             )  # fmt: skip
     return out
@@ -134,7 +134,7 @@ def compare(selected: list[SweepPoint] | None = None, *, with_launch: bool = Tru
         v = model_version(p.nccl_version)
         pr = predict(
             p.op, p.system, p.gpus, p.bytes, nodes=p.nodes, algo=algo, fabric=p.fabric, proto=p.proto, launch=launch,
-            nccl_version=v, registered=p.registered,
+            nccl_version=v, registered=p.registered, nvls=p.nvls,
         )
         out.append(Point(p, pr.time_s, pr.algo, pr.proto, v))
     return out

@@ -139,7 +139,7 @@ def kernels(op: str, nbytes: float, c: Config) -> list[Kernel]:
     gbps = t["gbps_bytes_per_us"]
     out = []
     # multimem needs NVLS and more than 2 GPUs (sym_kernels.cc line 443: nvlsSupport && lsa nRanks > 2)
-    multicast = bool(c.system.in_switch_reduction) and n > 2
+    multicast = bool(c.system.in_switch_reduction) and c.nvls_enabled and n > 2
     for name, bus, mult, ll, mc_blocks in _specs(op, per_rank, n, multicast):
         base, sm_bw, peak = _constants(op, arch, name, ll)
         top = min(t["max_blocks"], math.ceil(t["nvls_blocks"][arch] / n)) if mc_blocks else t["max_blocks"]
