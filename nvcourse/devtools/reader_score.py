@@ -1,7 +1,9 @@
-"""Score the paste readers (``nvcourse ncclog`` / ``nvcourse nccl-tests``) on a set of real pasted files.
+"""Score the paste readers (``nvcourse ncclog`` / ``nvcourse nccl-tests``, NCCL's TUNING table, ``nvcourse topo`` on
+NCCL's topology XML) on a set of real pasted files.
 
 A set is a folder of pasted files and an ``EXPECTED.toml`` whose ``[[files]]`` entries give, for each file, its
-``kind`` ("ncclog" or "nccl-tests") and the values a reader should find, read by hand from the text. Each listed
+``kind`` ("ncclog", "nccl-tests", "tuning" or "topo-xml") and the values a reader should find, read by hand from
+the text. Each listed
 value is one field; ``env`` counts one field per variable and ``rows`` one field per row (all five figures of the
 row right). ``""`` means the text does not say it: the reader must report nothing there (None, empty, 0 rows).
 
@@ -17,6 +19,7 @@ Fields (nccl-tests): op, op_candidates, nranks, nodes, hosts, gpu, nccl_version,
 min_bytes, max_bytes, iters, warmup_iters, n_rows, rows ([size_bytes, oop time_us, oop busbw, ip time_us,
 ip busbw]; "" where a column is absent), avg_busbw_GBps, out_of_bounds, elided, runs, launcher, launcher_np,
 launcher_hosts, env, ib_hcas (count).
+Fields (tuning, topo-xml): see :mod:`nvcourse.devtools.reader_score_tables`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 from .. import _data
 from .._validate import choice
 from ..nccl import ncclog, nccltests
+from . import reader_score_tables as tables
 
 __all__ = ["score_set", "score_file", "main", "NCCLOG_FIELDS", "NCCL_TESTS_FIELDS"]
 
@@ -122,7 +126,9 @@ def score_file(path: Path, entry: dict) -> list[dict]:
     """One check per field of ``entry`` (an EXPECTED.toml ``[[files]]`` table) on the file at ``path``."""
     text = path.read_text(encoding="utf-8")
     kind = entry.get("kind")
-    choice(f"kind of {path.name}", kind, ("ncclog", "nccl-tests"))
+    choice(f"kind of {path.name}", kind, ("ncclog", "nccl-tests", "tuning", "topo-xml"))
+    if kind in ("tuning", "topo-xml"):
+        return _score_table_kind(kind, text, entry)
     fields = NCCLOG_FIELDS if kind == "ncclog" else NCCL_TESTS_FIELDS
     for name in sorted(set(entry) - META - {"rows"}):
         choice(f"a field of {path.name}", name, [*sorted(fields), "rows"], note=f"(for {kind})")
@@ -149,6 +155,19 @@ def score_file(path: Path, entry: dict) -> list[dict]:
                 _check(checks, f"rows[{exp[0]}]", exp, _row_figures(row) if row else None)
         else:
             _check(checks, name, expected, fields[name](got, text))
+    return checks
+
+
+def _score_table_kind(kind: str, text: str, entry: dict) -> list[dict]:
+    """The checks of a ``tuning`` or ``topo-xml`` entry (:mod:`.reader_score_tables`)."""
+    try:
+        got = tables.read_tuning(text) if kind == "tuning" else tables.read_topo(text)
+    except ValueError as exc:  # the reader refused the text: every field is wrong
+        return [{"field": f, "expected": e, "got": f"reader error: {exc}", "right": False}
+                for f, e, _ in tables.expand(kind, entry, None)]
+    checks: list[dict] = []
+    for field, expected, value in tables.expand(kind, entry, got):
+        _check(checks, field, expected, value)
     return checks
 
 
