@@ -61,6 +61,7 @@ def test_fourth_held_out_set_after_its_fixes():
     ("pasted_heldout2", 120, 146, "82.2", "120 of 146 fields were read right the first time (82 %)"),
     ("pasted_heldout3", 67, 109, "61.5", "67 of 109 fields were read right the first time (61 %"),
     ("pasted_heldout4", 155, 166, "93.4", "155 of 166 fields were read right the first time (93 %"),
+    ("tables_heldout", 217, 260, "83.5", "217 of 260 fields were read right the first time (83 %"),
 ])
 def test_a_later_held_out_set_records_its_first_run_and_its_command_runs(folder, right, total, pct, readme_says):
     """tests/fixtures/pasted_heldout2, _heldout3 and _heldout4, each scored once when gathered: their README and
@@ -82,6 +83,38 @@ def test_a_later_held_out_set_records_its_first_run_and_its_command_runs(folder,
     assert int(found.group(2)) == total and int(found.group(1)) >= right
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
     assert readme_says in readme and f"`{cmd}`" in readme
+
+
+def test_fifth_held_out_set_after_its_fixes():
+    """The TUNING-table and topology-XML set after its fixes (PCI-only GPUs in NCCL_TOPO_FILEs; two scorer bugs)."""
+    result = score_set(ROOT / "tables_heldout")
+    wrong = [(f, c["field"], c["expected"], c["got"]) for f, cs in result["files"].items() for c in cs
+             if not c["right"]]
+    assert result["fields"] == 260 and wrong == []
+    files = {p.name for p in (ROOT / "tables_heldout").iterdir() if p.suffix in (".log", ".xml")}
+    assert set(result["files"]) == files and len(files) == 18
+    for name in files:
+        head = (ROOT / "tables_heldout" / name).read_text(encoding="utf-8")[:300]
+        assert head.startswith(("# source: https://", "<!-- source: https://")), name
+
+
+def test_table_kinds_score_what_the_reader_reports(tmp_path):
+    """A printed pick without its collective (NCCL 2.19-2.20) matches a reported pick without one; interface names
+    keep their case, bus ids do not; a wrong cell is counted wrong."""
+    src = ROOT / "tables_heldout"
+    shutil.copy(src / "a40x4-pcie-nccl2.20.5-mojolearn.log", tmp_path / "a.log")
+    shutil.copy(src / "nvidia-gb10-dgx-spark-pr2202.xml", tmp_path / "g.xml")
+    shutil.copy(src / "nvidia-gb10-dgx-spark-pr2202.xml", tmp_path / "h.xml")
+    (tmp_path / "EXPECTED.toml").write_text(
+        '[[files]]\nfile = "a.log"\nkind = "tuning"\n'
+        'picks = [{ collective = "", bytes = 1024, algo = "1", proto = "0" }]\n'
+        'cells = [{ collective = "AllReduce", algo = "Ring", proto = "LL", latency_us = 1.0, bw_GBps = 1.0 }]\n'
+        '[[files]]\nfile = "g.xml"\nkind = "topo-xml"\nnic_names = ["wlP9s9", "tailscale0"]\n'
+        '[[files]]\nfile = "h.xml"\nkind = "topo-xml"\nnic_names = ["wlp9s9", "tailscale0"]\n', encoding="utf-8")
+    result = score_set(tmp_path)
+    marks = [(c["field"], c["right"]) for cs in result["files"].values() for c in cs]
+    assert ("pick  1024", True) in marks and ("cell AllReduce/Ring/LL", False) in marks
+    assert [m for f, m in marks if f == "nic_names"] == [True, False]
 
 
 def test_every_pasted_file_of_a_set_is_scored_and_names_its_source():

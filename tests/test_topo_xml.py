@@ -66,7 +66,7 @@ def test_topo_m_text_is_not_taken_for_xml():
 
 @pytest.mark.parametrize("text,words", [
     ('<system version="1">\n<cpu numaid="0">\n<pci busid="x">\n</system>\n', "line 4: malformed NCCL topology XML"),
-    ('<system version="1"><cpu numaid="0"/></system>', "without any <gpu>"),
+    ('<system version="1"><cpu numaid="0"/></system>', "without any GPU"),
     ('<?xml version="1.0"?>\n<topology/>', "must start with <system"),
     ('<!DOCTYPE x [<!ENTITY a "b">]><system/>', "DOCTYPE/ENTITY"),
 ])
@@ -159,3 +159,33 @@ def test_cli_text_names_the_narrow_link(capsys):
     out = capsys.readouterr().out
     assert "PCIe links of the GPUs and NICs: 16.0 GT/s PCIe x8 (1), 16.0 GT/s PCIe x16 (2) -- they differ" in out
     assert "mlx5_0 100 Gb/s (gdr 0)" in out
+
+
+def test_a_cloud_topo_file_that_lists_gpus_as_pci_devices_only():
+    """AWS's p4d NCCL_TOPO_FILE (tests/fixtures/tables_heldout): 8 A100 as bare <pci class="0x030200"> leaves, two
+    under each of four switches, two switches per CPU; no <gpu>, no <nic>."""
+    text = (Path(__file__).parent / "fixtures" / "tables_heldout" / "aws-p4d-24xl.xml").read_text(encoding="utf-8")
+    res = parse_topo(text)
+    assert res.gpus == [f"GPU{i}" for i in range(8)] and res.nics == []
+    buses = [res.xml["gpus"][g]["bus_id"] for g in res.gpus]
+    assert buses == ["0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0", "0000:90:1c.0", "0000:90:1d.0",
+                     "0000:a0:1c.0", "0000:a0:1d.0"]
+    assert all(g["pci_only"] and g["sm"] is None and g["nvlinks"] == [] for g in res.xml["gpus"].values())
+    assert res.codes[("GPU0", "GPU1")] == "PIX" and res.codes[("GPU0", "GPU2")] == "NODE"
+    assert res.codes[("GPU0", "GPU4")] == "SYS"
+    assert any(n.startswith("8 of the GPUs are PCI devices only") for n in res.notes)
+    assert any(n.startswith("no NIC as NCCL names one") for n in res.notes)
+
+
+def test_a_dump_keeps_its_gpus_marked_as_gpu_elements():
+    res = parse_topo(IBM.read_text(encoding="utf-8"))
+    assert not any(g["pci_only"] for g in res.xml["gpus"].values())
+
+
+def test_xml_with_no_gpu_at_all_is_one_line_exit_2(tmp_path, capsys):
+    f = tmp_path / "nic_only.xml"
+    f.write_text('<system version="1"><cpu numaid="0"><pci busid="0000:01:00.0" class="0x020000"><nic>'
+                 '<net name="mlx5_0" dev="0" speed="200000"/></nic></pci></cpu></system>\n', encoding="utf-8")
+    assert exit_code(["topo", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "without any GPU" in err and "display class" in err and "Traceback" not in err

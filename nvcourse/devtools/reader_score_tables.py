@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._validate import choice
 from ..nccl import ncclog
 from ..topology.topo_parser import parse_topo
 
@@ -66,11 +67,17 @@ def _norm_proto(p: Any) -> str:
 
 
 def _pick(d: dict, p: dict) -> list[Any] | None:
-    want = (_op_key(p["collective"]), int(p["bytes"]))
+    # NCCL 2.19-2.20 print "1024 Bytes -> Algo 1 proto 0" without the collective: "" read, None reported
+    want = (_op_key(p["collective"]) or None, int(p["bytes"]))
     for q in d["picks"]:
-        if (q["op"], q["bytes"]) == want:
+        if (q["op"] or None, q["bytes"]) == want:
             return [q["op"], q["bytes"], _norm_algo(q["algo"]), _norm_proto(q["proto"])]
     return None
+
+
+def _gpu_elements(d: dict) -> list[dict]:
+    """The GPUs the reader found as ``<gpu>`` elements (not those listed only as PCI devices)."""
+    return [g for g in d["xml"]["gpus"].values() if not g.get("pci_only", False)]
 
 
 def _gpu_by_bus(d: dict, bus: str) -> dict:
@@ -90,10 +97,10 @@ TUNING_FIELDS: dict[str, Callable[[dict], Any]] = {
 
 TOPO_FIELDS: dict[str, Callable[[dict], Any]] = {
     # a GPU the reader found only as a PCI device (a hand-written NCCL_TOPO_FILE) counts in pci_gpus, not in gpus
-    "gpus": lambda d: sum(not g.get("pci_only", False) for g in d["xml"]["gpus"].values()),
+    "gpus": lambda d: len(_gpu_elements(d)),
     "pci_gpus": lambda d: len(d["xml"]["gpus"]),
-    "gpu_sms": lambda d: sorted({g["sm"] for g in d["xml"]["gpus"].values()}, key=str),
-    "gpu_bus_ids": lambda d: sorted((g["bus_id"] or "").lower() for g in d["xml"]["gpus"].values()),
+    "gpu_sms": lambda d: sorted({g["sm"] for g in _gpu_elements(d)}, key=str),
+    "gpu_bus_ids": lambda d: sorted((g["bus_id"] or "").lower() for g in _gpu_elements(d)),
     "nics": lambda d: len(d["xml"]["nics"]),
     "nic_names": lambda d: sorted(n["name"] or "" for n in d["xml"]["nics"].values()),
     "nic_speeds_Mbps": lambda d: sorted({round(n["speed_Gbps"] * 1000) for n in d["xml"]["nics"].values()
@@ -135,11 +142,12 @@ def _expand_one(kind: str, name: str, expected: Any, d: dict | None, bus: str) -
             expected = sorted({str(x).lower() for x in expected})
         return [(name, expected, None if d is None else _first_gpu_links(d, name, bus))]
     fields = TUNING_FIELDS if kind == "tuning" else TOPO_FIELDS
-    if name not in fields:
-        raise ValueError(f"a field of {kind} must be one of {', '.join(sorted(fields))} (or cells, picks, "
-                         f"max_threads, nvlinks_first_gpu, nvlink_targets_first_gpu); got {name!r}")
+    extra = ("cells", "picks", "max_threads") if kind == "tuning" else ("nvlinks_first_gpu", "nvlink_targets_first_gpu")
+    choice(f"a field of {kind}", name, [*sorted(fields), *extra])
     if name in _SETS and isinstance(expected, list):
-        expected = sorted({str(x).lower() if isinstance(x, str) else x for x in expected}, key=str)
+        # bus ids are hex, printed in either case; interface names (wlP9s9) are case-sensitive
+        low = name == "gpu_bus_ids"
+        expected = sorted({x.lower() if low and isinstance(x, str) else x for x in expected}, key=str)
     return [(name, expected, None if d is None else fields[name](d))]
 
 

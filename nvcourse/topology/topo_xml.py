@@ -15,6 +15,10 @@ below the CPU), ``NODE`` (same CPU), ``SYS`` (different CPUs). GPUs are numbered
 per GPU its bus id, ``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and
 GDR flag; the PCIe tree with each link's speed and width. A dump cut at the end of a tag (as pasted in issues)
 is read up to the cut, with a note; other malformed XML raises one ValueError naming the line.
+
+The ``NCCL_TOPO_FILE`` files clouds ship for their VMs (AWS p4d, Azure ND, Nebius) often list a GPU as a bare ``<pci>``
+of a display class (``0x0302..``) with no ``<gpu>`` element, since NCCL fills in the GPU when it runs: such a GPU
+is read from its place in the PCIe tree, marked ``pci_only`` (no ``sm``, ``dev`` or NVLinks known), with a note.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from .topo_result import TopoResult
 __all__ = ["looks_like_xml", "parse_xml", "NVSWITCH_CLASS"]
 
 NVSWITCH_CLASS = "0x068000"
-_GPU_CLASS = re.compile(r"^0x03")
+_GPU_CLASS = re.compile(r"^0x030[02]")  # a display or 3D controller: what a GPU's PCI function reports
 
 
 def looks_like_xml(text: str) -> bool:
@@ -93,6 +97,8 @@ def _walk(el: ET.Element, cpu: ET.Element, path: tuple[str, ...], found: dict) -
             found["pci"].append({"bus_id": bus, "class": child.get("class"), "parent": path[-1] if path else None,
                                  "numa": cpu.get("numaid"), "link_speed": child.get("link_speed"),
                                  "link_width": _int(child.get("link_width"))})
+            if _GPU_CLASS.match(child.get("class") or "") and child.find("gpu") is None:
+                found["gpus"].append(_pci_gpu(child, cpu, path))
             _walk(child, cpu, (*path, bus), found)
         elif child.tag == "gpu":
             found["gpus"].append(_gpu(child, el, cpu, path))
@@ -118,6 +124,13 @@ def _gpu(g: ET.Element, parent: ET.Element, cpu: ET.Element, path: tuple[str, ..
             "rank": _int(g.get("rank")), "sm": _int(g.get("sm")), "gdr": g.get("gdr"), "numa": cpu.get("numaid"),
             "host": cpu.get("host_hash"),
             "cpu_affinity": cpu.get("affinity"), "path": path[:-1] if path else (), "nvlinks": links, "c2c": c2c}
+
+
+def _pci_gpu(pci: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
+    """A GPU a hand-written NCCL_TOPO_FILE lists only as a PCI device: its place in the tree, nothing else."""
+    return {"bus_id": pci.get("busid"), "dev": None, "rank": None, "sm": None, "gdr": None, "numa": cpu.get("numaid"),
+            "host": cpu.get("host_hash"), "cpu_affinity": cpu.get("affinity"), "path": path, "nvlinks": [],
+            "c2c": [], "pci_only": True}
 
 
 def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
@@ -163,7 +176,8 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     for cpu in root.iter("cpu"):
         _walk(cpu, cpu, (), found)
     if not found["gpus"]:
-        raise ValueError("line 1: NCCL topology XML without any <gpu> element (expected <pci ...><gpu dev=...>)")
+        raise ValueError("line 1: NCCL topology XML without any GPU (no <gpu> element and no <pci> of a display "
+                         "class 0x0300/0x0302)")
     gpus = sorted(found["gpus"], key=lambda g: (g["bus_id"] or "", g["rank"] or 0, g["dev"] or 0))
     nics = sorted(found["nics"], key=lambda n: (n["dev"] if n["dev"] is not None else 1 << 30, n["name"] or ""))
     names = {f"GPU{i}": g for i, g in enumerate(gpus)} | {f"NIC{i}": n for i, n in enumerate(nics)}
@@ -183,7 +197,7 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     res.source_format = "nccl-xml"
     res.xml = {"version": root.get("version"),
                "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
-                        for k, v in names.items() if k.startswith("GPU")},
+                        | {"pci_only": v.get("pci_only", False)} for k, v in names.items() if k.startswith("GPU")},
                "nics": {k: {x: v[x] for x in ("name", "dev", "speed_Gbps", "port", "gdr", "numa", "bus_id")}
                         for k, v in names.items() if k.startswith("NIC")},
                "pcie": found["pci"]}
@@ -198,6 +212,12 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     if len({g["host"] for g in gpus}) > 1:
         out.append(f"{len({g['host'] for g in gpus})} hosts in one file (a multi-node NVLink domain): devices on "
                    "different hosts without NVLink between them are marked SYS (nvidia-smi has no code across hosts)")
+    if bare := sum(g.get("pci_only", False) for g in gpus):
+        out.append(f"{bare} of the GPUs are PCI devices only (a hand-written NCCL_TOPO_FILE: no <gpu> element, so no "
+                   "SM version, NVLinks or rank; NCCL fills them in when it runs): their codes come from the PCIe tree")
+    if not nics:
+        out.append("no NIC as NCCL names one (<nic><net>): a NCCL_TOPO_FILE may list NICs as PCI devices only, which "
+                   "NCCL matches to its network devices when it runs")
     if len({(g["host"], g["bus_id"]) for g in gpus}) < len(gpus):
         out.append("several ranks share a GPU (same bus id): each is listed")
     return out
