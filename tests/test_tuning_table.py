@@ -178,3 +178,34 @@ def test_predict_tuning_shows_the_picks_nccl_printed(capsys):
     assert by[16384]["printed"] == "RING/LL" and by[32768]["printed"] == "RING/SIMPLE"
     assert (by[32768]["algo"], by[32768]["proto"]) == ("Ring", "Simple")
     assert main(args[:-1]) == 0 and "NCCL printed" in capsys.readouterr().out
+
+
+HELD = FIX / "tables_heldout"
+
+
+@pytest.mark.parametrize("log", sorted(HELD.glob("*.log")), ids=lambda p: p.stem)
+def test_predict_tuning_runs_on_every_held_out_log(log, capsys):
+    """The seven held-out TUNING logs (tests/fixtures/tables_heldout): every row gets NCCL's pick from the table."""
+    assert main(["predict", "allreduce", "--system", "dgx-h100", "--gpus", "8", "--min-bytes", "1KiB", "--max-bytes",
+                 "1GiB", "--step-factor", "32", "--tuning", str(log), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 5 and all(r["tuning"]["algo"] and r["tuning"]["time_us"] > 0 for r in rows)
+
+
+def test_predict_tuning_on_the_held_out_h200_table_without_nvls(capsys):
+    """8 x H200, NCCL 2.30.4, NCCL_NVLS_ENABLE=0. From the table's AllReduce row (Ring LL 15.0/80.6, LL128 40.6/189.3,
+    Simple 56.0/205.7; us / GB/s), by hand: 32 MiB on Ring/LL128 at 40.6 + 33554432 / 189.3e3 = 217.9 us (Simple
+    219.1); 1 GiB on Ring/Simple at 56.0 + 1073741824 / 205.7e3 = 5275.9 us (LL128 5712.8). The log printed
+    'AllReduce: 1024 Bytes -> Algo RING proto LL'."""
+    log = HELD / "h200x8-nccl2.30.4-nvlsoff-ctc-probe.log"
+    args = ["predict", "allreduce", "--system", "hgx-h200", "--gpus", "8", "--no-nvls", "--min-bytes", "1KiB",
+            "--max-bytes", "1GiB", "--step-factor", "32", "--tuning", str(log), "--json"]
+    assert main(args) == 0
+    by = {r["bytes"]: r for r in json.loads(capsys.readouterr().out)}
+    assert by[1024]["tuning"]["printed"] == "RING/LL" and (by[1024]["tuning"]["algo"], by[1024]["tuning"]["proto"]) \
+        == ("Ring", "LL")
+    assert (by[2**25]["tuning"]["algo"], by[2**25]["tuning"]["proto"]) == ("Ring", "LL128")
+    assert by[2**25]["tuning"]["time_us"] == pytest.approx(217.9, abs=0.1)
+    assert (by[2**30]["tuning"]["algo"], by[2**30]["tuning"]["proto"]) == ("Ring", "Simple")
+    assert by[2**30]["tuning"]["time_us"] == pytest.approx(5275.9, abs=0.1)
+    assert all(r["nvls_enabled"] is False and r["algo"] != "nvls" for r in by.values())
