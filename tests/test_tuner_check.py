@@ -33,6 +33,8 @@ def test_ring_ll_and_every_enabled_latency_but_broadcast_reduce_agree(name):
     agree = {k for k, x in cs.items() if x.agrees and x.nccl_bw_GBps > 0}
     assert agree == {("allgather", "ring", "LL"), ("reducescatter", "ring", "LL"), ("allreduce", "ring", "LL")}
     assert len(on) == (18 if not LOGS[name][3] else 21)
+    # the pairs NCCL enables are the pairs the model enables: none missing on either side
+    assert {k for k, x in cs.items() if x.nccl_bw_GBps > 0} == {k for k, x in cs.items() if x.model_bw_GBps is not None}
     for (op, _algo, _proto), x in cs.items():  # NCCL's latency formula is the model's wherever both enable a pair
         if x.nccl_bw_GBps > 0 and x.model_latency_us is not None and op not in ("broadcast", "reduce"):
             assert x.model_latency_us == pytest.approx(x.nccl_latency_us, abs=0.06)
@@ -83,6 +85,24 @@ def test_nvls_allgather_and_reducescatter_bandwidth():
         got[name] = (x.nccl_bw_GBps, round(x.model_bw_GBps / x.nccl_bw_GBps, 1))
     assert got == {"h200x8-nccl2.30.4-ctc-probe.log": (208.2, 1.7), "h100x6-nccl2.29.2-nvls-g6auto.log": (177.1, 2.1),
                    "h100x2-nccl2.29.2-g2auto.log": (25.5, 24.7)}
+
+
+@pytest.mark.parametrize("name, ratio", [("h200x8-nccl2.30.4-ctc-probe.log", 1.03),
+                                         ("h100x6-nccl2.29.2-nvls-g6auto.log", 1.25),
+                                         ("h100x2-nccl2.29.2-g2auto.log", 2.06)])
+def test_nvls_allreduce_bandwidth_is_not_explained_yet(name, ratio):
+    """NVLS all-reduce: the model's bandwidth over NCCL's is 1.03 on 8 H200 (the 370.8 against 360 alone), 1.25 on
+    6 H100 and 2.06 on 2 (NCCL's 216.0 and 102.0 GB/s): fewer GPUs cost NCCL more than the model has."""
+    x = cells(name)[("allreduce", "nvls", "Simple")]
+    assert x.model_bw_GBps / x.nccl_bw_GBps == pytest.approx(ratio, abs=0.006)
+
+
+def test_tree_allreduce_on_two_gpus_is_faster_in_nccl():
+    """On 2 H100 NCCL's tree all-reduce bandwidths (61.1 / 180.6 / 232.2 GB/s) are above the model's: x0.80."""
+    cs = cells("h100x2-nccl2.29.2-g2auto.log")
+    for proto in ("LL", "LL128", "Simple"):
+        x = cs[("allreduce", "tree", proto)]
+        assert x.model_bw_GBps / x.nccl_bw_GBps == pytest.approx(0.80, abs=0.005)
 
 
 def test_nvls_off_log_has_no_nvls_on_either_side():

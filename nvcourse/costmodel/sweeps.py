@@ -86,6 +86,14 @@ def _times_s(s: dict[str, Any]) -> list[float]:
     return [size * f / (bw * 1e9) for size, bw in zip(s["sizes"], s["busbw_GBps"], strict=True)]
 
 
+def _flag(s: dict[str, Any], key: str, default: bool) -> bool:
+    """A true/false field of a sweep entry; anything else is an error naming the sweep and the field."""
+    v = s.get(key, default)
+    if not isinstance(v, bool):
+        raise ValueError(f"sweep {s.get('id')!r}: {key} must be true or false; got {v!r}")
+    return v
+
+
 def points(role: str = "calibration") -> list[SweepPoint]:
     """Every published point of every sweep of ``role`` (default: the calibration runs the chapters show; ``held_out``
     or ``all``); times derived from busbw where the source gives busbw."""
@@ -100,7 +108,7 @@ def points(role: str = "calibration") -> list[SweepPoint]:
                     nccl_version=s["nccl_version"], algo=s["algo"], proto=s["proto"], bytes=int(size), time_s=t,
                     covered=bool(s.get("covered", True)) and size <= upto, role=s["role"],
                     registered=bool(s.get("registered", False)),
-                    repeat_of=s.get("repeat_of"), nvls=bool(s.get("nvls", True)),
+                    repeat_of=s.get("repeat_of"), nvls=_flag(s, "nvls", True),
                 )
             )  # fmt: skip
     return out

@@ -8,8 +8,9 @@ as printed, one field each) and ``picks`` (NCCL's printed per-call choices ``[{c
 one field each). Of kind ``topo-xml``: ``gpus``, ``gpu_sms``, ``gpu_bus_ids``, ``nvlinks_first_gpu`` and
 ``nvlink_targets_first_gpu`` (the GPU of the first bus id listed), ``pci_gpus`` (GPUs found as PCI devices of
 a display class, with or without a ``<gpu>`` element), ``nics``, ``nic_names``, ``nic_speeds_Mbps``,
-``nic_gdr``, ``c2c`` and ``cut``. Lists whose order the file does not fix (names, bus ids, distinct values) are
-compared as sets.
+``nic_gdr``, ``c2c`` and ``cut``; ``gpus``, ``gpu_sms`` and ``gpu_bus_ids`` count ``<gpu>`` elements only. Lists
+whose order the file does not fix (names, bus ids, distinct values) are compared as sets. Kept as read but not
+scored: ``cpus``, ``cpu_numaids``, ``xml_kind``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, replace
 
-from ..costmodel import configure, protocols
+from ..costmodel import Config, configure, protocols
 from ..costmodel.latency import latency_s
 from ..costmodel.model import NCCL_ALGORITHMS, why_not
 from ..nccl.ncclog import read_text
@@ -55,7 +55,7 @@ class Cell:
                 and abs(self.model_bw_GBps - self.nccl_bw_GBps) <= 0.05 + 0.01 * self.nccl_bw_GBps)
 
 
-def _model(op: str, algo: str, proto: str, c) -> tuple[float | None, float | None]:
+def _model(op: str, algo: str, proto: str, c: Config) -> tuple[float | None, float | None]:
     """The model's NCCL latency (us) and bandwidth (GB/s) of one pair; (None, None) where NCCL's formulas, as the
     model has them, leave the pair disabled."""
     if algo not in NCCL_ALGORITHMS.get(op, ()) or why_not(op, algo, c) is not None:
@@ -74,6 +74,8 @@ def compare(text: str, system: str, gpus: int, nodes: int = 1, nccl_version: str
     if not tables:
         raise ValueError("LOG must hold an NCCL TUNING table (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING); none found")
     c = configure(system, gpus, nodes, nccl_version=nccl_version)
+    if not isinstance(nvls, bool):
+        raise ValueError(f"nvls must be True or False; got {nvls!r}")
     c = c if nvls else replace(c, nvls_enabled=False)
     out = []
     for op, algos in tables[0]["collectives"].items():

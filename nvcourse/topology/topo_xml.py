@@ -16,9 +16,10 @@ per GPU its bus id, ``dev``/``rank``/``sm``, NVLink targets and counts and C2C; 
 GDR flag; the PCIe tree with each link's speed and width. A dump cut at the end of a tag (as pasted in issues)
 is read up to the cut, with a note; other malformed XML raises one ValueError naming the line.
 
-The ``NCCL_TOPO_FILE`` files clouds ship for their VMs (AWS p4d, Azure ND, Nebius) often list a GPU as a bare ``<pci>``
-of a display class (``0x0302..``) with no ``<gpu>`` element, since NCCL fills in the GPU when it runs: such a GPU
-is read from its place in the PCIe tree, marked ``pci_only`` (no ``sm``, ``dev`` or NVLinks known), with a note.
+The ``NCCL_TOPO_FILE`` files clouds ship for their VMs (AWS p4d, Azure ND, Nebius) often list a GPU as a bare
+``<pci>`` of a display class (``0x03..``, NVIDIA's or of no stated vendor) with no ``<gpu>`` element, since NCCL
+fills in the GPU when it runs: such a GPU is read from its place in the PCIe tree, marked ``pci_only`` (no ``sm``,
+``dev`` or NVLinks known), with a note.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from .topo_result import TopoResult
 __all__ = ["looks_like_xml", "parse_xml", "NVSWITCH_CLASS"]
 
 NVSWITCH_CLASS = "0x068000"
-_GPU_CLASS = re.compile(r"^0x030[02]")  # a display or 3D controller: what a GPU's PCI function reports
+_GPU_CLASS = re.compile(r"^0x03")  # a display controller: NCCL takes any class 0x03.. for a GPU (xml.h kvDictPciClass)
+_NVIDIA = "0x10de"
 
 
 def looks_like_xml(text: str) -> bool:
@@ -97,7 +99,7 @@ def _walk(el: ET.Element, cpu: ET.Element, path: tuple[str, ...], found: dict) -
             found["pci"].append({"bus_id": bus, "class": child.get("class"), "parent": path[-1] if path else None,
                                  "numa": cpu.get("numaid"), "link_speed": child.get("link_speed"),
                                  "link_width": _int(child.get("link_width"))})
-            if _GPU_CLASS.match(child.get("class") or "") and child.find("gpu") is None:
+            if _bare_gpu(child):
                 found["gpus"].append(_pci_gpu(child, cpu, path))
             _walk(child, cpu, (*path, bus), found)
         elif child.tag == "gpu":
@@ -124,6 +126,13 @@ def _gpu(g: ET.Element, parent: ET.Element, cpu: ET.Element, path: tuple[str, ..
             "rank": _int(g.get("rank")), "sm": _int(g.get("sm")), "gdr": g.get("gdr"), "numa": cpu.get("numaid"),
             "host": cpu.get("host_hash"),
             "cpu_affinity": cpu.get("affinity"), "path": path[:-1] if path else (), "nvlinks": links, "c2c": c2c}
+
+
+def _bare_gpu(pci: ET.Element) -> bool:
+    """A ``<pci>`` of a display class with no ``<gpu>`` inside, from NVIDIA or of no stated vendor (a BMC's VGA
+    device names its own vendor and is not taken for a GPU)."""
+    vendor = (pci.get("vendor") or _NVIDIA).lower()
+    return bool(_GPU_CLASS.match(pci.get("class") or "")) and pci.find("gpu") is None and vendor == _NVIDIA
 
 
 def _pci_gpu(pci: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
@@ -176,8 +185,8 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     for cpu in root.iter("cpu"):
         _walk(cpu, cpu, (), found)
     if not found["gpus"]:
-        raise ValueError("line 1: NCCL topology XML without any GPU (no <gpu> element and no <pci> of a display "
-                         "class 0x0300/0x0302)")
+        raise ValueError("line 1: NCCL topology XML without any GPU (no <gpu> element and no NVIDIA <pci> of a "
+                         "display class 0x03..)")
     gpus = sorted(found["gpus"], key=lambda g: (g["bus_id"] or "", g["rank"] or 0, g["dev"] or 0))
     nics = sorted(found["nics"], key=lambda n: (n["dev"] if n["dev"] is not None else 1 << 30, n["name"] or ""))
     names = {f"GPU{i}": g for i, g in enumerate(gpus)} | {f"NIC{i}": n for i, n in enumerate(nics)}
