@@ -209,3 +209,17 @@ def test_predict_tuning_on_the_held_out_h200_table_without_nvls(capsys):
     assert (by[2**30]["tuning"]["algo"], by[2**30]["tuning"]["proto"]) == ("Ring", "Simple")
     assert by[2**30]["tuning"]["time_us"] == pytest.approx(5275.9, abs=0.1)
     assert all(r["nvls_enabled"] is False and r["algo"] != "nvls" for r in by.values())
+
+
+def test_predict_tuning_says_when_the_table_has_nvls_off_and_the_model_not(capsys):
+    """The H200 table printed with NCCL_NVLS_ENABLE=0 (every NVLS and NVLSTree cell 0.0/0.0) against the model with
+    NVLS on, which picks NVLS at 1 GiB: a note says to add --no-nvls; with it, or with the NVLS-on table, no note."""
+    args = ["predict", "allreduce", "--system", "hgx-h200", "--gpus", "8", "--min-bytes", "1KiB", "--max-bytes", "1GiB",
+            "--step-factor", "1024"]
+    hint = "add --no-nvls to compare like with like"
+    assert main([*args, "--tuning", str(HELD / "h200x8-nccl2.30.4-nvlsoff-ctc-probe.log")]) == 0
+    assert hint in capsys.readouterr().out
+    assert main([*args, "--no-nvls", "--tuning", str(HELD / "h200x8-nccl2.30.4-nvlsoff-ctc-probe.log")]) == 0
+    assert hint not in capsys.readouterr().out
+    assert main([*args, "--tuning", str(HELD / "h200x8-nccl2.30.4-ctc-probe.log")]) == 0
+    assert hint not in capsys.readouterr().out

@@ -63,7 +63,17 @@ def attach(path: str, op: str, rows: list[dict], *, nodes: int, ranks: int) -> t
         prev = key
     if all(c is None for c in chosen):
         notes.append(f"every (algorithm, protocol) pair for {op} has bandwidth 0 in the table")
+    if _nvls_off(table, op) and any(r["algo"] in ("nvls", "nvlstree") for r in rows):
+        notes.append(f"the table gives NVLS and NVLSTree bandwidth 0 for {op} (NCCL_NVLS_ENABLE=0, or no NVLS on that "
+                     "machine) while the model picks NVLS at some sizes: add --no-nvls to compare like with like")
     return rows, notes
+
+
+def _nvls_off(table: dict, op: str) -> bool:
+    """True when the table lists NVLS for ``op`` and every NVLS and NVLSTree cell has bandwidth 0."""
+    algos = table["collectives"].get(op, {})
+    cells = [c for a in ("NVLS", "NVLSTree") for c in algos.get(a, {}).values()]
+    return bool(cells) and all(c["algbw_GBps"] == 0 for c in cells)
 
 
 def _switches(rows: list[dict], pick) -> list[str]:
