@@ -20,13 +20,11 @@ from typing import Any
 
 from .._validate import choice
 from ..nccl import ncclog
+from ..nccl.tuning_table import FUNCTIONS
 from ..topology.topo_parser import parse_topo
 
 __all__ = ["TUNING_FIELDS", "TOPO_FIELDS", "read_tuning", "read_topo", "expand"]
 
-#: NCCL's printed collective names -> the reader's keys
-_OPS = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-        "broadcast": "broadcast", "reduce": "reduce"}
 #: NCCL's algorithm numbers in "-> Algo N proto P" lines, NCCL 2.19+ (src/include/device.h NCCL_ALGO_*)
 _ALGO_IDS = {"0": "TREE", "1": "RING", "2": "COLLNET_DIRECT", "3": "COLLNET_CHAIN", "4": "NVLS", "5": "NVLS_TREE",
              "6": "PAT"}
@@ -50,7 +48,8 @@ def _first(d: dict) -> dict:
 
 
 def _op_key(name: str) -> str:
-    return _OPS.get(name.replace("_", "").replace(" ", "").lower(), name)
+    """NCCL's printed collective name ("AllReduce") as the reader's key ("allreduce"); "" stays ""."""
+    return FUNCTIONS.get(name, name.lower())
 
 
 def _cell(d: dict, c: dict) -> list[float] | None:
