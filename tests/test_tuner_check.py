@@ -120,3 +120,25 @@ def test_command_line(capsys, tmp_path):
     assert main([str(empty), "--system", "hgx-h200", "--gpus", "8"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: LOG must hold an NCCL TUNING table") and err.count("\n") == 1
+
+
+def test_the_appendix_states_the_figures_these_logs_give():
+    """docs/model-validation.md (appendix.TUNER_NOTES) quotes figures computed here, not typed from the tool."""
+    from nvcourse.costmodel.appendix import TUNER_NOTES
+
+    text = " ".join(TUNER_NOTES)
+    h200, h6, h2 = (cells(n) for n in ("h200x8-nccl2.30.4-ctc-probe.log", "h100x6-nccl2.29.2-nvls-g6auto.log",
+                                       "h100x2-nccl2.29.2-g2auto.log"))
+    ll = h200[("broadcast", "ring", "LL")]
+    assert f"{ll.nccl_latency_us:.1f} against {ll.model_latency_us:.1f} us" in text
+    ag = [c[("allgather", "nvls", "Simple")].nccl_bw_GBps for c in (h200, h6, h2)]
+    assert "{:.1f} GB/s on 8 H200, {:.1f} on 6 H100, {:.1f} on 2".format(*ag) in text
+    ar = [c[("allreduce", "nvls", "Simple")] for c in (h200, h6, h2)]
+    assert "x{:.2f} of NCCL's on 8 H200, x{:.2f} on 6 H100 and x{:.2f} on 2".format(
+        *(x.model_bw_GBps / x.nccl_bw_GBps for x in ar)) in text
+    tree2 = [h2[("allreduce", "tree", p)].nccl_bw_GBps for p in ("LL", "LL128", "Simple")]
+    assert "({:.1f} / {:.1f} / {:.1f} GB/s".format(*tree2) in text
+    assert f"x{h2[('allreduce', 'tree', 'Simple')].model_bw_GBps / tree2[2]:.2f}." in text
+    ring = h200[("allreduce", "ring", "Simple")]
+    assert ring.nccl_bw_GBps * 14 / 8 == pytest.approx(360.0, abs=0.1) and "= 360 GB/s" in text
+    assert f"{ring.model_bw_GBps * 14 / 8:.1f}" in text  # 370.8
