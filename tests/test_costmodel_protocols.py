@@ -250,8 +250,9 @@ def test_validation_figures_stay_where_the_report_states_them():
     own_nics = sweeps.band_medians([r for r in rows if r.point.covered
                                     and not (r.point.fabric or "").startswith("efa-")])
     # (14.6 % between 64 KiB and 16 MiB since runs once held out count as seen, 2026-12-07: the 2 x 8 B200 all-reduce on
-    # InfiniBand, 39 % there, and SuperBench's one-process A100 all-to-all, 64 %)
-    assert own_nics["<= 64 KiB"][0] <= 0.12 and own_nics["64 KiB-16 MiB"][0] <= 0.15
+    # InfiniBand, 39 % there, and SuperBench's one-process A100 all-to-all, 64 %; 17.4 % since SuperBench's one-process
+    # A100 broadcast and reduce joined them, 2026-12-07, 51-52 % there, with the 4-H100 all-reduce: 14.6 % without them)
+    assert own_nics["<= 64 KiB"][0] <= 0.12 and own_nics["64 KiB-16 MiB"][0] <= 0.175
     # the held-out launch floor (data/launch.toml) is what brings the small sizes in: GPU time alone misses more
     device = sweeps.band_medians([r for r in sweeps.compare(with_launch=False) if r.point.covered])
     assert device["<= 64 KiB"][0] > covered["<= 64 KiB"][0] and device["64 KiB-16 MiB"][0] > covered["64 KiB-16 MiB"][0]
@@ -259,9 +260,10 @@ def test_validation_figures_stay_where_the_report_states_them():
     # without them); with the AWS EFA runs (p5, 2-32 nodes, fast by 8-20 % from 8 nodes, and the two seen 2-node
     # EFA runs) 4.5 %; 3.1 % since SuperBench's 8-A100 one-process all-gather joined the calibration runs (2026-12-07:
     # x0.57-0.79 from 16 to 128 MiB, its NCCL of 2021 not printed); 3.8-3.9 % since runs once held out count as seen
-    # (SuperBench's all-to-all, 6-11 % fast from 256 MiB, the 2- and 4-node B200 send/recv, the 2-node B200 all-reduce)
+    # (SuperBench's all-to-all, 6-11 % fast from 256 MiB, the 2- and 4-node B200 send/recv, the 2-node B200 all-reduce);
+    # 4.0 % since SuperBench's broadcast and reduce and the 4-H100 all-reduce joined them (2026-12-07)
     own = [r for r in rows if r.point.covered and not (r.point.fabric or "").startswith("efa-")]
-    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.039
+    assert sweeps.band_medians(own)[">= 16 MiB"][0] <= 0.041
     assert covered[">= 16 MiB"][0] <= sweeps.TARGETS[">= 16 MiB"]
     large = sweeps.system_medians(rows)
     misses = {k for k, (m, _) in large.items() if m > sweeps.TARGETS["per system >= 1 GiB"]}

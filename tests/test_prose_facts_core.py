@@ -98,25 +98,18 @@ def test_04b_nvls_offer_and_pick_follow_the_model():
     assert f"it offers NVLS from {offered} GPUs" in text and offered == 2
     sw = predict_sweep("allreduce", "dgx-h100", picked, sizes)
     first = sizes[list(sw.algo).index("nvls")]
-    assert all(a == "nvls" for a, s in zip(sw.algo, sizes) if s >= first)  # NVLS from there on
-    # on 8 the pick flips: NVLS, then ring/LL128 one size up, then NVLS for good (the dashboard's power-of-two sizes)
-    eight = predict_sweep("allreduce", "dgx-h100", 8, sizes)
-    picks = list(zip(eight.algo, eight.proto))
-    i = picks.index(("nvls", "Simple"))
-    assert picks[i + 1] == ("ring", "LL128") and all(a == "nvls" for a, _ in picks[i + 2:])
-    at, ring_at, again = (format_size(sizes[j]) for j in (i, i + 1, i + 2))
-    # section 7's table: one row per GPU count
-    assert f"| {picked - 2} or {picked - 1} | at no size: the ring wins |" in text
-    assert f"| {picked} | from {format_size(first)} | only the largest messages |" in text
-    assert at.endswith(" MiB") and again.endswith(" MiB")
-    assert (f"| 8 | at {at}, then from {again} on (the ring with LL128 at {ring_at}) | the two estimates differ by "
-            f"under 7 % from {at.removesuffix(' MiB')} to {again} and cross twice |") in text
-    for s in sizes[i:i + 3]:
-        t = [predict("allreduce", "dgx-h100", 8, s, algo=a).time_s for a in ("nvls", "ring")]
-        assert max(t) / min(t) < 1.07
-    assert (f"`dgx-h100` with {picked - 1} GPUs (no NVLS), then {picked} (NVLS from {format_size(first)}), "
-            "then 8 (the dots on the right go NVLS, ring, NVLS in the megabytes: section 7's estimates cross "
-            "twice)") in text
+    # five GPUs take NVLS at one size of the dashboard's powers of two; six to eight from 2 MiB on, for good
+    five = [format_size(s) for s, a in zip(sizes, sw.algo) if a == "nvls"]
+    assert picked == 5 and five == [format_size(first)] == ["4 MiB"]
+    for g in (6, 7, 8):
+        algos = list(predict_sweep("allreduce", "dgx-h100", g, sizes).algo)
+        start = algos.index("nvls")
+        assert format_size(sizes[start]) == "2 MiB" and all(a == "nvls" for a in algos[start:]), g
+    # section 7's table: one row per group of GPU counts
+    assert f"| 2 to {picked - 1} | at no size: the ring wins |" in text
+    assert f"| {picked} | at {five[0]} only |" in text and "| 6 to 8 | from 2 MiB on |" in text
+    assert (f"`dgx-h100` with {picked - 1} GPUs (no NVLS), then {picked} (NVLS at {five[0]} only), then 8 (NVLS from "
+            "2 MiB on);") in text
     assert "few MiB" not in text
 
 
@@ -885,18 +878,18 @@ def test_01_readout_counts_gpus_and_heads_in_good_english():
 # 04b walkthrough fixes
 
 
-def test_04b_check4_the_ll_ring_holds_to_3_mib_then_nvls():
-    # Check yourself 4 names only sizes the dashboard offers (powers of two): ring/LL at 2 MiB, NVLS at 4 MiB
+def test_04b_check4_the_ll_ring_holds_to_1_mib_then_nvls():
+    # Check yourself 4 names only sizes the dashboard offers (powers of two): ring/LL at 1 MiB, NVLS at 2 MiB
     cap = tuning.ll_max_bw_GBps("hopper", 1) * 8 / 14 * 1e9
     lat = predict("allreduce", "dgx-h100", 8, 8, algo="ring", proto="LL").time_s
     assert round(lat * cap / 1e5) / 10 == 1.2  # S = t_LL x algbw_max, in MB
     text = prose("04b_predicting_collectives.ipynb")
-    assert "S ≈ 1.2 MB; the dashboard shows ring/LL at 2 MiB and NVLS at 4 MiB." in text and "3 MiB" not in text
+    assert "S ≈ 1.2 MB; the dashboard shows ring/LL at 1 MiB and NVLS at 2 MiB." in text and "3 MiB" not in text
     assert "moved on to LL128 or NVLS" not in text
-    for size in (1.2e6, 2**21, 3 * 2**20):
+    for size in (2**20, 1.1e6):
         p = predict("allreduce", "dgx-h100", 8, size)
         assert (p.algo, p.proto) == ("ring", "LL"), size
-    assert predict("allreduce", "dgx-h100", 8, 4 * 2**20).algo == "nvls"
+    assert predict("allreduce", "dgx-h100", 8, 2 * 2**20).algo == "nvls"
 
 
 def _registered_over_plain(op: str, system: str, gpus: int, size: float, launch: str = "device") -> float:

@@ -161,13 +161,13 @@ def test_04b_worked_example_at_4_gib_is_the_two_rings():
     assert predict("allreduce", "dgx-h100", 8, 8).proto == "LL"
 
 
-def test_04b_nvls_rows_two_and_three_gpus_never_pick_nvls():
+def test_04b_nvls_rows_two_to_four_gpus_never_pick_nvls():
     from nvcourse.chapters.ch04b_predicting import SIZES
     from nvcourse.costmodel import predict_sweep
 
-    for g in (2, 3):
+    for g in (2, 3, 4):
         assert "nvls" not in set(predict_sweep("allreduce", "dgx-h100", g, SIZES).algo), g
-    assert "| 2 or 3 | at no size: the ring wins |" in _cells(NB04B)["b4c06a05"]
+    assert "| 2 to 4 | at no size: the ring wins |" in _cells(NB04B)["b4c06a05"]
 
 
 def test_04b_channels_example_moved_to_the_reference_section():
@@ -200,10 +200,10 @@ def test_08b_dcqcn_pfc_and_evpn_are_linked_or_said_where_first_used():
     assert "announced to the switches by EVPN, a routing protocol" in cells["c010"]
 
 
-def test_08b_single_tray_ring_from_128_mib():
-    # "from 128 MiB only a single tray": 64 MiB still runs a ring on 1 or 2 trays, 128 MiB only on 1
+def test_08b_single_tray_ring_from_4_mib():
+    # "from 4 MiB only a single tray": 64 MiB still runs a ring on 1 or 2 trays, 128 MiB only on 1
     def ring_trays(e: int) -> set[int]:
         return {t for t in range(1, 18) if isolation.nvl72_split([t, 18 - t], 2**e)[0].algo == "ring"}
 
-    assert ring_trays(26) == {1, 2} and all(ring_trays(e) == {1} for e in range(27, 33))
-    assert "from 128 MiB only a single tray." in _cells(NB08B)["c034"]
+    assert ring_trays(21) == {1, 2} and all(ring_trays(e) == {1} for e in range(22, 33))
+    assert "from 4 MiB only a single tray." in _cells(NB08B)["c034"]

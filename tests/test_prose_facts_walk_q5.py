@@ -129,7 +129,7 @@ def test_05_section_2_body_keeps_one_ratio_story_and_section_6_the_rest():
     body = text[text.index("## 2."):text.index("## 3.")]
     ref = text[text.index("## 6."):text.index("## Key points")]
     for moved in ("| bytes each GPU moves |", "0.6 µs per NVLink step", "not the 18× of the Simple-only formula",
-                  "up to 64 MiB on 8 B200", "versions 2.18 to 2.28.6 needed 3 or more"):
+                  "up to 2 MiB on 8 B200", "versions 2.18 to 2.28.6 needed 3 or more"):
         assert moved not in body and moved in ref, moved
     assert "Dotted: the ring equation above." in body and "two equations as written" not in text
     assert "The course's code of" not in text

@@ -69,22 +69,13 @@ def test_05_ring_steps_are_said_of_the_ring_only():
     assert "while NVLS still pays one" in text
 
 
-def test_05_8_b200_keeps_the_ring_or_level_to_64_mib_and_h100_picks_nvls_at_4_then_from_16():
+def test_05_8_b200_keeps_the_ring_to_2_mib_and_h100_picks_nvls_from_2_mib():
     mib = 2**20
-    for m in range(1, 4097):
-        n = m * mib
-        ring, nvls = (predict("allreduce", "dgx-b200", 8, n, algo=a) for a in ("ring", "nvls"))
-        auto = predict("allreduce", "dgx-b200", 8, n).algo
-        if m <= 64:
-            assert auto == "ring" or ring.time_s / nvls.time_s <= 1.01, m  # "keeps the ring, or runs level (1 %)"
-        if m >= 128:
-            assert auto == "nvls", m
-    assert predict("allreduce", "dgx-b200", 8, 9 * mib).algo == "nvls"  # why "level" is needed at all
-    h100 = {m: predict("allreduce", "dgx-h100", 8, m * mib) for m in (4, 8)}
-    assert h100[4].algo == "nvls" and (h100[8].algo, h100[8].proto) == ("ring", "LL128")
-    assert all(predict("allreduce", "dgx-h100", 8, m * mib).algo == "nvls" for m in range(16, 4097, 7))
-    assert ("On 8 H100, whose NVLS runs at η = 0.85, it picks NVLS at 4 MiB, then from 16 MiB on (the ring with "
-            "LL128 at 8 MiB; chapter 04b).") in prose(CH05)
+    for system, first in (("dgx-b200", 3), ("dgx-h100", 2)):
+        for m in range(1, 4097):
+            assert (predict("allreduce", system, 8, m * mib).algo == "nvls") == (m >= first), (system, m)
+    assert ("keeps the ring up to 2 MiB on 8 B200 and picks NVLS from 3 MiB on" in prose(CH05)
+            and "it picks NVLS from 2 MiB on (chapter 04b)." in prose(CH05))
 
 
 def _formula_min_gpus(eta: float, alpha_s: float, nvls_s: float) -> int:

@@ -195,20 +195,20 @@ def test_04b_nvl72_racks_are_a_little_slower_than_one_rack_at_1_gib():
     # Before NVLSTree was charged its pipeline's fill, 2-16 racks came out faster than one, a model artefact.
     nodes = [1, 2, 4, 8, 16, 64, 256]  # the dashboard's options
     one = predict("allreduce", "gb200-nvl72", 72, GiB)
-    assert one.algo == "nvls" and one.time_s > one.candidates_estimate_s["nvls/Simple"]  # NVLS pays its fill
+    assert one.algo == "nvls"  # its fill is in its time (pipeline.py); NCCL's estimate has its table's bandwidth
     for k in nodes[1:]:
         p = predict("allreduce", "gb200-nvl72", 72, GiB, nodes=k)
         assert p.algo == "nvlstree"
         assert p.time_s > p.candidates_estimate_s["nvlstree/Simple"]  # NVLSTree pays its fill too
         assert one.time_s < p.time_s < 1.2 * one.time_s, k  # "a little slower"
-        assert one.candidates_estimate_s["nvls/Simple"] < p.candidates_estimate_s["nvlstree/Simple"]  # NCCL agrees
+        # (no claim on NCCL's estimates: one rack's has NCCL's table bandwidth, the racks' the model's own)
     text = _flat(_cells(NB04B)["c011"])
     assert ("then 2 to 256 nodes: a little slower at 1 GiB than one rack (both pay their pipeline's fill, "
             "section 10).") in text
-    assert "its formulas leave out the time the NVLS pipeline takes to fill, which the model counts" in prose(NB04B)
-    # across nodes the pick is NCCL's (the fill is in the time only): no size where the model picks other than NCCL
-    assert "Across nodes the model picks as NCCL does and adds NVLSTree's fill to the time." in (
-        prose(NB04B))
+    # the pick is NCCL's (the fill is in the time only): no size where the model picks other than NCCL
+    assert ("The model picks as NCCL's formulas do, with NCCL's own estimate of each pair, then adds to the time what "
+            "those formulas leave out: the time the NVLS pipeline takes to fill on one node, NVLSTree's across "
+            "nodes") in prose(NB04B)
     for k in nodes[1:]:
         for size in (2**20, 16 * 2**20, GiB):
             p = predict("allreduce", "dgx-h100", 8, size, nodes=k)

@@ -102,15 +102,16 @@ def test_05_figure_styles_are_named_and_the_pair_is_drawn_separately():
 
 
 def test_05_tp_times_are_written_as_two_times_not_an_arrow():
-    # §3: "(ring 217 µs, NVLS 220 µs)" on 8 GPUs and "(ring 260 µs, NVLS 222 µs; the ring runs the LL128 protocol)"
+    # §3: "(ring 219 µs, NVLS 220 µs)" on 8 GPUs and "(ring 260 µs, NVLS 222 µs; the ring runs the LL128 protocol)"
+    # on 16 (on 8, NCCL's own estimate rates Simple above LL128 at 64 MiB: 720 against 640 GB/s of busbw)
     text = cells(RACK)["c008"]
     assert "→" not in text.split("## 4.")[0]
     act = 4096 * 8192 * 2
-    for gpus in (8, 16):
+    for gpus, proto in ((8, "Simple"), (16, "LL128")):
         ring, nvls, _gain = ch05.nvls_vs_ring(act, gpus)
-        assert ring.proto == "LL128"
+        assert ring.proto == proto
         assert f"(ring {ring.time_s * 1e6:.0f} µs, NVLS {nvls.time_s * 1e6:.0f} µs" in text, gpus
-        assert f"ring/LL128 {ring.time_s * 1e6:.0f} µs, in-switch {nvls.time_s * 1e6:.0f} µs" in \
+        assert f"ring/{proto} {ring.time_s * 1e6:.0f} µs, in-switch {nvls.time_s * 1e6:.0f} µs" in \
             ch05.tp_allreduce_lines(act)
     assert "the ring runs the LL128 [protocol](../docs/glossary.md#protocol))" in text
     glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")

@@ -81,10 +81,11 @@ def test_07_one_racks_nvls_beats_two_racks_nvlstree_at_every_size():
             if nbytes in (2**20, 2**26, 2**30):
                 assert (one.algo, two.algo) == ("nvls", "nvlstree")
             assert one.time_s < two.time_s, (gpus, nbytes)  # the model's time
-            assert min(one.candidates_estimate_s.values()) < min(two.candidates_estimate_s.values())  # NCCL's
+    # not said of NCCL's estimate: one rack's is NCCL's table (nccl_table), two racks' the model's own bandwidth, and
+    # from 256-512 MiB the two-rack figure is the lower
     assert ("On an NVL72, NVLS over one rack's 32 or 64 GPUs beats NVLS inside each of two racks plus the network "
-            "between ([NVLSTree](../docs/glossary.md#nvlstree)) at every size, in NCCL's own estimate as in the "
-            "model's time.") in _flat(_cells(NB07)["c016a"])
+            "between ([NVLSTree](../docs/glossary.md#nvlstree)) at every size in the model's time.") in _flat(
+        _cells(NB07)["c016a"])
 
 
 def test_07_ep_spelled_out_glossary_links_and_one_idea_per_paragraph():

@@ -58,12 +58,13 @@ def test_a100_claims_need_their_scope():
     assert 8 in two_node_tree and 8 in above and 8 in ring_from_64
 
 
-def test_h100_three_gpus_never_pick_nvls_and_four_from_1_gib():
+def test_h100_four_gpus_never_pick_nvls_and_five_at_4_mib_only():
     text = cell("c011")
     nvls = {g: [s for s, a in picks("dgx-h100", g, 1) if a == "nvls"] for g in range(2, 9)}
-    assert nvls[3] == [] and nvls[4] and min(nvls[4]) == GiB
-    assert all(a == "nvls" for s, a in picks("dgx-h100", 4, 1) if s >= GiB)
-    assert (f"`dgx-h100` with 3 GPUs (no NVLS), then 4 (NVLS from {format_size(min(nvls[4]))}), then 8") in text
+    assert nvls[4] == [] and nvls[5] == [4 * 2**20]
+    assert min(nvls[8]) == 2 * 2**20 and all(a == "nvls" for s, a in picks("dgx-h100", 8, 1) if s >= 2 * 2**20)
+    assert (f"`dgx-h100` with 4 GPUs (no NVLS), then 5 (NVLS at {format_size(nvls[5][0])} only), then 8 (NVLS from "
+            f"{format_size(min(nvls[8]))} on)") in text
     assert "3 then 4 GPUs (NVLS switches on" not in text
 
 

@@ -16,7 +16,7 @@ from nvcourse.costmodel import launch as launch_mod
 from nvcourse.costmodel import sweeps, tuning
 from nvcourse.costmodel.prediction import predict, predict_sweep
 from nvcourse.devtools import reading_time
-from nvcourse.units import format_size, format_time
+from nvcourse.units import format_time
 
 ROOT = Path(__file__).resolve().parents[1]
 NB04B = ROOT / "notebooks" / "04b_predicting_collectives.ipynb"
@@ -72,34 +72,32 @@ def test_04b_worked_example_names_the_ll_cap_its_53_ms_follows_from():
             "algbw") in _cells()["c018"]
 
 
-# ------------------------------------------------------------------------------------------------ §7 the 7 %
-def test_04b_nvls_and_ring_estimates_are_within_7_percent_exactly_from_4_to_16_mib():
-    close = [s for s in ch.SIZES
-             if (lambda t: max(t) / min(t))([predict("allreduce", "dgx-h100", 8, s, algo=a).time_s
-                                              for a in ("nvls", "ring")]) < 1.07]
-    assert [format_size(s) for s in close] == ["4 MiB", "8 MiB", "16 MiB"]
-    two = [predict("allreduce", "dgx-h100", 8, 2 * MiB, algo=a).time_s for a in ("nvls", "ring")]
-    assert max(two) / min(two) > 1.15  # at 2 MiB the gap is about 16 %
-    assert "the two estimates differ by under 7 % from 4 to 16 MiB and cross twice |" in _cells()["b4c06a05"]
+# ------------------------------------------------------------------------------------------------ §7 the rows
+def test_04b_eight_gpus_nvls_estimate_beats_the_rings_from_2_mib():
+    # "| 6 to 8 | from 2 MiB on | ... on 8 more bandwidth |": NCCL's estimate (the model's pick) rates NVLS below the
+    # ring at every dashboard size from 2 MiB; the old "within 7 %, cross twice" row is gone
+    for s in ch.SIZES:
+        if s >= 2 * MiB:
+            est = predict("allreduce", "dgx-h100", 8, s).candidates_estimate_s
+            assert est["nvls/Simple"] < min(v for k, v in est.items() if k.startswith("ring/")), s
+    assert "cross twice" not in _cells()["b4c06a05"] and "| 6 to 8 | from 2 MiB on |" in _cells()["b4c06a05"]
     assert "of each other there" not in _prose()
 
 
 # ------------------------------------------------------------------------------------------------ §9 the dots
-def test_04b_the_right_panel_lists_each_pick_once_while_its_dots_go_nvls_ring_nvls():
+def test_04b_the_right_panel_lists_each_pick_once_and_its_dots_go_ring_then_nvls():
     sw = predict_sweep("allreduce", "dgx-h100", 8, ch.SIZES)
     mega = [str(a) for s, a in zip(ch.SIZES, sw.algo, strict=True) if MiB <= s < GiB]
     runs = [a for i, a in enumerate(mega) if i == 0 or a != mega[i - 1]]
-    assert runs == ["ring", "nvls", "ring", "nvls"]  # from the LL ring: NVLS, the ring, NVLS in the megabytes
+    assert runs == ["ring", "nvls"]  # from the LL ring to NVLS, once, in the megabytes
     view = ch.SweepView()
     try:
         view("allreduce", "auto", "dgx-h100", 8, 1)
         legend = [t.get_text() for t in view.ax2.get_legend().get_texts()]
     finally:
         plt.close("all")
-    assert legend == ["ring", "nvls"]  # the legend does not flip: each algorithm once
-    c011 = _cells()["c011"]
-    assert ("then 8 (the dots on the right go NVLS, ring, NVLS in the megabytes: section 7's estimates cross "
-            "twice);") in c011
+    assert legend == ["ring", "nvls"]  # each algorithm once
+    assert "then 8 (NVLS from 2 MiB on);" in _cells()["c011"]
     assert "legend flips" not in _prose()
 
 
@@ -139,13 +137,13 @@ def test_04b_section_11_column_caption_and_legend_name_the_same_runs():
     group = {r.point.sweep for r in held if r.point.op == "allgather" and r.point.nodes > 1}
     assert {r.point.fabric for r in held if r.point.sweep in group} == {"roce-400g"}
     assert all("gcp" in s for s in group) and len(group) == 4  # Google Cloud's, "(four runs)"
-    assert len({r.point.sweep for r in held}) == 20  # "two of the twenty held-out runs"
+    assert len({r.point.sweep for r in held}) == 17  # "two of the seventeen held-out runs"
     drawn = [i for i in ch.RUNS_IN_WORDS if i.startswith("heldout-")]
     assert len(drawn) == 2 and set(drawn) <= group
     c = _cells()
     assert "| two-node all-gather, [RoCE](../docs/glossary.md#roce) (four runs) |" in c["800dda6a"]
     assert "Google Cloud (four runs)" not in c["800dda6a"]
-    assert c["u04b-runs-md"] == ("The same error for two of the twenty held-out runs (two-node all-gather, RoCE, "
+    assert c["u04b-runs-md"] == ("The same error for two of the seventeen held-out runs (two-node all-gather, RoCE, "
                                  "Google Cloud), then three runs the model was built on:")
     fig = ch.runs_error_figure()
     try:

@@ -42,6 +42,9 @@ class Cost:
     #: whether the pair is chosen with ``pipeline``'s time (NVLS on one domain: yes, the model's pick; NVLSTree across
     #: nodes: no, NCCL picks by its own formula and the fill only adds to the time)
     pick_with_pipeline: bool = True
+    #: seconds per byte of NCCL's own table, where it differs from the time's ``s_per_byte`` (None: the same): NCCL
+    #: multiplies its topology search's channels x speed, not the links' rate (.nccl_table)
+    choice_s_per_byte: float | None = None
 
     def latency_at(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """The latency term at ``nbytes`` bytes, seconds."""
@@ -72,19 +75,24 @@ class Cost:
         """The time the pair is chosen by: :meth:`time` without the channel ramp, since NCCL picks the (algorithm,
         protocol) pair before it picks the channels the call runs on (src/enqueue.cc: topoGetAlgoInfo)."""
         lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
-        if self.ramp is None and self.choice_latency_s is None and self.pick_with_pipeline:
+        spb = self.s_per_byte if self.choice_s_per_byte is None else self.choice_s_per_byte
+        if self.ramp is None and self.choice_latency_s is None and self.choice_s_per_byte is None and (
+                self.pick_with_pipeline):  # fmt: skip
             return self.time(nbytes)
         pipe = self.pipeline if self.pick_with_pipeline else None
-        return Cost(lat, self.s_per_byte, self.steps, pipe, self.correction).time(nbytes)
+        return Cost(lat, spb, self.steps, pipe, self.correction).time(nbytes)
 
     def nccl_estimate(self, nbytes: ArrayLike) -> NDArray[np.float64] | float:
         """Seconds NCCL's own formulas give for ``nbytes`` as the model reads them: :meth:`time` without the NVLS and
         NVLSTree pipelines' fill and extra loops and without the channel ramp, which those formulas leave out, and
-        with NCCL's latency (``choice_latency_s``) where the model times the pair otherwise."""
+        with NCCL's latency and bandwidth (``choice_latency_s``, ``choice_s_per_byte``) where the model times the pair
+        otherwise."""
         lat = self.latency_s if self.choice_latency_s is None else self.choice_latency_s
-        if self.pipeline is None and self.ramp is None and self.choice_latency_s is None:
+        spb = self.s_per_byte if self.choice_s_per_byte is None else self.choice_s_per_byte
+        if self.pipeline is None and self.ramp is None and self.choice_latency_s is None and (
+                self.choice_s_per_byte is None):  # fmt: skip
             return self.time(nbytes)
-        return Cost(lat, self.s_per_byte, self.steps, None, self.correction).time(nbytes)
+        return Cost(lat, spb, self.steps, None, self.correction).time(nbytes)
 
     @property
     def peak_algbw_Bps(self) -> float:

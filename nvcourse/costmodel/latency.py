@@ -16,6 +16,7 @@ import math
 
 from . import cloud, tuning
 from .config import Config
+from .nccl_table import nsteps, same_channels
 
 __all__ = ["NCCL_NAMES", "nsteps", "latency_s", "ring_network_latency_s"]
 
@@ -35,17 +36,6 @@ def intra_class(c: Config) -> str:
     return "nvlink" if c.system.has_nvlink else "pci"
 
 
-def nsteps(op: str, n: int) -> int:
-    """NCCL's step count of a ring on ``n`` ranks (tuning.cc ``nsteps``).
-
-    2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n otherwise."""
-    if op == "allreduce":
-        return 2 * (n - 1)
-    if op in ("allgather", "reducescatter"):
-        return n - 1
-    return n
-
-
 def _log2i(x: int) -> int:
     return int(math.floor(math.log2(x))) if x >= 1 else 0
 
@@ -63,9 +53,10 @@ def _inter_us(hw_net_us: float, proto: str, c: Config, time: bool) -> float:
 def latency_s(op: str, algo: str, proto: str, c: Config, *, time: bool = False) -> float:
     """NCCL's latency of one call of ``op`` with (``algo``, ``proto``), seconds (tuning.cc lines 384-435).
 
-    ``time=True``: the model's time for it, which differs only where a net plugin reports NCCL a latency chosen to
-    steer NCCL's pick and its vendor charges a network step otherwise (:func:`_inter_us`); NCCL picks by the
-    default."""
+    ``time=True``: the model's time for it, which differs where a net plugin reports NCCL a latency chosen to
+    steer NCCL's pick and its vendor charges a network step otherwise (:func:`_inter_us`), and for a broadcast or
+    reduce ring on one switch node, which NCCL charges one step (sameChannels) and the model times n; NCCL picks by
+    the default."""
     key, _ = NCCL_NAMES[algo]
     g, k, n = c.gpus, c.nodes, c.ranks
     intra_cls = intra_class(c)
@@ -79,7 +70,10 @@ def latency_s(op: str, algo: str, proto: str, c: Config, *, time: bool = False) 
     if algo == "ring":
         hw = tuning.hw_latency_us(intra_cls if k == 1 else "net", key, proto, v)
         if op in ("broadcast", "reduce"):
-            # not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 395-402)
+            if same_channels(c) and not time:  # NCCL: one ring on every channel, one step's latency (396-397)
+                return (lat + hw) * 1e-6
+            # NCCL's when not sameChannels: nsteps x the step latency, Simple charged at the tree's (lines 398-402);
+            # and the model's time always: the first chunk crosses every hop of the ring before the last GPU has it
             step = tuning.hw_latency_us(intra_cls if k == 1 else "net", "tree", proto, v) if proto == "Simple" else hw
             return (lat + steps * step) * 1e-6
         if k > 1:

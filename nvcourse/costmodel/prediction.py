@@ -1,13 +1,13 @@
 """Predictions: the fastest (algorithm, protocol) pair for a collective, at one size or a sweep of sizes.
 
 ``auto`` (and its old synonym ``nccl``) chooses as NCCL's tuner does: among NCCL's own algorithms
-(:data:`~nvcourse.costmodel.model.NCCL_ALGORITHMS`) and the protocols NCCL enables there, the pair of
-least predicted time. The model's time adds what NCCL's own estimate leaves out (the NVLS pipeline's fill
-and extra loops), so where they matter the model's pick can differ from NCCL's: the model picks a ring where
-NCCL's formulas alone would pick NVLS on 8 GB200 GPUs from ~2 to ~117 MiB (bar two slices) and on 8 H100
-from ~1 to 3 MiB and from 8 to 15 MiB. ``candidates_estimate_s`` gives those formulas' times
-(:meth:`~nvcourse.costmodel.model.Cost.nccl_estimate`) next to the model's, so the difference shows.
-(Published 8-H100 runs at 2 MiB match the model's pick, a ring, better than NVLS.)
+(:data:`~nvcourse.costmodel.model.NCCL_ALGORITHMS`) and the protocols NCCL enables there, the pair of least
+time by NCCL's formula (its latency; on one switch node its table's bandwidth, :mod:`.nccl_table`, elsewhere the
+model's). The model's time then adds what NCCL's own estimate leaves out (the NVLS pipeline's fill and extra
+loops) and takes the links' rate. ``candidates_estimate_s`` gives NCCL's formula's times
+(:meth:`~nvcourse.costmodel.model.Cost.nccl_estimate`) next to the model's, so the difference shows. (Two published
+8-H100 all-reduce runs are 6-16 % faster at 2 and 8 MiB than NVLS timed with its fill: the model's fill, not its
+pick, is the likelier miss there, since NCCL picks by its formula.)
 
 A named algorithm is costed with its fastest protocol (or the one ``proto`` forces). The course's own
 algorithms (rhd, direct, hierarchical) are available by name only and are costed with the catalog's per-step

@@ -32,7 +32,7 @@ For each pair this module builds a :class:`~nvcourse.costmodel.model.Cost`:
 
 from __future__ import annotations
 
-from . import corrections, nvls_graph, p2p, pipeline, tuning
+from . import corrections, nccl_table, nvls_graph, p2p, pipeline, tuning
 from .config import Config, tree_network_s_per_byte
 from .costs import Cost
 from .latency import NCCL_NAMES, latency_s, nsteps
@@ -130,5 +130,10 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     ramp = corrections.channel_ramp(algo, proto, c)
     # timed with the model's latency, chosen with NCCL's (they differ on AWS EFA p5 with LL: latency.py, cloud.py)
     lat, nccl_lat = latency_s(op, algo, proto, c, time=True), latency_s(op, algo, proto, c)
+    # timed with the links' rate, chosen with NCCL's table (its search's channels x speed) where the model has it, and
+    # then as NCCL chooses: by its formula alone, without the NVLS fill it leaves out (a 6-H100 NCCL 2.29 log picks
+    # NVLS at 256-512 MiB, where NCCL's table rates NVLS and the ring alike and the fill would tip the model to a ring)
+    table = nccl_table.algbw_GBps(op, algo, proto, c)
     return Cost(lat, spb, steps, fill, corrections.for_pair(op, algo, proto, c), ramp,
-                None if nccl_lat == lat else nccl_lat, pick_with_pipeline=algo != "nvlstree")
+                None if nccl_lat == lat else nccl_lat, pick_with_pipeline=algo != "nvlstree" and table is None,
+                choice_s_per_byte=None if table is None else 1.0 / (table * 1e9))

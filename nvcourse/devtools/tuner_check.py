@@ -63,7 +63,8 @@ def _model(op: str, algo: str, proto: str, c: Config) -> tuple[float | None, flo
     if proto not in protocols.protocols_for(op, algo, c):
         return None, None
     cs = protocols.nccl_cost(op, algo, proto, c)
-    return latency_s(op, algo, proto, c) * 1e6, 1.0 / cs.s_per_byte / 1e9
+    spb = cs.s_per_byte if cs.choice_s_per_byte is None else cs.choice_s_per_byte  # NCCL's table, where derived
+    return latency_s(op, algo, proto, c) * 1e6, 1.0 / spb / 1e9
 
 
 def compare(text: str, system: str, gpus: int, nodes: int = 1, nccl_version: str | None = None,

@@ -1,0 +1,247 @@
+"""NCCL's own bandwidth table on one NVSwitch domain: what its tuner multiplies out, to choose as NCCL chooses.
+
+NCCL picks an (algorithm, protocol) pair per call by its own time estimate: latency + bytes / its table's
+bandwidth. That bandwidth is not the link's: it is ``channels x speed`` from NCCL's topology search, which tries a
+short list of speeds per channel (``data/nccl_tuning.toml`` ``[graph_search]``), times NCCL's refinements
+(``tuning.cc``). On an 8-GPU H100 node the search settles on 12 ring channels of 30 GB/s, 360 GB/s of bus bandwidth,
+while the GPU's 18 NVLinks carry NCCL's 20.6 GB/s each, 370.8: the model times a call with the second (it is what
+the data path reaches, validated at large sizes) and chooses with the first, as NCCL does.
+
+Where the search's result cannot be derived from the catalog (more than one node, a PCIe host or a DGX-1 mesh,
+NCCL before 2.19), :func:`algbw_GBps` returns None and the model chooses with its own bandwidth.
+
+>>> from nvcourse.costmodel.config import configure
+>>> g = ring_graph(configure("dgx-h100", 8))
+>>> g.channels, g.speed_GBps, round(g.channels * g.speed_GBps, 1)
+(12, 30.0, 360.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import tuning
+from .config import Config
+
+__all__ = ["nsteps", "Graph", "ring_graph", "tree_graph", "nvls_graph", "algbw_GBps", "same_channels"]
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One graph of NCCL's search: ``channels`` of ``speed_GBps`` each (bwIntra), and the NVLS graph's inter speed."""
+
+    channels: int
+    speed_GBps: float
+    inter_GBps: float
+
+
+def nsteps(op: str, n: int) -> int:
+    """NCCL's step count of a ring on ``n`` ranks (tuning.cc ``nsteps``).
+
+    2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n otherwise."""
+    if op == "allreduce":
+        return 2 * (n - 1)
+    if op in ("allgather", "reducescatter"):
+        return n - 1
+    return n
+
+
+def _at(table: dict[str, object], version: str) -> object:
+    """The entry of ``table`` (keyed by first release) that ``version`` takes: the latest key at or below it."""
+    keys = [k for k in table if tuning.newer_or_same(version, k)]
+    return table[max(keys, key=lambda k: tuple(int(p) for p in k.split(".")))]
+
+
+def _section() -> dict:
+    return tuning.raw()["graph_search"]
+
+
+def _speeds(arch: str, version: str) -> list[float]:
+    """The release's intra-node speed array for ``arch`` (the generic one before Hopper)."""
+    row = "blackwell" if arch == "blackwell" else "hopper" if arch == "hopper" else "default"
+    out: dict[str, list[float]] = {}
+    for k in sorted(_section()["speeds_intra"], key=lambda k: tuple(int(p) for p in k.split("."))):
+        if tuning.newer_or_same(version, k):
+            out.update(_section()["speeds_intra"][k])
+    if row == "blackwell" and row not in out:  # before 2.25 a Blackwell GPU takes the Hopper array (ccMin >= 90)
+        row = "hopper"
+    return [float(s) for s in out[row]]
+
+
+def _on_switch(c: Config) -> bool:
+    """One node of 2 GPUs or more on a switch (NVSwitch, an NVL72 domain)."""
+    return c.nodes == 1 and c.gpus >= 2 and c.system.topology in ("nvswitch", "nvl72")
+
+
+def _applies(c: Config) -> bool:
+    """Whether the search's result can be derived: one node on a switch, NCCL 2.19 or later."""
+    return _on_switch(c) and tuning.newer_or_same(c.nccl_version, _section()["first_version"])
+
+
+def _port_GBps(c: Config) -> float:
+    """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x NCCL's per-link figure."""
+    return c.system.links_per_gpu * c.system.link.beta_Bps / 1e9
+
+
+def _fits(channels: int, speed: float, port: float, per_channel: float = 1.0, extra: float = 0.0) -> bool:
+    # NCCL subtracts rounded to 1e-3 GB/s (SUB_ROUND); the tolerance keeps 12 x 30 <= 360.0 true in floats
+    return (channels * per_channel + extra) * speed <= port + 1e-6
+
+
+def _walk(port: float, speeds: list[float], min_ch: int, max_ch: int, start_total: float) -> Graph | None:
+    """Pass 1 of ncclTopoCompute on a switch: from the fastest speed with ``min_ch`` channels within
+    ``start_total``, down while the next is above 0.49 of the best found; the most channels x speed wins (ties keep
+    the first); a solution with all of the port's bandwidth ends it."""
+    i = 0
+    while i < len(speeds) - 1 and (speeds[i] > port or speeds[i] * min_ch > start_total):
+        i += 1
+    best: Graph | None = None
+    while True:
+        s = speeds[i]
+        n = min(max_ch, math.floor((port + 1e-6) / s))
+        if n >= min_ch and (best is None or n * s > best.channels * best.speed_GBps):
+            best = Graph(n, s, s)
+        if best is not None and best.channels * best.speed_GBps >= port:
+            return best
+        ratio = _section()["speed_step_min_ratio"]
+        if i < len(speeds) - 1 and (best is None or speeds[i + 1] / best.speed_GBps > ratio):
+            i += 1
+            continue
+        return best
+
+
+def _dup(g: Graph, arch: str, max_ch: int) -> Graph:
+    """ncclTopoDupChannels: twice the channels at half the speed, where NCCL does it."""
+    sec = _section()
+    if g.speed_GBps < sec["dup_min_GBps"]:
+        return g
+    if arch in ("hopper", "blackwell") and g.speed_GBps < sec["dup_hopper_min_GBps"] and (
+            g.channels > sec["dup_hopper_max_channels"]):  # fmt: skip
+        return g
+    dup = min(2 * g.channels, max_ch)
+    div = math.ceil(dup / g.channels)
+    return Graph(dup, g.speed_GBps / div, g.inter_GBps / div)
+
+
+def _raise(g: Graph, port: float, speeds: list[float], per_channel: float = 1.0) -> Graph:
+    """Pass 2: faster speeds with as many channels, while they fit."""
+    faster = [s for s in speeds if s > g.speed_GBps]
+    for s in sorted(faster):
+        if not _fits(g.channels, s, port, per_channel):
+            break
+        g = Graph(g.channels, s, s)
+    return g
+
+
+def ring_graph(c: Config) -> Graph | None:
+    """NCCL's ring graph on ``c``'s one switch domain (channels, speed), or None where it cannot be derived."""
+    if not _applies(c):
+        return None
+    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
+    port, speeds = _port_GBps(c), _speeds(arch, v)
+    max_ch = int(_at(_section()["max_channels"], v)) // 2
+    g = _walk(port, speeds, 1, max_ch, port)
+    return None if g is None else _raise(_dup(g, arch, max_ch), port, speeds)
+
+
+def tree_graph(c: Config) -> Graph | None:
+    """NCCL's tree graph: as many channels as the ring, at the fastest speed they fit (NCCL lets a tree's search
+    count n/(n-1) of the bandwidth when it picks the first speed to try)."""
+    ring = ring_graph(c)
+    if ring is None:
+        return None
+    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
+    port, speeds = _port_GBps(c), _speeds(arch, v)
+    total = port * c.gpus / (c.gpus - 1)
+    g = _walk(port, speeds, ring.channels, ring.channels, total)
+    if g is None:
+        return None
+    g = _dup(g, arch, ring.channels)
+    nxt = [s for s in speeds if s > g.speed_GBps]
+    if nxt and _fits(g.channels, min(nxt), port):  # "increase bwIntra for trees": one step at a time
+        g = _raise(g, port, speeds)
+    return g
+
+
+def nvls_graph(c: Config) -> Graph | None:
+    """NCCL's NVLS graph on one domain: one channel per GPU (at most NCCL_MAX_NVLS_ARITY), each taking its speed
+    from every GPU and twice from its head; the inter speed raised while below twice the intra speed."""
+    if not _applies(c) or tuning.nvls_efficiency(tuning.gpu_arch(c.system.gpu), c.nccl_version) is None:
+        return None
+    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
+    port, speeds = _port_GBps(c), _speeds(arch, v)
+    heads = min(int(_at(_section()["nvls_max_arity"], v)), c.gpus)
+    i = 0
+    while i < len(speeds) - 1 and (speeds[i] > port or speeds[i] * heads > port):
+        i += 1
+    while i < len(speeds) - 1 and not _fits(heads, speeds[i], port, extra=1.0):
+        i += 1
+    if not _fits(heads, speeds[i], port, extra=1.0):
+        return None
+    intra = inter = speeds[i]
+    while i > 0 and inter < 2 * intra:
+        i -= 1
+        inter = speeds[i]
+    return Graph(heads, intra, inter)
+
+
+def same_channels(c: Config) -> bool:
+    """Whether NCCL's ring graph repeats one ring on every channel (sameChannels): its first search, which tries
+    that, succeeds on a switch (in every release); across nodes the channels go through different NICs and the model
+    assumes not."""
+    return _on_switch(c)
+
+
+def _ring_bus(op: str, proto: str, c: Config, g: Graph) -> float:
+    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
+    bus = g.channels * g.speed_GBps
+    if proto == "LL":
+        eff = tuning.efficiency("ring_ll", v, op=op, nodes=1, gpus_per_node=c.gpus)
+        return min(tuning.ll_max_bw_GBps(arch, 1, c.system.host_cpu, v), bus * eff)
+    if proto == "LL128":
+        cap = g.channels * tuning.per_channel_max_GBps("ring_ll128", arch, 1, v, op)
+        bus *= tuning.efficiency("ring_ll128", v, op=op, nodes=1, gpus_per_node=c.gpus)
+        return min(bus, cap) if cap else bus
+    return bus
+
+
+def _tree_bus(proto: str, c: Config, g: Graph) -> float:
+    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
+    bus = g.channels * g.speed_GBps * _section()["tree_allreduce_efficiency"]
+    cap = g.channels * tuning.per_channel_max_GBps("tree", arch, 1, v)
+    bus = min(bus, cap) if cap else bus
+    if proto == "LL":
+        return min(bus * tuning.efficiency("tree_ll", v), tuning.ll_max_bw_GBps(arch, 1, c.system.host_cpu, v))
+    if proto == "LL128":
+        cap = g.channels * tuning.per_channel_max_GBps("tree_ll128", arch, 1, v)
+        bus *= tuning.efficiency("tree_ll128_one_node", v)
+        return min(bus, cap) if cap else bus
+    return bus
+
+
+def _nvls_bus(op: str, c: Config, g: Graph) -> float:
+    eff = tuning.nvls_efficiency(tuning.gpu_arch(c.system.gpu), c.nccl_version) or 0.0
+    intra = g.speed_GBps * eff * (g.channels - 1) / g.channels
+    intra *= 2.0 if op == "allreduce" else (c.gpus - 1) / c.gpus
+    return g.channels * min(intra, g.inter_GBps)
+
+
+def algbw_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
+    """NCCL's table bandwidth of (``algo``, ``proto``) for ``op`` on ``c``, GB/s of algorithm bandwidth (what
+    its TUNING table prints), or None where the model does not derive it (see the module doc)."""
+    n = c.gpus
+    if algo == "ring" and op in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce"):
+        g = ring_graph(c)
+        return None if g is None else _ring_bus(op, proto, c, g) * n / nsteps(op, n)
+    if algo == "tree" and op == "allreduce":
+        g = tree_graph(c)
+        return None if g is None else _tree_bus(proto, c, g) * 0.5
+    if algo == "nvls" and op in ("allreduce", "allgather", "reducescatter") and proto == "Simple":
+        if not tuning.newer_or_same(c.nccl_version, _section()["nvls_first_version"]):
+            return None
+        g = nvls_graph(c)
+        if g is None or g.channels < 2:
+            return None
+        return _nvls_bus(op, c, g) * (n / nsteps(op, n) if op == "allreduce" else 1.0)
+    return None
