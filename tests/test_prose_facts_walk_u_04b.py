@@ -63,15 +63,18 @@ def test_04b_section_11_note_on_where_the_model_misses_most():
     text = prose(NB04B)
     note = _cells()["800dda6a"]
     assert note.index("<details>") < note.index("The model has no parameter fitted to measurements")
-    # "Of the runs it describes, it misses most on a full NVL72 rack from 1 GiB up": the largest ≥ 1 GiB median over
-    # every described run, built-on and held out
+    # "Of the runs it describes, it misses most from 1 GiB up on Google Cloud's two runs of one GPU per node (...),
+    # then on a full NVL72 rack": the largest >= 1 GiB medians over every described run, built-on and held out
     built_on = sweeps.compare()
     held = sweeps.first_runs(sweeps.compare(sweeps.points("held_out")))
     described = [r for r in built_on + held if r.point.covered]
     per_run = sweeps.system_medians(described)  # median |error| from 1 GiB up, per run
-    worst = max(per_run, key=lambda k: per_run[k][0])
-    assert worst == "coreweave-gb200-nvl72-allreduce"
-    assert "Of the runs it describes, it misses most on a full NVL72 rack from\n1 GiB up" in note
+    worst = sorted(per_run, key=lambda k: -per_run[k][0])[:3]
+    assert set(worst[:2]) == {"heldout-gcp-dranet-h200-1gpu-2node-gib-allgather",
+                              "heldout-gcp-dranet-b200-1gpu-2node-gib-allgather"}
+    assert worst[2] == "coreweave-gb200-nvl72-allreduce"
+    assert ("Of the runs it describes, it misses most from 1 GiB up on Google Cloud's two one-GPU-per-node runs, then "
+            "on a full NVL72 rack;") in " ".join(note.split())
     # "on AWS jobs of 8 to 32 nodes it is too fast, more so the more nodes": signed medians (below zero: too fast)
     aws = [_signed_median(built_on, f"aws-hyperpod-p5-{k}node-efa-allreduce", GiB) for k in (8, 16, 32)]
     assert aws[0] < 0 and aws == sorted(aws, reverse=True) and len(set(aws)) == 3
@@ -101,7 +104,7 @@ def test_04b_section_11_draws_a_few_runs_in_words_the_held_out_ones_first():
     order = list(_cells())
     assert order.index("800dda6a") < order.index("u04b-runs-fig") < order.index("b4c06a12")
     assert _cells()["u04b-runs-fig"] == "_ = ch.runs_error_figure()"
-    assert "The same error for two of the seventeen held-out runs (two-node all-gather, RoCE, Google Cloud)" in sec11
+    assert "The same error for two of the twenty-four held-out runs (two-node all-gather, RoCE, Google Cloud)" in sec11
     ids = list(RUNS_IN_WORDS)
     assert len(ids) == 5 and [i.startswith("heldout-") for i in ids] == [True, True, False, False, False]
     assert all("(held out)" in RUNS_IN_WORDS[i] for i in ids[:2])

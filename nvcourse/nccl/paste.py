@@ -16,7 +16,9 @@ One helper, :func:`clean_line`, used by :mod:`.ncclog` and :mod:`.nccltests` ali
   not, NCCL's own ``[%F %T] `` on WARN lines), syslog / journalctl (``Jan 22 10:11:12 host prog[123]: ``,
   rsyslog's ``2024-01-22T10:11:12+00:00 host prog[123]: ``), ``[10:11:12] ``;
 * pdsh / DeepSpeed's launcher: ``node01: `` (a host name, then a colon and a space);
-* markdown or e-mail quoting (``> ``).
+* markdown or e-mail quoting (``> ``);
+* a research fork of nccl-tests that tags each result row ``[STAT]:`` (abhivijay96/nccl-tests, CoreWeave runs of
+  2023; the timing code is upstream's).
 
 :func:`clean_line` also drops Ray's de-duplication suffix (``[repeated 15x across cluster]``, and the note and
 terminal padding Ray or a pager may print after it) from the end of the line.
@@ -57,6 +59,7 @@ PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pat)
     ("srun", r"^\s*\d+(?:\.\d+)?:\s"),
     ("pdsh", r"^[A-Za-z][\w.\-]*:\s"),
     ("quote", r"^>\s?"),
+    ("row-tag", r"^\[STAT\]:\s?"),
 ))
 
 # NCCL's own prefix: host:pid:tid [dev] -- never stripped
