@@ -629,3 +629,39 @@ def test_the_deepops_note_gives_the_model_with_and_without_nccls_network_post():
             f"with the default 2.30's {at['2.30']:.0f} us (x{at['2.30'] / measured:.2f}), and the run's "
             f"{measured:.0f} us lies between") in why
     assert at["2.12"] < measured < at["2.30"]
+
+
+# -- the runs gathered after the tuner change: their first sentence is the model's, per band, as of today -------------
+_BANDS = (("up to 64 KiB", 0, 64 * KiB), ("from 64 KiB to 16 MiB", 64 * KiB + 1, 16 * MiB - 1),
+          ("from 16 MiB", 16 * MiB, 2**60))
+
+
+def _short_span(values: list[float], fmt: str) -> str:
+    lo, hi = f"{min(values):{fmt}}", f"{max(values):{fmt}}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def _band_sentence(run_id: str) -> str:
+    """What a run's miss says per band: the measured times, the model/measured span and the pairs the model runs."""
+    parts = []
+    for name, lo, hi in _BANDS:
+        rows = _between(_rows(run_id), lo, hi)
+        if rows:
+            pairs = ", ".join(sorted({f"{r.algo}/{r.proto}" for r in rows}))
+            parts.append(f"{name} the run takes {_short_span([r.point.time_s * 1e6 for r in rows], '.0f')} us and "
+                         f"the model is x{_short_span(_ratios(rows), '.2f')} ({pairs})")
+    return "Not explained yet: " + "; ".join(parts) + " (model/measured; below 1 the model is too fast)."
+
+
+_BAND_MISSES = [s["id"] for s in sweeps._raw_sweeps("held_out")
+                if (s.get("miss_why") or "").startswith("Not explained yet: up to 64 KiB the run takes")]
+
+
+def test_the_band_misses_are_found():
+    assert len(_BAND_MISSES) >= 7  # the seven described runs gathered after the tuner change
+
+
+@pytest.mark.parametrize("run", _BAND_MISSES)
+def test_a_band_miss_quotes_the_model_of_today(run):
+    # written when the run was added; a later change to the model must rewrite it, not leave it stale
+    assert _why(run).startswith(_band_sentence(run))

@@ -146,3 +146,18 @@ def test_the_appendix_states_the_figures_these_logs_give():
     tree2 = [h2[("allreduce", "tree", p)] for p in ("LL", "LL128", "Simple")]
     assert "({:.1f} / {:.1f} / {:.1f} GB/s".format(*(x.nccl_bw_GBps for x in tree2)) in text
     assert f"(x{tree2[2].model_bw_GBps / tree2[2].nccl_bw_GBps:.2f})" in text
+
+
+def test_bus_to_algorithm_bandwidth_as_nccl_converts_it():
+    # tuning.cc: a ring n/nsteps, a tree 0.5, NVLS n/nsteps for all-reduce and 1 for all-gather/reduce-scatter
+    from nvcourse.costmodel.nccl_table import algbw_ratio
+
+    assert algbw_ratio("allreduce", "ring", 8) == 8 / 14 and algbw_ratio("allgather", "ring", 8) == 8 / 7
+    assert algbw_ratio("broadcast", "ring", 8) == 1.0 and algbw_ratio("allreduce", "tree", 8) == 0.5
+    assert algbw_ratio("allreduce", "nvls", 8) == 8 / 14 and algbw_ratio("allgather", "nvls", 8) == 1.0
+
+
+def test_release_keys_sort_as_releases():
+    from nvcourse.costmodel.tuning import version_key
+
+    assert sorted(["2.19", "2.9", "2.30", "2.28.9"], key=version_key) == ["2.9", "2.19", "2.28.9", "2.30"]

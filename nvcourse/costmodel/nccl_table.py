@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from . import tuning
 from .config import Config
 
-__all__ = ["nsteps", "Graph", "ring_graph", "tree_graph", "nvls_graph", "algbw_GBps", "same_channels"]
+__all__ = ["nsteps", "algbw_ratio", "Graph", "ring_graph", "tree_graph", "nvls_graph", "algbw_GBps", "same_channels"]
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,18 @@ def nsteps(op: str, n: int) -> int:
     return n
 
 
+def algbw_ratio(op: str, algo: str, n: int) -> float:
+    """NCCL's bus -> algorithm bandwidth factor on ``n`` ranks (tuning.cc, "Convert bus BW to algorithm BW"): a ring
+    n/nsteps, a tree 0.5, NVLS n/nsteps for all-reduce and 1 for all-gather and reduce-scatter."""
+    if algo == "ring" or (algo in ("nvls", "nvlstree") and op == "allreduce"):
+        return n / nsteps(op, n)
+    return 1.0 if algo in ("nvls", "nvlstree") else 0.5
+
+
 def _at(table: dict[str, object], version: str) -> object:
     """The entry of ``table`` (keyed by first release) that ``version`` takes: the latest key at or below it."""
     keys = [k for k in table if tuning.newer_or_same(version, k)]
-    return table[max(keys, key=lambda k: tuple(int(p) for p in k.split(".")))]
+    return table[max(keys, key=tuning.version_key)]
 
 
 def _section() -> dict:
@@ -61,7 +69,7 @@ def _speeds(arch: str, version: str) -> list[float]:
     """The release's intra-node speed array for ``arch`` (the generic one before Hopper)."""
     row = "blackwell" if arch == "blackwell" else "hopper" if arch == "hopper" else "default"
     out: dict[str, list[float]] = {}
-    for k in sorted(_section()["speeds_intra"], key=lambda k: tuple(int(p) for p in k.split("."))):
+    for k in sorted(_section()["speeds_intra"], key=tuning.version_key):
         if tuning.newer_or_same(version, k):
             out.update(_section()["speeds_intra"][k])
     if row == "blackwell" and row not in out:  # before 2.25 a Blackwell GPU takes the Hopper array (ccMin >= 90)
@@ -157,11 +165,8 @@ def tree_graph(c: Config) -> Graph | None:
     g = _walk(port, speeds, ring.channels, ring.channels, total)
     if g is None:
         return None
-    g = _dup(g, arch, ring.channels)
-    nxt = [s for s in speeds if s > g.speed_GBps]
-    if nxt and _fits(g.channels, min(nxt), port):  # "increase bwIntra for trees": one step at a time
-        g = _raise(g, port, speeds)
-    return g
+    # "increase bwIntra for trees": the faster speeds while they fit (_raise stops at the first that does not)
+    return _raise(_dup(g, arch, ring.channels), port, speeds)
 
 
 def nvls_graph(c: Config) -> Graph | None:
@@ -233,15 +238,15 @@ def algbw_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
     n = c.gpus
     if algo == "ring" and op in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce"):
         g = ring_graph(c)
-        return None if g is None else _ring_bus(op, proto, c, g) * n / nsteps(op, n)
+        return None if g is None else _ring_bus(op, proto, c, g) * algbw_ratio(op, algo, n)
     if algo == "tree" and op == "allreduce":
         g = tree_graph(c)
-        return None if g is None else _tree_bus(proto, c, g) * 0.5
+        return None if g is None else _tree_bus(proto, c, g) * algbw_ratio(op, algo, n)
     if algo == "nvls" and op in ("allreduce", "allgather", "reducescatter") and proto == "Simple":
         if not tuning.newer_or_same(c.nccl_version, _section()["nvls_first_version"]):
             return None
         g = nvls_graph(c)
         if g is None or g.channels < 2:
             return None
-        return _nvls_bus(op, c, g) * (n / nsteps(op, n) if op == "allreduce" else 1.0)
+        return _nvls_bus(op, c, g) * algbw_ratio(op, algo, n)
     return None

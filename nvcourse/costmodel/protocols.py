@@ -71,13 +71,6 @@ def simple_s_per_byte(op: str, algo: str, c: Config) -> float:
     return cost(op, algo, c).s_per_byte
 
 
-def _algbw_ratio(op: str, algo: str, n: int) -> float:
-    """NCCL's bus -> algorithm bandwidth factor (tuning.cc lines 376-382)."""
-    if algo in ("ring", "nvls", "nvlstree"):
-        return n / nsteps(op, n)
-    return 0.5
-
-
 def _cap_GBps(op: str, algo: str, proto: str, c: Config) -> float | None:
     """NCCL's cap on this pair's bus bandwidth, GB/s, or None."""
     arch, k = arch_of(c), c.nodes
@@ -124,7 +117,7 @@ def nccl_cost(op: str, algo: str, proto: str, c: Config) -> Cost:
     spb = simple_s_per_byte(op, algo, c) / _proto_efficiency(op, algo, proto, c)
     cap = _cap_GBps(op, algo, proto, c)
     if cap is not None:
-        spb = max(spb, 1.0 / (cap * 1e9 * _algbw_ratio(op, algo, c.ranks)))
+        spb = max(spb, 1.0 / (cap * 1e9 * nccl_table.algbw_ratio(op, algo, c.ranks)))
     steps = nsteps(op, c.ranks) if algo == "ring" else 1
     fill = _pipeline_fill(op, algo, c)
     ramp = corrections.channel_ramp(algo, proto, c)

@@ -38,6 +38,7 @@ __all__ = [
     "gpu_arch",
     "ll128_allowed",
     "DEFAULT_VERSION",
+    "version_key",
     "versions",
     "resolve_version",
     "newer_or_same",
@@ -69,7 +70,8 @@ def versions() -> tuple[str, ...]:
     return tuple(load("nccl_versions")["versions"])
 
 
-def _version_key(v: str) -> tuple[int, ...]:
+def version_key(v: str) -> tuple[int, ...]:
+    """A release ``X.Y`` (or ``X.Y.Z``) as a tuple that sorts as releases do: 2.9 before 2.19."""
     return tuple(int(x) for x in v.split("."))
 
 
@@ -89,7 +91,7 @@ def resolve_version(version: str | None) -> str:
 
 def newer_or_same(version: str | None, than: str) -> bool:
     """Whether NCCL ``version`` (None = the default) is ``than`` or later."""
-    return _version_key(resolve_version(version)) >= _version_key(than)
+    return version_key(resolve_version(version)) >= version_key(than)
 
 
 def _rows_by_arch(rows: list[list[float]]) -> dict[str, list[float]]:
