@@ -164,9 +164,13 @@ TUNER_NOTES: Final[tuple[str, ...]] = (
     "and reduce-scatter have no conversion to algorithm bandwidth (208.2 GB/s on 8 H200, 177.1 on 6 H100, "
     "25.5 on 2; the model had 1.7 to 25 times that), all-reduce is capped by the graph's inter speed "
     "(272.0, 216.0 and 102.0 GB/s).",
-    "With that copy every cell agrees within 1 % in three logs and 18 of 21 in the fourth: the tree all-reduce on 2 "
-    "H100, where NCCL's bandwidths (61.1 / 180.6 / 232.2 GB/s with LL / LL128 / Simple) "
-    "are above the copy's (x0.71), which the search as the model follows it does not give: not explained.",
+    "With that copy every cell of the four logs agrees within 1 %. The last to agree was the tree all-reduce on 2 "
+    "H100 (61.1 / 180.6 / 232.2 GB/s with LL / LL128 / Simple; the copy had x0.71 of them): a tree channel is a chain "
+    "of GPUs whose bandwidth the search counts on each sending GPU, and once one order fills a GPU's port it starts "
+    "chains from another GPU. On 2 GPUs a chain is one hop, so the channels split between both ports (the log's trees "
+    "run 0-5 from GPU 0 and 6-11 from GPU 1) and the search keeps 12 channels of 60 GB/s, capped by NCCL at 12 x "
+    "38.7 (perChMaxTreeBw). On more GPUs balancing needs the search to backtrack through several channels; no printed "
+    "table shows that it does, so the model keeps one port there (12 x 30 on 3 to 8 H100).",
     "On one switch node the model now chooses as NCCL's formula does, with this table and NCCL's latency, and no "
     "longer adds the NVLS pipeline's fill to the choice (a 6-H100 log among the four shows NCCL 2.29 running NVLS "
     "at 256 and 512 MiB, where the table rates NVLS and the ring alike and the fill would have tipped the model to "
@@ -477,7 +481,7 @@ def readme_bullet(held: list[sweeps.Point], calib: list[sweeps.Point], cases_med
         "2.29-2.30): on one switch node the model now chooses with a copy of it made from NCCL's source (the "
         "topology search's channels x speed: 12 x 30 = 360 GB/s on an H100 ring, where the links carry 370.8; NVLS "
         "channels, tree and sameChannels rules), which agrees with every (collective, algorithm, protocol) cell of "
-        "three logs and 18 of 21 of the fourth (NCCL's tree on 2 GPUs, not explained); it agreed with 3 before "
+        "the four logs (the tree on 2 GPUs included: its channels split between both GPUs); it agreed with 3 before "
         "(appendix; `nvcourse.devtools.tuner_check`). Three held-out runs whose predictions that changed moved to "
         "the calibration runs on 2026-12-07 (the held-out all-reduce >= 16 MiB median was 9.6 % with them, and the "
         "one broadcast and one reduce run held out are among them), as the OCI two-rack run's all-reduce medians moved "

@@ -49,10 +49,13 @@ def nsteps(op: str, n: int) -> int:
 
 def algbw_ratio(op: str, algo: str, n: int) -> float:
     """NCCL's bus -> algorithm bandwidth factor on ``n`` ranks (tuning.cc, "Convert bus BW to algorithm BW"): a ring
-    n/nsteps, a tree 0.5, NVLS n/nsteps for all-reduce and 1 for all-gather and reduce-scatter."""
-    if algo == "ring" or (algo in ("nvls", "nvlstree") and op == "allreduce"):
+    n/nsteps; all-gather and reduce-scatter on any other algorithm 1 (not converted); NVLS and NVLSTree n/nsteps;
+    a tree 0.5."""
+    if algo == "ring":
         return n / nsteps(op, n)
-    return 1.0 if algo in ("nvls", "nvlstree") else 0.5
+    if op in ("allgather", "reducescatter"):
+        return 1.0
+    return n / nsteps(op, n) if algo in ("nvls", "nvlstree") else 0.5
 
 
 def _at(table: dict[str, object], version: str) -> object:
@@ -162,11 +165,21 @@ def tree_graph(c: Config) -> Graph | None:
     v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
     port, speeds = _port_GBps(c), _speeds(arch, v)
     total = port * c.gpus / (c.gpus - 1)
-    g = _walk(port, speeds, ring.channels, ring.channels, total)
+    g = _walk(_tree_port_GBps(c, port), speeds, ring.channels, ring.channels, total)
     if g is None:
         return None
     # "increase bwIntra for trees": the faster speeds while they fit (_raise stops at the first that does not)
-    return _raise(_dup(g, arch, ring.channels), port, speeds)
+    return _raise(_dup(g, arch, ring.channels), _tree_port_GBps(c, port), speeds)
+
+
+def _tree_port_GBps(c: Config, port: float) -> float:
+    """The bandwidth a tree's channels can share, GB/s. A tree channel is a chain of the node's GPUs, and the search
+    counts its bandwidth on each hop's sending GPU only. Once one chain order fills a port, the search drops
+    sameChannels and starts chains from other GPUs. On 2 GPUs a chain is one hop, so the channels split between the
+    two GPUs' ports at once: twice the port (a 2-H100 NCCL 2.29 log prints trees 0-5 from GPU 0 and 6-11 from GPU 1,
+    and tree bandwidths that 12 x 60 GB/s gives). On more GPUs, balancing needs the search to backtrack through
+    several channels within its step budget; no printed table shows that it does, so the model keeps one port."""
+    return 2 * port if c.gpus == 2 else port
 
 
 def nvls_graph(c: Config) -> Graph | None:
