@@ -171,3 +171,23 @@ def test_release_keys_sort_as_releases():
     from nvcourse.costmodel.tuning import version_key
 
     assert sorted(["2.19", "2.9", "2.30", "2.28.9"], key=version_key) == ["2.9", "2.19", "2.28.9", "2.30"]
+
+
+def test_the_per_link_nvlink_figure_follows_the_release():
+    # topo.h: SM90_NVLINK_BW 20.0 in 2.19, 20.6 from 2.20; SM100 40.0 from 2.25, 40.1 from 2.28; before 2.25 a
+    # Blackwell GPU (cc >= 90) takes the SM90 figure, so NCCL's search gives it Hopper's graphs
+    import dataclasses
+
+    from nvcourse.costmodel import nccl_table
+    from nvcourse.costmodel.config import configure
+
+    def port(system: str, version: str) -> float:
+        return nccl_table._port_GBps(dataclasses.replace(configure(system, 8), nccl_version=version))
+
+    assert port("dgx-h100", "2.19") == pytest.approx(18 * 20.0) and port("dgx-h100", "2.20") == pytest.approx(18 * 20.6)
+    assert port("dgx-b200", "2.24") == pytest.approx(18 * 20.6) and port("dgx-b200", "2.25") == pytest.approx(18 * 40.0)
+    assert port("dgx-b200", "2.28") == pytest.approx(18 * 40.1) and port("dgx-a100", "2.30") == pytest.approx(12 * 20.0)
+    old = nccl_table.ring_graph(dataclasses.replace(configure("dgx-b200", 8), nccl_version="2.24"))
+    assert (old.channels, old.speed_GBps) == (12, 30.0)
+    new = nccl_table.ring_graph(configure("dgx-b200", 8))
+    assert (new.channels, new.speed_GBps) == (16, 45.0)

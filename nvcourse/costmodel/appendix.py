@@ -166,11 +166,18 @@ TUNER_NOTES: Final[tuple[str, ...]] = (
     "(272.0, 216.0 and 102.0 GB/s).",
     "With that copy every cell of the four logs agrees within 1 %. The last to agree was the tree all-reduce on 2 "
     "H100 (61.1 / 180.6 / 232.2 GB/s with LL / LL128 / Simple; the copy had x0.71 of them): a tree channel is a chain "
-    "of GPUs whose bandwidth the search counts on each sending GPU, and once one order fills a GPU's port it starts "
-    "chains from another GPU. On 2 GPUs a chain is one hop, so the channels split between both ports (the log's trees "
-    "run 0-5 from GPU 0 and 6-11 from GPU 1) and the search keeps 12 channels of 60 GB/s, capped by NCCL at 12 x "
-    "38.7 (perChMaxTreeBw). On more GPUs balancing needs the search to backtrack through several channels; no printed "
-    "table shows that it does, so the model keeps one port there (12 x 30 on 3 to 8 H100).",
+    "of GPUs that the search charges on each hop's two links, and when one chain order on every channel cannot hold "
+    "the ring's channel count it tries chains from other GPUs. On 2 GPUs the chains 0->1 and 1->0 share no link, so "
+    "the channels split between them (the log's trees run 0-5 from GPU 0 and 6-11 from GPU 1) and the search keeps 12 "
+    "channels of 60 GB/s, capped by NCCL at 12 x 38.7 (perChMaxTreeBw). A chain of n GPUs can reach n/(n-1) of a "
+    "GPU's bandwidth at most; a line-by-line emulation of the search, made in a review the same day, finds that "
+    "within the search's step budget on 3 H100 (12 x 40) and on 3 and 4 B200 (16 x 60 and 16 x 50, through the "
+    "simpler TREE pattern, which NCCL 2.26+ then rates x 0.85), not on 4 to 8 H100. No printed table checks those, so "
+    "the model keeps one GPU's bandwidth beyond 2 GPUs (12 x 30 on 3 to 8 H100); a 3-GPU TUNING log would settle it. "
+    "The same review checked the model's copy for 8 A100 (ring and tree 12 x 20), 8 B200 (ring and tree 16 x 45, "
+    "NVLS 8 x 80 raised to 90) and a 72-GPU NVL72 domain (ring and tree 16 x 45, NVLS 32 x 20 raised to 40) against "
+    "the source; NCCL's per-link NVLink figure now follows the release (H100 20.0 GB/s in 2.19, 20.6 from 2.20; a "
+    "Blackwell GPU takes the Hopper figure before 2.25, then 40.0, and 40.1 from 2.28).",
     "On one switch node the model now chooses as NCCL's formula does, with this table and NCCL's latency, and no "
     "longer adds the NVLS pipeline's fill to the choice (a 6-H100 log among the four shows NCCL 2.29 running NVLS "
     "at 256 and 512 MiB, where the table rates NVLS and the ring alike and the fill would have tipped the model to "

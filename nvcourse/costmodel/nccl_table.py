@@ -91,8 +91,12 @@ def _applies(c: Config) -> bool:
 
 
 def _port_GBps(c: Config) -> float:
-    """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x NCCL's per-link figure."""
-    return c.system.links_per_gpu * c.system.link.beta_Bps / 1e9
+    """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x the release's per-link figure."""
+    per_link: dict[str, float] = {}
+    for k in sorted(_section()["nvlink_GBps"], key=tuning.version_key):
+        if tuning.newer_or_same(c.nccl_version, k):
+            per_link.update(_section()["nvlink_GBps"][k])
+    return c.system.links_per_gpu * float(per_link[tuning.gpu_arch(c.system.gpu)])
 
 
 def _fits(channels: int, speed: float, port: float, per_channel: float = 1.0, extra: float = 0.0) -> bool:
@@ -103,7 +107,8 @@ def _fits(channels: int, speed: float, port: float, per_channel: float = 1.0, ex
 def _walk(port: float, speeds: list[float], min_ch: int, max_ch: int, start_total: float) -> Graph | None:
     """Pass 1 of ncclTopoCompute on a switch: from the fastest speed with ``min_ch`` channels within
     ``start_total``, down while the next is above 0.49 of the best found; the most channels x speed wins (ties keep
-    the first); a solution with all of the port's bandwidth ends it."""
+    the first); a solution with channels x speed at or above ``port`` ends it (NCCL's test is the system's total
+    bandwidth; a tree's solutions stop at their channel limit first, so the trees' doubled port changes nothing)."""
     i = 0
     while i < len(speeds) - 1 and (speeds[i] > port or speeds[i] * min_ch > start_total):
         i += 1
@@ -173,12 +178,15 @@ def tree_graph(c: Config) -> Graph | None:
 
 
 def _tree_port_GBps(c: Config, port: float) -> float:
-    """The bandwidth a tree's channels can share, GB/s. A tree channel is a chain of the node's GPUs, and the search
-    counts its bandwidth on each hop's sending GPU only. Once one chain order fills a port, the search drops
-    sameChannels and starts chains from other GPUs. On 2 GPUs a chain is one hop, so the channels split between the
-    two GPUs' ports at once: twice the port (a 2-H100 NCCL 2.29 log prints trees 0-5 from GPU 0 and 6-11 from GPU 1,
-    and tree bandwidths that 12 x 60 GB/s gives). On more GPUs, balancing needs the search to backtrack through
-    several channels within its step budget; no printed table shows that it does, so the model keeps one port."""
+    """The bandwidth a tree's channels can share, GB/s. A tree channel is a chain of the node's GPUs; the search
+    charges each hop on the sender's link to the switch and the receiver's link from it. Its first try repeats one
+    chain order on every channel (sameChannels); when that cannot hold the ring's channel count, it tries chains
+    from other GPUs. On 2 GPUs the chains 0->1 and 1->0 use disjoint links, so the channels split between them: twice
+    the port (a 2-H100 NCCL 2.29 log prints trees 0-5 from GPU 0 and 6-11 from GPU 1, and tree bandwidths that
+    12 x 60 GB/s gives). A chain of n GPUs uses n-1 of each, so n/(n-1) x port is the ceiling. A line-by-line
+    emulation of the search (a review of 2026-12-07) finds it reached within the search's step budget on 3 H100
+    (12 x 40) and, through the simpler TREE pattern, on 3 and 4 B200 (16 x 60, 16 x 50; NCCL 2.26+ then x 0.85), and
+    not on 4 or more H100; no printed table checks those, so the model keeps one port beyond 2 GPUs."""
     return 2 * port if c.gpus == 2 else port
 
 
