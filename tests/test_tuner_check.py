@@ -136,10 +136,10 @@ def test_command_line(capsys, tmp_path):
 
 
 def test_the_appendix_states_the_figures_these_logs_give():
-    """docs/model-validation.md (appendix.TUNER_NOTES) quotes figures the logs and the model give, checked here."""
+    """docs/model-validation.md (tuner_notes.TUNER_NOTES) quotes figures the logs and the model give, checked here."""
     from nvcourse.costmodel import nccl_table
-    from nvcourse.costmodel.appendix import TUNER_NOTES
     from nvcourse.costmodel.config import configure
+    from nvcourse.costmodel.tuner_notes import TUNER_NOTES
 
     text = " ".join(TUNER_NOTES)
     h200, h6, h2 = (cells(n) for n in ("h200x8-nccl2.30.4-ctc-probe.log", "h100x6-nccl2.29.2-nvls-g6auto.log",
