@@ -91,12 +91,14 @@ def _applies(c: Config) -> bool:
 
 
 def _port_GBps(c: Config) -> float:
-    """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x the release's per-link figure."""
-    per_link: dict[str, float] = {}
-    for k in sorted(_section()["nvlink_GBps"], key=tuning.version_key):
-        if tuning.newer_or_same(c.nccl_version, k):
-            per_link.update(_section()["nvlink_GBps"][k])
-    return c.system.links_per_gpu * float(per_link[tuning.gpu_arch(c.system.gpu)])
+    """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x NCCL's per-link figure, the catalog's
+    link rate unless the release is older than the figure (``nvlink_GBps_until``)."""
+    arch, older = tuning.gpu_arch(c.system.gpu), _section()["nvlink_GBps_until"]
+    release = tuning.version_key(tuning.resolve_version(c.nccl_version))
+    for last in sorted(older, key=tuning.version_key):
+        if arch in older[last] and release <= tuning.version_key(last):
+            return c.system.links_per_gpu * float(older[last][arch])
+    return c.system.links_per_gpu * c.system.link.beta_Bps / 1e9
 
 
 def _fits(channels: int, speed: float, port: float, per_channel: float = 1.0, extra: float = 0.0) -> bool:
