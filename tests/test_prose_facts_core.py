@@ -1173,7 +1173,8 @@ def test_04b_section_11_opens_with_the_held_out_medians_it_reports_below():
     text = prose("04b_predicting_collectives.ipynb")
     words = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
              "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "twenty-one",
-             "twenty-two", "twenty-three", "twenty-four", "twenty-five")
+             "twenty-two", "twenty-three", "twenty-four", "twenty-five", "twenty-six", "twenty-seven",
+             "twenty-eight", "twenty-nine", "thirty")
 
     def runs(group: list) -> str:
         n = len({r.point.sweep for r in group})

@@ -104,7 +104,7 @@ def test_04b_section_11_draws_a_few_runs_in_words_the_held_out_ones_first():
     order = list(_cells())
     assert order.index("800dda6a") < order.index("u04b-runs-fig") < order.index("b4c06a12")
     assert _cells()["u04b-runs-fig"] == "_ = ch.runs_error_figure()"
-    assert "The same error for two of the twenty-four held-out runs (two-node all-gather, RoCE, Google Cloud)" in sec11
+    assert "The same error for two of the twenty-six held-out runs (two-node all-gather, RoCE, Google Cloud)" in sec11
     ids = list(RUNS_IN_WORDS)
     assert len(ids) == 5 and [i.startswith("heldout-") for i in ids] == [True, True, False, False, False]
     assert all("(held out)" in RUNS_IN_WORDS[i] for i in ids[:2])

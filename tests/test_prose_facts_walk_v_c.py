@@ -133,7 +133,7 @@ def test_04b_tree_base_latency_is_printed_in_section_4_and_is_the_one_section_10
 
 def test_04b_section_11_says_which_bars_are_held_out_and_which_were_used_to_build_the_model():
     text = _cells(NB04B)["u04b-runs-md"]
-    assert ("two of the twenty-four held-out runs (two-node all-gather, RoCE, Google Cloud), then three runs the "
+    assert ("two of the twenty-six held-out runs (two-node all-gather, RoCE, Google Cloud), then three runs the "
             "model was built on:") in text
     roles = {s["id"]: s["role"] for s in sweeps._raw_sweeps("all")}
     ids = list(ch04b.RUNS_IN_WORDS)

@@ -137,13 +137,13 @@ def test_04b_section_11_column_caption_and_legend_name_the_same_runs():
     group = {r.point.sweep for r in held if r.point.op == "allgather" and r.point.nodes > 1}
     assert {r.point.fabric for r in held if r.point.sweep in group} == {"roce-400g"}
     assert all("gcp" in s for s in group) and len(group) == 7  # Google Cloud's, "(seven runs)"
-    assert len({r.point.sweep for r in held}) == 24  # "two of the twenty-four held-out runs"
+    assert len({r.point.sweep for r in held}) == 26  # "two of the twenty-six held-out runs"
     drawn = [i for i in ch.RUNS_IN_WORDS if i.startswith("heldout-")]
     assert len(drawn) == 2 and set(drawn) <= group
     c = _cells()
     assert "| two-node all-gather, [RoCE](../docs/glossary.md#roce) (seven runs) |" in c["800dda6a"]
     assert "Google Cloud (seven runs)" not in c["800dda6a"]
-    assert c["u04b-runs-md"] == ("The same error for two of the twenty-four held-out runs (two-node all-gather, RoCE, "
+    assert c["u04b-runs-md"] == ("The same error for two of the twenty-six held-out runs (two-node all-gather, RoCE, "
                                  "Google Cloud), then three runs the model was built on:")
     fig = ch.runs_error_figure()
     try:
