@@ -35,6 +35,7 @@ def test_every_sweep_has_its_role():
     assert {p.role for p in sweeps.points()} == {"calibration"}  # the chapters' default: calibration runs only
     assert len(sweeps.points("all")) == len(sweeps.points()) + len(sweeps.points("held_out"))
 
+
 def test_every_collective_but_reduce_has_a_held_out_run_in_every_band():
     # issue 32: every collective validated on held-out runs; reduce has none yet (none published and found, 2026-12-07)
     held = sweeps.first_runs(sweeps.compare(sweeps.points("held_out")))
@@ -45,7 +46,6 @@ def test_every_collective_but_reduce_has_a_held_out_run_in_every_band():
     page = (ROOT.parent / "docs" / "model-validation.md").read_text(encoding="utf-8")
     held_section = page.split("## Held-out runs")[1].split("## In-sample runs")[0]
     assert "| broadcast | <= 64 KiB | 1 |" in held_section
-
 
 
 def test_model_code_and_data_never_name_a_held_out_run():
