@@ -677,3 +677,30 @@ def test_the_band_misses_are_found():
 def test_a_band_miss_quotes_the_model_of_today(run):
     # written when the run was added; a later change to the model must rewrite it, not leave it stale
     assert _why(run).startswith(_band_sentence(run))
+
+
+def test_the_coreweave_broadcast_and_allgather_reasons_quote_the_model_and_the_runs():
+    # the sentences the two CoreWeave runs' misses add after their band sentence, each figure from its source
+    from nvcourse.costmodel import launch
+    from nvcourse.nccl import nccltests
+
+    bc = "heldout-coreweave-a100-8gpu-single-process-broadcast"
+    ag = "heldout-coreweave-a100-8gpu-single-process-allgather"
+    floor_us = launch.host_floor_s("single-process", 8) * 1e6
+    per_gpu = float(launch.raw()["host_enqueue"]["per_gpu_us"])
+    small = [r.point.time_s * 1e6 for r in _between(_rows(bc), 1, 64 * KiB)]
+    assert f"8 x {per_gpu:.2f} us = {floor_us:.1f} us a call" in _why(bc)
+    assert f"above the {_short_span(small, '.0f')} us this host took" in _why(bc) and floor_us > max(small)
+    # the out-of-place row out of line with its in-place twin, both read from the published text
+    text = (ROOT.parent / "tests/fixtures/heldout_sweeps/coreweave-a100-8gpu-single-process-broadcast.txt").read_text(
+        encoding="utf-8")
+    row = {r["bytes"]: r for r in nccltests.read_all(text)[0].rows}[196608]
+    assert (row["oop_time_us"], row["ip_time_us"]) == (71.31, 27.03)
+    assert f"The out-of-place row at 196608 B ({row['oop_time_us']:.2f} us) is out of line with its in-place twin " \
+           f"({row['ip_time_us']:.2f} us)." in _why(bc)
+    # the all-gather: too fast from 384 KiB to 12 MiB, as on SuperBench's calibration all-gather from 512 KiB to 32 MiB
+    here = _short_span(_ratios(_between(_rows(ag), 384 * KiB, 12 * MiB)), ".2f")
+    there = _short_span(_ratios(_between(_rows("superbench-a100-allgather"), 512 * KiB, 32 * MiB)), ".2f")
+    assert f"From 384 KiB to 12 MiB the model is too fast here (x{here})" in _why(ag)
+    assert f"(x{there} there from 512 KiB to 32 MiB)" in _why(ag)
+    assert all(x < 1 for x in _ratios(_between(_rows(ag), 384 * KiB, 12 * MiB)))
