@@ -182,7 +182,7 @@ def test_the_per_link_nvlink_figure_follows_the_release():
     from nvcourse.costmodel.config import configure
 
     def port(system: str, version: str) -> float:
-        return nccl_table._port_GBps(dataclasses.replace(configure(system, 8), nccl_version=version))
+        return nccl_table.port_GBps(dataclasses.replace(configure(system, 8), nccl_version=version))
 
     assert port("dgx-h100", "2.19") == pytest.approx(18 * 20.0) and port("dgx-h100", "2.20") == pytest.approx(18 * 20.6)
     assert port("dgx-b200", "2.24") == pytest.approx(18 * 20.6) and port("dgx-b200", "2.25") == pytest.approx(18 * 40.0)

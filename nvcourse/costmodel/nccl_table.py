@@ -21,10 +21,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import tuning
+from . import tree_search, tuning
 from .config import Config
 
-__all__ = ["nsteps", "algbw_ratio", "Graph", "ring_graph", "tree_graph", "nvls_graph", "algbw_GBps", "same_channels"]
+__all__ = [
+    "nsteps",
+    "algbw_ratio",
+    "Graph",
+    "ring_graph",
+    "tree_graph",
+    "nvls_graph",
+    "algbw_GBps",
+    "same_channels",
+    "port_GBps",
+    "speeds_intra",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,8 @@ class Graph:
     channels: int
     speed_GBps: float
     inter_GBps: float
+    #: the search pattern that found a tree graph: ``balanced_tree``, or the simpler ``tree`` (Hopper and later)
+    pattern: str = "balanced_tree"
 
 
 def nsteps(op: str, n: int) -> int:
@@ -68,7 +81,7 @@ def _section() -> dict:
     return tuning.raw()["graph_search"]
 
 
-def _speeds(arch: str, version: str) -> list[float]:
+def speeds_intra(arch: str, version: str) -> list[float]:
     """The release's intra-node speed array for ``arch`` (the generic one before Hopper)."""
     row = "blackwell" if arch == "blackwell" else "hopper" if arch == "hopper" else "default"
     out: dict[str, list[float]] = {}
@@ -90,7 +103,7 @@ def _applies(c: Config) -> bool:
     return _on_switch(c) and tuning.newer_or_same(c.nccl_version, _section()["first_version"])
 
 
-def _port_GBps(c: Config) -> float:
+def port_GBps(c: Config) -> float:
     """A GPU's NVLink bandwidth in NCCL's topology, GB/s per direction: links x NCCL's per-link figure, the catalog's
     link rate unless the release is older than the figure (``nvlink_GBps_until``)."""
     arch, older = tuning.gpu_arch(c.system.gpu), _section()["nvlink_GBps_until"]
@@ -110,7 +123,7 @@ def _walk(port: float, speeds: list[float], min_ch: int, max_ch: int, start_tota
     """Pass 1 of ncclTopoCompute on a switch: from the fastest speed with ``min_ch`` channels within
     ``start_total``, down while the next is above 0.49 of the best found; the most channels x speed wins (ties keep
     the first); a solution with channels x speed at or above ``port`` ends it (NCCL's test is the system's total
-    bandwidth; a tree's solutions stop at their channel limit first, so the trees' doubled port changes nothing)."""
+    bandwidth). Trees are searched step by step instead (:mod:`.tree_search`)."""
     i = 0
     while i < len(speeds) - 1 and (speeds[i] > port or speeds[i] * min_ch > start_total):
         i += 1
@@ -157,39 +170,26 @@ def ring_graph(c: Config) -> Graph | None:
     if not _applies(c):
         return None
     v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
-    port, speeds = _port_GBps(c), _speeds(arch, v)
+    port, speeds = port_GBps(c), speeds_intra(arch, v)
     max_ch = int(_at(_section()["max_channels"], v)) // 2
     g = _walk(port, speeds, 1, max_ch, port)
     return None if g is None else _raise(_dup(g, arch, max_ch), port, speeds)
 
 
 def tree_graph(c: Config) -> Graph | None:
-    """NCCL's tree graph: as many channels as the ring, at the fastest speed they fit (NCCL lets a tree's search
-    count n/(n-1) of the bandwidth when it picks the first speed to try)."""
+    """NCCL's tree graph: as many channels as the ring, at the speed NCCL's search settles on, run step by step
+    (:mod:`.tree_search`): twice a GPU's bandwidth on 2 GPUs (the chains 0->1 and 1->0 share no link; a 2-H100 NCCL
+    2.29 log prints trees 0-5 from GPU 0 and 6-11 from GPU 1 and the bandwidths 12 x 60 GB/s gives), up to
+    n/(n-1) of it on more where the search finds it within its step budget."""
     ring = ring_graph(c)
     if ring is None:
         return None
-    v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
-    port, speeds = _port_GBps(c), _speeds(arch, v)
-    total = port * c.gpus / (c.gpus - 1)
-    g = _walk(_tree_port_GBps(c, port), speeds, ring.channels, ring.channels, total)
-    if g is None:
+    arch = tuning.gpu_arch(c.system.gpu)
+    speeds = tuple(speeds_intra(arch, c.nccl_version))
+    found = tree_search.search_tree(c.gpus, port_GBps(c), ring.channels, speeds, arch in ("hopper", "blackwell"))
+    if found is None:
         return None
-    # "increase bwIntra for trees": the faster speeds while they fit (_raise stops at the first that does not)
-    return _raise(_dup(g, arch, ring.channels), _tree_port_GBps(c, port), speeds)
-
-
-def _tree_port_GBps(c: Config, port: float) -> float:
-    """The bandwidth a tree's channels can share, GB/s. A tree channel is a chain of the node's GPUs; the search
-    charges each hop on the sender's link to the switch and the receiver's link from it. Its first try repeats one
-    chain order on every channel (sameChannels); when that cannot hold the ring's channel count, it tries chains
-    from other GPUs. On 2 GPUs the chains 0->1 and 1->0 use disjoint links, so the channels split between them: twice
-    the port (a 2-H100 NCCL 2.29 log prints trees 0-5 from GPU 0 and 6-11 from GPU 1, and tree bandwidths that
-    12 x 60 GB/s gives). A chain of n GPUs uses n-1 of each, so n/(n-1) x port is the ceiling. A line-by-line
-    emulation of the search (a review of 2026-12-07) finds it reached within the search's step budget on 3 H100
-    (12 x 40) and, through the simpler TREE pattern, on 3 and 4 B200 (16 x 60, 16 x 50; NCCL 2.26+ then x 0.85), and
-    not on 4 or more H100; no printed table checks those, so the model keeps one port beyond 2 GPUs."""
-    return 2 * port if c.gpus == 2 else port
+    return Graph(found.channels, found.speed_GBps, found.speed_GBps, found.pattern)
 
 
 def nvls_graph(c: Config) -> Graph | None:
@@ -198,7 +198,7 @@ def nvls_graph(c: Config) -> Graph | None:
     if not _applies(c) or tuning.nvls_efficiency(tuning.gpu_arch(c.system.gpu), c.nccl_version) is None:
         return None
     v, arch = c.nccl_version, tuning.gpu_arch(c.system.gpu)
-    port, speeds = _port_GBps(c), _speeds(arch, v)
+    port, speeds = port_GBps(c), speeds_intra(arch, v)
     heads = min(int(_at(_section()["nvls_max_arity"], v)), c.gpus)
     i = 0
     while i < len(speeds) - 1 and (speeds[i] > port or speeds[i] * heads > port):
@@ -240,12 +240,19 @@ def _tree_bus(proto: str, c: Config, g: Graph) -> float:
     cap = g.channels * tuning.per_channel_max_GBps("tree", arch, 1, v)
     bus = min(bus, cap) if cap else bus
     if proto == "LL":
-        return min(bus * tuning.efficiency("tree_ll", v), tuning.ll_max_bw_GBps(arch, 1, c.system.host_cpu, v))
-    if proto == "LL128":
+        bus = min(bus * tuning.efficiency("tree_ll", v), tuning.ll_max_bw_GBps(arch, 1, c.system.host_cpu, v))
+    elif proto == "LL128":
         cap = g.channels * tuning.per_channel_max_GBps("tree_ll128", arch, 1, v)
         bus *= tuning.efficiency("tree_ll128_one_node", v)
-        return min(bus, cap) if cap else bus
-    return bus
+        bus = min(bus, cap) if cap else bus
+    return bus * _simple_tree_rating(g, v)
+
+
+def _simple_tree_rating(g: Graph, version: str) -> float:
+    """NCCL 2.26+ rates a tree found through the simpler TREE pattern x0.85 (``maxTreePattern``), every protocol."""
+    t = tuning.raw()["tree_search"]
+    late = tuning.newer_or_same(version, t["simple_tree_rating_from"])
+    return float(t["simple_tree_rating"]) if g.pattern == "tree" and late else 1.0
 
 
 def _nvls_bus(op: str, c: Config, g: Graph) -> float:
