@@ -189,7 +189,7 @@ def tree_graph(c: Config) -> Graph | None:
     found = tree_search.search_tree(c.gpus, port_GBps(c), ring.channels, speeds, arch in ("hopper", "blackwell"))
     if found is None:
         return None
-    return Graph(found.channels, found.speed_GBps, found.speed_GBps, found.pattern)
+    return Graph(found.channels, found.speed_GBps, found.inter_GBps, found.pattern)
 
 
 def nvls_graph(c: Config) -> Graph | None:

@@ -18,8 +18,13 @@ What the emulation copies (NCCL 2.30's ``search.cc``; ``data/nccl_tuning.toml`` 
 * the budget: each visit of a GPU costs one step; 256 steps while the channels must repeat one chain, 16,384
   otherwise, 2^19 in all; a search stops at its first complete set of channels;
 * the outer loop: same chains, then different chains; on Hopper and later the simpler tree pattern (which NCCL 2.26+
-  then rates x0.85 in its tuner); then the next slower speed while it is above 0.49 of the best found; then, from the
-  solution, faster speeds with as many channels (pass 2).
+  then rates x0.85 in its tuner); then the next slower speed; then, from the solution, faster speeds with as many
+  channels (pass 2), while below twice the speed found (NCCL raises bwIntra only; bwInter stays).
+
+Left out, because they cannot act here: the 0.49 rule on slower speeds and the global budget (both act only once a
+solution exists, and the first solution is final: minChannels = maxChannels), the path types (every GPU-to-GPU path
+is NVLink), the network and cross-NIC steps (one node), ncclTopoDupChannels (maxChannels is the channel count, so it
+divides by 1). Where no speed holds the channels NCCL falls back to one channel of 0.1 GB/s; the port returns None.
 
 >>> h100 = (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)   # 2.21+; 18 NVLinks x 20.6 GB/s
 >>> [search_tree(n, 370.8, 12, h100, True).speed_GBps for n in (2, 3, 4, 8)]
@@ -44,12 +49,14 @@ _F = np.float32
 @dataclass(frozen=True)
 class TreeSearch:
     """What NCCL's tree search settles on: ``channels`` chains of ``speed_GBps`` (bwIntra, GB/s per channel, one
-    direction), with the ``pattern`` that found them (``balanced_tree`` or ``tree``) and the steps it spent."""
+    direction), with the ``pattern`` that found them (``balanced_tree`` or ``tree``) and the steps it spent;
+    ``inter_GBps`` is the speed pass 1 found (bwInter, which pass 2 leaves)."""
 
     channels: int
     speed_GBps: float
     pattern: str
     steps: int
+    inter_GBps: float = 0.0
 
 
 def _budgets() -> dict[str, int]:
@@ -152,7 +159,8 @@ class _Search:
 def search_chains(n: int, port_GBps: float, channels: int, speed_GBps: float, pattern: str, same: bool,
                   budget: int) -> tuple[list[list[int]] | None, int, int]:  # fmt: skip
     """One search of ``channels`` chains of ``speed_GBps`` on ``n`` GPUs with links of ``port_GBps``: the chains
-    found (GPU indices) or None, the budget left (-1 once found, 0 when spent) and the GPU visits it made."""
+    found (GPU indices) or None, the budget left (-1 once found, 0 when spent, more when every chain was tried)
+    and the GPU visits it made."""
     s = _Search(n, channels, _F(speed_GBps), pattern, same, budget)
     s.up = [_F(port_GBps)] * n
     s.down = [_F(port_GBps)] * n
@@ -218,4 +226,4 @@ def search_tree(n: int, port_GBps: float, channels: int, speeds: tuple[float, ..
         if chains is None:
             break
         i -= 1
-    return TreeSearch(channels, float(speeds[i]), pattern, visits)
+    return TreeSearch(channels, float(speeds[i]), pattern, visits, float(found_at))
