@@ -61,3 +61,21 @@ def test_a_cells_error_is_not_retried(chapter, monkeypatch):
     with pytest.raises(slides.DeckError, match="01_tiny.ipynb failed to execute"):
         slides.executed_in_deck_style(chapter)
     assert len(runs) == 1
+
+
+def test_the_one_line_names_what_stopped_the_chapter(chapter, monkeypatch):
+    # nbclient's messages end with a ruler or a coloured traceback line: the instructor gets the reason instead
+    from nbclient.exceptions import CellTimeoutError
+
+    cell = nbformat.v4.new_code_cell("with ProcessGroup(4) as pg:\n    pg.run('allreduce', 64)")
+    timeout = CellTimeoutError.error_from_timeout_and_cell("Cell execution timed out", 600, cell)
+    _client_failing(monkeypatch, [timeout])
+    with pytest.raises(slides.DeckError) as err:
+        slides.executed_in_deck_style(chapter)
+    assert str(err.value) == ("01_tiny.ipynb failed to execute for its deck: a cell ran past its 600 s limit "
+                              "(with ProcessGroup(4) as pg:)")
+    coloured = CellExecutionError("\x1b[0;31m----------\x1b[0m\n\x1b[0;31mValueError\x1b[0m: bad size", "ValueError",
+                                  "bad size 'x'")
+    _client_failing(monkeypatch, [coloured])
+    with pytest.raises(slides.DeckError, match=r"for its deck: ValueError: bad size 'x'$"):
+        slides.executed_in_deck_style(chapter)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import html
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -57,6 +58,24 @@ def chapters(root: Path = ROOT, lang: str = "en") -> list[Path]:
     return sorted(folder(root / "notebooks", lang).glob("[0-9]*.ipynb"))
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _why(exc: BaseException, timeout: int) -> str:
+    """One line on what stopped a chapter: the cell's exception (name: value), a cell that ran past ``timeout``
+    seconds (nbclient's message ends with a ruler, not the reason), or the error's last non-empty line."""
+    from nbclient.exceptions import CellExecutionError
+
+    if isinstance(exc, CellExecutionError) and getattr(exc, "ename", ""):
+        return _ANSI.sub("", f"{exc.ename}: {exc.evalue}".strip().splitlines()[0])
+    if isinstance(exc, TimeoutError):
+        lines = [ln for ln in str(exc).splitlines() if ln.strip() and not set(ln.strip()) <= {"-"}]
+        preview = lines[3].strip() if len(lines) > 3 else ""
+        return f"a cell ran past its {timeout} s limit ({preview})" if preview else f"a cell ran past {timeout} s"
+    lines = [ln for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
+
+
 def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.NotebookNode:
     """A fresh run of ``notebook`` (in memory; the file is not changed) with the deck style's figures."""
     from nbclient.exceptions import DeadKernelError  # imported here: nbclient is a test/teaching extra
@@ -76,7 +95,7 @@ def executed_in_deck_style(notebook: Path, timeout: int = 600) -> nbformat.Noteb
                 if attempt == KERNEL_TRIES - 1:
                     raise
     except Exception as exc:  # nbclient raises several types; one line for the instructor, never a traceback
-        raise DeckError(f"{notebook.name} failed to execute for its deck: {str(exc).splitlines()[-1][:200]}") from exc
+        raise DeckError(f"{notebook.name} failed to execute for its deck: {_why(exc, timeout)[:200]}") from exc
     finally:
         if previous is None:
             os.environ.pop("NVCOURSE_DECK", None)
