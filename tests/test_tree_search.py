@@ -5,6 +5,12 @@ tests/test_tuner_check.py compares cell by cell). What is checked against the so
 (data/nccl_tuning.toml [tree_search], search.cc at v2.30.7-1), the chains' shape (every GPU once, hops to a
 neighbour by index), that no link carries more than its bandwidth, and the x0.85 rating of the simpler pattern from
 2.26. The appendix's figures for 3 and 4 GPUs are computed here from the search.
+
+Where the expected graphs come from, so that they are not the port's own output: 2 GPUs, the 2-H100 log (12 x 60);
+3 H100 (12 x 40), 3 and 4 B200 (16 x 60 and 16 x 50 through the TREE pattern) and 4 to 8 H100 (12 x 30), the
+figures an earlier review's emulation recorded in the appendix before this port existed (docs/model-validation.md at
+f7e23c0); the same figures and the rest of the table came out of a separate line-by-line C copy of search.cc that a
+reviewer ran on 213 cases.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import pytest
 from nvcourse.costmodel import nccl_table, tree_search, tuning
 from nvcourse.costmodel.config import configure
 
-H100_SPEEDS = tuple(nccl_table.speeds_intra("hopper", "2.30"))
-H100_PORT = 18 * 20.6  # topo.h SM90_NVLINK_BW from 2.20, 18 NVLinks
+# the catalog's figures as NCCL's topology counts them (links x per-link GB/s, one direction)
+H100_PORT = nccl_table.port_GBps(configure("dgx-h100", 3))
+B200_PORT = nccl_table.port_GBps(configure("dgx-b200", 3))
 
 
 def _link_loads(chains: list[list[int]], n: int, speed: float) -> tuple[list[float], list[float]]:
@@ -32,7 +39,7 @@ def _link_loads(chains: list[list[int]], n: int, speed: float) -> tuple[list[flo
 
 def test_the_budgets_are_search_cc_s():
     t = tuning.raw()["tree_search"]
-    assert (t["same_channels_steps"], t["steps"], t["global_steps"]) == (1 << 8, 1 << 14, 1 << 19)
+    assert (t["same_channels_steps"], t["steps"]) == (1 << 8, 1 << 14)
     assert "73cf112295c33aee2b895f329f592f2a9b4b0f97/src/graph/search.cc" in t["src"]
 
 
@@ -51,7 +58,7 @@ def test_the_chains_found_visit_every_gpu_once_through_neighbours_and_fit_the_li
     up, down = _link_loads(chains, 3, 40.0)
     assert max(up) <= H100_PORT and max(down) <= H100_PORT
     # the simpler pattern only ever goes to the next GPU
-    chains, _, _ = tree_search.search_chains(3, 721.8, 16, 60.0, "tree", False, 1 << 14)
+    chains, _, _ = tree_search.search_chains(3, B200_PORT, 16, 60.0, "tree", False, 1 << 14)
     assert chains is not None and all(c[1] == (c[0] + 1) % 3 and c[2] == (c[0] + 2) % 3 for c in chains)
 
 

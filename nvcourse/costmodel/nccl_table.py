@@ -186,7 +186,8 @@ def tree_graph(c: Config) -> Graph | None:
         return None
     arch = tuning.gpu_arch(c.system.gpu)
     speeds = tuple(speeds_intra(arch, c.nccl_version))
-    found = tree_search.search_tree(c.gpus, port_GBps(c), ring.channels, speeds, arch in ("hopper", "blackwell"))
+    cc9 = tuning.ARCHITECTURES.index(arch) >= tuning.ARCHITECTURES.index("hopper")  # compute capability 9.0 and later
+    found = tree_search.search_tree(c.gpus, port_GBps(c), ring.channels, speeds, cc9)
     if found is None:
         return None
     return Graph(found.channels, found.speed_GBps, found.inter_GBps, found.pattern)

@@ -16,7 +16,7 @@ What the emulation copies (NCCL 2.30's ``search.cc``; ``data/nccl_tuning.toml`` 
   chain goes from a GPU only to its neighbours by index, the next one first (``ncclTopoSearchNextGpuSort``): the next
   or the previous for the balanced tree, the next only for the simpler tree;
 * the budget: each visit of a GPU costs one step; 256 steps while the channels must repeat one chain, 16,384
-  otherwise, 2^19 in all; a search stops at its first complete set of channels;
+  otherwise; a search stops at its first complete set of channels;
 * the outer loop: same chains, then different chains; on Hopper and later the simpler tree pattern (which NCCL 2.26+
   then rates x0.85 in its tuner); then the next slower speed; then, from the solution, faster speeds with as many
   channels (pass 2), while below twice the speed found (NCCL raises bwIntra only; bwInter stays).
@@ -61,7 +61,7 @@ class TreeSearch:
 
 def _budgets() -> dict[str, int]:
     t = tuning.raw()["tree_search"]
-    return {k: int(t[k]) for k in ("same_channels_steps", "steps", "global_steps")}
+    return {k: int(t[k]) for k in ("same_channels_steps", "steps")}
 
 
 def _sub_round(a: np.float32, b: np.float32) -> np.float32:
