@@ -272,6 +272,8 @@ CASES: dict[str, tuple] = {
     "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout3": (ok("fields right"),),
     "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout4": (ok("fields right"),),
     "python -m nvcourse.devtools.reader_score tests/fixtures/tables_heldout": (ok("260/260 fields right"),),
+    "python -m nvcourse.devtools.reader_score tests/fixtures/pasted_heldout5": (ok("138/138 fields right"),),
+    "python -m nvcourse.devtools.reader_score tests/fixtures/tables_heldout2": (ok("46/46 fields right"),),
     "python -m nvcourse.devtools.tuner_check tests/fixtures/tables_heldout/h200x8-nccl2.30.4-ctc-probe.log --system "
     "hgx-h200 --gpus 8 --nccl-version 2.30": (ok("agree: 21 of 21 cells enabled on either side"),),
     "python -m nvcourse.devtools.quiz_report /var/lib/nvcourse-hub/homes/*/.nvcourse/quiz": (

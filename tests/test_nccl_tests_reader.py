@@ -524,3 +524,19 @@ def test_a_log_of_several_tests_names_each_block_by_its_own_preamble():
         ("allgather", "header", 124.08), ("reducescatter", "header", 112.04)]
     shared = {(r.nccl_tests_version, r.nccl_version, r.nranks, len(r.rows)) for r in runs}
     assert shared == {("2.17.6", "2.28.7", 8, 10)}
+
+
+# ------------------------------------------------ sixth held-out set's miss, as a general rule (lines from there)
+def test_rows_under_nccl_lines_and_no_device_line_take_the_hosts_the_nccl_lines_name():
+    # tinygrad/open-gpu-kernel-modules#45: three NCCL INFO lines, then rows; no command, header or device line
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout5" / (
+        "tinygrad45_allreduce_rows_after_nccl_info_lines_no_header_rtx4090_window.txt")
+    r = read_text(path.read_text(encoding="utf-8"))
+    assert r.ranks == [] and r.hosts == ["i-56butc28zq2jtjaluzq7va7p6"] and len(r.rows) == 9
+    assert any("hosts are those NCCL's log lines in the paste name" in n for n in r.notes)
+    # device lines, where there are some, name the hosts, whatever host NCCL's lines print
+    both = read_text("other:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                     "#  Rank  0 Group  0 Pid   1 on      node1 device  0 [0x1b] NVIDIA H100 80GB HBM3\n"
+                     "           8             2     float     sum      -1     8.49    0.00    0.00      0     8.37"
+                     "    0.00    0.00      0\n")
+    assert both.hosts == ["node1"] and not any("log lines" in n for n in both.notes)

@@ -477,3 +477,15 @@ def test_socket_interfaces_of_other_ranks_are_not_the_rdma_devices():
     only = read_text("h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
                      "h:1:2 [0] NCCL INFO Using network Socket\n")
     assert only.net_devices == ["eth0:10.0.0.1"]
+
+
+def test_the_ports_of_a_merged_device_are_the_network_devices():
+    # vLLM#6201 (held-out set 6): NCCL 2.20 prints a merged device as "[0]={[0] mlx5_7:1/RoCE, [1] mlx5_6:1/RoCE}"
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout5" / (
+        "vllm6201_hostname_literal_merged_roce_nic_2ranks_nccl2205_cuda110.log")
+    log = read_text(path.read_text(encoding="utf-8"))
+    assert log.net_devices == ["mlx5_7:1/RoCE", "mlx5_6:1/RoCE"] and log.net == "IB"
+    # a merged device beside a plain one, and the plain form keeps reading as before
+    both = read_text("h:1:2 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_0:1/IB, [1] mlx5_1:1/IB} [2]mlx5_2:1/IB "
+                     "[RO]; OOB eth0:10.0.0.1<0>\n")
+    assert both.net_devices == ["mlx5_0:1/IB", "mlx5_1:1/IB", "mlx5_2:1/IB"]

@@ -62,6 +62,8 @@ def test_fourth_held_out_set_after_its_fixes():
     ("pasted_heldout3", 67, 109, "61.5", "67 of 109 fields were read right the first time (61 %"),
     ("pasted_heldout4", 155, 166, "93.4", "155 of 166 fields were read right the first time (93 %"),
     ("tables_heldout", 217, 260, "83.5", "217 of 260 fields were read right the first time (83 %"),
+    ("pasted_heldout5", 134, 138, "97.1", "134 of 138 fields were read right the first time (97 %"),
+    ("tables_heldout2", 45, 46, "97.8", "45 of 46 fields were read right the first time (97 %"),
 ])
 def test_a_later_held_out_set_records_its_first_run_and_its_command_runs(folder, right, total, pct, readme_says):
     """tests/fixtures/pasted_heldout2, _heldout3 and _heldout4, each scored once when gathered: their README and
@@ -96,6 +98,42 @@ def test_fifth_held_out_set_after_its_fixes():
     for name in files:
         head = (ROOT / "tables_heldout" / name).read_text(encoding="utf-8")[:300]
         assert head.startswith(("# source: https://", "<!-- source: https://")), name
+
+
+def test_sixth_and_seventh_held_out_sets_after_their_fixes():
+    """Set 6 (8 pastes: tests/fixtures/pasted_heldout5) and set 7 (4 topology XML files: tables_heldout2) after the
+    fixes their first runs led to (hosts from NCCL's log lines, a merged RoCE device, two scorer definitions): every
+    field right, every file scored and naming its source."""
+    for folder, fields, n in (("pasted_heldout5", 138, 8), ("tables_heldout2", 46, 4)):
+        result = score_set(ROOT / folder)
+        wrong = [(f, c["field"], c["expected"], c["got"]) for f, cs in result["files"].items() for c in cs
+                 if not c["right"]]
+        assert result["fields"] == fields and wrong == [], folder
+        files = {p.name for p in (ROOT / folder).iterdir() if p.name not in ("EXPECTED.toml", "README.md")}
+        assert set(result["files"]) == files and len(files) == n
+        for name in files:
+            head = (ROOT / folder / name).read_text(encoding="utf-8")[:300]
+            assert head.startswith(("%% source: https://", "<!-- source: https://")), name
+
+
+def test_ib_devices_are_rdma_ports_and_an_unstated_sm_is_not_a_value(tmp_path):
+    """The scorer's ib_devices field takes the RDMA ports the reader found, not the socket interfaces it lists as a
+    socket run's network devices; gpu_sms skips a <gpu> with no sm attribute (found by set 6 and set 7)."""
+    log = ("h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+           "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eno3:10.0.0.1<0> [1]lo:127.0.0.1<0>\n"
+           "h:1:1 [0] NCCL INFO Using network Socket\n")
+    (tmp_path / "a.log").write_text(log, encoding="utf-8")
+    (tmp_path / "b.log").write_text(log, encoding="utf-8")
+    (tmp_path / "g.xml").write_text('<system version="1"><cpu numaid="0"><pci busid="0000:1b:00.0" class="0x030200">'
+                                    '<gpu dev="0"/></pci></cpu></system>', encoding="utf-8")
+    (tmp_path / "EXPECTED.toml").write_text(
+        '[[files]]\nfile = "a.log"\nkind = "ncclog"\nib_devices = ""\nnetwork = "Socket"\n'
+        '[[files]]\nfile = "b.log"\nkind = "ncclog"\nib_devices = ["eno3:10.0.0.1", "lo:127.0.0.1"]\n'
+        '[[files]]\nfile = "g.xml"\nkind = "topo-xml"\ngpus = 1\ngpu_sms = []\n', encoding="utf-8")
+    marks = {(f, c["field"]): c["right"] for f, cs in score_set(tmp_path)["files"].items() for c in cs}
+    assert marks[("a.log", "ib_devices")] and marks[("a.log", "network")]
+    assert not marks[("b.log", "ib_devices")]
+    assert marks[("g.xml", "gpus")] and marks[("g.xml", "gpu_sms")]
 
 
 def test_table_kinds_score_what_the_reader_reports(tmp_path):

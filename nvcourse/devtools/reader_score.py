@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -62,7 +63,9 @@ NCCLOG_FIELDS: dict[str, Callable[[dict, str], Any]] = {
     "net_plugin_version": lambda d, t: d["net_plugin_version"],
     "net_provider": lambda d, t: d["net_provider"],
     "net_nics": lambda d, t: d["net_nics"],
-    "ib_devices": lambda d, t: d["net_devices"],
+    # RDMA ports only ("mlx5_0:1/IB", "mlx5_7:1/RoCE", ".../IB/SHARP"): where NCCL found none, the reader's
+    # net_devices are the socket interfaces its NET/Socket line lists, which are not IB devices
+    "ib_devices": lambda d, t: [x for x in d["net_devices"] if re.search(r":\d+/(?:IB|RoCE)", x)],
     "gdr": lambda d, t: d["gdr"],
     "channels": lambda d, t: d["channels"],
     "nvls_supported": lambda d, t: d["nvls"]["supported"],

@@ -99,7 +99,8 @@ TOPO_FIELDS: dict[str, Callable[[dict], Any]] = {
     # a GPU the reader found only as a PCI device (a hand-written NCCL_TOPO_FILE) counts in pci_gpus, not in gpus
     "gpus": lambda d: len(_gpu_elements(d)),
     "pci_gpus": lambda d: len(d["xml"]["gpus"]),
-    "gpu_sms": lambda d: sorted({g["sm"] for g in _gpu_elements(d)}, key=str),
+    # a <gpu> without an sm attribute states no SM version: nothing to count (as a NIC without speed or gdr)
+    "gpu_sms": lambda d: sorted({g["sm"] for g in _gpu_elements(d) if g["sm"] is not None}, key=str),
     "gpu_bus_ids": lambda d: sorted((g["bus_id"] or "").lower() for g in _gpu_elements(d)),
     "nics": lambda d: len(d["xml"]["nics"]),
     "nic_names": lambda d: sorted(n["name"] or "" for n in d["xml"]["nics"].values()),

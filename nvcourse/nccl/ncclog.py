@@ -266,7 +266,9 @@ def _read_network(log: NcclLog, msg: str) -> None:
         # Libfabric", named so by "Using network AWS Libfabric" when that line is in the paste
         log.net, log.net_kind = "AWS Libfabric", "plugin"
     if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
-        devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]([^\s\[;]+)", mm.group(2))]
+        # a merged device lists its ports inside braces, "[0]={[0] mlx5_7:1/RoCE, [1] mlx5_6:1/RoCE}" (NCCL 2.20 on,
+        # src/transport/net_ib.cc, where NCCL_IB_MERGE_NICS defaults to 1): its ports are the devices
+        devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]\s*([^\s\[;,{}=]+)", mm.group(2))]
         if mm.group(1) == "IB" and devs:
             log.ib_found = True
             # the RDMA ports are the network's devices, not the interfaces other ranks' NET/Socket lines list

@@ -55,6 +55,8 @@ _HEADER = re.compile(r"(?:^|#)\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\
 _RANK = re.compile(r"(?:^|#)\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                    r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+#: NCCL's own line prefix "host:pid:tid [dev] NCCL INFO" (src/debug.cc): the host a process ran on
+_NCCL_LINE_HOST = re.compile(r"^([^\s:\[]+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)")
 _LIBRARY = re.compile(r"nccl-library=(\d+)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (\S+)")
 _META = re.compile(r"^(?:#|size\s+count\s+type\b|Out of bounds values\s*:|Avg bus bandwidth\s*:)")
@@ -121,6 +123,8 @@ class NcclTestsRun:
     elided: bool = False
     #: the pasted command line (see :func:`.launch.read_launch`): launcher, np, hosts, env, ib_hcas, binary, args
     launch: dict = field(default_factory=dict)
+    #: hosts named by NCCL's own log lines in the paste ("host:pid:tid [dev] NCCL INFO ..."), in order
+    log_hosts: list[str] = field(default_factory=list)
 
     @property
     def gpus(self) -> list[str]:
@@ -129,7 +133,9 @@ class NcclTestsRun:
 
     @property
     def hosts(self) -> list[str]:
-        return list(dict.fromkeys(r["host"] for r in self.ranks))
+        """The device lines' hosts; where a paste has none, the hosts NCCL's log lines in it name (a paste that
+        starts below the device lines still shows where its processes ran)."""
+        return list(dict.fromkeys(r["host"] for r in self.ranks)) or list(self.log_hosts)
 
     def to_json(self) -> dict:
         return {
@@ -367,12 +373,15 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
     cols: list[str] | None = None
     text_ops: list[str] = []
     version: str | None = None
+    log_hosts: list[str] = []
     for raw in text.splitlines():
         line = clean_line(raw)
         if not line or _is_noise(line):
             m = _NCCL_VERSION.search(raw)
             if m and version is None:
                 version = m.group(1)
+            if (m := _NCCL_LINE_HOST.match(line)) and m.group(1) not in log_hosts:
+                log_hosts.append(m.group(1))
             continue
         if run.rows and (line.startswith("# Collective test starting") or _TESTS_VERSION.search(line)):
             # the next test of a log that runs several (one binary after another, or a script's loop): its
@@ -447,6 +456,9 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
     direct = starts_directly(text, launch["binary"])
     for r in out:
         r.nccl_version = r.nccl_version or version
+        r.log_hosts = log_hosts
+        if log_hosts and not r.ranks:
+            r.notes.append("no device lines: the hosts are those NCCL's log lines in the paste name")
         r.cuda = cuda
         r.launch = launch
         _finish(r, text_ops, direct)
