@@ -489,3 +489,11 @@ def test_the_ports_of_a_merged_device_are_the_network_devices():
     both = read_text("h:1:2 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_0:1/IB, [1] mlx5_1:1/IB} [2]mlx5_2:1/IB "
                      "[RO]; OOB eth0:10.0.0.1<0>\n")
     assert both.net_devices == ["mlx5_0:1/IB", "mlx5_1:1/IB", "mlx5_2:1/IB"]
+
+
+def test_a_merged_device_counts_once_in_the_explanation_and_the_json_names_its_ports():
+    log = read_text((Path(__file__).parent / "fixtures" / "pasted_heldout5" /
+                     "vllm6201_hostname_literal_merged_roce_nic_2ranks_nccl2205_cuda110.log").read_text(encoding="utf-8"))
+    assert log.net_merged == [["mlx5_7:1/RoCE", "mlx5_6:1/RoCE"]]
+    assert "Network: IB over 1 device (mlx5_7:1/RoCE+mlx5_6:1/RoCE)." in explain(log)
+    assert log.to_json()["net_merged"] == [["mlx5_7:1/RoCE", "mlx5_6:1/RoCE"]]

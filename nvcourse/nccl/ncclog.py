@@ -67,6 +67,8 @@ class NcclLog:
     net_kind: str | None = None  # "IB", "Socket" or "plugin"
     net_devices: list[str] = field(default_factory=list)
     net_devices_per_gpu: dict[str, list[str]] = field(default_factory=dict)
+    #: ports NCCL merged into one network device ("[0]={[0] mlx5_7:1/RoCE, [1] mlx5_6:1/RoCE}"), one list each
+    net_merged: list[list[str]] = field(default_factory=list)
     ib_found: bool | None = None
     #: the net plugin NCCL loaded and its version ("NET/OFI Initializing aws-ofi-nccl 1.7.3-aws"; "NET/Plugin:
     #: Loaded net plugin NAME (vN)" names it without a version), and the Libfabric provider, fabric and NIC
@@ -269,6 +271,9 @@ def _read_network(log: NcclLog, msg: str) -> None:
         # a merged device lists its ports inside braces, "[0]={[0] mlx5_7:1/RoCE, [1] mlx5_6:1/RoCE}" (NCCL 2.20 on,
         # src/transport/net_ib.cc, where NCCL_IB_MERGE_NICS defaults to 1): its ports are the devices
         devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]\s*([^\s\[;,{}=]+)", mm.group(2))]
+        for group in re.findall(r"\[\d+\]=\{([^}]*)\}", mm.group(2)):
+            if (ports := re.findall(r"\[\d+\]\s*([^\s\[;,{}=]+)", group)) and ports not in log.net_merged:
+                log.net_merged.append(ports)
         if mm.group(1) == "IB" and devs:
             log.ib_found = True
             # the RDMA ports are the network's devices, not the interfaces other ranks' NET/Socket lines list

@@ -189,14 +189,22 @@ def _tuning(log: NcclLog) -> list[str]:
     return parts
 
 
+def _nccl_devices(log: NcclLog) -> list[str]:
+    """The network devices as NCCL counts them: the ports of a merged device joined by '+' (NCCL names a merged
+    device so, src/transport/net_ib.cc), then the other ports."""
+    merged = [p for group in log.net_merged for p in group]
+    return ["+".join(g) for g in log.net_merged] + [d for d in log.net_devices if d not in merged]
+
+
 def explain(log: NcclLog) -> str:
     """One paragraph: what the log says and what looks wrong, in the reader's language."""
     if log.lines == 0:
         return _empty(log)
     parts = [_opening(log)]
     if log.net:
-        nd = ngettext(" over {n} device ({devices})", " over {n} devices ({devices})", len(log.net_devices)).format(
-            n=i18n.whole(len(log.net_devices)), devices=", ".join(log.net_devices[:4])) if log.net_devices else ""
+        devices = _nccl_devices(log)
+        nd = ngettext(" over {n} device ({devices})", " over {n} devices ({devices})", len(devices)).format(
+            n=i18n.whole(len(devices)), devices=", ".join(devices[:4])) if devices else ""
         parts.append(_("Network: {net}{devices}.").format(net=log.net, devices=nd))
     if gdr_words := _gdr.describe(log):
         parts.append(gdr_words)
