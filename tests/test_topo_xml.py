@@ -189,3 +189,16 @@ def test_xml_with_no_gpu_at_all_is_one_line_exit_2(tmp_path, capsys):
     assert exit_code(["topo", str(f)]) == 2
     err = capsys.readouterr().err
     assert "without any GPU" in err and "display class" in err and "Traceback" not in err
+
+
+def test_nvlinks_to_peer_gpus_with_the_switch_class_are_what_nccl_adds_up():
+    """Modal's hand-written B200 file (held-out set 7): each GPU lists 7 peers with count 18 and tclass 0x068000;
+    NCCL reads the class, not the target (one NVSwitch node, bandwidths added), so it sees 126 links per GPU."""
+    held = Path(__file__).parent / "fixtures" / "tables_heldout2"
+    res = parse_topo((held / "modal-b200x8-gvisor-vm.xml").read_text(encoding="utf-8"))
+    note = next(n for n in res.notes if n.startswith("a GPU lists NVLinks to 7 other GPUs (count 18 each)"))
+    assert "so it sees 126 links per GPU" in note
+    assert {res.codes[(a, b)] for a in res.gpus for b in res.gpus if a != b} == {"NV18"}
+    # a dump whose GPUs list their links to switch chips (OCI A100: 6 switches x 2) gets no such note
+    oci = parse_topo((held / "oci-bm-gpu-a100-v2-8.xml").read_text(encoding="utf-8"))
+    assert not any(n.startswith("a GPU lists NVLinks to") for n in oci.notes)

@@ -218,6 +218,8 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     out = ["read from NCCL's topology XML: path codes worked out from its PCIe tree and NVLink counts"]
     if any(link["tclass"] == NVSWITCH_CLASS for g in gpus for link in g["nvlinks"]):
         out.append("NVLinks go to NVSwitches (tclass 0x068000): NV# is each GPU's link count to them")
+    if note := _switch_class_to_gpus(gpus):
+        out.append(note)
     if len({g["host"] for g in gpus}) > 1:
         out.append(f"{len({g['host'] for g in gpus})} hosts in one file (a multi-node NVLink domain): devices on "
                    "different hosts without NVLink between them are marked SYS (nvidia-smi has no code across hosts)")
@@ -230,3 +232,22 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     if len({(g["host"], g["bus_id"]) for g in gpus}) < len(gpus):
         out.append("several ranks share a GPU (same bus id): each is listed")
     return out
+
+
+def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
+    """The note for a file whose GPUs list NVLinks to other GPUs' bus ids with the NVSwitch class: NCCL goes by the
+    class (src/graph/topo.cc ncclTopoAddNvLinks: tclass 0x068000 is the one NVSwitch node, whatever the target) and
+    adds the bandwidth of every line to the same switch (ncclTopoConnectNodes), so it sees their sum."""
+    buses = {g["bus_id"] for g in gpus}
+    for g in gpus:
+        peers = [link for link in g["nvlinks"] if link["tclass"] == NVSWITCH_CLASS and link["target"] in buses]
+        if len(peers) > 1:
+            total = sum(link["count"] for link in g["nvlinks"] if link["tclass"] == NVSWITCH_CLASS)
+            counts = sorted({link["count"] for link in peers})
+            each = f"count {counts[0]} each" if len(counts) == 1 else "counts " + "/".join(map(str, counts))
+            return (f"a GPU lists NVLinks to {len(peers)} other GPUs ({each}) with the NVSwitch class (tclass "
+                    f"0x068000): NCCL goes by the class, reads every such line as links to the one NVSwitch and adds "
+                    f"them up, so it sees {total} links per GPU; the pair codes here count each pair's own links, as "
+                    "nvidia-smi does. NCCL's own dumps list each of a GPU's links once (per switch chip, or all "
+                    "under one switch id)")
+    return None
