@@ -202,3 +202,18 @@ def test_nvlinks_to_peer_gpus_with_the_switch_class_are_what_nccl_adds_up():
     # a dump whose GPUs list their links to switch chips (OCI A100: 6 switches x 2) gets no such note
     oci = parse_topo((held / "oci-bm-gpu-a100-v2-8.xml").read_text(encoding="utf-8"))
     assert not any(n.startswith("a GPU lists NVLinks to") for n in oci.notes)
+
+
+def test_bare_gpu_elements_and_nics_without_speed(capsys):
+    """alibaba/rtp-llm's hand-written file (held-out set 7): <gpu dev="N"/> with no sm or nvlink, <net> with no
+    speed. NCCL fills the SM version and the NVLinks in from the driver (src/graph/xml.cc ncclTopoGetXmlFromGpu,
+    only where the element has none), so the note says the codes lack them; no empty 'NIC speeds:' line."""
+    path = Path(__file__).parent / "fixtures" / "tables_heldout2" / "rtpllm-cx8-bond-8gpu.xml"
+    res = parse_topo(path.read_text(encoding="utf-8"))
+    assert any(n.startswith("8 <gpu> elements give no SM version and no NVLink") for n in res.notes)
+    assert main(["topo", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "NIC speeds" not in out and "NICs: 12" in out
+    # a dump whose GPUs carry sm and nvlinks gets no such note
+    oci = Path(__file__).parent / "fixtures" / "tables_heldout2" / "oci-bm-gpu-a100-v2-8.xml"
+    assert not any("give no SM version" in n for n in parse_topo(oci.read_text(encoding="utf-8")).notes)

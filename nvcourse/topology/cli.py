@@ -54,9 +54,10 @@ def _metrics(result) -> dict | None:
 def _print_xml_facts(result) -> None:
     """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, NVLinks per GPU, PCIe link widths below x16."""
     nics = result.xml["nics"]
-    if nics:
-        print(_("NIC speeds: ") + ", ".join(f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1")
-                                          else " (gdr 0)") for n in nics.values() if n["speed_Gbps"] is not None))
+    speeds = [f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1") else " (gdr 0)")
+              for n in nics.values() if n["speed_Gbps"] is not None]
+    if speeds:  # a hand-written file may give its NICs no speed: then there is nothing to list
+        print(_("NIC speeds: ") + ", ".join(speeds))
     per_gpu = {g: sum(link["count"] for link in d["nvlinks"]) for g, d in result.xml["gpus"].items()}
     if any(per_gpu.values()):
         print(_("NVLinks per GPU: ") + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))

@@ -226,6 +226,9 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     if bare := sum(g.get("pci_only", False) for g in gpus):
         out.append(f"{bare} of the GPUs are PCI devices only (a hand-written NCCL_TOPO_FILE: no <gpu> element, so no "
                    "SM version, NVLinks or rank; NCCL fills them in when it runs): their codes come from the PCIe tree")
+    if plain := sum(not g.get("pci_only", False) and g["sm"] is None and not g["nvlinks"] for g in gpus):
+        out.append(f"{plain} <gpu> elements give no SM version and no NVLink (a hand-written NCCL_TOPO_FILE): NCCL "
+                   "fills both in from the driver when it runs, so NVLinks the GPUs may have are not in these codes")
     if not nics:
         out.append("no NIC as NCCL names one (<nic><net>): a NCCL_TOPO_FILE may list NICs as PCI devices only, which "
                    "NCCL matches to its network devices when it runs")
