@@ -161,6 +161,9 @@ for run in runs:
                {"system": "dgx-h100", "gpus": 8, "nodes": 4},
                {"system": "gb200-nvl72", "gpus": 4, "nodes": 2}):
         show_run(run, **kw)
+# busbw 0.00 at every size under mpirun -np 16: one rank per process (nccl-tests#294, held-out set 6)
+show_run(nccltests.read_text(open("tests/fixtures/pasted_heldout5/nccltests294_h100_rows_only_no_header_duplicate_"
+                                  "sizes_busbw_zero_mpirun_np16_nccl_conf.txt", encoding="utf-8").read()))
 sys.stdout.write("\n".join(out))
 '''
 

@@ -540,3 +540,24 @@ def test_rows_under_nccl_lines_and_no_device_line_take_the_hosts_the_nccl_lines_
                      "           8             2     float     sum      -1     8.49    0.00    0.00      0     8.37"
                      "    0.00    0.00      0\n")
     assert both.hosts == ["node1"] and not any("log lines" in n for n in both.notes)
+
+
+def test_busbw_zero_where_algbw_is_not_is_one_rank_and_under_mpirun_a_build_without_mpi():
+    # nccl-tests#294: 'mpirun -np 16 ... all_reduce_perf', bare rows, busbw 0.00 at every size (sizes printed twice)
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout5" / (
+        "nccltests294_h100_rows_only_no_header_duplicate_sizes_busbw_zero_mpirun_np16_nccl_conf.txt")
+    r = read_text(path.read_text(encoding="utf-8"))
+    assert r.op == "allreduce" and r.nranks == 1
+    assert any(n.startswith("busbw 0.00 under mpirun -np 16: nccl-tests was likely built without MPI=1")
+               for n in r.notes)
+    finding = diagnose(r).findings[0]
+    assert finding["finding"].startswith("busbw is 0.00 at every size while algbw is not")
+    assert "MPI=1" in finding["cause"]
+    # no launcher: one rank, no build finding; a busbw that is not 0 leaves the rank count to the ratio
+    alone = read_text("$ ./build/all_gather_perf -b 1M -e 1M\n"
+                      "  1048576   262144  float  none  -1   10.00  104.86    0.00    0   10.00  104.86    0.00    0\n")
+    assert (alone.op, alone.nranks) == ("allgather", 1)
+    assert any("1 rank inferred from busbw 0.00" in n for n in alone.notes)
+    assert not any("MPI=1" in n for n in alone.notes) and not diagnose(alone).findings
+    two = read_text("  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n")
+    assert two.nranks == 2 and not any("1-rank" in n for n in two.notes)

@@ -346,7 +346,10 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
                                                                                       oob=run.out_of_bounds),
                            **_cause("wrong_nonzero")})
     if any("built without MPI" in n for n in run.notes):
-        d.findings.append({"finding": _("every process printed its own Rank 0"), **_cause("non_mpi_build")})
+        seen = (_("busbw is 0.00 at every size while algbw is not: each process ran a 1-rank test")
+                if any(n.startswith("busbw 0.00 under") for n in run.notes) else
+                _("every process printed its own Rank 0"))
+        d.findings.append({"finding": seen, **_cause("non_mpi_build")})
     big = [r for r in run.rows if r["bytes"] >= BANDS[2][1]]
     if run.avg_busbw_GBps is not None and big:
         top = max(r["oop_busbw_GBps"] for r in big)

@@ -96,6 +96,11 @@ def nranks_from_ratio(run: Any, big: dict) -> None:
     (n-1)/n operations), on the row with the largest algbw (GB/s), only when the 2-decimal rounding cannot move
     it to another integer."""
     alg, bus = big["oop_algbw_GBps"], big["oop_busbw_GBps"]
+    timed = [r for r in run.rows if (r.get("oop_algbw_GBps") or 0) >= 0.5]
+    if (bus == 0 and alg >= 0.5 and run.op in ("allreduce", "allgather", "reducescatter", "alltoall")
+            and all(not r.get("oop_busbw_GBps") for r in timed)):
+        _one_rank(run, alg)  # on 2 ranks or more busbw would be at least alg / 2: printed, not 0.00
+        return
     r = bus / alg
     if run.op == "allreduce" and 1.0 <= r < 2.0:  # 2(n-1)/n = 1 exactly on 2 ranks
         n, slope = 2 / (2 - r), 2 / (2 - r) ** 2
@@ -107,3 +112,15 @@ def nranks_from_ratio(run: Any, big: dict) -> None:
     if abs(n - round(n)) < 0.1 and err < 0.3 and round(n) >= 2:
         run.nranks = int(round(n))
         run.notes.append(f"no device lines: {run.nranks} ranks inferred from busbw/algbw = {r:.4f} ({run.op})")
+
+
+def _one_rank(run: Any, alg: float) -> None:
+    """busbw 0.00 where algbw is not: these operations' busbw factor (2(n-1)/n, (n-1)/n) is 0 on one rank only.
+    Under a launcher that starts several processes, each of them ran a test of its own (a build without MPI=1)."""
+    run.nranks = 1
+    run.notes.append(f"no device lines: 1 rank inferred from busbw 0.00 where algbw is {alg:g} GB/s ({run.op}'s "
+                     "busbw is 0 on one rank only)")
+    launch = run.launch or {}
+    if str(launch.get("np") or "").isdigit() and int(launch["np"]) > 1:
+        run.notes.append(f"busbw 0.00 under {launch['launcher']} -np {launch['np']}: nccl-tests was likely built "
+                         "without MPI=1, so each process ran its own 1-rank test")
