@@ -161,6 +161,10 @@ for run in runs:
                {"system": "dgx-h100", "gpus": 8, "nodes": 4},
                {"system": "gb200-nvl72", "gpus": 4, "nodes": 2}):
         show_run(run, **kw)
+# only zero-byte rows (a run from -b 0 cut after its first row): rows, but no size to overlay
+zero = copy.deepcopy(single)
+zero.rows = [dict(single.rows[0], bytes=0)]
+show_run(zero, system="dgx-h100", gpus=8, nodes=1)
 # busbw 0.00 at every size under mpirun -np 16: one rank per process (nccl-tests#294, held-out set 6)
 show_run(nccltests.read_text(open("tests/fixtures/pasted_heldout5/nccltests294_h100_rows_only_no_header_duplicate_"
                                   "sizes_busbw_zero_mpirun_np16_nccl_conf.txt", encoding="utf-8").read()))

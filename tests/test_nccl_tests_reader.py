@@ -561,3 +561,19 @@ def test_busbw_zero_where_algbw_is_not_is_one_rank_and_under_mpirun_a_build_with
     assert not any("MPI=1" in n for n in alone.notes) and not diagnose(alone).findings
     two = read_text("  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n")
     assert two.nranks == 2 and not any("1-rank" in n for n in two.notes)
+
+
+def test_a_paste_cut_in_its_device_lines_takes_its_layout_from_the_command():
+    # crickett-hpe/hpc-ai-envs#30 (held-out set 6): 'srun -N 2 --ntasks-per-node=1 ... all_reduce_perf -g 8', the
+    # paste ends after 7 device lines on one host and before any row
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout5" / (
+        "hpcaienvs30_env_srun_singularity_allreduce_g8_2nodes_a100_80gb_cut_in_devices.txt")
+    r = read_text(path.read_text(encoding="utf-8"))
+    assert r.launch["nodes"] == 2 and r.nranks == 16 and len(r.ranks) == 7
+    assert recognise_system(r) == ("dgx-a100", 8, 2)
+    d = diagnose(r)
+    assert (d.system, d.gpus, d.nodes) == ("dgx-a100", 8, 2)
+    assert d.overlay == [] and "no sizes > 0" not in d.notes  # no row: the reader's own note says so
+    # no node count in the command: the catalog system's GPUs per host, where they divide the ranks
+    r.launch["nodes"] = None
+    assert recognise_system(r) == ("dgx-a100", 8, 2)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from .. import _data, i18n
+from .. import _data, catalog, i18n
 from ..i18n import pgettext
 from ..i18n import translate as _
 from .nccltests import NcclTestsRun
@@ -73,10 +73,25 @@ def recognise_system(run: NcclTestsRun) -> tuple[str, int, int] | None:
             per_host: dict[str, int] = {}
             for r in run.ranks:
                 per_host[r["host"]] = per_host.get(r["host"], 0) + 1
+            if run.nranks and run.nranks > len(run.ranks):  # device lines cut: the command gives the layout
+                return _layout_from_command(run, system)
             counts = set(per_host.values())
             if len(counts) != 1:
                 return None
             return system, counts.pop(), len(per_host)
+    return None
+
+
+def _layout_from_command(run: NcclTestsRun, system: str) -> tuple[str, int, int] | None:
+    """(system, GPUs per node, nodes) for a paste cut in its device lines, where the visible lines would
+    undercount: the launcher's node count (srun -N) where it divides the ranks, else the catalog system's GPUs
+    per host where they divide them, else None."""
+    nodes = (run.launch or {}).get("nodes")
+    if nodes and run.nranks % nodes == 0:
+        return system, run.nranks // nodes, nodes
+    per_host = catalog.get_system(system).gpus_per_host
+    if run.nranks % per_host == 0:
+        return system, per_host, run.nranks // per_host
     return None
 
 
@@ -120,6 +135,8 @@ def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis
     from nvcourse.costmodel import predict_sweep
 
     sizes = [r["bytes"] for r in run.rows if r["bytes"] > 0]
+    if not run.rows:  # the reader's own note says the paste has no result row: nothing to overlay
+        return
     if not sizes or run.op is None:
         d.notes.append(_("no model overlay: the operation is unknown") if run.op is None else _("no sizes > 0"))
         return

@@ -121,6 +121,7 @@ def _read_command(toks: list[str], launch: dict) -> None:
                 launch["env"][m.group(1)] = m.group(2)
             i += _read_option(toks, i, launch) if toks[i].startswith("-") else 1
     srun = launch.pop("_srun", {})
+    launch["nodes"] = srun.get("nodes")
     if launch["np"] is None and len(srun) == 2:
         launch["np"] = srun["nodes"] * srun["per_node"]
     for j in range(i, len(toks)):
@@ -163,9 +164,10 @@ def _starts_like_command(toks: list[str]) -> bool:
 def read_launch(text: str) -> dict:
     """What the pasted command line says: launcher ('mpirun', 'srun', ... or None), np (ranks asked for), hosts
     (as written), env (variables the command or ``export`` lines set), ib_hcas (devices NCCL_IB_HCA names),
-    binary and args (the ``*_perf`` program and its flags). Empty values when no command was pasted."""
+    binary and args (the ``*_perf`` program and its flags), nodes (srun's ``-N``/``--nodes``). Empty values when
+    no command was pasted."""
     launch: dict = {"launcher": None, "np": None, "hosts": None, "env": {}, "ib_hcas": [], "binary": None,
-                    "args": []}
+                    "args": [], "nodes": None}
     found: list[list[str]] = []
     for cmd in _commands(text):
         toks = _split(cmd)
