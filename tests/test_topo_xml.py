@@ -210,10 +210,46 @@ def test_bare_gpu_elements_and_nics_without_speed(capsys):
     only where the element has none), so the note says the codes lack them; no empty 'NIC speeds:' line."""
     path = Path(__file__).parent / "fixtures" / "tables_heldout2" / "rtpllm-cx8-bond-8gpu.xml"
     res = parse_topo(path.read_text(encoding="utf-8"))
-    assert any(n.startswith("8 <gpu> elements give no SM version and no NVLink") for n in res.notes)
+    assert any(n.startswith("8 <gpu> elements list no NVLink: given as NCCL_TOPO_FILE") for n in res.notes)
     assert main(["topo", str(path)]) == 0
     out = capsys.readouterr().out
     assert "NIC speeds" not in out and "NICs: 12" in out
     # a dump whose GPUs carry sm and nvlinks gets no such note
     oci = Path(__file__).parent / "fixtures" / "tables_heldout2" / "oci-bm-gpu-a100-v2-8.xml"
-    assert not any("give no SM version" in n for n in parse_topo(oci.read_text(encoding="utf-8")).notes)
+    assert not any("list no NVLink" in n for n in parse_topo(oci.read_text(encoding="utf-8")).notes)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _notes(rel: str) -> list[str]:
+    return parse_topo((FIXTURES / rel).read_text(encoding="utf-8")).notes
+
+
+def test_what_nccl_does_with_a_files_gdr_and_paths_is_said():
+    """From the fabric engineer's review of the XML outputs (2026-12-07), each against NCCL 2.30.7's source:
+    a NIC with gdr 0 gets no GPUDirect RDMA (src/graph/paths.cc ncclTopoCheckGdr: net gdrSupport 0); a GPU
+    whose nearest NIC is reached only through a CPU (PHB/SYS) gets none at the default NCCL_NET_GDR_LEVEL (PXB,
+    or P2C with C2C), a GPU on C2C is left out; an NVLink to the GPU itself links nothing."""
+    host1 = _notes("topo_xml/a100pcie_2gpu_roce_gdr0_host1_nccl2397.xml")
+    assert any(n.startswith("mlx5_0, mlx5_1 report gdr 0: NCCL does not use GPUDirect RDMA") for n in host1)
+    assert any(n.startswith("GPU0, GPU1 reach their nearest NIC only through a CPU") for n in host1)
+    # a dump whose NICs sit on the GPUs' PCIe switches (OCI A100, PXB/PIX): neither note
+    oci = _notes("tables_heldout2/oci-bm-gpu-a100-v2-8.xml")
+    assert not any("gdr 0" in n or "nearest NIC only" in n for n in oci)
+    # DGX Spark GB10: the GPU reaches the CPU over C2C, so no CPU-path note; its socket interfaces report gdr 0
+    gb10 = _notes("tables_heldout/nvidia-gb10-dgx-spark-pr2202.xml")
+    assert not any("nearest NIC only" in n for n in gb10) and any("tailscale0 report gdr 0" in n for n in gb10)
+    ncv4 = _notes("tables_heldout/azure-ncv4.xml")
+    assert any(n.startswith("4 GPUs list NVLinks whose target is the GPU itself") for n in ncv4)
+    # a file that states its switch (tclass 0x068000) is not told a switch "must be present"
+    assert not any("a switch must be present" in n for n in _notes("tables_heldout/oci-bm-gpu4-8-a100.xml"))
+
+
+def test_differing_pcie_links_are_explained_as_nccl_writes_them(capsys):
+    """NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc),
+    so two widths in a dump are devices or slots, not a link that trained lower."""
+    assert main(["topo", str(FIXTURES / "topo_xml/a100pcie_2gpu_roce_gdr0_host1_nccl2397.xml")]) == 0
+    out = capsys.readouterr().out
+    assert "16.0 GT/s PCIe x8 (1), 16.0 GT/s PCIe x16 (2) -- they differ: NCCL writes each device's widest" in out
+    assert "trained lower, or a VM" not in out

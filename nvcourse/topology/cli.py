@@ -67,8 +67,13 @@ def _print_xml_facts(result) -> None:
         key = f"{p['link_speed'] or 'speed ?'} x{p['link_width'] if p['link_width'] is not None else '?'}"
         links[key] = links.get(key, 0) + 1
     if links:
+        # NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc);
+        # from 2.30.7 a GPU's come from NVML's current link instead
+        differ = _(" -- they differ: NCCL writes each device's widest and fastest link (the lower of the device's and "
+                   "its slot's; from NCCL 2.30.7 a GPU's current one), so a narrower or older device or slot, not a "
+                   "link that trained lower")
         print(_("PCIe links of the GPUs and NICs: ") + ", ".join(f"{k} ({n})" for k, n in links.items())
-              + (_(" -- they differ: a link trained lower, or a VM reporting its own") if len(links) > 1 else ""))
+              + (differ if len(links) > 1 else ""))
 
 
 def run_topo(args: argparse.Namespace) -> int:

@@ -202,7 +202,8 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
                       for i, g in enumerate(gpus) if g["cpu_affinity"] is not None},
-                     has_legend=False, notes=cut_notes + _notes(gpus, nics))
+                     has_legend=False, notes=cut_notes + _notes(gpus, nics)
+                     + _cpu_only_notes(codes, {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}))
     res.source_format = "nccl-xml"
     res.xml = {"version": root.get("version"),
                "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
@@ -226,9 +227,20 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
     if bare := sum(g.get("pci_only", False) for g in gpus):
         out.append(f"{bare} of the GPUs are PCI devices only (a hand-written NCCL_TOPO_FILE: no <gpu> element, so no "
                    "SM version, NVLinks or rank; NCCL fills them in when it runs): their codes come from the PCIe tree")
-    if plain := sum(not g.get("pci_only", False) and g["sm"] is None and not g["nvlinks"] for g in gpus):
-        out.append(f"{plain} <gpu> elements give no SM version and no NVLink (a hand-written NCCL_TOPO_FILE): NCCL "
-                   "fills both in from the driver when it runs, so NVLinks the GPUs may have are not in these codes")
+    if plain := sum(not g.get("pci_only", False) and not g["nvlinks"] for g in gpus):
+        out.append(f"{plain} <gpu> {'element lists' if plain == 1 else 'elements list'} no NVLink: given as "
+                   "NCCL_TOPO_FILE, such a file leaves NCCL to ask "
+                   "the driver for them when it runs (and for a missing SM version), so NVLinks the GPUs may have are "
+                   "not in these codes (NCCL's own dump lists none where there are none)")
+    if selfish := sum(any(link["target"] == g["bus_id"] for link in g["nvlinks"]) for g in gpus):
+        out.append(f"{selfish} GPUs list NVLinks whose target is the GPU itself: NCCL links the GPU to itself, so "
+                   "these are no links to another GPU")
+    if off := [n["name"] or "?" for n in nics if n["gdr"] == "0"]:
+        one = len(off) == 1
+        out.append(f"{', '.join(off)} {'reports' if one else 'report'} gdr 0: NCCL does not use GPUDirect RDMA "
+                   f"through {'it' if one else 'them'}, so network data is staged through host memory (an RDMA NIC "
+                   "says gdr 0 when nvidia-peermem or DMA-BUF was missing as the file was written; a socket "
+                   "interface always does)")
     if not nics:
         out.append("no NIC as NCCL names one (<nic><net>): a NCCL_TOPO_FILE may list NICs as PCI devices only, which "
                    "NCCL matches to its network devices when it runs")
@@ -254,3 +266,19 @@ def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
                     "nvidia-smi does. NCCL's own dumps list each of a GPU's links once (per switch chip, or all "
                     "under one switch id)")
     return None
+
+
+def _cpu_only_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
+    """GPUs whose nearest NIC is reached only through a CPU (NODE or SYS here, PHB or SYS in NCCL's path types):
+    NCCL's default NCCL_NET_GDR_LEVEL stops GPUDirect RDMA beyond PXB/P2C (src/graph/paths.cc ncclTopoCheckGdr),
+    except through another GPU that has a nearer NIC (PXN). A GPU joined to its CPU by C2C (``c2c``) is left out:
+    NCCL's P2C path through it keeps GPUDirect RDMA at the default level (NCCL_NET_GDR_C2C)."""
+    gpus = sorted({a for a, _b in codes if a.startswith("GPU") and a not in c2c}, key=lambda g: int(g[3:]))
+    far = [g for g in gpus if (near := [c for (a, b), c in codes.items() if a == g and b.startswith("NIC")])
+           and not set(near) & {"PIX", "PXB"}]
+    if not far:
+        return []
+    one = len(far) == 1
+    return [f"{', '.join(far)} {'reaches its' if one else 'reach their'} nearest NIC only through a CPU (NODE or "
+            "SYS here, PHB or SYS in NCCL's path types): at its default NCCL_NET_GDR_LEVEL NCCL does not use "
+            "GPUDirect RDMA on such a path (it may through a GPU with a nearer NIC, PXN)"]
