@@ -161,6 +161,11 @@ for run in runs:
                {"system": "dgx-h100", "gpus": 8, "nodes": 4},
                {"system": "gb200-nvl72", "gpus": 4, "nodes": 2}):
         show_run(run, **kw)
+# #wrong counted in the rows, no "Out of bounds" footer printed (an old or cut output)
+unfooted = copy.deepcopy(single)
+unfooted.out_of_bounds = None
+unfooted.rows[0]["oop_wrong"] = 2
+show_run(unfooted)
 # only zero-byte rows (a run from -b 0 cut after its first row): rows, but no size to overlay
 zero = copy.deepcopy(single)
 zero.rows = [dict(single.rows[0], bytes=0)]

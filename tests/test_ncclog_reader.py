@@ -497,3 +497,21 @@ def test_a_merged_device_counts_once_in_the_explanation_and_the_json_names_its_p
     assert log.net_merged == [["mlx5_7:1/RoCE", "mlx5_6:1/RoCE"]]
     assert "Network: IB over 1 device (mlx5_7:1/RoCE+mlx5_6:1/RoCE)." in explain(log)
     assert log.to_json()["net_merged"] == [["mlx5_7:1/RoCE", "mlx5_6:1/RoCE"]]
+
+
+def test_network_devices_without_a_using_network_line_are_not_called_missing():
+    # NVIDIA/nccl#224 (held-out set 4): NET/IB lists 34 RoCE ports, no "Using network" line: the network is there
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout4" / (
+        "nccl224_horovod_ompi_tags_34_roce_hcas_socket_ranks_nccl242.log")
+    text = explain(read_text(path.read_text(encoding="utf-8")))
+    assert "no network line" not in text
+    # a multi-node log with no network line at all still gets the problem
+    bare = read_text("a:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+                     "b:1:2 [0] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n")
+    assert bare.hosts == ["a", "b"] and "several nodes but no network line in the log" in explain(bare)
+
+
+def test_nvls_unavailable_says_where_it_is_a_fault():
+    log = read_text("h:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n")
+    assert "NVLS unavailable (no multicast support or 0 nvls channels): a fault only on Hopper or newer GPUs behind " \
+           "NVSwitch, expected anywhere else" in explain(log)

@@ -359,8 +359,9 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
     wrong = sum((r.get("oop_wrong") or 0) + (r.get("ip_wrong") or 0) for r in run.rows)
     if wrong or (run.out_of_bounds or 0) > 0:
         d.findings.append({"finding": _("#wrong total {wrong}, out of bounds {oob}: results are wrong; bandwidth "
-                                        "does not matter until this is fixed").format(wrong=wrong,
-                                                                                      oob=run.out_of_bounds),
+                                        "does not matter until this is fixed").format(
+                                            wrong=wrong, oob=_("not printed") if run.out_of_bounds is None
+                                            else run.out_of_bounds),
                            **_cause("wrong_nonzero")})
     if any("built without MPI" in n for n in run.notes):
         seen = (_("busbw is 0.00 at every size while algbw is not: each process ran a 1-rank test")

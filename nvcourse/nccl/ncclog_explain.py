@@ -101,7 +101,10 @@ def problems(log: NcclLog) -> list[dict]:
         out.append(gdr_off)
     out += tc_problems(log)
     if log.nvls["supported"] is False or log.nvls["channels"] == 0:
-        out.append({"problem": _("NVLS unavailable (no multicast support or 0 nvls channels)"),
+        # NCCL prints the line on any machine; it is a fault only where NVLS exists (Hopper or newer on NVSwitch),
+        # which a log rarely states, so the problem says where it matters
+        out.append({"problem": _("NVLS unavailable (no multicast support or 0 nvls channels): a fault only on "
+                                 "Hopper or newer GPUs behind NVSwitch, expected anywhere else"),
                     **_case("nvls_missing")})
     out += _env_problems(log, covered)
     if log.warnings:
@@ -109,7 +112,8 @@ def problems(log: NcclLog) -> list[dict]:
         out.append({"problem": ngettext("{n} WARN line: {line}", "{n} WARN lines: {line}", n).format(
                         n=i18n.whole(n), line=log.warnings[0][:120]),
                     "case": None, "cause": None, "source": None})
-    if nodes and nodes > 1 and log.net_kind is None and not has_net:
+    if nodes and nodes > 1 and log.net_kind is None and not has_net and not log.net_devices:
+        # NET/IB or NET/Socket "Using" lines name the devices even where "Using network ..." was not pasted
         out.append({"problem": _("several nodes but no network line in the log (filtered paste?)"), "case": None,
                     "cause": None, "source": None})
     return out
