@@ -577,3 +577,18 @@ def test_a_paste_cut_in_its_device_lines_takes_its_layout_from_the_command():
     # no node count in the command: the catalog system's GPUs per host, where they divide the ranks
     r.launch["nodes"] = None
     assert recognise_system(r) == ("dgx-a100", 8, 2)
+
+
+def test_failure_lines_and_a_launcher_count_without_device_lines():
+    """From the review of every paste's output: nccl-tests' own failure lines ('host: Test CUDA failure file:line
+    'msg'', src/common.h) are quoted in a note; with no device line, the launcher's count gives the ranks (read
+    after busbw, so a one-rank-per-process run keeps its 1)."""
+    h4 = Path(__file__).parent / "fixtures" / "pasted_heldout4"
+    r = read_text((h4 / "nccltests289_hypercube_g2_rtx5090_debug_info_prefix_invalid_ordinal_cut_in_devices.txt")
+                  .read_text(encoding="utf-8"))
+    failed = "the paste shows a failure nccl-tests printed: Test CUDA failure common.cu:986 'invalid device ordinal'"
+    assert failed in r.notes
+    tagged = Path(__file__).parent / "fixtures" / "nccl_tests" / "timestamp_tagged_h100_roce_nccl1368.txt"
+    r = read_text(tagged.read_text(encoding="utf-8"))
+    assert r.ranks == [] and r.nranks == 40
+    assert "no device lines: 40 ranks from the command (mpirun -np 40 x 1 GPU(s) per process)" in r.notes

@@ -23,7 +23,13 @@ import re
 from dataclasses import dataclass, field
 
 from .launch import read_launch
-from .nccltests_ranks import nranks_from_command, nranks_from_launcher, nranks_from_ratio, starts_directly
+from .nccltests_ranks import (
+    nranks_from_command,
+    nranks_from_launcher,
+    nranks_from_launcher_alone,
+    nranks_from_ratio,
+    starts_directly,
+)
 from .paste import clean_line
 
 __all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE",
@@ -55,6 +61,8 @@ _HEADER = re.compile(r"(?:^|#)\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\
 _RANK = re.compile(r"(?:^|#)\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                    r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+#: nccl-tests' own failure lines (src/common.h CUDACHECK/NCCLCHECK): "host: Test CUDA failure common.cu:986 '...'"
+_TEST_FAILURE = re.compile(r"Test (?:CUDA|NCCL) failure \S+:\d+.*$")
 #: NCCL's own line prefix "host:pid:tid [dev] NCCL INFO" (src/debug.cc): the host a process ran on
 _NCCL_LINE_HOST = re.compile(r"^([^\s:\[]+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)")
 _LIBRARY = re.compile(r"nccl-library=(\d+)")
@@ -301,6 +309,8 @@ def _finish(run: NcclTestsRun, text_ops: list[str], direct: bool = False) -> Non
         run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
     if run.nranks is None and run.op and rows:
         nranks_from_ratio(run, big)
+    if run.nranks is None:
+        nranks_from_launcher_alone(run)
 
 
 def _nranks_from_count(run: NcclTestsRun) -> None:
@@ -374,6 +384,7 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
     text_ops: list[str] = []
     version: str | None = None
     log_hosts: list[str] = []
+    failures: list[str] = []
     for raw in text.splitlines():
         line = clean_line(raw)
         if not line or _is_noise(line):
@@ -382,6 +393,9 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
                 version = m.group(1)
             if (m := _NCCL_LINE_HOST.match(line)) and m.group(1) not in log_hosts:
                 log_hosts.append(m.group(1))
+            continue
+        if (m := _TEST_FAILURE.search(line)) and m.group(0) not in failures:
+            failures.append(m.group(0))
             continue
         if run.rows and (line.startswith("# Collective test starting") or _TESTS_VERSION.search(line)):
             # the next test of a log that runs several (one binary after another, or a script's loop): its
@@ -459,6 +473,7 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
         r.log_hosts = log_hosts
         if log_hosts and not r.ranks:
             r.notes.append("no device lines: the hosts are those NCCL's log lines in the paste name")
+        r.notes += [f"the paste shows a failure nccl-tests printed: {f}" for f in failures[:3]]
         r.cuda = cuda
         r.launch = launch
         _finish(r, text_ops, direct)

@@ -91,6 +91,20 @@ def nranks_from_launcher(run: Any) -> None:
         run.nranks = asked
 
 
+def nranks_from_launcher_alone(run: Any) -> None:
+    """With no device lines, and no rank count from the rows: the launcher's processes x GPUs x threads per process
+    (``mpirun -np 40 ... -g 1``), said in a note. Called last, so a busbw that shows one rank per process (a build
+    without MPI=1) has already been read."""
+    launch = run.launch or {}
+    if run.nranks is not None or run.ranks or not str(launch.get("np") or "").isdigit():
+        return
+    got = _counts(list(launch.get("args") or []))
+    per_process = (run.header or {}).get("ngpus", got.get("g", 1)) * (run.header or {}).get("nthread", got.get("t", 1))
+    run.nranks = int(launch["np"]) * per_process
+    run.notes.append(f"no device lines: {run.nranks} ranks from the command ({launch['launcher']} -np {launch['np']} "
+                     f"x {per_process} GPU(s) per process)")
+
+
 def nranks_from_ratio(run: Any, big: dict) -> None:
     """With no device lines and no count hint: the rank count from busbw/algbw (allreduce 2(n-1)/n, the
     (n-1)/n operations), on the row with the largest algbw (GB/s), only when the 2-decimal rounding cannot move
