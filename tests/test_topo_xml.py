@@ -253,3 +253,14 @@ def test_differing_pcie_links_are_explained_as_nccl_writes_them(capsys):
     out = capsys.readouterr().out
     assert "16.0 GT/s PCIe x8 (1), 16.0 GT/s PCIe x16 (2) -- they differ: NCCL writes each device's widest" in out
     assert "trained lower, or a VM" not in out
+
+
+def test_the_text_names_each_gpus_nearest_nic(capsys):
+    """The IBM Cloud H100 file lists its NICs in the reverse order of the GPUs: GPU0's PIX partner is mlx5_7, so
+    rails and NCCL_IB_HCA lists built from indices would pair every GPU with the wrong NIC."""
+    assert main(["topo", str(FIXTURES / "topo_xml/h100_vsi_8nic_roce_ibm_cloud.xml")]) == 0
+    out = capsys.readouterr().out
+    assert "Nearest NIC per GPU: GPU0 mlx5_7 (PIX), GPU1 mlx5_6 (PIX)" in out and "GPU7 mlx5_0 (PIX)" in out
+    # ties are listed together; a GPU on the other socket says SYS
+    assert main(["topo", str(FIXTURES / "topo_xml/a100pcie_2gpu_roce_gdr0_host1_nccl2397.xml")]) == 0
+    assert "Nearest NIC per GPU: GPU0 mlx5_0/mlx5_1 (NODE), GPU1 mlx5_0/mlx5_1 (SYS)" in capsys.readouterr().out

@@ -51,6 +51,25 @@ def _metrics(result) -> dict | None:
     return out
 
 
+#: nvidia-smi's codes from nearest to farthest (PIX: same PCIe switch ... SYS: across CPUs)
+_NEAR = ("PIX", "PXB", "PHB", "NODE", "SYS")
+
+
+def _nearest_nics(result) -> list[str]:
+    """'GPU0 mlx5_7 (PIX)' per GPU: its nearest NICs by PCIe code (ties listed together, joined by '/'), the NIC's
+    name where the legend or the XML gives one. Rails and NCCL_IB_HCA lists are built from this, not from indices."""
+    out = []
+    for g in result.gpus:
+        codes = {n: result.codes.get((g, n)) for n in result.nics}
+        ranked = [(_NEAR.index(c), n) for n, c in codes.items() if c in _NEAR]
+        if not ranked:
+            continue
+        best = min(r for r, _n in ranked)
+        names = [result.nic_names.get(n, n) for r, n in ranked if r == best]
+        out.append(f"{g} {'/'.join(names)} ({_NEAR[best]})")
+    return out
+
+
 def _print_xml_facts(result) -> None:
     """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, NVLinks per GPU, PCIe link widths below x16."""
     nics = result.xml["nics"]
@@ -98,6 +117,8 @@ def run_topo(args: argparse.Namespace) -> int:
         if link["a"] in result.gpus and link["b"] in result.gpus:
             counts[link["type"]] = counts.get(link["type"], 0) + 1
     print(_("GPU pairs by connection: ") + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    if nearest := _nearest_nics(result):
+        print(_("Nearest NIC per GPU: ") + ", ".join(nearest))
     if result.xml is not None:
         _print_xml_facts(result)
     for note in result.notes:
