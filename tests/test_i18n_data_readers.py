@@ -166,6 +166,9 @@ unfooted = copy.deepcopy(single)
 unfooted.out_of_bounds = None
 unfooted.rows[0]["oop_wrong"] = 2
 show_run(unfooted)
+# a plateau under a third of the NICs while the command sets NCCL_NET_GDR_LEVEL (nccl-tests#319)
+show_run(nccltests.read_text(open("tests/fixtures/pasted_dev/nccltests319_h100_2node_ib_doca_mpirun_fenced.txt",
+                                  encoding="utf-8").read()))
 # only zero-byte rows (a run from -b 0 cut after its first row): rows, but no size to overlay
 zero = copy.deepcopy(single)
 zero.rows = [dict(single.rows[0], bytes=0)]

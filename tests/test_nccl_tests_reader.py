@@ -592,3 +592,13 @@ def test_failure_lines_and_a_launcher_count_without_device_lines():
     r = read_text(tagged.read_text(encoding="utf-8"))
     assert r.ranks == [] and r.nranks == 40
     assert "no device lines: 40 ranks from the command (mpirun -np 40 x 1 GPU(s) per process)" in r.notes
+
+
+def test_the_gdr_cause_says_when_the_command_sets_the_gdr_level():
+    # nccl-tests#319: 2 x 8 H100, plateau 89 GB/s, 'mpirun ... -x NCCL_NET_GDR_LEVEL=1 ...'
+    path = Path(__file__).parent / "fixtures" / "pasted_dev" / "nccltests319_h100_2node_ib_doca_mpirun_fenced.txt"
+    r = read_text(path.read_text(encoding="utf-8"))
+    assert r.launch["env"]["NCCL_NET_GDR_LEVEL"] == "1"
+    causes = [c for b in diagnose(r).bands for c in b.get("causes", []) if c["case"] == "no_gdr"]
+    assert causes and all("the command sets NCCL_NET_GDR_LEVEL=1: NCCL uses GPUDirect RDMA only on GPU-NIC paths"
+                          in c["evidence"] for c in causes)

@@ -276,6 +276,7 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
     ratio = plateau / model_plateau if model_plateau > 0 else ratio
     out["plateau_ratio"] = ratio
     level, ranked = _ranked_causes(plateau, lv, d.nodes or 1, run.op)
+    _gdr_level_set(ranked, (run.launch or {}).get("env") or {})
     out["level"] = {"matches": level, "plateau_GBps": plateau, "levels_GBps": lv}
     out["verdict"] = _verdict_text(ratio, plateau, level, lv, pts)
     if ratio < 0.85:
@@ -284,6 +285,19 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
         out["causes"] = ranked[:1]
     _extra_notes(out, run, d, pts, meas, lv)
     return out
+
+
+def _gdr_level_set(ranked: list[dict], env: dict) -> None:
+    """Where the pasted command sets NCCL_NET_GDR_LEVEL, the GPUDirect-RDMA cause says so: the setting itself can
+    keep GPUDirect RDMA off (NCCL uses it only for GPU-NIC paths at or below that level: src/graph/paths.cc
+    ncclTopoCheckGdr)."""
+    if (value := env.get("NCCL_NET_GDR_LEVEL")) is None:
+        return
+    for cause in ranked:
+        if cause["case"] == "no_gdr":
+            cause["evidence"] += _("; the command sets NCCL_NET_GDR_LEVEL={value}: NCCL uses GPUDirect RDMA only on "
+                                   "GPU-NIC paths at or below that level, so the setting alone can turn it off").format(
+                value=value)
 
 
 def _verdict_text(ratio: float, plateau: float, level: str | None, lv: dict, pts: list[dict]) -> str:
