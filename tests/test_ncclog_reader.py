@@ -515,3 +515,12 @@ def test_nvls_unavailable_says_where_it_is_a_fault():
     log = read_text("h:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n")
     assert "NVLS unavailable (no multicast support or 0 nvls channels): a fault only on Hopper or newer GPUs behind " \
            "NVSwitch, expected anywhere else" in explain(log)
+
+
+def test_old_direct_shared_memory_connections_count_as_shm():
+    # NVIDIA/nccl#644 (held-out set 4): NCCL up to 2.12 printed SHM connections as "via direct shared memory"; half
+    # the ring's hops of this one-process 8-GPU log go through host memory, which the thread's slowness fits
+    path = Path(__file__).parent / "fixtures" / "pasted_heldout4" / (
+        "nccl644_single_host_8gpu_channels_direct_shared_memory_and_p2p_direct_pointer.log")
+    text = explain(read_text(path.read_text(encoding="utf-8")))
+    assert "7 connections between GPUs of one node go via SHM (host memory): P2P is off for them" in text

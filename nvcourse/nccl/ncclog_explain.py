@@ -48,7 +48,8 @@ def _signature_problems(log: NcclLog) -> list[dict]:
 
 def _shm_problem(log: NcclLog) -> list[dict]:
     """Connections through host memory (SHM) join GPUs of one node: NCCL found no P2P path between them."""
-    shm = sum(v for k, v in log.transports.items() if k.startswith("SHM"))
+    # NCCL up to 2.12 wrote an SHM connection as "via direct shared memory" (src/transport/shm.cc; no "SHM/")
+    shm = sum(v for k, v in log.transports.items() if k.startswith("SHM") or k == "direct shared memory")
     if not shm or any(s["signature"] == "p2p_forced_off" for s in log.signatures):
         return []
     acs = records().get("acs_redirect", {})
