@@ -602,3 +602,16 @@ def test_the_gdr_cause_says_when_the_command_sets_the_gdr_level():
     causes = [c for b in diagnose(r).bands for c in b.get("causes", []) if c["case"] == "no_gdr"]
     assert causes and all("the command sets NCCL_NET_GDR_LEVEL=1: NCCL uses GPUDirect RDMA only on GPU-NIC paths"
                           in c["evidence"] for c in causes)
+
+
+def test_the_wrong_results_finding_says_what_the_output_did_not_print():
+    # nccl-tests#37: an old output with an 'error' column and no #wrong, 'Out of bounds values : 2 FAILED';
+    # NCCL#1184: #wrong counts and no 'Out of bounds' footer in the paste
+    fx = Path(__file__).parent / "fixtures"
+    old = read_text((fx / "pasted_heldout2" / "nccltests37_allgather_g8_v100_no_hash_old_columns_oob_failed.txt")
+                    .read_text(encoding="utf-8"))
+    found = diagnose(old).findings[0]["finding"]
+    assert found.startswith("#wrong total not printed, out of bounds 2: results are wrong")
+    cut = read_text((fx / "pasted_heldout3" / "nccl1184_allreduce_dgxh100_elided_rows_wrong_counts_env_line.txt")
+                    .read_text(encoding="utf-8"))
+    assert diagnose(cut).findings[0]["finding"].startswith("#wrong total 475896, out of bounds not printed")

@@ -374,7 +374,9 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
     if wrong or (run.out_of_bounds or 0) > 0:
         d.findings.append({"finding": _("#wrong total {wrong}, out of bounds {oob}: results are wrong; bandwidth "
                                         "does not matter until this is fixed").format(
-                                            wrong=wrong, oob=_("not printed") if run.out_of_bounds is None
+                                            wrong=wrong if any(c.endswith("_wrong") for c in run.columns)
+                                            else _("not printed"),  # old outputs print an error column instead
+                                            oob=_("not printed") if run.out_of_bounds is None
                                             else run.out_of_bounds),
                            **_cause("wrong_nonzero")})
     if any("built without MPI" in n for n in run.notes):
