@@ -591,7 +591,7 @@ def test_failure_lines_and_a_launcher_count_without_device_lines():
     tagged = Path(__file__).parent / "fixtures" / "nccl_tests" / "timestamp_tagged_h100_roce_nccl1368.txt"
     r = read_text(tagged.read_text(encoding="utf-8"))
     assert r.ranks == [] and r.nranks == 40
-    assert "no device lines: 40 ranks from the command (mpirun -np 40 x 1 GPU(s) per process)" in r.notes
+    assert "no device lines: 40 ranks from the command (mpirun -np 40 x 1 GPU per process)" in r.notes
 
 
 def test_the_gdr_cause_says_when_the_command_sets_the_gdr_level():

@@ -87,7 +87,8 @@ def nranks_from_launcher(run: Any) -> None:
     asked = int(launch["np"]) * per_process
     if run.nranks is not None and asked > run.nranks:
         run.notes.append(f"device lines for {asked - run.nranks} of {asked} ranks are not in the paste "
-                         f"({launch['launcher']} starts {launch['np']} processes of {per_process} GPU(s))")
+                         f"({launch['launcher']} starts {launch['np']} processes of {per_process} "
+                         f"GPU{'s' if per_process > 1 else ''} each)")
         run.nranks = asked
 
 
@@ -102,7 +103,7 @@ def nranks_from_launcher_alone(run: Any) -> None:
     per_process = (run.header or {}).get("ngpus", got.get("g", 1)) * (run.header or {}).get("nthread", got.get("t", 1))
     run.nranks = int(launch["np"]) * per_process
     run.notes.append(f"no device lines: {run.nranks} ranks from the command ({launch['launcher']} -np {launch['np']} "
-                     f"x {per_process} GPU(s) per process)")
+                     f"x {per_process} GPU{'s' if per_process > 1 else ''} per process)")
 
 
 def nranks_from_ratio(run: Any, big: dict) -> None:
