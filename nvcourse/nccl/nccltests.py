@@ -30,6 +30,12 @@ from .nccltests_ranks import (
     nranks_from_ratio,
     starts_directly,
 )
+from .nccltests_rows import TYPE_SIZE as _TYPE_SIZE
+from .nccltests_rows import columns_from_header as _columns_from_header
+from .nccltests_rows import guess_columns as _guess_columns
+from .nccltests_rows import num as _num
+from .nccltests_rows import parse_header_rest as _parse_header_rest
+from .nccltests_rows import row as _row
 from .paste import clean_line
 
 __all__ = ["NcclTestsRun", "read_text", "read_all", "op_from_ratio", "version_from_code", "OPS", "SAMPLE",
@@ -46,14 +52,7 @@ OPS: dict[str, str] = {
 OPS_MODEL = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv")
 #: the rooted (n-1)/n operations: nccl-tests prints the same columns for both (redop none, a root, count per rank)
 ROOTED_SPLIT = ("scatter", "gather")
-_TYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
-          "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2", "char", "int", "float16", "float32", "float64"}
-_TYPE_SIZE = {"int8": 1, "uint8": 1, "char": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
-              "half": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int": 4, "float": 4,
-              "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
-
 _MID_TAG = re.compile(r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>:)?")
-_NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _BIN = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|hypercube|"
                   r"scatter|gather)_perf")
 # a leading "#" is optional on every line: markdown outside a code fence eats it
@@ -159,95 +158,6 @@ class NcclTestsRun:
 def _is_noise(line: str) -> bool:
     return (" NCCL INFO" in line or " NCCL WARN" in line or line.startswith("NCCL INFO")
             or line.startswith("%%") or line.startswith("```"))
-
-
-def _num(tok: str) -> float | None:
-    return float(tok) if _NUM.match(tok) else None
-
-
-def _columns_from_header(line: str) -> list[str] | None:
-    """Column names from a ``#  size  count  type ...`` header line, or None."""
-    toks = line.lstrip("#").split()
-    if len(toks) < 6 or toks[0] != "size" or toks[1] != "count" or toks[2] != "type":
-        return None
-    cols = ["size", "count", "type"]
-    rest = toks[3:]
-    for name in ("redop", "root"):
-        if rest and rest[0] == name:
-            cols.append(name)
-            rest = rest[1:]
-    sets = 0
-    while len(rest) >= 4 and rest[:3] == ["time", "algbw", "busbw"] and rest[3] in ("#wrong", "error"):
-        prefix = "oop" if sets == 0 else "ip"
-        cols += [f"{prefix}_time", f"{prefix}_algbw", f"{prefix}_busbw", f"{prefix}_{rest[3].lstrip('#')}"]
-        rest = rest[4:]
-        sets += 1
-    return cols if sets else None
-
-
-def _guess_columns(toks: list[str]) -> list[str] | None:
-    """Columns of a data row seen without a column header, from its token count and shape."""
-    if len(toks) < 7 or not (toks[0].isdigit() and toks[1].isdigit() and toks[2] in _TYPES):
-        return None
-    base = ["size", "count", "type"]
-    i = 3
-    if _num(toks[3]) is None:
-        base.append("redop")
-        i = 4
-        if len(toks) > 4 and re.fullmatch(r"-?\d+", toks[4]) and len(toks) - 5 in (4, 8):
-            base.append("root")
-            i = 5
-    left = len(toks) - i
-    if left < 4:
-        return None
-    wrong = "error" if re.search(r"[eE][-+]", toks[i + 3]) else "wrong"
-    if left >= 8:
-        return base + ["oop_time", "oop_algbw", "oop_busbw", f"oop_{wrong}",
-                       "ip_time", "ip_algbw", "ip_busbw", f"ip_{wrong}"]  # fmt: skip
-    if left == 4:
-        return base + ["oop_time", "oop_algbw", "oop_busbw", f"oop_{wrong}"]
-    return None
-
-
-def _row(toks: list[str], cols: list[str]) -> dict | None:
-    """A JSON row from tokens, or None when the line is not a (whole) data row."""
-    if not toks or not toks[0].isdigit():
-        return None
-    if len(toks) < len(cols) and all(t.isdigit() for t in toks[:2]) and (len(toks) < 3 or toks[2] in _TYPES):
-        return {"_truncated": True}
-    if len(toks) < 4 or not toks[1].isdigit() or toks[2] not in _TYPES:
-        return None
-    vals = dict(zip(cols, toks, strict=False))
-    row: dict = {"bytes": int(vals["size"]), "count": int(vals["count"]), "type": vals["type"],
-                 "redop": vals.get("redop"),
-                 "root": int(vals["root"]) if re.fullmatch(r"-?\d+", vals.get("root", "")) else None}
-    for p in ("oop", "ip"):
-        for key, name in (("time", "time_us"), ("algbw", "algbw_GBps"), ("busbw", "busbw_GBps")):
-            tok = vals.get(f"{p}_{key}")
-            row[f"{p}_{name}"] = _num(tok) if tok is not None else None
-        w = vals.get(f"{p}_wrong")
-        row[f"{p}_wrong"] = int(float(w)) if w is not None and _num(w) is not None else None
-        e = vals.get(f"{p}_error")
-        if e is not None:
-            row[f"{p}_error"] = _num(e)
-    if row["oop_time_us"] is None or row["oop_busbw_GBps"] is None:
-        return None
-    return row
-
-
-def _parse_header_rest(rest: str) -> dict:
-    h: dict = {}
-    m = re.search(r"step:\s*(\d+)\((factor|bytes)\)", rest)
-    if m:
-        h["step"] = int(m.group(1))
-        h["step_kind"] = m.group(2)
-    for key, pat in (("warmup_iters", r"warmup iters:\s*(\d+)"), ("iters", r"(?<!warmup )(?<!agg )iters:\s*(\d+)"),
-                     ("agg_iters", r"agg iters:\s*(\d+)"), ("validation", r"validation:\s*(\d+)"),
-                     ("graph", r"graph:\s*(\d+)")):
-        m = re.search(pat, rest)
-        if m:
-            h[key] = int(m.group(1))
-    return h
 
 
 _ELISION = re.compile(r"^(?:\.{3,}|\u2026|\[(?:\.{3}|\u2026)\]|\((?:\.{3}|\u2026)\)|<snip>|\[snip\])$", re.I)
@@ -374,6 +284,21 @@ def read_all(text: str) -> list[NcclTestsRun]:
     return [r for r in _read_runs(text) if r.rows]
 
 
+def _aside(raw: str, line: str, seen: dict) -> bool:
+    """True for a line outside the table (blank, NCCL's own lines, fences, nccl-tests' failure lines), noting in
+    ``seen`` the NCCL version, the host NCCL's line prefix names and the failure it says."""
+    if not line or _is_noise(line):
+        if (m := _NCCL_VERSION.search(raw)) and seen["version"] is None:
+            seen["version"] = m.group(1)
+        if (m := _NCCL_LINE_HOST.match(line)) and m.group(1) not in seen["log_hosts"]:
+            seen["log_hosts"].append(m.group(1))
+        return True
+    if (m := _TEST_FAILURE.search(line)) and m.group(0) not in seen["failures"]:
+        seen["failures"].append(m.group(0))
+        return True
+    return False
+
+
 def _read_runs(text: str) -> list[NcclTestsRun]:
     """Every run in ``text``, the last one possibly without rows (a paste cut before its first result row)."""
     if not isinstance(text, str):
@@ -382,20 +307,10 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
     run = NcclTestsRun()
     cols: list[str] | None = None
     text_ops: list[str] = []
-    version: str | None = None
-    log_hosts: list[str] = []
-    failures: list[str] = []
+    seen: dict = {"version": None, "log_hosts": [], "failures": []}  # what lines outside the table say
     for raw in text.splitlines():
         line = clean_line(raw)
-        if not line or _is_noise(line):
-            m = _NCCL_VERSION.search(raw)
-            if m and version is None:
-                version = m.group(1)
-            if (m := _NCCL_LINE_HOST.match(line)) and m.group(1) not in log_hosts:
-                log_hosts.append(m.group(1))
-            continue
-        if (m := _TEST_FAILURE.search(line)) and m.group(0) not in failures:
-            failures.append(m.group(0))
+        if _aside(raw, line, seen):
             continue
         if run.rows and (line.startswith("# Collective test starting") or _TESTS_VERSION.search(line)):
             # the next test of a log that runs several (one binary after another, or a script's loop): its
@@ -410,7 +325,7 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
             else:
                 text_ops.append(OPS[name])
         if m := _NCCL_VERSION.search(line):
-            version = version or m.group(1)
+            seen["version"] = seen["version"] or m.group(1)
         if m := _LIBRARY.search(line):
             run.nccl_version = version_from_code(int(m.group(1)))
         if m := _TESTS_VERSION.search(line):
@@ -469,11 +384,11 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
     launch = read_launch(text)
     direct = starts_directly(text, launch["binary"])
     for r in out:
-        r.nccl_version = r.nccl_version or version
-        r.log_hosts = log_hosts
-        if log_hosts and not r.ranks:
+        r.nccl_version = r.nccl_version or seen["version"]
+        r.log_hosts = seen["log_hosts"]
+        if r.log_hosts and not r.ranks:
             r.notes.append("no device lines: the hosts are those NCCL's log lines in the paste name")
-        r.notes += [f"the paste shows a failure nccl-tests printed: {f}" for f in failures[:3]]
+        r.notes += [f"the paste shows a failure nccl-tests printed: {f}" for f in seen["failures"][:3]]
         r.cuda = cuda
         r.launch = launch
         _finish(r, text_ops, direct)
