@@ -257,6 +257,11 @@ def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, 
     _read_channels(log, scan, host, dev, msg)
 
 
+#: one device of a "NET/IB : Using" or "NET/Socket : Using" line: "[0]mlx5_0:1/IB", or "[0] mlx5_7:1/RoCE" inside a
+#: merged device's braces
+_NET_PORT = re.compile(r"\[\d+\]\s*([^\s\[;,{}=]+)")
+
+
 def _read_network(log: NcclLog, msg: str) -> None:
     """Network, RDMA devices, GPUDirect RDMA, DMA-BUF, NVLS support, P2P and link-state lines."""
     if mm := re.match(r"Using network (.+?)\s*$", msg):
@@ -270,9 +275,9 @@ def _read_network(log: NcclLog, msg: str) -> None:
     if mm := re.match(r"NET/(IB|Socket)\s*:\s*Using (.*)$", msg):
         # a merged device lists its ports inside braces, "[0]={[0] mlx5_7:1/RoCE, [1] mlx5_6:1/RoCE}" (NCCL 2.20 on,
         # src/transport/net_ib.cc, where NCCL_IB_MERGE_NICS defaults to 1): its ports are the devices
-        devs = [re.sub(r"<\d+>$", "", d) for d in re.findall(r"\[\d+\]\s*([^\s\[;,{}=]+)", mm.group(2))]
+        devs = [re.sub(r"<\d+>$", "", d) for d in _NET_PORT.findall(mm.group(2))]
         for group in re.findall(r"\[\d+\]=\{([^}]*)\}", mm.group(2)):
-            if (ports := re.findall(r"\[\d+\]\s*([^\s\[;,{}=]+)", group)) and ports not in log.net_merged:
+            if (ports := _NET_PORT.findall(group)) and ports not in log.net_merged:
                 log.net_merged.append(ports)
         if mm.group(1) == "IB" and devs:
             log.ib_found = True

@@ -82,14 +82,20 @@ def nranks_from_launcher(run: Any) -> None:
         return
     if len({r["rank"] for r in run.ranks}) < len(run.ranks):
         return
-    got = _counts(list(launch.get("args") or []))
-    per_process = (run.header or {}).get("ngpus", got.get("g", 1)) * (run.header or {}).get("nthread", got.get("t", 1))
+    per_process = _ranks_per_process(run)
     asked = int(launch["np"]) * per_process
     if run.nranks is not None and asked > run.nranks:
         run.notes.append(f"device lines for {asked - run.nranks} of {asked} ranks are not in the paste "
                          f"({launch['launcher']} starts {launch['np']} processes of {per_process} "
                          f"GPU{'s' if per_process > 1 else ''} each)")
         run.nranks = asked
+
+
+def _ranks_per_process(run: Any) -> int:
+    """GPUs x threads each process drives: the header's nGpus and nThread, else the command's -g and -t, else 1."""
+    got = _counts(list((run.launch or {}).get("args") or []))
+    header = run.header or {}
+    return header.get("ngpus", got.get("g", 1)) * header.get("nthread", got.get("t", 1))
 
 
 def nranks_from_launcher_alone(run: Any) -> None:
@@ -99,8 +105,7 @@ def nranks_from_launcher_alone(run: Any) -> None:
     launch = run.launch or {}
     if run.nranks is not None or run.ranks or not str(launch.get("np") or "").isdigit():
         return
-    got = _counts(list(launch.get("args") or []))
-    per_process = (run.header or {}).get("ngpus", got.get("g", 1)) * (run.header or {}).get("nthread", got.get("t", 1))
+    per_process = _ranks_per_process(run)
     run.nranks = int(launch["np"]) * per_process
     run.notes.append(f"no device lines: {run.nranks} ranks from the command ({launch['launcher']} -np {launch['np']} "
                      f"x {per_process} GPU{'s' if per_process > 1 else ''} per process)")
