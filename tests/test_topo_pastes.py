@@ -53,12 +53,22 @@ def test_a10_without_nvlink():
 
 
 def test_h800_with_nic_columns_cut_off():
+    """The NIC columns are gone but the NIC rows are not: the matrix is symmetric, so the rows give every GPU-NIC
+    code (NIC0 row: NODE PIX NODE NODE SYS SYS SYS SYS; NIC1: PIX at GPU3; NIC2 and NIC3: PIX at GPU7)."""
     r = read_topo(EXAMPLES["h800-8gpu-nic-columns-cut"])
-    assert len(r.gpus) == 8 and r.nics == [] and r.nic_names == {}
+    assert len(r.gpus) == 8 and r.nics == ["NIC0", "NIC1", "NIC2", "NIC3"]
+    assert r.nic_names == {"NIC0": "mlx5_0", "NIC1": "mlx5_1", "NIC2": "mlx5_2", "NIC3": "mlx5_3"}
+    assert [r.codes[("NIC0", g)] for g in r.gpus] == ["NODE", "PIX", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"]
+    assert [r.codes[(g, "NIC1")] for g in r.gpus] == ["NODE", "NODE", "NODE", "PIX", "SYS", "SYS", "SYS", "SYS"]
+    assert r.codes[("GPU7", "NIC2")] == r.codes[("GPU7", "NIC3")] == "PIX"
     assert set(r.nvlink_pairs().values()) == {8} and len(r.nvlink_pairs()) == 28
     assert r.affinity["GPU0"] == {"cpu_affinity": "-31,64-95", "numa_affinity": "0"}  # as pasted (cut)
     assert r.affinity["GPU7"]["numa_affinity"] == "1"
-    assert any("NIC0, NIC1, NIC2, NIC3" in n and "ignored" in n for n in r.notes)
+    assert any("NIC0, NIC1, NIC2, NIC3" in n and "read from their rows" in n for n in r.notes)
+    # NIC-to-NIC, fixed by the tree: NIC0 is PIX to GPU1, which is NODE to NIC1, so NIC0-NIC1 meet at NODE; NIC0
+    # and NIC2 are NODE and SYS from GPU0: SYS; NIC2 and NIC3 are both PIX to GPU7: on its switch, PIX
+    assert r.codes[("NIC0", "NIC1")] == "NODE" and r.codes[("NIC2", "NIC0")] == "SYS"
+    assert r.codes[("NIC2", "NIC3")] == "PIX" and "?" not in r.codes.values()
 
 
 def test_tab_separated_5090s():

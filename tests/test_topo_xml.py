@@ -1,7 +1,9 @@
 """``nvcourse topo`` on NCCL's topology XML (tests/fixtures/topo_xml, source in each file's first comment).
 
-Expected values read from the XML text: GPUs in PCI bus order, NICs in NCCL's dev order, the path code each
-pair would have in ``nvidia-smi topo -m`` from where the two devices sit in the PCIe tree.
+Expected values read from the XML text: GPUs in PCI bus order, NICs in NCCL's dev order, the path code of each
+pair from where the two devices sit in the PCIe tree. Two devices that meet only at their CPU are PHB, NCCL's path
+type for any path through the CPU node (src/graph/paths.cc ncclTopoSetPaths, v2.30.7-1); the XML records no host
+bridge, so nvidia-smi's NODE (different host bridges of one NUMA node) cannot be told from its PHB.
 """
 
 import json
@@ -37,9 +39,9 @@ def test_ibm_h100_vsi_codes_from_the_tree():
     assert res.nic_names["NIC0"] == "mlx5_0" and res.nic_names["NIC7"] == "mlx5_7"
     # every GPU has 5+5+4+4 = 18 links to the four NVSwitch targets f3..f6
     assert {res.codes[("GPU0", g)] for g in res.gpus[1:]} == {"NV18"}
-    # GPU0 (bus a4) and mlx5_7 (bus a3) sit under bridge a1: PIX; mlx5_6 under ab, same NUMA node 0: NODE;
-    # mlx5_0 (bus e9) is on NUMA node 1: SYS
-    assert res.codes[("GPU0", "NIC7")] == "PIX" and res.codes[("GPU0", "NIC6")] == "NODE"
+    # GPU0 (bus a4) and mlx5_7 (bus a3) sit under bridge a1: PIX; mlx5_6 under ab, same <cpu numaid="0">: they
+    # meet only at the CPU, PHB; mlx5_0 (bus e9) is on NUMA node 1: SYS
+    assert res.codes[("GPU0", "NIC7")] == "PIX" and res.codes[("GPU0", "NIC6")] == "PHB"
     assert res.codes[("GPU0", "NIC0")] == "SYS" and res.codes[("GPU7", "NIC0")] == "PIX"
     x = res.xml
     assert x["gpus"]["GPU0"]["bus_id"] == "0000:a4:00.0" and x["gpus"]["GPU0"]["sm"] == 90
@@ -102,7 +104,8 @@ def test_handmade_two_host_nvlink_domain_with_c2c_and_a_socket_nic():
     res = parse_topo(f'<system version="2">{host(0)}{host(1)}</system>')
     assert res.gpus == ["GPU0", "GPU1", "GPU2", "GPU3"] and res.nics == ["NIC0", "NIC1"]
     assert {res.codes[("GPU0", g)] for g in ("GPU1", "GPU2", "GPU3")} == {"NV18"}
-    assert res.codes[("GPU0", "NIC0")] in ("NODE", "SYS") and res.xml["gpus"]["GPU0"]["c2c"] == [
+    # the socket NIC hangs straight off <cpu>: NCCL links it to the CPU node (a PCI link), so the GPU meets it there
+    assert res.codes[("GPU0", "NIC0")] == "PHB" and res.xml["gpus"]["GPU0"]["c2c"] == [
         {"bw": 44712, "count": 5}]
     assert res.xml["nics"]["NIC0"]["speed_Gbps"] == 10.0 and res.xml["nics"]["NIC0"]["gdr"] == "0"
     assert any("2 hosts in one file" in n for n in res.notes)
@@ -119,7 +122,7 @@ def test_cut_baremetal_dump_is_read_up_to_the_cut():
                                                                                             "mlx5_2"]
     # GPU 18 and mlx5_0 (19) share bridge 16; GPU 2a and mlx5_1 (29) bridge 27; GPU 3a and mlx5_2 (3b) bridge 38
     assert [res.codes[(f"GPU{i}", f"NIC{i}")] for i in range(3)] == ["PIX", "PIX", "PIX"]
-    assert res.codes[("GPU0", "NIC1")] == "NODE" and res.codes[("GPU0", "GPU1")] == "NV18"
+    assert res.codes[("GPU0", "NIC1")] == "PHB" and res.codes[("GPU0", "GPU1")] == "NV18"
     assert {n["speed_Gbps"] for n in res.xml["nics"].values()} == {400.0}
     assert res.notes[0].startswith("the XML stops after line 53")
 
@@ -128,7 +131,8 @@ def test_cut_vm_dump_shows_the_flattened_tree_and_16_gts():
     """nccl-tests#256, the KVM guest: no bridges, numaid -1, NVLink to one switch target, links at 16 GT/s."""
     res = parse_topo(VM.read_text(encoding="utf-8"))
     assert res.gpus == ["GPU0"] and res.nic_names == {"NIC0": "mlx5_0"}
-    assert res.codes[("GPU0", "NIC0")] == "NODE"
+    # <pci busid="0000:05:00.0"><gpu> and <pci busid="0000:0d:00.0"><nic> both straight under <cpu numaid="-1">
+    assert res.codes[("GPU0", "NIC0")] == "PHB"
     assert res.xml["gpus"]["GPU0"]["nvlinks"] == [{"target": "fffffff:ff:ff.0", "count": 18, "tclass": "0x068000"}]
     assert {p["link_speed"] for p in res.xml["pcie"]} == {"16.0 GT/s PCIe"}
 
@@ -163,18 +167,20 @@ def test_cli_text_names_the_narrow_link(capsys):
 
 def test_a_cloud_topo_file_that_lists_gpus_as_pci_devices_only():
     """AWS's p4d NCCL_TOPO_FILE (tests/fixtures/tables_heldout): 8 A100 as bare <pci class="0x030200"> leaves, two
-    under each of four switches, two switches per CPU; no <gpu>, no <nic>."""
+    under each of four switches, two switches per CPU, and one EFA (class 0x020000) beside them; no <gpu>, no
+    <nic>: the EFAs are NICs known only as PCI devices."""
     text = (Path(__file__).parent / "fixtures" / "tables_heldout" / "aws-p4d-24xl.xml").read_text(encoding="utf-8")
     res = parse_topo(text)
-    assert res.gpus == [f"GPU{i}" for i in range(8)] and res.nics == []
+    assert res.gpus == [f"GPU{i}" for i in range(8)] and res.nics == ["NIC0", "NIC1", "NIC2", "NIC3"]
     buses = [res.xml["gpus"][g]["bus_id"] for g in res.gpus]
     assert buses == ["0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0", "0000:90:1c.0", "0000:90:1d.0",
                      "0000:a0:1c.0", "0000:a0:1d.0"]
     assert all(g["pci_only"] and g["sm"] is None and g["nvlinks"] == [] for g in res.xml["gpus"].values())
-    assert res.codes[("GPU0", "GPU1")] == "PIX" and res.codes[("GPU0", "GPU2")] == "NODE"
+    assert res.codes[("GPU0", "GPU1")] == "PIX" and res.codes[("GPU0", "GPU2")] == "PHB"
     assert res.codes[("GPU0", "GPU4")] == "SYS"
     assert any(n.startswith("8 of the GPUs are PCI devices only") for n in res.notes)
-    assert any(n.startswith("no NIC as NCCL names one") for n in res.notes)
+    assert any(n.startswith("4 NICs are PCI devices only") for n in res.notes)
+    assert not any(n.startswith("no NIC as NCCL names one") for n in res.notes)
 
 
 def test_a_dump_keeps_its_gpus_marked_as_gpu_elements():
@@ -263,4 +269,4 @@ def test_the_text_names_each_gpus_nearest_nic(capsys):
     assert "Nearest NIC per GPU: GPU0 mlx5_7 (PIX), GPU1 mlx5_6 (PIX)" in out and "GPU7 mlx5_0 (PIX)" in out
     # ties are listed together; a GPU on the other socket says SYS
     assert main(["topo", str(FIXTURES / "topo_xml/a100pcie_2gpu_roce_gdr0_host1_nccl2397.xml")]) == 0
-    assert "Nearest NIC per GPU: GPU0 mlx5_0/mlx5_1 (NODE), GPU1 mlx5_0/mlx5_1 (SYS)" in capsys.readouterr().out
+    assert "Nearest NIC per GPU: GPU0 mlx5_0/mlx5_1 (PHB), GPU1 mlx5_0/mlx5_1 (SYS)" in capsys.readouterr().out

@@ -11,6 +11,8 @@ from nvcourse.textio import print_json
 
 from . import metrics
 from .topo_parser import read_topo
+from .topo_pcie import nccl_width
+from .topo_xml import NVSWITCH_CLASS, switch_links_to_peers
 
 __all__ = ["register", "run_topo"]
 
@@ -70,29 +72,93 @@ def _nearest_nics(result) -> list[str]:
     return out
 
 
+def _nvlinks_per_gpu(result) -> str | None:
+    """'GPU0 18, GPU1 18, ...' with what a reader must know to read them, or None when no GPU lists an NVLink to
+    another device. A line whose target is the GPU itself is not counted (NCCL links the GPU to itself: src/graph/
+    topo.cc ncclTopoAddNvLinks). A GPU that lists its links once per peer GPU with the NVSwitch class (a hand-written
+    file) shows one line's count: NCCL adds the lines up (ncclTopoConnectNodes), which the suffix says."""
+    gpus = result.xml["gpus"]
+    shown, total, peers_seen, selfish = [], 0, 0, False
+    for g, d in gpus.items():
+        others = {x["bus_id"] for k, x in gpus.items() if k != g}
+        links = [link for link in d["nvlinks"] if link["target"] != d["bus_id"]]
+        selfish |= len(links) < len(d["nvlinks"])
+        peers = switch_links_to_peers(links, others)
+        if len(peers) > 1:
+            counts = sorted({link["count"] for link in peers})
+            shown.append((g, "/".join(map(str, counts))))
+            if not peers_seen:
+                total = sum(link["count"] for link in links if link["tclass"] == NVSWITCH_CLASS)
+                peers_seen = len(peers)
+        else:
+            shown.append((g, sum(link["count"] for link in links)))
+    if not any(n not in (0, "0") for _g, n in shown):
+        return None
+    line = ", ".join(f"{g} {n}" for g, n in shown)
+    if peers_seen:
+        line += _(" -- listed once for each of {peers} peer GPUs, with the NVSwitch class: NCCL adds the lines up to "
+                  "{total} links per GPU (see the note)").format(peers=peers_seen, total=total)
+    if selfish:
+        line += _(" -- NVLinks whose target is the GPU itself not counted")
+    return line
+
+
+def _pci_only_nics(result) -> str | None:
+    """'NIC0 0000:10:1b.0 (PIX: GPU0, GPU1), ...' for the NICs a file lists as PCI devices only: bus id, then the
+    nearest GPUs by path code. No name: NCCL gives one when it runs (src/graph/xml.cc ncclTopoFillNet)."""
+    out = []
+    for nic, d in result.xml.get("pci_nics", {}).items():
+        codes = {g: result.codes[(nic, g)] for g in result.gpus}
+        ranked = [(_NEAR.index(c), g) for g, c in codes.items() if c in _NEAR]
+        best = min((r for r, _g in ranked), default=None)
+        near = f" ({_NEAR[best]}: {', '.join(g for r, g in ranked if r == best)})" if best is not None else ""
+        out.append(f"{nic} {d['bus_id']}{near}")
+    return ", ".join(out) or None
+
+
+def _pcie_links(result) -> str | None:
+    """The GPUs' and NICs' PCIe links, counted by speed and width as NCCL reads them (a width of 0 is x16: src/graph/
+    topo.cc ncclTopoAddPci), with what a difference or an odd value means."""
+    ends = [p for p in result.xml["pcie"] if p["class"] and p["class"].startswith(("0x03", "0x02"))]
+    links: dict[str, int] = {}
+    zero = empty = 0
+    for p in ends:
+        width = p["link_width"]
+        zero += width == 0
+        empty += p["link_speed"] == ""
+        key = f"{p['link_speed'] or 'speed ?'} x{nccl_width(width) if width is not None else '?'}"
+        links[key] = links.get(key, 0) + 1
+    if not links:
+        return None
+    line = ", ".join(f"{k} ({n})" for k, n in links.items())
+    if len(links) > 1:
+        # NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc);
+        # from 2.30.7 a GPU's come from NVML's current link instead
+        line += _(" -- they differ: NCCL writes each device's widest and fastest link (the lower of the device's and "
+                  "its slot's; from NCCL 2.30.7 a GPU's current one), so a narrower or older device or slot, not a "
+                  "link that trained lower")
+    if zero:
+        line += _(" -- the file gives width 0 for {n} of them, which NCCL reads as x16").format(n=zero)
+    if empty:
+        # kvDictPciGen's fallback (60 x 100 Mb/s per lane) is the entry of 8 GT/s
+        line += _(" -- an empty speed for {n} of them, which NCCL rates as 8 GT/s").format(n=empty)
+    return line
+
+
 def _print_xml_facts(result) -> None:
-    """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, NVLinks per GPU, PCIe link widths below x16."""
+    """What only NCCL's XML says: NIC speeds (Gb/s) and GDR, the NICs known as PCI devices only, NVLinks per GPU,
+    the GPUs' and NICs' PCIe links."""
     nics = result.xml["nics"]
     speeds = [f"{n['name']} {n['speed_Gbps']:g} Gb/s" + ("" if n["gdr"] in (None, "1") else " (gdr 0)")
               for n in nics.values() if n["speed_Gbps"] is not None]
     if speeds:  # a hand-written file may give its NICs no speed: then there is nothing to list
         print(_("NIC speeds: ") + ", ".join(speeds))
-    per_gpu = {g: sum(link["count"] for link in d["nvlinks"]) for g, d in result.xml["gpus"].items()}
-    if any(per_gpu.values()):
-        print(_("NVLinks per GPU: ") + ", ".join(f"{g} {n}" for g, n in per_gpu.items()))
-    ends = [p for p in result.xml["pcie"] if p["class"] and p["class"].startswith(("0x03", "0x02"))]
-    links: dict[str, int] = {}
-    for p in ends:
-        key = f"{p['link_speed'] or 'speed ?'} x{p['link_width'] if p['link_width'] is not None else '?'}"
-        links[key] = links.get(key, 0) + 1
-    if links:
-        # NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc);
-        # from 2.30.7 a GPU's come from NVML's current link instead
-        differ = _(" -- they differ: NCCL writes each device's widest and fastest link (the lower of the device's and "
-                   "its slot's; from NCCL 2.30.7 a GPU's current one), so a narrower or older device or slot, not a "
-                   "link that trained lower")
-        print(_("PCIe links of the GPUs and NICs: ") + ", ".join(f"{k} ({n})" for k, n in links.items())
-              + (differ if len(links) > 1 else ""))
+    if pci_nics := _pci_only_nics(result):
+        print(_("NICs listed as PCI devices only (NCCL names them when it runs): ") + pci_nics)
+    if nvlinks := _nvlinks_per_gpu(result):
+        print(_("NVLinks per GPU: ") + nvlinks)
+    if pcie := _pcie_links(result):
+        print(_("PCIe links of the GPUs and NICs: ") + pcie)
 
 
 def run_topo(args: argparse.Namespace) -> int:

@@ -100,7 +100,7 @@ def _add_nvlink(G: nx.Graph, res, nv_link) -> None:
             if k:
                 G.add_edge(g, "NVSwitch", link=link_id, kind="nvlink", count=k,
                            GBps_dir=None if rate is None else k * rate, unbounded=False)
-        if not any(n.startswith("NVLinks go to NVSwitches") for n in res.notes):  # an XML file says so itself
+        if not res.nvswitch_stated:  # NCCL's XML names its switch (tclass 0x068000): nothing to infer
             res.notes.append(
                 f"NVLink counts add up to more than {limit} links per GPU (the most any catalog GPU has): "
                 "a switch must be present; one NVSwitch node stands for all switch chips"

@@ -11,8 +11,11 @@ Pasted text is taken as people paste it: CRLF line ends, tabs, trailing spaces a
 blank or whitespace-only lines between rows (blogs, chat tools), a dashed rule under the header, markdown
 table bars (``| GPU0 | X | NV12 |``), quote marks (``> ``), ANSI escapes (nvidia-smi underlines the header on
 a terminal), a legend cut anywhere or absent, a last column name cut short (``NUMA Affi``), and rows of
-devices whose columns were cut off at the right edge (ignored, with a note). What follows a complete matrix
-(another prompt, other output) is ignored.
+devices whose columns were cut off at the right edge: read from their rows (the matrix is symmetric), their codes
+to each other from their own cells when they carry them, else worked out from their codes to the other devices
+where the PCIe tree fixes them (``?`` where it does not), with a note. An ``nvidia-smi topo -p2p`` matrix pasted
+after the ``topo -m`` one is read for the GPU pairs without CUDA peer-to-peer (:mod:`.topo_p2p`); anything else
+that follows a complete matrix (another prompt, other output) is ignored.
 
 Anything malformed (a ragged row, an unknown code, a row missing or extra, ``X`` off the diagonal, an
 asymmetric matrix) raises :class:`ValueError` naming the line; nothing else is raised.
@@ -47,6 +50,7 @@ from nvcourse.i18n import translate as _
 from nvcourse.nccl.paste import strip_kinds, strip_sequence
 
 from .topo_graph import build_graph
+from .topo_p2p import p2p_notes, read_p2p
 from .topo_result import TopoResult
 from .topo_xml import looks_like_xml, parse_xml
 
@@ -112,6 +116,12 @@ def _cut_phrase(rest: list[str]) -> str | None:
                 and all(phrase[k].startswith(t) for k, t in enumerate(rest)) and tuple(rest) != phrase):
             return " ".join(phrase)
     return None
+
+
+def _check_nvlink_ends(code: str, lineno: int, row: str, col: str) -> None:
+    """NV# joins two GPUs only: nvidia-smi prints PCIe codes for its NICs, and the graph has NVLinks between GPUs."""
+    if _NV.match(code) and not (_GPU.match(row) and _GPU.match(col)):
+        raise ValueError(f"line {lineno}: NVLink code {code!r} in row {row}, column {col}; NV# joins two GPUs only")
 
 
 def _is_code(code: str) -> bool:
@@ -196,19 +206,21 @@ def parse_topo(text: str, *, nvlink: str | None = None, pcie: str | None = None)
     header_at, devices, extras = _find_header(lines)
     rows, cut_rows, idx = _read_rows(lines, header_at, devices, extras)
     notes: list[str] = []
-    if cut_rows:
-        notes.append(f"rows {', '.join(cut_rows)} have no column in the header (the paste lost those columns): "
-                     "ignored")
     codes = _pair_codes(devices, rows)
-    has_legend, nic_names = _read_legends(lines, idx, devices, cut_rows)
+    if cut_rows:
+        notes.append(_read_cut_rows(devices, cut_rows, codes))
+        devices = devices + list(cut_rows)
+    has_legend, nic_names = _read_legends(lines, idx, devices)
     gpus = [d for d in devices if _GPU.match(d)]
     nics = [d for d in devices if not _GPU.match(d)]
+    p2p, capability = read_p2p(lines, idx, gpus)
+    notes += p2p_notes(p2p, capability, codes, gpus)
     affinity: dict[str, dict[str, str]] = {}
     for g in gpus:
         rest = rows[g][2]
         if rest:
             affinity[g] = {_EXTRA_KEYS[name]: value for name, value in zip(extras, rest, strict=False)}
-    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes)
+    result = TopoResult(devices, gpus, nics, codes, nic_names, affinity, has_legend=has_legend, notes=notes, p2p=p2p)
     build_graph(result, nv_link, pcie_link)
     return result
 
@@ -226,15 +238,17 @@ def _without_launcher_prefixes(raw: list[str]) -> list[str]:
 
 
 _Rows = dict[str, tuple[int, list[str], list[str]]]
+_CutRows = dict[str, tuple[int, list[str]]]
 
 
 def _read_rows(lines: list[str], header_at: int, devices: list[str],
-               extras: list[str]) -> tuple[_Rows, list[str], int]:
-    """The matrix rows after the header: ``({label: (line number, codes, extra cells)}, cut rows, next index)``."""
+               extras: list[str]) -> tuple[_Rows, _CutRows, int]:
+    """The matrix rows after the header: ``({label: (line number, codes, extra cells)}, {label: (line number,
+    cells)} of the rows with no column in the header, next index)``."""
     n = len(devices)
     index = {d: i for i, d in enumerate(devices)}
     rows: _Rows = {}
-    cut_rows: list[str] = []  # rows of devices whose columns the paste lost (cut at the terminal's width)
+    cut_rows: _CutRows = {}  # rows of devices whose columns the paste lost (cut at the terminal's width)
     idx = header_at + 1
     while idx < len(lines):
         toks = lines[idx].split()
@@ -249,13 +263,18 @@ def _read_rows(lines: list[str], header_at: int, devices: list[str],
             gpus_done = all(d in rows for d in devices if _GPU.match(d))
             looks_like_row = (_NAME.match(label) and not _GPU.match(label) and label not in _RANK and len(toks) > 1
                               and all(_is_code(c) for c in toks[1:n + 1]))
-            if gpus_done and looks_like_row:
-                cut_rows.append(label)
+            if gpus_done and looks_like_row and label not in cut_rows:
+                if len(toks) - 1 < n:
+                    raise ValueError(f"line {lineno}: row {label} has {len(toks) - 1} entries, the header has {n} "
+                                     "device columns")
+                cut_rows[label] = (lineno, toks[1:])
                 idx += 1
                 continue
             if len(rows) == n:
                 break  # the matrix is complete: what follows (a prompt, other output) is not ours
             raise ValueError(f"line {lineno}: row label {label!r} is not a column of the header ({', '.join(devices)})")
+        if len(rows) == n and len(toks) > 1 and all(_GPU.match(t) for t in toks):
+            break  # the matrix is complete and another table's header follows (nvidia-smi topo -p2p's)
         if label in rows:
             raise ValueError(f"line {lineno}: row {label!r} appears twice")
         if cut_rows:
@@ -286,6 +305,7 @@ def _read_row(toks: list[str], lineno: int, devices: list[str], extras: list[str
         )
     codes = [_check_code(c, lineno, label, devices[j]) for j, c in enumerate(cells)]
     for j, c in enumerate(codes):
+        _check_nvlink_ends(c, lineno, label, devices[j])
         if (c == "X") != (j == index[label]):
             where = "on the diagonal" if j == index[label] else "off the diagonal"
             raise ValueError(f"line {lineno}: {c!r} {where} in row {label}, column {devices[j]}; "
@@ -311,7 +331,68 @@ def _pair_codes(devices: list[str], rows: _Rows) -> dict[tuple[str, str], str]:
     return codes
 
 
-def _read_legends(lines: list[str], start: int, devices: list[str], cut_rows: list[str]) -> tuple[bool, dict]:
+def _read_cut_rows(devices: list[str], cut_rows: _CutRows, codes: dict[tuple[str, str], str]) -> str:
+    """Add the codes of the rows whose columns the paste lost to ``codes`` (both ways: the matrix is symmetric) and
+    return the note. Their codes to each other come from their own cells when every such row carries them (``X`` on
+    its own diagonal after the header's columns), else from the codes to the header's devices (:func:`_nic_code`)."""
+    n, cut = len(devices), list(cut_rows)
+    for label, (lineno, cells) in cut_rows.items():
+        for j, d in enumerate(devices):
+            code = _check_code(cells[j], lineno, label, d)
+            _check_nvlink_ends(code, lineno, label, d)
+            if code == "X":
+                raise ValueError(f"line {lineno}: 'X' off the diagonal in row {label}, column {d}; X marks a "
+                                 "device's own cell only")
+            codes[(label, d)] = codes[(d, label)] = code
+    own = all(len(cells) >= n + len(cut) and all(_is_code(c) for c in cells[n:n + len(cut)])
+              and cells[n + i] == "X" for i, (_l, cells) in enumerate(cut_rows.values()))
+    unknown = []
+    for i, a in enumerate(cut):
+        for b in cut[i + 1:]:
+            code = _cut_pair_code(a, b, cut_rows, n) if own else _nic_code(a, b, devices, codes)
+            codes[(a, b)] = codes[(b, a)] = code
+            unknown += [f"{a}-{b}"] if code == "?" else []
+    how = ("their codes to each other from their own cells" if own else
+           "their codes to each other worked out from those to the other devices, where the PCIe tree fixes them")
+    return (f"rows {', '.join(cut)} have no column in the header (the paste lost those columns): read from their "
+            f"rows, as the matrix is symmetric; {how}"
+            + (f" (not fixed, so marked ?: {', '.join(unknown)})" if unknown else ""))
+
+
+def _cut_pair_code(a: str, b: str, cut_rows: _CutRows, n: int) -> str:
+    """The code of two rows with no header column from their own cells after the header's ``n`` columns, checked
+    as the matrix's: a known code, no X off the diagonal, NV# between GPUs only, the same both ways."""
+    cut = list(cut_rows)
+    (line_a, cells_a), (line_b, cells_b) = cut_rows[a], cut_rows[b]
+    ab = _check_code(cells_a[n + cut.index(b)], line_a, a, b)
+    ba = _check_code(cells_b[n + cut.index(a)], line_b, b, a)
+    for code, line, row, col in ((ab, line_a, a, b), (ba, line_b, b, a)):
+        _check_nvlink_ends(code, line, row, col)
+        if code == "X":
+            raise ValueError(f"line {line}: 'X' off the diagonal in row {row}, column {col}; X marks a device's own "
+                             "cell only")
+    if ab != ba:
+        raise ValueError(f"line {max(line_a, line_b)}: asymmetric matrix: {a}->{b} is {ab} but {b}->{a} is {ba}")
+    return ab
+
+
+def _nic_code(a: str, b: str, devices: list[str], codes: dict[tuple[str, str], str]) -> str:
+    """The PCIe code of two devices from their codes to a third, as a tree fixes it: the codes rank how high in the
+    PCIe tree two devices meet, so when ``a`` and ``b`` reach some device at different ranks they meet at the higher
+    one; when every device is the same rank from both, only PIX (nothing nearer) is certain, anything else is
+    ``'?'``."""
+    bound = None
+    for d in devices:
+        ra, rb = _RANK.get(codes[(a, d)]), _RANK.get(codes[(b, d)])
+        if ra is None or rb is None:
+            continue
+        if ra != rb:
+            return PCIE_CODES[max(ra, rb) - 1]
+        bound = ra if bound is None else min(bound, ra)
+    return "PIX" if bound == _RANK["PIX"] else "?"
+
+
+def _read_legends(lines: list[str], start: int, devices: list[str]) -> tuple[bool, dict]:
     """``(legend printed?, {NIC label: device name})`` from the lines after the matrix."""
     has_legend = False
     nic_names: dict[str, str] = {}
@@ -327,8 +408,6 @@ def _read_legends(lines: list[str], start: int, devices: list[str], cut_rows: li
             if not m:
                 continue
             nic, name = m.group(1), m.group(2)
-            if nic in cut_rows:
-                continue
             if nic not in devices or _GPU.match(nic):
                 raise ValueError(f"line {j + 1}: the NIC legend names {nic!r}, which is not a NIC of the matrix")
             nic_names[nic] = name

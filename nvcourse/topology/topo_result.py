@@ -17,14 +17,20 @@ class TopoResult:
 
     Attributes:
         devices: row/column labels in matrix order; ``gpus`` and ``nics`` split them.
-        codes: ``{(a, b): code}`` for every ordered pair of distinct devices (``'NV12'``, ``'PIX'`` ...).
+        codes: ``{(a, b): code}`` for every ordered pair of distinct devices (``'NV12'``, ``'PIX'`` ...); ``'?'``
+            for a pair the input does not give and the other codes do not fix (two NICs of a paste whose NIC
+            columns were cut: see :mod:`.topo_parser`).
         nic_names: NIC label -> device name from the NIC legend (``{'NIC0': 'mlx5_0'}``), when printed.
         affinity: per GPU, ``cpu_affinity`` / ``numa_affinity`` / ``gpu_numa_id`` strings when printed.
         graph: a networkx graph for :mod:`nvcourse.topology.metrics` and :mod:`~nvcourse.topology.draw`
             (node kinds gpu, nic, nvswitch, pcie_switch, host_bridge, cpu). Bandwidths are known only when
             ``nvlink=`` / ``pcie=`` link ids were given; otherwise those edges have ``GBps_dir=None``.
         nvswitch_inferred: True when the NVLink counts imply a switch (one node stands for all the chips).
+        nvswitch_stated: True when the input names its NVSwitch (NCCL's XML, ``tclass 0x068000``), so nothing
+            needs to be inferred about it.
         notes: what was inferred or assumed.
+        p2p: ``{(a, b): status}`` per ordered GPU pair from an ``nvidia-smi topo -p2p`` matrix pasted after the
+            ``topo -m`` one (``'OK'``, ``'NS'``, ``'CNS'`` ...); empty when there is none.
     """
 
     devices: list[str]
@@ -35,12 +41,14 @@ class TopoResult:
     affinity: dict[str, dict[str, str]] = field(default_factory=dict)
     graph: nx.Graph = field(default_factory=nx.Graph, repr=False)
     nvswitch_inferred: bool = False
+    nvswitch_stated: bool = False
     has_legend: bool = False
     notes: list[str] = field(default_factory=list)
     #: "nvidia-smi topo -m" or "nccl-xml" (NCCL's topology XML, read by :mod:`.topo_xml`)
     source_format: str = "nvidia-smi topo -m"
     #: what only NCCL's XML says (bus ids, NVLink targets and counts, NIC speeds, the PCIe tree); None otherwise
     xml: dict | None = None
+    p2p: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def links(self) -> list[dict[str, str]]:
         """One ``{'a', 'b', 'type'}`` per unordered device pair, in matrix order."""
@@ -72,6 +80,10 @@ class TopoResult:
             "notes": list(self.notes),
             "source_format": self.source_format,
             **({"nccl_xml": self.xml} if self.xml is not None else {}),
+            # one entry per GPU pair, and the other way round too where the matrix is not symmetric
+            **({"p2p": [{"a": a, "b": b, "status": s} for (a, b), s in self.p2p.items()
+                        if self.devices.index(a) < self.devices.index(b) or self.p2p.get((b, a)) != s]}
+               if self.p2p else {}),
             "graph": {
                 "nodes": [{"id": n, "kind": d["kind"]} for n, d in G.nodes(data=True)],
                 "edges": [

@@ -8,18 +8,28 @@ count>``; a NIC is ``<pci ...><nic><net name dev speed port gdr .../></nic>`` (`
 straight under ``<cpu>`` for a NIC NCCL could not place on the PCIe tree (sockets, VMs).
 
 :func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_result.TopoResult` as ``nvidia-smi topo -m``,
-with the path codes that command would print, worked out from the tree: ``NV#`` (links to each other, or to the
+with that command's path codes, worked out from the tree: ``NV#`` (links to each other, or to the
 same NVSwitches: the smaller of the two GPUs' switch links), ``PIX`` (same bridge), ``PXB`` (a common bridge
-below the CPU), ``NODE`` (same CPU), ``SYS`` (different CPUs). GPUs are numbered in PCI bus order as
-``nvidia-smi`` does, NICs in NCCL's ``dev`` order. What only the XML says is kept in ``TopoResult.xml``:
-per GPU its bus id, ``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and
-GDR flag; the PCIe tree with each link's speed and width. A dump cut at the end of a tag (as pasted in issues)
-is read up to the cut, with a note; other malformed XML raises one ValueError naming the line.
+below the CPU), ``PHB`` (they meet only at their CPU), ``SYS`` (different CPUs). ``PHB`` is NCCL's own path type
+for two devices that meet at the CPU (``src/graph/paths.cc`` ``ncclTopoSetPaths``: any PCI hop to or from the CPU
+node); ``nvidia-smi`` prints ``NODE`` instead when the two sit under different PCIe host bridges of one NUMA node,
+which NCCL's XML cannot show: its tree skips the root ports and names no host bridge (``src/graph/xml.cc``
+``ncclTopoGetXmlFromSys`` climbs two sysfs levels at a time and stops at the ``pci0000:xx`` root). GPUs are
+numbered in PCI bus order as ``nvidia-smi`` does, NICs in NCCL's ``dev`` order, then the NICs listed as PCI
+devices only in bus order. What only the XML says is kept in ``TopoResult.xml``: per GPU its bus id,
+``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and GDR flag; the PCIe tree
+with each link's speed and width; the bridges whose uplink NCCL models slower than a device below them
+(:mod:`.topo_pcie`). A dump cut at the end of a tag (as pasted in issues) is read up to the cut, with a note;
+other malformed XML raises one ValueError naming the line.
 
 The ``NCCL_TOPO_FILE`` files clouds ship for their VMs (AWS p4d, Azure ND, Nebius) often list a GPU as a bare
 ``<pci>`` of a display class (``0x03..``, NVIDIA's or of no stated vendor) with no ``<gpu>`` element, since NCCL
 fills in the GPU when it runs: such a GPU is read from its place in the PCIe tree, marked ``pci_only`` (no ``sm``,
-``dev`` or NVLinks known), with a note.
+``dev`` or NVLinks known), with a note. Their NICs are often bare ``<pci>`` elements of a network class (``0x02..``:
+Ethernet ``0x0200..``, InfiniBand ``0x0207..``) with no ``<nic><net>``: NCCL attaches each network device it finds
+to the ``<pci>`` of its bus id when it runs (``src/graph/xml.cc`` ``ncclTopoFillNet``), so such a NIC is placed
+from the tree too, in ``TopoResult.xml['pci_nics']`` (bus id, class, vendor, device, NUMA node) and never in
+``xml['nics']``, with no name, speed or GDR flag, which only NCCL's run knows.
 """
 
 from __future__ import annotations
@@ -30,12 +40,14 @@ import xml.etree.ElementTree as ET
 from nvcourse import catalog
 
 from .topo_graph import build_graph
+from .topo_pcie import slow_uplinks
 from .topo_result import TopoResult
 
-__all__ = ["looks_like_xml", "parse_xml", "NVSWITCH_CLASS"]
+__all__ = ["looks_like_xml", "parse_xml", "switch_links_to_peers", "NVSWITCH_CLASS"]
 
 NVSWITCH_CLASS = "0x068000"
 _GPU_CLASS = re.compile(r"^0x03")  # a display controller: NCCL takes any class 0x03.. for a GPU (xml.h kvDictPciClass)
+_NIC_CLASS = "0x02"  # a network controller: NCCL takes any class 0x02.. for a NIC (topo.cc kvDictPciClass)
 _NVIDIA = "0x10de"
 
 
@@ -101,6 +113,8 @@ def _walk(el: ET.Element, cpu: ET.Element, path: tuple[str, ...], found: dict) -
                                  "link_width": _int(child.get("link_width"))})
             if _bare_gpu(child):
                 found["gpus"].append(_pci_gpu(child, cpu, path))
+            elif (child.get("class") or "").startswith(_NIC_CLASS) and child.find("nic") is None:
+                found["pci_nics"].append(_pci_nic(child, cpu, path))
             _walk(child, cpu, (*path, bus), found)
         elif child.tag == "gpu":
             found["gpus"].append(_gpu(child, el, cpu, path))
@@ -142,6 +156,15 @@ def _pci_gpu(pci: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
             "c2c": [], "pci_only": True}
 
 
+def _pci_nic(pci: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
+    """A NIC a hand-written NCCL_TOPO_FILE lists only as a PCI device of a network class: its place in the tree.
+    NCCL gives it a name, speed and GDR flag only when it runs (src/graph/xml.cc ncclTopoFillNet attaches the
+    <nic><net> of the network device whose sysfs bus id is this one), so none is made up here."""
+    return {"bus_id": pci.get("busid"), "class": pci.get("class"), "vendor": pci.get("vendor"),
+            "device": pci.get("device"), "name": None, "gdr": None, "numa": cpu.get("numaid"),
+            "host": cpu.get("host_hash"), "path": path, "pci_only": True}
+
+
 def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
     speed = _int(net.get("speed"))
     return {"name": net.get("name"), "dev": _int(net.get("dev")), "speed_Gbps": speed / 1000 if speed else None,
@@ -151,6 +174,9 @@ def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
 
 
 def _pcie_code(a: dict, b: dict) -> str:
+    """The path code of two devices from where they sit in the tree. Two that meet only at their CPU are PHB:
+    NCCL types any path through the CPU node so (src/graph/paths.cc ncclTopoSetPaths), and the XML cannot tell
+    nvidia-smi's NODE (different host bridges of one NUMA node) from its PHB, as it records no host bridge."""
     if a["host"] != b["host"] or a["numa"] != b["numa"]:  # another host (multi-node NVLink domain) or socket
         return "SYS"
     pa, pb = a["path"], b["path"]
@@ -160,7 +186,7 @@ def _pcie_code(a: dict, b: dict) -> str:
         return "PIX"
     if pa and pb and pa[0] == pb[0]:
         return "PXB"
-    return "NODE"
+    return "PHB"
 
 
 def _nv_code(a: dict, b: dict) -> str | None:
@@ -181,7 +207,7 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     pcie_link = catalog.get_link(pcie) if pcie is not None else None
     cut_notes: list[str] = []
     root = _root(text, cut_notes)
-    found: dict = {"gpus": [], "nics": [], "pci": []}
+    found: dict = {"gpus": [], "nics": [], "pci_nics": [], "pci": []}
     for cpu in root.iter("cpu"):
         _walk(cpu, cpu, (), found)
     if not found["gpus"]:
@@ -189,7 +215,9 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                          "display class 0x03..)")
     gpus = sorted(found["gpus"], key=lambda g: (g["bus_id"] or "", g["rank"] or 0, g["dev"] or 0))
     nics = sorted(found["nics"], key=lambda n: (n["dev"] if n["dev"] is not None else 1 << 30, n["name"] or ""))
-    names = {f"GPU{i}": g for i, g in enumerate(gpus)} | {f"NIC{i}": n for i, n in enumerate(nics)}
+    # NICs known only as PCI devices come after the named ones, in bus order: NCCL numbers them when it runs
+    pci_nics = sorted(found["pci_nics"], key=lambda n: (n["host"] or "", n["bus_id"] or ""))
+    names = {f"GPU{i}": g for i, g in enumerate(gpus)} | {f"NIC{i}": n for i, n in enumerate(nics + pci_nics)}
     devices = list(names)
     codes: dict[tuple[str, str], str] = {}
     for a in devices:
@@ -198,24 +226,32 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                 da, db = names[a], names[b]
                 nv = _nv_code(da, db) if a.startswith("GPU") and b.startswith("GPU") else None
                 codes[(a, b)] = nv or _pcie_code(da, db)
+    uplinks = slow_uplinks(root)
+    c2c = {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}
+    notes = (cut_notes + _notes(gpus, nics, pci_nics) + _phb_notes(codes, c2c) + _uplink_notes(uplinks)
+             + _cpu_only_notes(codes, c2c))
     res = TopoResult(devices, [d for d in devices if d.startswith("GPU")], [d for d in devices if d.startswith("NIC")],
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
                       for i, g in enumerate(gpus) if g["cpu_affinity"] is not None},
-                     has_legend=False, notes=cut_notes + _notes(gpus, nics)
-                     + _cpu_only_notes(codes, {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}))
+                     has_legend=False, notes=notes)
     res.source_format = "nccl-xml"
+    # the file names its NVSwitch (tclass 0x068000): the graph need not infer one from the link counts
+    res.nvswitch_stated = any(link["tclass"] == NVSWITCH_CLASS for g in gpus for link in g["nvlinks"])
     res.xml = {"version": root.get("version"),
                "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
                         | {"pci_only": v.get("pci_only", False)} for k, v in names.items() if k.startswith("GPU")},
                "nics": {k: {x: v[x] for x in ("name", "dev", "speed_Gbps", "port", "gdr", "numa", "bus_id")}
-                        for k, v in names.items() if k.startswith("NIC")},
-               "pcie": found["pci"]}
+                        for k, v in names.items() if k.startswith("NIC") and not v.get("pci_only")},
+               "pci_nics": {k: {x: v[x] for x in ("bus_id", "class", "vendor", "device", "numa")}
+                            for k, v in names.items() if k.startswith("NIC") and v.get("pci_only")},
+               "pcie": found["pci"], "slow_uplinks": uplinks}
     build_graph(res, nv_link, pcie_link)
     return res
 
 
-def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
+def _notes(gpus: list[dict], nics: list[dict], pci_nics: list[dict]) -> list[str]:
+    """What the file says or leaves out: ``nics`` are the named ones (``<nic><net>``), ``pci_nics`` the PCI-only."""
     out = ["read from NCCL's topology XML: path codes worked out from its PCIe tree and NVLink counts"]
     if any(link["tclass"] == NVSWITCH_CLASS for g in gpus for link in g["nvlinks"]):
         out.append("NVLinks go to NVSwitches (tclass 0x068000): NV# is each GPU's link count to them")
@@ -233,20 +269,33 @@ def _notes(gpus: list[dict], nics: list[dict]) -> list[str]:
                    "the driver for them when it runs (and for a missing SM version), so NVLinks the GPUs may have are "
                    "not in these codes (NCCL's own dump lists none where there are none)")
     if selfish := sum(any(link["target"] == g["bus_id"] for link in g["nvlinks"]) for g in gpus):
-        out.append(f"{selfish} GPUs list NVLinks whose target is the GPU itself: NCCL links the GPU to itself, so "
-                   "these are no links to another GPU")
+        out.append(f"{selfish} {'GPU lists' if selfish == 1 else 'GPUs list'} NVLinks whose target is the GPU "
+                   "itself: NCCL links the GPU to itself, so these are no links to another GPU")
     if off := [n["name"] or "?" for n in nics if n["gdr"] == "0"]:
         one = len(off) == 1
         out.append(f"{', '.join(off)} {'reports' if one else 'report'} gdr 0: NCCL does not use GPUDirect RDMA "
                    f"through {'it' if one else 'them'}, so network data is staged through host memory (an RDMA NIC "
                    "says gdr 0 when nvidia-peermem or DMA-BUF was missing as the file was written; a socket "
                    "interface always does)")
-    if not nics:
+    if pci_nics:
+        one = len(pci_nics) == 1
+        out.append(f"{len(pci_nics)} {'NIC is a PCI device' if one else 'NICs are PCI devices'} only (a network "
+                   "class 0x02.. with no <nic><net>): NCCL attaches each network device it finds to the <pci> of its "
+                   "bus id when it runs, so names, port speeds and GDR support are known only then; "
+                   f"{'its codes come' if one else 'their codes come'} from the PCIe tree")
+    elif not nics:
         out.append("no NIC as NCCL names one (<nic><net>): a NCCL_TOPO_FILE may list NICs as PCI devices only, which "
                    "NCCL matches to its network devices when it runs")
     if len({(g["host"], g["bus_id"]) for g in gpus}) < len(gpus):
         out.append("several ranks share a GPU (same bus id): each is listed")
     return out
+
+
+def switch_links_to_peers(links: list[dict], peers: set[str]) -> list[dict]:
+    """The NVLink lines (``{'target', 'count', 'tclass'}``) that carry the NVSwitch class but name another GPU's bus
+    id (one of ``peers``): a hand-written file's way of listing a GPU's switch links once per peer, which NCCL adds
+    up (src/graph/topo.cc ncclTopoAddNvLinks goes by the class, ncclTopoConnectNodes adds the bandwidths)."""
+    return [link for link in links if link["tclass"] == NVSWITCH_CLASS and link["target"] in peers]
 
 
 def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
@@ -255,7 +304,7 @@ def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
     adds the bandwidth of every line to the same switch (ncclTopoConnectNodes), so it sees their sum."""
     buses = {g["bus_id"] for g in gpus}
     for g in gpus:
-        peers = [link for link in g["nvlinks"] if link["tclass"] == NVSWITCH_CLASS and link["target"] in buses]
+        peers = switch_links_to_peers(g["nvlinks"], buses - {g["bus_id"]})
         if len(peers) > 1:
             total = sum(link["count"] for link in g["nvlinks"] if link["tclass"] == NVSWITCH_CLASS)
             counts = sorted({link["count"] for link in peers})
@@ -268,17 +317,54 @@ def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
     return None
 
 
+def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
+    """Say what PHB stands for here, where some pair meets only at a CPU: NCCL's type for any path through the CPU
+    node (src/graph/paths.cc ncclTopoSetPaths), which is nvidia-smi's PHB or NODE; the XML cannot tell the two. A GPU
+    on C2C (``c2c``) reaches a nearest NIC on its CPU by P2C in NCCL (ncclTopoComputePaths, mergePathType), a type
+    nvidia-smi has not: it stays PHB in the codes and the note names it."""
+    if "PHB" not in codes.values():
+        return []
+    # P2C only where such a NIC is the GPU's nearest (ncclTopoGetLocal): a GPU with a NIC on its PCIe switch keeps PHB
+    on_c2c = sorted((g for g in c2c if (near := {c for (a, b), c in codes.items() if a == g and b.startswith("NIC")})
+                     and "PHB" in near and not near & {"PIX", "PXB"}), key=lambda g: int(g[3:]))
+    return ["devices that meet only at their CPU (no PCIe switch in common) are PHB, NCCL's path type for them; "
+            "nvidia-smi prints NODE instead for two devices under different PCIe host bridges of one NUMA node, "
+            "which the XML does not record"
+            + ("" if not on_c2c else
+               f"; {', '.join(on_c2c)}, joined to {'its CPU' if len(on_c2c) == 1 else 'their CPUs'} by C2C, "
+               f"{'reaches' if len(on_c2c) == 1 else 'reach'} the nearest NIC on that CPU by what NCCL calls P2C, "
+               "which keeps GPUDirect RDMA at its default level")]
+
+
+def _uplink_notes(uplinks: list[dict]) -> list[str]:
+    """The slowest PCIe bridge uplink, where one is slower than a GPU or NIC below it: NCCL gives every <pci> a link
+    of width x rate / 80 GB/s (src/graph/topo.cc ncclTopoAddPci) and rates a path at its slowest link."""
+    if not uplinks:
+        return []
+    u, n = uplinks[0], len(uplinks)
+    head = ("a PCIe bridge links up to its parent slower than a GPU or NIC below it: " if n == 1 else
+            f"{n} PCIe bridges link up to their parents slower than a GPU or NIC below them; the slowest, ")
+    return [f"{head}{u['bus_id']} ({u['link_speed'] or 'no stated speed'} x{u['link_width']}), NCCL models at "
+            f"{u['nccl_GBps']:g} GB/s against {u['below_GBps']:g} GB/s for the fastest device below it: NCCL rates "
+            "every path through that link (to the CPU and host memory, to a NIC or GPU under another bridge, to the "
+            "other socket) at no more. A VM's virtual bridge may state less than the hardware has; NCCL still uses "
+            "what is stated"]
+
+
 def _cpu_only_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
-    """GPUs whose nearest NIC is reached only through a CPU (NODE or SYS here, PHB or SYS in NCCL's path types):
-    NCCL's default NCCL_NET_GDR_LEVEL stops GPUDirect RDMA beyond PXB/P2C (src/graph/paths.cc ncclTopoCheckGdr),
-    except through another GPU that has a nearer NIC (PXN). A GPU joined to its CPU by C2C (``c2c``) is left out:
-    NCCL's P2C path through it keeps GPUDirect RDMA at the default level (NCCL_NET_GDR_C2C)."""
+    """GPUs whose nearest NIC is reached only through a CPU (PHB or SYS): NCCL's default NCCL_NET_GDR_LEVEL is
+    PXB, or P2C when NCCL_NET_GDR_C2C is on (its default), and ncclTopoCheckGdr (src/graph/paths.cc) turns GPUDirect
+    RDMA off when the GPU-NIC path type is above it, except through another GPU that has a nearer NIC (PXN: it then
+    takes that GPU's distance). A GPU joined to its CPU by C2C (``c2c``) is left out: NCCL's P2C path through it
+    keeps GPUDirect RDMA at the default level."""
     gpus = sorted({a for a, _b in codes if a.startswith("GPU") and a not in c2c}, key=lambda g: int(g[3:]))
     far = [g for g in gpus if (near := [c for (a, b), c in codes.items() if a == g and b.startswith("NIC")])
            and not set(near) & {"PIX", "PXB"}]
     if not far:
         return []
     one = len(far) == 1
-    return [f"{', '.join(far)} {'reaches its' if one else 'reach their'} nearest NIC only through a CPU (NODE or "
-            "SYS here, PHB or SYS in NCCL's path types): at its default NCCL_NET_GDR_LEVEL NCCL does not use "
-            "GPUDirect RDMA on such a path (it may through a GPU with a nearer NIC, PXN)"]
+    return [f"{', '.join(far)} {'reaches its' if one else 'reach their'} nearest NIC only through a CPU (PHB or "
+            "SYS): at its default NCCL_NET_GDR_LEVEL (nothing farther than PXB, or P2C on C2C systems) NCCL does not "
+            "use GPUDirect RDMA on such a path, so "
+            "network data is staged through host memory (it may use GPUDirect RDMA through a GPU with a nearer "
+            "NIC, PXN; NCCL_NET_GDR_LEVEL=PHB, or SYS across sockets, allows it)"]
