@@ -558,7 +558,9 @@ def test_busbw_zero_where_algbw_is_not_is_one_rank_and_under_mpirun_a_build_with
                       "  1048576   262144  float  none  -1   10.00  104.86    0.00    0   10.00  104.86    0.00    0\n")
     assert (alone.op, alone.nranks) == ("allgather", 1)
     assert any("1 rank inferred from busbw 0.00" in n for n in alone.notes)
-    assert not any("MPI=1" in n for n in alone.notes) and not diagnose(alone).findings
+    # no build finding: the one-rank finding only (a collective on one rank moves no data)
+    assert not any("MPI=1" in n for n in alone.notes)
+    assert [f["case"] for f in diagnose(alone).findings] == ["one_rank"]
     two = read_text("  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n")
     assert two.nranks == 2 and not any("1-rank" in n for n in two.notes)
 

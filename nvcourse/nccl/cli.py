@@ -79,20 +79,23 @@ def format_report(run, diag) -> str:
     for n in run.notes:
         lines.append(_("note: {note}").format(note=n))
     if diag.system:
+        # a system read from the GPU name alone is a guess (the note below says why): the model line says so too
+        system = (_("{system} (assumed from the GPU name)").format(system=diag.system)
+                  if diag.system_from == "gpu name" else diag.system)
         lines.append(_("model: {system}, {gpus} per node x {nodes}").format(
-            system=diag.system, gpus=ngettext("{n} GPU", "{n} GPUs", _some(diag.gpus)).format(n=i18n.whole(diag.gpus)),
+            system=system, gpus=ngettext("{n} GPU", "{n} GPUs", _some(diag.gpus)).format(n=i18n.whole(diag.gpus)),
             nodes=ngettext("{n} node", "{n} nodes", _some(diag.nodes)).format(n=i18n.whole(diag.nodes))))
     for f in diag.findings:
         lines.append(_("finding: {finding} -- likely: {cause} [{source}]").format(
             finding=f["finding"], cause=f["cause"], source=f["source"]))
     for b in diag.bands:
         lines.append(_("{band} ({first}-{last} B): {verdict}").format(
-            band=f"{band_name(b['band']):>10}", first=i18n.whole(b["sizes"][0]), last=i18n.whole(b["sizes"][1]),
+            band="  " + band_name(b["band"]), first=i18n.whole(b["sizes"][0]), last=i18n.whole(b["sizes"][1]),
             verdict=b["verdict"]))
         for c in b["causes"]:
-            lines.append(f"{'':>12}" + _("likely: {cause} [{source}]").format(cause=c["cause"], source=c["source"]))
+            lines.append("    " + _("likely: {cause} [{source}]").format(cause=c["cause"], source=c["source"]))
             if c.get("evidence"):
-                lines.append(f"{'':>14}" + _("evidence: {evidence}").format(evidence=c["evidence"]))
+                lines.append("      " + _("evidence: {evidence}").format(evidence=c["evidence"]))
     for n in diag.notes:
         lines.append(_("note: {note}").format(note=n))
     for sig in diag.signatures:

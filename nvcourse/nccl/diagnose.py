@@ -16,6 +16,7 @@ from .. import _data, catalog, i18n
 from ..i18n import pgettext
 from ..i18n import translate as _
 from .nccltests import NcclTestsRun
+from .nccltests_shape import assumed_note, run_notes, shape_findings, wrong_findings
 
 __all__ = ["BANDS", "NO_OVERLAY_OPS", "Diagnosis", "band_name", "cases", "diagnose", "nic_GBps_per_node",
            "pcie_GBps", "recognise_system"]
@@ -41,6 +42,9 @@ def band_name(band: str) -> str:
 _GPU_TO_SYSTEM = (("H100 80GB HBM3", "dgx-h100"), ("H100-SXM", "dgx-h100"), ("A100-SXM4", "dgx-a100"),
                   ("V100-SXM2", "dgx-1-v100"), ("H200", "hgx-h200"), ("GB200", "gb200-nvl72"), ("B200", "dgx-b200"))
 
+
+#: plateau levels a path with no slow member reaches: a ring with one slow GPU, NIC or link runs under its level
+HEALTHY_LEVELS: tuple[str, ...] = ("ring", "nic", "nvls")
 
 #: operations the model has no ring for (send/recv, all-to-all): no setting gives them a model overlay
 NO_OVERLAY_OPS: tuple[str, ...] = ("sendrecv", "alltoall")
@@ -106,6 +110,9 @@ class Diagnosis:
     notes: list[str] = field(default_factory=list)
     #: failure signatures from the runbook data matched in the pasted text (see :mod:`.signatures`)
     signatures: list[dict] = field(default_factory=list)
+    #: where ``system`` comes from: "given" (the caller's --system), "gpu name" (recognised from the device lines'
+    #: GPU name alone, an assumption), or None (no system)
+    system_from: str | None = None
     #: the same diagnosis in English when this one speaks another language: what ``to_json`` gives
     english: Diagnosis | None = field(default=None, repr=False, compare=False)
 
@@ -113,7 +120,8 @@ class Diagnosis:
         """The fields, English whatever the language (``--json`` is a stable interface)."""
         e = self.english or self
         return {"system": e.system, "gpus": e.gpus, "nodes": e.nodes, "overlay": e.overlay,
-                "bands": e.bands, "findings": e.findings, "notes": e.notes, "signatures": self.signatures}
+                "bands": e.bands, "findings": e.findings, "notes": e.notes, "signatures": self.signatures,
+                "system_from": e.system_from}
 
 
 def nic_GBps_per_node(system: str, gpus: int) -> float | None:
@@ -241,7 +249,7 @@ def _ranked_causes(meas: float, lv: dict[str, float], nodes: int, op: str | None
         out.append(_cause_with("slow_rank", _("{meas} GB/s is {ratio}x the ring level ({ring} GB/s) without "
                                               "matching a narrower path: one slow rank or fewer channels").format(
             meas=_f(meas, ".0f"), ratio=_f(meas / ring, ".2f"), ring=_f(ring, ".0f"))))
-    elif not any(c["case"] == "slow_rank" for c in out) and meas < 0.85 * lv["model"]:
+    elif level not in HEALTHY_LEVELS and not any(c["case"] == "slow_rank" for c in out) and meas < 0.85 * lv["model"]:
         out.append(_cause_with("slow_rank", _("a slow GPU, NIC or link also gives a plateau under the model")))
     return level, out
 
@@ -254,8 +262,8 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
     out = {"band": name, "sizes": [pts[0]["bytes"], pts[-1]["bytes"]], "busbw_GBps": meas, "model_busbw_GBps": model,
            "ratio": ratio, "time_ratio": t_ratio, "causes": []}
     if name == "latency":
-        out["verdict"] = _("small sizes take {ratio}x the model's time (latency-bound: launch and synchronisation "
-                           "costs dominate; busbw means little here)").format(ratio=_f(t_ratio, ".1f"))
+        out["floor_us"] = min(p["time_us"] for p in pts)  # the smallest out-of-place time of the band
+        out["verdict"] = _latency_text(t_ratio, out["floor_us"], d.nodes or 1)
         return out
     if ratio is None:
         out["verdict"] = _("no model figure")
@@ -283,8 +291,25 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
         out["causes"] = ranked
     elif level == "ring" and ranked and ranked[0]["case"] == "nvls_missing":
         out["causes"] = ranked[:1]
+    if ratio < 0.85 and level in HEALTHY_LEVELS and not out["causes"]:
+        out["verdict"] += _("; the model's higher figure is for {algo}, which this run does not reach: not a slow "
+                            "rank (one slow member keeps a ring under its level); NCCL_DEBUG_SUBSYS=TUNING shows the "
+                            "algorithm NCCL picks").format(algo=pts[-1]["model_algo"])
     _extra_notes(out, run, d, pts, meas, lv)
     return out
+
+
+def _latency_text(t_ratio: float, floor_us: float, nodes: int) -> str:
+    """The latency band's verdict. Across nodes, a floor of twice the model's time or more is the network path's
+    latency (NIC, transport or plugin, switches) more than kernel launches: a TCP-based cloud path costs ~100 us
+    per operation where InfiniBand costs a few (``floor_us``: the band's smallest out-of-place time, us)."""
+    if nodes > 1 and t_ratio >= 2:
+        return _("small sizes take {ratio}x the model's time, at least {floor} us per operation: across nodes a "
+                 "floor this high points at the network path's latency (NIC, transport or plugin, switches) more than "
+                 "at launch and synchronisation; busbw means little here").format(
+            ratio=_f(t_ratio, ".1f"), floor=_f(floor_us, ".0f"))
+    return _("small sizes take {ratio}x the model's time (latency-bound: launch and synchronisation costs dominate; "
+             "busbw means little here)").format(ratio=_f(t_ratio, ".1f"))
 
 
 def _gdr_level_set(ranked: list[dict], env: dict) -> None:
@@ -310,8 +335,7 @@ def _verdict_text(ratio: float, plateau: float, level: str | None, lv: dict, pts
         text = _("somewhat below the model ({ratio}x)").format(ratio=r)
     else:
         text = _("well below the model ({ratio}x)").format(ratio=r)
-    names = {"pcie": _("PCIe level"), "ring": _("ring level"), "nvls": _("NVLS level"),
-             "nic": _("level of the node's NICs")}
+    names = {k: _level_name(k) for k in ("pcie", "ring", "nvls", "nic")}
     if level == "pcie":
         text += _("; plateau {plateau} GB/s is at the PCIe level (at most 2 x {pcie} GB/s, one direction), {ratio}x "
                   "the NVLink ring level ({ring} GB/s)").format(
@@ -361,24 +385,17 @@ def diagnose(run: NcclTestsRun, system: str | None = None, gpus: int | None = No
 def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: int | None) -> Diagnosis:
     """:func:`diagnose` in the current language."""
     rec = recognise_system(run)
+    system_from = "given" if system else None
     if system is None and rec:
-        system = rec[0]
+        system, system_from = rec[0], "gpu name"
     if rec and rec[0] == system:
         gpus = gpus or rec[1]
         nodes = nodes or rec[2]
     if system and not gpus and run.nranks:
         nodes = nodes or 1
         gpus = max(1, run.nranks // nodes)
-    d = Diagnosis(system=system, gpus=gpus, nodes=nodes)
-    wrong = sum((r.get("oop_wrong") or 0) + (r.get("ip_wrong") or 0) for r in run.rows)
-    if wrong or (run.out_of_bounds or 0) > 0:
-        d.findings.append({"finding": _("#wrong total {wrong}, out of bounds {oob}: results are wrong; bandwidth "
-                                        "does not matter until this is fixed").format(
-                                            wrong=wrong if any(c.endswith("_wrong") for c in run.columns)
-                                            else _("not printed"),  # old outputs print an error column instead
-                                            oob=_("not printed") if run.out_of_bounds is None
-                                            else run.out_of_bounds),
-                           **_cause("wrong_nonzero")})
+    d = Diagnosis(system=system, gpus=gpus, nodes=nodes, system_from=system_from)
+    d.findings += wrong_findings(run)  # #wrong, out of bounds, or an old error column above its tolerance
     if any("built without MPI" in n for n in run.notes):
         seen = (_("busbw is 0.00 at every size while algbw is not: each process ran a 1-rank test")
                 if any(n.startswith("busbw 0.00 under") for n in run.notes) else
@@ -388,11 +405,16 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
     if run.avg_busbw_GBps is not None and big:
         top = max(r["oop_busbw_GBps"] for r in big)
         if top > 0 and run.avg_busbw_GBps < 0.5 * top:
+            # the case's own cause also explains an average of 0 on one rank; here busbw is not 0 (top > 0)
             d.findings.append({"finding": _("Avg bus bandwidth {avg} GB/s averages every size; the large sizes "
                                             "reach {top} GB/s").format(avg=_f(run.avg_busbw_GBps, "g"),
-                                                                       top=_f(top, "g")), **_cause("avg_hides")})
-    if run.op == "alltoall" and run.nranks == 1:
-        d.findings.append({"finding": _("one rank: busbw is 0 by definition"), **_cause("avg_hides")})
+                                                                       top=_f(top, "g")), **_cause("avg_hides"),
+                               "cause": _("the average is over every size, latency-bound ones included; read the "
+                                          "large-size rows")})
+    d.findings += shape_findings(run)  # model-free: one rank, a shared GPU, a busbw collapse, time gaps
+    if system_from == "gpu name":
+        d.notes.append(assumed_note(run, system, gpus))
+    d.notes += run_notes(run)
     if run.op in NO_OVERLAY_OPS:  # no ring in the model: no system, GPU count or node count gives an overlay
         d.notes.append(_("the model has no overlay for {op}, whatever the system").format(op=run.op))
         return d
@@ -408,23 +430,27 @@ def _diagnose(run: NcclTestsRun, system: str | None, gpus: int | None, nodes: in
         pts = [p for p in d.overlay if lo <= p["bytes"] < hi]
         if pts:
             d.bands.append(_band_verdict(name, pts, run, d))
-    _settle_transition(d.bands)
+    _settle_transition(d.bands, d.nodes or 1)
     return d
 
 
-def _settle_transition(bands: list[dict]) -> None:
+def _settle_transition(bands: list[dict], nodes: int = 1) -> None:
     """A transition band under the model blames a slow rank only when the large-size plateau falls short too.
 
     A measured curve can reach its plateau at larger sizes than the model's (NCCL adds channels and grows its
     chunks gradually), so a healthy run can sit well under the model in the mid sizes and at the model at the top:
-    that shape is the ramp, not a rank. Without large sizes the run cannot tell the two apart, and says so.
+    that shape is the ramp, not a rank. A plateau at a level a healthy path reaches (the ring's, the NICs', NVLS)
+    under a model that expects more (another algorithm) is no slow rank either. Without large sizes the run cannot
+    tell the two apart, and says so. Across ``nodes`` > 1, a latency floor of twice the model's or more delays the
+    ramp: said too.
     """
     by = {b["band"]: b for b in bands}
     mid, big = by.get("transition"), by.get("bandwidth")
     if mid is None or not any(c["case"] == "slow_rank" for c in mid["causes"]):
         return
     plateau = big.get("plateau_ratio") if big else None
-    if plateau is not None and plateau < 0.85:
+    level = (big.get("level") or {}).get("matches") if big else None
+    if plateau is not None and plateau < 0.85 and level not in HEALTHY_LEVELS:
         for c in mid["causes"]:
             if c["case"] == "slow_rank":
                 c["evidence"] = _("mid sizes at {ratio}x the model and the large-size plateau short too ({plateau}x):"
@@ -435,7 +461,22 @@ def _settle_transition(bands: list[dict]) -> None:
     if plateau is None:
         mid["verdict"] += _("; this run has no sizes of 32 MiB and up, so it cannot tell a slow path from the ramp "
                             "up to the plateau: run to larger sizes")
-    else:
+    elif plateau >= 0.85:
         mid["verdict"] += _("; the large sizes reach the model's plateau ({plateau}x), so this is the ramp up to it "
                             "(this run reaches its plateau at larger sizes than the model does), not a slow rank"
                             ).format(plateau=_f(plateau, ".2f"))
+    else:
+        mid["verdict"] += _("; the large sizes reach the {level} ({value} GB/s), so this is the ramp up to it (this "
+                            "run reaches its plateau at larger sizes than the model does), not a slow rank").format(
+            level=_level_name(level), value=_f(big["level"]["levels_GBps"][level], ".0f"))
+    small = by.get("latency")
+    if plateau is not None and small and nodes > 1 and small["time_ratio"] >= 2:
+        mid["verdict"] += _("; each operation costs at least {floor} us ({ratio}x the model's time), which moves the "
+                            "ramp to larger sizes").format(floor=_f(small["floor_us"], ".0f"),
+                                                          ratio=_f(small["time_ratio"], ".1f"))
+
+
+def _level_name(level: str) -> str:
+    """A plateau level's name in the reader's language ("ring level", "level of the node's NICs")."""
+    return {"pcie": _("PCIe level"), "ring": _("ring level"), "nvls": _("NVLS level"),
+            "nic": _("level of the node's NICs")}.get(level, level)

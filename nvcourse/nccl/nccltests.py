@@ -132,6 +132,9 @@ class NcclTestsRun:
     launch: dict = field(default_factory=dict)
     #: hosts named by NCCL's own log lines in the paste ("host:pid:tid [dev] NCCL INFO ..."), in order
     log_hosts: list[str] = field(default_factory=list)
+    #: the paste's other runs, summed up (see :func:`read_text`): op, op_candidates, rows (count), bytes (first,
+    #: last), largest_busbw_GBps, avg_busbw_GBps, nranks, device_lines (count), gpus, hosts (of its device lines)
+    other_runs: list[dict] = field(default_factory=list)
 
     @property
     def gpus(self) -> list[str]:
@@ -151,7 +154,7 @@ class NcclTestsRun:
             "nccl_tests_version": self.nccl_tests_version, "cuda": self.cuda, "gpus": self.gpus, "hosts": self.hosts,
             "header": self.header, "ranks": self.ranks, "rows": self.rows,
             "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
-            "elided": self.elided, "launch": self.launch,
+            "elided": self.elided, "launch": self.launch, "other_runs": self.other_runs,
         }  # fmt: skip
 
 
@@ -207,9 +210,9 @@ def _finish(run: NcclTestsRun, text_ops: list[str], direct: bool = False) -> Non
         big = max(rows, key=lambda r: (r["oop_algbw_GBps"], r["bytes"]))
         ratio = big["oop_busbw_GBps"] / big["oop_algbw_GBps"]
         cands = _narrow(op_from_ratio(ratio, run.nranks, tol=max(0.03, 0.006 / big["oop_algbw_GBps"])), run)
-    else:  # no usable ratio (every algbw 0.00): the columns alone, when they leave one operation
-        cands = _narrow(list(OPS_MODEL), run)
-        cands = cands if run.nranks_from_count or len(cands) == 1 else []
+    else:  # no usable ratio (every algbw 0.00): the columns alone name it when they leave one operation; when they
+        # leave several, those are the candidates ("none" would say nothing fits, where several do); no rows, none
+        cands = _narrow(list(OPS_MODEL), run) if run.rows else []
     if run.op is None:
         run.op_candidates = cands
         if len(cands) == 1:
@@ -403,7 +406,7 @@ def read_text(text: str) -> NcclTestsRun:
     runs = [r for r in found if r.rows]
     if not runs and found:
         found[-1].notes.append(NO_ROWS_NOTE)
-        return found[-1]
+        return _with_others(found[-1], found)
     if not runs and (_HEADER.search(text) or re.search(r"time\s+algbw\s+busbw", text)):
         raise ValueError(
             "found nccl-tests header lines but no complete result row: the paste stops before the results "
@@ -415,7 +418,27 @@ def read_text(text: str) -> NcclTestsRun:
             "'  1048576  262144  float  sum  -1  27.5  38.1  66.7  0 ...' (size count type [redop root] "
             "time algbw busbw #wrong, as printed by all_reduce_perf and the other *_perf tests); found none"
         )
-    return runs[0]
+    return _with_others(runs[0], found)
+
+
+def _with_others(run: NcclTestsRun, found: list[NcclTestsRun]) -> NcclTestsRun:
+    """``run`` with the paste's other runs summed up in ``other_runs`` (a second binary's table, a second output
+    whose rows were cut), so a report can say it read one of several. Where only another output printed device
+    lines, this run's "no device lines" notes say so."""
+    run.other_runs = [_summary(r) for r in found if r is not run]
+    if not run.ranks and any(r.ranks for r in found):
+        run.notes = [n.replace("no device lines:", "no device lines in this output (another output in the paste has "
+                               "them):", 1) for n in run.notes]
+    return run
+
+
+def _summary(run: NcclTestsRun) -> dict:
+    """A few figures of a run, for the report on another run of the same paste (bytes, GB/s as printed)."""
+    return {"op": run.op, "op_candidates": list(run.op_candidates), "rows": len(run.rows),
+            "bytes": [run.rows[0]["bytes"], run.rows[-1]["bytes"]] if run.rows else [],
+            "largest_busbw_GBps": run.rows[-1]["oop_busbw_GBps"] if run.rows else None,
+            "avg_busbw_GBps": run.avg_busbw_GBps, "nranks": run.nranks, "device_lines": len(run.ranks),
+            "gpus": run.gpus, "hosts": list(dict.fromkeys(r["host"] for r in run.ranks))}
 
 
 #: the note on a run read without result rows (the rest of the course tests for its start)

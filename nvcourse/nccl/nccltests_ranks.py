@@ -85,9 +85,10 @@ def nranks_from_launcher(run: Any) -> None:
     per_process = _ranks_per_process(run)
     asked = int(launch["np"]) * per_process
     if run.nranks is not None and asked > run.nranks:
+        gpus = f"{per_process} GPU{'s' if per_process > 1 else ''}"
+        starts = (f"{launch['np']} processes of {gpus} each" if int(launch["np"]) > 1 else f"1 process of {gpus}")
         run.notes.append(f"device lines for {asked - run.nranks} of {asked} ranks are not in the paste "
-                         f"({launch['launcher']} starts {launch['np']} processes of {per_process} "
-                         f"GPU{'s' if per_process > 1 else ''} each)")
+                         f"({launch['launcher']} starts {starts})")
         run.nranks = asked
 
 
