@@ -88,6 +88,15 @@ def decide(log) -> bool | None:
     return False if log.gdr_hca is False else None
 
 
+def _distance_text(d: dict) -> str:
+    """A distance decision as NCCL prints it: 'GPU 81000 / HCA 0 (distance 7 <= 7)' up to 2.28, 'GPU/0-110592
+    (rank 0) - NET/0-0 (distance 9 > 6)' from 2.29."""
+    dist = f"(distance {d['distance']} {'<=' if d['gdr'] else '>'} {d['limit']})"
+    if d["format"] == "up to 2.28":
+        return f"GPU {d['gpu']} / HCA {d['net']} {dist}"
+    return f"{d['gpu']} - {d['net']} {dist}"
+
+
 def describe(log) -> str | None:
     """One sentence on GDR for :func:`~nvcourse.nccl.ncclog.explain`; None when the paste says nothing about it."""
     if log.net_kind == "Socket":
@@ -105,6 +114,17 @@ def describe(log) -> str | None:
         return _("GPUDirect RDMA is on for {n_with} of {total} network connections (NET/.../GDRDMA) and off for "
                  "the other {n_without}.").format(n_with=i18n.whole(n_with), total=i18n.whole(n_with + n_without),
                                                    n_without=i18n.whole(n_without))
+    if log.gdr is not None and not n_with + n_without and log.gdr_distance:
+        # no channel line: the evidence is NCCL's per-GPU distance decision, quoted as it reads
+        quote = ", ".join(f"'{_distance_text(d)}'" for d in log.gdr_distance[:2])
+        more = len(log.gdr_distance) - 2
+        others = ngettext(", and {n} more distance line", ", and {n} more distance lines", more).format(
+            n=i18n.whole(more)) if more > 0 else ""
+        if log.gdr:
+            return _("GPUDirect RDMA is on by NCCL's distance decision: {quote}{others}; no network channel line in "
+                     "the paste shows a connection using it (via NET/.../GDRDMA).").format(quote=quote, others=others)
+        return _("GPUDirect RDMA is off by NCCL's distance decision: {quote}{others}.").format(quote=quote,
+                                                                                             others=others)
     if log.gdr is True:
         return _("GPUDirect RDMA is on (NET/.../GDRDMA).")
     if log.gdr is False:
@@ -164,19 +184,25 @@ def off_problem(log, matched: set[str], record: dict, no_gdr_case: dict, has_net
     if log.gdr is False and log.net_kind != "Socket" and (has_net or log.net_kind == "IB") and not matched & {
             "no_peermem", "gdr_distance"}:
         if log.gdr_hca is None and not log.gdr_distance:
-            return unknown_cause_problem()
+            return unknown_cause_problem(plugin=log.net_kind == "plugin")
         return {"problem": _("network connections without GDRDMA: GPUDirect RDMA is off"), **no_gdr_case}
     return None
 
 
-def unknown_cause_problem() -> dict:
+def unknown_cause_problem(plugin: bool = False) -> dict:
     """GDR off in a log taken with NCCL's default debug subsystems: the NIC and distance lines that tell a missing
     peer-memory module from a distance or policy decision are NET lines, absent by default (src/debug.cc: INIT,
-    BOOTSTRAP, ENV), so the log cannot say which; chapter 06d's table says to rerun with NET first."""
+    BOOTSTRAP, ENV), so the log cannot say which; chapter 06d's table says to rerun with NET first. On a net plugin
+    (``plugin``) the NIC line reports what the plugin offers: "Enabled" only where its ptrSupport includes GPU memory
+    (NCCL_PTR_CUDA, or DMA-BUF; src/graph/topo.cc, 2.13 on), which a fabric without GPUDirect RDMA never does."""
+    cause = _("the lines that tell a missing peer-memory module from NCCL's distance or read policy ('GPU Direct RDMA "
+              "... for HCA', the distance line) are NET-subsystem lines, not printed with the default "
+              "NCCL_DEBUG_SUBSYS")
+    if plugin:
+        cause += _("; over a net plugin GDR also needs the plugin and its fabric to take GPU memory, which some "
+                   "never do (aws-ofi-nccl before 1.1.0 offered host memory only): there GDR off is expected")
     return {"problem": _("network connections without GDRDMA: GPUDirect RDMA is off, and this log cannot say why"),
             "case": None, "signature": None,
-            "cause": _("the lines that tell a missing peer-memory module from NCCL's distance or read policy ('GPU "
-                       "Direct RDMA ... for HCA', the distance line) are NET-subsystem lines, not printed with the "
-                       "default NCCL_DEBUG_SUBSYS"),
+            "cause": cause,
             "fix": _("rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET, then follow what the NIC line says"),
             "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug-subsys"}

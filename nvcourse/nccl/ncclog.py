@@ -19,15 +19,18 @@ from dataclasses import dataclass, field
 
 from .. import i18n
 from . import gdr as _gdr
-from .ncclog_explain import explain, problems
+from .ncclog_explain import explain, problems, remarks
+from .ncclog_faults import library_warnings, peer_memory_lsmod, read_error_return, vm_evidence
 from .ncclog_lines import bare_message, has_prefixed_lines, read_p2p_and_hints
 from .paste import clean_line
 from .tuning_table import TableReader
 
 __all__ = ["NcclLog", "read_text", "explain"]
 
+# a WARN carries where it was printed: "file:line NCCL WARN" up to 2.30.4, "file:line (func) NCCL WARN" from
+# 2.30.7 (src/debug.cc ncclDebugLogInternal)
 _LINE = re.compile(r"^(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+)?"
-                   r"(?:(?P<src>\S+:\d+)\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
+                   r"(?:(?P<src>\S+:\d+)(?:\s+\([^()\s]*\))?\s+)?NCCL\s+(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
 # a connection: "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC" (2.x); NCCL 2.4 and older: "Ring 00 : 26[2] -> 30[6] via
 # P2P/IPC", "Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0" (no device in brackets on network lines)
@@ -93,7 +96,14 @@ class NcclLog:
     gdr_distance: list[dict] = field(default_factory=list)
     dmabuf: bool | None = None
     transports: dict[str, int] = field(default_factory=dict)
+    #: the communicator's channel count where NCCL prints one (channels_printed), else the highest channel id seen + 1
+    #: (a lower bound: a filtered paste shows only some channels), else None
     channels: int | None = None
+    #: the count as NCCL printed it: "Channel 00/24 : 0 1 ..." (src/graph/rings.cc, 2.5 on) or "24 coll channels, ..."
+    #: (2.7 on); the largest where several communicators print one; None when no such line is in the paste
+    channels_printed: int | None = None
+    #: the distinct channel ids the paste shows (connection, ring and tree lines), sorted
+    channel_ids: list[int] = field(default_factory=list)
     rings: dict[int, list[int]] = field(default_factory=dict)
     trees: dict[int, list[dict]] = field(default_factory=dict)
     nvls: dict = field(default_factory=lambda: {"supported": None, "channels": None, "heads": 0})
@@ -109,6 +119,17 @@ class NcclLog:
     #: LL ..."): op, bytes, algo, proto (as printed), and time_us where NCCL printed its estimate; one per distinct call
     tuning_picks: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: NCCL's error-return trail ("include/net.h:24 -> 2", src/include/checks.h): where, code, result (the
+    #: ncclResult_t name), detail (strerror, 2.18.3 on) and count, one per distinct (where, code) in the order seen
+    error_returns: list[dict] = field(default_factory=list)
+    #: warnings of the libraries under NCCL (libfabric <warn>, UCX WARN/ERROR, PMIx ERROR), not NCCL WARN lines:
+    #: library, level, provider (libfabric's), message, count (see :func:`.ncclog_faults.library_warnings`)
+    library_warnings: list[dict] = field(default_factory=list)
+    #: a pasted "lsmod | grep" for the peer-memory modules: {"nvidia_peermem": bool, "nv_peer_mem": bool} for the
+    #: modules it covers (False: the answer was empty)
+    peer_memory_lsmod: dict[str, bool] = field(default_factory=dict)
+    #: what in the paste shows a virtual machine: {"line": hypervisor line} or {"hosts": names with a "vm" word}
+    vm_evidence: dict | None = None
     jobs: int = 1
     lines: int = 0
     problems: list[dict] = field(default_factory=list)
@@ -122,6 +143,9 @@ class NcclLog:
     counters: list[dict] = field(default_factory=list)
     #: what the reader recognised that is not a fault, or that one paste cannot decide (a counter read once)
     notes: list[str] = field(default_factory=list)
+    #: informational lines: facts worth saying that are not faults here ("remark", "source"), e.g. GPUDirect RDMA off
+    #: beside a fatal error, a socket fallback on one node, variables set by the environment
+    remarks: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The fields, with ``problems`` and ``explanation`` in English whatever the language (``--json`` is a
@@ -131,6 +155,7 @@ class NcclLog:
         d["trees"] = {str(k): v for k, v in self.trees.items()}
         with i18n.english():
             d["problems"] = problems(self)
+            d["remarks"] = remarks(self)
             d["explanation"] = explain(self)
         return d
 
@@ -192,16 +217,22 @@ def read_text(text: str) -> NcclLog:
         if m.group("level") == "WARN":
             log.warnings.append(msg)
             continue
+        if trail := read_error_return(msg):
+            _add_error_return(log, trail)
+            continue
         _read_message(log, scan, host, dev, msg, f"{host}:{m.group('pid')}" if host else "")
     from .signatures import counter_readings, match_text, reading_notes
 
     log.signatures = match_text(text)
     log.counters = counter_readings(text)
+    log.library_warnings = library_warnings(text)
+    log.peer_memory_lsmod = peer_memory_lsmod(text)
+    log.vm_evidence = vm_evidence(text, list(scan.hosts))
     with i18n.english():  # the field (and --json) in English, a stable interface
         log.notes = reading_notes(log.counters, text)
     # the same notes in the reader's language, for the paragraph a person reads (not a field: not in --json)
     log.notes_shown = {"en": log.notes, i18n.language(): reading_notes(log.counters, text)}
-    if log.lines == 0 and not log.signatures and not log.notes:
+    if log.lines == 0 and not log.signatures and not log.notes and not log.library_warnings:
         raise ValueError(
             "input is not an NCCL log: expected NCCL_DEBUG=INFO lines such as "
             "'host:1234:1250 [0] NCCL INFO Using network IB' or 'NCCL version 2.21.5+cuda12.4'; found none"
@@ -210,9 +241,20 @@ def read_text(text: str) -> NcclLog:
     return log
 
 
+def _add_error_return(log: NcclLog, trail: dict) -> None:
+    """Count one trail line under its (where, code)."""
+    for seen in log.error_returns:
+        if (seen["where"], seen["code"]) == (trail["where"], trail["code"]):
+            seen["count"] += 1
+            return
+    log.error_returns.append({**trail, "count": 1})
+
+
 def _finish(log: NcclLog, scan: _Scan) -> None:
-    if log.channels is None and scan.channel_ids:
-        log.channels = max(scan.channel_ids) + 1
+    log.channel_ids = sorted(scan.channel_ids | set(log.rings) | set(log.trees))
+    log.channels = log.channels_printed
+    if log.channels is None and log.channel_ids:
+        log.channels = max(log.channel_ids) + 1
     log.hosts = list(scan.hosts)
     log.devices = list(scan.devices.values())
     log.ranks = sorted(scan.ranks)
@@ -221,6 +263,7 @@ def _finish(log: NcclLog, scan: _Scan) -> None:
     log.tuning_tables = scan.table.tables()
     log.gdr = _gdr.decide(log)
     log.problems = problems(log)
+    log.remarks = remarks(log)
 
 
 def _read_message(log: NcclLog, scan: _Scan, host: str | None, dev: str | None, msg: str,
@@ -326,7 +369,7 @@ def _read_plugin(log: NcclLog, msg: str) -> None:
 def _read_tuning(log: NcclLog, scan: _Scan, msg: str, source: str = "") -> None:
     """Channel counts, thresholds and the TUNING subsystem's algorithm x protocol table."""
     if mm := re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?", msg):
-        log.channels = max(log.channels or 0, int(mm.group(1)))
+        log.channels_printed = max(log.channels_printed or 0, int(mm.group(1)))
         if mm.group(3) is not None:
             log.nvls["channels"] = int(mm.group(3))
         log.tuning.append(msg)
@@ -364,7 +407,7 @@ def _read_channels(log: NcclLog, scan: _Scan, host: str | None, dev: str | None,
         return
     if mm := _RING.match(msg):
         log.rings[int(mm.group(1))] = [int(x) for x in mm.group(3).split()]
-        log.channels = max(log.channels or 0, int(mm.group(2)))
+        log.channels_printed = max(log.channels_printed or 0, int(mm.group(2)))
         return
     if mm := _RING_OLD.match(msg):
         log.rings[int(mm.group(1))] = [int(x) for x in mm.group(2).split()]
