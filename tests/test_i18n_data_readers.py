@@ -19,7 +19,8 @@ NBSP = "\u00a0"
 NCCLOG = "tests/fixtures/ncclog/ib_error4_gdr_vm_nccl660.log"
 NCCL_TESTS = "tests/fixtures/nccl_tests/allreduce_h100_2nodes_srun_label_nccltests290.txt"
 PATHS = ("nvcourse/nccl/ncclog_explain.py", "nvcourse/nccl/diagnose.py", "nvcourse/nccl/gdr.py",
-         "nvcourse/nccl/ncclog_lines.py", "nvcourse/nccl/signatures.py")
+         "nvcourse/nccl/ncclog_lines.py", "nvcourse/nccl/signatures.py", "nvcourse/nccl/ncclog_faults.py",
+         "nvcourse/nccl/nccltests_shape.py")
 UNREACHABLE = frozenset({
     "no model figure",  # the model gives a busbw above 0 for every size it covers
     # _settle_transition always replaces this evidence (large sizes short too) or drops the cause (they are not)
@@ -75,6 +76,7 @@ def counted(log, keep):
         setattr(c, name, cut(getattr(c, name)))
     c.nranks = c.nranks and (1 if keep == 1 else c.nranks)
     c.channels = c.channels and (1 if keep == 1 else c.channels)
+    c.channels_printed = c.channels_printed and (1 if keep == 1 else c.channels_printed)
     for g in c.graphs:
         g["channels"] = min(g["channels"], 1) if keep == 1 else g["channels"]
     if keep == 1:
@@ -176,6 +178,53 @@ show_run(zero, system="dgx-h100", gpus=8, nodes=1)
 # busbw 0.00 at every size under mpirun -np 16: one rank per process (nccl-tests#294, held-out set 6)
 show_run(nccltests.read_text(open("tests/fixtures/pasted_heldout5/nccltests294_h100_rows_only_no_header_duplicate_"
                                   "sizes_busbw_zero_mpirun_np16_nccl_conf.txt", encoding="utf-8").read()))
+# every pasted fixture set (the held-out ones too): logs and nccl-tests outputs as people paste them
+for f in sorted(glob.glob("tests/fixtures/pasted_*/*")):
+    text = open(f, encoding="utf-8", errors="replace").read()
+    show_log(text)
+    try:
+        first = nccltests.read_text(text)  # the run a report reads, with what else the paste holds
+    except ValueError:
+        continue
+    show_run(first)
+    one = copy.deepcopy(first)  # one row left: the singular forms of the notes that count rows
+    one.rows = one.rows[:1]
+    show_run(one)
+# lines below NCCL and around it, built from the real ones of tests/test_ncclog_faults.py
+warn_efa = "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: provider efa output empty list\n"
+prompt = "[root@gpu3 ~]# lsmod | grep nvidia_peermem\n[root@gpu3 ~]# lsmod | grep nv_peer_mem\n[root@gpu3 ~]#\n"
+for text in (
+        H + "GPU Direct RDMA Enabled for GPU 81000 / HCA 1 (distance 6 <= 7), read 0\n"
+        + H + "GPU Direct RDMA Enabled for GPU 81000 / HCA 0 (distance 7 <= 7), read 0\n"
+        + H + "GPU Direct RDMA Enabled for GPU 41000 / HCA 0 (distance 6 <= 7), read 0\n",
+        H + "GPU Direct RDMA Enabled for GPU 81000 / HCA 1 (distance 6 <= 7), read 0\n"
+        + H + "GPU Direct RDMA Enabled for GPU 81000 / HCA 0 (distance 7 <= 7), read 0\n"
+        + H + "GPU Direct RDMA Enabled for GPU 41000 / HCA 0 (distance 6 <= 7), read 0\n"
+        + H + "GPU Direct RDMA Enabled for GPU 41000 / HCA 1 (distance 7 <= 7), read 0\n",
+        H + "NET/IB : No device found.\n" + H + "NET/Socket : Using [0]eth0:10.0.0.1<0>\n" + H
+        + "Using network Socket\n" + H + "comm 0x5581 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n",
+        warn_efa + H + "NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n",
+        "libfabric:85:1747438790::efa:core:efa_device_construct():90<warn> ibv_query_device failed\n",
+        prompt + H + "NCCL version 2.12.9+cuda11.6\n",
+        prompt + "NCCL version 2.18.3+cuda12.2\n" + H + "DMA-BUF is available on GPU device 0\n",
+        prompt + "NCCL version 2.18.3+cuda12.2\n",
+        H + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>\n" + H + "Using network IB\n"
+        + H + "Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n",
+        "Hypervisor vendor:     KVM\n" + open("tests/fixtures/ncclog/ib_error4_gdr_vm_nccl660.log").read(),
+        H + "NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n" + H + "Using network IB\n"
+        + open("tests/fixtures/ncclog/graph_nvls_h100_2nodes_nccl1519.log").read()):
+    show_log(text)
+# an integer type's old error column above 0 out of place, and other runs with no Avg line and no name
+old = nccltests.read_text(open("tests/fixtures/pasted_heldout3/nccltests104_sendrecv_g2_uint8_two_outputs_old_error_"
+                               "column.txt", encoding="utf-8").read())
+old.rows[0]["oop_error"] = 300.0
+show_run(old)
+old.op = None
+show_run(old)
+two = nccltests.read_text(open("tests/fixtures/pasted_heldout2/nccltests78_allreduce_then_alltoall_old_error_column_"
+                               "v100.txt", encoding="utf-8").read())
+two.other_runs = [dict(o, avg_busbw_GBps=None) for o in two.other_runs]
+show_run(two)
 sys.stdout.write("\n".join(out))
 '''
 
