@@ -120,7 +120,11 @@ def _pcie_links(result) -> str | None:
     """The GPUs' and NICs' PCIe links, counted by speed and width as NCCL reads them (a width of 0 is x16: src/graph/
     topo.cc ncclTopoAddPci), with what a difference or an odd value means."""
     ends = [p for p in result.xml["pcie"] if p["class"] and p["class"].startswith(("0x03", "0x02"))]
+    # a GPU on C2C reaches its CPU by C2C, not by this link (src/graph/paths.cc: C2C is the better path type), so its
+    # PCIe figures are no difference that matters
+    on_c2c = {d["bus_id"]: g for g, d in result.xml["gpus"].items() if d["c2c"]}
     links: dict[str, int] = {}
+    counted: set[str] = set()
     zero = empty = 0
     for p in ends:
         width = p["link_width"]
@@ -128,10 +132,14 @@ def _pcie_links(result) -> str | None:
         empty += p["link_speed"] == ""
         key = f"{p['link_speed'] or 'speed ?'} x{nccl_width(width) if width is not None else '?'}"
         links[key] = links.get(key, 0) + 1
+        if p["bus_id"] not in on_c2c:
+            counted.add(key)
     if not links:
         return None
     line = ", ".join(f"{k} ({n})" for k, n in links.items())
-    if len(links) > 1:
+    if c2c_gpus := [g for bus, g in on_c2c.items() if any(p["bus_id"] == bus for p in ends)]:
+        line += _(" -- C2C, not PCIe, joins {gpus} to the CPU (see the note)").format(gpus=", ".join(c2c_gpus))
+    if len(counted) > 1:
         # NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc);
         # from 2.30.7 a GPU's come from NVML's current link instead
         line += _(" -- they differ: NCCL writes each device's widest and fastest link (the lower of the device's and "

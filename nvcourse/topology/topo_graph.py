@@ -78,6 +78,8 @@ def build_graph(res, nv_link, pcie_link) -> None:
             G.add_edge(a, b, link="smp", count=1, GBps_dir=None, unbounded=True)
     if len(cpus) > 1:
         res.notes.append("CPU/NUMA nodes are joined by the SMP interconnect, modelled as never the bottleneck")
+    if note := one_numa_sys(res):
+        res.notes.append(note)
     res.notes.append("PCIe tree rebuilt from the path codes: a plausible shape, not the board's wiring")
     _layout(G, res)
 
@@ -113,14 +115,9 @@ def _add_nvlink(G: nx.Graph, res, nv_link) -> None:
         res.notes.append("NVLink generation not given: NVLink edges have no bandwidth (pass nvlink=...)")
 
 
-def _cpu_groups(res) -> list[list[str]]:
-    """Devices by CPU socket: joined when their code is NODE or nearer, or when they share a NUMA (or CPU)
-    affinity and no pair between the two groups reads SYS."""
-    devices = res.devices
-    cpu_uf = _UnionFind(devices)
-    for grp in _groups(devices, res.codes, _RANK["NODE"]):
-        for x in grp[1:]:
-            cpu_uf.union(grp[0], x)
+def _affinity_keys(res) -> tuple[str, dict[str, list[str]]]:
+    """('numa_affinity' or 'cpu_affinity', {value: GPUs}): the GPUs by the NUMA node they report, or by their CPU
+    affinity where no NUMA node is printed."""
     has_numa = any(v.get("numa_affinity", "N/A") != "N/A" for v in res.affinity.values())
     key_name = "numa_affinity" if has_numa else "cpu_affinity"
     by_key: dict[str, list[str]] = {}
@@ -128,6 +125,58 @@ def _cpu_groups(res) -> list[list[str]]:
         val = v.get(key_name)
         if val and val != "N/A":
             by_key.setdefault(val, []).append(g)
+    return key_name, by_key
+
+
+def one_numa_sys(res) -> str | None:
+    """The note for a ``topo -m`` paste whose GPUs all report one NUMA node (or one CPU affinity) while some devices
+    read SYS, which nvidia-smi prints across NUMA nodes: typical of a VM or virtualised PCIe, whose codes are not the
+    physical tree. None otherwise, and for NCCL's XML (its SYS comes from different <cpu> elements or hosts)."""
+    if res.source_format == "nccl-xml":
+        return None
+    key_name, by_key = _affinity_keys(res)
+    if len(by_key) != 1 or len(next(iter(by_key.values()))) < 2:
+        return None
+    sys_pairs = sum(c == "SYS" for (a, b), c in res.codes.items() if a < b)
+    if not sys_pairs:
+        return None
+    if key_name == "cpu_affinity":
+        # no NUMA node printed, one CPU set for all (the device's locality unknown): sockets split cleanly by SYS
+        # (every pair across groups SYS) are kept as sockets; a SYS pattern no split explains is not
+        groups = _greedy_cpu_groups(res)
+        where = {d: i for i, grp in enumerate(groups) for d in grp}
+        if all(c == "SYS" for (a, b), c in res.codes.items() if where[a] != where[b]):
+            return None
+    (value, gpus), = by_key.items()
+    said = f"NUMA node {value}" if key_name == "numa_affinity" else f"CPU affinity {value}"
+    every = "all " if len(gpus) == len(res.gpus) else ""
+    pairs = "device pair reads" if sys_pairs == 1 else "device pairs read"
+    if key_name == "numa_affinity":
+        why = ("SYS between devices that report one NUMA node suggests a VM or virtualised PCIe (passthrough), so "
+               "the codes are not the physical tree")
+    else:
+        why = ("SYS between devices that report one CPU set and no NUMA node suggests a VM or virtualised PCIe "
+               "(passthrough), or NUMA hidden from the OS, so the codes may not be the physical tree")
+    return (f"{every}{len(gpus)} GPUs report {said}, yet {sys_pairs} {pairs} SYS, which nvidia-smi prints across "
+            f"NUMA nodes: {why}; drawn under one CPU, with no socket inferred")
+
+
+def _cpu_groups(res) -> list[list[str]]:
+    """Devices by CPU socket: joined when their code is NODE or nearer, or when they share a NUMA (or CPU)
+    affinity and no pair between the two groups reads SYS. All under one CPU where every GPU reports the same one
+    and SYS still appears (:func:`one_numa_sys`): no socket is made up from such codes."""
+    return [list(res.devices)] if one_numa_sys(res) else _greedy_cpu_groups(res)
+
+
+def _greedy_cpu_groups(res) -> list[list[str]]:
+    """Devices joined when their code is NODE or nearer, or when they share a NUMA (or CPU) affinity and no pair
+    between the two groups reads SYS."""
+    devices = res.devices
+    cpu_uf = _UnionFind(devices)
+    for grp in _groups(devices, res.codes, _RANK["NODE"]):
+        for x in grp[1:]:
+            cpu_uf.union(grp[0], x)
+    _key, by_key = _affinity_keys(res)
     for members in by_key.values():
         for x in members[1:]:
             ga = [d for d in devices if cpu_uf.find(d) == cpu_uf.find(members[0])]

@@ -40,6 +40,7 @@ import xml.etree.ElementTree as ET
 from nvcourse import catalog
 
 from .topo_graph import build_graph
+from .topo_nets import c2c_notes, gpu_gdr_notes, net_notes
 from .topo_pcie import slow_uplinks
 from .topo_result import TopoResult
 
@@ -168,7 +169,8 @@ def _pci_nic(pci: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
 def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
     speed = _int(net.get("speed"))
     return {"name": net.get("name"), "dev": _int(net.get("dev")), "speed_Gbps": speed / 1000 if speed else None,
-            "port": _int(net.get("port")), "gdr": net.get("gdr"), "numa": cpu.get("numaid"),
+            "port": _int(net.get("port")), "gdr": net.get("gdr"), "guid": net.get("guid"),
+            "maxconn": _int(net.get("maxconn")), "numa": cpu.get("numaid"),
             "host": cpu.get("host_hash"),
             "path": path[:-1] if path else (), "bus_id": path[-1] if path else None}
 
@@ -228,8 +230,11 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                 codes[(a, b)] = nv or _pcie_code(da, db)
     uplinks = slow_uplinks(root)
     c2c = {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}
-    notes = (cut_notes + _notes(gpus, nics, pci_nics) + _phb_notes(codes, c2c) + _uplink_notes(uplinks)
-             + _cpu_only_notes(codes, c2c))
+    # a GPU whose own gdr flag is 0 gets no GPUDirect RDMA over P2C either (ncclTopoCheckGdr checks that flag first)
+    gdr_off = {k for k, v in names.items() if k.startswith("GPU") and v["gdr"] == "0"}
+    notes = (cut_notes + _notes(gpus, nics, pci_nics) + gpu_gdr_notes(names)
+             + net_notes(nics, found["pci"], len(pci_nics)) + c2c_notes(names, found["pci"])
+             + _phb_notes(codes, c2c, gdr_off) + _uplink_notes(uplinks) + _cpu_only_notes(codes, c2c))
     res = TopoResult(devices, [d for d in devices if d.startswith("GPU")], [d for d in devices if d.startswith("NIC")],
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
@@ -241,7 +246,7 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     res.xml = {"version": root.get("version"),
                "gpus": {k: {x: v[x] for x in ("bus_id", "dev", "rank", "sm", "gdr", "numa", "nvlinks", "c2c")}
                         | {"pci_only": v.get("pci_only", False)} for k, v in names.items() if k.startswith("GPU")},
-               "nics": {k: {x: v[x] for x in ("name", "dev", "speed_Gbps", "port", "gdr", "numa", "bus_id")}
+               "nics": {k: {x: v[x] for x in ("name", "dev", "speed_Gbps", "port", "gdr", "numa", "bus_id", "guid")}
                         for k, v in names.items() if k.startswith("NIC") and not v.get("pci_only")},
                "pci_nics": {k: {x: v[x] for x in ("bus_id", "class", "vendor", "device", "numa")}
                             for k, v in names.items() if k.startswith("NIC") and v.get("pci_only")},
@@ -317,7 +322,7 @@ def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
     return None
 
 
-def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
+def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str], gdr_off: set[str] = frozenset()) -> list[str]:
     """Say what PHB stands for here, where some pair meets only at a CPU: NCCL's type for any path through the CPU
     node (src/graph/paths.cc ncclTopoSetPaths), which is nvidia-smi's PHB or NODE; the XML cannot tell the two. A GPU
     on C2C (``c2c``) reaches a nearest NIC on its CPU by P2C in NCCL (ncclTopoComputePaths, mergePathType), a type
@@ -333,7 +338,8 @@ def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
             + ("" if not on_c2c else
                f"; {', '.join(on_c2c)}, joined to {'its CPU' if len(on_c2c) == 1 else 'their CPUs'} by C2C, "
                f"{'reaches' if len(on_c2c) == 1 else 'reach'} the nearest NIC on that CPU by what NCCL calls P2C, "
-               "which keeps GPUDirect RDMA at its default level")]
+               + ("which keeps GPUDirect RDMA at its default level" if not set(on_c2c) & gdr_off else
+                  "which the default GPUDirect RDMA level allows, though a GPU that reports gdr 0 gets none"))]
 
 
 def _uplink_notes(uplinks: list[dict]) -> list[str]:
