@@ -20,7 +20,7 @@ NCCLOG = "tests/fixtures/ncclog/ib_error4_gdr_vm_nccl660.log"
 NCCL_TESTS = "tests/fixtures/nccl_tests/allreduce_h100_2nodes_srun_label_nccltests290.txt"
 PATHS = ("nvcourse/nccl/ncclog_explain.py", "nvcourse/nccl/diagnose.py", "nvcourse/nccl/gdr.py",
          "nvcourse/nccl/ncclog_lines.py", "nvcourse/nccl/signatures.py", "nvcourse/nccl/ncclog_faults.py",
-         "nvcourse/nccl/nccltests_shape.py")
+         "nvcourse/nccl/nccltests_shape.py", "nvcourse/nccl/forced.py", "nvcourse/nccl/known_bugs.py")
 UNREACHABLE = frozenset({
     "no model figure",  # the model gives a busbw above 0 for every size it covers
     # _settle_transition always replaces this evidence (large sizes short too) or drops the cause (they are not)
@@ -221,6 +221,16 @@ old.rows[0]["oop_error"] = 300.0
 show_run(old)
 old.op = None
 show_run(old)
+# the published sweeps, some launched with NCCL_ALGO or NCCL_NVLS_ENABLE set (the overlay models the setting)
+for f in sorted(glob.glob("tests/fixtures/heldout_sweeps/*") + glob.glob("tests/fixtures/calibration_sweeps/*")):
+    try:
+        show_run(nccltests.read_text(open(f, encoding="utf-8").read()))
+    except ValueError:  # a sweep kept as a table of figures, not as nccl-tests printed it
+        pass
+# a setting the model cannot follow on the system asked for: NVLS forced, modelled on A100 (no NVLink SHARP)
+forced = open("nvcourse/data/nccl/h100_8gpu_single_node_markdown_indented.txt", encoding="utf-8").read()
+show_run(nccltests.read_text("NCCL_ALGO=NVLS ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8\n" + forced),
+         system="dgx-a100")
 two = nccltests.read_text(open("tests/fixtures/pasted_heldout2/nccltests78_allreduce_then_alltoall_old_error_column_"
                                "v100.txt", encoding="utf-8").read())
 two.other_runs = [dict(o, avg_busbw_GBps=None) for o in two.other_runs]

@@ -156,4 +156,10 @@ def run_ncclog(args: argparse.Namespace) -> int:
                 problem=p["problem"], cause=p["cause"], source=p["source"]))
             if p.get("fix"):
                 print("    " + _("fix: {fix}").format(fix=p["fix"]))
+    # the informational remarks, each with the source that backs it, under the problems (the paragraph above only
+    # lists them): an engineer can check why each is no fault here
+    for r in log.remarks:
+        text = (_("no fault here: {remark} [{source}]").format(remark=r["remark"], source=r["source"])
+                if r.get("source") else _("no fault here: {remark}").format(remark=r["remark"]))
+        print("  - " + text)
     return 0

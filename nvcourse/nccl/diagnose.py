@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from .. import _data, catalog, i18n
 from ..i18n import pgettext
 from ..i18n import translate as _
+from .forced import predict
 from .nccltests import NcclTestsRun
 from .nccltests_shape import assumed_note, run_notes, shape_findings, wrong_findings
 
@@ -113,6 +114,8 @@ class Diagnosis:
     #: where ``system`` comes from: "given" (the caller's --system), "gpu name" (recognised from the device lines'
     #: GPU name alone, an assumption), or None (no system)
     system_from: str | None = None
+    #: what the overlay models: algo, proto, nvls (predict_sweep's arguments) and the paste's settings behind them
+    model_request: dict = field(default_factory=dict)
     #: the same diagnosis in English when this one speaks another language: what ``to_json`` gives
     english: Diagnosis | None = field(default=None, repr=False, compare=False)
 
@@ -121,7 +124,7 @@ class Diagnosis:
         e = self.english or self
         return {"system": e.system, "gpus": e.gpus, "nodes": e.nodes, "overlay": e.overlay,
                 "bands": e.bands, "findings": e.findings, "notes": e.notes, "signatures": self.signatures,
-                "system_from": e.system_from}
+                "system_from": e.system_from, "model_request": e.model_request}
 
 
 def nic_GBps_per_node(system: str, gpus: int) -> float | None:
@@ -140,20 +143,18 @@ def nic_GBps_per_node(system: str, gpus: int) -> float | None:
 
 
 def _overlay(run: NcclTestsRun, system: str, gpus: int, nodes: int, d: Diagnosis) -> None:
-    from nvcourse.costmodel import predict_sweep
-
     sizes = [r["bytes"] for r in run.rows if r["bytes"] > 0]
     if not run.rows:  # the reader's own note says the paste has no result row: nothing to overlay
         return
     if not sizes or run.op is None:
         d.notes.append(_("no model overlay: the operation is unknown") if run.op is None else _("no sizes > 0"))
         return
-    try:
-        sw = predict_sweep(run.op, system, gpus, sizes, nodes=nodes)
-        ring = predict_sweep(run.op, system, gpus, sizes, nodes=nodes, algo="ring")
+    try:  # the model follows an algorithm, protocol or NVLS setting the paste forces (see .forced)
+        sw, ring, d.model_request, note = predict(run, system, gpus, sizes, nodes)
     except ValueError as exc:
         d.notes.append(_("no model overlay: {error}").format(error=exc))
         return
+    d.notes += [note] if note else []
     rows = [r for r in run.rows if r["bytes"] > 0]
     for i, r in enumerate(rows):
         d.overlay.append({

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .forced import read_settings
 from .launch import read_launch
 from .nccltests_ranks import (
     nranks_from_command,
@@ -135,6 +136,8 @@ class NcclTestsRun:
     #: the paste's other runs, summed up (see :func:`read_text`): op, op_candidates, rows (count), bytes (first,
     #: last), largest_busbw_GBps, avg_busbw_GBps, nranks, device_lines (count), gpus, hosts (of its device lines)
     other_runs: list[dict] = field(default_factory=list)
+    #: what the paste sets of NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, and where (see :func:`.forced.read_settings`)
+    settings: dict = field(default_factory=dict)
 
     @property
     def gpus(self) -> list[str]:
@@ -155,6 +158,7 @@ class NcclTestsRun:
             "header": self.header, "ranks": self.ranks, "rows": self.rows,
             "out_of_bounds": self.out_of_bounds, "avg_busbw_GBps": self.avg_busbw_GBps, "notes": self.notes,
             "elided": self.elided, "launch": self.launch, "other_runs": self.other_runs,
+            "settings": self.settings,
         }  # fmt: skip
 
 
@@ -219,11 +223,25 @@ def _finish(run: NcclTestsRun, text_ops: list[str], direct: bool = False) -> Non
             run.op = cands[0]
             run.op_source = "busbw/algbw ratio" if ratio is not None else "count/size"
     elif ratio is not None and cands and run.op not in cands and run.nranks:
-        run.notes.append(f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
+        run.notes.append(_old_gather_bw(run, ratio) or
+                         f"busbw/algbw = {ratio:.3f} does not match {run.op} on {run.nranks} ranks")
     if run.nranks is None and run.op and rows:
         nranks_from_ratio(run, big)
     if run.nranks is None:
         nranks_from_launcher_alone(run)
+
+
+def _old_gather_bw(run: NcclTestsRun, ratio: float) -> str | None:
+    """The note for busbw = algbw on an allgather or reducescatter printed with the old ``error`` column: until
+    June 2020 nccl-tests computed their algbw as count x type size x (nranks - 1) / time and set busbw = algbw
+    (src/all_gather.cu and src/reduce_scatter.cu GetBw, factor 1; commit ec1b5e2 "Change all_gather/reduce_scatter
+    algbw to match the documentation" moved to S / time and (n-1)/n), so the ratio is expected there; None
+    elsewhere."""
+    if run.op in ("allgather", "reducescatter") and "oop_error" in run.columns and abs(ratio - 1) <= 0.01:
+        return (f"busbw = algbw (ratio {ratio:.3f}): nccl-tests before June 2020 computed {run.op}'s algbw as "
+                f"(ranks - 1) x count x type size / time and printed busbw = algbw, so this old output fits "
+                f"{run.op} on {run.nranks} ranks")
+    return None
 
 
 def _nranks_from_count(run: NcclTestsRun) -> None:
@@ -394,6 +412,7 @@ def _read_runs(text: str) -> list[NcclTestsRun]:
         r.notes += [f"the paste shows a failure nccl-tests printed: {f}" for f in seen["failures"][:3]]
         r.cuda = cuda
         r.launch = launch
+        r.settings = read_settings(text, launch["env"])
         _finish(r, text_ops, direct)
     return out
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .paste import clean_line
 
-__all__ = ["starts_directly", "nranks_from_command", "nranks_from_launcher", "nranks_from_ratio"]
+__all__ = ["option_counts", "starts_directly", "nranks_from_command", "nranks_from_launcher", "nranks_from_ratio"]
 
 # ``run`` below is a :class:`~nvcourse.nccl.nccltests.NcclTestsRun`, typed loosely so this module does not import
 # the one that imports it
@@ -31,7 +31,7 @@ __all__ = ["starts_directly", "nranks_from_command", "nranks_from_launcher", "nr
 _OPTS = {"-t": "t", "--nthreads": "t", "-g": "g", "--ngpus": "g"}
 
 
-def _counts(args: list[str]) -> dict[str, int]:
+def option_counts(args: list[str]) -> dict[str, int]:
     """{'g': GPUs, 't': threads} as the args set them: '-g 8', '-g8', '--ngpus 8', '--ngpus=8'."""
     got: dict[str, int] = {}
     for i, tok in enumerate(args):
@@ -66,7 +66,7 @@ def nranks_from_command(run: Any, direct: bool) -> None:
     launch = run.launch or {}
     if run.nranks is not None or not direct or launch.get("launcher") or not launch.get("binary"):
         return
-    got = _counts(list(launch.get("args") or []))
+    got = option_counts(list(launch.get("args") or []))
     if got:
         run.nranks = got.get("g", 1) * got.get("t", 1)
         run.notes.append(f"no device lines: {run.nranks} ranks from the command (one process, no launcher)")
@@ -94,7 +94,7 @@ def nranks_from_launcher(run: Any) -> None:
 
 def _ranks_per_process(run: Any) -> int:
     """GPUs x threads each process drives: the header's nGpus and nThread, else the command's -g and -t, else 1."""
-    got = _counts(list((run.launch or {}).get("args") or []))
+    got = option_counts(list((run.launch or {}).get("args") or []))
     header = run.header or {}
     return header.get("ngpus", got.get("g", 1)) * header.get("nthread", got.get("t", 1))
 

@@ -26,6 +26,7 @@ from typing import Any
 from .. import _data, catalog, i18n
 from ..i18n import ngettext
 from ..i18n import translate as _
+from .known_bugs import allgather_4g_hint
 
 __all__ = ["step_down", "time_gaps", "error_excess", "shared_gpus", "shape_findings", "one_rank_finding",
            "shared_gpu_finding", "error_text", "inplace_unchecked_notes", "run_notes", "tolerance", "wrong_findings",
@@ -177,11 +178,14 @@ def wrong_findings(run: Any) -> list[dict]:
             wrong=wrong if any(c.endswith("_wrong") for c in run.columns)
             else _("not printed"),  # old outputs print an error column instead
             oob=_("not printed") if run.out_of_bounds is None else run.out_of_bounds)
-        return [{"finding": text + ("; " + error_text(run, bad) if bad else ""), **_case("wrong_nonzero")}]
-    if bad:
-        return [{"finding": error_text(run, bad) + _(": results are wrong; bandwidth does not matter until this is "
-                                                     "fixed"), **_case("wrong_nonzero")}]
-    return []
+        text += "; " + error_text(run, bad) if bad else ""
+    elif bad:
+        text = error_text(run, bad) + _(": results are wrong; bandwidth does not matter until this is fixed")
+    else:
+        return []
+    if hint := allgather_4g_hint(run):  # a known NCCL bug fits better than a generic corruption
+        text += "; " + hint
+    return [{"finding": text, **_case("wrong_nonzero")}]
 
 
 def assumed_note(run: Any, system: str, gpus: int | None) -> str:
