@@ -183,5 +183,5 @@ def gpu_gdr_notes(names: dict[str, dict]) -> list[str]:
     one = len(off) == 1
     return [f"{_names(off)} {'reports' if one else 'report'} gdr 0 (CUDA's GPUDirect RDMA attribute for "
             f"{'it' if one else 'them'} as the file was written): NCCL turns GPUDirect RDMA off between "
-            f"{'it' if one else 'them'} and every NIC, as it checks the GPU's flag as well as the NIC's, so network data is staged "
-            "through host memory"]
+            f"{'it' if one else 'them'} and every NIC, as it checks the GPU's flag as well as the NIC's, so network "
+            "data is staged through host memory"]
