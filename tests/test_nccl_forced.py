@@ -15,18 +15,33 @@ FIX = Path(__file__).parent / "fixtures"
 TOGETHER = FIX / "heldout_sweeps" / "together-h100-8gpu-single-process-ring-allreduce.txt"
 
 
+NEW, OLD = (2, 30, 7), (2, 23, 4)
+
+
 def test_parse_list_as_nccl_reads_it():
-    # the examples of NCCL's own comment above parseList (src/graph/tuning.cc)
+    # the examples of NCCL's own comment above parseList (src/graph/tuning.cc, 2.24 and later)
     value = "ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring"
-    assert enabled(value, _ALGO, "allreduce") == {"tree", "collnet"}
-    assert enabled(value, _ALGO, "broadcast") == {"ring"}
-    assert enabled(value, _ALGO, "allgather") == {"ring", "collnet"}
-    assert enabled("^LL128;allreduce:LL128", _PROTO, "allreduce") == {"LL128"}
-    assert enabled("^LL128;allreduce:LL128", _PROTO, "allgather") == {"LL", "Simple"}
-    assert "nvls" not in enabled("^NVLS", _ALGO, "allreduce")
-    assert enabled("RING", _ALGO, "allreduce") == {"ring"}  # case does not matter (strcasecmp)
-    assert enabled("ring;tree", _ALGO, "allreduce") is None  # a second entry without a prefix: NCCL refuses it
-    assert enabled("bogus", _ALGO, "allreduce") is None
+    assert enabled(value, _ALGO, "allreduce", NEW) == {"tree", "collnet"}
+    assert enabled(value, _ALGO, "broadcast", NEW) == {"ring"}
+    assert enabled(value, _ALGO, "allgather", NEW) == {"ring", "collnet"}
+    assert enabled("^LL128;allreduce:LL128", _PROTO, "allreduce", NEW) == {"LL128"}
+    assert enabled("^LL128;allreduce:LL128", _PROTO, "allgather", NEW) == {"LL", "Simple"}
+    assert "nvls" not in enabled("^NVLS", _ALGO, "allreduce", NEW)
+    assert enabled("RING", _ALGO, "allreduce", NEW) == {"ring"}  # case does not matter (strcasecmp)
+    assert enabled("ring;tree", _ALGO, "allreduce", NEW) is None  # a second entry without a prefix: NCCL refuses it
+    assert enabled("bogus", _ALGO, "allreduce", NEW) is None
+
+
+def test_parse_list_before_2_24_and_with_no_version():
+    # up to v2.23.4-1 parseList splits on ',' only and ignores names it does not know: "allreduce:tree" is one
+    # unknown token, so nothing is enabled; "CollNet" is NCCL 2.7-2.13's name
+    assert enabled("allreduce:tree", _ALGO, "allreduce", OLD) == set()
+    assert enabled("Tree,bogus", _ALGO, "allreduce", OLD) == {"tree"}
+    assert enabled("^Ring", _ALGO, "allreduce", OLD) == set(_ALGO.values()) - {"ring"}
+    assert enabled("CollNet", _ALGO, "allreduce", (2, 12, 12)) == {"collnet"}
+    # no version printed: a plain list reads alike in both rules; a prefixed one does not, so it is not read
+    assert enabled("Ring", _ALGO, "allreduce") == {"ring"}
+    assert enabled("allreduce:tree", _ALGO, "allreduce") is None
 
 
 def test_settings_from_the_command_nccl_log_and_command_text():

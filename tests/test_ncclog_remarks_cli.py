@@ -32,7 +32,10 @@ def test_the_json_remarks_match_the_printed_lines(capsys):
     _, js, _ = run_main(["ncclog", str(TREE), "--json"], capsys)
     remarks = json.loads(js)["remarks"]
     assert any("NCCL_ALGO=Tree" in r["remark"] and r["source"].startswith("https://") for r in remarks)
-    assert [f"  - no fault here: {r['remark']} [{r['source']}]" for r in remarks] == printed
+    # a setting is listed to be checked, never called harmless: no "no fault here" before it
+    assert [f"  - {'' if r.get('setting') else 'no fault here: '}{r['remark']} [{r['source']}]"
+            for r in remarks] == printed
+    assert any(r.get("setting") for r in remarks) and not any("no fault here: set by" in ln for ln in printed)
 
 
 def test_remarks_follow_the_problems(capsys):

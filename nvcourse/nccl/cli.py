@@ -159,6 +159,9 @@ def run_ncclog(args: argparse.Namespace) -> int:
     # the informational remarks, each with the source that backs it, under the problems (the paragraph above only
     # lists them): an engineer can check why each is no fault here
     for r in log.remarks:
+        if r.get("setting"):  # settings to check, not a claim that they are harmless
+            print("  - " + _("{remark} [{source}]").format(remark=r["remark"], source=r["source"]))
+            continue
         text = (_("no fault here: {remark} [{source}]").format(remark=r["remark"], source=r["source"])
                 if r.get("source") else _("no fault here: {remark}").format(remark=r["remark"]))
         print("  - " + text)

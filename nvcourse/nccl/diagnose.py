@@ -295,7 +295,7 @@ def _band_verdict(name: str, pts: list[dict], run: NcclTestsRun, d: Diagnosis) -
     if ratio < 0.85 and level in HEALTHY_LEVELS and not out["causes"]:
         out["verdict"] += _("; the model's higher figure is for {algo}, which this run does not reach: not a slow "
                             "rank (one slow member keeps a ring under its level); NCCL_DEBUG_SUBSYS=TUNING shows the "
-                            "algorithm NCCL picks").format(algo=pts[-1]["model_algo"])
+                            "algorithm NCCL picks per size (NCCL 2.20 and later)").format(algo=pts[-1]["model_algo"])
     _extra_notes(out, run, d, pts, meas, lv)
     return out
 

@@ -12,9 +12,12 @@ there sends the engineer after a setting they chose. The values come from, in or
   (a command quoted inside a sentence, a description of the launch): ``"command line text"``, used only when every
   such mention agrees.
 
-``NCCL_ALGO`` and ``NCCL_PROTO`` are read as NCCL's parseList reads them (``src/graph/tuning.cc``): a list, ``^``
-to exclude, ``func:list`` entries separated by ``;`` where a function prefix applies to that collective only;
-names compared without case.
+``NCCL_ALGO`` and ``NCCL_PROTO`` are read as the paste's NCCL reads them (``src/graph/tuning.cc`` parseList): from
+2.24 a list, ``^`` to exclude, ``func:list`` entries separated by ``;`` where a function prefix applies to that
+collective only, and an unknown name refused (ncclInvalidUsage); up to 2.23 one ``,``-separated list for every
+function, ``^`` to exclude, unknown names ignored (a value with ``:`` or ``;`` then matches nothing). Where the paste
+prints no version, a value without ``:`` or ``;`` (read alike by both) is read, any other is not. Names compared
+without case; NCCL up to 2.13 names CollNet ``CollNet``.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ __all__ = ["SETTINGS", "read_settings", "enabled", "model_request", "predict"]
 #: the variables that change the algorithm or protocol NCCL runs
 SETTINGS: tuple[str, ...] = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE")
 # NCCL's algorithm names (ncclAlgoStr, src/enqueue.cc / device.h) -> the cost model's; both CollNet kinds are one
-_ALGO = {"tree": "tree", "ring": "ring", "collnetdirect": "collnet", "collnetchain": "collnet", "nvls": "nvls",
-         "nvlstree": "nvlstree", "pat": "pat"}
+_ALGO = {"tree": "tree", "ring": "ring", "collnetdirect": "collnet", "collnetchain": "collnet", "collnet": "collnet",
+         "nvls": "nvls", "nvlstree": "nvlstree", "pat": "pat"}
+#: the first release whose parseList takes ``func:list`` entries and refuses unknown names (v2.24.3-1)
+_PREFIXED_FROM = (2, 24)
 _PROTO = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
 # nccl-tests' operation -> NCCL's function name (ncclFuncStr), lower case
 _FUNC = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
@@ -60,10 +65,25 @@ def read_settings(text: str, env: dict[str, str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def enabled(value: str, names: dict[str, str], func: str | None) -> set[str] | None:
-    """The model names ``value`` leaves enabled for NCCL function ``func`` (parseList: the first entry may lack a
-    prefix and applies to every function; ``func:list`` applies to that one; ``^`` excludes). None when ``value``
-    names something NCCL does not know (NCCL refuses it: ncclInvalidUsage)."""
+def _legacy(value: str, names: dict[str, str]) -> set[str]:
+    """parseList up to 2.23: one list split on ``,`` for every function, ``^`` first to exclude, unknown names
+    ignored."""
+    exclude = value.startswith("^")
+    picked = {names[x.lower()] for x in value.lstrip("^").split(",") if x.lower() in names}
+    return set(names.values()) - picked if exclude else picked
+
+
+def enabled(value: str, names: dict[str, str], func: str | None,
+            version: tuple[int, ...] | None = None) -> set[str] | None:
+    """The model names ``value`` leaves enabled for NCCL function ``func`` on NCCL ``version`` ((2, 26, 2); None:
+    not printed). From 2.24 (parseList: the first entry may lack a prefix and applies to every function;
+    ``func:list`` applies to that one; ``^`` excludes) None when ``value`` names something NCCL does not know (NCCL
+    refuses it: ncclInvalidUsage); before 2.24 the older rule (:func:`_legacy`); with no version, None for a value
+    the two rules read differently (one with ``:`` or ``;``)."""
+    if version is not None and version[:2] < _PREFIXED_FROM:
+        return _legacy(value, names)
+    if version is None and (":" in value or ";" in value):
+        return None
     on = set(names.values())
     for i, entry in enumerate(e for e in value.split(";") if e):
         prefix, colon, body = entry.rpartition(":")
@@ -87,15 +107,18 @@ def model_request(run: Any) -> dict:
     settings = getattr(run, "settings", {}) or {}
     req = {"algo": "auto", "proto": "auto", "nvls": True, "settings": settings}
     func = _FUNC.get(run.op or "")
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", run.nccl_version or "")
+    version = tuple(int(x) for x in m.groups() if x is not None) if m else None
     if (s := settings.get("NCCL_NVLS_ENABLE")) and s["value"].strip() == "0":
         req["nvls"] = False
-    if (s := settings.get("NCCL_ALGO")) and func and (on := enabled(s["value"], _ALGO, func)) is not None:
+    if (s := settings.get("NCCL_ALGO")) and func and (on := enabled(s["value"], _ALGO, func, version)) is not None:
         usable = on & set(NCCL_ALGORITHMS[run.op])  # what NCCL's tuner picks from for this collective
         if len(usable) == 1:
             req["algo"] = usable.pop()
         elif usable and not usable & {"nvls", "nvlstree"}:
             req["nvls"] = False
-    if (s := settings.get("NCCL_PROTO")) and func and (on := enabled(s["value"], _PROTO, func)) and len(on) == 1:
+    if (s := settings.get("NCCL_PROTO")) and func and (on := enabled(s["value"], _PROTO, func, version)) \
+            and len(on) == 1:
         req["proto"] = on.pop()
     if req["algo"] in ("ring", "tree", "pat", "collnet"):
         req["nvls"] = False  # one non-NVLS algorithm forced: NVLS cannot be what the run misses

@@ -37,7 +37,10 @@ def allgather_4g_hint(run: Any) -> str | None:
         return None
     if not any(r["bytes"] >= _4G for r in run.rows):
         return None
-    return _("the size is 4 GiB (2^32 B) or more, in an allgather with {n} GPUs per process: NCCL before 2.6.4 kept "
+    hint = _("the size is 4 GiB (2^32 B) or more, in an allgather with {n} GPUs per process: NCCL before 2.6.4 kept "
              "the offsets of its low-level copy primitives on 32 bits, which broke allgather above 4 GiB with several "
              "GPUs per process (fixed in NCCL 2.6.4); retry just below 4 GiB, or with NCCL 2.6.4 or newer [{source}]"
              ).format(n=per_process, source=ALLGATHER_4G_FIX)
+    if not run.nccl_version:  # the hint fits only an older NCCL, which the paste cannot confirm
+        hint = _("if this NCCL is older than 2.6.4 (the paste does not print its version): {hint}").format(hint=hint)
+    return hint

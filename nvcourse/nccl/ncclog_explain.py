@@ -67,7 +67,9 @@ def _shm_problem(log: NcclLog) -> list[dict]:
 
 #: variables whose setting turns a part of NCCL off or forces one on: a problem when set to a non-default value; any
 #: other NCCL_* variable (NCCL_ALGO, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL, ...) is a choice, shown as information
-_ENV_PROBLEMS = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE")
+#: variables whose value is a fault unless one node makes it moot (an InfiniBand transport turned off)
+_MOOT_ON_ONE_NODE = ("NCCL_IB_DISABLE", "NCCL_IBEXT_DISABLE")
+ENV_REMARK_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 
 
 def _one_node(log: NcclLog) -> bool:
@@ -76,14 +78,17 @@ def _one_node(log: NcclLog) -> bool:
 
 
 def _env_findings(log: NcclLog, covered: str) -> tuple[list[dict], list[dict]]:
-    """(problems, remarks) for the NCCL_* variables set by the environment: a *_DISABLE set to 1 (or NVLS forced)
-    changes what NCCL may use, a problem unless one node makes it moot (IB); the rest is listed as information."""
+    """(problems, remarks) for the NCCL_* variables set by the environment: any *_DISABLE set to other than 0 (or
+    NVLS forced) turns off something NCCL would use, a problem unless one node makes it moot (IB); the rest is
+    listed to be checked, a remark marked ``setting`` (no claim that it is harmless). ``covered``: the text of what
+    is already said (signatures, problems with their causes and fixes), whose variables are not repeated."""
     out, shown = [], []
     for var, value in log.env.items():
         if var in covered or (var.endswith("_DISABLE") and value.strip() == "0"):
             # *_DISABLE=0 is NCCL's default (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): no change
             continue
-        if var in _ENV_PROBLEMS and not (var == "NCCL_IB_DISABLE" and _one_node(log)):
+        fault = var.endswith("_DISABLE") or var == "NCCL_NVLS_ENABLE"
+        if fault and not (var in _MOOT_ON_ONE_NODE and _one_node(log)):
             out.append({"problem": _("{var}={value} set by the environment: results differ from NCCL's defaults; "
                                      "remove it unless it is there on purpose").format(var=var, value=value),
                         "case": None, "cause": None, "source": None})
@@ -92,9 +97,8 @@ def _env_findings(log: NcclLog, covered: str) -> tuple[list[dict], list[dict]]:
     if not shown:
         return out, []
     listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
-    return out, [{"remark": _("set by the environment (NCCL's defaults changed, presumably on purpose): "
-                              "{list}").format(list=listed),
-                  "source": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"}]
+    return out, [{"remark": _("set by the environment (these change NCCL's defaults; check each is intended): "
+                              "{list}").format(list=listed), "source": ENV_REMARK_SOURCE, "setting": True}]
 
 
 def _as_remark(problem: dict, why: str) -> dict:
@@ -162,7 +166,8 @@ def _assess(log: NcclLog) -> tuple[list[dict], list[dict]]:
         out.append({"problem": _("NVLS unavailable (no multicast support or 0 nvls channels): a fault only on "
                                  "Hopper or newer GPUs behind NVSwitch, expected anywhere else"),
                     **_case("nvls_missing")})
-    env_problems, env_info = _env_findings(log, covered)
+    said = " ".join(str(p.get(k) or "") for p in out for k in ("problem", "cause", "fix"))
+    env_problems, env_info = _env_findings(log, covered + " " + said)
     out += env_problems
     info += env_info
     if log.warnings and not fatal:
@@ -354,6 +359,8 @@ def explain(log: NcclLog) -> str:
         parts.append(_("What looks wrong: {list}.").format(list=_join(p["problem"] for p in shown)))
     else:
         parts.append(_("Nothing in these lines looks wrong."))
-    if info:
-        parts.append(_("Also noted, no fault here: {list}.").format(list=_join(r["remark"] for r in info)))
+    harmless = [r["remark"] for r in info if not r.get("setting")]
+    if harmless:
+        parts.append(_("Also noted, no fault here: {list}.").format(list=_join(harmless)))
+    parts += [_("Also {remark}.").format(remark=r["remark"]) for r in info if r.get("setting")]
     return " ".join(parts)

@@ -185,8 +185,10 @@ def fatal_problem(log: NcclLog) -> dict | None:
             "case": None, "signature": None,
             "cause": _("NCCL prints a WARN where a call fails, then 'file:line -> N' in each function the error "
                        "passes through on its way up; N is NCCL's result code: 1 a CUDA call failed, 2 a system or "
-                       "library call failed, 3 an internal check failed, 4 or 5 the caller passed something wrong, 6 "
-                       "a network error or a peer process that exited"),
+                       "library call failed, 3 an internal check failed, 4 an invalid argument, 5 invalid usage (a "
+                       "wrong call sequence, or a setting NCCL refuses: an unknown NCCL_ALGO or NCCL_PROTO value, two "
+                       "ranks on one GPU), 6 a network error or a peer process that exited, 8 a timeout (2.30.3 and "
+                       "later)"),
             "fix": fix, "source": RESULTS_URL}
 
 
@@ -260,7 +262,9 @@ def peer_memory_findings(log: NcclLog, case: dict) -> tuple[list[dict], list[dic
                 "use NCCL 2.13 or later where DMA-BUF can replace it")
         if not ports:
             return [], [{"remark": _("lsmod shows neither nvidia_peermem nor nv_peer_mem loaded, and NCCL {version} "
-                                     "has no DMA-BUF path (added in 2.13): no GPUDirect RDMA on this host").format(
+                                     "has no DMA-BUF path (added in 2.13): no GPUDirect RDMA through NCCL's IB "
+                                     "transport (InfiniBand, RoCE) on this host; a network plugin such as aws-ofi-nccl "
+                                     "decides this itself").format(
                                          version=log.version), "source": case.get("source")}]
         return [{"problem": ngettext(
                     "lsmod shows neither nvidia_peermem nor nv_peer_mem loaded, and NCCL {version} has no DMA-BUF "
@@ -314,9 +318,10 @@ def mixed_link_layer_findings(log: NcclLog) -> tuple[list[dict], list[dict]]:
                                  "NCCL's IB transport lists InfiniBand and RoCE (Ethernet) ports together: {roce} "
                                  "beside {n} InfiniBand ports", len(ib)).format(roce=shown, n=whole(len(ib))),
              "case": None, "signature": None,
-             "cause": _("NCCL spreads channels over every port it lists; a connection with an InfiniBand port at one "
-                        "end and a RoCE port at the other cannot be set up (NCCL addresses an InfiniBand peer by "
-                        "LID, a RoCE one by GID), and the two fabrics do not reach each other without a gateway"),
+             "cause": _("NCCL's topology search may place channels on any port it lists; a connection with an "
+                        "InfiniBand port at one end and a RoCE port at the other cannot be set up (NCCL addresses an "
+                        "InfiniBand peer by LID, a RoCE one by GID), and the two fabrics do not reach each other "
+                        "without a gateway"),
              "fix": fix, "source": _IB_MIX_URL}], []
 
 
@@ -337,9 +342,10 @@ def vm_fix(evidence: dict | None) -> str | None:
 
 def graph_path_remarks(log: NcclLog) -> list[dict]:
     """A topology search that reached the NICs over PHB or SYS paths (``type NVL/PHB``): traffic between GPU and NIC
-    crosses the CPU. Either the NICs sit behind the host bridge, beyond NCCL's default GDR limit (PXB up to 2.28,
-    P2C from 2.29: src/graph/paths.cc ncclTopoCheckGdr), or GDR was unavailable and NCCL routed the traffic through
-    the CPU on purpose (ncclTopoComputePaths), which makes the path PHB; sockets never use GDR."""
+    crosses the CPU. Either the NICs sit behind the host bridge, beyond NCCL's default GDR limit (PXB; from 2.27
+    also a C2C GPU's P2C path, NCCL_NET_GDR_C2C=1 by default: src/graph/paths.cc ncclTopoCheckGdr), or GDR was
+    unavailable and NCCL routed the traffic through the CPU on purpose (ncclTopoComputePaths), which makes the path
+    PHB; sockets never use GDR."""
     far = [g for g in log.graphs if g["type_inter"] in ("PHB", "SYS") and g["channels"] > 0]
     if not far or log.net_kind == "Socket":
         return []
@@ -358,9 +364,11 @@ def graph_path_remarks(log: NcclLog) -> list[dict]:
         return [{"remark": _("the topology search reached the NICs over {type} paths ({graph}): traffic between GPU "
                              "and NIC crosses the CPU; the paste does not name the network, and on an RDMA one "
                              "(InfiniBand, RoCE) this means GPUDirect RDMA is not used at NCCL's default limit (PXB; "
-                             "P2C from 2.29)").format(type=g["type_inter"], graph=graph), "source": None}]
+                             "from 2.27 also a C2C GPU's P2C path)").format(type=g["type_inter"], graph=graph),
+                 "source": None}]
     return [{"remark": _("the topology search reached the NICs over {type} paths ({graph}): traffic between GPU and "
                          "NIC crosses the CPU, either because the NICs sit behind the host bridge, beyond NCCL's "
-                         "default GPUDirect RDMA limit (PXB; P2C from 2.29), or because GDR was unavailable and NCCL "
-                         "routed it through the CPU; network data is then staged in host memory unless the channel "
-                         "lines show /GDRDMA").format(type=g["type_inter"], graph=graph), "source": None}]
+                         "default GPUDirect RDMA limit (PXB; from 2.27 also a C2C GPU's P2C path), or because GDR "
+                         "was unavailable and NCCL routed it through the CPU; network data is then staged in host "
+                         "memory unless the channel lines show /GDRDMA").format(type=g["type_inter"], graph=graph),
+             "source": None}]

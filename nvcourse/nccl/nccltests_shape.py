@@ -136,12 +136,15 @@ def error_excess(run: Any) -> list[dict]:
     printing rounded it: ``{"bytes", "type", "modes", "error", "tolerance"}``, ``modes`` "oop"/"ip". In-place
     sendrecv and alltoall are left out (nccl-tests did not check them: :func:`inplace_unchecked_notes`)."""
     out = []
+    # an operation the output does not name may be one whose in-place column nccl-tests never checked
+    unchecked_ip = run.op in _INPLACE_UNCHECKED or (run.op is None and bool(set(run.op_candidates)
+                                                                            & set(_INPLACE_UNCHECKED)))
     for r in run.rows:
         tol = tolerance(r["type"], run.nranks)
         if tol is None:
             continue
         modes = [m for m in ("oop", "ip") if (r.get(f"{m}_error") or 0) > 0 and _at_least(r[f"{m}_error"]) > tol
-                 and not (m == "ip" and run.op in _INPLACE_UNCHECKED)]
+                 and not (m == "ip" and unchecked_ip)]
         if modes:
             out.append({"bytes": r["bytes"], "type": r["type"], "modes": modes, "tolerance": tol,
                         "error": max(r[f"{m}_error"] for m in modes)})
@@ -155,7 +158,8 @@ def error_text(run: Any, bad: list[dict]) -> str:
     tol = (_("none: integer types must match exactly") if worst["tolerance"] == 0 else
            _("at most {tol} on {ranks} ranks").format(tol=i18n.number(worst["tolerance"], ".0e"),
                                                     ranks=i18n.whole(run.nranks)))
-    return _("the error column (the largest |result - expected| nccl-tests saw; #wrong replaced it in 2022) reads "
+    return _("the error column (the largest |result - expected| nccl-tests saw, summed over threads with -t; "
+             "#wrong replaced it in 2022) reads "
              "{error} at {size} B {modes} for {type}, above what nccl-tests accepts ({tolerance})").format(
         error=i18n.number(worst["error"], ".0e"), size=i18n.whole(worst["bytes"]), modes=modes[tuple(worst["modes"])],
         type=worst["type"], tolerance=tol)
@@ -172,6 +176,10 @@ def wrong_findings(run: Any) -> list[dict]:
     (said inside the same finding when both show it)."""
     wrong = sum((r.get("oop_wrong") or 0) + (r.get("ip_wrong") or 0) for r in run.rows)
     bad = error_excess(run)
+    if bad and not wrong and run.out_of_bounds == 0:
+        # nccl-tests counts an out-of-bounds value wherever a mode it checks goes over its tolerance (common.cu
+        # CheckData), and with -t > 1 the printed error is a sum over threads: its own 0 outweighs the column
+        bad = []
     if wrong or (run.out_of_bounds or 0) > 0:
         text = _("#wrong total {wrong}, out of bounds {oob}: results are wrong; bandwidth does not matter until this "
                  "is fixed").format(
@@ -247,10 +255,12 @@ def shared_gpu_finding(group: list[dict]) -> dict:
             ranks=", ".join(str(r["rank"]) for r in group), gpu=first["gpu"], bus=first["bus_id"], host=first["host"]),
         "shared_gpu",
         _("they share one GPU, so the run measures the path between processes on that GPU (the network stack or host "
-          "memory), not a link between GPUs; NCCL refuses two ranks on one GPU of one host ('Duplicate GPU "
-          "detected'; from 2.30 'Multiple Ranks are using the same GPU', unless NCCL_MULTI_RANK_GPU_ENABLE=1), so "
-          "here it most likely saw them as separate "
-          "hosts (NCCL_HOSTID, separate containers)"),
+          "memory), not a link between GPUs; NCCL (2.5 and later) refuses two ranks on one GPU of one host "
+          "('Duplicate GPU detected'; from 2.30.3 'Multiple ranks detected using the same GPU on this node', in "
+          "2.30.7 'Multiple Ranks are using the same GPU/Partition'; NCCL_MULTI_RANK_GPU_ENABLE=1 allows it), so "
+          "here it most likely saw them as separate hosts: NCCL_HOSTID set per rank, or host names that differ only "
+          "after the first dot (nccl-tests prints a name up to its first dot; NCCL hashes the whole name with the "
+          "kernel's boot id, which containers on one host share)"),
         DUPLICATE_GPU)
 
 
@@ -289,8 +299,9 @@ def _step_finding(step: dict) -> dict:
         _("a guess from the rows alone: from that size NCCL picks another algorithm or protocol (or path) that is "
           "broken or slow, or the traffic falls back to sockets or host memory; rerun around that size with "
           "NCCL_PROTO=Simple, then LL128, and NCCL_ALGO=Ring, then Tree, and read the transport lines "
-          "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,TUNING shows the transports and the algorithm and protocol "
-          "picked per size) for NET/Socket, SHM or a missing /GDRDMA"),
+          "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,TUNING shows the transports, and from NCCL 2.20 the algorithm "
+          "and protocol picked per size; older NCCL prints only its tuning table) for NET/Socket, SHM or a missing "
+          "/GDRDMA"),
         SEEN_1453)
 
 

@@ -143,8 +143,8 @@ def _pcie_links(result) -> str | None:
         # NCCL writes sysfs max_link_speed/max_link_width, the lower of the device's and its port's (src/graph/xml.cc);
         # from 2.30.7 a GPU's come from NVML's current link instead
         line += _(" -- they differ: NCCL writes each device's widest and fastest link (the lower of the device's and "
-                  "its slot's; from NCCL 2.30.7 a GPU's current one), so a narrower or older device or slot, not a "
-                  "link that trained lower")
+                  "its slot's; from NCCL 2.30.7 a GPU's current one), so, in a file written before 2.30.7, a narrower "
+                  "or older device or slot, not a link that trained lower")
     if zero:
         line += _(" -- the file gives width 0 for {n} of them, which NCCL reads as x16").format(n=zero)
     if empty:

@@ -153,7 +153,7 @@ def one_numa_sys(res) -> str | None:
     pairs = "device pair reads" if sys_pairs == 1 else "device pairs read"
     if key_name == "numa_affinity":
         why = ("SYS between devices that report one NUMA node suggests a VM or virtualised PCIe (passthrough), so "
-               "the codes are not the physical tree")
+               "the codes may not be the physical tree")
     else:
         why = ("SYS between devices that report one CPU set and no NUMA node suggests a VM or virtualised PCIe "
                "(passthrough), or NUMA hidden from the OS, so the codes may not be the physical tree")

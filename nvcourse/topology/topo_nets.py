@@ -67,8 +67,8 @@ def _plain_multiport_note(groups: list[tuple[str, list[dict], dict]]) -> str:
     return (f"{said}: {'its ports sit' if one else 'the ports of each sit'} under one PCI device, which NCCL makes one "
             f"NIC with a single PCIe link to its parent ({pci['link_speed'] or 'no stated speed'} "
             f"x{nccl_width(pci['link_width'])}), modelled at {link:g} GB/s against {sum(speeds):g} Gb/s "
-            f"({sum(speeds) / 8:g} GB/s) of line rate in total: NCCL holds {whose} traffic "
-            f"to {link:g} GB/s per direction")
+            f"({sum(speeds) / 8:g} GB/s) of line rate in total: NCCL's search plans {whose} channels within "
+            f"{link:g} GB/s per direction (a planning budget, not a rate limit)")
 
 
 def _shared_pci_note(bus: str, nets: list[dict], pci: dict | None) -> str | None:
@@ -86,7 +86,8 @@ def _shared_pci_note(bus: str, nets: list[dict], pci: dict | None) -> str | None
     if speeds and len(speeds) == len(nets):
         text += f", against {total:g} Gb/s ({total / 8:g} GB/s) of line rate in total"
         if over:
-            text += f", so their traffic together is held to {link:g} GB/s per direction"
+            text += (f", so NCCL's search plans their channels together within {link:g} GB/s per direction (a "
+                     "planning budget, not a rate limit)")
     rates = sorted(set(speeds))
     if len(rates) > 1:
         text += f"; their speeds differ ({'/'.join(f'{r:g}' for r in rates)} Gb/s)"

@@ -75,6 +75,13 @@ def p2p_notes(statuses: dict[tuple[str, str], str], capability: str | None, code
     tail = ("" if not nvlinked else
             f"; for GPUs joined by NVLink ({', '.join(nvlinked)}) NCCL stops with an error instead, unless "
             "NCCL_IGNORE_DISABLED_P2P=1")
+    # NCCL asks NVML only for pairs already within its P2P level (src/graph/paths.cc ncclTopoCheckP2p: PXB by default,
+    # any distance for 2 GPUs on AMD x86, or NCCL_P2P_LEVEL); a pair beyond it gets SHM whatever NVML says
+    beyond = [f"{a}-{b}" for a, b in pairs if codes.get((a, b)) in ("PHB", "NODE", "SYS")]
+    tail += ("; NCCL uses P2P only for pairs within NCCL_P2P_LEVEL (PXB by default; any distance for 2 GPUs on AMD "
+             "CPUs) and for those it also requires these statuses")
+    if beyond:
+        tail += f"; {', '.join(beyond)} {'is' if len(beyond) == 1 else 'are'} beyond the default level anyway"
     if capability in ("read", "write"):
         return [f"nvidia-smi topo -p2p ({capability}): no CUDA peer-to-peer for {said} ({legend}): NCCL checks this "
                 f"status and copies between such GPUs through host memory (SHM){tail}"]

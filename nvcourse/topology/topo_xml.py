@@ -40,7 +40,7 @@ import xml.etree.ElementTree as ET
 from nvcourse import catalog
 
 from .topo_graph import build_graph
-from .topo_nets import c2c_notes, gpu_gdr_notes, net_notes
+from .topo_nets import c2c_notes, gpu_gdr_notes, is_socket_net, net_notes
 from .topo_pcie import slow_uplinks
 from .topo_result import TopoResult
 
@@ -232,9 +232,12 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     c2c = {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}
     # a GPU whose own gdr flag is 0 gets no GPUDirect RDMA over P2C either (ncclTopoCheckGdr checks that flag first)
     gdr_off = {k for k, v in names.items() if k.startswith("GPU") and v["gdr"] == "0"}
+    # NICs no NCCL_NET_GDR_LEVEL helps: gdr 0, or a socket interface (host memory only)
+    no_gdr = {k for k, v in names.items() if k.startswith("NIC") and (v.get("gdr") == "0" or is_socket_net(v))}
     notes = (cut_notes + _notes(gpus, nics, pci_nics) + gpu_gdr_notes(names)
              + net_notes(nics, found["pci"], len(pci_nics)) + c2c_notes(names, found["pci"])
-             + _phb_notes(codes, c2c, gdr_off) + _uplink_notes(uplinks) + _cpu_only_notes(codes, c2c))
+             + _phb_notes(codes, c2c, gdr_off) + _uplink_notes(uplinks)
+             + _cpu_only_notes(codes, c2c, no_gdr, cut=bool(cut_notes)))
     res = TopoResult(devices, [d for d in devices if d.startswith("GPU")], [d for d in devices if d.startswith("NIC")],
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
@@ -337,9 +340,12 @@ def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str], gdr_off: set[st
             "which the XML does not record"
             + ("" if not on_c2c else
                f"; {', '.join(on_c2c)}, joined to {'its CPU' if len(on_c2c) == 1 else 'their CPUs'} by C2C, "
-               f"{'reaches' if len(on_c2c) == 1 else 'reach'} the nearest NIC on that CPU by what NCCL calls P2C, "
-               + ("which keeps GPUDirect RDMA at its default level" if not set(on_c2c) & gdr_off else
-                  "which the default GPUDirect RDMA level allows, though a GPU that reports gdr 0 gets none"))]
+               f"{'reaches' if len(on_c2c) == 1 else 'reach'} the nearest NIC on that CPU by what NCCL (2.27 and "
+               "later) calls P2C, "
+               + ("which keeps GPUDirect RDMA at the default level (2.26: only with NCCL_NET_GDR_C2C=1; earlier NCCL "
+                  "types the path PHB and turns GPUDirect RDMA off)" if not set(on_c2c) & gdr_off else
+                  "which the default GPUDirect RDMA level allows from 2.27, though a GPU that reports gdr 0 gets "
+                  "none"))]
 
 
 def _uplink_notes(uplinks: list[dict]) -> list[str]:
@@ -357,20 +363,28 @@ def _uplink_notes(uplinks: list[dict]) -> list[str]:
             "what is stated"]
 
 
-def _cpu_only_notes(codes: dict[tuple[str, str], str], c2c: set[str]) -> list[str]:
+def _cpu_only_notes(codes: dict[tuple[str, str], str], c2c: set[str], no_gdr: set[str] = frozenset(),
+                    cut: bool = False) -> list[str]:
     """GPUs whose nearest NIC is reached only through a CPU (PHB or SYS): NCCL's default NCCL_NET_GDR_LEVEL is
     PXB, or P2C when NCCL_NET_GDR_C2C is on (its default), and ncclTopoCheckGdr (src/graph/paths.cc) turns GPUDirect
     RDMA off when the GPU-NIC path type is above it, except through another GPU that has a nearer NIC (PXN: it then
     takes that GPU's distance). A GPU joined to its CPU by C2C (``c2c``) is left out: NCCL's P2C path through it
-    keeps GPUDirect RDMA at the default level."""
+    keeps GPUDirect RDMA at the default level (from 2.27). ``no_gdr``: the NICs that can never do GPUDirect RDMA (gdr
+    0, or a socket interface: ncclTopoCheckGdr returns before any level is compared), which no level helps;
+    ``cut``: the file was cut, so only the NICs it shows are known."""
     gpus = sorted({a for a, _b in codes if a.startswith("GPU") and a not in c2c}, key=lambda g: int(g[3:]))
+    nics = {b for (_a, b) in codes if b.startswith("NIC")}
     far = [g for g in gpus if (near := [c for (a, b), c in codes.items() if a == g and b.startswith("NIC")])
            and not set(near) & {"PIX", "PXB"}]
     if not far:
         return []
     one = len(far) == 1
-    return [f"{', '.join(far)} {'reaches its' if one else 'reach their'} nearest NIC only through a CPU (PHB or "
-            "SYS): at its default NCCL_NET_GDR_LEVEL (nothing farther than PXB, or P2C on C2C systems) NCCL does not "
-            "use GPUDirect RDMA on such a path, so "
+    head = (f"{', '.join(far)} {'reaches its' if one else 'reach their'} nearest NIC"
+            f"{' of those in the file' if cut else ''} only through a CPU (PHB or SYS)")
+    if nics and nics <= no_gdr:
+        return [f"{head}; GPUDirect RDMA is off here anyway: every NIC reports gdr 0 (a socket interface never has "
+                "it), so no NCCL_NET_GDR_LEVEL enables it"]
+    return [f"{head}: at its default NCCL_NET_GDR_LEVEL (nothing farther than PXB, or P2C on C2C systems) NCCL does "
+            "not use GPUDirect RDMA on such a path, so "
             "network data is staged through host memory (it may use GPUDirect RDMA through a GPU with a nearer "
             "NIC, PXN; NCCL_NET_GDR_LEVEL=PHB, or SYS across sockets, allows it)"]
