@@ -22,12 +22,15 @@
 
 from __future__ import annotations
 
+from .. import _data
 from .topo_pcie import nccl_pci_GBps, nccl_width
 
 __all__ = ["net_notes", "c2c_notes", "gpu_gdr_notes", "is_socket_net"]
 
-_SOCKET_MAXCONN = 65536  # net_socket.cc ncclNetSocketGetProperties: props->maxComms
-_SOCKET_DEFAULT_MBPS = 10000  # net_socket.cc ncclNetSocketGetSpeed's fallback
+# what NCCL's socket transport reports (nccl_tuning.toml [topology_xml]: ncclNetSocketGetProperties' maxComms,
+# ncclNetSocketGetSpeed's fallback when sysfs gives no speed)
+_SOCKET_MAXCONN = int(_data.load("nccl_tuning")["topology_xml"]["socket_max_comms"])
+_SOCKET_DEFAULT_MBPS = int(_data.load("nccl_tuning")["topology_xml"]["socket_default_speed_Mbps"])
 
 
 def _guid(raw: str | None) -> int | None:

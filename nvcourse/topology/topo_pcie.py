@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from .. import _data
+
 __all__ = ["nccl_pci_GBps", "nccl_width", "slow_uplinks"]
 
-#: (start of link_speed, per-lane rate in 100 Mb/s) in NCCL's order: the first prefix that matches wins
-#: (src/graph/topo.cc kvDictPciGen, read with kvConvertToInt, a strncmp on the entry's length)
-_LANE_RATE = (("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120), ("32 GT/s", 240),
-              ("2.5 GT/s PCIe", 15), ("5.0 GT/s PCIe", 30), ("8.0 GT/s PCIe", 60), ("16.0 GT/s PCIe", 120),
-              ("32.0 GT/s PCIe", 240), ("64.0 GT/s PCIe", 480))
-_DEFAULT_LANE_RATE = 60  # kvDictPciGen's fallback, used for an empty or unknown link_speed
+#: NCCL's figures for the links of its topology XML (nvcourse/data/nccl_tuning.toml [topology_xml], with the source)
+_XML = _data.load("nccl_tuning")["topology_xml"]
+#: (start of link_speed, per-lane rate in 100 Mb/s) in NCCL's order: the first prefix that matches wins (kvDictPciGen,
+#: read with kvConvertToInt, a strncmp on the entry's length)
+_LANE_RATE = tuple((e["prefix"], int(e["rate"])) for e in _XML["pci_lane_rate_100Mbps"])
+_DEFAULT_LANE_RATE = int(_XML["pci_default_lane_rate_100Mbps"])  # an empty or unknown link_speed
 _LEADING_INT = re.compile(r"\s*[+-]?\d+")
 # NCCL's node types by class (topo.cc kvDictPciClass): NVSwitch and CPU classes are no PCIe device of ours
 _NOT_PCIE = ("0x068000", "0x068001")
@@ -29,7 +31,7 @@ _NOT_PCIE = ("0x068000", "0x068001")
 def nccl_width(width: int) -> int:
     """The lane count NCCL uses for a ``link_width``: 0 (what a VM or an unreadable sysfs file gives) counts as 16
     (``ncclTopoAddPci``: ``if (width == 0) width = 16``)."""
-    return 16 if width == 0 else width
+    return int(_XML["pci_zero_width_lanes"]) if width == 0 else width
 
 
 def _width_attr(raw: str) -> int:
@@ -45,7 +47,7 @@ def nccl_pci_GBps(speed: str | None, width: str | None) -> float | None:
     if speed is None or width is None:
         return None
     rate = next((r for start, r in _LANE_RATE if speed.startswith(start)), _DEFAULT_LANE_RATE)
-    return nccl_width(_width_attr(width)) * rate / 80.0
+    return nccl_width(_width_attr(width)) * rate / 80.0  # 100 Mb/s per lane -> GB/s: x 1e8 / 8 / 1e9
 
 
 def _kind(pci: ET.Element) -> str:
