@@ -28,6 +28,7 @@ from typing import Any
 from ..costmodel import predict_sweep
 from ..costmodel.model import NCCL_ALGORITHMS
 from ..i18n import translate as _
+from .ncclog_faults import version_tuple
 
 __all__ = ["SETTINGS", "read_settings", "enabled", "model_request", "predict"]
 
@@ -107,8 +108,7 @@ def model_request(run: Any) -> dict:
     settings = getattr(run, "settings", {}) or {}
     req = {"algo": "auto", "proto": "auto", "nvls": True, "settings": settings}
     func = _FUNC.get(run.op or "")
-    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", run.nccl_version or "")
-    version = tuple(int(x) for x in m.groups() if x is not None) if m else None
+    version = version_tuple(run.nccl_version)
     if (s := settings.get("NCCL_NVLS_ENABLE")) and s["value"].strip() == "0":
         req["nvls"] = False
     if (s := settings.get("NCCL_ALGO")) and func and (on := enabled(s["value"], _ALGO, func, version)) is not None:

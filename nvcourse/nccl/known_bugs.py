@@ -6,10 +6,10 @@ retry below the limit or on a newer NCCL. Sizes in bytes (nccl-tests' S).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..i18n import translate as _
+from .ncclog_faults import version_tuple
 from .nccltests_ranks import option_counts
 
 __all__ = ["ALLGATHER_4G_FIX", "allgather_4g_hint"]
@@ -24,9 +24,8 @@ _4G = 2**32
 
 def _before_fix(version: str | None) -> bool:
     """Whether NCCL ``version`` ("2.5.6") predates the fix; True when the paste does not print it."""
-    if not version or not (m := re.match(r"(\d+)\.(\d+)\.(\d+)", version)):
-        return True
-    return tuple(int(x) for x in m.groups()) < _FIXED_IN
+    v = version_tuple(version)
+    return v is None or v < _FIXED_IN
 
 
 def allgather_4g_hint(run: Any) -> str | None:

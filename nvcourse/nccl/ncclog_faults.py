@@ -78,8 +78,10 @@ _VM_HOST = re.compile(r"(?:^|[-_.])vm\d*(?:$|[-_.])", re.IGNORECASE)
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
-    """``"2.12.9"`` -> ``(2, 12, 9)``; None when the version is not known."""
-    return tuple(int(x) for x in version.split(".")) if version else None
+    """``"2.12.9"`` (or ``"2.12.9+cuda11.6"``, ``"2.12"``) -> ``(2, 12, 9)``; None when the version is not known.
+    The one NCCL-version reader of the nccl-tests and ncclog readers (:mod:`.forced`, :mod:`.known_bugs` use it)."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return tuple(int(x) for x in m.groups() if x is not None) if m else None
 
 
 def read_error_return(msg: str) -> dict | None:
