@@ -221,12 +221,19 @@ old.rows[0]["oop_error"] = 300.0
 show_run(old)
 old.op = None
 show_run(old)
-# the published sweeps, some launched with NCCL_ALGO or NCCL_NVLS_ENABLE set (the overlay models the setting)
+# the published sweeps
 for f in sorted(glob.glob("tests/fixtures/heldout_sweeps/*") + glob.glob("tests/fixtures/calibration_sweeps/*")):
     try:
         show_run(nccltests.read_text(open(f, encoding="utf-8").read()))
     except ValueError:  # a sweep kept as a table of figures, not as nccl-tests printed it
         pass
+# two of them with the command their fixture's header describes typed above (the header is the course's note, not
+# read): NCCL_ALGO=RING with NVLS off, and NVLS off alone (the overlay models the setting)
+for command, f in (("NCCL_ALGO=RING NCCL_NVLS_ENABLE=0 ./all_reduce_perf -b 8 -e 8G -f 2 -g 8 -w 5 -n 20",
+                    "together-h100-8gpu-single-process-ring-allreduce.txt"),
+                   ("mpirun --bind-to numa -x NCCL_NVLS_ENABLE=0 -np 128 all_reduce_perf -b 8 -e 32G -f 2 -g 1",
+                    "oci-oke-gb200-2rack-128gpu-allreduce.txt")):
+    show_run(nccltests.read_text(command + "\n" + open("tests/fixtures/heldout_sweeps/" + f, encoding="utf-8").read()))
 # a setting the model cannot follow on the system asked for: NVLS forced, modelled on A100 (no NVLink SHARP)
 forced = open("nvcourse/data/nccl/h100_8gpu_single_node_markdown_indented.txt", encoding="utf-8").read()
 show_run(nccltests.read_text("NCCL_ALGO=NVLS ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8\n" + forced),

@@ -5,10 +5,12 @@ Every expected value is read from the fixture's text (quoted in the comment besi
 or aws-ofi-nccl's source where a line is built from a format string (the comment names the file and function).
 """
 
+import re
 from pathlib import Path
 
 import pytest
 
+from nvcourse import _data
 from nvcourse.nccl.ncclog import explain, read_text
 from nvcourse.nccl.ncclog_faults import library_warnings, peer_memory_lsmod, read_error_return
 
@@ -46,6 +48,16 @@ TREES350 = "ncclog/graph_trees_a100pcie_2nodes_nccltests350.log"
 ])
 def test_a_trail_line_is_read_in_every_form(msg, where, code, result, detail):
     assert read_error_return(msg) == {"where": where, "code": code, "result": result, "detail": detail}
+
+
+def test_every_result_code_is_named_from_the_data_file():
+    # data/nccl_readers.toml [nccl_results]: ncclResult_t of src/nccl.h.in at v2.30.7-1, codes 1 to 8
+    src = _data.load("nccl_readers")["nccl_results"]["src"]
+    assert re.search(r"github\.com/NVIDIA/nccl/blob/[0-9a-f]{40}/src/nccl\.h\.in \(ncclResult_t\), tag v2", src)
+    assert [read_error_return(f"init.cc:1 -> {code}")["result"] for code in range(1, 9)] == [
+        "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument", "ncclInvalidUsage",
+        "ncclRemoteError", "ncclInProgress", "ncclTimeout"]
+    assert read_error_return("init.cc:1 -> 9")["result"] is None  # ncclNumResults: no result has the code
 
 
 def test_other_messages_are_not_a_trail():

@@ -8,10 +8,12 @@ reader's output; lines built for a test are real rows with one figure changed, s
 """
 
 import glob
+import re
 from pathlib import Path
 
 import pytest
 
+from nvcourse._data import load
 from nvcourse.nccl import nccltests_shape as shape
 from nvcourse.nccl.diagnose import diagnose
 from nvcourse.nccl.nccltests import read_all, read_text
@@ -101,6 +103,19 @@ def test_tolerance_is_nccl_tests_own():
     assert shape.tolerance("half", 2) == pytest.approx(1e-2)
     assert shape.tolerance("uint8", None) == 0.0
     assert shape.tolerance("float", None) is None  # a float's tolerance needs the rank count
+
+
+def test_tolerance_reads_the_data_file_and_knows_every_type_nccl_tests_printed():
+    # data/nccl_readers.toml [nccl_tests_check] holds DeltaMaxValue with its source (repository, file, function,
+    # commit); the reader keeps no copy. test_typenames of nccl-tests 2.x and NCCL 1's, then NCCL's float aliases
+    check = load("nccl_readers")["nccl_tests_check"]
+    assert re.search(r"github\.com/NVIDIA/nccl-tests/blob/[0-9a-f]{40}/src/common\.cu \(DeltaMaxValue", check["src"])
+    for dtype in ("int8", "uint8", "int32", "uint32", "int64", "uint64", "char", "int"):
+        assert shape.tolerance(dtype, 4) == shape.tolerance(dtype, None) == 0.0
+    for dtype, alias in (("half", "float16"), ("float", "float32"), ("double", "float64")):
+        assert shape.tolerance(alias, 3) == shape.tolerance(dtype, 3) == check["float_delta_max"][dtype] * 2
+    assert shape.tolerance("bfloat16", 5) == pytest.approx(4e-2) and shape.tolerance("double", 2) == 1e-12
+    assert shape.tolerance("fp8", 8) is None  # a type the old check never saw
 
 
 def test_in_place_error_of_old_sendrecv_is_not_a_check():

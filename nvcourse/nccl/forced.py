@@ -8,9 +8,13 @@ there sends the engineer after a setting they chose. The values come from, in or
   a line of bare assignments such as an ``nccl.conf``): ``"environment"``;
 * NCCL's own INFO line ``NCCL_ALGO set by environment to Ring`` (NCCL ``src/graph/tuning.cc``
   ncclTopoTuneModel; ``NCCL_NVLS_ENABLE set by environment to 0.`` from ``src/misc/param.cc``): ``"NCCL log"``;
-* an assignment written on the line that starts the ``*_perf`` binary but that the command reader could not place
-  (a command quoted inside a sentence, a description of the launch): ``"command line text"``, used only when every
-  such mention agrees.
+* an assignment on a command line that starts the ``*_perf`` binary (the binary or its launcher first, after a shell
+  prompt, ``VAR=VAL``, ``env`` or ``sudo``; or such a command in backticks inside a sentence) that the command reader
+  did not take as the launch (a second command, a prompt it does not strip such as a conda environment's
+  ``(base) user@host:~$``): ``"command line text"``, used only when every such mention agrees. As for the launch
+  (:mod:`.launch`), a sentence that names the binary and a setting is prose, not a command ("we ran all_reduce_perf
+  with NCCL_ALGO=Tree unset"), and a line that starts with ``#`` is a comment (a fixture's header, a script's line
+  left out): neither is read.
 
 ``NCCL_ALGO`` and ``NCCL_PROTO`` are read as the paste's NCCL reads them (``src/graph/tuning.cc`` parseList): from
 2.24 a list, ``^`` to exclude, ``func:list`` entries separated by ``;`` where a function prefix applies to that
@@ -28,7 +32,9 @@ from typing import Any
 from ..costmodel import predict_sweep
 from ..costmodel.model import NCCL_ALGORITHMS
 from ..i18n import translate as _
-from .ncclog_faults import version_tuple
+from .launch import LAUNCHERS
+from .ncclog_faults import SHELL_PROMPT, version_tuple
+from .paste import clean_line
 
 __all__ = ["SETTINGS", "read_settings", "enabled", "model_request", "predict"]
 
@@ -46,6 +52,44 @@ _FUNC = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "r
 _LOG = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_NVLS_ENABLE) set by environment to ([^\s.]+)")
 _ASSIGN = re.compile(r"(?<![\w-])(NCCL_ALGO|NCCL_PROTO|NCCL_NVLS_ENABLE)=([\w,;:^]+)")
 _PERF = re.compile(r"\w+_perf(?:_mpi)?\b")
+# a command people wrap in backticks inside a sentence or a bullet: "I ran `NCCL_ALGO=Ring ./all_reduce_perf -g 8`"
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# what may stand before the program a command runs: VAR=VAL words, and programs that run the next word
+_ENV_WORD = re.compile(r"^[A-Za-z_]\w*=")
+_WRAPPERS = ("env", "sudo", "time", "exec", "nohup")
+# a shell comment after a command ("./all_reduce_perf -g 8  # NCCL_ALGO=Tree left out"): the shell never reads it
+_TRAILING_COMMENT = re.compile(r"\s#.*$")
+
+
+def _runs_perf(cmd: str) -> bool:
+    """Whether ``cmd`` starts a ``*_perf`` binary: its first word after ``VAR=VAL``, ``env``, ``sudo``... is the
+    binary or a launcher (``mpirun``, ``srun``...), and the binary is on the line."""
+    words = cmd.split()
+    while words and (_ENV_WORD.match(words[0]) or words[0] in _WRAPPERS):
+        words = words[1:]
+    first = words[0].rsplit("/", 1)[-1] if words else ""
+    return (first in LAUNCHERS or bool(_PERF.fullmatch(first))) and bool(_PERF.search(cmd))
+
+
+def _command_lines(lines: list[str]) -> list[str]:
+    """The commands of ``lines`` that start a ``*_perf`` binary (:func:`_runs_perf`): continuation lines joined, the
+    shell prompt and a trailing ``# comment`` dropped, a command in backticks taken out of its sentence. A line that
+    starts with ``#`` is a comment and a sentence is prose: neither is a command, whatever it names."""
+    out: list[str] = []
+    buf = ""
+    for raw in [*lines, ""]:  # the empty line ends a continuation left open by the last line
+        line = clean_line(raw)
+        if buf:
+            line, buf = f"{buf} {line}", ""
+        if line.endswith("\\"):
+            buf = line[:-1].rstrip()
+            continue
+        if line.startswith("#"):
+            continue
+        spans = [m.group(1) for m in _CODE_SPAN.finditer(line)]
+        line = _TRAILING_COMMENT.sub("", SHELL_PROMPT.sub("", line, count=1))
+        out += [cmd for cmd in (*spans, line) if _runs_perf(cmd)]
+    return out
 
 
 def read_settings(text: str, env: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -54,8 +98,7 @@ def read_settings(text: str, env: dict[str, str]) -> dict[str, dict[str, str]]:
     Lines starting ``%%`` (the course's notes on a fixture) are not the paste's."""
     out = {k: {"value": env[k], "from": "environment"} for k in SETTINGS if env.get(k)}
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("%%")]
-    for source, pattern, where in (("NCCL log", _LOG, lines), ("command line text", _ASSIGN,
-                                                                [ln for ln in lines if _PERF.search(ln)])):
+    for source, pattern, where in (("NCCL log", _LOG, lines), ("command line text", _ASSIGN, _command_lines(lines))):
         seen: dict[str, set[str]] = {}
         for ln in where:
             for name, value in pattern.findall(ln):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import _data
 from ..i18n import ngettext, whole
 from ..i18n import translate as _
 from .paste import clean_line
@@ -33,7 +34,7 @@ NcclLog = Any
 
 __all__ = ["read_error_return", "library_warnings", "peer_memory_lsmod", "vm_evidence", "fatal_problem",
            "library_findings", "peer_memory_findings", "mixed_link_layer_findings", "vm_fix", "graph_path_remarks",
-           "version_tuple", "RESULTS_URL"]
+           "version_tuple", "RESULTS_URL", "SHELL_PROMPT"]
 
 #: NCCL's documentation of ncclResult_t, the codes of the trail
 RESULTS_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html"
@@ -51,10 +52,9 @@ _VM_GUIDE = ("https://docs.nvidia.com/ai-enterprise/planning-resource/optimizing
 # cudaError_t after "-> " (with "[Async thread]"), which this reader cannot tell from NCCLCHECKTHREAD's
 _TRAIL = re.compile(r"^(?P<where>[\w./+-]+:\d+)(?:\s+\((?P<func>[^()]*)\))?\s+->\s+(?P<code>\d+)"
                     r"(?:\s+\((?P<why>[^()]*)\))?(?:\s+\[[^\]]*\])?\s*$")
-#: ncclResult_t by code (src/nccl.h.in: 1-5 in every 2.x, ncclRemoteError 6 from 2.13, ncclInProgress 7 from 2.14,
-#: ncclTimeout 8 from 2.30.3); 0 and 7 are not errors (NCCLCHECK lets both through)
-_RESULTS = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
-            5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress", 8: "ncclTimeout"}
+#: ncclResult_t by code (data/nccl_readers.toml [nccl_results], from src/nccl.h.in, with the release that added
+#: each); 0 and 7 are not errors (NCCLCHECK lets both through)
+_RESULTS = {int(code): name for code, name in _data.load("nccl_readers")["nccl_results"]["names"].items()}
 
 # libfabric's own log line (src/log.c fi_log_: "%s:%d:%ld:%s:%s:%s:%s():%d<%s> %s"); warn is its most severe level
 _LIBFABRIC = re.compile(r"libfabric:\d+:\d+:[^:]*:(?P<prov>[^:]*):(?P<subsys>[^:]*):(?P<func>[^:()]*)\(\):\d+"
@@ -70,8 +70,8 @@ _EMPTY_LIST = re.compile(r"fi_getinfo: provider (\S+) output empty list")
 _MODULES = ("nvidia_peermem", "nv_peer_mem")
 _LSMOD = re.compile(r"\blsmod\s*\|\s*grep\s+(?P<args>.+?)\s*$")
 _LSMOD_ROW = re.compile(r"^(?P<module>[\w-]+)\s+\d+\s+\d+")
-# a shell prompt, alone or before a command: "(pytorch) [root@gpu3 ~]#", "user@host:~$ lsmod", "$ lsmod"
-_PROMPT = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]|[\w.-]+@[\w.-]+(?::[^\s#$]*)?)?\s*[#$](?:\s|$)")
+#: a shell prompt, alone or before a command: "(pytorch) [root@gpu3 ~]#", "user@host:~$ lsmod", "$ lsmod"
+SHELL_PROMPT = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]|[\w.-]+@[\w.-]+(?::[^\s#$]*)?)?\s*[#$](?:\s|$)")
 # what only a virtual machine prints: lscpu's "Hypervisor vendor: KVM", the kernel's "Hypervisor detected: KVM"
 _HYPERVISOR = re.compile(r"Hypervisor (?:vendor|detected):\s*\S+")
 _VM_HOST = re.compile(r"(?:^|[-_.])vm\d*(?:$|[-_.])", re.IGNORECASE)
@@ -145,7 +145,7 @@ def peer_memory_lsmod(text: str) -> dict[str, bool]:
         if rows:
             for mod in covered:
                 seen[mod] = seen.get(mod, False) or mod in rows
-        elif after is not None and (_PROMPT.match(after) or "NCCL" in after):
+        elif after is not None and (SHELL_PROMPT.match(after) or "NCCL" in after):
             for mod in covered:
                 seen.setdefault(mod, False)
     return seen

@@ -48,12 +48,12 @@ SEEN_1453 = "https://github.com/NVIDIA/nccl/issues/1453"
 DUPLICATE_GPU = "https://github.com/NVIDIA/nccl/blob/b91894bd5b190c874d98a017f93f5daa515b65d0/src/init.cc#L973-L977"
 
 # nccl-tests before its "Resync with NCCL 2.13" (51af557, 2022-08) printed ``error``: the largest |result - expected|
-# over the buffer (src/common.cu deltaKern/CheckData), and counted an out-of-bounds value when it exceeded
-# DeltaMaxValue(type) x (nranks - 1): 1e-2 half and bfloat16, 1e-5 float, 1e-12 double, 1e-200 (exact) for every
-# integer type. Then #wrong (the number of wrong elements) replaced it.
-_DELTA_MAX = {"half": 1e-2, "float16": 1e-2, "bfloat16": 1e-2, "float": 1e-5, "float32": 1e-5, "double": 1e-12,
-              "float64": 1e-12}
-_INTEGER = {"int8", "uint8", "char", "int32", "uint32", "int", "int64", "uint64"}
+# over the buffer, and counted an out-of-bounds value above DeltaMaxValue(type) x (nranks - 1); #wrong replaced it.
+# The values, with their source: data/nccl_readers.toml [nccl_tests_check]
+_CHECK = _data.load("nccl_readers")["nccl_tests_check"]
+_DELTA_MAX: dict[str, float] = {**_CHECK["float_delta_max"],
+                                **{alias: _CHECK["float_delta_max"][t] for alias, t in _CHECK["float_aliases"].items()}}
+_INTEGER = frozenset(_CHECK["exact_types"])  # DeltaMaxValue's 1e-200: any difference counts, so the tolerance is 0
 #: old sendrecv_perf and alltoall_perf set reportErrors = in_place ? 0 : 1 (src/sendrecv.cu SendRecvInitData,
 #: src/alltoall.cu AlltoAllInitData: "We don't support in-place sendrecv / alltoall"): in place is not checked (the
 #: printed error compares a buffer the test never filled as expected); later versions print N/A there

@@ -7,7 +7,8 @@
   settings and workspace folders. Its root is a temporary mirror of the repository in which
   ``notebooks/`` holds copies of the course notebooks with every output, execution count and saved
   widget state removed (stale outputs cannot fake a pass). It is started in its own session and, at the
-  end, stopped together with every kernel it started: no processes are left behind.
+  end, stopped together with every kernel it started: no processes are left behind, also when the run is
+  ended by Ctrl-C or SIGTERM (``ctrl_c_stops_the_session``, ``sigterm_stops_the_session``).
 
 Environment knobs: ``NVCOURSE_CHROMIUM`` (browser executable), ``NVCOURSE_BROWSER_NOTEBOOKS`` (another
 folder of notebooks to test instead of ``notebooks/``, for testing the test), ``NVCOURSE_BROWSER_HEADED=1``
@@ -32,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from nvcourse.errors import Terminated
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "browser"
@@ -329,6 +332,42 @@ def ctrl_c_stops_the_session(request):
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sigterm_stops_the_session(request):
+    """SIGTERM (``kill PID``, ``timeout``, a cancelled CI job) ends the run with every fixture's teardown, as Ctrl-C
+    does.
+
+    Python's default for SIGTERM ends the process at once, no ``finally`` run: the JupyterLab server, started in a
+    session of its own (so a signal to pytest's process group never reaches it), and its kernels outlived the run.
+    While the browser fixtures live, the first SIGTERM raises :class:`~nvcourse.errors.Terminated` (a
+    KeyboardInterrupt: pytest stops, status 2, and tears every fixture down, ``lab`` stopping the server); where a
+    library turns it into an error of its own (Playwright's sync API, see :func:`ctrl_c_stops_the_session`),
+    ``shouldstop`` still ends the run once the current test is torn down. A SIGTERM after the first one lets that
+    clean-up finish (:func:`_stop`'s waits are bounded; SIGKILL still ends everything at once).
+    """
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:  # whoever started pytest chose to have SIGTERM ignored: keep it so
+        yield
+        return
+    fired = False
+
+    def on_sigterm(signum, frame):
+        nonlocal fired
+        if fired:
+            return
+        fired = True
+        request.session.shouldstop = "terminated (SIGTERM) during the browser tests"
+        if callable(previous):
+            previous(signum, frame)  # a handler installed before ours (a plugin's) runs first, as it did before
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @pytest.fixture(scope="session")
