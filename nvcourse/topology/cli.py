@@ -10,6 +10,7 @@ from nvcourse.i18n import translate as _
 from nvcourse.textio import print_json
 
 from . import metrics
+from .topo_local import code_nearest
 from .topo_parser import read_topo
 from .topo_pcie import nccl_width
 from .topo_xml import NVSWITCH_CLASS, switch_links_to_peers
@@ -58,17 +59,21 @@ _NEAR = ("PIX", "PXB", "PHB", "NODE", "SYS")
 
 
 def _nearest_nics(result) -> list[str]:
-    """'GPU0 mlx5_7 (PIX)' per GPU: its nearest NICs by PCIe code (ties listed together, joined by '/'), the NIC's
-    name where the legend or the XML gives one. Rails and NCCL_IB_HCA lists are built from this, not from indices."""
+    """'GPU0 mlx5_7 (PIX)' per GPU: its nearest NICs (ties listed together, joined by '/'), the NIC's name where the
+    legend or the XML gives one. Rails and NCCL_IB_HCA lists are built from this, not from indices. Where NCCL's XML
+    rates every path (``xml['local_nics']``, :func:`~.topo_local.local_nics`), the NICs NCCL takes as the GPU's local
+    ones: the most path bandwidth first, then the nearest code; else, as for ``nvidia-smi topo -m`` text, which gives
+    no speeds, those at the nearest PCIe code."""
     out = []
+    local = result.xml.get("local_nics", {}) if result.xml is not None else {}
     for g in result.gpus:
-        codes = {n: result.codes.get((g, n)) for n in result.nics}
-        ranked = [(_NEAR.index(c), n) for n, c in codes.items() if c in _NEAR]
-        if not ranked:
+        if g in local:
+            picks, code = local[g]["nics"], local[g]["path"]
+        elif found := code_nearest(g, result.nics, result.codes):
+            picks, code = found
+        else:
             continue
-        best = min(r for r, _n in ranked)
-        names = [result.nic_names.get(n, n) for r, n in ranked if r == best]
-        out.append(f"{g} {'/'.join(names)} ({_NEAR[best]})")
+        out.append(f"{g} {'/'.join(result.nic_names.get(n, n) for n in picks)} ({code})")
     return out
 
 

@@ -46,7 +46,8 @@ class TopoResult:
     notes: list[str] = field(default_factory=list)
     #: "nvidia-smi topo -m" or "nccl-xml" (NCCL's topology XML, read by :mod:`.topo_xml`)
     source_format: str = "nvidia-smi topo -m"
-    #: what only NCCL's XML says (bus ids, NVLink targets and counts, NIC speeds, the PCIe tree); None otherwise
+    #: what only NCCL's XML says (bus ids, NVLink targets and counts, NIC speeds, the PCIe tree, the Broadcom switches
+    #: NCCL merges, each GPU's local NICs as NCCL picks them); None otherwise
     xml: dict | None = None
     p2p: dict[tuple[str, str], str] = field(default_factory=dict)
 

@@ -7,20 +7,23 @@ ending in devices; a GPU is ``<pci ...><gpu dev sm rank gdr>`` with ``<nvlink ta
 count>``; a NIC is ``<pci ...><nic><net name dev speed port gdr .../></nic>`` (``speed`` in Mb/s), or a ``<nic>``
 straight under ``<cpu>`` for a NIC NCCL could not place on the PCIe tree (sockets, VMs).
 
-:func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_result.TopoResult` as ``nvidia-smi topo -m``,
-with that command's path codes, worked out from the tree: ``NV#`` (links to each other, or to the
-same NVSwitches: the smaller of the two GPUs' switch links), ``PIX`` (same bridge), ``PXB`` (a common bridge
-below the CPU), ``PHB`` (they meet only at their CPU), ``SYS`` (different CPUs). ``PHB`` is NCCL's own path type
-for two devices that meet at the CPU (``src/graph/paths.cc`` ``ncclTopoSetPaths``: any PCI hop to or from the CPU
+:func:`parse_xml` returns the same :class:`~nvcourse.topology.topo_result.TopoResult` as ``nvidia-smi topo -m``, with
+that command's path codes, worked out from the tree: ``NV#`` (links to each other, or to the same NVSwitches: the
+smaller of the two GPUs' switch links), ``PIX`` (same bridge), ``PXB`` (a common bridge below the CPU), ``PHB`` (they
+meet only at their CPU), ``SYS`` (different CPUs). The tree is NCCL's: the lower level of a Broadcom PEX Gen4/Gen5
+switch is merged into the upper one as NCCL does (:func:`~.topo_pcie.bcm_flatten`), so two devices below one such
+switch are PIX, as to NCCL, where the file's nesting reads PXB (``xml['bcm_switches']``). ``PHB`` is NCCL's own path
+type for two devices that meet at the CPU (``src/graph/paths.cc`` ``ncclTopoSetPaths``: any PCI hop to or from the CPU
 node); ``nvidia-smi`` prints ``NODE`` instead when the two sit under different PCIe host bridges of one NUMA node,
 which NCCL's XML cannot show: its tree skips the root ports and names no host bridge (``src/graph/xml.cc``
-``ncclTopoGetXmlFromSys`` climbs two sysfs levels at a time and stops at the ``pci0000:xx`` root). GPUs are
-numbered in PCI bus order as ``nvidia-smi`` does, NICs in NCCL's ``dev`` order, then the NICs listed as PCI
-devices only in bus order. What only the XML says is kept in ``TopoResult.xml``: per GPU its bus id,
-``dev``/``rank``/``sm``, NVLink targets and counts and C2C; per NIC its speed (Gb/s) and GDR flag; the PCIe tree
-with each link's speed and width; the bridges whose uplink NCCL models slower than a device below them
-(:mod:`.topo_pcie`). A dump cut at the end of a tag (as pasted in issues) is read up to the cut, with a note;
-other malformed XML raises one ValueError naming the line.
+``ncclTopoGetXmlFromSys`` climbs two sysfs levels at a time and stops at the ``pci0000:xx`` root). GPUs are numbered
+in PCI bus order as ``nvidia-smi`` does, NICs in NCCL's ``dev`` order, then the NICs listed as PCI devices only in bus
+order. What only the XML says is kept in ``TopoResult.xml``: per GPU its bus id, ``dev``/``rank``/``sm``, NVLink
+targets and counts and C2C; per NIC its speed (Gb/s) and GDR flag; the PCIe tree with each link's speed and width; the
+bridges whose uplink NCCL models slower than a device below them (:mod:`.topo_pcie`); per GPU, the NICs NCCL takes as
+its local ones, by path bandwidth then path type, where the file gives every NIC's speed (``xml['local_nics']``,
+:mod:`.topo_local`). A dump cut at the end of a tag (as pasted in issues) is read up to the cut, with a note; other
+malformed XML raises one ValueError naming the line.
 
 The ``NCCL_TOPO_FILE`` files clouds ship for their VMs (AWS p4d, Azure ND, Nebius) often list a GPU as a bare
 ``<pci>`` of a display class (``0x03..``, NVIDIA's or of no stated vendor) with no ``<gpu>`` element, since NCCL
@@ -36,12 +39,14 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from typing import NamedTuple
 
 from nvcourse import catalog
 
 from .topo_graph import build_graph
+from .topo_local import inter_cpu_GBps, local_nic_notes, local_nics
 from .topo_nets import c2c_notes, gpu_gdr_notes, is_socket_net, net_notes
-from .topo_pcie import slow_uplinks
+from .topo_pcie import bcm_flatten, nccl_pci_GBps, slow_uplinks
 from .topo_result import TopoResult
 
 __all__ = ["looks_like_xml", "parse_xml", "switch_links_to_peers", "NVSWITCH_CLASS"]
@@ -104,24 +109,48 @@ def _root(text: str, notes: list[str]) -> ET.Element:
     return root
 
 
-def _walk(el: ET.Element, cpu: ET.Element, path: tuple[str, ...], found: dict) -> None:
-    """Collect GPUs and NICs with their PCI path (bus ids from the CPU down) and the bridges on the way."""
+class _At(NamedTuple):
+    """Where the walk is: the bus ids from the CPU down as NCCL models them (without the bridges it merges into a
+    Broadcom switch above, :func:`~.topo_pcie.bcm_flatten`), NCCL's GB/s for each one's link up, and the bus ids as
+    the file nests them."""
+    path: tuple[str, ...] = ()
+    links: tuple[float | None, ...] = ()
+    file_path: tuple[str, ...] = ()
+
+    def down(self, pci: ET.Element, merged: set[ET.Element]) -> _At:
+        bus = pci.get("busid", "?")
+        if pci in merged:
+            return self._replace(file_path=(*self.file_path, bus))
+        return _At((*self.path, bus), (*self.links, nccl_pci_GBps(pci.get("link_speed"), pci.get("link_width"))),
+                   (*self.file_path, bus))
+
+    def above(self) -> dict:
+        """A device whose own ``<pci>`` ends the path: the bridges above it and its own link."""
+        return {"path": self.path[:-1], "links": self.links[:-1], "own_GBps": self.links[-1] if self.links else None,
+                "file_path": self.file_path[:-1]}
+
+
+def _walk(el: ET.Element, cpu: ET.Element, at: _At, found: dict, merged: set[ET.Element]) -> None:
+    """Collect GPUs and NICs with their PCI path (bus ids from the CPU down) and the bridges on the way; ``merged``:
+    the bridges NCCL merges into the Broadcom switch above them."""
     for child in el:
         if child.tag == "pci":
             bus = child.get("busid", "?")
-            found["pci"].append({"bus_id": bus, "class": child.get("class"), "parent": path[-1] if path else None,
+            found["pci"].append({"bus_id": bus, "class": child.get("class"),
+                                 "parent": at.file_path[-1] if at.file_path else None,
                                  "numa": cpu.get("numaid"), "link_speed": child.get("link_speed"),
                                  "link_width": _int(child.get("link_width"))})
+            below = at.down(child, merged)
             if _bare_gpu(child):
-                found["gpus"].append(_pci_gpu(child, cpu, path))
+                found["gpus"].append(_pci_gpu(child, cpu, at.path) | below.above())
             elif (child.get("class") or "").startswith(_NIC_CLASS) and child.find("nic") is None:
-                found["pci_nics"].append(_pci_nic(child, cpu, path))
-            _walk(child, cpu, (*path, bus), found)
+                found["pci_nics"].append(_pci_nic(child, cpu, at.path) | below.above())
+            _walk(child, cpu, below, found, merged)
         elif child.tag == "gpu":
-            found["gpus"].append(_gpu(child, el, cpu, path))
+            found["gpus"].append(_gpu(child, el, cpu, at.path) | at.above())
         elif child.tag == "nic":
             for net in child.iter("net"):
-                found["nics"].append(_nic(net, cpu, path))
+                found["nics"].append(_nic(net, cpu, at.path) | at.above())
         elif child.tag in ("nvs", "nvswitch"):
             continue
 
@@ -175,13 +204,14 @@ def _nic(net: ET.Element, cpu: ET.Element, path: tuple[str, ...]) -> dict:
             "path": path[:-1] if path else (), "bus_id": path[-1] if path else None}
 
 
-def _pcie_code(a: dict, b: dict) -> str:
+def _pcie_code(a: dict, b: dict, tree: str = "path") -> str:
     """The path code of two devices from where they sit in the tree. Two that meet only at their CPU are PHB:
     NCCL types any path through the CPU node so (src/graph/paths.cc ncclTopoSetPaths), and the XML cannot tell
-    nvidia-smi's NODE (different host bridges of one NUMA node) from its PHB, as it records no host bridge."""
+    nvidia-smi's NODE (different host bridges of one NUMA node) from its PHB, as it records no host bridge.
+    ``tree``: ``'path'``, NCCL's tree (Broadcom switch levels merged), or ``'file_path'``, the file's nesting."""
     if a["host"] != b["host"] or a["numa"] != b["numa"]:  # another host (multi-node NVLink domain) or socket
         return "SYS"
-    pa, pb = a["path"], b["path"]
+    pa, pb = a[tree], b[tree]
     if a["bus_id"] is not None and a["bus_id"] == b["bus_id"]:
         return "PIX"  # two ports of one NIC (one PCI device)
     if pa and pb and pa[-1] == pb[-1]:
@@ -210,8 +240,9 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
     cut_notes: list[str] = []
     root = _root(text, cut_notes)
     found: dict = {"gpus": [], "nics": [], "pci_nics": [], "pci": []}
+    merged, bcm = bcm_flatten(root)
     for cpu in root.iter("cpu"):
-        _walk(cpu, cpu, (), found)
+        _walk(cpu, cpu, _At(), found, merged)
     if not found["gpus"]:
         raise ValueError("line 1: NCCL topology XML without any GPU (no <gpu> element and no NVIDIA <pci> of a "
                          "display class 0x03..)")
@@ -228,16 +259,25 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                 da, db = names[a], names[b]
                 nv = _nv_code(da, db) if a.startswith("GPU") and b.startswith("GPU") else None
                 codes[(a, b)] = nv or _pcie_code(da, db)
-    uplinks = slow_uplinks(root)
+    uplinks = slow_uplinks(root, merged)
+    gpu_d = {k: v for k, v in names.items() if k.startswith("GPU")}
+    # NCCL's pick of local NICs needs every named NIC's speed; NICs known as PCI devices only are rated when it runs
+    local = {} if pci_nics or any(n["speed_Gbps"] is None for n in nics) else local_nics(
+        gpu_d, {k: v for k, v in names.items() if k.startswith("NIC")}, codes,
+        {(cpu.get("host_hash"), cpu.get("numaid")): inter_cpu_GBps(cpu) for cpu in root.iter("cpu")})
     c2c = {k for k, v in names.items() if k.startswith("GPU") and v["c2c"]}
     # a GPU whose own gdr flag is 0 gets no GPUDirect RDMA over P2C either (ncclTopoCheckGdr checks that flag first)
     gdr_off = {k for k, v in names.items() if k.startswith("GPU") and v["gdr"] == "0"}
     # NICs no NCCL_NET_GDR_LEVEL helps: gdr 0, or a socket interface (host memory only)
     no_gdr = {k for k, v in names.items() if k.startswith("NIC") and (v.get("gdr") == "0" or is_socket_net(v))}
+    nic_labels = [d for d in devices if d.startswith("NIC")]
     notes = (cut_notes + _notes(gpus, nics, pci_nics) + gpu_gdr_notes(names)
-             + net_notes(nics, found["pci"], len(pci_nics)) + c2c_notes(names, found["pci"])
-             + _phb_notes(codes, c2c, gdr_off) + _uplink_notes(uplinks)
-             + _cpu_only_notes(codes, c2c, no_gdr, cut=bool(cut_notes)))
+             + _bcm_notes(bcm, names, codes) + net_notes(nics, found["pci"], len(pci_nics))
+             + c2c_notes(names, found["pci"])
+             + local_nic_notes(local, nic_labels, codes, {k: v["name"] for k, v in names.items() if k in nic_labels
+                                                          and v.get("name")})
+             + _phb_notes(codes, c2c, gdr_off, local) + _uplink_notes(uplinks)
+             + _cpu_only_notes(codes, c2c, no_gdr, cut=bool(cut_notes), local=local))
     res = TopoResult(devices, [d for d in devices if d.startswith("GPU")], [d for d in devices if d.startswith("NIC")],
                      codes, {f"NIC{i}": n["name"] for i, n in enumerate(nics) if n["name"]},
                      {f"GPU{i}": {"cpu_affinity": g["cpu_affinity"], "numa_affinity": g["numa"]}
@@ -253,7 +293,7 @@ def parse_xml(text: str, *, nvlink: str | None = None, pcie: str | None = None):
                         for k, v in names.items() if k.startswith("NIC") and not v.get("pci_only")},
                "pci_nics": {k: {x: v[x] for x in ("bus_id", "class", "vendor", "device", "numa")}
                             for k, v in names.items() if k.startswith("NIC") and v.get("pci_only")},
-               "pcie": found["pci"], "slow_uplinks": uplinks}
+               "pcie": found["pci"], "slow_uplinks": uplinks, "bcm_switches": bcm, "local_nics": local}
     build_graph(res, nv_link, pcie_link)
     return res
 
@@ -325,7 +365,46 @@ def _switch_class_to_gpus(gpus: list[dict]) -> str | None:
     return None
 
 
-def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str], gdr_off: set[str] = frozenset()) -> list[str]:
+def _near_codes(g: str, codes: dict[tuple[str, str], str], local: dict[str, dict]) -> set[str]:
+    """The path codes GPU ``g`` has to its nearest NICs: that of NCCL's pick where it is known (``local``, from
+    :func:`~.topo_local.local_nics`), else those of every NIC."""
+    if g in local:
+        return {local[g]["path"]}
+    return {c for (a, b), c in codes.items() if a == g and b.startswith("NIC")}
+
+
+def _bcm_notes(merges: list[dict], names: dict[str, dict], codes: dict[tuple[str, str], str]) -> list[str]:
+    """The Broadcom PEX switches NCCL merges from two levels into one (:func:`~.topo_pcie.bcm_flatten`), and the
+    device pairs that are PIX to NCCL (one PCI node between them) though the file nests them as PXB. Both are within
+    NCCL's default GPUDirect RDMA level (src/graph/paths.cc ncclTopoCheckGdr at v2.30.7-1: PATH_P2C with
+    NCCL_NET_GDR_C2C at its default 1, else PATH_PXB; PIX < PXB < P2C in src/include/graph.h), so that is unchanged."""
+    if not merges:
+        return []
+    devs = list(names)
+    changed = [(a, b) for i, a in enumerate(devs) for b in devs[i + 1:]
+               if codes[(a, b)] == "PIX" and _pcie_code(names[a], names[b], "file_path") == "PXB"]
+    kinds: dict[str, int] = {}
+    for a, b in changed:
+        kind = "-".join(sorted((a[:3], b[:3])))  # GPU-GPU, GPU-NIC, NIC-NIC
+        kinds[kind] = kinds.get(kind, 0) + 1
+    out = []
+    for gen in sorted({m["gen"] for m in merges}):
+        ups = [m for m in merges if m["gen"] == gen]
+        one = len(ups) == 1
+        ids = "/".join(sorted({f"{m['vendor']}:{m['device']}" for m in ups}))
+        out.append(f"{len(ups)} Broadcom PEX Gen{gen} {'switch' if one else 'switches'} ({ids}: "
+                   f"{', '.join(m['bus_id'] for m in ups)}) {'appears' if one else 'appear'} in the file as two "
+                   f"levels of bridges; NCCL {ups[0]['nccl_from']} and later merge the lower level into the upper "
+                   "one, and the codes here follow NCCL")
+    said = (f"{' and '.join(f'{n} {k}' for k, n in sorted(kinds.items()))} {'pair' if len(changed) == 1 else 'pairs'}"
+            f" below one such switch {'is' if len(changed) == 1 else 'are'} PIX, not the PXB the nested bridges read as"
+            if changed else "no device pair changes code")
+    return out[:-1] + [f"{out[-1]}: {said}. GPUDirect RDMA is the same either way: NCCL's default "
+                       "NCCL_NET_GDR_LEVEL admits PIX and PXB paths alike"]
+
+
+def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str], gdr_off: set[str] = frozenset(),
+               local: dict[str, dict] | None = None) -> list[str]:
     """Say what PHB stands for here, where some pair meets only at a CPU: NCCL's type for any path through the CPU
     node (src/graph/paths.cc ncclTopoSetPaths), which is nvidia-smi's PHB or NODE; the XML cannot tell the two. A GPU
     on C2C (``c2c``) reaches a nearest NIC on its CPU by P2C in NCCL (ncclTopoComputePaths, mergePathType), a type
@@ -333,7 +412,7 @@ def _phb_notes(codes: dict[tuple[str, str], str], c2c: set[str], gdr_off: set[st
     if "PHB" not in codes.values():
         return []
     # P2C only where such a NIC is the GPU's nearest (ncclTopoGetLocal): a GPU with a NIC on its PCIe switch keeps PHB
-    on_c2c = sorted((g for g in c2c if (near := {c for (a, b), c in codes.items() if a == g and b.startswith("NIC")})
+    on_c2c = sorted((g for g in c2c if (near := _near_codes(g, codes, local or {}))
                      and "PHB" in near and not near & {"PIX", "PXB"}), key=lambda g: int(g[3:]))
     return ["devices that meet only at their CPU (no PCIe switch in common) are PHB, NCCL's path type for them; "
             "nvidia-smi prints NODE instead for two devices under different PCIe host bridges of one NUMA node, "
@@ -364,18 +443,18 @@ def _uplink_notes(uplinks: list[dict]) -> list[str]:
 
 
 def _cpu_only_notes(codes: dict[tuple[str, str], str], c2c: set[str], no_gdr: set[str] = frozenset(),
-                    cut: bool = False) -> list[str]:
+                    cut: bool = False, local: dict[str, dict] | None = None) -> list[str]:
     """GPUs whose nearest NIC is reached only through a CPU (PHB or SYS): NCCL's default NCCL_NET_GDR_LEVEL is
     PXB, or P2C when NCCL_NET_GDR_C2C is on (its default), and ncclTopoCheckGdr (src/graph/paths.cc) turns GPUDirect
     RDMA off when the GPU-NIC path type is above it, except through another GPU that has a nearer NIC (PXN: it then
     takes that GPU's distance). A GPU joined to its CPU by C2C (``c2c``) is left out: NCCL's P2C path through it
     keeps GPUDirect RDMA at the default level (from 2.27). ``no_gdr``: the NICs that can never do GPUDirect RDMA (gdr
     0, or a socket interface: ncclTopoCheckGdr returns before any level is compared), which no level helps;
-    ``cut``: the file was cut, so only the NICs it shows are known."""
+    ``cut``: the file was cut, so only the NICs it shows are known; ``local``: NCCL's pick of each GPU's local NICs,
+    where known (:func:`~.topo_local.local_nics`), which may be a farther NIC reached with more bandwidth."""
     gpus = sorted({a for a, _b in codes if a.startswith("GPU") and a not in c2c}, key=lambda g: int(g[3:]))
     nics = {b for (_a, b) in codes if b.startswith("NIC")}
-    far = [g for g in gpus if (near := [c for (a, b), c in codes.items() if a == g and b.startswith("NIC")])
-           and not set(near) & {"PIX", "PXB"}]
+    far = [g for g in gpus if (near := _near_codes(g, codes, local or {})) and not near & {"PIX", "PXB"}]
     if not far:
         return []
     one = len(far) == 1
