@@ -23,7 +23,7 @@ from .tuner_notes import TUNER_NOTES
 __all__ = ["REPORT_DATE", "IN_SAMPLE_NOTES", "SCOPE_NOTES", "markdown", "readme_bullet"]
 
 #: The date the page's figures were last regenerated (the report is deterministic; the date says when it was read).
-REPORT_DATE: Final[str] = "2026-12-08"
+REPORT_DATE: Final[str] = "2026-12-07"
 
 #: What the in-sample (calibration) residuals say, with NCCL's source (moved here from chapter 04b).
 IN_SAMPLE_NOTES: Final[tuple[str, ...]] = (
